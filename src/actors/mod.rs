@@ -1,0 +1,29 @@
+//! The actors that move jobs along, one role each. Their memory is a cache and
+//! a dispatcher; what must survive a crash is committed before any of them
+//! hears of it.
+//!
+//! ```text
+//! HTTP handler --SubmitJob/GetJob/ListJobs--> JobSupervisor (one per tenant,
+//!      |                                        made on demand by the SupervisorRegistry)
+//!      |                                             | WorkAvailable
+//!      |                                             v
+//!      |   LISTEN errand_jobs, poll, rescue ----> Dispatcher --claim (SQL)--> RunJob
+//!      |                                             ^                          |
+//!      |                                   SlotFreed |                          v
+//!      |                                       JobSupervisor <--WorkerDone-- JobWorker (per job)
+//!      |                                             | JobFinished
+//!      v                                             v
+//!   PostgreSQL (the truth)                        Notifier
+//! ```
+
+mod dispatcher;
+mod listener;
+mod notifier;
+mod registry;
+mod supervisor;
+mod worker;
+
+pub use dispatcher::{Dispatcher, DispatcherSettings, Drain, SlotFreed, WorkAvailable};
+pub use notifier::{JobFinished, Notifier};
+pub use registry::{SupervisorFor, SupervisorRegistry};
+pub use supervisor::{GetJob, JobSupervisor, ListJobs, SubmitError, SubmitJob};

@@ -1,0 +1,274 @@
+//! The JobSupervisor: one per tenant, made on demand by the registry and
+//! stopped when idle. It is the front door for the tenant's jobs (submit,
+//! get, list: every one checked against its tenant) and the parent of the
+//! tenant's running workers.
+//!
+//! Idempotency is the database's unique constraint, not this actor's memory:
+//! two processes, each with its own supervisor for the tenant, still make one job.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use actix::prelude::*;
+use serde_json::Value;
+
+use super::dispatcher::{SlotFreed, WorkAvailable};
+use super::notifier::JobFinished;
+use super::registry::{RunJob, SupervisorIdle, SupervisorRegistry};
+use super::worker::{Abandon, JobWorker, WorkerDone};
+use crate::domain::{Caller, IdempotencyKey, Job, JobId, TenantId};
+use crate::jobs::{JobType, JobTypes, ParamsError};
+use crate::store::{JobFilter, JobPage, Outcome, Store, StoreError, Submission};
+
+/// Record a job for the caller, or find the one its key already names.
+#[derive(Debug, Clone, Message)]
+#[rtype(result = "Result<Submission, SubmitError>")]
+pub struct SubmitJob {
+    pub caller: Caller,
+    pub key: IdempotencyKey,
+    pub job_type: String,
+    pub params: Value,
+}
+
+/// The caller's job, if it is theirs.
+#[derive(Debug, Clone, Message)]
+#[rtype(result = "Result<Option<Job>, StoreError>")]
+pub struct GetJob {
+    pub caller: Caller,
+    pub id: JobId,
+}
+
+/// A page of the caller's jobs.
+#[derive(Debug, Clone, Message)]
+#[rtype(result = "Result<JobPage, StoreError>")]
+pub struct ListJobs {
+    pub caller: Caller,
+    pub filter: JobFilter,
+}
+
+/// Stop every worker now (shutdown).
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub(super) struct StopWorkers;
+
+/// Why a submission was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum SubmitError {
+    #[error("unknown job type {0:?}")]
+    UnknownType(String),
+    #[error(transparent)]
+    InvalidParams(#[from] ParamsError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// What a supervisor needs from the rest of the process.
+pub(super) struct SupervisorDeps {
+    pub store: Store,
+    pub job_types: JobTypes,
+    pub lease: Duration,
+    pub idle_after: Duration,
+    pub registry: Addr<SupervisorRegistry>,
+    pub work_available: Recipient<WorkAvailable>,
+    pub slot_freed: Recipient<SlotFreed>,
+    pub notifier: Recipient<JobFinished>,
+}
+
+pub struct JobSupervisor {
+    tenant: TenantId,
+    deps: SupervisorDeps,
+    workers: HashMap<JobId, Addr<JobWorker>>,
+    last_active: Instant,
+}
+
+impl JobSupervisor {
+    pub(super) fn new(tenant: TenantId, deps: SupervisorDeps) -> Self {
+        Self {
+            tenant,
+            deps,
+            workers: HashMap::new(),
+            last_active: Instant::now(),
+        }
+    }
+
+    /// Every request names its caller; a caller of another tenant reaching this
+    /// supervisor would be a routing bug, and is refused rather than served.
+    fn check_tenant(&mut self, caller: &Caller) -> Result<(), StoreError> {
+        self.last_active = Instant::now();
+        if caller.tenant == self.tenant {
+            Ok(())
+        } else {
+            tracing::error!(supervisor = %self.tenant, caller = %caller.tenant, "request routed to the wrong tenant");
+            Err(StoreError::Corrupt(
+                "request routed to another tenant's supervisor".into(),
+            ))
+        }
+    }
+
+    fn stop_if_idle(&mut self, ctx: &mut Context<Self>) {
+        if !self.workers.is_empty() || self.last_active.elapsed() < self.deps.idle_after {
+            return;
+        }
+        let idle = SupervisorIdle {
+            tenant: self.tenant.clone(),
+            supervisor: ctx.address(),
+        };
+        self.deps
+            .registry
+            .send(idle)
+            .into_actor(self)
+            .map(|may_stop, act, ctx| {
+                if may_stop.unwrap_or(true) && act.workers.is_empty() {
+                    ctx.stop();
+                }
+            })
+            .wait(ctx);
+    }
+
+    /// Ends a claimed job that this process cannot run (its type is no longer configured).
+    fn fail_unrunnable(&self, job: crate::store::ClaimedJob, ctx: &mut Context<Self>) {
+        let (store, notifier, slot_freed) = (
+            self.deps.store.clone(),
+            self.deps.notifier.clone(),
+            self.deps.slot_freed.clone(),
+        );
+        let outcome = Outcome::Failed {
+            error: format!("job type {:?} is not configured", job.job_type),
+        };
+        ctx.spawn(
+            async move {
+                match store.queue().finish_if_running(job.id, job.lease, &outcome).await {
+                    Ok(Some(finished)) => notifier.do_send(JobFinished(finished)),
+                    Ok(None) => {}
+                    Err(error) => tracing::warn!(%error, job = %job.id, "could not fail a job of an unknown type"),
+                }
+                slot_freed.do_send(SlotFreed);
+            }
+            .into_actor(self),
+        );
+    }
+
+    fn job_type(&self, name: &str) -> Option<Arc<JobType>> {
+        self.deps.job_types.get(name).cloned()
+    }
+}
+
+impl Actor for JobSupervisor {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Self::Context) {
+        tracing::debug!(tenant = %self.tenant, "supervisor started");
+        let every = (self.deps.idle_after / 2).max(Duration::from_millis(50));
+        ctx.run_interval(every, |act, ctx| act.stop_if_idle(ctx));
+    }
+
+    fn stopped(&mut self, _ctx: &mut Self::Context) {
+        tracing::debug!(tenant = %self.tenant, "supervisor stopped");
+    }
+}
+
+impl Handler<SubmitJob> for JobSupervisor {
+    type Result = ResponseFuture<Result<Submission, SubmitError>>;
+
+    fn handle(&mut self, msg: SubmitJob, _ctx: &mut Self::Context) -> Self::Result {
+        let checked = self.check_tenant(&msg.caller);
+        let job_type = self.job_type(&msg.job_type);
+        let (store, work_available) = (self.deps.store.clone(), self.deps.work_available.clone());
+        Box::pin(async move {
+            checked?;
+            let job_type =
+                job_type.ok_or_else(|| SubmitError::UnknownType(msg.job_type.clone()))?;
+            job_type.validate_params(&msg.params)?;
+            let submission = store
+                .for_caller(&msg.caller)
+                .submit(
+                    &msg.key,
+                    &job_type.name,
+                    &msg.params,
+                    job_type.retry.max_attempts,
+                )
+                .await?;
+            if matches!(submission, Submission::Created(_)) {
+                // Committed first, then the wake-up: the job cannot be lost if it is dropped.
+                work_available.do_send(WorkAvailable);
+            }
+            Ok(submission)
+        })
+    }
+}
+
+impl Handler<GetJob> for JobSupervisor {
+    type Result = ResponseFuture<Result<Option<Job>, StoreError>>;
+
+    fn handle(&mut self, msg: GetJob, _ctx: &mut Self::Context) -> Self::Result {
+        let checked = self.check_tenant(&msg.caller);
+        let store = self.deps.store.clone();
+        Box::pin(async move {
+            checked?;
+            store.for_caller(&msg.caller).get(msg.id).await
+        })
+    }
+}
+
+impl Handler<ListJobs> for JobSupervisor {
+    type Result = ResponseFuture<Result<JobPage, StoreError>>;
+
+    fn handle(&mut self, msg: ListJobs, _ctx: &mut Self::Context) -> Self::Result {
+        let checked = self.check_tenant(&msg.caller);
+        let store = self.deps.store.clone();
+        Box::pin(async move {
+            checked?;
+            store.for_caller(&msg.caller).list(&msg.filter).await
+        })
+    }
+}
+
+impl Handler<RunJob> for JobSupervisor {
+    type Result = ();
+
+    fn handle(&mut self, RunJob(job): RunJob, ctx: &mut Self::Context) {
+        self.last_active = Instant::now();
+        let Some(job_type) = self.job_type(&job.job_type) else {
+            self.fail_unrunnable(job, ctx);
+            return;
+        };
+        let id = job.id;
+        let worker = JobWorker::new(
+            job,
+            job_type,
+            self.deps.store.clone(),
+            self.deps.lease,
+            ctx.address().recipient(),
+        );
+        self.workers.insert(id, worker.start());
+    }
+}
+
+impl Handler<WorkerDone> for JobSupervisor {
+    type Result = ();
+
+    fn handle(&mut self, done: WorkerDone, _ctx: &mut Self::Context) {
+        self.last_active = Instant::now();
+        self.workers.remove(&done.job);
+        if let Some(finished) = done.finished {
+            self.deps.notifier.do_send(JobFinished(finished));
+        }
+        self.deps.slot_freed.do_send(SlotFreed);
+    }
+}
+
+impl Handler<StopWorkers> for JobSupervisor {
+    type Result = ResponseFuture<()>;
+
+    fn handle(&mut self, _: StopWorkers, _ctx: &mut Self::Context) -> Self::Result {
+        let abandons: Vec<_> = self
+            .workers
+            .values()
+            .map(|worker| worker.send(Abandon))
+            .collect();
+        Box::pin(async move {
+            futures_util::future::join_all(abandons).await;
+        })
+    }
+}

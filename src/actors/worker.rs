@@ -1,0 +1,206 @@
+//! The JobWorker: one per running job. It runs one attempt of the job's
+//! handler under the type's timeout, renews the lease while it runs, and ends
+//! the attempt with one fenced write (which, when the job is done, also writes
+//! its notification). If the lease is lost, the attempt is cancelled and the
+//! worker writes nothing: someone else owns the job now.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix::prelude::*;
+use tokio::task::AbortHandle;
+
+use crate::domain::JobId;
+use crate::jobs::{JobContext, JobError, JobOutput, JobType};
+use crate::store::{ClaimedJob, Finished, Outcome, Store};
+
+/// The worker of `job` has stopped; `finished` is set when the job reached a
+/// terminal state through it.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct WorkerDone {
+    pub job: JobId,
+    pub finished: Option<Finished>,
+}
+
+/// Stop now without writing anything (shutdown; the lease is released after).
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub(super) struct Abandon;
+
+/// How often a failed final write is tried again before the lease is left to expire.
+const FINISH_TRIES: u32 = 5;
+
+pub struct JobWorker {
+    job: ClaimedJob,
+    job_type: Arc<JobType>,
+    store: Store,
+    lease: Duration,
+    report_to: Recipient<WorkerDone>,
+    /// Cancels the running attempt (lost lease, shutdown).
+    abort: Option<AbortHandle>,
+    finished: Option<Finished>,
+}
+
+impl JobWorker {
+    pub(super) fn new(
+        job: ClaimedJob,
+        job_type: Arc<JobType>,
+        store: Store,
+        lease: Duration,
+        report_to: Recipient<WorkerDone>,
+    ) -> Self {
+        Self {
+            job,
+            job_type,
+            store,
+            lease,
+            report_to,
+            abort: None,
+            finished: None,
+        }
+    }
+
+    fn context(&self) -> JobContext {
+        JobContext {
+            job_id: self.job.id,
+            tenant: self.job.tenant.clone(),
+            user: self.job.user.clone(),
+            job_type: self.job.job_type.clone(),
+            params: self.job.params.clone(),
+            attempt: self.job.attempt,
+        }
+    }
+
+    /// What the attempt's result means for the job.
+    fn outcome(&self, result: Result<Result<JobOutput, JobError>, AttemptEnd>) -> Outcome {
+        let retry_or_fail = |error: String| {
+            if self.job_type.retry.allows_another(self.job.attempt) {
+                Outcome::Retry {
+                    delay: self.job_type.retry.next_delay(self.job.attempt),
+                    error,
+                }
+            } else {
+                Outcome::Failed { error }
+            }
+        };
+        match result {
+            Ok(Ok(output)) => Outcome::Completed {
+                result: output.result,
+            },
+            Ok(Err(JobError::Permanent(error))) => Outcome::Failed { error },
+            Ok(Err(JobError::Retryable(error))) => retry_or_fail(error),
+            Err(AttemptEnd::TimedOut) => retry_or_fail(format!(
+                "timed out after {}",
+                humantime::format_duration(self.job_type.timeout)
+            )),
+            Err(AttemptEnd::Crashed) => retry_or_fail("the job stopped unexpectedly".into()),
+        }
+    }
+
+    fn finish(&mut self, outcome: Outcome, ctx: &mut Context<Self>) {
+        let (store, id, lease) = (self.store.clone(), self.job.id, self.job.lease);
+        async move {
+            let mut wait = Duration::from_millis(50);
+            for _ in 1..FINISH_TRIES {
+                match store.queue().finish_if_running(id, lease, &outcome).await {
+                    Ok(finished) => return finished,
+                    Err(error) => tracing::warn!(%error, job = %id, "could not record the attempt; trying again"),
+                }
+                tokio::time::sleep(wait).await;
+                wait *= 2;
+            }
+            match store.queue().finish_if_running(id, lease, &outcome).await {
+                Ok(finished) => finished,
+                Err(error) => {
+                    // The lease will expire and the rescuer will run the job again.
+                    tracing::error!(%error, job = %id, "giving up recording the attempt");
+                    None
+                }
+            }
+        }
+        .into_actor(self)
+        .map(|finished, act, ctx| {
+            if finished.is_none() {
+                tracing::info!(job = %act.job.id, "attempt ended but the job is no longer ours; nothing written");
+            }
+            act.finished = finished;
+            ctx.stop();
+        })
+        .wait(ctx);
+    }
+
+    fn heartbeat(&mut self, ctx: &mut Context<Self>) {
+        let (store, id, lease, duration) =
+            (self.store.clone(), self.job.id, self.job.lease, self.lease);
+        async move { store.queue().heartbeat(id, lease, duration).await }
+            .into_actor(self)
+            .map(|renewed, act, ctx| match renewed {
+                Ok(true) => {}
+                Ok(false) => {
+                    tracing::warn!(job = %act.job.id, "lease lost; cancelling this attempt");
+                    ctx.stop();
+                }
+                // The database may come back before the lease runs out; the fence protects us if not.
+                Err(error) => tracing::warn!(%error, job = %act.job.id, "lease renewal failed"),
+            })
+            .spawn(ctx);
+    }
+}
+
+/// An attempt that ended without the handler returning.
+enum AttemptEnd {
+    TimedOut,
+    Crashed,
+}
+
+impl Actor for JobWorker {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Self::Context) {
+        let run = self.job_type.handler.run(self.context());
+        let handle = tokio::spawn(tokio::time::timeout(self.job_type.timeout, run));
+        let (abort, handle) = (handle.abort_handle(), handle);
+        ctx.run_interval(self.lease / 3, |act, ctx| act.heartbeat(ctx));
+        async move {
+            match handle.await {
+                Ok(Ok(result)) => Ok(result),
+                Ok(Err(_elapsed)) => Err(AttemptEnd::TimedOut),
+                Err(join_error) => {
+                    if join_error.is_panic() {
+                        tracing::error!("job handler panicked");
+                    }
+                    Err(AttemptEnd::Crashed)
+                }
+            }
+        }
+        .into_actor(self)
+        .map(|result, act, ctx| {
+            let outcome = act.outcome(result);
+            act.finish(outcome, ctx);
+        })
+        .spawn(ctx);
+        self.abort = Some(abort);
+    }
+
+    fn stopped(&mut self, _ctx: &mut Self::Context) {
+        if let Some(abort) = self.abort.take() {
+            abort.abort();
+        }
+        self.report_to.do_send(WorkerDone {
+            job: self.job.id,
+            finished: self.finished.take(),
+        });
+    }
+}
+
+impl Handler<Abandon> for JobWorker {
+    type Result = ();
+
+    fn handle(&mut self, _: Abandon, ctx: &mut Self::Context) {
+        if let Some(abort) = self.abort.take() {
+            abort.abort();
+        }
+        ctx.stop();
+    }
+}

@@ -1,0 +1,280 @@
+//! Typed settings: `config.toml`, then `DATABASE_URL`, then `ERRAND_SECTION__KEY`
+//! environment variables (e.g. `ERRAND_AUTH__JWT_SECRET`), validated once at
+//! start-up so that a bad value stops errand with a message naming its key.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::time::Duration;
+
+use serde::{Deserialize, Deserializer};
+
+use crate::jobs::RetryPolicy;
+
+/// Everything errand reads from configuration.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Settings {
+    #[serde(default)]
+    pub http: HttpSettings,
+    pub database: DatabaseSettings,
+    pub auth: AuthSettings,
+    #[serde(default)]
+    pub workers: WorkerSettings,
+    /// Job types by name: what `POST /jobs/{type}` accepts.
+    pub job_types: BTreeMap<String, JobTypeSettings>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HttpSettings {
+    /// Listen address, e.g. `127.0.0.1:8080`; port 0 picks a free port.
+    #[serde(default = "default_bind")]
+    pub bind: String,
+    /// HTTP worker threads; defaults to the number of cores.
+    #[serde(default)]
+    pub workers: Option<usize>,
+}
+
+impl Default for HttpSettings {
+    fn default() -> Self {
+        Self {
+            bind: default_bind(),
+            workers: None,
+        }
+    }
+}
+
+fn default_bind() -> String {
+    "127.0.0.1:8080".into()
+}
+
+#[derive(Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DatabaseSettings {
+    /// A libpq-style URL, e.g. `postgres://postgres@127.0.0.1:5432/errand`.
+    pub url: String,
+    #[serde(default = "default_pool_size")]
+    pub pool_size: usize,
+}
+
+// The URL may carry a password: never print it.
+impl fmt::Debug for DatabaseSettings {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DatabaseSettings")
+            .field("pool_size", &self.pool_size)
+            .finish_non_exhaustive()
+    }
+}
+
+fn default_pool_size() -> usize {
+    16
+}
+
+#[derive(Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AuthSettings {
+    /// HS256 secret for API tokens; at least 32 bytes.
+    pub jwt_secret: String,
+}
+
+impl fmt::Debug for AuthSettings {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("AuthSettings { jwt_secret: <redacted> }")
+    }
+}
+
+/// How this process takes and runs work.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct WorkerSettings {
+    /// Jobs this process runs at once, across all tenants.
+    pub global_limit: usize,
+    /// Jobs one tenant may have running at once, across all processes.
+    pub tenant_limit: u32,
+    /// How long a claim lasts without a heartbeat; renewed every third of it.
+    #[serde(with = "duration_text")]
+    pub lease: Duration,
+    /// Backstop poll for work that no notification announced (other processes, due retries).
+    #[serde(with = "duration_text")]
+    pub poll_interval: Duration,
+    /// How long a SIGTERM waits for running jobs before releasing them.
+    #[serde(with = "duration_text")]
+    pub shutdown_grace: Duration,
+    /// A tenant's supervisor stops after this long with nothing to do.
+    #[serde(with = "duration_text")]
+    pub supervisor_idle: Duration,
+}
+
+impl Default for WorkerSettings {
+    fn default() -> Self {
+        Self {
+            global_limit: 16,
+            tenant_limit: 4,
+            lease: Duration::from_secs(30),
+            poll_interval: Duration::from_secs(1),
+            shutdown_grace: Duration::from_secs(10),
+            supervisor_idle: Duration::from_secs(60),
+        }
+    }
+}
+
+/// One job type: which handler runs it, how it retries, what params it takes.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JobTypeSettings {
+    /// A built-in handler (`noop`, `sleep`) or one registered by an embedding crate.
+    pub handler: String,
+    #[serde(default = "default_max_attempts")]
+    pub max_attempts: u32,
+    #[serde(default = "default_backoff_base", with = "duration_text")]
+    pub backoff_base: Duration,
+    #[serde(default = "default_backoff_max", with = "duration_text")]
+    pub backoff_max: Duration,
+    /// An attempt running longer is cancelled and counts as failed.
+    #[serde(default = "default_timeout", with = "duration_text")]
+    pub timeout: Duration,
+    /// JSON Schema the params must satisfy; any JSON object when absent.
+    #[serde(default)]
+    pub params_schema: Option<serde_json::Value>,
+}
+
+fn default_max_attempts() -> u32 {
+    5
+}
+fn default_backoff_base() -> Duration {
+    Duration::from_secs(1)
+}
+fn default_backoff_max() -> Duration {
+    Duration::from_secs(300)
+}
+fn default_timeout() -> Duration {
+    Duration::from_secs(300)
+}
+
+impl JobTypeSettings {
+    /// The retry policy these settings describe.
+    pub fn retry_policy(&self) -> RetryPolicy {
+        RetryPolicy {
+            max_attempts: self.max_attempts,
+            base: self.backoff_base,
+            max: self.backoff_max,
+        }
+    }
+}
+
+/// A configuration problem, always naming the key at fault.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read configuration: {0}")]
+    Load(#[from] config::ConfigError),
+    #[error("invalid configuration value for `{key}`: {reason}")]
+    Invalid { key: String, reason: String },
+}
+
+pub(crate) fn invalid(key: impl Into<String>, reason: impl Into<String>) -> ConfigError {
+    ConfigError::Invalid {
+        key: key.into(),
+        reason: reason.into(),
+    }
+}
+
+impl Settings {
+    /// Reads `path`, then `DATABASE_URL`, then `ERRAND_*` variables, and validates the result.
+    pub fn load(path: &Path) -> Result<Self, ConfigError> {
+        let mut builder =
+            config::Config::builder().add_source(config::File::from(path).required(true));
+        if let Ok(url) = std::env::var("DATABASE_URL") {
+            builder = builder.set_override("database.url", url)?;
+        }
+        let raw = builder
+            .add_source(
+                config::Environment::with_prefix("ERRAND")
+                    .prefix_separator("_")
+                    .separator("__")
+                    .try_parsing(true),
+            )
+            .build()?;
+        let settings: Settings = raw.try_deserialize()?;
+        settings.validate()?;
+        Ok(settings)
+    }
+
+    /// Checks what serde cannot: ranges, names, schemas. (Handler names are
+    /// checked against the handler registry when the job types are built.)
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        self.http.bind.parse::<SocketAddr>().map_err(|e| {
+            invalid(
+                "http.bind",
+                format!("{e} (expected host:port, e.g. 127.0.0.1:8080)"),
+            )
+        })?;
+        if self.http.workers == Some(0) {
+            return Err(invalid("http.workers", "must be at least 1"));
+        }
+        if self.database.url.trim().is_empty() {
+            return Err(invalid("database.url", "must not be empty"));
+        }
+        self.database
+            .url
+            .parse::<tokio_postgres::Config>()
+            .map_err(|e| invalid("database.url", e.to_string()))?;
+        if self.database.pool_size < 2 {
+            return Err(invalid("database.pool_size", "must be at least 2"));
+        }
+        if self.auth.jwt_secret.len() < 32 {
+            return Err(invalid("auth.jwt_secret", "must be at least 32 bytes"));
+        }
+        let w = &self.workers;
+        if w.global_limit == 0 {
+            return Err(invalid("workers.global_limit", "must be at least 1"));
+        }
+        if w.tenant_limit == 0 {
+            return Err(invalid("workers.tenant_limit", "must be at least 1"));
+        }
+        if w.lease < Duration::from_millis(300) {
+            return Err(invalid("workers.lease", "must be at least 300ms"));
+        }
+        if w.poll_interval.is_zero() {
+            return Err(invalid("workers.poll_interval", "must be more than zero"));
+        }
+        if self.job_types.is_empty() {
+            return Err(invalid("job_types", "configure at least one job type"));
+        }
+        for (name, job_type) in &self.job_types {
+            let key = |field: &str| format!("job_types.{name}.{field}");
+            if crate::domain::JobTypeName::parse(name).is_none() {
+                return Err(invalid(
+                    format!("job_types.{name}"),
+                    "names are 1-64 of a-z, 0-9, _ and -",
+                ));
+            }
+            if job_type.max_attempts == 0 {
+                return Err(invalid(key("max_attempts"), "must be at least 1"));
+            }
+            if job_type.backoff_base > job_type.backoff_max {
+                return Err(invalid(key("backoff_base"), "must not exceed backoff_max"));
+            }
+            if job_type.timeout.is_zero() {
+                return Err(invalid(key("timeout"), "must be more than zero"));
+            }
+            if let Some(schema) = &job_type.params_schema {
+                jsonschema::validator_for(schema)
+                    .map_err(|e| invalid(key("params_schema"), e.to_string()))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Durations written as text, e.g. `"30s"`, `"1m 30s"`, `"250ms"`.
+mod duration_text {
+    use super::*;
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+        let text = String::deserialize(d)?;
+        humantime::parse_duration(&text)
+            .map_err(|e| serde::de::Error::custom(format!("{e} in {text:?} (e.g. \"30s\")")))
+    }
+}

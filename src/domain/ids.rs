@@ -1,0 +1,94 @@
+//! Newtype identifiers, so a tenant id can never be passed where a user id is meant.
+
+use std::fmt;
+
+use serde::Serialize;
+use uuid::Uuid;
+
+/// An identifier from a token claim that is empty or too long.
+#[derive(Debug, thiserror::Error)]
+#[error("{what} must be 1 to 255 characters")]
+pub struct InvalidId {
+    what: &'static str,
+}
+
+macro_rules! text_id {
+    ($(#[$doc:meta])* $name:ident, $what:literal) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+        #[serde(transparent)]
+        pub struct $name(String);
+
+        impl $name {
+            /// Accepts 1 to 255 characters.
+            pub fn parse(raw: impl Into<String>) -> Result<Self, InvalidId> {
+                let raw = raw.into();
+                if raw.is_empty() || raw.len() > 255 {
+                    return Err(InvalidId { what: $what });
+                }
+                Ok(Self(raw))
+            }
+
+            /// The identifier as stored.
+            pub fn as_str(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+    };
+}
+
+text_id!(
+    /// The tenant (merchant) a job belongs to: the token's `tenant` claim.
+    TenantId,
+    "tenant"
+);
+text_id!(
+    /// The user within a tenant: the token's `sub` claim.
+    UserId,
+    "user"
+);
+
+/// A job's id: a UUID v7, so ids sort by creation time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(transparent)]
+pub struct JobId(pub Uuid);
+
+impl JobId {
+    /// A new time-ordered id.
+    pub fn new() -> Self {
+        Self(Uuid::now_v7())
+    }
+}
+
+impl Default for JobId {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl fmt::Display for JobId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+/// The fencing token of one claim of one job. Every write that ends or
+/// extends an attempt names it, so a worker that lost its lease writes nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct LeaseId(pub Uuid);
+
+/// The authenticated caller of an API request. Every read of jobs or
+/// notifications goes through one, which is what makes tenant scope structural.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Caller {
+    pub tenant: TenantId,
+    pub user: UserId,
+    /// Where completion emails go; `None` means in-app only.
+    pub email: Option<String>,
+}

@@ -1,0 +1,155 @@
+//! The one wire shape for errors: RFC 9457 `application/problem+json`, and the
+//! one table that gives every error its code and status.
+//!
+//! Errors callers can act on are variants; anything unexpected is `Internal`
+//! (or `Unavailable`), whose cause is logged and never sent.
+
+use actix_web::http::StatusCode;
+use actix_web::http::header::{self, HeaderValue};
+use actix_web::{HttpResponse, ResponseError};
+use serde::Serialize;
+
+use crate::actors::SubmitError;
+use crate::domain::InvalidIdempotencyKey;
+use crate::jobs::ParamsError;
+use crate::store::StoreError;
+
+/// An error as the API reports it.
+#[derive(Debug, thiserror::Error)]
+pub enum AppError {
+    #[error("{0}")]
+    Unauthorized(&'static str),
+    #[error("{0}")]
+    IdempotencyKey(#[from] InvalidIdempotencyKey),
+    #[error("{0}")]
+    BadRequest(String),
+    #[error("the request body exceeds {limit} bytes")]
+    PayloadTooLarge { limit: usize },
+    #[error("the resource was not found")]
+    NotFound,
+    #[error("there is no job type {0:?}")]
+    UnknownJobType(String),
+    #[error(transparent)]
+    InvalidParams(#[from] ParamsError),
+    #[error(
+        "this Idempotency-Key was already used for a different request (another job type or other params)"
+    )]
+    IdempotencyKeyReused,
+    #[error("the service is temporarily unable to handle the request; try again shortly")]
+    Unavailable(String),
+    #[error("an internal error occurred")]
+    Internal(String),
+}
+
+/// The error table: a stable snake_case code, the HTTP status and a title, per variant.
+impl AppError {
+    fn describe(&self) -> (&'static str, StatusCode, &'static str) {
+        use StatusCode as S;
+        match self {
+            Self::Unauthorized(_) => ("unauthorized", S::UNAUTHORIZED, "Unauthorized"),
+            Self::IdempotencyKey(_) => (
+                "invalid_idempotency_key",
+                S::BAD_REQUEST,
+                "Invalid Idempotency-Key",
+            ),
+            Self::BadRequest(_) => ("bad_request", S::BAD_REQUEST, "Bad request"),
+            Self::PayloadTooLarge { .. } => (
+                "payload_too_large",
+                S::PAYLOAD_TOO_LARGE,
+                "Payload too large",
+            ),
+            Self::NotFound => ("not_found", S::NOT_FOUND, "Not found"),
+            Self::UnknownJobType(_) => ("unknown_job_type", S::NOT_FOUND, "Unknown job type"),
+            Self::InvalidParams(_) => (
+                "invalid_params",
+                S::UNPROCESSABLE_ENTITY,
+                "Invalid job params",
+            ),
+            Self::IdempotencyKeyReused => (
+                "idempotency_key_reused",
+                S::UNPROCESSABLE_ENTITY,
+                "Idempotency-Key reused",
+            ),
+            Self::Unavailable(_) => ("unavailable", S::SERVICE_UNAVAILABLE, "Service unavailable"),
+            Self::Internal(_) => ("internal", S::INTERNAL_SERVER_ERROR, "Internal error"),
+        }
+    }
+}
+
+/// An RFC 9457 problem document, with errand's `code` (and `field` for params) as extensions.
+#[derive(Serialize)]
+struct Problem<'a> {
+    #[serde(rename = "type")]
+    kind: String,
+    title: &'a str,
+    status: u16,
+    detail: String,
+    code: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    field: Option<&'a str>,
+}
+
+impl ResponseError for AppError {
+    fn status_code(&self) -> StatusCode {
+        self.describe().1
+    }
+
+    fn error_response(&self) -> HttpResponse {
+        let (code, status, title) = self.describe();
+        if let Self::Internal(cause) | Self::Unavailable(cause) = self {
+            tracing::error!(%cause, code, "request failed");
+        }
+        let problem = Problem {
+            kind: format!("https://errand.dev/problems/{code}"),
+            title,
+            status: status.as_u16(),
+            detail: self.to_string(),
+            code,
+            field: match self {
+                Self::InvalidParams(e) => Some(e.field.as_str()),
+                _ => None,
+            },
+        };
+        let mut response = HttpResponse::build(status);
+        response.insert_header((
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/problem+json"),
+        ));
+        match self {
+            Self::Unauthorized(_) => {
+                response
+                    .insert_header((header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer")));
+            }
+            Self::Unavailable(_) => {
+                response.insert_header((header::RETRY_AFTER, HeaderValue::from_static("1")));
+            }
+            _ => {}
+        }
+        response.body(serde_json::to_string(&problem).unwrap_or_default())
+    }
+}
+
+impl From<StoreError> for AppError {
+    fn from(error: StoreError) -> Self {
+        match error {
+            StoreError::Pool(e) => Self::Unavailable(e.to_string()),
+            other => Self::Internal(other.to_string()),
+        }
+    }
+}
+
+impl From<SubmitError> for AppError {
+    fn from(error: SubmitError) -> Self {
+        match error {
+            SubmitError::UnknownType(name) => Self::UnknownJobType(name),
+            SubmitError::InvalidParams(e) => Self::InvalidParams(e),
+            SubmitError::Store(e) => e.into(),
+        }
+    }
+}
+
+impl From<actix::MailboxError> for AppError {
+    fn from(error: actix::MailboxError) -> Self {
+        Self::Unavailable(format!("actor mailbox: {error}"))
+    }
+}

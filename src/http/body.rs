@@ -1,0 +1,33 @@
+//! Reading a JSON object body with a size limit, streamed so an oversized
+//! body is refused without being buffered whole.
+
+use actix_web::web;
+use futures_util::StreamExt;
+use serde_json::{Map, Value};
+
+use crate::error::AppError;
+
+/// The largest params body accepted.
+pub const MAX_BODY: usize = 64 * 1024;
+
+/// Reads the body as a JSON object (the job's params).
+pub async fn json_object(mut payload: web::Payload) -> Result<Map<String, Value>, AppError> {
+    let mut bytes = web::BytesMut::new();
+    while let Some(chunk) = payload.next().await {
+        let chunk =
+            chunk.map_err(|e| AppError::BadRequest(format!("could not read the body: {e}")))?;
+        if bytes.len() + chunk.len() > MAX_BODY {
+            return Err(AppError::PayloadTooLarge { limit: MAX_BODY });
+        }
+        bytes.extend_from_slice(&chunk);
+    }
+    match serde_json::from_slice::<Value>(&bytes) {
+        Ok(Value::Object(map)) => Ok(map),
+        Ok(_) => Err(AppError::BadRequest(
+            "the body must be a JSON object (the job's params)".into(),
+        )),
+        Err(e) => Err(AppError::BadRequest(format!(
+            "the body is not valid JSON: {e}"
+        ))),
+    }
+}

@@ -1,0 +1,21 @@
+//! Liveness and readiness; no token needed.
+
+use actix_web::{HttpResponse, web};
+use serde_json::json;
+
+use super::AppState;
+use crate::error::AppError;
+
+/// The process is up.
+pub async fn healthz() -> HttpResponse {
+    HttpResponse::Ok().json(json!({ "status": "ok" }))
+}
+
+/// The database answers and has every migration this build knows.
+pub async fn readyz(state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
+    match crate::db::migrations_current(&state.store).await {
+        Ok(true) => Ok(HttpResponse::Ok().json(json!({ "status": "ready" }))),
+        Ok(false) => Err(AppError::Unavailable("migrations are not applied".into())),
+        Err(e) => Err(AppError::Unavailable(e.to_string())),
+    }
+}

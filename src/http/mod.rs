@@ -1,0 +1,88 @@
+//! The HTTP API: one route table, one file per resource. Handlers parse and
+//! authenticate, then ask the caller's tenant supervisor; they never touch
+//! the job table themselves and never do the work.
+
+mod auth;
+mod body;
+mod health;
+mod jobs;
+
+use actix::prelude::*;
+use actix_web::{HttpResponse, web};
+
+pub use auth::{Claims, TokenIssuer};
+
+use crate::actors::{SupervisorFor, SupervisorRegistry};
+use crate::domain::Caller;
+use crate::error::AppError;
+use crate::store::Store;
+
+/// What handlers share.
+#[derive(Clone)]
+pub struct AppState {
+    pub registry: Addr<SupervisorRegistry>,
+    pub store: Store,
+    pub auth: auth::Authenticator,
+}
+
+impl AppState {
+    pub fn new(
+        registry: Addr<SupervisorRegistry>,
+        store: Store,
+        jwt_secret: &str,
+    ) -> Result<Self, jsonwebtoken::errors::Error> {
+        Ok(Self {
+            registry,
+            store,
+            auth: auth::Authenticator::new(jwt_secret)?,
+        })
+    }
+
+    /// Sends `msg` to the caller's tenant supervisor. A supervisor that stopped
+    /// for idleness just as the message was sent is replaced, and the message
+    /// sent once more.
+    async fn ask<M>(&self, caller: &Caller, msg: M) -> Result<M::Result, AppError>
+    where
+        M: Message + Send + Clone + 'static,
+        M::Result: Send,
+        crate::actors::JobSupervisor: Handler<M>,
+    {
+        let mut last = None;
+        for _ in 0..2 {
+            let supervisor = self
+                .registry
+                .send(SupervisorFor(caller.tenant.clone()))
+                .await?;
+            match supervisor.send(msg.clone()).await {
+                Ok(reply) => return Ok(reply),
+                Err(closed) => last = Some(closed),
+            }
+        }
+        Err(last
+            .map(AppError::from)
+            .unwrap_or_else(|| AppError::Internal("unreachable".into())))
+    }
+}
+
+/// The route table.
+pub fn routes(cfg: &mut web::ServiceConfig) {
+    cfg.route("/healthz", web::get().to(health::healthz))
+        .route("/readyz", web::get().to(health::readyz))
+        .service(
+            web::scope("/jobs")
+                .route("", web::get().to(jobs::list))
+                .route("/{id}", web::get().to(jobs::get))
+                .route("/{job_type}", web::post().to(jobs::submit)),
+        )
+        .app_data(web::QueryConfig::default().error_handler(|error, _req| {
+            AppError::BadRequest(format!("invalid query string: {error}")).into()
+        }))
+        .app_data(
+            web::PathConfig::default().error_handler(|_error, _req| AppError::NotFound.into()),
+        )
+        .default_service(web::to(not_found));
+}
+
+async fn not_found() -> Result<HttpResponse, AppError> {
+    Err(AppError::NotFound)
+}

@@ -1,0 +1,65 @@
+//! What jobs do, apart from how they are scheduled: the [`JobHandler`] trait a
+//! crate user implements, the built-in handlers, retry policy, and the table of
+//! configured [`JobTypes`].
+
+mod builtin;
+mod retry;
+mod types;
+
+use std::future::Future;
+use std::pin::Pin;
+
+use serde_json::Value;
+
+pub use builtin::{NoopHandler, SleepHandler};
+pub use retry::RetryPolicy;
+pub use types::{HandlerRegistry, JobType, JobTypes, ParamsError};
+
+use crate::domain::{JobId, TenantId, UserId};
+
+/// What a handler is given for one attempt of one job.
+#[derive(Debug, Clone)]
+pub struct JobContext {
+    pub job_id: JobId,
+    pub tenant: TenantId,
+    pub user: UserId,
+    pub job_type: String,
+    /// The params as submitted; already valid against the type's schema.
+    pub params: Value,
+    /// 1 for the first attempt.
+    pub attempt: u32,
+}
+
+/// What a successful attempt produced, stored with the job.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct JobOutput {
+    /// Free-form result metadata (exports put their storage key here).
+    pub result: Option<Value>,
+}
+
+/// Why an attempt failed. The message is shown to the user who asked for
+/// the job, so it must be written for a person and carry no secrets.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum JobError {
+    /// Worth trying again after a backoff, while attempts remain.
+    #[error("{0}")]
+    Retryable(String),
+    /// Will never succeed (bad input, missing data): fail the job now.
+    #[error("{0}")]
+    Permanent(String),
+}
+
+/// The future a handler returns. `Send`, so handlers may be run on any thread.
+pub type HandlerFuture = Pin<Box<dyn Future<Output = Result<JobOutput, JobError>> + Send>>;
+
+/// The work of a job type. Implement this to add a job type from Rust, register
+/// it in a [`HandlerRegistry`] under a name, and point a `[job_types.*]` entry's
+/// `handler` at that name.
+///
+/// An attempt may be cancelled at any `.await` (timeout, lost lease, shutdown),
+/// and may run again after a crash, so a handler must be safe to repeat:
+/// write results under keys derived from the job id, so a repeat overwrites.
+pub trait JobHandler: Send + Sync + 'static {
+    /// Runs one attempt.
+    fn run(&self, ctx: JobContext) -> HandlerFuture;
+}

@@ -1,0 +1,122 @@
+//! The configured job types: each a name, a handler, a retry policy, a
+//! timeout and a params schema, built once at start-up.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::{JobHandler, NoopHandler, RetryPolicy, SleepHandler};
+use crate::config::{ConfigError, JobTypeSettings, invalid};
+
+/// Handlers by the name a `[job_types.*]` entry's `handler` refers to.
+#[derive(Clone)]
+pub struct HandlerRegistry {
+    handlers: HashMap<String, Arc<dyn JobHandler>>,
+}
+
+impl HandlerRegistry {
+    /// The built-in handlers: `noop` and `sleep`.
+    pub fn builtin() -> Self {
+        let mut registry = Self {
+            handlers: HashMap::new(),
+        };
+        registry.register("noop", NoopHandler);
+        registry.register("sleep", SleepHandler);
+        registry
+    }
+
+    /// Adds (or replaces) a handler under `name`.
+    pub fn register(&mut self, name: &str, handler: impl JobHandler) -> &mut Self {
+        self.handlers.insert(name.to_owned(), Arc::new(handler));
+        self
+    }
+
+    fn get(&self, name: &str) -> Option<Arc<dyn JobHandler>> {
+        self.handlers.get(name).cloned()
+    }
+}
+
+/// One configured job type, ready to accept params and run.
+pub struct JobType {
+    pub name: String,
+    pub handler: Arc<dyn JobHandler>,
+    pub retry: RetryPolicy,
+    pub timeout: Duration,
+    schema: Option<jsonschema::Validator>,
+}
+
+/// Params that the type's JSON Schema rejects.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("params field `{field}` is invalid: {reason}")]
+pub struct ParamsError {
+    /// A JSON pointer to the failing field (`/ms`), or `/` for the whole object.
+    pub field: String,
+    pub reason: String,
+}
+
+impl JobType {
+    /// Checks `params` against the type's schema; reports the first failure.
+    pub fn validate_params(&self, params: &Value) -> Result<(), ParamsError> {
+        let Some(schema) = &self.schema else {
+            return Ok(());
+        };
+        match schema.iter_errors(params).next() {
+            None => Ok(()),
+            Some(error) => {
+                let path = error.instance_path().to_string();
+                Err(ParamsError {
+                    field: if path.is_empty() { "/".into() } else { path },
+                    reason: error.to_string(),
+                })
+            }
+        }
+    }
+}
+
+/// All configured job types by name.
+#[derive(Clone)]
+pub struct JobTypes {
+    types: Arc<BTreeMap<String, Arc<JobType>>>,
+}
+
+impl JobTypes {
+    /// Builds the types from settings, resolving each `handler` in `handlers`.
+    pub fn build(
+        settings: &BTreeMap<String, JobTypeSettings>,
+        handlers: &HandlerRegistry,
+    ) -> Result<Self, ConfigError> {
+        let mut types = BTreeMap::new();
+        for (name, s) in settings {
+            let handler = handlers.get(&s.handler).ok_or_else(|| {
+                invalid(
+                    format!("job_types.{name}.handler"),
+                    format!("unknown handler {:?}", s.handler),
+                )
+            })?;
+            let schema = s
+                .params_schema
+                .as_ref()
+                .map(jsonschema::validator_for)
+                .transpose()
+                .map_err(|e| invalid(format!("job_types.{name}.params_schema"), e.to_string()))?;
+            let job_type = JobType {
+                name: name.clone(),
+                handler,
+                retry: s.retry_policy(),
+                timeout: s.timeout,
+                schema,
+            };
+            types.insert(name.clone(), Arc::new(job_type));
+        }
+        Ok(Self {
+            types: Arc::new(types),
+        })
+    }
+
+    /// The type called `name`, if configured.
+    pub fn get(&self, name: &str) -> Option<&Arc<JobType>> {
+        self.types.get(name)
+    }
+}

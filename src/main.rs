@@ -1,0 +1,130 @@
+//! The `errand` binary: `serve`, `migrate`, `token`.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use clap::{Parser, Subcommand};
+use errand::config::Settings;
+use errand::http::{Claims, TokenIssuer};
+use errand::jobs::HandlerRegistry;
+use errand::startup::Application;
+use errand::store::Store;
+
+#[derive(Parser)]
+#[command(
+    version,
+    about = "Durable, idempotent, tenant-scoped jobs for heavy user-initiated work"
+)]
+struct Cli {
+    /// The configuration file; `ERRAND_SECTION__KEY` variables override it.
+    #[arg(
+        long,
+        global = true,
+        env = "ERRAND_CONFIG",
+        default_value = "config.toml"
+    )]
+    config: PathBuf,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the service (migrates first).
+    Serve,
+    /// Apply database migrations and exit.
+    Migrate,
+    /// Print a signed API token for local use.
+    Token {
+        #[arg(long)]
+        tenant: String,
+        #[arg(long)]
+        user: String,
+        #[arg(long)]
+        email: Option<String>,
+        /// How long the token is valid, e.g. `1h`, `30m`.
+        #[arg(long, default_value = "1h", value_parser = humantime::parse_duration)]
+        ttl: Duration,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    errand::telemetry::init();
+    let settings = match Settings::load(&cli.config) {
+        Ok(settings) => settings,
+        Err(error) => {
+            eprintln!("errand: {error}");
+            return ExitCode::from(2);
+        }
+    };
+    let result = match cli.command {
+        Command::Serve => actix_web::rt::System::new().block_on(serve(settings)),
+        Command::Migrate => actix_web::rt::System::new().block_on(migrate(settings)),
+        Command::Token {
+            tenant,
+            user,
+            email,
+            ttl,
+        } => token(&settings, tenant, user, email, ttl),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("errand: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+type AnyError = Box<dyn std::error::Error>;
+
+async fn serve(settings: Settings) -> Result<(), AnyError> {
+    let app = Application::build(settings, HandlerRegistry::builtin()).await?;
+    // A plain line on stdout, for scripts and tests that start errand on port 0.
+    println!("errand listening on 127.0.0.1:{}", app.port());
+    app.run_until(shutdown_signal()).await?;
+    Ok(())
+}
+
+async fn migrate(settings: Settings) -> Result<(), AnyError> {
+    let store = Store::connect(&settings.database.url, 2)?;
+    let applied = errand::db::migrate(&store).await?;
+    println!("applied {applied} migration(s)");
+    Ok(())
+}
+
+fn token(
+    settings: &Settings,
+    tenant: String,
+    user: String,
+    email: Option<String>,
+    ttl: Duration,
+) -> Result<(), AnyError> {
+    let exp = (SystemTime::now() + ttl)
+        .duration_since(UNIX_EPOCH)?
+        .as_secs();
+    let claims = Claims {
+        sub: user,
+        tenant,
+        email,
+        exp,
+    };
+    println!(
+        "{}",
+        TokenIssuer::new(&settings.auth.jwt_secret)?.issue(&claims)?
+    );
+    Ok(())
+}
+
+/// Resolves on SIGTERM or SIGINT.
+async fn shutdown_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = signal(SignalKind::terminate()).expect("SIGTERM handler");
+    let mut int = signal(SignalKind::interrupt()).expect("SIGINT handler");
+    tokio::select! {
+        _ = term.recv() => {},
+        _ = int.recv() => {},
+    }
+}

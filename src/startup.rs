@@ -1,0 +1,147 @@
+//! Building and running an errand process: the library entry point that
+//! `errand serve` and the tests both call.
+
+use std::future::Future;
+use std::net::TcpListener;
+
+use actix::prelude::*;
+use actix_web::{App, HttpServer, dev::Server, web};
+
+use crate::actors::{Dispatcher, DispatcherSettings, Drain, Notifier, SupervisorRegistry};
+use crate::config::{ConfigError, Settings, invalid};
+use crate::db::{self, MigrateError};
+use crate::http::{self, AppState};
+use crate::jobs::{HandlerRegistry, JobTypes};
+use crate::store::Store;
+
+/// Why errand could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartupError {
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error("cannot use the database: {0}")]
+    Database(#[from] tokio_postgres::Error),
+    #[error(transparent)]
+    Migrate(#[from] MigrateError),
+    #[error("cannot listen on {bind}: {source}")]
+    Bind {
+        bind: String,
+        source: std::io::Error,
+    },
+}
+
+/// A started errand: the HTTP server bound, the actors running.
+pub struct Application {
+    port: u16,
+    server: Server,
+    dispatcher: Addr<Dispatcher>,
+    settings: Settings,
+}
+
+impl Application {
+    /// Migrates the database, starts the actors and binds the HTTP server.
+    /// Must be called inside an actix system (`#[actix_web::main]`, `#[actix_web::test]`).
+    pub async fn build(
+        settings: Settings,
+        handlers: HandlerRegistry,
+    ) -> Result<Self, StartupError> {
+        let job_types = JobTypes::build(&settings.job_types, &handlers)?;
+        let store = Store::connect(&settings.database.url, settings.database.pool_size)?;
+        let applied = db::migrate(&store).await?;
+        if applied > 0 {
+            tracing::info!(applied, "applied migrations");
+        }
+
+        let notifier = Notifier.start();
+        let w = &settings.workers;
+        let dispatcher_settings = DispatcherSettings {
+            database_url: settings.database.url.clone(),
+            global_limit: w.global_limit,
+            tenant_limit: w.tenant_limit,
+            lease: w.lease,
+            poll_interval: w.poll_interval,
+        };
+        let (lease, idle_after) = (w.lease, w.supervisor_idle);
+        let registry_store = store.clone();
+        let mut registry = None;
+        let dispatcher = Dispatcher::create(|ctx| {
+            let reg = SupervisorRegistry::new(
+                registry_store,
+                job_types,
+                lease,
+                idle_after,
+                ctx.address().recipient(),
+                ctx.address().recipient(),
+                notifier.clone().recipient(),
+            )
+            .start();
+            registry = Some(reg.clone());
+            Dispatcher::new(
+                store.clone(),
+                dispatcher_settings,
+                reg,
+                notifier.recipient(),
+            )
+        });
+        let registry = registry.expect("set by Dispatcher::create");
+
+        let state = AppState::new(registry, store, &settings.auth.jwt_secret)
+            .map_err(|e| invalid("auth.jwt_secret", e.to_string()))?;
+        let state = web::Data::new(state);
+        let listener =
+            TcpListener::bind(&settings.http.bind).map_err(|source| StartupError::Bind {
+                bind: settings.http.bind.clone(),
+                source,
+            })?;
+        let port = listener
+            .local_addr()
+            .map_err(|source| StartupError::Bind {
+                bind: settings.http.bind.clone(),
+                source,
+            })?
+            .port();
+        let mut server =
+            HttpServer::new(move || App::new().app_data(state.clone()).configure(http::routes))
+                .disable_signals()
+                .shutdown_timeout(settings.workers.shutdown_grace.as_secs().max(1));
+        if let Some(workers) = settings.http.workers {
+            server = server.workers(workers);
+        }
+        let server = server
+            .listen(listener)
+            .map_err(|source| StartupError::Bind {
+                bind: settings.http.bind.clone(),
+                source,
+            })?
+            .run();
+        Ok(Self {
+            port,
+            server,
+            dispatcher,
+            settings,
+        })
+    }
+
+    /// The port the HTTP server listens on.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// Serves until `shutdown` resolves, then shuts down gracefully: stop
+    /// accepting requests and claiming jobs, let running jobs finish within
+    /// `workers.shutdown_grace`, and release the rest to other processes.
+    pub async fn run_until(self, shutdown: impl Future<Output = ()>) -> std::io::Result<()> {
+        let handle = self.server.handle();
+        let server = actix_web::rt::spawn(self.server);
+        shutdown.await;
+        tracing::info!("shutting down");
+        let grace = self.settings.workers.shutdown_grace;
+        let stop_http = handle.stop(true);
+        let drain = self.dispatcher.send(Drain { grace });
+        let (_, drained) = futures_util::future::join(stop_http, drain).await;
+        if drained.is_err() {
+            tracing::warn!("the dispatcher stopped before draining");
+        }
+        server.await.map_err(std::io::Error::other)?
+    }
+}

@@ -1,0 +1,76 @@
+//! Every SQL statement errand runs on jobs and notifications lives under this
+//! module, behind two doors:
+//!
+//! * [`Store::for_caller`] gives a [`CallerJobs`]: reads and submissions of the
+//!   jobs of one user of one tenant. There is no other way to read a job, so
+//!   an unscoped read cannot be written by accident.
+//! * [`Store::queue`] gives the [`Queue`]: what workers do to jobs they have
+//!   claimed (fenced by lease), plus claiming and rescuing. It returns claimed
+//!   work, never a caller's view of jobs.
+
+mod jobs;
+mod queue;
+
+use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
+use tokio_postgres::NoTls;
+
+pub use jobs::{CallerJobs, JobFilter, JobPage, Submission};
+pub use queue::{ClaimedJob, Finished, Outcome, Queue, Rescued};
+
+use crate::domain::Caller;
+
+/// A database failure. The API turns it into a 500 (or 503) without details;
+/// the cause is logged.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("no database connection available: {0}")]
+    Pool(#[from] deadpool_postgres::PoolError),
+    #[error("database error: {0}")]
+    Postgres(#[from] tokio_postgres::Error),
+    #[error("unexpected data in the database: {0}")]
+    Corrupt(String),
+}
+
+/// The PostgreSQL NOTIFY channel on which processes announce new work.
+pub const WORK_CHANNEL: &str = "errand_jobs";
+
+/// errand's database: cheap to clone (it is a pool).
+#[derive(Clone)]
+pub struct Store {
+    pool: Pool,
+}
+
+impl Store {
+    /// A pool of up to `size` connections to `url`. Connects lazily.
+    pub fn connect(url: &str, size: usize) -> Result<Self, tokio_postgres::Error> {
+        let pg_config: tokio_postgres::Config = url.parse()?;
+        let manager = Manager::from_config(
+            pg_config,
+            NoTls,
+            ManagerConfig {
+                recycling_method: RecyclingMethod::Fast,
+            },
+        );
+        let pool = Pool::builder(manager)
+            .max_size(size)
+            .runtime(deadpool_postgres::Runtime::Tokio1)
+            .build()
+            .expect("a pool with a runtime always builds");
+        Ok(Self { pool })
+    }
+
+    /// The jobs of the caller's user in the caller's tenant.
+    pub fn for_caller<'a>(&'a self, caller: &'a Caller) -> CallerJobs<'a> {
+        CallerJobs::new(&self.pool, caller)
+    }
+
+    /// The worker side of the job table.
+    pub fn queue(&self) -> Queue<'_> {
+        Queue::new(&self.pool)
+    }
+
+    /// The pool, for migrations and health checks.
+    pub fn pool(&self) -> &Pool {
+        &self.pool
+    }
+}

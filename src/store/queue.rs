@@ -1,0 +1,306 @@
+//! The worker side of the job table: claim runnable jobs fairly, renew leases,
+//! end attempts, rescue jobs whose worker vanished, release jobs at shutdown.
+//!
+//! Every write on a claimed job is fenced: `WHERE id = $1 AND state = 'running'
+//! AND lease_id = $2`. A worker whose lease expired (and whose job was rescued,
+//! re-claimed or finished by someone else) changes nothing.
+
+use std::time::Duration;
+
+use deadpool_postgres::Pool;
+use serde_json::Value;
+use tokio_postgres::Row;
+use uuid::Uuid;
+
+use super::{StoreError, WORK_CHANNEL};
+use crate::domain::{JobId, JobState, LeaseId, TenantId, UserId};
+
+/// Serialises claims across processes, so per-tenant limits hold exactly.
+/// Claims are one short statement, so the wait is short too.
+const CLAIM_LOCK: i64 = 0x6572_7261_6e64_0001;
+
+/// A job this process now holds a lease on.
+#[derive(Debug, Clone)]
+pub struct ClaimedJob {
+    pub id: JobId,
+    pub tenant: TenantId,
+    pub user: UserId,
+    pub job_type: String,
+    pub params: Value,
+    /// This attempt's number, 1-based.
+    pub attempt: u32,
+    pub lease: LeaseId,
+}
+
+/// How an attempt ended, as the worker reports it.
+#[derive(Debug, Clone)]
+pub enum Outcome {
+    Completed {
+        result: Option<Value>,
+    },
+    /// Try again after `delay`.
+    Retry {
+        error: String,
+        delay: Duration,
+    },
+    /// No more attempts: the job fails.
+    Failed {
+        error: String,
+    },
+}
+
+/// A job that reached a terminal state, with the notification written with it.
+#[derive(Debug, Clone)]
+pub struct Finished {
+    pub job: JobId,
+    pub tenant: TenantId,
+    pub user: UserId,
+    pub job_type: String,
+    pub state: JobState,
+    pub error_message: Option<String>,
+    /// `None` only if a notification for the job already existed.
+    pub notification: Option<Uuid>,
+}
+
+/// What a rescue pass did.
+#[derive(Debug, Default)]
+pub struct Rescued {
+    /// Jobs put back to run again.
+    pub requeued: u64,
+    /// Jobs out of attempts, now failed and notified.
+    pub failed: Vec<Finished>,
+}
+
+/// Writes that end a job: the state change and its one notification, in one statement.
+const FINISH_AND_NOTIFY: &str = "\
+    notified AS ( \
+        INSERT INTO notifications (tenant_id, user_id, kind, job_id, job_type, job_status, error_message) \
+        SELECT tenant_id, user_id, 'job_completed', id, job_type, state::text, error_message \
+        FROM finished WHERE state IN ('completed', 'failed') \
+        ON CONFLICT (job_id, kind) DO NOTHING \
+        RETURNING job_id, id \
+    ) \
+    SELECT f.id, f.tenant_id, f.user_id, f.job_type, f.state::text, f.error_message, n.id \
+    FROM finished f LEFT JOIN notified n ON n.job_id = f.id";
+
+/// The worker side of the job table.
+pub struct Queue<'a> {
+    pool: &'a Pool,
+}
+
+impl<'a> Queue<'a> {
+    pub(super) fn new(pool: &'a Pool) -> Self {
+        Self { pool }
+    }
+
+    /// Claims up to `limit` runnable jobs for `owner`, at most `tenant_limit`
+    /// running per tenant across all processes. Each tenant's next job comes
+    /// before any tenant's second, so one tenant's burst cannot starve another.
+    #[tracing::instrument(skip(self))]
+    pub async fn claim(
+        &self,
+        owner: Uuid,
+        limit: usize,
+        tenant_limit: u32,
+        lease: Duration,
+    ) -> Result<Vec<ClaimedJob>, StoreError> {
+        let mut client = self.pool.get().await?;
+        let tx = client.transaction().await?;
+        tx.execute("SELECT pg_advisory_xact_lock($1)", &[&CLAIM_LOCK])
+            .await?;
+        let rows = tx
+            .query(
+                "WITH RECURSIVE tenants(tenant_id) AS ( \
+                     (SELECT tenant_id FROM jobs WHERE state IN ('available', 'retryable') \
+                      ORDER BY tenant_id LIMIT 1) \
+                     UNION ALL \
+                     SELECT (SELECT j.tenant_id FROM jobs j \
+                             WHERE j.state IN ('available', 'retryable') AND j.tenant_id > t.tenant_id \
+                             ORDER BY j.tenant_id LIMIT 1) \
+                     FROM tenants t WHERE t.tenant_id IS NOT NULL \
+                 ), candidates AS ( \
+                     SELECT c.id, c.run_at, c.rank FROM tenants t \
+                     CROSS JOIN LATERAL ( \
+                         SELECT j.id, j.run_at, row_number() OVER (ORDER BY j.run_at, j.id) AS rank \
+                         FROM jobs j \
+                         WHERE j.tenant_id = t.tenant_id AND j.state IN ('available', 'retryable') \
+                           AND j.run_at <= now() \
+                         ORDER BY j.run_at, j.id \
+                         LIMIT greatest(0, $1 - (SELECT count(*) FROM jobs r \
+                                                 WHERE r.tenant_id = t.tenant_id AND r.state = 'running')) \
+                     ) c \
+                     WHERE t.tenant_id IS NOT NULL \
+                 ), picked AS ( \
+                     SELECT id FROM candidates ORDER BY rank, run_at, id LIMIT $2 \
+                 ) \
+                 UPDATE jobs j SET state = 'running', attempt = j.attempt + 1, \
+                     lease_id = gen_random_uuid(), lease_owner = $3, \
+                     lease_expires_at = now() + $4 * interval '1 millisecond', started_at = now() \
+                 FROM picked WHERE j.id = picked.id AND j.state IN ('available', 'retryable') \
+                 RETURNING j.id, j.tenant_id, j.user_id, j.job_type, j.params, j.attempt, j.lease_id",
+                &[&i64::from(tenant_limit), &(limit as i64), &owner, &millis(lease)],
+            )
+            .await?;
+        tx.commit().await?;
+        rows.iter().map(claimed_from_row).collect()
+    }
+
+    /// Extends a lease; `false` means it is no longer ours and the attempt must stop.
+    pub async fn heartbeat(
+        &self,
+        id: JobId,
+        lease: LeaseId,
+        duration: Duration,
+    ) -> Result<bool, StoreError> {
+        let client = self.pool.get().await?;
+        let n = client
+            .execute(
+                "UPDATE jobs SET lease_expires_at = now() + $3 * interval '1 millisecond' \
+                 WHERE id = $1 AND state = 'running' AND lease_id = $2",
+                &[&id.0, &lease.0, &millis(duration)],
+            )
+            .await?;
+        Ok(n == 1)
+    }
+
+    /// Ends an attempt, if the lease is still ours. A terminal outcome writes the
+    /// job's notification in the same statement. Returns `None` when fenced off.
+    #[tracing::instrument(skip(self, outcome))]
+    pub async fn finish_if_running(
+        &self,
+        id: JobId,
+        lease: LeaseId,
+        outcome: &Outcome,
+    ) -> Result<Option<Finished>, StoreError> {
+        let client = self.pool.get().await?;
+        const FENCE: &str = "WHERE id = $1 AND state = 'running' AND lease_id = $2";
+        const CLEAR_LEASE: &str = "lease_id = NULL, lease_owner = NULL, lease_expires_at = NULL";
+        const RETURNING: &str = "RETURNING id, tenant_id, user_id, job_type, state, error_message";
+        let rows = match outcome {
+            Outcome::Completed { result } => {
+                let sql = format!(
+                    "WITH finished AS (UPDATE jobs SET state = 'completed', result = $3, error_message = NULL, \
+                     finished_at = now(), {CLEAR_LEASE} {FENCE} {RETURNING}), {FINISH_AND_NOTIFY}"
+                );
+                client.query(&sql, &[&id.0, &lease.0, result]).await?
+            }
+            Outcome::Failed { error } => {
+                let sql = format!(
+                    "WITH finished AS (UPDATE jobs SET state = 'failed', error_message = $3, \
+                     finished_at = now(), {CLEAR_LEASE} {FENCE} {RETURNING}), {FINISH_AND_NOTIFY}"
+                );
+                client.query(&sql, &[&id.0, &lease.0, error]).await?
+            }
+            Outcome::Retry { error, delay } => {
+                let sql = format!(
+                    "WITH finished AS (UPDATE jobs SET state = 'retryable', error_message = $3, \
+                     run_at = now() + $4 * interval '1 millisecond', {CLEAR_LEASE} {FENCE} {RETURNING}), \
+                     {FINISH_AND_NOTIFY}"
+                );
+                client
+                    .query(&sql, &[&id.0, &lease.0, error, &millis(*delay)])
+                    .await?
+            }
+        };
+        rows.first().map(finished_from_row).transpose()
+    }
+
+    /// Puts jobs whose lease expired back to run (or fails them, with their
+    /// notification, when no attempts remain). Only an expired lease counts:
+    /// a job that runs long but heartbeats is never rescued.
+    pub async fn rescue_expired(&self, limit: i64) -> Result<Rescued, StoreError> {
+        let client = self.pool.get().await?;
+        let sql = format!(
+            "WITH expired AS ( \
+                 SELECT id FROM jobs WHERE state = 'running' AND lease_expires_at < now() \
+                 ORDER BY lease_expires_at LIMIT $1 FOR UPDATE SKIP LOCKED \
+             ), finished AS ( \
+                 UPDATE jobs j SET \
+                     state = CASE WHEN j.attempt < j.max_attempts THEN 'available'::job_state \
+                                  ELSE 'failed'::job_state END, \
+                     error_message = 'the worker running this job stopped responding', \
+                     run_at = now(), \
+                     finished_at = CASE WHEN j.attempt < j.max_attempts THEN NULL ELSE now() END, \
+                     lease_id = NULL, lease_owner = NULL, lease_expires_at = NULL \
+                 FROM expired WHERE j.id = expired.id AND j.state = 'running' \
+                 RETURNING j.id, j.tenant_id, j.user_id, j.job_type, j.state, j.error_message \
+             ), {FINISH_AND_NOTIFY}"
+        );
+        let rows = client.query(&sql, &[&limit]).await?;
+        let mut rescued = Rescued::default();
+        for row in &rows {
+            let finished = finished_from_row(row)?;
+            if finished.state == JobState::Failed {
+                rescued.failed.push(finished);
+            } else {
+                rescued.requeued += 1;
+            }
+        }
+        Ok(rescued)
+    }
+
+    /// Hands back every job `owner` still holds, as if its attempt never
+    /// started, so another process takes it at once. Only call this once the
+    /// owner's workers for those jobs have been stopped.
+    pub async fn release_all(&self, owner: Uuid) -> Result<u64, StoreError> {
+        let client = self.pool.get().await?;
+        let n = client
+            .execute(
+                "UPDATE jobs SET state = 'available', attempt = attempt - 1, run_at = now(), \
+                 lease_id = NULL, lease_owner = NULL, lease_expires_at = NULL \
+                 WHERE lease_owner = $1 AND state = 'running'",
+                &[&owner],
+            )
+            .await?;
+        if n > 0 {
+            self.announce_work().await?;
+        }
+        Ok(n)
+    }
+
+    /// Tells every errand process listening that there is work to claim.
+    pub async fn announce_work(&self) -> Result<(), StoreError> {
+        let client = self.pool.get().await?;
+        client
+            .execute("SELECT pg_notify($1, '')", &[&WORK_CHANNEL])
+            .await?;
+        Ok(())
+    }
+}
+
+fn millis(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+fn claimed_from_row(row: &Row) -> Result<ClaimedJob, StoreError> {
+    let attempt: i32 = row.try_get(5)?;
+    Ok(ClaimedJob {
+        id: JobId(row.try_get(0)?),
+        tenant: TenantId::parse(row.try_get::<_, String>(1)?)
+            .map_err(|e| StoreError::Corrupt(e.to_string()))?,
+        user: UserId::parse(row.try_get::<_, String>(2)?)
+            .map_err(|e| StoreError::Corrupt(e.to_string()))?,
+        job_type: row.try_get(3)?,
+        params: row.try_get(4)?,
+        attempt: u32::try_from(attempt)
+            .map_err(|_| StoreError::Corrupt(format!("attempt {attempt}")))?,
+        lease: LeaseId(row.try_get(6)?),
+    })
+}
+
+fn finished_from_row(row: &Row) -> Result<Finished, StoreError> {
+    let state: String = row.try_get(4)?;
+    Ok(Finished {
+        job: JobId(row.try_get(0)?),
+        tenant: TenantId::parse(row.try_get::<_, String>(1)?)
+            .map_err(|e| StoreError::Corrupt(e.to_string()))?,
+        user: UserId::parse(row.try_get::<_, String>(2)?)
+            .map_err(|e| StoreError::Corrupt(e.to_string()))?,
+        job_type: row.try_get(3)?,
+        state: state
+            .parse()
+            .map_err(|e: crate::domain::UnknownState| StoreError::Corrupt(e.to_string()))?,
+        error_message: row.try_get(5)?,
+        notification: row.try_get(6)?,
+    })
+}
