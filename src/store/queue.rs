@@ -94,8 +94,10 @@ impl<'a> Queue<'a> {
     }
 
     /// Claims up to `limit` runnable jobs for `owner`, at most `tenant_limit`
-    /// running per tenant across all processes. Each tenant's next job comes
-    /// before any tenant's second, so one tenant's burst cannot starve another.
+    /// running per tenant across all processes. Jobs are ranked by how many
+    /// jobs their tenant would then have running (fewest first, oldest first
+    /// within a rank), so a free slot goes to the tenant using the fewest:
+    /// one tenant's burst cannot starve another tenant's single job.
     #[tracing::instrument(skip(self))]
     pub async fn claim(
         &self,
@@ -118,18 +120,20 @@ impl<'a> Queue<'a> {
                              WHERE j.state IN ('available', 'retryable') AND j.tenant_id > t.tenant_id \
                              ORDER BY j.tenant_id LIMIT 1) \
                      FROM tenants t WHERE t.tenant_id IS NOT NULL \
+                 ), busy AS ( \
+                     SELECT t.tenant_id, (SELECT count(*) FROM jobs r \
+                                          WHERE r.tenant_id = t.tenant_id AND r.state = 'running') AS running \
+                     FROM tenants t WHERE t.tenant_id IS NOT NULL \
                  ), candidates AS ( \
-                     SELECT c.id, c.run_at, c.rank FROM tenants t \
+                     SELECT c.id, c.run_at, b.running + c.rank AS rank FROM busy b \
                      CROSS JOIN LATERAL ( \
                          SELECT j.id, j.run_at, row_number() OVER (ORDER BY j.run_at, j.id) AS rank \
                          FROM jobs j \
-                         WHERE j.tenant_id = t.tenant_id AND j.state IN ('available', 'retryable') \
+                         WHERE j.tenant_id = b.tenant_id AND j.state IN ('available', 'retryable') \
                            AND j.run_at <= now() \
                          ORDER BY j.run_at, j.id \
-                         LIMIT greatest(0, $1 - (SELECT count(*) FROM jobs r \
-                                                 WHERE r.tenant_id = t.tenant_id AND r.state = 'running')) \
+                         LIMIT greatest(0, $1 - b.running) \
                      ) c \
-                     WHERE t.tenant_id IS NOT NULL \
                  ), picked AS ( \
                      SELECT id FROM candidates ORDER BY rank, run_at, id LIMIT $2 \
                  ) \

@@ -1,0 +1,74 @@
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use errand::http::{Claims, TokenIssuer};
+use reqwest::StatusCode;
+use serde_json::json;
+
+use crate::helpers::*;
+
+async fn status_with(app: &TestApp, authorization: Option<&str>) -> reqwest::Response {
+    let mut request = app.http.get(format!("{}/jobs", app.address));
+    if let Some(value) = authorization {
+        request = request.header("Authorization", value);
+    }
+    request.send().await.unwrap()
+}
+
+fn claims(exp: u64) -> Claims {
+    Claims { sub: "alice".into(), tenant: "acme".into(), email: None, exp }
+}
+
+#[actix_web::test]
+async fn a_valid_token_is_accepted() {
+    let app = spawn_app().await;
+    let response = status_with(&app, Some(&format!("Bearer {}", token("acme", "alice")))).await;
+    assert_eq!(response.status(), StatusCode::OK);
+}
+
+#[actix_web::test]
+async fn missing_malformed_expired_and_forged_tokens_get_401() {
+    let app = spawn_app().await;
+    let expired = token_with(claims(now_secs() - 10));
+    let forged = TokenIssuer::new("another-secret-that-is-long-enough-000000").unwrap().issue(&claims(now_secs() + 60)).unwrap();
+    let header = URL_SAFE_NO_PAD.encode(json!({"alg": "none", "typ": "JWT"}).to_string());
+    let body = URL_SAFE_NO_PAD.encode(json!({"sub": "alice", "tenant": "acme", "exp": now_secs() + 60}).to_string());
+    let alg_none = format!("{header}.{body}.");
+    let no_exp_body = URL_SAFE_NO_PAD.encode(json!({"sub": "alice", "tenant": "acme"}).to_string());
+    let valid = token("acme", "alice");
+    let valid_header = valid.split('.').next().unwrap();
+    let no_exp = format!("{valid_header}.{no_exp_body}.{}", valid.rsplit('.').next().unwrap());
+
+    let cases = [
+        None,
+        Some("Bearer".to_owned()),
+        Some("Bearer not-a-jwt".to_owned()),
+        Some(format!("Basic {valid}")),
+        Some(format!("Bearer {expired}")),
+        Some(format!("Bearer {forged}")),
+        Some(format!("Bearer {alg_none}")),
+        Some(format!("Bearer {no_exp}")),
+    ];
+    for case in cases {
+        let response = status_with(&app, case.as_deref()).await;
+        assert_eq!(response.headers()["www-authenticate"], "Bearer", "{case:?}");
+        assert_problem(response, StatusCode::UNAUTHORIZED, "unauthorized").await;
+    }
+}
+
+#[actix_web::test]
+async fn health_checks_need_no_token() {
+    let app = spawn_app().await;
+    for path in ["/healthz", "/readyz"] {
+        let response = app.http.get(format!("{}{path}", app.address)).send().await.unwrap();
+        assert_eq!(response.status(), StatusCode::OK, "{path}");
+    }
+}
+
+#[actix_web::test]
+async fn readyz_fails_when_migrations_are_missing() {
+    let app = spawn_app().await;
+    let client = app.db.client().await;
+    client.batch_execute("DELETE FROM refinery_schema_history").await.unwrap();
+    let response = app.http.get(format!("{}/readyz", app.address)).send().await.unwrap();
+    assert_problem(response, StatusCode::SERVICE_UNAVAILABLE, "unavailable").await;
+}

@@ -1,0 +1,62 @@
+//! Bad configuration stops errand at start-up with a message naming the key.
+
+use std::process::Command;
+
+fn errand_with(env: &[(&str, &str)]) -> (i32, String) {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_errand"));
+    command.args(["--config", concat!(env!("CARGO_MANIFEST_DIR"), "/config.toml"), "migrate"]);
+    command.env_remove("DATABASE_URL");
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    let output = command.output().expect("run errand");
+    (output.status.code().unwrap_or(-1), String::from_utf8_lossy(&output.stderr).into_owned())
+}
+
+#[test]
+fn bad_values_are_refused_naming_their_key() {
+    let cases = [
+        ("ERRAND_WORKERS__TENANT_LIMIT", "0", "workers.tenant_limit"),
+        ("ERRAND_WORKERS__TENANT_LIMIT", "many", "tenant_limit"),
+        ("ERRAND_HTTP__BIND", "not-an-address", "http.bind"),
+        ("ERRAND_AUTH__JWT_SECRET", "short", "auth.jwt_secret"),
+        ("ERRAND_WORKERS__LEASE", "soon", "lease"),
+        ("ERRAND_DATABASE__URL", "", "database.url"),
+        ("ERRAND_JOB_TYPES__SLEEP__MAX_ATTEMPTS", "0", "job_types.sleep.max_attempts"),
+    ];
+    for (key, value, named) in cases {
+        let (code, stderr) = errand_with(&[(key, value)]);
+        assert_eq!(code, 2, "{key}={value}: {stderr}");
+        assert!(stderr.contains(named), "{key}={value} should name {named}: {stderr}");
+    }
+}
+
+#[test]
+fn a_missing_config_file_is_named() {
+    let output = Command::new(env!("CARGO_BIN_EXE_errand"))
+        .args(["--config", "/nonexistent/errand.toml", "migrate"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("/nonexistent/errand.toml"));
+}
+
+#[test]
+fn errand_token_prints_a_token_for_the_configured_secret() {
+    let output = Command::new(env!("CARGO_BIN_EXE_errand"))
+        .args(["--config", concat!(env!("CARGO_MANIFEST_DIR"), "/config.toml")])
+        .args(["token", "--tenant", "acme", "--user", "alice", "--email", "a@example.com", "--ttl", "5m"])
+        .env("ERRAND_AUTH__JWT_SECRET", crate::helpers::SECRET)
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    let token = String::from_utf8(output.stdout).unwrap();
+    let mut validation = jsonwebtoken::Validation::new(jsonwebtoken::Algorithm::HS256);
+    validation.set_required_spec_claims(&["exp"]);
+    let key = jsonwebtoken::DecodingKey::from_secret(crate::helpers::SECRET.as_bytes()).unwrap();
+    let claims = jsonwebtoken::decode::<errand::http::Claims>(token.trim(), &key, &validation).unwrap().claims;
+    assert_eq!((claims.tenant.as_str(), claims.sub.as_str()), ("acme", "alice"));
+    assert_eq!(claims.email.as_deref(), Some("a@example.com"));
+    let ttl = claims.exp - crate::helpers::now_secs();
+    assert!((250..=300).contains(&ttl), "ttl {ttl}");
+}

@@ -1,0 +1,336 @@
+//! The test harness: a fresh database per test, errand started in-process
+//! (`spawn_app`) or as real processes (`ErrandProcess`), and a client that
+//! speaks the API, so a new test is a few lines long.
+
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use errand::config::{JobTypeSettings, Settings};
+use errand::http::{Claims, TokenIssuer};
+use errand::jobs::HandlerRegistry;
+use errand::startup::Application;
+use reqwest::{Response, StatusCode};
+use serde_json::{Value, json};
+use tokio_postgres::NoTls;
+use uuid::Uuid;
+
+pub const SECRET: &str = "test-secret-that-is-long-enough-0123456789";
+
+/// The server that test databases are created on: `DATABASE_URL` (any
+/// database on it), else the local default.
+fn admin_url() -> String {
+    std::env::var("DATABASE_URL").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".into())
+}
+
+fn with_database(url: &str, name: &str) -> String {
+    let mut parsed = reqwest::Url::parse(url).expect("DATABASE_URL must be a URL");
+    parsed.set_path(&format!("/{name}"));
+    parsed.to_string()
+}
+
+/// A database that exists for one test and is dropped after it.
+pub struct TestDb {
+    pub name: String,
+    pub url: String,
+}
+
+impl TestDb {
+    pub async fn create() -> Self {
+        let name = format!("errand_test_{}", Uuid::new_v4().simple());
+        let admin = connect(&admin_url()).await;
+        admin.batch_execute(&format!("CREATE DATABASE {name}")).await.expect("create test database");
+        let url = with_database(&admin_url(), &name);
+        Self { name, url }
+    }
+
+    /// A fresh connection to this database.
+    pub async fn client(&self) -> tokio_postgres::Client {
+        connect(&self.url).await
+    }
+
+    /// Runs a query expecting one row and returns its first column.
+    pub async fn scalar<T: for<'a> tokio_postgres::types::FromSql<'a>>(
+        &self,
+        sql: &str,
+        params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
+    ) -> T {
+        self.client().await.query_one(sql, params).await.expect(sql).get(0)
+    }
+
+    /// How many notifications exist for a job.
+    pub async fn notifications_for(&self, job: &str) -> i64 {
+        let id = Uuid::parse_str(job).unwrap();
+        self.scalar("SELECT count(*) FROM notifications WHERE job_id = $1", &[&id]).await
+    }
+}
+
+impl Drop for TestDb {
+    fn drop(&mut self) {
+        let name = self.name.clone();
+        // Drop runs outside async context: use a private runtime on a thread.
+        let _ = std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+            rt.block_on(async {
+                if let Ok((client, conn)) = tokio_postgres::connect(&admin_url(), NoTls).await {
+                    tokio::spawn(conn);
+                    let _ = client.batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")).await;
+                }
+            });
+        })
+        .join();
+    }
+}
+
+pub async fn connect(url: &str) -> tokio_postgres::Client {
+    let (client, conn) = tokio_postgres::connect(url, NoTls).await.expect("connect to PostgreSQL");
+    tokio::spawn(conn);
+    client
+}
+
+fn repo_path(relative: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(relative)
+}
+
+/// The shipped `config.toml`, pointed at `db`, on a free port, with fast loops for tests.
+pub fn test_settings(db: &TestDb) -> Settings {
+    let mut settings = Settings::load(&repo_path("config.toml")).expect("shipped config.toml loads");
+    settings.database.url = db.url.clone();
+    settings.database.pool_size = 8;
+    settings.http.bind = "127.0.0.1:0".into();
+    settings.http.workers = Some(2);
+    settings.auth.jwt_secret = SECRET.into();
+    settings.workers.poll_interval = Duration::from_millis(200);
+    settings.workers.lease = Duration::from_secs(3);
+    settings.workers.shutdown_grace = Duration::from_secs(2);
+    for job_type in settings.job_types.values_mut() {
+        job_type.backoff_base = Duration::from_millis(20);
+        job_type.backoff_max = Duration::from_millis(100);
+    }
+    settings
+}
+
+/// A job type running `handler` with test-friendly retry settings.
+pub fn job_type(handler: &str) -> JobTypeSettings {
+    JobTypeSettings {
+        handler: handler.into(),
+        max_attempts: 3,
+        backoff_base: Duration::from_millis(20),
+        backoff_max: Duration::from_millis(100),
+        timeout: Duration::from_secs(30),
+        params_schema: None,
+    }
+}
+
+/// errand running in this test's actix system.
+pub struct TestApp {
+    pub address: String,
+    pub db: TestDb,
+    pub http: reqwest::Client,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    stopped: Option<tokio::task::JoinHandle<std::io::Result<()>>>,
+}
+
+/// errand with the shipped configuration on a fresh database.
+pub async fn spawn_app() -> TestApp {
+    spawn_app_with(|_| {}, HandlerRegistry::builtin()).await
+}
+
+/// errand with settings changed by `configure` and the given handlers.
+pub async fn spawn_app_with(configure: impl FnOnce(&mut Settings), handlers: HandlerRegistry) -> TestApp {
+    errand::telemetry::init();
+    let db = TestDb::create().await;
+    spawn_app_on(db, configure, handlers).await
+}
+
+/// errand on an existing test database.
+pub async fn spawn_app_on(db: TestDb, configure: impl FnOnce(&mut Settings), handlers: HandlerRegistry) -> TestApp {
+    let mut settings = test_settings(&db);
+    configure(&mut settings);
+    settings.validate().expect("test settings are valid");
+    let app = Application::build(settings, handlers).await.expect("errand starts");
+    let address = format!("http://127.0.0.1:{}", app.port());
+    let (stop, stopped_rx) = tokio::sync::oneshot::channel::<()>();
+    let stopped = actix_web::rt::spawn(app.run_until(async move {
+        let _ = stopped_rx.await;
+    }));
+    TestApp { address, db, http: reqwest::Client::new(), stop: Some(stop), stopped: Some(stopped) }
+}
+
+impl TestApp {
+    /// Shuts errand down gracefully and waits for it.
+    pub async fn shutdown(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(stopped) = self.stopped.take() {
+            let _ = stopped.await;
+        }
+    }
+}
+
+/// A client of one errand instance (in-process or a separate process).
+#[allow(async_fn_in_trait)]
+pub trait Api {
+    fn address(&self) -> &str;
+    fn http(&self) -> &reqwest::Client;
+
+    async fn submit(&self, token: &str, job_type: &str, key: &str, params: Value) -> Response {
+        self.http()
+            .post(format!("{}/jobs/{job_type}", self.address()))
+            .bearer_auth(token)
+            .header("Idempotency-Key", key)
+            .json(&params)
+            .send()
+            .await
+            .expect("POST /jobs")
+    }
+
+    /// Submits and expects a 202; returns the job's id.
+    async fn create(&self, token: &str, job_type: &str, params: Value) -> String {
+        let response = self.submit(token, job_type, &Uuid::new_v4().to_string(), params).await;
+        assert_eq!(response.status(), StatusCode::ACCEPTED);
+        response.json::<Value>().await.unwrap()["id"].as_str().unwrap().to_owned()
+    }
+
+    async fn get(&self, token: &str, path: &str) -> Response {
+        self.http().get(format!("{}{path}", self.address())).bearer_auth(token).send().await.expect("GET")
+    }
+
+    async fn job(&self, token: &str, id: &str) -> Value {
+        let response = self.get(token, &format!("/jobs/{id}")).await;
+        assert_eq!(response.status(), StatusCode::OK, "GET /jobs/{id}");
+        response.json().await.unwrap()
+    }
+
+    /// Waits (up to `within`) until the job's status is `completed` or `failed`.
+    async fn wait_until_finished(&self, token: &str, id: &str, within: Duration) -> Value {
+        let deadline = Instant::now() + within;
+        loop {
+            let job = self.job(token, id).await;
+            if job["status"] == "completed" || job["status"] == "failed" {
+                return job;
+            }
+            assert!(Instant::now() < deadline, "job {id} did not finish within {within:?}: {job}");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+}
+
+impl Api for TestApp {
+    fn address(&self) -> &str {
+        &self.address
+    }
+    fn http(&self) -> &reqwest::Client {
+        &self.http
+    }
+}
+
+/// A valid token for `user` of `tenant`.
+pub fn token(tenant: &str, user: &str) -> String {
+    token_with(Claims { sub: user.into(), tenant: tenant.into(), email: None, exp: now_secs() + 3600 })
+}
+
+pub fn token_with(claims: Claims) -> String {
+    TokenIssuer::new(SECRET).unwrap().issue(&claims).unwrap()
+}
+
+pub fn now_secs() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs()
+}
+
+/// Waits (up to `within`) for an async condition.
+pub async fn eventually<F, Fut>(within: Duration, what: &str, mut condition: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let deadline = Instant::now() + within;
+    while !condition().await {
+        assert!(Instant::now() < deadline, "timed out after {within:?} waiting for: {what}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Asserts an RFC 9457 problem response with `status` and `code`; returns the body.
+pub async fn assert_problem(response: Response, status: StatusCode, code: &str) -> Value {
+    assert_eq!(response.status(), status);
+    let content_type = response.headers()["content-type"].to_str().unwrap().to_owned();
+    assert_eq!(content_type, "application/problem+json");
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(body["status"], json!(status.as_u16()));
+    assert_eq!(body["code"], code, "{body}");
+    assert!(body["detail"].as_str().is_some_and(|d| !d.is_empty()), "{body}");
+    assert!(body["title"].is_string() && body["type"].is_string(), "{body}");
+    body
+}
+
+/// A real `errand serve` process.
+pub struct ErrandProcess {
+    pub child: Child,
+    pub address: String,
+    http: reqwest::Client,
+}
+
+impl ErrandProcess {
+    /// Starts `errand serve` on `db` with extra `ERRAND_*` settings, and waits until it listens.
+    pub fn start(db: &TestDb, env: &[(&str, &str)]) -> Self {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_errand"));
+        command
+            .arg("serve")
+            .arg("--config")
+            .arg(repo_path("config.toml"))
+            .env_remove("DATABASE_URL")
+            .env("ERRAND_DATABASE__URL", &db.url)
+            .env("ERRAND_DATABASE__POOL_SIZE", "8")
+            .env("ERRAND_HTTP__BIND", "127.0.0.1:0")
+            .env("ERRAND_HTTP__WORKERS", "2")
+            .env("ERRAND_AUTH__JWT_SECRET", SECRET)
+            .env("ERRAND_WORKERS__POLL_INTERVAL", "200ms")
+            .env("RUST_LOG", "warn")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit());
+        for (key, value) in env {
+            command.env(key, value);
+        }
+        let mut child = command.spawn().expect("start errand");
+        let stdout = child.stdout.take().unwrap();
+        let mut line = String::new();
+        BufReader::new(stdout).read_line(&mut line).expect("errand prints its address");
+        let port = line.trim().rsplit(':').next().unwrap_or_default().to_owned();
+        assert!(line.starts_with("errand listening on"), "errand did not start: {line:?}");
+        Self { child, address: format!("http://127.0.0.1:{port}"), http: reqwest::Client::new() }
+    }
+
+    /// SIGKILL: no chance to clean up.
+    pub fn kill_hard(&mut self) {
+        self.child.kill().expect("SIGKILL");
+        self.child.wait().expect("reap");
+    }
+
+    /// SIGTERM, then wait for the process to exit.
+    pub fn terminate(&mut self) -> std::process::ExitStatus {
+        let pid = self.child.id().to_string();
+        Command::new("kill").args(["-TERM", &pid]).status().expect("kill -TERM");
+        self.child.wait().expect("reap")
+    }
+}
+
+impl Drop for ErrandProcess {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+impl Api for ErrandProcess {
+    fn address(&self) -> &str {
+        &self.address
+    }
+    fn http(&self) -> &reqwest::Client {
+        &self.http
+    }
+}

@@ -1,0 +1,12 @@
+//! errand's integration tests: one binary, one module per feature. Every test
+//! gets a fresh database on a real PostgreSQL (see `helpers.rs`).
+
+mod auth;
+mod config;
+mod helpers;
+mod processes;
+mod queue;
+mod read;
+mod shutdown;
+mod submit;
+mod work;

@@ -1,0 +1,77 @@
+//! Several real errand processes on one database: one job per key, work
+//! announced across processes, and a SIGKILL mid-job that loses nothing and
+//! runs nothing twice.
+
+use std::time::Duration;
+
+use futures_util::future::join_all;
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+use crate::helpers::*;
+
+#[actix_web::test]
+async fn concurrent_requests_with_one_key_across_two_processes_make_one_job() {
+    let db = TestDb::create().await;
+    let a = ErrandProcess::start(&db, &[]);
+    let b = ErrandProcess::start(&db, &[]);
+    let alice = token("acme", "alice");
+    let requests = (0..100).map(|i| {
+        let process = if i % 2 == 0 { &a } else { &b };
+        process.submit(&alice, "sleep", "one-intent", json!({"ms": 20}))
+    });
+    let responses = join_all(requests).await;
+    let mut ids = Vec::new();
+    let mut created = 0;
+    for response in responses {
+        assert!(matches!(response.status(), StatusCode::ACCEPTED | StatusCode::OK), "{}", response.status());
+        created += usize::from(response.status() == StatusCode::ACCEPTED);
+        ids.push(response.json::<Value>().await.unwrap()["id"].as_str().unwrap().to_owned());
+    }
+    assert_eq!(created, 1);
+    assert!(ids.iter().all(|id| *id == ids[0]));
+    let job = a.wait_until_finished(&alice, &ids[0], Duration::from_secs(20)).await;
+    assert_eq!(job["attempts"], 1);
+    let jobs: i64 = db.scalar("SELECT count(*) FROM jobs", &[]).await;
+    assert_eq!(jobs, 1);
+    assert_eq!(db.notifications_for(&ids[0]).await, 1);
+}
+
+#[actix_web::test]
+async fn work_a_busy_process_cannot_take_is_announced_to_an_idle_one() {
+    let db = TestDb::create().await;
+    let busy = ErrandProcess::start(&db, &[("ERRAND_WORKERS__GLOBAL_LIMIT", "1")]);
+    // The idle process polls only hourly: it can only hear of the work by NOTIFY.
+    let idle = ErrandProcess::start(&db, &[("ERRAND_WORKERS__POLL_INTERVAL", "1h")]);
+    let alice = token("acme", "alice");
+    let blocker = busy.create(&alice, "sleep", json!({"ms": 60000})).await;
+    eventually(Duration::from_secs(10), "the busy process runs its long job", || async {
+        busy.job(&alice, &blocker).await["state"] == "running"
+    })
+    .await;
+    let waiting = busy.create(&alice, "noop", json!({})).await;
+    let job = idle.wait_until_finished(&alice, &waiting, Duration::from_secs(10)).await;
+    assert_eq!(job["status"], "completed");
+}
+
+#[actix_web::test]
+async fn a_process_killed_mid_job_loses_nothing_and_the_job_completes_once() {
+    let db = TestDb::create().await;
+    let lease = [("ERRAND_WORKERS__LEASE", "1s")];
+    let mut doomed = ErrandProcess::start(&db, &lease);
+    let alice = token("acme", "alice");
+    let id = doomed.create(&alice, "sleep", json!({"ms": 1500})).await;
+    eventually(Duration::from_secs(10), "the job is running in the doomed process", || async {
+        doomed.job(&alice, &id).await["state"] == "running"
+    })
+    .await;
+    doomed.kill_hard();
+
+    let survivor = ErrandProcess::start(&db, &lease);
+    let job = survivor.wait_until_finished(&alice, &id, Duration::from_secs(30)).await;
+    assert_eq!(job["status"], "completed");
+    assert_eq!(job["attempts"], 2, "the killed attempt and the one that finished");
+    assert_eq!(db.notifications_for(&id).await, 1);
+    let jobs: i64 = db.scalar("SELECT count(*) FROM jobs", &[]).await;
+    assert_eq!(jobs, 1);
+}

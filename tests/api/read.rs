@@ -1,0 +1,120 @@
+//! `GET /jobs/{id}` and `GET /jobs`: only ever the caller's own jobs.
+
+use std::collections::HashSet;
+use std::time::Duration;
+
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+use crate::helpers::*;
+
+#[actix_web::test]
+async fn a_job_shows_every_contract_field() {
+    let app = spawn_app().await;
+    let alice = token("acme", "alice");
+    let id = app.create(&alice, "noop", json!({"a": 1})).await;
+    let job = app.wait_until_finished(&alice, &id, Duration::from_secs(10)).await;
+    for field in ["id", "type", "status", "params", "result_url", "error_message", "attempts", "created_at", "completed_at"] {
+        assert!(job.get(field).is_some(), "missing {field}: {job}");
+    }
+    assert_eq!(job["status"], "completed");
+    assert_eq!(job["attempts"], 1);
+    assert!(chrono::DateTime::parse_from_rfc3339(job["completed_at"].as_str().unwrap()).is_ok());
+}
+
+#[actix_web::test]
+async fn anything_but_the_callers_own_job_is_the_same_404() {
+    let app = spawn_app().await;
+    let id = app.create(&token("acme", "alice"), "noop", json!({})).await;
+    let random = uuid::Uuid::now_v7().to_string();
+    let attempts = [
+        (token("acme", "bob"), id.clone()),
+        (token("globex", "alice"), id.clone()),
+        (token("acme", "alice"), random),
+        (token("acme", "alice"), "not-a-uuid".to_owned()),
+        (token("acme", "alice"), "%20".to_owned()),
+    ];
+    let mut bodies = HashSet::new();
+    for (caller, path_id) in attempts {
+        let response = app.get(&caller, &format!("/jobs/{path_id}")).await;
+        let body = assert_problem(response, StatusCode::NOT_FOUND, "not_found").await;
+        bodies.insert(body.to_string());
+    }
+    assert_eq!(bodies.len(), 1, "every 404 must look the same: {bodies:?}");
+}
+
+async fn list(app: &TestApp, caller: &str, query: &str) -> Value {
+    let response = app.get(caller, &format!("/jobs{query}")).await;
+    assert_eq!(response.status(), StatusCode::OK, "{query}");
+    response.json().await.unwrap()
+}
+
+#[actix_web::test]
+async fn the_list_pages_through_the_callers_jobs_newest_first() {
+    let app = spawn_app().await;
+    let alice = token("acme", "alice");
+    let mut created = Vec::new();
+    for i in 0..7 {
+        created.push(app.create(&alice, "noop", json!({ "i": i })).await);
+    }
+    app.create(&token("acme", "bob"), "noop", json!({})).await;
+    app.create(&token("globex", "alice"), "noop", json!({})).await;
+
+    let mut seen = Vec::new();
+    let mut query = "?limit=3".to_owned();
+    loop {
+        let page = list(&app, &alice, &query).await;
+        let jobs = page["jobs"].as_array().unwrap();
+        assert!(jobs.len() <= 3);
+        seen.extend(jobs.iter().map(|j| j["id"].as_str().unwrap().to_owned()));
+        match page["next_cursor"].as_str() {
+            Some(cursor) => query = format!("?limit=3&cursor={cursor}"),
+            None => break,
+        }
+    }
+    created.reverse();
+    assert_eq!(seen, created, "all of alice's jobs, newest first, each once");
+}
+
+#[actix_web::test]
+async fn the_list_filters_by_status_and_type() {
+    let app = spawn_app().await;
+    let alice = token("acme", "alice");
+    let done = app.create(&alice, "noop", json!({})).await;
+    app.wait_until_finished(&alice, &done, Duration::from_secs(10)).await;
+    let slow = app.create(&alice, "sleep", json!({"ms": 60000})).await;
+
+    let completed = list(&app, &alice, "?status=completed").await;
+    assert_eq!(completed["jobs"].as_array().unwrap().len(), 1);
+    assert_eq!(completed["jobs"][0]["id"], done.as_str());
+    let processing = list(&app, &alice, "?status=processing&type=sleep").await;
+    assert_eq!(processing["jobs"][0]["id"], slow.as_str());
+    let none = list(&app, &alice, "?type=sleep&status=completed").await;
+    assert_eq!(none["jobs"], json!([]));
+    assert_eq!(none["next_cursor"], Value::Null);
+}
+
+#[actix_web::test]
+async fn bad_list_parameters_are_400() {
+    let app = spawn_app().await;
+    let alice = token("acme", "alice");
+    for query in ["?limit=0", "?limit=101", "?limit=ten", "?status=done", "?cursor=nonsense"] {
+        let response = app.get(&alice, &format!("/jobs{query}")).await;
+        assert_problem(response, StatusCode::BAD_REQUEST, "bad_request").await;
+    }
+    let default_and_max = [("", 20), ("?limit=100", 100)];
+    for _ in 0..25 {
+        app.create(&alice, "noop", json!({})).await;
+    }
+    for (query, expected) in default_and_max {
+        let page = list(&app, &alice, query).await;
+        assert_eq!(page["jobs"].as_array().unwrap().len(), expected.min(25), "{query}");
+    }
+}
+
+#[actix_web::test]
+async fn unknown_routes_are_problem_404s() {
+    let app = spawn_app().await;
+    let response = app.get(&token("acme", "alice"), "/nothing/here").await;
+    assert_problem(response, StatusCode::NOT_FOUND, "not_found").await;
+}

@@ -1,0 +1,219 @@
+//! The work itself: starts at once, retries with backoff, times out, fails
+//! visibly, is fair between tenants, and is found without any request.
+
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use errand::jobs::{HandlerFuture, HandlerRegistry, JobContext, JobError, JobHandler};
+use serde_json::json;
+
+use crate::helpers::*;
+
+const WITHIN: Duration = Duration::from_secs(20);
+
+#[actix_web::test]
+async fn a_new_job_starts_without_waiting_for_a_poll() {
+    // With the backstop poll an hour away, only the local wake-up can start the job.
+    let app = spawn_app_with(|s| s.workers.poll_interval = Duration::from_secs(3600), HandlerRegistry::builtin()).await;
+    let alice = token("acme", "alice");
+    let id = app.create(&alice, "noop", json!({})).await;
+    let job = app.wait_until_finished(&alice, &id, Duration::from_secs(5)).await;
+    assert_eq!(job["status"], "completed");
+}
+
+#[actix_web::test]
+async fn a_flaky_job_retries_until_it_succeeds_and_notifies_once() {
+    let app = spawn_app().await;
+    let alice = token("acme", "alice");
+    let id = app.create(&alice, "sleep", json!({"ms": 1, "fail_times": 2})).await;
+    let job = app.wait_until_finished(&alice, &id, WITHIN).await;
+    assert_eq!(job["status"], "completed");
+    assert_eq!(job["attempts"], 3);
+    assert_eq!(job["error_message"], serde_json::Value::Null);
+    assert_eq!(app.db.notifications_for(&id).await, 1);
+    let status: String = app.db.scalar("SELECT job_status FROM notifications", &[]).await;
+    assert_eq!(status, "completed");
+}
+
+#[actix_web::test]
+async fn a_job_that_keeps_failing_fails_after_its_last_attempt_and_notifies() {
+    let app = spawn_app_with(|s| s.job_types.get_mut("sleep").unwrap().max_attempts = 3, HandlerRegistry::builtin()).await;
+    let alice = token("acme", "alice");
+    let id = app.create(&alice, "sleep", json!({"ms": 1, "fail_times": 10})).await;
+    let job = app.wait_until_finished(&alice, &id, WITHIN).await;
+    assert_eq!(job["status"], "failed");
+    assert_eq!(job["attempts"], 3);
+    assert_eq!(job["error_message"], "planned failure 3 of 10");
+    assert_eq!(app.db.notifications_for(&id).await, 1);
+    let (status, message): (String, String) = {
+        let row = app.db.client().await.query_one("SELECT job_status, error_message FROM notifications", &[]).await.unwrap();
+        (row.get(0), row.get(1))
+    };
+    assert_eq!((status.as_str(), message.as_str()), ("failed", "planned failure 3 of 10"));
+}
+
+#[actix_web::test]
+async fn a_retry_waits_for_its_backoff() {
+    let app = spawn_app_with(
+        |s| {
+            let sleep = s.job_types.get_mut("sleep").unwrap();
+            sleep.backoff_base = Duration::from_millis(400);
+            sleep.backoff_max = Duration::from_millis(400);
+        },
+        HandlerRegistry::builtin(),
+    )
+    .await;
+    let alice = token("acme", "alice");
+    let id = app.create(&alice, "sleep", json!({"ms": 0, "fail_times": 1})).await;
+    let deadline = std::time::Instant::now() + WITHIN;
+    let retrying = loop {
+        let job = app.job(&alice, &id).await;
+        if job["state"] == "retry_scheduled" || job["status"] == "completed" {
+            break job;
+        }
+        assert!(std::time::Instant::now() < deadline, "the job never waited to retry: {job}");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    };
+    assert_eq!(retrying["state"], "retry_scheduled", "the retry cannot have run yet: {retrying}");
+    let next: DateTime<Utc> = retrying["next_attempt_at"].as_str().unwrap().parse().unwrap();
+    let job = app.wait_until_finished(&alice, &id, WITHIN).await;
+    let done: DateTime<Utc> = job["completed_at"].as_str().unwrap().parse().unwrap();
+    assert!(done >= next, "ran at {done}, before its backoff ended at {next}");
+    assert_eq!(job["attempts"], 2);
+}
+
+struct Refuses;
+
+impl JobHandler for Refuses {
+    fn run(&self, _ctx: JobContext) -> HandlerFuture {
+        Box::pin(async { Err(JobError::Permanent("the date range is empty".into())) })
+    }
+}
+
+#[actix_web::test]
+async fn a_permanent_error_fails_at_once_without_retry() {
+    let mut handlers = HandlerRegistry::builtin();
+    handlers.register("refuses", Refuses);
+    let app = spawn_app_with(|s| _ = s.job_types.insert("refuses".into(), job_type("refuses")), handlers).await;
+    let alice = token("acme", "alice");
+    let id = app.create(&alice, "refuses", json!({})).await;
+    let job = app.wait_until_finished(&alice, &id, WITHIN).await;
+    assert_eq!(job["status"], "failed");
+    assert_eq!(job["attempts"], 1);
+    assert_eq!(job["error_message"], "the date range is empty");
+    assert_eq!(app.db.notifications_for(&id).await, 1);
+}
+
+#[actix_web::test]
+async fn an_attempt_past_the_timeout_is_cancelled_and_counts_as_failed() {
+    let app = spawn_app_with(
+        |s| {
+            let sleep = s.job_types.get_mut("sleep").unwrap();
+            sleep.timeout = Duration::from_millis(200);
+            sleep.max_attempts = 2;
+        },
+        HandlerRegistry::builtin(),
+    )
+    .await;
+    let alice = token("acme", "alice");
+    let id = app.create(&alice, "sleep", json!({"ms": 60000})).await;
+    let job = app.wait_until_finished(&alice, &id, WITHIN).await;
+    assert_eq!(job["status"], "failed");
+    assert_eq!(job["attempts"], 2);
+    assert!(job["error_message"].as_str().unwrap().contains("timed out"), "{job}");
+}
+
+type Span = (Option<DateTime<Utc>>, Option<DateTime<Utc>>);
+
+/// When each of a tenant's jobs (last) started and finished, if it did.
+async fn started_and_finished(app: &TestApp, tenant: &str) -> Vec<Span> {
+    let rows = app
+        .db
+        .client()
+        .await
+        .query("SELECT started_at, finished_at FROM jobs WHERE tenant_id = $1 ORDER BY started_at", &[&tenant])
+        .await
+        .unwrap();
+    rows.iter().map(|r| (r.get(0), r.get(1))).collect()
+}
+
+#[actix_web::test]
+async fn a_tenant_never_runs_more_than_its_limit_at_once() {
+    let app = spawn_app_with(
+        |s| {
+            s.workers.tenant_limit = 2;
+            s.workers.global_limit = 8;
+        },
+        HandlerRegistry::builtin(),
+    )
+    .await;
+    let alice = token("acme", "alice");
+    let mut ids = Vec::new();
+    for _ in 0..6 {
+        ids.push(app.create(&alice, "sleep", json!({"ms": 150})).await);
+    }
+    for id in &ids {
+        app.wait_until_finished(&alice, id, WITHIN).await;
+    }
+    let spans = started_and_finished(&app, "acme").await;
+    let spans: Vec<_> = spans.into_iter().map(|(s, f)| (s.unwrap(), f.unwrap())).collect();
+    for (start, _) in &spans {
+        let overlapping = spans.iter().filter(|(s, f)| s <= start && f > start).count();
+        assert!(overlapping <= 2, "{overlapping} jobs of one tenant ran at once");
+    }
+}
+
+#[actix_web::test]
+async fn one_tenants_burst_does_not_starve_another_tenants_job() {
+    let app = spawn_app_with(
+        |s| {
+            s.workers.tenant_limit = 4;
+            s.workers.global_limit = 2;
+        },
+        HandlerRegistry::builtin(),
+    )
+    .await;
+    let acme = token("acme", "alice");
+    let mut burst = Vec::new();
+    for _ in 0..10 {
+        burst.push(app.create(&acme, "sleep", json!({"ms": 300})).await);
+    }
+    let globex = token("globex", "gina");
+    let single = app.create(&globex, "sleep", json!({"ms": 1})).await;
+    app.wait_until_finished(&globex, &single, WITHIN).await;
+    let single_start = started_and_finished(&app, "globex").await[0].0.unwrap();
+    let acme = started_and_finished(&app, "acme").await;
+    let acme_started_before = acme.iter().filter(|(s, _)| s.is_some_and(|s| s < single_start)).count();
+    assert!(
+        acme_started_before <= 3,
+        "globex's job waited behind {acme_started_before} of acme's; it should take the first free slot"
+    );
+}
+
+#[actix_web::test]
+async fn jobs_already_in_the_database_run_without_any_request() {
+    errand::telemetry::init();
+    let db = TestDb::create().await;
+    let store = errand::store::Store::connect(&db.url, 2).unwrap();
+    errand::db::migrate(&store).await.unwrap();
+    let client = db.client().await;
+    // One job recorded but never started, one whose worker vanished mid-attempt.
+    client
+        .batch_execute(
+            "INSERT INTO jobs (id, tenant_id, user_id, idempotency_key, fingerprint, job_type, params, max_attempts) \
+             VALUES ('01a22b18-0000-7000-8000-000000000001', 'acme', 'alice', 'a', '\\x00', 'noop', '{}', 3); \
+             INSERT INTO jobs (id, tenant_id, user_id, idempotency_key, fingerprint, job_type, params, max_attempts, \
+                               state, attempt, lease_id, lease_owner, lease_expires_at, started_at) \
+             VALUES ('01a22b18-0000-7000-8000-000000000002', 'acme', 'alice', 'b', '\\x00', 'noop', '{}', 3, \
+                     'running', 1, gen_random_uuid(), gen_random_uuid(), now() - interval '1 second', now());",
+        )
+        .await
+        .unwrap();
+    let app = spawn_app_on(db, |_| {}, HandlerRegistry::builtin()).await;
+    let alice = token("acme", "alice");
+    let queued = app.wait_until_finished(&alice, "01a22b18-0000-7000-8000-000000000001", WITHIN).await;
+    assert_eq!((queued["status"].as_str(), queued["attempts"].as_i64()), (Some("completed"), Some(1)));
+    let rescued = app.wait_until_finished(&alice, "01a22b18-0000-7000-8000-000000000002", WITHIN).await;
+    assert_eq!((rescued["status"].as_str(), rescued["attempts"].as_i64()), (Some("completed"), Some(2)));
+    assert_eq!(app.db.notifications_for("01a22b18-0000-7000-8000-000000000002").await, 1);
+}
