@@ -26,7 +26,7 @@ impl Handler<JobFinished> for Notifier {
     type Result = ();
 
     fn handle(&mut self, JobFinished(finished): JobFinished, _ctx: &mut Self::Context) {
-        tracing::info!(
+        tracing::debug!(
             job = %finished.job,
             tenant = %finished.tenant,
             state = ?finished.state,

@@ -1,0 +1,71 @@
+# Shared by scripts/run and scripts/test: find or start a PostgreSQL server.
+#
+# errand_database_server sets ERRAND_PG_SERVER to a URL of a reachable server
+# (without a database name), trying in order:
+#   1. DATABASE_URL, when given (its database part is replaced by callers);
+#   2. a server on 127.0.0.1:5432 that lets user postgres in;
+#   3. a private throw-away cluster made with the system's initdb/pg_ctl,
+#      on port ${ERRAND_PG_PORT:-55432}, stopped and removed by errand_stop_private_cluster.
+# ERRAND_PG=private skips 1 and 2.
+
+export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/errand-target}
+
+ERRAND_PG_DIR=${ERRAND_PG_DIR:-${TMPDIR:-/tmp}/errand-pg-$(id -u)-$$}
+ERRAND_PG_PORT=${ERRAND_PG_PORT:-55432}
+ERRAND_PG_STARTED=""
+
+errand_log() { printf 'errand: %s\n' "$*" >&2; }
+
+errand_pg_bin() {
+  local dir
+  dir=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
+  if [ -z "$dir" ]; then
+    errand_log "no PostgreSQL server binaries found (install Debian's postgresql package) and no DATABASE_URL given"
+    return 1
+  fi
+  printf '%s' "$dir"
+}
+
+errand_can_connect() {
+  command -v psql >/dev/null 2>&1 || return 1
+  psql "$1" -XAtqc 'SELECT 1' >/dev/null 2>&1
+}
+
+errand_start_private_cluster() {
+  local pgbin as_pg=()
+  pgbin=$(errand_pg_bin) || return 1
+  # initdb and postgres refuse to run as root.
+  if [ "$(id -u)" = 0 ]; then as_pg=(runuser -u postgres --); fi
+  mkdir -p "$ERRAND_PG_DIR"
+  [ "$(id -u)" = 0 ] && chown postgres: "$ERRAND_PG_DIR"
+  errand_log "starting a private PostgreSQL cluster in $ERRAND_PG_DIR on port $ERRAND_PG_PORT"
+  "${as_pg[@]}" "$pgbin/initdb" -D "$ERRAND_PG_DIR/data" -U postgres --auth=trust -E UTF8 --locale=C.UTF-8 --no-sync >"$ERRAND_PG_DIR/initdb.log" 2>&1 \
+    || { errand_log "initdb failed: see $ERRAND_PG_DIR/initdb.log"; return 1; }
+  "${as_pg[@]}" "$pgbin/pg_ctl" -D "$ERRAND_PG_DIR/data" -l "$ERRAND_PG_DIR/server.log" -w -t 60 start -o \
+    "-p $ERRAND_PG_PORT -k $ERRAND_PG_DIR -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300" >/dev/null \
+    || { errand_log "the private cluster did not start: see $ERRAND_PG_DIR/server.log"; return 1; }
+  ERRAND_PG_STARTED=1
+}
+
+errand_stop_private_cluster() {
+  [ -n "$ERRAND_PG_STARTED" ] || return 0
+  local pgbin as_pg=()
+  pgbin=$(errand_pg_bin) || return 0
+  if [ "$(id -u)" = 0 ]; then as_pg=(runuser -u postgres --); fi
+  "${as_pg[@]}" "$pgbin/pg_ctl" -D "$ERRAND_PG_DIR/data" -m fast -w stop >/dev/null 2>&1 || true
+  rm -rf "$ERRAND_PG_DIR"
+  ERRAND_PG_STARTED=""
+}
+
+# Sets ERRAND_PG_SERVER to a URL of the server, with the database `postgres`.
+errand_database_server() {
+  if [ "${ERRAND_PG:-}" != private ] && [ -n "${DATABASE_URL:-}" ]; then
+    ERRAND_PG_SERVER=$DATABASE_URL
+  elif [ "${ERRAND_PG:-}" != private ] && errand_can_connect "postgres://postgres@127.0.0.1:5432/postgres"; then
+    ERRAND_PG_SERVER="postgres://postgres@127.0.0.1:5432/postgres"
+  else
+    errand_start_private_cluster || return 1
+    ERRAND_PG_SERVER="postgres://postgres@127.0.0.1:$ERRAND_PG_PORT/postgres"
+  fi
+  errand_log "using PostgreSQL at ${ERRAND_PG_SERVER%%\?*}"
+}
