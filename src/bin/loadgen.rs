@@ -2,7 +2,8 @@
 //! throughput and latency. Three phases:
 //!
 //! * `create`: fresh idempotency keys, `--requests` in all at `--concurrency`;
-//! * `replay`: the same keys again (every answer must be a 200 replay);
+//! * `replay`: the same keys again, once their jobs have run (every answer
+//!   must be a 200 replay);
 //! * `drain`:  `--drain` more noop jobs, timed from the first request until
 //!   the last job is completed (polled through `GET /jobs`).
 //!
@@ -41,14 +42,24 @@ struct Client {
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args = Args::parse();
-    let http = reqwest::Client::builder().pool_max_idle_per_host(args.concurrency).build()?;
+    let http = reqwest::Client::builder()
+        .pool_max_idle_per_host(args.concurrency)
+        .build()?;
     let issuer = TokenIssuer::new(&args.secret)?;
     let exp = SystemTime::now().duration_since(UNIX_EPOCH)?.as_secs() + 3600;
     let run = SystemTime::now().duration_since(UNIX_EPOCH)?.as_millis();
     let mut clients = Vec::new();
     for i in 0..args.concurrency {
-        let claims = Claims { sub: "bench".into(), tenant: format!("bench-{run}-{i}"), email: None, exp };
-        clients.push(Client { token: issuer.issue(&claims)?, keys: Vec::new() });
+        let claims = Claims {
+            sub: "bench".into(),
+            tenant: format!("bench-{run}-{i}"),
+            email: None,
+            exp,
+        };
+        clients.push(Client {
+            token: issuer.issue(&claims)?,
+            keys: Vec::new(),
+        });
     }
     let per_client = args.requests / args.concurrency;
     for (i, client) in clients.iter_mut().enumerate() {
@@ -57,9 +68,20 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let clients = Arc::new(clients);
 
     // Warm up connections and the server's caches.
-    phase(&http, &args.url, &clients, 202, "warmup-", 50.min(per_client)).await?;
+    phase(
+        &http,
+        &args.url,
+        &clients,
+        202,
+        "warmup-",
+        50.min(per_client),
+    )
+    .await?;
     let created = phase(&http, &args.url, &clients, 202, "", per_client).await?;
     report("create", &created);
+    // Replays create no work: measure them once the created jobs have run, as
+    // a client's retry would typically meet them.
+    wait_until_drained(&http, &args.url, &clients).await?;
     let replayed = phase(&http, &args.url, &clients, 200, "", per_client).await?;
     report("replay", &replayed);
 
@@ -97,8 +119,13 @@ async fn phase(
     let start = Instant::now();
     let mut tasks = Vec::new();
     for index in 0..clients.len() {
-        let (http, url, clients, prefix, failures) =
-            (http.clone(), url.to_owned(), clients.clone(), prefix.to_owned(), failures.clone());
+        let (http, url, clients, prefix, failures) = (
+            http.clone(),
+            url.to_owned(),
+            clients.clone(),
+            prefix.to_owned(),
+            failures.clone(),
+        );
         tasks.push(tokio::spawn(async move {
             let client = &clients[index];
             let mut latencies = Vec::with_capacity(per_client);
@@ -152,7 +179,13 @@ fn report(name: &str, result: &PhaseResult) {
         n as f64 / result.elapsed.as_secs_f64(),
         percentile(&result.latencies, 50.0).as_secs_f64() * 1000.0,
         percentile(&result.latencies, 99.0).as_secs_f64() * 1000.0,
-        result.latencies.last().copied().unwrap_or_default().as_secs_f64() * 1000.0,
+        result
+            .latencies
+            .last()
+            .copied()
+            .unwrap_or_default()
+            .as_secs_f64()
+            * 1000.0,
     );
 }
 

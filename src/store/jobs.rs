@@ -13,6 +13,7 @@ use crate::domain::{
 /// The columns every caller-facing read selects, in the order [`job_from_row`] reads them.
 const JOB_COLUMNS: &str = "id, tenant_id, user_id, job_type, params, state::text, attempt, max_attempts, \
      run_at, result, error_message, created_at, finished_at";
+const JOB_COLUMN_COUNT: usize = 13;
 
 /// What became of a submission.
 #[derive(Debug)]
@@ -68,20 +69,31 @@ impl<'a> CallerJobs<'a> {
     ) -> Result<Submission, StoreError> {
         let fingerprint = Fingerprint::of(job_type, params);
         let client = self.pool.get().await?;
-        let insert = format!(
-            "INSERT INTO jobs (id, tenant_id, user_id, user_email, idempotency_key, fingerprint, job_type, params, max_attempts) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) \
-             ON CONFLICT (tenant_id, user_id, idempotency_key) DO NOTHING \
-             RETURNING {JOB_COLUMNS}"
+        // One round trip for both common cases: the insert, or (when the key
+        // exists) the existing row, read in the same statement.
+        let insert_or_find = format!(
+            "WITH inserted AS ( \
+                 INSERT INTO jobs (id, tenant_id, user_id, user_email, idempotency_key, fingerprint, job_type, \
+                                   params, max_attempts) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) \
+                 ON CONFLICT (tenant_id, user_id, idempotency_key) DO NOTHING \
+                 RETURNING {JOB_COLUMNS}, fingerprint, true AS created \
+             ) \
+             SELECT * FROM inserted \
+             UNION ALL \
+             SELECT {JOB_COLUMNS}, fingerprint, false FROM jobs \
+             WHERE tenant_id = $2 AND user_id = $3 AND idempotency_key = $5 AND NOT EXISTS (SELECT 1 FROM inserted)"
         );
+        let statement = client.prepare_cached(&insert_or_find).await?;
         let max_attempts = i32::try_from(max_attempts).unwrap_or(i32::MAX);
-        let inserted = client
+        let (tenant, user) = (self.caller.tenant.as_str(), self.caller.user.as_str());
+        let row = client
             .query_opt(
-                &insert,
+                &statement,
                 &[
                     &JobId::new().0,
-                    &self.caller.tenant.as_str(),
-                    &self.caller.user.as_str(),
+                    &tenant,
+                    &user,
                     &self.caller.email,
                     &key.as_str(),
                     &&fingerprint.0[..],
@@ -91,29 +103,30 @@ impl<'a> CallerJobs<'a> {
                 ],
             )
             .await?;
-        if let Some(row) = inserted {
-            return Ok(Submission::Created(job_from_row(&row)?));
-        }
-        let existing = format!(
-            "SELECT {JOB_COLUMNS}, fingerprint FROM jobs \
-             WHERE tenant_id = $1 AND user_id = $2 AND idempotency_key = $3"
-        );
-        let row = client
-            .query_one(
-                &existing,
-                &[
-                    &self.caller.tenant.as_str(),
-                    &self.caller.user.as_str(),
-                    &key.as_str(),
-                ],
-            )
-            .await?;
-        let stored: &[u8] = row.get("fingerprint");
-        if stored == fingerprint.0 {
-            Ok(Submission::Replayed(job_from_row(&row)?))
-        } else {
-            Ok(Submission::KeyReused)
-        }
+        let row = match row {
+            Some(row) => row,
+            None => {
+                // The key's row was committed by a concurrent request after this
+                // statement's snapshot was taken (the insert waited for it):
+                // read it with a fresh snapshot.
+                let find = format!(
+                    "SELECT {JOB_COLUMNS}, fingerprint, false FROM jobs \
+                     WHERE tenant_id = $1 AND user_id = $2 AND idempotency_key = $3"
+                );
+                let statement = client.prepare_cached(&find).await?;
+                client
+                    .query_one(&statement, &[&tenant, &user, &key.as_str()])
+                    .await?
+            }
+        };
+        let job = job_from_row(&row)?;
+        let stored: &[u8] = row.try_get(JOB_COLUMN_COUNT)?;
+        let created: bool = row.try_get(JOB_COLUMN_COUNT + 1)?;
+        Ok(match (created, stored == fingerprint.0) {
+            (true, _) => Submission::Created(job),
+            (false, true) => Submission::Replayed(job),
+            (false, false) => Submission::KeyReused,
+        })
     }
 
     /// The caller's job `id`, or `None` whether it is missing or someone else's.
@@ -151,9 +164,10 @@ impl<'a> CallerJobs<'a> {
         );
         // One extra row tells whether another page follows.
         let fetch = i64::from(filter.limit) + 1;
+        let statement = client.prepare_cached(&sql).await?;
         let rows = client
             .query(
-                &sql,
+                &statement,
                 &[
                     &self.caller.tenant.as_str(),
                     &self.caller.user.as_str(),

@@ -108,10 +108,12 @@ impl<'a> Queue<'a> {
     ) -> Result<Vec<ClaimedJob>, StoreError> {
         let mut client = self.pool.get().await?;
         let tx = client.transaction().await?;
-        tx.execute("SELECT pg_advisory_xact_lock($1)", &[&CLAIM_LOCK])
+        let lock = tx
+            .prepare_cached("SELECT pg_advisory_xact_lock($1)")
             .await?;
-        let rows = tx
-            .query(
+        tx.execute(&lock, &[&CLAIM_LOCK]).await?;
+        let claim = tx
+            .prepare_cached(
                 "WITH RECURSIVE tenants(tenant_id) AS ( \
                      (SELECT tenant_id FROM jobs WHERE state IN ('available', 'retryable') \
                       ORDER BY tenant_id LIMIT 1) \
@@ -142,7 +144,17 @@ impl<'a> Queue<'a> {
                      lease_expires_at = now() + $4 * interval '1 millisecond', started_at = now() \
                  FROM picked WHERE j.id = picked.id AND j.state IN ('available', 'retryable') \
                  RETURNING j.id, j.tenant_id, j.user_id, j.job_type, j.params, j.attempt, j.lease_id",
-                &[&i64::from(tenant_limit), &(limit as i64), &owner, &millis(lease)],
+            )
+            .await?;
+        let rows = tx
+            .query(
+                &claim,
+                &[
+                    &i64::from(tenant_limit),
+                    &(limit as i64),
+                    &owner,
+                    &millis(lease),
+                ],
             )
             .await?;
         tx.commit().await?;
@@ -157,12 +169,14 @@ impl<'a> Queue<'a> {
         duration: Duration,
     ) -> Result<bool, StoreError> {
         let client = self.pool.get().await?;
-        let n = client
-            .execute(
+        let statement = client
+            .prepare_cached(
                 "UPDATE jobs SET lease_expires_at = now() + $3 * interval '1 millisecond' \
                  WHERE id = $1 AND state = 'running' AND lease_id = $2",
-                &[&id.0, &lease.0, &millis(duration)],
             )
+            .await?;
+        let n = client
+            .execute(&statement, &[&id.0, &lease.0, &millis(duration)])
             .await?;
         Ok(n == 1)
     }
@@ -186,14 +200,24 @@ impl<'a> Queue<'a> {
                     "WITH finished AS (UPDATE jobs SET state = 'completed', result = $3, error_message = NULL, \
                      finished_at = now(), {CLEAR_LEASE} {FENCE} {RETURNING}), {FINISH_AND_NOTIFY}"
                 );
-                client.query(&sql, &[&id.0, &lease.0, result]).await?
+                client
+                    .query(
+                        &client.prepare_cached(&sql).await?,
+                        &[&id.0, &lease.0, result],
+                    )
+                    .await?
             }
             Outcome::Failed { error } => {
                 let sql = format!(
                     "WITH finished AS (UPDATE jobs SET state = 'failed', error_message = $3, \
                      finished_at = now(), {CLEAR_LEASE} {FENCE} {RETURNING}), {FINISH_AND_NOTIFY}"
                 );
-                client.query(&sql, &[&id.0, &lease.0, error]).await?
+                client
+                    .query(
+                        &client.prepare_cached(&sql).await?,
+                        &[&id.0, &lease.0, error],
+                    )
+                    .await?
             }
             Outcome::Retry { error, delay } => {
                 let sql = format!(
@@ -230,7 +254,9 @@ impl<'a> Queue<'a> {
                  RETURNING j.id, j.tenant_id, j.user_id, j.job_type, j.state, j.error_message \
              ), {FINISH_AND_NOTIFY}"
         );
-        let rows = client.query(&sql, &[&limit]).await?;
+        let rows = client
+            .query(&client.prepare_cached(&sql).await?, &[&limit])
+            .await?;
         let mut rescued = Rescued::default();
         for row in &rows {
             let finished = finished_from_row(row)?;

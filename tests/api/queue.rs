@@ -18,14 +18,22 @@ async fn store() -> (TestDb, Store) {
 }
 
 fn caller(tenant: &str) -> Caller {
-    Caller { tenant: TenantId::parse(tenant).unwrap(), user: UserId::parse("u").unwrap(), email: None }
+    Caller {
+        tenant: TenantId::parse(tenant).unwrap(),
+        user: UserId::parse("u").unwrap(),
+        email: None,
+    }
 }
 
 async fn submit(store: &Store, tenant: &str, n: usize) {
     let caller = caller(tenant);
     for _ in 0..n {
         let key = IdempotencyKey::parse(&Uuid::new_v4().to_string()).unwrap();
-        let submission = store.for_caller(&caller).submit(&key, "noop", &json!({}), 3).await.unwrap();
+        let submission = store
+            .for_caller(&caller)
+            .submit(&key, "noop", &json!({}), 3)
+            .await
+            .unwrap();
         assert!(matches!(submission, Submission::Created(_)));
     }
 }
@@ -36,25 +44,64 @@ const LEASE: Duration = Duration::from_secs(30);
 async fn a_late_worker_cannot_overwrite_a_rescued_and_reclaimed_job() {
     let (db, store) = store().await;
     submit(&store, "acme", 1).await;
-    let first = store.queue().claim(Uuid::new_v4(), 1, 4, Duration::from_millis(50)).await.unwrap().remove(0);
-    eventually(Duration::from_secs(5), "the short lease expires and is rescued", || async {
-        store.queue().rescue_expired(10).await.unwrap().requeued == 1
-    })
+    let first = store
+        .queue()
+        .claim(Uuid::new_v4(), 1, 4, Duration::from_millis(50))
+        .await
+        .unwrap()
+        .remove(0);
+    eventually(
+        Duration::from_secs(5),
+        "the short lease expires and is rescued",
+        || async { store.queue().rescue_expired(10).await.unwrap().requeued == 1 },
+    )
     .await;
-    let second = store.queue().claim(Uuid::new_v4(), 1, 4, LEASE).await.unwrap().remove(0);
+    let second = store
+        .queue()
+        .claim(Uuid::new_v4(), 1, 4, LEASE)
+        .await
+        .unwrap()
+        .remove(0);
     assert_eq!((second.id, second.attempt), (first.id, 2));
 
     let done = Outcome::Completed { result: None };
-    assert!(store.queue().finish_if_running(first.id, first.lease, &done).await.unwrap().is_none());
-    assert!(!store.queue().heartbeat(first.id, first.lease, LEASE).await.unwrap());
+    assert!(
+        store
+            .queue()
+            .finish_if_running(first.id, first.lease, &done)
+            .await
+            .unwrap()
+            .is_none()
+    );
+    assert!(
+        !store
+            .queue()
+            .heartbeat(first.id, first.lease, LEASE)
+            .await
+            .unwrap()
+    );
     let state: String = db.scalar("SELECT state::text FROM jobs", &[]).await;
     assert_eq!(state, "running", "the late write changed nothing");
 
-    let finished = store.queue().finish_if_running(second.id, second.lease, &done).await.unwrap().unwrap();
+    let finished = store
+        .queue()
+        .finish_if_running(second.id, second.lease, &done)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(finished.state, JobState::Completed);
     assert!(finished.notification.is_some());
-    let failed = Outcome::Failed { error: "late".into() };
-    assert!(store.queue().finish_if_running(second.id, second.lease, &failed).await.unwrap().is_none());
+    let failed = Outcome::Failed {
+        error: "late".into(),
+    };
+    assert!(
+        store
+            .queue()
+            .finish_if_running(second.id, second.lease, &failed)
+            .await
+            .unwrap()
+            .is_none()
+    );
     assert_eq!(db.notifications_for(&first.id.to_string()).await, 1);
 }
 
@@ -63,13 +110,28 @@ async fn a_claim_takes_each_tenants_next_job_before_anyones_second_within_limits
     let (_db, store) = store().await;
     submit(&store, "acme", 5).await;
     submit(&store, "globex", 1).await;
-    let claimed = store.queue().claim(Uuid::new_v4(), 2, 2, LEASE).await.unwrap();
+    let claimed = store
+        .queue()
+        .claim(Uuid::new_v4(), 2, 2, LEASE)
+        .await
+        .unwrap();
     let mut tenants: Vec<_> = claimed.iter().map(|j| j.tenant.to_string()).collect();
     tenants.sort();
     assert_eq!(tenants, ["acme", "globex"]);
-    let more = store.queue().claim(Uuid::new_v4(), 10, 2, LEASE).await.unwrap();
+    let more = store
+        .queue()
+        .claim(Uuid::new_v4(), 10, 2, LEASE)
+        .await
+        .unwrap();
     assert_eq!(more.len(), 1, "acme may have only two running");
-    assert!(store.queue().claim(Uuid::new_v4(), 10, 2, LEASE).await.unwrap().is_empty());
+    assert!(
+        store
+            .queue()
+            .claim(Uuid::new_v4(), 10, 2, LEASE)
+            .await
+            .unwrap()
+            .is_empty()
+    );
 }
 
 #[tokio::test]
@@ -77,10 +139,21 @@ async fn a_heartbeat_keeps_a_long_job_from_being_rescued() {
     let (_db, store) = store().await;
     submit(&store, "acme", 1).await;
     let lease = Duration::from_millis(300);
-    let job = store.queue().claim(Uuid::new_v4(), 1, 4, lease).await.unwrap().remove(0);
+    let job = store
+        .queue()
+        .claim(Uuid::new_v4(), 1, 4, lease)
+        .await
+        .unwrap()
+        .remove(0);
     for _ in 0..6 {
         tokio::time::sleep(Duration::from_millis(100)).await;
-        assert!(store.queue().heartbeat(job.id, job.lease, lease).await.unwrap());
+        assert!(
+            store
+                .queue()
+                .heartbeat(job.id, job.lease, lease)
+                .await
+                .unwrap()
+        );
         assert_eq!(store.queue().rescue_expired(10).await.unwrap().requeued, 0);
     }
 }
@@ -89,21 +162,38 @@ async fn a_heartbeat_keeps_a_long_job_from_being_rescued() {
 async fn an_expired_lease_on_the_last_attempt_fails_the_job_with_one_notification() {
     let (db, store) = store().await;
     submit(&store, "acme", 1).await;
-    db.client().await.batch_execute("UPDATE jobs SET max_attempts = 1").await.unwrap();
-    let job = store.queue().claim(Uuid::new_v4(), 1, 4, Duration::from_millis(20)).await.unwrap().remove(0);
+    db.client()
+        .await
+        .batch_execute("UPDATE jobs SET max_attempts = 1")
+        .await
+        .unwrap();
+    let job = store
+        .queue()
+        .claim(Uuid::new_v4(), 1, 4, Duration::from_millis(20))
+        .await
+        .unwrap()
+        .remove(0);
     let deadline = std::time::Instant::now() + Duration::from_secs(5);
     let failed = loop {
         let rescued = store.queue().rescue_expired(10).await.unwrap();
         if !rescued.failed.is_empty() {
             break rescued.failed;
         }
-        assert!(std::time::Instant::now() < deadline, "the expired job was never failed");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the expired job was never failed"
+        );
         tokio::time::sleep(Duration::from_millis(20)).await;
     };
     assert_eq!(failed[0].job, job.id);
     assert!(failed[0].notification.is_some());
     let (state, error): (String, String) = {
-        let row = db.client().await.query_one("SELECT state::text, error_message FROM jobs", &[]).await.unwrap();
+        let row = db
+            .client()
+            .await
+            .query_one("SELECT state::text, error_message FROM jobs", &[])
+            .await
+            .unwrap();
         (row.get(0), row.get(1))
     };
     assert_eq!(state, "failed");
@@ -119,8 +209,17 @@ async fn releasing_hands_jobs_back_without_using_an_attempt() {
     let claimed = store.queue().claim(owner, 2, 4, LEASE).await.unwrap();
     assert_eq!(claimed.len(), 2);
     assert_eq!(store.queue().release_all(owner).await.unwrap(), 2);
-    let available: i64 = db.scalar("SELECT count(*) FROM jobs WHERE state = 'available' AND attempt = 0", &[]).await;
+    let available: i64 = db
+        .scalar(
+            "SELECT count(*) FROM jobs WHERE state = 'available' AND attempt = 0",
+            &[],
+        )
+        .await;
     assert_eq!(available, 2);
-    let again = store.queue().claim(Uuid::new_v4(), 2, 4, LEASE).await.unwrap();
+    let again = store
+        .queue()
+        .claim(Uuid::new_v4(), 2, 4, LEASE)
+        .await
+        .unwrap();
     assert!(again.iter().all(|j| j.attempt == 1));
 }
