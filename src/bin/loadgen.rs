@@ -1,9 +1,10 @@
 //! errand-loadgen: drives a running errand with `POST /jobs/noop` and reports
 //! throughput and latency. Three phases:
 //!
-//! * `create`: fresh idempotency keys, `--requests` in all at `--concurrency`;
-//! * `replay`: the same keys again, once their jobs have run (every answer
-//!   must be a 200 replay);
+//! * `create`: fresh idempotency keys, `--requests` in all at `--concurrency`
+//!   (the jobs run meanwhile, as they would in production);
+//! * `wait`: until every job of this run has run;
+//! * `replay`: the same keys again (every answer must be a 200 replay);
 //! * `drain`:  `--drain` more noop jobs, timed from the first request until
 //!   the last job is completed (polled through `GET /jobs`).
 //!
@@ -31,6 +32,24 @@ struct Args {
     requests: usize,
     #[arg(long, default_value_t = 5_000)]
     drain: usize,
+    /// Which phases to run, in order: create, wait (until every job ran), replay, drain.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "create,wait,replay,drain"
+    )]
+    phases: Vec<Phase>,
+    /// Names this run's tenants; give the same id to a later run to replay its keys.
+    #[arg(long)]
+    run_id: Option<String>,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum Phase {
+    Create,
+    Wait,
+    Replay,
+    Drain,
 }
 
 /// One client: a tenant of its own and the keys it used.
@@ -47,7 +66,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .build()?;
     let issuer = TokenIssuer::new(&args.secret)?;
     let exp = SystemTime::now().duration_since(UNIX_EPOCH)?.as_secs() + 3600;
-    let run = SystemTime::now().duration_since(UNIX_EPOCH)?.as_millis();
+    let run = match args.run_id {
+        Some(id) => id,
+        None => SystemTime::now()
+            .duration_since(UNIX_EPOCH)?
+            .as_millis()
+            .to_string(),
+    };
     let mut clients = Vec::new();
     for i in 0..args.concurrency {
         let claims = Claims {
@@ -67,37 +92,47 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let clients = Arc::new(clients);
 
-    // Warm up connections and the server's caches.
-    phase(
-        &http,
-        &args.url,
-        &clients,
-        202,
-        "warmup-",
-        50.min(per_client),
-    )
-    .await?;
-    let created = phase(&http, &args.url, &clients, 202, "", per_client).await?;
-    report("create", &created);
-    // Replays create no work: measure them once the created jobs have run, as
-    // a client's retry would typically meet them.
-    wait_until_drained(&http, &args.url, &clients).await?;
-    let replayed = phase(&http, &args.url, &clients, 200, "", per_client).await?;
-    report("replay", &replayed);
-
-    let drain_per_client = args.drain / args.concurrency;
-    let start = Instant::now();
-    let submitted = phase(&http, &args.url, &clients, 202, "drain-", drain_per_client).await?;
-    let submit_time = start.elapsed();
-    wait_until_drained(&http, &args.url, &clients).await?;
-    let total = start.elapsed();
-    let jobs = submitted.latencies.len();
-    println!(
-        "drain   jobs={jobs} submitted_in={:.2}s all_completed_in={:.2}s end_to_end={:.0} jobs/s",
-        submit_time.as_secs_f64(),
-        total.as_secs_f64(),
-        jobs as f64 / total.as_secs_f64()
-    );
+    for phase_name in &args.phases {
+        match phase_name {
+            Phase::Create => {
+                // Warm up connections and the server's caches first.
+                phase(
+                    &http,
+                    &args.url,
+                    &clients,
+                    202,
+                    "warmup-",
+                    50.min(per_client),
+                )
+                .await?;
+                report(
+                    "create",
+                    &phase(&http, &args.url, &clients, 202, "", per_client).await?,
+                );
+            }
+            Phase::Wait => wait_until_drained(&http, &args.url, &clients).await?,
+            Phase::Replay => report(
+                "replay",
+                &phase(&http, &args.url, &clients, 200, "", per_client).await?,
+            ),
+            Phase::Drain => {
+                let drain_per_client = args.drain / args.concurrency;
+                let start = Instant::now();
+                let submitted =
+                    phase(&http, &args.url, &clients, 202, "drain-", drain_per_client).await?;
+                let submit_time = start.elapsed();
+                wait_until_drained(&http, &args.url, &clients).await?;
+                let total = start.elapsed();
+                let jobs = submitted.latencies.len();
+                println!(
+                    "drain   jobs={jobs} submitted_in={:.2}s all_completed_in={:.2}s end_to_end={:.0} jobs/s",
+                    submit_time.as_secs_f64(),
+                    total.as_secs_f64(),
+                    jobs as f64 / total.as_secs_f64()
+                );
+            }
+        }
+    }
     Ok(())
 }
 
