@@ -7,7 +7,9 @@ use std::net::TcpListener;
 use actix::prelude::*;
 use actix_web::{App, HttpServer, dev::Server, web};
 
-use crate::actors::{Dispatcher, DispatcherSettings, Drain, Notifier, SupervisorRegistry};
+use crate::actors::{
+    Completer, Dispatcher, DispatcherSettings, Drain, Notifier, RegistryDeps, SupervisorRegistry,
+};
 use crate::config::{ConfigError, Settings, invalid};
 use crate::db::{self, MigrateError};
 use crate::http::{self, AppState};
@@ -62,18 +64,20 @@ impl Application {
             poll_interval: w.poll_interval,
         };
         let (lease, idle_after) = (w.lease, w.supervisor_idle);
+        let completer = Completer::new(store.clone()).start();
         let registry_store = store.clone();
         let mut registry = None;
         let dispatcher = Dispatcher::create(|ctx| {
-            let reg = SupervisorRegistry::new(
-                registry_store,
+            let reg = SupervisorRegistry::new(RegistryDeps {
+                store: registry_store,
                 job_types,
                 lease,
                 idle_after,
-                ctx.address().recipient(),
-                ctx.address().recipient(),
-                notifier.clone().recipient(),
-            )
+                completer,
+                work_available: ctx.address().recipient(),
+                slot_freed: ctx.address().recipient(),
+                notifier: notifier.clone().recipient(),
+            })
             .start();
             registry = Some(reg.clone());
             Dispatcher::new(

@@ -216,10 +216,10 @@ impl Handler<SlotFreed> for Dispatcher {
 
     fn handle(&mut self, _: SlotFreed, ctx: &mut Self::Context) {
         self.running = self.running.saturating_sub(1);
-        if self.running == 0 {
-            if let Some(done) = self.drained.take() {
-                let _ = done.send(());
-            }
+        if self.running == 0
+            && let Some(done) = self.drained.take()
+        {
+            let _ = done.send(());
         }
         self.claim(ctx);
     }

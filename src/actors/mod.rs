@@ -11,11 +11,12 @@
 //!      |                                             ^                          |
 //!      |                                   SlotFreed |                          v
 //!      |                                       JobSupervisor <--WorkerDone-- JobWorker (per job)
-//!      |                                             | JobFinished
-//!      v                                             v
-//!   PostgreSQL (the truth)                        Notifier
+//!      |                                             | JobFinished            | Complete (batched,
+//!      v                                             v                        v  fenced writes)
+//!   PostgreSQL (the truth)                        Notifier                 Completer
 //! ```
 
+mod completer;
 mod dispatcher;
 mod listener;
 mod notifier;
@@ -23,7 +24,8 @@ mod registry;
 mod supervisor;
 mod worker;
 
+pub use completer::{Complete, Completer, CompletionFailed};
 pub use dispatcher::{Dispatcher, DispatcherSettings, Drain, SlotFreed, WorkAvailable};
 pub use notifier::{JobFinished, Notifier};
-pub use registry::{SupervisorFor, SupervisorRegistry};
+pub use registry::{RegistryDeps, SupervisorFor, SupervisorRegistry};
 pub use supervisor::{GetJob, JobSupervisor, ListJobs, SubmitError, SubmitJob};

@@ -7,12 +7,12 @@
 
 use actix::prelude::*;
 
-use crate::store::Finished;
+use crate::store::EndedAttempt;
 
 /// A job ended (completed or failed) and its notification is committed.
 #[derive(Debug, Clone, Message)]
 #[rtype(result = "()")]
-pub struct JobFinished(pub Finished);
+pub struct JobFinished(pub EndedAttempt);
 
 /// Owns the user-facing channels of completion.
 #[derive(Default)]

@@ -9,6 +9,7 @@ use std::time::Duration;
 use actix::prelude::*;
 use futures_util::future::join_all;
 
+use super::completer::Completer;
 use super::dispatcher::{SlotFreed, WorkAvailable};
 use super::notifier::JobFinished;
 use super::supervisor::{JobSupervisor, StopWorkers, SupervisorDeps};
@@ -45,27 +46,43 @@ pub struct SupervisorRegistry {
     job_types: JobTypes,
     lease: Duration,
     idle_after: Duration,
+    completer: Addr<Completer>,
     work_available: Recipient<WorkAvailable>,
     slot_freed: Recipient<SlotFreed>,
     notifier: Recipient<JobFinished>,
 }
 
+/// What the registry hands every supervisor it makes.
+pub struct RegistryDeps {
+    pub store: Store,
+    pub job_types: JobTypes,
+    pub lease: Duration,
+    pub idle_after: Duration,
+    pub completer: Addr<Completer>,
+    pub work_available: Recipient<WorkAvailable>,
+    pub slot_freed: Recipient<SlotFreed>,
+    pub notifier: Recipient<JobFinished>,
+}
+
 impl SupervisorRegistry {
-    pub fn new(
-        store: Store,
-        job_types: JobTypes,
-        lease: Duration,
-        idle_after: Duration,
-        work_available: Recipient<WorkAvailable>,
-        slot_freed: Recipient<SlotFreed>,
-        notifier: Recipient<JobFinished>,
-    ) -> Self {
+    pub fn new(deps: RegistryDeps) -> Self {
+        let RegistryDeps {
+            store,
+            job_types,
+            lease,
+            idle_after,
+            completer,
+            work_available,
+            slot_freed,
+            notifier,
+        } = deps;
         Self {
             supervisors: HashMap::new(),
             store,
             job_types,
             lease,
             idle_after,
+            completer,
             work_available,
             slot_freed,
             notifier,
@@ -86,6 +103,7 @@ impl SupervisorRegistry {
             lease: self.lease,
             idle_after: self.idle_after,
             registry,
+            completer: self.completer.clone(),
             work_available: self.work_available.clone(),
             slot_freed: self.slot_freed.clone(),
             notifier: self.notifier.clone(),

@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use actix::prelude::*;
 use serde_json::Value;
 
+use super::completer::Completer;
 use super::dispatcher::{SlotFreed, WorkAvailable};
 use super::notifier::JobFinished;
 use super::registry::{RunJob, SupervisorIdle, SupervisorRegistry};
@@ -70,6 +71,7 @@ pub(super) struct SupervisorDeps {
     pub lease: Duration,
     pub idle_after: Duration,
     pub registry: Addr<SupervisorRegistry>,
+    pub completer: Addr<Completer>,
     pub work_available: Recipient<WorkAvailable>,
     pub slot_freed: Recipient<SlotFreed>,
     pub notifier: Recipient<JobFinished>,
@@ -239,6 +241,7 @@ impl Handler<RunJob> for JobSupervisor {
             job_type,
             self.deps.store.clone(),
             self.deps.lease,
+            self.deps.completer.clone(),
             ctx.address().recipient(),
         );
         self.workers.insert(id, worker.start());
@@ -251,8 +254,8 @@ impl Handler<WorkerDone> for JobSupervisor {
     fn handle(&mut self, done: WorkerDone, _ctx: &mut Self::Context) {
         self.last_active = Instant::now();
         self.workers.remove(&done.job);
-        if let Some(finished) = done.finished {
-            self.deps.notifier.do_send(JobFinished(finished));
+        if let Some(ended) = done.ended.filter(|ended| ended.state.is_terminal()) {
+            self.deps.notifier.do_send(JobFinished(ended));
         }
         self.deps.slot_freed.do_send(SlotFreed);
     }

@@ -10,17 +10,18 @@ use std::time::Duration;
 use actix::prelude::*;
 use tokio::task::AbortHandle;
 
+use super::completer::{Complete, Completer};
 use crate::domain::JobId;
 use crate::jobs::{JobContext, JobError, JobOutput, JobType};
-use crate::store::{ClaimedJob, Finished, Outcome, Store};
+use crate::store::{ClaimedJob, Completion, EndedAttempt, Outcome, Store};
 
-/// The worker of `job` has stopped; `finished` is set when the job reached a
-/// terminal state through it.
+/// The worker of `job` has stopped; `ended` is set when it recorded the end of
+/// its attempt (a terminal state, or a retry).
 #[derive(Debug, Message)]
 #[rtype(result = "()")]
 pub struct WorkerDone {
     pub job: JobId,
-    pub finished: Option<Finished>,
+    pub ended: Option<EndedAttempt>,
 }
 
 /// Stop now without writing anything (shutdown; the lease is released after).
@@ -28,8 +29,8 @@ pub struct WorkerDone {
 #[rtype(result = "()")]
 pub(super) struct Abandon;
 
-/// How often a failed final write is tried again before the lease is left to expire.
-const FINISH_TRIES: u32 = 5;
+/// How often recording the end is tried before the lease is left to expire.
+const RECORD_TRIES: u32 = 5;
 
 pub struct JobWorker {
     job: ClaimedJob,
@@ -39,7 +40,8 @@ pub struct JobWorker {
     report_to: Recipient<WorkerDone>,
     /// Cancels the running attempt (lost lease, shutdown).
     abort: Option<AbortHandle>,
-    finished: Option<Finished>,
+    completer: Addr<Completer>,
+    ended: Option<EndedAttempt>,
 }
 
 impl JobWorker {
@@ -48,6 +50,7 @@ impl JobWorker {
         job_type: Arc<JobType>,
         store: Store,
         lease: Duration,
+        completer: Addr<Completer>,
         report_to: Recipient<WorkerDone>,
     ) -> Self {
         Self {
@@ -57,7 +60,8 @@ impl JobWorker {
             lease,
             report_to,
             abort: None,
-            finished: None,
+            completer,
+            ended: None,
         }
     }
 
@@ -99,32 +103,33 @@ impl JobWorker {
     }
 
     fn finish(&mut self, outcome: Outcome, ctx: &mut Context<Self>) {
-        let (store, id, lease) = (self.store.clone(), self.job.id, self.job.lease);
+        let completion = Completion {
+            id: self.job.id,
+            lease: self.job.lease,
+            outcome,
+        };
+        let completer = self.completer.clone();
         async move {
             let mut wait = Duration::from_millis(50);
-            for _ in 1..FINISH_TRIES {
-                match store.queue().finish_if_running(id, lease, &outcome).await {
-                    Ok(finished) => return finished,
-                    Err(error) => tracing::warn!(%error, job = %id, "could not record the attempt; trying again"),
+            for attempt in 1..=RECORD_TRIES {
+                match completer.send(Complete(completion.clone())).await {
+                    Ok(Ok(ended)) => return ended,
+                    Ok(Err(error)) => tracing::warn!(%error, job = %completion.id, attempt, "could not record the attempt"),
+                    Err(error) => tracing::warn!(%error, job = %completion.id, attempt, "completer unavailable"),
                 }
                 tokio::time::sleep(wait).await;
                 wait *= 2;
             }
-            match store.queue().finish_if_running(id, lease, &outcome).await {
-                Ok(finished) => finished,
-                Err(error) => {
-                    // The lease will expire and the rescuer will run the job again.
-                    tracing::error!(%error, job = %id, "giving up recording the attempt");
-                    None
-                }
-            }
+            // The lease will expire and the rescuer will run the job again.
+            tracing::error!(job = %completion.id, "giving up recording the attempt");
+            None
         }
         .into_actor(self)
-        .map(|finished, act, ctx| {
-            if finished.is_none() {
+        .map(|ended, act, ctx| {
+            if ended.is_none() {
                 tracing::info!(job = %act.job.id, "attempt ended but the job is no longer ours; nothing written");
             }
-            act.finished = finished;
+            act.ended = ended;
             ctx.stop();
         })
         .wait(ctx);
@@ -189,7 +194,7 @@ impl Actor for JobWorker {
         }
         self.report_to.do_send(WorkerDone {
             job: self.job.id,
-            finished: self.finished.take(),
+            ended: self.ended.take(),
         });
     }
 }

@@ -66,6 +66,11 @@ impl JobState {
         }
     }
 
+    /// Completed or failed: nothing moves the job any more.
+    pub fn is_terminal(self) -> bool {
+        matches!(self, Self::Completed | Self::Failed)
+    }
+
     /// The coarse status the API shows.
     pub fn status(self) -> JobStatus {
         match self {

@@ -15,7 +15,7 @@ use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
 use tokio_postgres::NoTls;
 
 pub use jobs::{CallerJobs, JobFilter, JobPage, Submission};
-pub use queue::{ClaimedJob, Finished, Outcome, Queue, Rescued};
+pub use queue::{ClaimedJob, Completion, EndedAttempt, Outcome, Queue, Rescued};
 
 use crate::domain::Caller;
 

@@ -49,16 +49,25 @@ pub enum Outcome {
     },
 }
 
-/// A job that reached a terminal state, with the notification written with it.
+/// One attempt to end: which job, under which lease, how.
 #[derive(Debug, Clone)]
-pub struct Finished {
+pub struct Completion {
+    pub id: JobId,
+    pub lease: LeaseId,
+    pub outcome: Outcome,
+}
+
+/// An attempt's recorded end: the job's new state (terminal, or waiting to
+/// retry) and, for a terminal state, the notification written with it.
+#[derive(Debug, Clone)]
+pub struct EndedAttempt {
     pub job: JobId,
     pub tenant: TenantId,
     pub user: UserId,
     pub job_type: String,
     pub state: JobState,
     pub error_message: Option<String>,
-    /// `None` only if a notification for the job already existed.
+    /// Set for a terminal state (unless a notification for the job already existed).
     pub notification: Option<Uuid>,
 }
 
@@ -68,7 +77,7 @@ pub struct Rescued {
     /// Jobs put back to run again.
     pub requeued: u64,
     /// Jobs out of attempts, now failed and notified.
-    pub failed: Vec<Finished>,
+    pub failed: Vec<EndedAttempt>,
 }
 
 /// Writes that end a job: the state change and its one notification, in one statement.
@@ -183,54 +192,78 @@ impl<'a> Queue<'a> {
 
     /// Ends an attempt, if the lease is still ours. A terminal outcome writes the
     /// job's notification in the same statement. Returns `None` when fenced off.
-    #[tracing::instrument(skip(self, outcome))]
     pub async fn finish_if_running(
         &self,
         id: JobId,
         lease: LeaseId,
         outcome: &Outcome,
-    ) -> Result<Option<Finished>, StoreError> {
+    ) -> Result<Option<EndedAttempt>, StoreError> {
+        let finished = self
+            .finish_many_if_running(&[Completion {
+                id,
+                lease,
+                outcome: outcome.clone(),
+            }])
+            .await?;
+        Ok(finished.into_iter().next())
+    }
+
+    /// Ends many attempts in one statement (one transaction), each fenced on
+    /// its own lease; terminal ones get their notification in the same
+    /// statement. Returns what was finished; fenced-off attempts are absent.
+    #[tracing::instrument(skip_all, fields(n = batch.len()))]
+    pub async fn finish_many_if_running(
+        &self,
+        batch: &[Completion],
+    ) -> Result<Vec<EndedAttempt>, StoreError> {
+        let mut ids = Vec::with_capacity(batch.len());
+        let mut leases = Vec::with_capacity(batch.len());
+        let mut outcomes = Vec::with_capacity(batch.len());
+        let mut results: Vec<Option<Value>> = Vec::with_capacity(batch.len());
+        let mut errors: Vec<Option<&str>> = Vec::with_capacity(batch.len());
+        let mut delays = Vec::with_capacity(batch.len());
+        for c in batch {
+            ids.push(c.id.0);
+            leases.push(c.lease.0);
+            let (name, result, error, delay) = match &c.outcome {
+                Outcome::Completed { result } => ("completed", result.clone(), None, 0.0),
+                Outcome::Retry { error, delay } => {
+                    ("retryable", None, Some(error.as_str()), millis(*delay))
+                }
+                Outcome::Failed { error } => ("failed", None, Some(error.as_str()), 0.0),
+            };
+            outcomes.push(name);
+            results.push(result);
+            errors.push(error);
+            delays.push(delay);
+        }
         let client = self.pool.get().await?;
-        const FENCE: &str = "WHERE id = $1 AND state = 'running' AND lease_id = $2";
-        const CLEAR_LEASE: &str = "lease_id = NULL, lease_owner = NULL, lease_expires_at = NULL";
-        const RETURNING: &str = "RETURNING id, tenant_id, user_id, job_type, state, error_message";
-        let rows = match outcome {
-            Outcome::Completed { result } => {
-                let sql = format!(
-                    "WITH finished AS (UPDATE jobs SET state = 'completed', result = $3, error_message = NULL, \
-                     finished_at = now(), {CLEAR_LEASE} {FENCE} {RETURNING}), {FINISH_AND_NOTIFY}"
-                );
-                client
-                    .query(
-                        &client.prepare_cached(&sql).await?,
-                        &[&id.0, &lease.0, result],
-                    )
-                    .await?
-            }
-            Outcome::Failed { error } => {
-                let sql = format!(
-                    "WITH finished AS (UPDATE jobs SET state = 'failed', error_message = $3, \
-                     finished_at = now(), {CLEAR_LEASE} {FENCE} {RETURNING}), {FINISH_AND_NOTIFY}"
-                );
-                client
-                    .query(
-                        &client.prepare_cached(&sql).await?,
-                        &[&id.0, &lease.0, error],
-                    )
-                    .await?
-            }
-            Outcome::Retry { error, delay } => {
-                let sql = format!(
-                    "WITH finished AS (UPDATE jobs SET state = 'retryable', error_message = $3, \
-                     run_at = now() + $4 * interval '1 millisecond', {CLEAR_LEASE} {FENCE} {RETURNING}), \
-                     {FINISH_AND_NOTIFY}"
-                );
-                client
-                    .query(&sql, &[&id.0, &lease.0, error, &millis(*delay)])
-                    .await?
-            }
-        };
-        rows.first().map(finished_from_row).transpose()
+        let sql = format!(
+            "WITH input AS ( \
+                 SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::jsonb[], $5::text[], $6::float8[]) \
+                     AS input(id, lease_id, outcome, result, error, delay_ms) \
+             ), finished AS ( \
+                 UPDATE jobs j SET \
+                     state = input.outcome::job_state, \
+                     result = CASE WHEN input.outcome = 'completed' THEN input.result ELSE j.result END, \
+                     error_message = input.error, \
+                     run_at = CASE WHEN input.outcome = 'retryable' \
+                                   THEN now() + input.delay_ms * interval '1 millisecond' ELSE j.run_at END, \
+                     finished_at = CASE WHEN input.outcome = 'retryable' THEN NULL ELSE now() END, \
+                     lease_id = NULL, lease_owner = NULL, lease_expires_at = NULL \
+                 FROM input \
+                 WHERE j.id = input.id AND j.state = 'running' AND j.lease_id = input.lease_id \
+                 RETURNING j.id, j.tenant_id, j.user_id, j.job_type, j.state, j.error_message \
+             ), {FINISH_AND_NOTIFY}"
+        );
+        let statement = client.prepare_cached(&sql).await?;
+        let rows = client
+            .query(
+                &statement,
+                &[&ids, &leases, &outcomes, &results, &errors, &delays],
+            )
+            .await?;
+        rows.iter().map(finished_from_row).collect()
     }
 
     /// Puts jobs whose lease expired back to run (or fails them, with their
@@ -318,9 +351,9 @@ fn claimed_from_row(row: &Row) -> Result<ClaimedJob, StoreError> {
     })
 }
 
-fn finished_from_row(row: &Row) -> Result<Finished, StoreError> {
+fn finished_from_row(row: &Row) -> Result<EndedAttempt, StoreError> {
     let state: String = row.try_get(4)?;
-    Ok(Finished {
+    Ok(EndedAttempt {
         job: JobId(row.try_get(0)?),
         tenant: TenantId::parse(row.try_get::<_, String>(1)?)
             .map_err(|e| StoreError::Corrupt(e.to_string()))?,

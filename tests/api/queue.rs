@@ -223,3 +223,69 @@ async fn releasing_hands_jobs_back_without_using_an_attempt() {
         .unwrap();
     assert!(again.iter().all(|j| j.attempt == 1));
 }
+
+#[tokio::test]
+async fn a_batch_of_ends_is_fenced_per_job_and_notifies_only_terminal_ones() {
+    let (db, store) = store().await;
+    submit(&store, "acme", 4).await;
+    let mut jobs = store
+        .queue()
+        .claim(Uuid::new_v4(), 4, 4, LEASE)
+        .await
+        .unwrap();
+    jobs.sort_by_key(|j| j.id);
+    let stale = errand::domain::LeaseId(Uuid::new_v4());
+    let batch = [
+        errand::store::Completion {
+            id: jobs[0].id,
+            lease: jobs[0].lease,
+            outcome: Outcome::Completed {
+                result: Some(json!({"rows": 3})),
+            },
+        },
+        errand::store::Completion {
+            id: jobs[1].id,
+            lease: jobs[1].lease,
+            outcome: Outcome::Failed {
+                error: "no data".into(),
+            },
+        },
+        errand::store::Completion {
+            id: jobs[2].id,
+            lease: jobs[2].lease,
+            outcome: Outcome::Retry {
+                error: "busy".into(),
+                delay: Duration::from_secs(60),
+            },
+        },
+        errand::store::Completion {
+            id: jobs[3].id,
+            lease: stale,
+            outcome: Outcome::Completed { result: None },
+        },
+    ];
+    let ended = store.queue().finish_many_if_running(&batch).await.unwrap();
+    let state_of = |i: usize| {
+        ended
+            .iter()
+            .find(|e| e.job == jobs[i].id)
+            .map(|e| (e.state, e.notification.is_some()))
+    };
+    assert_eq!(state_of(0), Some((JobState::Completed, true)));
+    assert_eq!(state_of(1), Some((JobState::Failed, true)));
+    assert_eq!(state_of(2), Some((JobState::Retryable, false)));
+    assert_eq!(state_of(3), None, "a stale lease writes nothing");
+    let notifications: i64 = db.scalar("SELECT count(*) FROM notifications", &[]).await;
+    assert_eq!(notifications, 2);
+    let result: serde_json::Value = db
+        .scalar("SELECT result FROM jobs WHERE id = $1", &[&jobs[0].id.0])
+        .await;
+    assert_eq!(result, json!({"rows": 3}));
+    let running: String = db
+        .scalar(
+            "SELECT state::text FROM jobs WHERE id = $1",
+            &[&jobs[3].id.0],
+        )
+        .await;
+    assert_eq!(running, "running");
+}
