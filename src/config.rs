@@ -193,7 +193,8 @@ impl Settings {
                 config::Environment::with_prefix("ERRAND")
                     .prefix_separator("_")
                     .separator("__")
-                    .try_parsing(true),
+                    .try_parsing(true)
+                    .source(Some(setting_variables())),
             )
             .build()?;
         let settings: Settings = raw.try_deserialize()?;
@@ -266,6 +267,14 @@ impl Settings {
         }
         Ok(())
     }
+}
+
+/// The `ERRAND_SECTION__KEY` variables of the environment. Other `ERRAND_*`
+/// variables (`ERRAND_CONFIG`, the scripts' own) are not settings.
+fn setting_variables() -> config::Map<String, String> {
+    std::env::vars()
+        .filter(|(name, _)| name.starts_with("ERRAND_") && name.contains("__"))
+        .collect()
 }
 
 /// Durations written as text, e.g. `"30s"`, `"1m 30s"`, `"250ms"`.

@@ -1,6 +1,10 @@
 //! The worker side of the job table: claim runnable jobs fairly, renew leases,
 //! end attempts, rescue jobs whose worker vanished, release jobs at shutdown.
 //!
+//! `started_at` and `finished_at` are `clock_timestamp()`: taken after the
+//! statement's snapshot, not at transaction start, so that a job claimed
+//! because another finished never appears to have started before it ended.
+//!
 //! Every write on a claimed job is fenced: `WHERE id = $1 AND state = 'running'
 //! AND lease_id = $2`. A worker whose lease expired (and whose job was rescued,
 //! re-claimed or finished by someone else) changes nothing.
@@ -150,7 +154,7 @@ impl<'a> Queue<'a> {
                  ) \
                  UPDATE jobs j SET state = 'running', attempt = j.attempt + 1, \
                      lease_id = gen_random_uuid(), lease_owner = $3, \
-                     lease_expires_at = now() + $4 * interval '1 millisecond', started_at = now() \
+                     lease_expires_at = now() + $4 * interval '1 millisecond', started_at = clock_timestamp() \
                  FROM picked WHERE j.id = picked.id AND j.state IN ('available', 'retryable') \
                  RETURNING j.id, j.tenant_id, j.user_id, j.job_type, j.params, j.attempt, j.lease_id",
             )
@@ -249,7 +253,7 @@ impl<'a> Queue<'a> {
                      error_message = input.error, \
                      run_at = CASE WHEN input.outcome = 'retryable' \
                                    THEN now() + input.delay_ms * interval '1 millisecond' ELSE j.run_at END, \
-                     finished_at = CASE WHEN input.outcome = 'retryable' THEN NULL ELSE now() END, \
+                     finished_at = CASE WHEN input.outcome = 'retryable' THEN NULL ELSE clock_timestamp() END, \
                      lease_id = NULL, lease_owner = NULL, lease_expires_at = NULL \
                  FROM input \
                  WHERE j.id = input.id AND j.state = 'running' AND j.lease_id = input.lease_id \
@@ -281,7 +285,7 @@ impl<'a> Queue<'a> {
                                   ELSE 'failed'::job_state END, \
                      error_message = 'the worker running this job stopped responding', \
                      run_at = now(), \
-                     finished_at = CASE WHEN j.attempt < j.max_attempts THEN NULL ELSE now() END, \
+                     finished_at = CASE WHEN j.attempt < j.max_attempts THEN NULL ELSE clock_timestamp() END, \
                      lease_id = NULL, lease_owner = NULL, lease_expires_at = NULL \
                  FROM expired WHERE j.id = expired.id AND j.state = 'running' \
                  RETURNING j.id, j.tenant_id, j.user_id, j.job_type, j.state, j.error_message \

@@ -163,7 +163,7 @@ pub async fn spawn_app_with(
     configure: impl FnOnce(&mut Settings),
     handlers: HandlerRegistry,
 ) -> TestApp {
-    errand::telemetry::init();
+    errand::telemetry::init_with_default("warn");
     let db = TestDb::create().await;
     spawn_app_on(db, configure, handlers).await
 }

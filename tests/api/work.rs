@@ -255,7 +255,7 @@ async fn one_tenants_burst_does_not_starve_another_tenants_job() {
 
 #[actix_web::test]
 async fn jobs_already_in_the_database_run_without_any_request() {
-    errand::telemetry::init();
+    errand::telemetry::init_with_default("warn");
     let db = TestDb::create().await;
     let store = errand::store::Store::connect(&db.url, 2).unwrap();
     errand::db::migrate(&store).await.unwrap();
