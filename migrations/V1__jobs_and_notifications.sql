@@ -64,7 +64,11 @@ CREATE INDEX jobs_runnable ON jobs (tenant_id, run_at, id) WHERE state IN ('avai
 -- The rescuer looks for expired leases; the claim counts running jobs per tenant.
 CREATE INDEX jobs_running ON jobs (tenant_id, lease_expires_at) WHERE state = 'running';
 -- A user's job list, newest first (ids are UUID v7, so id order is creation order).
-CREATE INDEX jobs_owner_newest ON jobs (tenant_id, user_id, id DESC);
+-- It INCLUDEs the idempotency key only to be larger than the unique index on
+-- (tenant_id, user_id, idempotency_key): before the table has statistics both
+-- look equally cheap for a key lookup, and the planner then took this one and
+-- filtered all of the user's jobs to find one key.
+CREATE INDEX jobs_owner_newest ON jobs (tenant_id, user_id, id DESC) INCLUDE (idempotency_key);
 
 CREATE TABLE notifications (
     id            uuid PRIMARY KEY DEFAULT errand_uuid_v7(),
