@@ -35,6 +35,7 @@ pub enum StartupError {
 /// A started errand: the HTTP server bound, the actors running.
 pub struct Application {
     port: u16,
+    registry: Addr<SupervisorRegistry>,
     server: Server,
     dispatcher: Addr<Dispatcher>,
     settings: Settings,
@@ -89,7 +90,7 @@ impl Application {
         });
         let registry = registry.expect("set by Dispatcher::create");
 
-        let state = AppState::new(registry, store, &settings.auth.jwt_secret)
+        let state = AppState::new(registry.clone(), store, &settings.auth.jwt_secret)
             .map_err(|e| invalid("auth.jwt_secret", e.to_string()))?;
         let state = web::Data::new(state);
         let listener =
@@ -120,6 +121,7 @@ impl Application {
             .run();
         Ok(Self {
             port,
+            registry,
             server,
             dispatcher,
             settings,
@@ -129,6 +131,11 @@ impl Application {
     /// The port the HTTP server listens on.
     pub fn port(&self) -> u16 {
         self.port
+    }
+
+    /// The registry of tenant supervisors.
+    pub fn registry(&self) -> Addr<SupervisorRegistry> {
+        self.registry.clone()
     }
 
     /// Serves until `shutdown` resolves, then shuts down gracefully: stop

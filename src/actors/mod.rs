@@ -27,5 +27,5 @@ mod worker;
 pub use completer::{Complete, Completer, CompletionFailed};
 pub use dispatcher::{Dispatcher, DispatcherSettings, Drain, SlotFreed, WorkAvailable};
 pub use notifier::{JobFinished, Notifier};
-pub use registry::{RegistryDeps, SupervisorFor, SupervisorRegistry};
+pub use registry::{CountSupervisors, RegistryDeps, SupervisorFor, SupervisorRegistry};
 pub use supervisor::{GetJob, JobSupervisor, ListJobs, SubmitError, SubmitJob};

@@ -22,6 +22,11 @@ use crate::store::{ClaimedJob, Store};
 #[rtype(result = "Addr<JobSupervisor>")]
 pub struct SupervisorFor(pub TenantId);
 
+/// How many tenant supervisors are alive (for operators and tests).
+#[derive(Debug, Message)]
+#[rtype(result = "usize")]
+pub struct CountSupervisors;
+
 /// Run a claimed job under its tenant's supervisor.
 #[derive(Debug, Message)]
 #[rtype(result = "()")]
@@ -127,6 +132,17 @@ impl Handler<SupervisorFor> for SupervisorRegistry {
         ctx: &mut Self::Context,
     ) -> Self::Result {
         MessageResult(self.supervisor(tenant, ctx.address()))
+    }
+}
+
+impl Handler<CountSupervisors> for SupervisorRegistry {
+    type Result = usize;
+
+    fn handle(&mut self, _: CountSupervisors, _ctx: &mut Self::Context) -> usize {
+        self.supervisors
+            .values()
+            .filter(|addr| addr.connected())
+            .count()
     }
 }
 

@@ -147,6 +147,7 @@ pub fn job_type(handler: &str) -> JobTypeSettings {
 /// errand running in this test's actix system.
 pub struct TestApp {
     pub address: String,
+    pub registry: actix::Addr<errand::actors::SupervisorRegistry>,
     pub db: TestDb,
     pub http: reqwest::Client,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
@@ -181,12 +182,14 @@ pub async fn spawn_app_on(
         .await
         .expect("errand starts");
     let address = format!("http://127.0.0.1:{}", app.port());
+    let registry = app.registry();
     let (stop, stopped_rx) = tokio::sync::oneshot::channel::<()>();
     let stopped = actix_web::rt::spawn(app.run_until(async move {
         let _ = stopped_rx.await;
     }));
     TestApp {
         address,
+        registry,
         db,
         http: reqwest::Client::new(),
         stop: Some(stop),

@@ -295,3 +295,33 @@ async fn jobs_already_in_the_database_run_without_any_request() {
         1
     );
 }
+
+#[actix_web::test]
+async fn an_idle_tenant_supervisor_stops_and_comes_back_on_demand() {
+    let app = spawn_app_with(
+        |s| s.workers.supervisor_idle = Duration::from_millis(100),
+        HandlerRegistry::builtin(),
+    )
+    .await;
+    let count = || async {
+        app.registry
+            .send(errand::actors::CountSupervisors)
+            .await
+            .unwrap()
+    };
+    let alice = token("acme", "alice");
+    let first = app.create(&alice, "noop", json!({})).await;
+    app.wait_until_finished(&alice, &first, WITHIN).await;
+    app.create(&token("globex", "gina"), "noop", json!({}))
+        .await;
+    assert!(count().await >= 1);
+    eventually(WITHIN, "idle supervisors stop", || async {
+        count().await == 0
+    })
+    .await;
+    // A request after the stop gets a new supervisor and works as before.
+    let second = app.create(&alice, "noop", json!({})).await;
+    let job = app.wait_until_finished(&alice, &second, WITHIN).await;
+    assert_eq!(job["status"], "completed");
+    assert_eq!(app.job(&alice, &first).await["id"], first.as_str());
+}
