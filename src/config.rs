@@ -22,6 +22,8 @@ pub struct Settings {
     pub auth: AuthSettings,
     #[serde(default)]
     pub workers: WorkerSettings,
+    #[serde(default)]
+    pub notifications: NotificationSettings,
     /// Job types by name: what `POST /jobs/{type}` accepts.
     pub job_types: BTreeMap<String, JobTypeSettings>,
 }
@@ -39,10 +41,7 @@ pub struct HttpSettings {
 
 impl Default for HttpSettings {
     fn default() -> Self {
-        Self {
-            bind: default_bind(),
-            workers: None,
-        }
+        Self { bind: default_bind(), workers: None }
     }
 }
 
@@ -62,9 +61,7 @@ pub struct DatabaseSettings {
 // The URL may carry a password: never print it.
 impl fmt::Debug for DatabaseSettings {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("DatabaseSettings")
-            .field("pool_size", &self.pool_size)
-            .finish_non_exhaustive()
+        f.debug_struct("DatabaseSettings").field("pool_size", &self.pool_size).finish_non_exhaustive()
     }
 }
 
@@ -120,6 +117,24 @@ impl Default for WorkerSettings {
     }
 }
 
+/// The live notification stream.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct NotificationSettings {
+    /// How often an idle stream sends a keep-alive comment.
+    #[serde(with = "duration_text")]
+    pub keep_alive: Duration,
+    /// How long a stream ticket (for `GET /notifications/stream?ticket=`) is valid.
+    #[serde(with = "duration_text")]
+    pub stream_ticket_ttl: Duration,
+}
+
+impl Default for NotificationSettings {
+    fn default() -> Self {
+        Self { keep_alive: Duration::from_secs(15), stream_ticket_ttl: Duration::from_secs(60) }
+    }
+}
+
 /// One job type: which handler runs it, how it retries, what params it takes.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -138,6 +153,10 @@ pub struct JobTypeSettings {
     /// JSON Schema the params must satisfy; any JSON object when absent.
     #[serde(default)]
     pub params_schema: Option<serde_json::Value>,
+    /// How people are told about it: "Your {display_name} is ready". Defaults
+    /// to the type's name with spaces for underscores.
+    #[serde(default)]
+    pub display_name: Option<String>,
 }
 
 fn default_max_attempts() -> u32 {
@@ -156,11 +175,7 @@ fn default_timeout() -> Duration {
 impl JobTypeSettings {
     /// The retry policy these settings describe.
     pub fn retry_policy(&self) -> RetryPolicy {
-        RetryPolicy {
-            max_attempts: self.max_attempts,
-            base: self.backoff_base,
-            max: self.backoff_max,
-        }
+        RetryPolicy { max_attempts: self.max_attempts, base: self.backoff_base, max: self.backoff_max }
     }
 }
 
@@ -174,17 +189,13 @@ pub enum ConfigError {
 }
 
 pub(crate) fn invalid(key: impl Into<String>, reason: impl Into<String>) -> ConfigError {
-    ConfigError::Invalid {
-        key: key.into(),
-        reason: reason.into(),
-    }
+    ConfigError::Invalid { key: key.into(), reason: reason.into() }
 }
 
 impl Settings {
     /// Reads `path`, then `DATABASE_URL`, then `ERRAND_*` variables, and validates the result.
     pub fn load(path: &Path) -> Result<Self, ConfigError> {
-        let mut builder =
-            config::Config::builder().add_source(config::File::from(path).required(true));
+        let mut builder = config::Config::builder().add_source(config::File::from(path).required(true));
         if let Ok(url) = std::env::var("DATABASE_URL") {
             builder = builder.set_override("database.url", url)?;
         }
@@ -205,22 +216,17 @@ impl Settings {
     /// Checks what serde cannot: ranges, names, schemas. (Handler names are
     /// checked against the handler registry when the job types are built.)
     pub fn validate(&self) -> Result<(), ConfigError> {
-        self.http.bind.parse::<SocketAddr>().map_err(|e| {
-            invalid(
-                "http.bind",
-                format!("{e} (expected host:port, e.g. 127.0.0.1:8080)"),
-            )
-        })?;
+        self.http
+            .bind
+            .parse::<SocketAddr>()
+            .map_err(|e| invalid("http.bind", format!("{e} (expected host:port, e.g. 127.0.0.1:8080)")))?;
         if self.http.workers == Some(0) {
             return Err(invalid("http.workers", "must be at least 1"));
         }
         if self.database.url.trim().is_empty() {
             return Err(invalid("database.url", "must not be empty"));
         }
-        self.database
-            .url
-            .parse::<tokio_postgres::Config>()
-            .map_err(|e| invalid("database.url", e.to_string()))?;
+        self.database.url.parse::<tokio_postgres::Config>().map_err(|e| invalid("database.url", e.to_string()))?;
         if self.database.pool_size < 2 {
             return Err(invalid("database.pool_size", "must be at least 2"));
         }
@@ -240,16 +246,20 @@ impl Settings {
         if w.poll_interval.is_zero() {
             return Err(invalid("workers.poll_interval", "must be more than zero"));
         }
+        let n = &self.notifications;
+        if n.keep_alive < Duration::from_millis(100) {
+            return Err(invalid("notifications.keep_alive", "must be at least 100ms"));
+        }
+        if n.stream_ticket_ttl.is_zero() || n.stream_ticket_ttl > Duration::from_secs(3600) {
+            return Err(invalid("notifications.stream_ticket_ttl", "must be between 1s and 1h"));
+        }
         if self.job_types.is_empty() {
             return Err(invalid("job_types", "configure at least one job type"));
         }
         for (name, job_type) in &self.job_types {
             let key = |field: &str| format!("job_types.{name}.{field}");
             if crate::domain::JobTypeName::parse(name).is_none() {
-                return Err(invalid(
-                    format!("job_types.{name}"),
-                    "names are 1-64 of a-z, 0-9, _ and -",
-                ));
+                return Err(invalid(format!("job_types.{name}"), "names are 1-64 of a-z, 0-9, _ and -"));
             }
             if job_type.max_attempts == 0 {
                 return Err(invalid(key("max_attempts"), "must be at least 1"));
@@ -261,8 +271,7 @@ impl Settings {
                 return Err(invalid(key("timeout"), "must be more than zero"));
             }
             if let Some(schema) = &job_type.params_schema {
-                jsonschema::validator_for(schema)
-                    .map_err(|e| invalid(key("params_schema"), e.to_string()))?;
+                jsonschema::validator_for(schema).map_err(|e| invalid(key("params_schema"), e.to_string()))?;
             }
         }
         Ok(())
@@ -272,9 +281,7 @@ impl Settings {
 /// The `ERRAND_SECTION__KEY` variables of the environment. Other `ERRAND_*`
 /// variables (`ERRAND_CONFIG`, the scripts' own) are not settings.
 fn setting_variables() -> config::Map<String, String> {
-    std::env::vars()
-        .filter(|(name, _)| name.starts_with("ERRAND_") && name.contains("__"))
-        .collect()
+    std::env::vars().filter(|(name, _)| name.starts_with("ERRAND_") && name.contains("__")).collect()
 }
 
 /// Durations written as text, e.g. `"30s"`, `"1m 30s"`, `"250ms"`.

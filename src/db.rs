@@ -22,36 +22,21 @@ pub enum MigrateError {
 /// Applies every migration not yet applied, holding a session advisory lock.
 pub async fn migrate(store: &Store) -> Result<usize, MigrateError> {
     let mut client = store.pool().get().await.map_err(StoreError::from)?;
-    client
-        .execute("SELECT pg_advisory_lock($1)", &[&MIGRATION_LOCK])
-        .await
-        .map_err(StoreError::from)?;
-    let report = embedded::migrations::runner()
-        .run_async(&mut **client)
-        .await;
-    client
-        .execute("SELECT pg_advisory_unlock($1)", &[&MIGRATION_LOCK])
-        .await
-        .map_err(StoreError::from)?;
+    client.execute("SELECT pg_advisory_lock($1)", &[&MIGRATION_LOCK]).await.map_err(StoreError::from)?;
+    let report = embedded::migrations::runner().run_async(&mut **client).await;
+    client.execute("SELECT pg_advisory_unlock($1)", &[&MIGRATION_LOCK]).await.map_err(StoreError::from)?;
     Ok(report?.applied_migrations().len())
 }
 
 /// Whether the database has every migration this build knows.
 pub async fn migrations_current(store: &Store) -> Result<bool, StoreError> {
-    let latest = embedded::migrations::runner()
-        .get_migrations()
-        .iter()
-        .map(|m| m.version())
-        .max()
-        .unwrap_or(0);
+    let latest = embedded::migrations::runner().get_migrations().iter().map(|m| m.version()).max().unwrap_or(0);
     let client = store.pool().get().await?;
-    let row = client
-        .query_opt("SELECT max(version) FROM refinery_schema_history", &[])
-        .await;
+    let row = client.query_opt("SELECT max(version) FROM refinery_schema_history", &[]).await;
     match row {
-        Ok(Some(row)) => Ok(row
-            .get::<_, Option<i32>>(0)
-            .is_some_and(|applied| i64::from(applied) >= i64::from(latest))),
+        Ok(Some(row)) => {
+            Ok(row.get::<_, Option<i32>>(0).is_some_and(|applied| i64::from(applied) >= i64::from(latest)))
+        }
         Ok(None) => Ok(false),
         // The history table does not exist yet.
         Err(e) if e.code() == Some(&tokio_postgres::error::SqlState::UNDEFINED_TABLE) => Ok(false),

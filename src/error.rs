@@ -31,9 +31,7 @@ pub enum AppError {
     UnknownJobType(String),
     #[error(transparent)]
     InvalidParams(#[from] ParamsError),
-    #[error(
-        "this Idempotency-Key was already used for a different request (another job type or other params)"
-    )]
+    #[error("this Idempotency-Key was already used for a different request (another job type or other params)")]
     IdempotencyKeyReused,
     #[error("the service is temporarily unable to handle the request; try again shortly")]
     Unavailable(String),
@@ -47,29 +45,13 @@ impl AppError {
         use StatusCode as S;
         match self {
             Self::Unauthorized(_) => ("unauthorized", S::UNAUTHORIZED, "Unauthorized"),
-            Self::IdempotencyKey(_) => (
-                "invalid_idempotency_key",
-                S::BAD_REQUEST,
-                "Invalid Idempotency-Key",
-            ),
+            Self::IdempotencyKey(_) => ("invalid_idempotency_key", S::BAD_REQUEST, "Invalid Idempotency-Key"),
             Self::BadRequest(_) => ("bad_request", S::BAD_REQUEST, "Bad request"),
-            Self::PayloadTooLarge { .. } => (
-                "payload_too_large",
-                S::PAYLOAD_TOO_LARGE,
-                "Payload too large",
-            ),
+            Self::PayloadTooLarge { .. } => ("payload_too_large", S::PAYLOAD_TOO_LARGE, "Payload too large"),
             Self::NotFound => ("not_found", S::NOT_FOUND, "Not found"),
             Self::UnknownJobType(_) => ("unknown_job_type", S::NOT_FOUND, "Unknown job type"),
-            Self::InvalidParams(_) => (
-                "invalid_params",
-                S::UNPROCESSABLE_ENTITY,
-                "Invalid job params",
-            ),
-            Self::IdempotencyKeyReused => (
-                "idempotency_key_reused",
-                S::UNPROCESSABLE_ENTITY,
-                "Idempotency-Key reused",
-            ),
+            Self::InvalidParams(_) => ("invalid_params", S::UNPROCESSABLE_ENTITY, "Invalid job params"),
+            Self::IdempotencyKeyReused => ("idempotency_key_reused", S::UNPROCESSABLE_ENTITY, "Idempotency-Key reused"),
             Self::Unavailable(_) => ("unavailable", S::SERVICE_UNAVAILABLE, "Service unavailable"),
             Self::Internal(_) => ("internal", S::INTERNAL_SERVER_ERROR, "Internal error"),
         }
@@ -111,14 +93,10 @@ impl ResponseError for AppError {
             },
         };
         let mut response = HttpResponse::build(status);
-        response.insert_header((
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("application/problem+json"),
-        ));
+        response.insert_header((header::CONTENT_TYPE, HeaderValue::from_static("application/problem+json")));
         match self {
             Self::Unauthorized(_) => {
-                response
-                    .insert_header((header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer")));
+                response.insert_header((header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer")));
             }
             Self::Unavailable(_) => {
                 response.insert_header((header::RETRY_AFTER, HeaderValue::from_static("1")));
@@ -132,10 +110,22 @@ impl ResponseError for AppError {
 impl From<StoreError> for AppError {
     fn from(error: StoreError) -> Self {
         match error {
-            StoreError::Pool(e) => Self::Unavailable(e.to_string()),
-            other => Self::Internal(other.to_string()),
+            StoreError::Pool(_) => Self::Unavailable(cause_chain(&error)),
+            other => Self::Internal(cause_chain(&other)),
         }
     }
+}
+
+/// An error with its sources, for the log ("db error" alone says nothing).
+fn cause_chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
 }
 
 impl From<SubmitError> for AppError {

@@ -12,18 +12,10 @@ use errand::startup::Application;
 use errand::store::Store;
 
 #[derive(Parser)]
-#[command(
-    version,
-    about = "Durable, idempotent, tenant-scoped jobs for heavy user-initiated work"
-)]
+#[command(version, about = "Durable, idempotent, tenant-scoped jobs for heavy user-initiated work")]
 struct Cli {
     /// The configuration file; `ERRAND_SECTION__KEY` variables override it.
-    #[arg(
-        long,
-        global = true,
-        env = "ERRAND_CONFIG",
-        default_value = "config.toml"
-    )]
+    #[arg(long, global = true, env = "ERRAND_CONFIG", default_value = "config.toml")]
     config: PathBuf,
     #[command(subcommand)]
     command: Command,
@@ -62,12 +54,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Serve => actix_web::rt::System::new().block_on(serve(settings)),
         Command::Migrate => actix_web::rt::System::new().block_on(migrate(settings)),
-        Command::Token {
-            tenant,
-            user,
-            email,
-            ttl,
-        } => token(&settings, tenant, user, email, ttl),
+        Command::Token { tenant, user, email, ttl } => token(&settings, tenant, user, email, ttl),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -102,19 +89,9 @@ fn token(
     email: Option<String>,
     ttl: Duration,
 ) -> Result<(), AnyError> {
-    let exp = (SystemTime::now() + ttl)
-        .duration_since(UNIX_EPOCH)?
-        .as_secs();
-    let claims = Claims {
-        sub: user,
-        tenant,
-        email,
-        exp,
-    };
-    println!(
-        "{}",
-        TokenIssuer::new(&settings.auth.jwt_secret)?.issue(&claims)?
-    );
+    let exp = (SystemTime::now() + ttl).duration_since(UNIX_EPOCH)?.as_secs();
+    let claims = Claims { sub: user, tenant, email, exp };
+    println!("{}", TokenIssuer::new(&settings.auth.jwt_secret)?.issue(&claims)?);
     Ok(())
 }
 

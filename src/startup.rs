@@ -8,7 +8,8 @@ use actix::prelude::*;
 use actix_web::{App, HttpServer, dev::Server, web};
 
 use crate::actors::{
-    Completer, Dispatcher, DispatcherSettings, Drain, Notifier, RegistryDeps, SupervisorRegistry,
+    Completer, Dispatcher, DispatcherSettings, Drain, Listeners, Notifier, RegistryDeps, SupervisorRegistry,
+    spawn_listener,
 };
 use crate::config::{ConfigError, Settings, invalid};
 use crate::db::{self, MigrateError};
@@ -26,10 +27,7 @@ pub enum StartupError {
     #[error(transparent)]
     Migrate(#[from] MigrateError),
     #[error("cannot listen on {bind}: {source}")]
-    Bind {
-        bind: String,
-        source: std::io::Error,
-    },
+    Bind { bind: String, source: std::io::Error },
 }
 
 /// A started errand: the HTTP server bound, the actors running.
@@ -44,10 +42,7 @@ pub struct Application {
 impl Application {
     /// Migrates the database, starts the actors and binds the HTTP server.
     /// Must be called inside an actix system (`#[actix_web::main]`, `#[actix_web::test]`).
-    pub async fn build(
-        settings: Settings,
-        handlers: HandlerRegistry,
-    ) -> Result<Self, StartupError> {
+    pub async fn build(settings: Settings, handlers: HandlerRegistry) -> Result<Self, StartupError> {
         let job_types = JobTypes::build(&settings.job_types, &handlers)?;
         let store = Store::connect(&settings.database.url, settings.database.pool_size)?;
         let applied = db::migrate(&store).await?;
@@ -55,10 +50,9 @@ impl Application {
             tracing::info!(applied, "applied migrations");
         }
 
-        let notifier = Notifier.start();
+        let notifier = Notifier::new(store.clone()).start();
         let w = &settings.workers;
         let dispatcher_settings = DispatcherSettings {
-            database_url: settings.database.url.clone(),
             global_limit: w.global_limit,
             tenant_limit: w.tenant_limit,
             lease: w.lease,
@@ -71,7 +65,7 @@ impl Application {
         let dispatcher = Dispatcher::create(|ctx| {
             let reg = SupervisorRegistry::new(RegistryDeps {
                 store: registry_store,
-                job_types,
+                job_types: job_types.clone(),
                 lease,
                 idle_after,
                 completer,
@@ -81,51 +75,32 @@ impl Application {
             })
             .start();
             registry = Some(reg.clone());
-            Dispatcher::new(
-                store.clone(),
-                dispatcher_settings,
-                reg,
-                notifier.recipient(),
-            )
+            Dispatcher::new(store.clone(), dispatcher_settings, reg, notifier.clone().recipient())
         });
         let registry = registry.expect("set by Dispatcher::create");
+        let listeners = Listeners { work: dispatcher.clone().recipient(), notifications: notifier.clone().recipient() };
+        spawn_listener(settings.database.url.clone(), listeners);
 
-        let state = AppState::new(registry.clone(), store, &settings.auth.jwt_secret)
+        let state = AppState::new(registry.clone(), notifier, store, job_types, &settings)
             .map_err(|e| invalid("auth.jwt_secret", e.to_string()))?;
         let state = web::Data::new(state);
-        let listener =
-            TcpListener::bind(&settings.http.bind).map_err(|source| StartupError::Bind {
-                bind: settings.http.bind.clone(),
-                source,
-            })?;
+        let listener = TcpListener::bind(&settings.http.bind)
+            .map_err(|source| StartupError::Bind { bind: settings.http.bind.clone(), source })?;
         let port = listener
             .local_addr()
-            .map_err(|source| StartupError::Bind {
-                bind: settings.http.bind.clone(),
-                source,
-            })?
+            .map_err(|source| StartupError::Bind { bind: settings.http.bind.clone(), source })?
             .port();
-        let mut server =
-            HttpServer::new(move || App::new().app_data(state.clone()).configure(http::routes))
-                .disable_signals()
-                .shutdown_timeout(settings.workers.shutdown_grace.as_secs().max(1));
+        let mut server = HttpServer::new(move || App::new().app_data(state.clone()).configure(http::routes))
+            .disable_signals()
+            .shutdown_timeout(settings.workers.shutdown_grace.as_secs().max(1));
         if let Some(workers) = settings.http.workers {
             server = server.workers(workers);
         }
         let server = server
             .listen(listener)
-            .map_err(|source| StartupError::Bind {
-                bind: settings.http.bind.clone(),
-                source,
-            })?
+            .map_err(|source| StartupError::Bind { bind: settings.http.bind.clone(), source })?
             .run();
-        Ok(Self {
-            port,
-            registry,
-            server,
-            dispatcher,
-            settings,
-        })
+        Ok(Self { port, registry, server, dispatcher, settings })
     }
 
     /// The port the HTTP server listens on.

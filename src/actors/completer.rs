@@ -36,11 +36,7 @@ pub struct Completer {
 
 impl Completer {
     pub fn new(store: Store) -> Self {
-        Self {
-            store,
-            pending: Vec::new(),
-            writing: false,
-        }
+        Self { store, pending: Vec::new(), writing: false }
     }
 
     fn write_batch(&mut self, ctx: &mut Context<Self>) {
@@ -89,10 +85,6 @@ impl Handler<Complete> for Completer {
         let (reply, answer) = oneshot::channel();
         self.pending.push((completion, reply));
         self.write_batch(ctx);
-        Box::pin(async move {
-            answer
-                .await
-                .unwrap_or_else(|_| Err(CompletionFailed("the completer stopped".into())))
-        })
+        Box::pin(async move { answer.await.unwrap_or_else(|_| Err(CompletionFailed("the completer stopped".into()))) })
     }
 }

@@ -12,7 +12,6 @@ use actix::prelude::*;
 use tokio::sync::oneshot;
 use uuid::Uuid;
 
-use super::listener;
 use super::notifier::JobFinished;
 use super::registry::{RunJob, StopAllWorkers, SupervisorRegistry};
 use crate::store::{ClaimedJob, Store};
@@ -38,7 +37,6 @@ pub struct Drain {
 /// How the dispatcher works.
 #[derive(Debug, Clone)]
 pub struct DispatcherSettings {
-    pub database_url: String,
     pub global_limit: usize,
     pub tenant_limit: u32,
     pub lease: Duration,
@@ -104,8 +102,7 @@ impl Dispatcher {
         self.claiming = true;
         self.wake_pending = false;
         let store = self.store.clone();
-        let (owner, tenant_limit, lease) =
-            (self.owner, self.settings.tenant_limit, self.settings.lease);
+        let (owner, tenant_limit, lease) = (self.owner, self.settings.tenant_limit, self.settings.lease);
         async move { store.queue().claim(owner, free, tenant_limit, lease).await }
             .into_actor(self)
             .map(move |claimed, act, ctx| {
@@ -139,10 +136,7 @@ impl Dispatcher {
     }
 
     fn announce_to_peers(&mut self, ctx: &mut Context<Self>) {
-        if self
-            .last_announce
-            .is_some_and(|at| at.elapsed() < ANNOUNCE_EVERY)
-        {
+        if self.last_announce.is_some_and(|at| at.elapsed() < ANNOUNCE_EVERY) {
             return;
         }
         self.last_announce = Some(Instant::now());
@@ -191,10 +185,6 @@ impl Actor for Dispatcher {
 
     fn started(&mut self, ctx: &mut Self::Context) {
         tracing::info!(owner = %self.owner, "dispatcher started");
-        listener::spawn(
-            self.settings.database_url.clone(),
-            ctx.address().recipient(),
-        );
         ctx.run_interval(self.settings.poll_interval, |act, ctx| act.claim(ctx));
         let rescue_every = (self.settings.lease / 2).max(self.settings.poll_interval);
         ctx.run_interval(rescue_every, |act, ctx| act.rescue(ctx));
@@ -236,12 +226,7 @@ impl Handler<Drain> for Dispatcher {
         } else {
             self.drained = Some(done);
         }
-        let (store, owner, registry, running) = (
-            self.store.clone(),
-            self.owner,
-            self.registry.clone(),
-            self.running,
-        );
+        let (store, owner, registry, running) = (self.store.clone(), self.owner, self.registry.clone(), self.running);
         tracing::info!(running, ?grace, "draining: waiting for running jobs");
         Box::pin(
             async move {

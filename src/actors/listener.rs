@@ -1,6 +1,8 @@
-//! Listens on the `errand_jobs` channel so this process hears of work another
-//! process recorded, without waiting for the backstop poll. One dedicated
-//! connection (LISTEN cannot share a pooled one); reconnects with backoff.
+//! Listens on PostgreSQL's NOTIFY channels: `errand_jobs`, so this process
+//! hears of work another process recorded without waiting for the backstop
+//! poll, and `errand_notifications`, so its live streams hear of notifications
+//! committed anywhere. One dedicated connection (LISTEN cannot share a pooled
+//! one); reconnects with backoff.
 
 use std::time::Duration;
 
@@ -9,14 +11,23 @@ use futures_util::StreamExt;
 use tokio_postgres::{AsyncMessage, NoTls};
 
 use super::dispatcher::WorkAvailable;
-use crate::store::WORK_CHANNEL;
+use super::notifier::NotificationCommitted;
+use crate::domain::{TenantId, UserId};
+use crate::store::{NOTIFICATION_CHANNEL, WORK_CHANNEL};
+
+/// Who hears what the listener hears.
+#[derive(Clone)]
+pub struct Listeners {
+    pub work: Recipient<WorkAvailable>,
+    pub notifications: Recipient<NotificationCommitted>,
+}
 
 /// Starts the listening loop on the current arbiter; it runs until the arbiter stops.
-pub fn spawn(database_url: String, wake: Recipient<WorkAvailable>) {
+pub fn spawn_listener(database_url: String, listeners: Listeners) {
     actix::spawn(async move {
         let mut backoff = Duration::from_millis(100);
         loop {
-            match listen(&database_url, &wake).await {
+            match listen(&database_url, &listeners).await {
                 Ok(()) => backoff = Duration::from_millis(100),
                 Err(error) => {
                     tracing::warn!(%error, "work listener lost its connection; reconnecting")
@@ -28,10 +39,7 @@ pub fn spawn(database_url: String, wake: Recipient<WorkAvailable>) {
     });
 }
 
-async fn listen(
-    database_url: &str,
-    wake: &Recipient<WorkAvailable>,
-) -> Result<(), tokio_postgres::Error> {
+async fn listen(database_url: &str, listeners: &Listeners) -> Result<(), tokio_postgres::Error> {
     let (client, mut connection) = tokio_postgres::connect(database_url, NoTls).await?;
     let (messages_tx, mut messages) = tokio::sync::mpsc::unbounded_channel();
     let driver = actix::spawn(async move {
@@ -42,15 +50,20 @@ async fn listen(
             }
         }
     });
-    client
-        .batch_execute(&format!("LISTEN {WORK_CHANNEL}"))
-        .await?;
+    client.batch_execute(&format!("LISTEN {WORK_CHANNEL}; LISTEN {NOTIFICATION_CHANNEL}")).await?;
     // Interest is registered before we look: anything committed from now on
-    // notifies us, and this wake-up covers what was committed before.
-    wake.do_send(WorkAvailable);
+    // notifies us, and this wake-up covers work committed before. (Streams
+    // read what they have not sent whenever they wake: they need no catch-up.)
+    listeners.work.do_send(WorkAvailable);
     while let Some(message) = messages.recv().await {
         match message {
-            Ok(AsyncMessage::Notification(_)) => wake.do_send(WorkAvailable),
+            Ok(AsyncMessage::Notification(n)) if n.channel() == NOTIFICATION_CHANNEL => {
+                match parse_owner(n.payload()) {
+                    Some((tenant, user)) => listeners.notifications.do_send(NotificationCommitted { tenant, user }),
+                    None => tracing::warn!(payload = n.payload(), "unreadable notification announcement"),
+                }
+            }
+            Ok(AsyncMessage::Notification(_)) => listeners.work.do_send(WorkAvailable),
             Ok(_) => {}
             Err(error) => {
                 driver.abort();
@@ -60,4 +73,15 @@ async fn listen(
     }
     driver.abort();
     Ok(())
+}
+
+/// The `{"tenant": …, "user": …}` payload of a notification announcement.
+fn parse_owner(payload: &str) -> Option<(TenantId, UserId)> {
+    #[derive(serde::Deserialize)]
+    struct Owner {
+        tenant: String,
+        user: String,
+    }
+    let owner: Owner = serde_json::from_str(payload).ok()?;
+    Some((TenantId::parse(owner.tenant).ok()?, UserId::parse(owner.user).ok()?))
 }

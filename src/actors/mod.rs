@@ -26,6 +26,7 @@ mod worker;
 
 pub use completer::{Complete, Completer, CompletionFailed};
 pub use dispatcher::{Dispatcher, DispatcherSettings, Drain, SlotFreed, WorkAvailable};
-pub use notifier::{JobFinished, Notifier};
+pub use listener::{Listeners, spawn_listener};
+pub use notifier::{JobFinished, ListNotifications, MarkAllRead, MarkRead, NotificationCommitted, Notifier, Subscribe};
 pub use registry::{CountSupervisors, RegistryDeps, SupervisorFor, SupervisorRegistry};
 pub use supervisor::{GetJob, JobSupervisor, ListJobs, SubmitError, SubmitJob};

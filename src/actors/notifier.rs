@@ -1,37 +1,157 @@
-//! The Notifier: told of every job that reached a terminal state in this
-//! process, after its `job_completed` notification row was committed with it.
+//! The Notifier: owns the user-facing side of completion. It serves the
+//! in-app feed (reads and read-marks, always through the caller's scope) and
+//! wakes live streams when a notification of their user is committed, in this
+//! process (`JobFinished`) or in any other (`NotificationCommitted`, from
+//! PostgreSQL NOTIFY).
 //!
-//! The row is the guarantee (one per job, written in the job's final
-//! transaction); this actor only fans out what is already durable. Today it
-//! records the event; live push and email attach here.
+//! The notification row is the guarantee: one per job, written in the job's
+//! final statement. This actor only fans out what is already durable, and a
+//! stream woken by it reads what it has not sent from the database, so a
+//! lost wake-up delays an event until the next one but never loses it.
+
+use std::collections::HashMap;
 
 use actix::prelude::*;
+use tokio::sync::mpsc;
 
-use crate::store::EndedAttempt;
+use crate::domain::{Caller, NotificationId, TenantId, UserId};
+use crate::store::{EndedAttempt, NotificationPage, Store, StoreError};
 
-/// A job ended (completed or failed) and its notification is committed.
+/// A job ended (completed or failed) in this process and its notification is committed.
 #[derive(Debug, Clone, Message)]
 #[rtype(result = "()")]
 pub struct JobFinished(pub EndedAttempt);
 
-/// Owns the user-facing channels of completion.
-#[derive(Default)]
-pub struct Notifier;
+/// A notification for this user was committed (in any process).
+#[derive(Debug, Clone, Message)]
+#[rtype(result = "()")]
+pub struct NotificationCommitted {
+    pub tenant: TenantId,
+    pub user: UserId,
+}
+
+/// A page of the caller's feed.
+#[derive(Debug, Clone, Message)]
+#[rtype(result = "Result<NotificationPage, StoreError>")]
+pub struct ListNotifications {
+    pub caller: Caller,
+    pub unread_only: bool,
+    pub before: Option<NotificationId>,
+    pub limit: u32,
+}
+
+/// Mark one of the caller's notifications read; `false` if there is none such.
+#[derive(Debug, Clone, Message)]
+#[rtype(result = "Result<bool, StoreError>")]
+pub struct MarkRead {
+    pub caller: Caller,
+    pub id: NotificationId,
+}
+
+/// Mark all the caller's notifications read.
+#[derive(Debug, Clone, Message)]
+#[rtype(result = "Result<u64, StoreError>")]
+pub struct MarkAllRead {
+    pub caller: Caller,
+}
+
+/// Wake me when a notification of the caller is committed. The receiver gets
+/// a unit per wake-up (coalesced: at most one pending); dropping it unsubscribes.
+#[derive(Debug, Clone, Message)]
+#[rtype(result = "mpsc::Receiver<()>")]
+pub struct Subscribe {
+    pub caller: Caller,
+}
+
+pub struct Notifier {
+    store: Store,
+    streams: HashMap<(TenantId, UserId), Vec<mpsc::Sender<()>>>,
+}
+
+impl Notifier {
+    pub fn new(store: Store) -> Self {
+        Self { store, streams: HashMap::new() }
+    }
+
+    fn wake(&mut self, tenant: TenantId, user: UserId) {
+        let key = (tenant, user);
+        if let Some(senders) = self.streams.get_mut(&key) {
+            // A full channel already holds a wake-up: nothing to add.
+            senders.retain(|tx| !tx.is_closed());
+            for tx in senders.iter() {
+                let _ = tx.try_send(());
+            }
+            if senders.is_empty() {
+                self.streams.remove(&key);
+            }
+        }
+    }
+}
 
 impl Actor for Notifier {
     type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Self::Context) {
+        // Forget streams whose clients went away without a notification to prompt it.
+        ctx.run_interval(std::time::Duration::from_secs(30), |act, _| {
+            act.streams.retain(|_, senders| {
+                senders.retain(|tx| !tx.is_closed());
+                !senders.is_empty()
+            });
+        });
+    }
 }
 
 impl Handler<JobFinished> for Notifier {
     type Result = ();
 
-    fn handle(&mut self, JobFinished(finished): JobFinished, _ctx: &mut Self::Context) {
-        tracing::debug!(
-            job = %finished.job,
-            tenant = %finished.tenant,
-            state = ?finished.state,
-            notification = ?finished.notification,
-            "job finished"
-        );
+    fn handle(&mut self, JobFinished(ended): JobFinished, _ctx: &mut Self::Context) {
+        tracing::debug!(job = %ended.job, tenant = %ended.tenant, state = ?ended.state, "job finished");
+        self.wake(ended.tenant, ended.user);
+    }
+}
+
+impl Handler<NotificationCommitted> for Notifier {
+    type Result = ();
+
+    fn handle(&mut self, msg: NotificationCommitted, _ctx: &mut Self::Context) {
+        self.wake(msg.tenant, msg.user);
+    }
+}
+
+impl Handler<Subscribe> for Notifier {
+    type Result = MessageResult<Subscribe>;
+
+    fn handle(&mut self, msg: Subscribe, _ctx: &mut Self::Context) -> Self::Result {
+        let (tx, rx) = mpsc::channel(1);
+        self.streams.entry((msg.caller.tenant, msg.caller.user)).or_default().push(tx);
+        MessageResult(rx)
+    }
+}
+
+impl Handler<ListNotifications> for Notifier {
+    type Result = ResponseFuture<Result<NotificationPage, StoreError>>;
+
+    fn handle(&mut self, msg: ListNotifications, _ctx: &mut Self::Context) -> Self::Result {
+        let store = self.store.clone();
+        Box::pin(async move { store.notifications_for(&msg.caller).list(msg.unread_only, msg.before, msg.limit).await })
+    }
+}
+
+impl Handler<MarkRead> for Notifier {
+    type Result = ResponseFuture<Result<bool, StoreError>>;
+
+    fn handle(&mut self, msg: MarkRead, _ctx: &mut Self::Context) -> Self::Result {
+        let store = self.store.clone();
+        Box::pin(async move { store.notifications_for(&msg.caller).mark_read(msg.id).await })
+    }
+}
+
+impl Handler<MarkAllRead> for Notifier {
+    type Result = ResponseFuture<Result<u64, StoreError>>;
+
+    fn handle(&mut self, msg: MarkAllRead, _ctx: &mut Self::Context) -> Self::Result {
+        let store = self.store.clone();
+        Box::pin(async move { store.notifications_for(&msg.caller).mark_all_read().await })
     }
 }

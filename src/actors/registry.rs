@@ -71,16 +71,8 @@ pub struct RegistryDeps {
 
 impl SupervisorRegistry {
     pub fn new(deps: RegistryDeps) -> Self {
-        let RegistryDeps {
-            store,
-            job_types,
-            lease,
-            idle_after,
-            completer,
-            work_available,
-            slot_freed,
-            notifier,
-        } = deps;
+        let RegistryDeps { store, job_types, lease, idle_after, completer, work_available, slot_freed, notifier } =
+            deps;
         Self {
             supervisors: HashMap::new(),
             store,
@@ -95,11 +87,7 @@ impl SupervisorRegistry {
     }
 
     fn supervisor(&mut self, tenant: TenantId, registry: Addr<Self>) -> Addr<JobSupervisor> {
-        if let Some(existing) = self
-            .supervisors
-            .get(&tenant)
-            .filter(|addr| addr.connected())
-        {
+        if let Some(existing) = self.supervisors.get(&tenant).filter(|addr| addr.connected()) {
             return existing.clone();
         }
         let deps = SupervisorDeps {
@@ -126,11 +114,7 @@ impl Actor for SupervisorRegistry {
 impl Handler<SupervisorFor> for SupervisorRegistry {
     type Result = MessageResult<SupervisorFor>;
 
-    fn handle(
-        &mut self,
-        SupervisorFor(tenant): SupervisorFor,
-        ctx: &mut Self::Context,
-    ) -> Self::Result {
+    fn handle(&mut self, SupervisorFor(tenant): SupervisorFor, ctx: &mut Self::Context) -> Self::Result {
         MessageResult(self.supervisor(tenant, ctx.address()))
     }
 }
@@ -139,10 +123,7 @@ impl Handler<CountSupervisors> for SupervisorRegistry {
     type Result = usize;
 
     fn handle(&mut self, _: CountSupervisors, _ctx: &mut Self::Context) -> usize {
-        self.supervisors
-            .values()
-            .filter(|addr| addr.connected())
-            .count()
+        self.supervisors.values().filter(|addr| addr.connected()).count()
     }
 }
 
@@ -150,8 +131,7 @@ impl Handler<RunJob> for SupervisorRegistry {
     type Result = ();
 
     fn handle(&mut self, RunJob(job): RunJob, ctx: &mut Self::Context) {
-        self.supervisor(job.tenant.clone(), ctx.address())
-            .do_send(RunJob(job));
+        self.supervisor(job.tenant.clone(), ctx.address()).do_send(RunJob(job));
     }
 }
 
@@ -172,11 +152,7 @@ impl Handler<StopAllWorkers> for SupervisorRegistry {
     type Result = ResponseFuture<()>;
 
     fn handle(&mut self, _: StopAllWorkers, _ctx: &mut Self::Context) -> Self::Result {
-        let stops: Vec<_> = self
-            .supervisors
-            .values()
-            .map(|s| s.send(StopWorkers))
-            .collect();
+        let stops: Vec<_> = self.supervisors.values().map(|s| s.send(StopWorkers)).collect();
         Box::pin(async move {
             join_all(stops).await;
         })

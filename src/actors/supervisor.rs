@@ -86,12 +86,7 @@ pub struct JobSupervisor {
 
 impl JobSupervisor {
     pub(super) fn new(tenant: TenantId, deps: SupervisorDeps) -> Self {
-        Self {
-            tenant,
-            deps,
-            workers: HashMap::new(),
-            last_active: Instant::now(),
-        }
+        Self { tenant, deps, workers: HashMap::new(), last_active: Instant::now() }
     }
 
     /// Every request names its caller; a caller of another tenant reaching this
@@ -102,9 +97,7 @@ impl JobSupervisor {
             Ok(())
         } else {
             tracing::error!(supervisor = %self.tenant, caller = %caller.tenant, "request routed to the wrong tenant");
-            Err(StoreError::Corrupt(
-                "request routed to another tenant's supervisor".into(),
-            ))
+            Err(StoreError::Corrupt("request routed to another tenant's supervisor".into()))
         }
     }
 
@@ -112,10 +105,7 @@ impl JobSupervisor {
         if !self.workers.is_empty() || self.last_active.elapsed() < self.deps.idle_after {
             return;
         }
-        let idle = SupervisorIdle {
-            tenant: self.tenant.clone(),
-            supervisor: ctx.address(),
-        };
+        let idle = SupervisorIdle { tenant: self.tenant.clone(), supervisor: ctx.address() };
         self.deps
             .registry
             .send(idle)
@@ -130,14 +120,9 @@ impl JobSupervisor {
 
     /// Ends a claimed job that this process cannot run (its type is no longer configured).
     fn fail_unrunnable(&self, job: crate::store::ClaimedJob, ctx: &mut Context<Self>) {
-        let (store, notifier, slot_freed) = (
-            self.deps.store.clone(),
-            self.deps.notifier.clone(),
-            self.deps.slot_freed.clone(),
-        );
-        let outcome = Outcome::Failed {
-            error: format!("job type {:?} is not configured", job.job_type),
-        };
+        let (store, notifier, slot_freed) =
+            (self.deps.store.clone(), self.deps.notifier.clone(), self.deps.slot_freed.clone());
+        let outcome = Outcome::Failed { error: format!("job type {:?} is not configured", job.job_type) };
         ctx.spawn(
             async move {
                 match store.queue().finish_if_running(job.id, job.lease, &outcome).await {
@@ -179,17 +164,11 @@ impl Handler<SubmitJob> for JobSupervisor {
         let (store, work_available) = (self.deps.store.clone(), self.deps.work_available.clone());
         Box::pin(async move {
             checked?;
-            let job_type =
-                job_type.ok_or_else(|| SubmitError::UnknownType(msg.job_type.clone()))?;
+            let job_type = job_type.ok_or_else(|| SubmitError::UnknownType(msg.job_type.clone()))?;
             job_type.validate_params(&msg.params)?;
             let submission = store
                 .for_caller(&msg.caller)
-                .submit(
-                    &msg.key,
-                    &job_type.name,
-                    &msg.params,
-                    job_type.retry.max_attempts,
-                )
+                .submit(&msg.key, &job_type.name, &msg.params, job_type.retry.max_attempts)
                 .await?;
             if matches!(submission, Submission::Created(_)) {
                 // Committed first, then the wake-up: the job cannot be lost if it is dropped.
@@ -265,11 +244,7 @@ impl Handler<StopWorkers> for JobSupervisor {
     type Result = ResponseFuture<()>;
 
     fn handle(&mut self, _: StopWorkers, _ctx: &mut Self::Context) -> Self::Result {
-        let abandons: Vec<_> = self
-            .workers
-            .values()
-            .map(|worker| worker.send(Abandon))
-            .collect();
+        let abandons: Vec<_> = self.workers.values().map(|worker| worker.send(Abandon)).collect();
         Box::pin(async move {
             futures_util::future::join_all(abandons).await;
         })

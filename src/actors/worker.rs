@@ -53,16 +53,7 @@ impl JobWorker {
         completer: Addr<Completer>,
         report_to: Recipient<WorkerDone>,
     ) -> Self {
-        Self {
-            job,
-            job_type,
-            store,
-            lease,
-            report_to,
-            abort: None,
-            completer,
-            ended: None,
-        }
+        Self { job, job_type, store, lease, report_to, abort: None, completer, ended: None }
     }
 
     fn context(&self) -> JobContext {
@@ -80,41 +71,33 @@ impl JobWorker {
     fn outcome(&self, result: Result<Result<JobOutput, JobError>, AttemptEnd>) -> Outcome {
         let retry_or_fail = |error: String| {
             if self.job_type.retry.allows_another(self.job.attempt) {
-                Outcome::Retry {
-                    delay: self.job_type.retry.next_delay(self.job.attempt),
-                    error,
-                }
+                Outcome::Retry { delay: self.job_type.retry.next_delay(self.job.attempt), error }
             } else {
                 Outcome::Failed { error }
             }
         };
         match result {
-            Ok(Ok(output)) => Outcome::Completed {
-                result: output.result,
-            },
+            Ok(Ok(output)) => Outcome::Completed { result: output.result },
             Ok(Err(JobError::Permanent(error))) => Outcome::Failed { error },
             Ok(Err(JobError::Retryable(error))) => retry_or_fail(error),
-            Err(AttemptEnd::TimedOut) => retry_or_fail(format!(
-                "timed out after {}",
-                humantime::format_duration(self.job_type.timeout)
-            )),
+            Err(AttemptEnd::TimedOut) => {
+                retry_or_fail(format!("timed out after {}", humantime::format_duration(self.job_type.timeout)))
+            }
             Err(AttemptEnd::Crashed) => retry_or_fail("the job stopped unexpectedly".into()),
         }
     }
 
     fn finish(&mut self, outcome: Outcome, ctx: &mut Context<Self>) {
-        let completion = Completion {
-            id: self.job.id,
-            lease: self.job.lease,
-            outcome,
-        };
+        let completion = Completion { id: self.job.id, lease: self.job.lease, outcome };
         let completer = self.completer.clone();
         async move {
             let mut wait = Duration::from_millis(50);
             for attempt in 1..=RECORD_TRIES {
                 match completer.send(Complete(completion.clone())).await {
                     Ok(Ok(ended)) => return ended,
-                    Ok(Err(error)) => tracing::warn!(%error, job = %completion.id, attempt, "could not record the attempt"),
+                    Ok(Err(error)) => {
+                        tracing::warn!(%error, job = %completion.id, attempt, "could not record the attempt")
+                    }
                     Err(error) => tracing::warn!(%error, job = %completion.id, attempt, "completer unavailable"),
                 }
                 tokio::time::sleep(wait).await;
@@ -136,8 +119,7 @@ impl JobWorker {
     }
 
     fn heartbeat(&mut self, ctx: &mut Context<Self>) {
-        let (store, id, lease, duration) =
-            (self.store.clone(), self.job.id, self.job.lease, self.lease);
+        let (store, id, lease, duration) = (self.store.clone(), self.job.id, self.job.lease, self.lease);
         async move { store.queue().heartbeat(id, lease, duration).await }
             .into_actor(self)
             .map(|renewed, act, ctx| match renewed {
@@ -192,10 +174,7 @@ impl Actor for JobWorker {
         if let Some(abort) = self.abort.take() {
             abort.abort();
         }
-        self.report_to.do_send(WorkerDone {
-            job: self.job.id,
-            ended: self.ended.take(),
-        });
+        self.report_to.do_send(WorkerDone { job: self.job.id, ended: self.ended.take() });
     }
 }
 

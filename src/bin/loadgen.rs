@@ -33,11 +33,7 @@ struct Args {
     #[arg(long, default_value_t = 5_000)]
     drain: usize,
     /// Which phases to run, in order: create, wait (until every job ran), replay, drain.
-    #[arg(
-        long,
-        value_delimiter = ',',
-        default_value = "create,wait,replay,drain"
-    )]
+    #[arg(long, value_delimiter = ',', default_value = "create,wait,replay,drain")]
     phases: Vec<Phase>,
     /// Names this run's tenants; give the same id to a later run to replay its keys.
     #[arg(long)]
@@ -61,30 +57,17 @@ struct Client {
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args = Args::parse();
-    let http = reqwest::Client::builder()
-        .pool_max_idle_per_host(args.concurrency)
-        .build()?;
+    let http = reqwest::Client::builder().pool_max_idle_per_host(args.concurrency).build()?;
     let issuer = TokenIssuer::new(&args.secret)?;
     let exp = SystemTime::now().duration_since(UNIX_EPOCH)?.as_secs() + 3600;
     let run = match args.run_id {
         Some(id) => id,
-        None => SystemTime::now()
-            .duration_since(UNIX_EPOCH)?
-            .as_millis()
-            .to_string(),
+        None => SystemTime::now().duration_since(UNIX_EPOCH)?.as_millis().to_string(),
     };
     let mut clients = Vec::new();
     for i in 0..args.concurrency {
-        let claims = Claims {
-            sub: "bench".into(),
-            tenant: format!("bench-{run}-{i}"),
-            email: None,
-            exp,
-        };
-        clients.push(Client {
-            token: issuer.issue(&claims)?,
-            keys: Vec::new(),
-        });
+        let claims = Claims { sub: "bench".into(), tenant: format!("bench-{run}-{i}"), email: None, exp };
+        clients.push(Client { token: issuer.issue(&claims)?, keys: Vec::new() });
     }
     let per_client = args.requests / args.concurrency;
     for (i, client) in clients.iter_mut().enumerate() {
@@ -96,30 +79,15 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         match phase_name {
             Phase::Create => {
                 // Warm up connections and the server's caches first.
-                phase(
-                    &http,
-                    &args.url,
-                    &clients,
-                    202,
-                    "warmup-",
-                    50.min(per_client),
-                )
-                .await?;
-                report(
-                    "create",
-                    &phase(&http, &args.url, &clients, 202, "", per_client).await?,
-                );
+                phase(&http, &args.url, &clients, 202, "warmup-", 50.min(per_client)).await?;
+                report("create", &phase(&http, &args.url, &clients, 202, "", per_client).await?);
             }
             Phase::Wait => wait_until_drained(&http, &args.url, &clients).await?,
-            Phase::Replay => report(
-                "replay",
-                &phase(&http, &args.url, &clients, 200, "", per_client).await?,
-            ),
+            Phase::Replay => report("replay", &phase(&http, &args.url, &clients, 200, "", per_client).await?),
             Phase::Drain => {
                 let drain_per_client = args.drain / args.concurrency;
                 let start = Instant::now();
-                let submitted =
-                    phase(&http, &args.url, &clients, 202, "drain-", drain_per_client).await?;
+                let submitted = phase(&http, &args.url, &clients, 202, "drain-", drain_per_client).await?;
                 let submit_time = start.elapsed();
                 wait_until_drained(&http, &args.url, &clients).await?;
                 let total = start.elapsed();
@@ -154,13 +122,8 @@ async fn phase(
     let start = Instant::now();
     let mut tasks = Vec::new();
     for index in 0..clients.len() {
-        let (http, url, clients, prefix, failures) = (
-            http.clone(),
-            url.to_owned(),
-            clients.clone(),
-            prefix.to_owned(),
-            failures.clone(),
-        );
+        let (http, url, clients, prefix, failures) =
+            (http.clone(), url.to_owned(), clients.clone(), prefix.to_owned(), failures.clone());
         tasks.push(tokio::spawn(async move {
             let client = &clients[index];
             let mut latencies = Vec::with_capacity(per_client);
@@ -214,13 +177,7 @@ fn report(name: &str, result: &PhaseResult) {
         n as f64 / result.elapsed.as_secs_f64(),
         percentile(&result.latencies, 50.0).as_secs_f64() * 1000.0,
         percentile(&result.latencies, 99.0).as_secs_f64() * 1000.0,
-        result
-            .latencies
-            .last()
-            .copied()
-            .unwrap_or_default()
-            .as_secs_f64()
-            * 1000.0,
+        result.latencies.last().copied().unwrap_or_default().as_secs_f64() * 1000.0,
     );
 }
 

@@ -101,43 +101,19 @@ mod tests {
     fn keys_must_be_visible_ascii_of_bounded_length() {
         assert!(IdempotencyKey::parse("a").is_ok());
         assert!(IdempotencyKey::parse(&"k".repeat(255)).is_ok());
-        assert_eq!(
-            IdempotencyKey::parse(""),
-            Err(InvalidIdempotencyKey::Malformed)
-        );
-        assert_eq!(
-            IdempotencyKey::parse(&"k".repeat(256)),
-            Err(InvalidIdempotencyKey::Malformed)
-        );
-        assert_eq!(
-            IdempotencyKey::parse("has space"),
-            Err(InvalidIdempotencyKey::Malformed)
-        );
-        assert_eq!(
-            IdempotencyKey::parse("tab\t"),
-            Err(InvalidIdempotencyKey::Malformed)
-        );
-        assert_eq!(
-            IdempotencyKey::parse("é"),
-            Err(InvalidIdempotencyKey::Malformed)
-        );
+        assert_eq!(IdempotencyKey::parse(""), Err(InvalidIdempotencyKey::Malformed));
+        assert_eq!(IdempotencyKey::parse(&"k".repeat(256)), Err(InvalidIdempotencyKey::Malformed));
+        assert_eq!(IdempotencyKey::parse("has space"), Err(InvalidIdempotencyKey::Malformed));
+        assert_eq!(IdempotencyKey::parse("tab\t"), Err(InvalidIdempotencyKey::Malformed));
+        assert_eq!(IdempotencyKey::parse("é"), Err(InvalidIdempotencyKey::Malformed));
     }
 
     #[test]
     fn fingerprint_depends_on_type_and_values() {
         let params = json!({"ms": 5});
-        assert_eq!(
-            Fingerprint::of("sleep", &params),
-            Fingerprint::of("sleep", &params)
-        );
-        assert_ne!(
-            Fingerprint::of("sleep", &params),
-            Fingerprint::of("noop", &params)
-        );
-        assert_ne!(
-            Fingerprint::of("sleep", &params),
-            Fingerprint::of("sleep", &json!({"ms": 6}))
-        );
+        assert_eq!(Fingerprint::of("sleep", &params), Fingerprint::of("sleep", &params));
+        assert_ne!(Fingerprint::of("sleep", &params), Fingerprint::of("noop", &params));
+        assert_ne!(Fingerprint::of("sleep", &params), Fingerprint::of("sleep", &json!({"ms": 6})));
     }
 
     proptest! {

@@ -78,6 +78,17 @@ impl fmt::Display for JobId {
     }
 }
 
+/// A notification's id: a UUID v7, so ids sort by creation time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(transparent)]
+pub struct NotificationId(pub Uuid);
+
+impl fmt::Display for NotificationId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
 /// The fencing token of one claim of one job. Every write that ends or
 /// extends an attempt names it, so a worker that lost its lease writes nothing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

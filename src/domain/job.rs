@@ -19,9 +19,7 @@ impl JobTypeName {
     pub fn parse(raw: &str) -> Option<Self> {
         let ok = !raw.is_empty()
             && raw.len() <= 64
-            && raw
-                .bytes()
-                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-');
+            && raw.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-');
         ok.then(|| Self(raw.to_owned()))
     }
 

@@ -14,8 +14,7 @@ pub const MAX_BODY: usize = 64 * 1024;
 pub async fn json_object(mut payload: web::Payload) -> Result<Map<String, Value>, AppError> {
     let mut bytes = web::BytesMut::new();
     while let Some(chunk) = payload.next().await {
-        let chunk =
-            chunk.map_err(|e| AppError::BadRequest(format!("could not read the body: {e}")))?;
+        let chunk = chunk.map_err(|e| AppError::BadRequest(format!("could not read the body: {e}")))?;
         if bytes.len() + chunk.len() > MAX_BODY {
             return Err(AppError::PayloadTooLarge { limit: MAX_BODY });
         }
@@ -23,11 +22,7 @@ pub async fn json_object(mut payload: web::Payload) -> Result<Map<String, Value>
     }
     match serde_json::from_slice::<Value>(&bytes) {
         Ok(Value::Object(map)) => Ok(map),
-        Ok(_) => Err(AppError::BadRequest(
-            "the body must be a JSON object (the job's params)".into(),
-        )),
-        Err(e) => Err(AppError::BadRequest(format!(
-            "the body is not valid JSON: {e}"
-        ))),
+        Ok(_) => Err(AppError::BadRequest("the body must be a JSON object (the job's params)".into())),
+        Err(e) => Err(AppError::BadRequest(format!("the body is not valid JSON: {e}"))),
     }
 }

@@ -13,9 +13,7 @@ use uuid::Uuid;
 
 use super::{AppState, body};
 use crate::actors::{GetJob, ListJobs, SubmitJob};
-use crate::domain::{
-    Caller, IdempotencyKey, InvalidIdempotencyKey, Job, JobId, JobState, JobStatus,
-};
+use crate::domain::{Caller, IdempotencyKey, InvalidIdempotencyKey, Job, JobId, JobState, JobStatus};
 use crate::error::AppError;
 use crate::store::{JobFilter, Submission};
 
@@ -45,7 +43,7 @@ pub struct JobView {
     completed_at: Option<String>,
 }
 
-fn rfc3339(at: DateTime<Utc>) -> String {
+pub(super) fn rfc3339(at: DateTime<Utc>) -> String {
     at.to_rfc3339_opts(SecondsFormat::Millis, true)
 }
 
@@ -86,19 +84,10 @@ pub async fn submit(
 ) -> Result<HttpResponse, AppError> {
     let key = match req.headers().get("Idempotency-Key") {
         None => return Err(InvalidIdempotencyKey::Missing.into()),
-        Some(value) => IdempotencyKey::parse(
-            value
-                .to_str()
-                .map_err(|_| InvalidIdempotencyKey::Malformed)?,
-        )?,
+        Some(value) => IdempotencyKey::parse(value.to_str().map_err(|_| InvalidIdempotencyKey::Malformed)?)?,
     };
     let params = Value::Object(body::json_object(payload).await?);
-    let msg = SubmitJob {
-        caller: caller.clone(),
-        key,
-        job_type: path.into_inner(),
-        params,
-    };
+    let msg = SubmitJob { caller: caller.clone(), key, job_type: path.into_inner(), params };
     match state.ask(&caller, msg).await?? {
         Submission::Created(job) => Ok(HttpResponse::Accepted()
             .insert_header((header::LOCATION, format!("/jobs/{}", job.id)))
@@ -118,20 +107,9 @@ pub async fn get(
     path: web::Path<String>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
-    let id = Uuid::parse_str(&path)
-        .map(JobId)
-        .map_err(|_| AppError::NotFound)?;
-    let job = state
-        .ask(
-            &caller,
-            GetJob {
-                caller: caller.clone(),
-                id,
-            },
-        )
-        .await??;
-    job.map(|job| HttpResponse::Ok().json(JobView::from(job)))
-        .ok_or(AppError::NotFound)
+    let id = Uuid::parse_str(&path).map(JobId).map_err(|_| AppError::NotFound)?;
+    let job = state.ask(&caller, GetJob { caller: caller.clone(), id }).await??;
+    job.map(|job| HttpResponse::Ok().json(JobView::from(job))).ok_or(AppError::NotFound)
 }
 
 #[derive(Deserialize)]
@@ -160,34 +138,17 @@ pub async fn list(
         .status
         .map(|s| {
             s.parse::<JobStatus>().map_err(|()| {
-                AppError::BadRequest(format!(
-                    "status must be pending, processing, completed or failed, not {s:?}"
-                ))
+                AppError::BadRequest(format!("status must be pending, processing, completed or failed, not {s:?}"))
             })
         })
         .transpose()?;
     let limit = query.limit.unwrap_or(DEFAULT_LIMIT);
     if !(1..=MAX_LIMIT).contains(&limit) {
-        return Err(AppError::BadRequest(format!(
-            "limit must be between 1 and {MAX_LIMIT}"
-        )));
+        return Err(AppError::BadRequest(format!("limit must be between 1 and {MAX_LIMIT}")));
     }
     let before = query.cursor.as_deref().map(decode_cursor).transpose()?;
-    let filter = JobFilter {
-        status,
-        job_type: query.job_type,
-        before,
-        limit,
-    };
-    let page = state
-        .ask(
-            &caller,
-            ListJobs {
-                caller: caller.clone(),
-                filter,
-            },
-        )
-        .await??;
+    let filter = JobFilter { status, job_type: query.job_type, before, limit };
+    let page = state.ask(&caller, ListJobs { caller: caller.clone(), filter }).await??;
     Ok(HttpResponse::Ok().json(JobList {
         jobs: page.jobs.into_iter().map(JobView::from).collect(),
         next_cursor: page.next_before.map(encode_cursor),

@@ -6,35 +6,46 @@ mod auth;
 mod body;
 mod health;
 mod jobs;
+mod notifications;
 
 use actix::prelude::*;
 use actix_web::{HttpResponse, web};
 
 pub use auth::{Claims, TokenIssuer};
 
-use crate::actors::{SupervisorFor, SupervisorRegistry};
+use crate::actors::{Notifier, SupervisorFor, SupervisorRegistry};
+use crate::config::{NotificationSettings, Settings};
 use crate::domain::Caller;
 use crate::error::AppError;
+use crate::jobs::JobTypes;
 use crate::store::Store;
 
 /// What handlers share.
 #[derive(Clone)]
 pub struct AppState {
     pub registry: Addr<SupervisorRegistry>,
+    pub notifier: Addr<Notifier>,
     pub store: Store,
+    pub job_types: JobTypes,
+    pub stream: NotificationSettings,
     pub auth: auth::Authenticator,
 }
 
 impl AppState {
     pub fn new(
         registry: Addr<SupervisorRegistry>,
+        notifier: Addr<Notifier>,
         store: Store,
-        jwt_secret: &str,
+        job_types: JobTypes,
+        settings: &Settings,
     ) -> Result<Self, jsonwebtoken::errors::Error> {
         Ok(Self {
             registry,
+            notifier,
             store,
-            auth: auth::Authenticator::new(jwt_secret)?,
+            job_types,
+            stream: settings.notifications.clone(),
+            auth: auth::Authenticator::new(&settings.auth.jwt_secret)?,
         })
     }
 
@@ -49,18 +60,13 @@ impl AppState {
     {
         let mut last = None;
         for _ in 0..2 {
-            let supervisor = self
-                .registry
-                .send(SupervisorFor(caller.tenant.clone()))
-                .await?;
+            let supervisor = self.registry.send(SupervisorFor(caller.tenant.clone())).await?;
             match supervisor.send(msg.clone()).await {
                 Ok(reply) => return Ok(reply),
                 Err(closed) => last = Some(closed),
             }
         }
-        Err(last
-            .map(AppError::from)
-            .unwrap_or_else(|| AppError::Internal("unreachable".into())))
+        Err(last.map(AppError::from).unwrap_or_else(|| AppError::Internal("unreachable".into())))
     }
 }
 
@@ -74,12 +80,19 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
                 .route("/{id}", web::get().to(jobs::get))
                 .route("/{job_type}", web::post().to(jobs::submit)),
         )
-        .app_data(web::QueryConfig::default().error_handler(|error, _req| {
-            AppError::BadRequest(format!("invalid query string: {error}")).into()
-        }))
-        .app_data(
-            web::PathConfig::default().error_handler(|_error, _req| AppError::NotFound.into()),
+        .service(
+            web::scope("/notifications")
+                .route("", web::get().to(notifications::list))
+                .route("/read-all", web::post().to(notifications::mark_all_read))
+                .route("/stream-tickets", web::post().to(notifications::stream_ticket))
+                .route("/stream", web::get().to(notifications::stream))
+                .route("/{id}/read", web::post().to(notifications::mark_read)),
         )
+        .app_data(
+            web::QueryConfig::default()
+                .error_handler(|error, _req| AppError::BadRequest(format!("invalid query string: {error}")).into()),
+        )
+        .app_data(web::PathConfig::default().error_handler(|_error, _req| AppError::NotFound.into()))
         .default_service(web::to(not_found));
 }
 

@@ -35,10 +35,7 @@ impl JobHandler for SleepHandler {
                 .map_err(|e| JobError::Permanent(format!("invalid sleep params: {e}")))?;
             tokio::time::sleep(Duration::from_millis(params.ms)).await;
             if ctx.attempt <= params.fail_times {
-                return Err(JobError::Retryable(format!(
-                    "planned failure {} of {}",
-                    ctx.attempt, params.fail_times
-                )));
+                return Err(JobError::Retryable(format!("planned failure {} of {}", ctx.attempt, params.fail_times)));
             }
             Ok(JobOutput::default())
         })

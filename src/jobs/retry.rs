@@ -43,11 +43,7 @@ mod tests {
     use proptest::prelude::*;
 
     fn policy() -> RetryPolicy {
-        RetryPolicy {
-            max_attempts: 5,
-            base: Duration::from_secs(1),
-            max: Duration::from_secs(60),
-        }
+        RetryPolicy { max_attempts: 5, base: Duration::from_secs(1), max: Duration::from_secs(60) }
     }
 
     #[test]

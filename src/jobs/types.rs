@@ -19,9 +19,7 @@ pub struct HandlerRegistry {
 impl HandlerRegistry {
     /// The built-in handlers: `noop` and `sleep`.
     pub fn builtin() -> Self {
-        let mut registry = Self {
-            handlers: HashMap::new(),
-        };
+        let mut registry = Self { handlers: HashMap::new() };
         registry.register("noop", NoopHandler);
         registry.register("sleep", SleepHandler);
         registry
@@ -41,6 +39,8 @@ impl HandlerRegistry {
 /// One configured job type, ready to accept params and run.
 pub struct JobType {
     pub name: String,
+    /// For people: "sales report export".
+    pub display_name: String,
     pub handler: Arc<dyn JobHandler>,
     pub retry: RetryPolicy,
     pub timeout: Duration,
@@ -66,10 +66,7 @@ impl JobType {
             None => Ok(()),
             Some(error) => {
                 let path = error.instance_path().to_string();
-                Err(ParamsError {
-                    field: if path.is_empty() { "/".into() } else { path },
-                    reason: error.to_string(),
-                })
+                Err(ParamsError { field: if path.is_empty() { "/".into() } else { path }, reason: error.to_string() })
             }
         }
     }
@@ -90,10 +87,7 @@ impl JobTypes {
         let mut types = BTreeMap::new();
         for (name, s) in settings {
             let handler = handlers.get(&s.handler).ok_or_else(|| {
-                invalid(
-                    format!("job_types.{name}.handler"),
-                    format!("unknown handler {:?}", s.handler),
-                )
+                invalid(format!("job_types.{name}.handler"), format!("unknown handler {:?}", s.handler))
             })?;
             let schema = s
                 .params_schema
@@ -101,8 +95,10 @@ impl JobTypes {
                 .map(jsonschema::validator_for)
                 .transpose()
                 .map_err(|e| invalid(format!("job_types.{name}.params_schema"), e.to_string()))?;
+            let display_name = s.display_name.clone().unwrap_or_else(|| default_display_name(name));
             let job_type = JobType {
                 name: name.clone(),
+                display_name,
                 handler,
                 retry: s.retry_policy(),
                 timeout: s.timeout,
@@ -110,13 +106,20 @@ impl JobTypes {
             };
             types.insert(name.clone(), Arc::new(job_type));
         }
-        Ok(Self {
-            types: Arc::new(types),
-        })
+        Ok(Self { types: Arc::new(types) })
+    }
+
+    /// How people are told about jobs of type `name` (also for types no longer configured).
+    pub fn display_name(&self, name: &str) -> String {
+        self.get(name).map(|t| t.display_name.clone()).unwrap_or_else(|| default_display_name(name))
     }
 
     /// The type called `name`, if configured.
     pub fn get(&self, name: &str) -> Option<&Arc<JobType>> {
         self.types.get(name)
     }
+}
+
+fn default_display_name(name: &str) -> String {
+    name.replace(['_', '-'], " ")
 }

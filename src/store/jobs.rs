@@ -6,9 +6,7 @@ use tokio_postgres::Row;
 use uuid::Uuid;
 
 use super::StoreError;
-use crate::domain::{
-    Caller, Fingerprint, IdempotencyKey, Job, JobId, JobState, JobStatus, TenantId, UserId,
-};
+use crate::domain::{Caller, Fingerprint, IdempotencyKey, Job, JobId, JobState, JobStatus, TenantId, UserId};
 
 /// The columns every caller-facing read selects, in the order [`job_from_row`] reads them.
 const JOB_COLUMNS: &str = "id, tenant_id, user_id, job_type, params, state::text, attempt, max_attempts, \
@@ -114,9 +112,7 @@ impl<'a> CallerJobs<'a> {
                      WHERE tenant_id = $1 AND user_id = $2 AND idempotency_key = $3"
                 );
                 let statement = client.prepare_cached(&find).await?;
-                client
-                    .query_one(&statement, &[&tenant, &user, &key.as_str()])
-                    .await?
+                client.query_one(&statement, &[&tenant, &user, &key.as_str()]).await?
             }
         };
         let job = job_from_row(&row)?;
@@ -132,28 +128,15 @@ impl<'a> CallerJobs<'a> {
     /// The caller's job `id`, or `None` whether it is missing or someone else's.
     pub async fn get(&self, id: JobId) -> Result<Option<Job>, StoreError> {
         let client = self.pool.get().await?;
-        let sql = format!(
-            "SELECT {JOB_COLUMNS} FROM jobs WHERE tenant_id = $1 AND user_id = $2 AND id = $3"
-        );
-        let row = client
-            .query_opt(
-                &sql,
-                &[
-                    &self.caller.tenant.as_str(),
-                    &self.caller.user.as_str(),
-                    &id.0,
-                ],
-            )
-            .await?;
+        let sql = format!("SELECT {JOB_COLUMNS} FROM jobs WHERE tenant_id = $1 AND user_id = $2 AND id = $3");
+        let row = client.query_opt(&sql, &[&self.caller.tenant.as_str(), &self.caller.user.as_str(), &id.0]).await?;
         row.as_ref().map(job_from_row).transpose()
     }
 
     /// A page of the caller's jobs, newest first (keyset pagination on the v7 id).
     pub async fn list(&self, filter: &JobFilter) -> Result<JobPage, StoreError> {
         let client = self.pool.get().await?;
-        let states: Option<Vec<&str>> = filter
-            .status
-            .map(|s| s.states().iter().map(|state| state.as_sql()).collect());
+        let states: Option<Vec<&str>> = filter.status.map(|s| s.states().iter().map(|state| state.as_sql()).collect());
         let sql = format!(
             "SELECT {JOB_COLUMNS} FROM jobs \
              WHERE tenant_id = $1 AND user_id = $2 \
@@ -178,10 +161,7 @@ impl<'a> CallerJobs<'a> {
                 ],
             )
             .await?;
-        let mut jobs = rows
-            .iter()
-            .map(job_from_row)
-            .collect::<Result<Vec<_>, _>>()?;
+        let mut jobs = rows.iter().map(job_from_row).collect::<Result<Vec<_>, _>>()?;
         let next_before = if jobs.len() > filter.limit as usize {
             jobs.truncate(filter.limit as usize);
             jobs.last().map(|job| job.id)
@@ -197,14 +177,11 @@ fn job_from_row(row: &Row) -> Result<Job, StoreError> {
     let state: String = row.try_get(5)?;
     Ok(Job {
         id: JobId(row.try_get::<_, Uuid>(0)?),
-        tenant: TenantId::parse(row.try_get::<_, String>(1)?)
-            .map_err(|e| corrupt(e.to_string()))?,
+        tenant: TenantId::parse(row.try_get::<_, String>(1)?).map_err(|e| corrupt(e.to_string()))?,
         user: UserId::parse(row.try_get::<_, String>(2)?).map_err(|e| corrupt(e.to_string()))?,
         job_type: row.try_get(3)?,
         params: row.try_get(4)?,
-        state: state
-            .parse::<JobState>()
-            .map_err(|e| corrupt(e.to_string()))?,
+        state: state.parse::<JobState>().map_err(|e| corrupt(e.to_string()))?,
         attempt: row.try_get(6)?,
         max_attempts: row.try_get(7)?,
         run_at: row.try_get(8)?,

@@ -2,19 +2,22 @@
 //! module, behind two doors:
 //!
 //! * [`Store::for_caller`] gives a [`CallerJobs`]: reads and submissions of the
-//!   jobs of one user of one tenant. There is no other way to read a job, so
-//!   an unscoped read cannot be written by accident.
+//!   jobs of one user of one tenant; [`Store::notifications_for`] gives the
+//!   same for notifications. There is no other way to read either, so an
+//!   unscoped read cannot be written by accident.
 //! * [`Store::queue`] gives the [`Queue`]: what workers do to jobs they have
 //!   claimed (fenced by lease), plus claiming and rescuing. It returns claimed
 //!   work, never a caller's view of jobs.
 
 mod jobs;
+mod notifications;
 mod queue;
 
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
 use tokio_postgres::NoTls;
 
 pub use jobs::{CallerJobs, JobFilter, JobPage, Submission};
+pub use notifications::{CallerNotifications, Notification, NotificationPage};
 pub use queue::{ClaimedJob, Completion, EndedAttempt, Outcome, Queue, Rescued};
 
 use crate::domain::Caller;
@@ -33,6 +36,9 @@ pub enum StoreError {
 
 /// The PostgreSQL NOTIFY channel on which processes announce new work.
 pub const WORK_CHANNEL: &str = "errand_jobs";
+/// The channel on which a committed notification is announced, with the
+/// payload `{"tenant": …, "user": …}` (who should be woken, not what happened).
+pub const NOTIFICATION_CHANNEL: &str = "errand_notifications";
 
 /// errand's database: cheap to clone (it is a pool).
 #[derive(Clone)]
@@ -44,13 +50,7 @@ impl Store {
     /// A pool of up to `size` connections to `url`. Connects lazily.
     pub fn connect(url: &str, size: usize) -> Result<Self, tokio_postgres::Error> {
         let pg_config: tokio_postgres::Config = url.parse()?;
-        let manager = Manager::from_config(
-            pg_config,
-            NoTls,
-            ManagerConfig {
-                recycling_method: RecyclingMethod::Fast,
-            },
-        );
+        let manager = Manager::from_config(pg_config, NoTls, ManagerConfig { recycling_method: RecyclingMethod::Fast });
         let pool = Pool::builder(manager)
             .max_size(size)
             .runtime(deadpool_postgres::Runtime::Tokio1)
@@ -62,6 +62,11 @@ impl Store {
     /// The jobs of the caller's user in the caller's tenant.
     pub fn for_caller<'a>(&'a self, caller: &'a Caller) -> CallerJobs<'a> {
         CallerJobs::new(&self.pool, caller)
+    }
+
+    /// The notifications of the caller's user in the caller's tenant.
+    pub fn notifications_for<'a>(&'a self, caller: &'a Caller) -> CallerNotifications<'a> {
+        CallerNotifications::new(&self.pool, caller)
     }
 
     /// The worker side of the job table.

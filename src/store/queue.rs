@@ -84,14 +84,17 @@ pub struct Rescued {
     pub failed: Vec<EndedAttempt>,
 }
 
-/// Writes that end a job: the state change and its one notification, in one statement.
+/// Writes that end a job: the state change and its one notification, in one
+/// statement, announced on `errand_notifications` ([`super::NOTIFICATION_CHANNEL`]) (NOTIFY is sent at commit,
+/// so only what is committed is announced).
 const FINISH_AND_NOTIFY: &str = "\
     notified AS ( \
         INSERT INTO notifications (tenant_id, user_id, kind, job_id, job_type, job_status, error_message) \
         SELECT tenant_id, user_id, 'job_completed', id, job_type, state::text, error_message \
         FROM finished WHERE state IN ('completed', 'failed') \
         ON CONFLICT (job_id, kind) DO NOTHING \
-        RETURNING job_id, id \
+        RETURNING job_id, id, \
+            pg_notify('errand_notifications', json_build_object('tenant', tenant_id, 'user', user_id)::text) \
     ) \
     SELECT f.id, f.tenant_id, f.user_id, f.job_type, f.state::text, f.error_message, n.id \
     FROM finished f LEFT JOIN notified n ON n.job_id = f.id";
@@ -121,9 +124,7 @@ impl<'a> Queue<'a> {
     ) -> Result<Vec<ClaimedJob>, StoreError> {
         let mut client = self.pool.get().await?;
         let tx = client.transaction().await?;
-        let lock = tx
-            .prepare_cached("SELECT pg_advisory_xact_lock($1)")
-            .await?;
+        let lock = tx.prepare_cached("SELECT pg_advisory_xact_lock($1)").await?;
         tx.execute(&lock, &[&CLAIM_LOCK]).await?;
         let claim = tx
             .prepare_cached(
@@ -159,28 +160,13 @@ impl<'a> Queue<'a> {
                  RETURNING j.id, j.tenant_id, j.user_id, j.job_type, j.params, j.attempt, j.lease_id",
             )
             .await?;
-        let rows = tx
-            .query(
-                &claim,
-                &[
-                    &i64::from(tenant_limit),
-                    &(limit as i64),
-                    &owner,
-                    &millis(lease),
-                ],
-            )
-            .await?;
+        let rows = tx.query(&claim, &[&i64::from(tenant_limit), &(limit as i64), &owner, &millis(lease)]).await?;
         tx.commit().await?;
         rows.iter().map(claimed_from_row).collect()
     }
 
     /// Extends a lease; `false` means it is no longer ours and the attempt must stop.
-    pub async fn heartbeat(
-        &self,
-        id: JobId,
-        lease: LeaseId,
-        duration: Duration,
-    ) -> Result<bool, StoreError> {
+    pub async fn heartbeat(&self, id: JobId, lease: LeaseId, duration: Duration) -> Result<bool, StoreError> {
         let client = self.pool.get().await?;
         let statement = client
             .prepare_cached(
@@ -188,9 +174,7 @@ impl<'a> Queue<'a> {
                  WHERE id = $1 AND state = 'running' AND lease_id = $2",
             )
             .await?;
-        let n = client
-            .execute(&statement, &[&id.0, &lease.0, &millis(duration)])
-            .await?;
+        let n = client.execute(&statement, &[&id.0, &lease.0, &millis(duration)]).await?;
         Ok(n == 1)
     }
 
@@ -202,13 +186,7 @@ impl<'a> Queue<'a> {
         lease: LeaseId,
         outcome: &Outcome,
     ) -> Result<Option<EndedAttempt>, StoreError> {
-        let finished = self
-            .finish_many_if_running(&[Completion {
-                id,
-                lease,
-                outcome: outcome.clone(),
-            }])
-            .await?;
+        let finished = self.finish_many_if_running(&[Completion { id, lease, outcome: outcome.clone() }]).await?;
         Ok(finished.into_iter().next())
     }
 
@@ -216,10 +194,7 @@ impl<'a> Queue<'a> {
     /// its own lease; terminal ones get their notification in the same
     /// statement. Returns what was finished; fenced-off attempts are absent.
     #[tracing::instrument(skip_all, fields(n = batch.len()))]
-    pub async fn finish_many_if_running(
-        &self,
-        batch: &[Completion],
-    ) -> Result<Vec<EndedAttempt>, StoreError> {
+    pub async fn finish_many_if_running(&self, batch: &[Completion]) -> Result<Vec<EndedAttempt>, StoreError> {
         let mut ids = Vec::with_capacity(batch.len());
         let mut leases = Vec::with_capacity(batch.len());
         let mut outcomes = Vec::with_capacity(batch.len());
@@ -231,9 +206,7 @@ impl<'a> Queue<'a> {
             leases.push(c.lease.0);
             let (name, result, error, delay) = match &c.outcome {
                 Outcome::Completed { result } => ("completed", result.clone(), None, 0.0),
-                Outcome::Retry { error, delay } => {
-                    ("retryable", None, Some(error.as_str()), millis(*delay))
-                }
+                Outcome::Retry { error, delay } => ("retryable", None, Some(error.as_str()), millis(*delay)),
                 Outcome::Failed { error } => ("failed", None, Some(error.as_str()), 0.0),
             };
             outcomes.push(name);
@@ -261,12 +234,7 @@ impl<'a> Queue<'a> {
              ), {FINISH_AND_NOTIFY}"
         );
         let statement = client.prepare_cached(&sql).await?;
-        let rows = client
-            .query(
-                &statement,
-                &[&ids, &leases, &outcomes, &results, &errors, &delays],
-            )
-            .await?;
+        let rows = client.query(&statement, &[&ids, &leases, &outcomes, &results, &errors, &delays]).await?;
         rows.iter().map(finished_from_row).collect()
     }
 
@@ -291,9 +259,7 @@ impl<'a> Queue<'a> {
                  RETURNING j.id, j.tenant_id, j.user_id, j.job_type, j.state, j.error_message \
              ), {FINISH_AND_NOTIFY}"
         );
-        let rows = client
-            .query(&client.prepare_cached(&sql).await?, &[&limit])
-            .await?;
+        let rows = client.query(&client.prepare_cached(&sql).await?, &[&limit]).await?;
         let mut rescued = Rescued::default();
         for row in &rows {
             let finished = finished_from_row(row)?;
@@ -328,9 +294,7 @@ impl<'a> Queue<'a> {
     /// Tells every errand process listening that there is work to claim.
     pub async fn announce_work(&self) -> Result<(), StoreError> {
         let client = self.pool.get().await?;
-        client
-            .execute("SELECT pg_notify($1, '')", &[&WORK_CHANNEL])
-            .await?;
+        client.execute("SELECT pg_notify($1, '')", &[&WORK_CHANNEL]).await?;
         Ok(())
     }
 }
@@ -343,14 +307,11 @@ fn claimed_from_row(row: &Row) -> Result<ClaimedJob, StoreError> {
     let attempt: i32 = row.try_get(5)?;
     Ok(ClaimedJob {
         id: JobId(row.try_get(0)?),
-        tenant: TenantId::parse(row.try_get::<_, String>(1)?)
-            .map_err(|e| StoreError::Corrupt(e.to_string()))?,
-        user: UserId::parse(row.try_get::<_, String>(2)?)
-            .map_err(|e| StoreError::Corrupt(e.to_string()))?,
+        tenant: TenantId::parse(row.try_get::<_, String>(1)?).map_err(|e| StoreError::Corrupt(e.to_string()))?,
+        user: UserId::parse(row.try_get::<_, String>(2)?).map_err(|e| StoreError::Corrupt(e.to_string()))?,
         job_type: row.try_get(3)?,
         params: row.try_get(4)?,
-        attempt: u32::try_from(attempt)
-            .map_err(|_| StoreError::Corrupt(format!("attempt {attempt}")))?,
+        attempt: u32::try_from(attempt).map_err(|_| StoreError::Corrupt(format!("attempt {attempt}")))?,
         lease: LeaseId(row.try_get(6)?),
     })
 }
@@ -359,14 +320,10 @@ fn finished_from_row(row: &Row) -> Result<EndedAttempt, StoreError> {
     let state: String = row.try_get(4)?;
     Ok(EndedAttempt {
         job: JobId(row.try_get(0)?),
-        tenant: TenantId::parse(row.try_get::<_, String>(1)?)
-            .map_err(|e| StoreError::Corrupt(e.to_string()))?,
-        user: UserId::parse(row.try_get::<_, String>(2)?)
-            .map_err(|e| StoreError::Corrupt(e.to_string()))?,
+        tenant: TenantId::parse(row.try_get::<_, String>(1)?).map_err(|e| StoreError::Corrupt(e.to_string()))?,
+        user: UserId::parse(row.try_get::<_, String>(2)?).map_err(|e| StoreError::Corrupt(e.to_string()))?,
         job_type: row.try_get(3)?,
-        state: state
-            .parse()
-            .map_err(|e: crate::domain::UnknownState| StoreError::Corrupt(e.to_string()))?,
+        state: state.parse().map_err(|e: crate::domain::UnknownState| StoreError::Corrupt(e.to_string()))?,
         error_message: row.try_get(5)?,
         notification: row.try_get(6)?,
     })

@@ -15,12 +15,7 @@ async fn status_with(app: &TestApp, authorization: Option<&str>) -> reqwest::Res
 }
 
 fn claims(exp: u64) -> Claims {
-    Claims {
-        sub: "alice".into(),
-        tenant: "acme".into(),
-        email: None,
-        exp,
-    }
+    Claims { sub: "alice".into(), tenant: "acme".into(), email: None, exp }
 }
 
 #[actix_web::test]
@@ -34,21 +29,15 @@ async fn a_valid_token_is_accepted() {
 async fn missing_malformed_expired_and_forged_tokens_get_401() {
     let app = spawn_app().await;
     let expired = token_with(claims(now_secs() - 10));
-    let forged = TokenIssuer::new("another-secret-that-is-long-enough-000000")
-        .unwrap()
-        .issue(&claims(now_secs() + 60))
-        .unwrap();
+    let forged =
+        TokenIssuer::new("another-secret-that-is-long-enough-000000").unwrap().issue(&claims(now_secs() + 60)).unwrap();
     let header = URL_SAFE_NO_PAD.encode(json!({"alg": "none", "typ": "JWT"}).to_string());
-    let body = URL_SAFE_NO_PAD
-        .encode(json!({"sub": "alice", "tenant": "acme", "exp": now_secs() + 60}).to_string());
+    let body = URL_SAFE_NO_PAD.encode(json!({"sub": "alice", "tenant": "acme", "exp": now_secs() + 60}).to_string());
     let alg_none = format!("{header}.{body}.");
     let no_exp_body = URL_SAFE_NO_PAD.encode(json!({"sub": "alice", "tenant": "acme"}).to_string());
     let valid = token("acme", "alice");
     let valid_header = valid.split('.').next().unwrap();
-    let no_exp = format!(
-        "{valid_header}.{no_exp_body}.{}",
-        valid.rsplit('.').next().unwrap()
-    );
+    let no_exp = format!("{valid_header}.{no_exp_body}.{}", valid.rsplit('.').next().unwrap());
 
     let cases = [
         None,
@@ -71,12 +60,7 @@ async fn missing_malformed_expired_and_forged_tokens_get_401() {
 async fn health_checks_need_no_token() {
     let app = spawn_app().await;
     for path in ["/healthz", "/readyz"] {
-        let response = app
-            .http
-            .get(format!("{}{path}", app.address))
-            .send()
-            .await
-            .unwrap();
+        let response = app.http.get(format!("{}{path}", app.address)).send().await.unwrap();
         assert_eq!(response.status(), StatusCode::OK, "{path}");
     }
 }
@@ -85,15 +69,7 @@ async fn health_checks_need_no_token() {
 async fn readyz_fails_when_migrations_are_missing() {
     let app = spawn_app().await;
     let client = app.db.client().await;
-    client
-        .batch_execute("DELETE FROM refinery_schema_history")
-        .await
-        .unwrap();
-    let response = app
-        .http
-        .get(format!("{}/readyz", app.address))
-        .send()
-        .await
-        .unwrap();
+    client.batch_execute("DELETE FROM refinery_schema_history").await.unwrap();
+    let response = app.http.get(format!("{}/readyz", app.address)).send().await.unwrap();
     assert_problem(response, StatusCode::SERVICE_UNAVAILABLE, "unavailable").await;
 }

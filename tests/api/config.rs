@@ -4,20 +4,13 @@ use std::process::Command;
 
 fn errand_with(env: &[(&str, &str)]) -> (i32, String) {
     let mut command = Command::new(env!("CARGO_BIN_EXE_errand"));
-    command.args([
-        "--config",
-        concat!(env!("CARGO_MANIFEST_DIR"), "/config.toml"),
-        "migrate",
-    ]);
+    command.args(["--config", concat!(env!("CARGO_MANIFEST_DIR"), "/config.toml"), "migrate"]);
     command.env_remove("DATABASE_URL");
     for (key, value) in env {
         command.env(key, value);
     }
     let output = command.output().expect("run errand");
-    (
-        output.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
+    (output.status.code().unwrap_or(-1), String::from_utf8_lossy(&output.stderr).into_owned())
 }
 
 #[test]
@@ -29,19 +22,12 @@ fn bad_values_are_refused_naming_their_key() {
         ("ERRAND_AUTH__JWT_SECRET", "short", "auth.jwt_secret"),
         ("ERRAND_WORKERS__LEASE", "soon", "lease"),
         ("ERRAND_DATABASE__URL", "", "database.url"),
-        (
-            "ERRAND_JOB_TYPES__SLEEP__MAX_ATTEMPTS",
-            "0",
-            "job_types.sleep.max_attempts",
-        ),
+        ("ERRAND_JOB_TYPES__SLEEP__MAX_ATTEMPTS", "0", "job_types.sleep.max_attempts"),
     ];
     for (key, value, named) in cases {
         let (code, stderr) = errand_with(&[(key, value)]);
         assert_eq!(code, 2, "{key}={value}: {stderr}");
-        assert!(
-            stderr.contains(named),
-            "{key}={value} should name {named}: {stderr}"
-        );
+        assert!(stderr.contains(named), "{key}={value} should name {named}: {stderr}");
     }
 }
 
@@ -58,21 +44,8 @@ fn a_missing_config_file_is_named() {
 #[test]
 fn errand_token_prints_a_token_for_the_configured_secret() {
     let output = Command::new(env!("CARGO_BIN_EXE_errand"))
-        .args([
-            "--config",
-            concat!(env!("CARGO_MANIFEST_DIR"), "/config.toml"),
-        ])
-        .args([
-            "token",
-            "--tenant",
-            "acme",
-            "--user",
-            "alice",
-            "--email",
-            "a@example.com",
-            "--ttl",
-            "5m",
-        ])
+        .args(["--config", concat!(env!("CARGO_MANIFEST_DIR"), "/config.toml")])
+        .args(["token", "--tenant", "acme", "--user", "alice", "--email", "a@example.com", "--ttl", "5m"])
         .env("ERRAND_AUTH__JWT_SECRET", crate::helpers::SECRET)
         .output()
         .unwrap();
@@ -81,13 +54,8 @@ fn errand_token_prints_a_token_for_the_configured_secret() {
     let mut validation = jsonwebtoken::Validation::new(jsonwebtoken::Algorithm::HS256);
     validation.set_required_spec_claims(&["exp"]);
     let key = jsonwebtoken::DecodingKey::from_secret(crate::helpers::SECRET.as_bytes()).unwrap();
-    let claims = jsonwebtoken::decode::<errand::http::Claims>(token.trim(), &key, &validation)
-        .unwrap()
-        .claims;
-    assert_eq!(
-        (claims.tenant.as_str(), claims.sub.as_str()),
-        ("acme", "alice")
-    );
+    let claims = jsonwebtoken::decode::<errand::http::Claims>(token.trim(), &key, &validation).unwrap().claims;
+    assert_eq!((claims.tenant.as_str(), claims.sub.as_str()), ("acme", "alice"));
     assert_eq!(claims.email.as_deref(), Some("a@example.com"));
     let ttl = claims.exp - crate::helpers::now_secs();
     assert!((250..=300).contains(&ttl), "ttl {ttl}");

@@ -21,8 +21,7 @@ pub const SECRET: &str = "test-secret-that-is-long-enough-0123456789";
 /// The server that test databases are created on: `DATABASE_URL` (any
 /// database on it), else the local default.
 fn admin_url() -> String {
-    std::env::var("DATABASE_URL")
-        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".into())
+    std::env::var("DATABASE_URL").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".into())
 }
 
 fn with_database(url: &str, name: &str) -> String {
@@ -41,10 +40,7 @@ impl TestDb {
     pub async fn create() -> Self {
         let name = format!("errand_test_{}", Uuid::new_v4().simple());
         let admin = connect(&admin_url()).await;
-        admin
-            .batch_execute(&format!("CREATE DATABASE {name}"))
-            .await
-            .expect("create test database");
+        admin.batch_execute(&format!("CREATE DATABASE {name}")).await.expect("create test database");
         let url = with_database(&admin_url(), &name);
         Self { name, url }
     }
@@ -60,22 +56,13 @@ impl TestDb {
         sql: &str,
         params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
     ) -> T {
-        self.client()
-            .await
-            .query_one(sql, params)
-            .await
-            .expect(sql)
-            .get(0)
+        self.client().await.query_one(sql, params).await.expect(sql).get(0)
     }
 
     /// How many notifications exist for a job.
     pub async fn notifications_for(&self, job: &str) -> i64 {
         let id = Uuid::parse_str(job).unwrap();
-        self.scalar(
-            "SELECT count(*) FROM notifications WHERE job_id = $1",
-            &[&id],
-        )
-        .await
+        self.scalar("SELECT count(*) FROM notifications WHERE job_id = $1", &[&id]).await
     }
 }
 
@@ -84,16 +71,11 @@ impl Drop for TestDb {
         let name = self.name.clone();
         // Drop runs outside async context: use a private runtime on a thread.
         let _ = std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .unwrap();
+            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
             rt.block_on(async {
                 if let Ok((client, conn)) = tokio_postgres::connect(&admin_url(), NoTls).await {
                     tokio::spawn(conn);
-                    let _ = client
-                        .batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
-                        .await;
+                    let _ = client.batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")).await;
                 }
             });
         })
@@ -102,9 +84,7 @@ impl Drop for TestDb {
 }
 
 pub async fn connect(url: &str) -> tokio_postgres::Client {
-    let (client, conn) = tokio_postgres::connect(url, NoTls)
-        .await
-        .expect("connect to PostgreSQL");
+    let (client, conn) = tokio_postgres::connect(url, NoTls).await.expect("connect to PostgreSQL");
     tokio::spawn(conn);
     client
 }
@@ -115,8 +95,7 @@ fn repo_path(relative: &str) -> PathBuf {
 
 /// The shipped `config.toml`, pointed at `db`, on a free port, with fast loops for tests.
 pub fn test_settings(db: &TestDb) -> Settings {
-    let mut settings =
-        Settings::load(&repo_path("config.toml")).expect("shipped config.toml loads");
+    let mut settings = Settings::load(&repo_path("config.toml")).expect("shipped config.toml loads");
     settings.database.url = db.url.clone();
     settings.database.pool_size = 8;
     settings.http.bind = "127.0.0.1:0".into();
@@ -141,6 +120,7 @@ pub fn job_type(handler: &str) -> JobTypeSettings {
         backoff_max: Duration::from_millis(100),
         timeout: Duration::from_secs(30),
         params_schema: None,
+        display_name: None,
     }
 }
 
@@ -160,41 +140,25 @@ pub async fn spawn_app() -> TestApp {
 }
 
 /// errand with settings changed by `configure` and the given handlers.
-pub async fn spawn_app_with(
-    configure: impl FnOnce(&mut Settings),
-    handlers: HandlerRegistry,
-) -> TestApp {
+pub async fn spawn_app_with(configure: impl FnOnce(&mut Settings), handlers: HandlerRegistry) -> TestApp {
     errand::telemetry::init_with_default("warn");
     let db = TestDb::create().await;
     spawn_app_on(db, configure, handlers).await
 }
 
 /// errand on an existing test database.
-pub async fn spawn_app_on(
-    db: TestDb,
-    configure: impl FnOnce(&mut Settings),
-    handlers: HandlerRegistry,
-) -> TestApp {
+pub async fn spawn_app_on(db: TestDb, configure: impl FnOnce(&mut Settings), handlers: HandlerRegistry) -> TestApp {
     let mut settings = test_settings(&db);
     configure(&mut settings);
     settings.validate().expect("test settings are valid");
-    let app = Application::build(settings, handlers)
-        .await
-        .expect("errand starts");
+    let app = Application::build(settings, handlers).await.expect("errand starts");
     let address = format!("http://127.0.0.1:{}", app.port());
     let registry = app.registry();
     let (stop, stopped_rx) = tokio::sync::oneshot::channel::<()>();
     let stopped = actix_web::rt::spawn(app.run_until(async move {
         let _ = stopped_rx.await;
     }));
-    TestApp {
-        address,
-        registry,
-        db,
-        http: reqwest::Client::new(),
-        stop: Some(stop),
-        stopped: Some(stopped),
-    }
+    TestApp { address, registry, db, http: reqwest::Client::new(), stop: Some(stop), stopped: Some(stopped) }
 }
 
 impl TestApp {
@@ -228,23 +192,13 @@ pub trait Api {
 
     /// Submits and expects a 202; returns the job's id.
     async fn create(&self, token: &str, job_type: &str, params: Value) -> String {
-        let response = self
-            .submit(token, job_type, &Uuid::new_v4().to_string(), params)
-            .await;
+        let response = self.submit(token, job_type, &Uuid::new_v4().to_string(), params).await;
         assert_eq!(response.status(), StatusCode::ACCEPTED);
-        response.json::<Value>().await.unwrap()["id"]
-            .as_str()
-            .unwrap()
-            .to_owned()
+        response.json::<Value>().await.unwrap()["id"].as_str().unwrap().to_owned()
     }
 
     async fn get(&self, token: &str, path: &str) -> Response {
-        self.http()
-            .get(format!("{}{path}", self.address()))
-            .bearer_auth(token)
-            .send()
-            .await
-            .expect("GET")
+        self.http().get(format!("{}{path}", self.address())).bearer_auth(token).send().await.expect("GET")
     }
 
     async fn job(&self, token: &str, id: &str) -> Value {
@@ -261,10 +215,7 @@ pub trait Api {
             if job["status"] == "completed" || job["status"] == "failed" {
                 return job;
             }
-            assert!(
-                Instant::now() < deadline,
-                "job {id} did not finish within {within:?}: {job}"
-            );
+            assert!(Instant::now() < deadline, "job {id} did not finish within {within:?}: {job}");
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     }
@@ -281,12 +232,7 @@ impl Api for TestApp {
 
 /// A valid token for `user` of `tenant`.
 pub fn token(tenant: &str, user: &str) -> String {
-    token_with(Claims {
-        sub: user.into(),
-        tenant: tenant.into(),
-        email: None,
-        exp: now_secs() + 3600,
-    })
+    token_with(Claims { sub: user.into(), tenant: tenant.into(), email: None, exp: now_secs() + 3600 })
 }
 
 pub fn token_with(claims: Claims) -> String {
@@ -294,10 +240,7 @@ pub fn token_with(claims: Claims) -> String {
 }
 
 pub fn now_secs() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_secs()
+    SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs()
 }
 
 /// Waits (up to `within`) for an async condition.
@@ -308,10 +251,7 @@ where
 {
     let deadline = Instant::now() + within;
     while !condition().await {
-        assert!(
-            Instant::now() < deadline,
-            "timed out after {within:?} waiting for: {what}"
-        );
+        assert!(Instant::now() < deadline, "timed out after {within:?} waiting for: {what}");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
@@ -319,22 +259,13 @@ where
 /// Asserts an RFC 9457 problem response with `status` and `code`; returns the body.
 pub async fn assert_problem(response: Response, status: StatusCode, code: &str) -> Value {
     assert_eq!(response.status(), status);
-    let content_type = response.headers()["content-type"]
-        .to_str()
-        .unwrap()
-        .to_owned();
+    let content_type = response.headers()["content-type"].to_str().unwrap().to_owned();
     assert_eq!(content_type, "application/problem+json");
     let body: Value = response.json().await.unwrap();
     assert_eq!(body["status"], json!(status.as_u16()));
     assert_eq!(body["code"], code, "{body}");
-    assert!(
-        body["detail"].as_str().is_some_and(|d| !d.is_empty()),
-        "{body}"
-    );
-    assert!(
-        body["title"].is_string() && body["type"].is_string(),
-        "{body}"
-    );
+    assert!(body["detail"].as_str().is_some_and(|d| !d.is_empty()), "{body}");
+    assert!(body["title"].is_string() && body["type"].is_string(), "{body}");
     body
 }
 
@@ -369,24 +300,10 @@ impl ErrandProcess {
         let mut child = command.spawn().expect("start errand");
         let stdout = child.stdout.take().unwrap();
         let mut line = String::new();
-        BufReader::new(stdout)
-            .read_line(&mut line)
-            .expect("errand prints its address");
-        let port = line
-            .trim()
-            .rsplit(':')
-            .next()
-            .unwrap_or_default()
-            .to_owned();
-        assert!(
-            line.starts_with("errand listening on"),
-            "errand did not start: {line:?}"
-        );
-        Self {
-            child,
-            address: format!("http://127.0.0.1:{port}"),
-            http: reqwest::Client::new(),
-        }
+        BufReader::new(stdout).read_line(&mut line).expect("errand prints its address");
+        let port = line.trim().rsplit(':').next().unwrap_or_default().to_owned();
+        assert!(line.starts_with("errand listening on"), "errand did not start: {line:?}");
+        Self { child, address: format!("http://127.0.0.1:{port}"), http: reqwest::Client::new() }
     }
 
     /// SIGKILL: no chance to clean up.
@@ -398,10 +315,7 @@ impl ErrandProcess {
     /// SIGTERM, then wait for the process to exit.
     pub fn terminate(&mut self) -> std::process::ExitStatus {
         let pid = self.child.id().to_string();
-        Command::new("kill")
-            .args(["-TERM", &pid])
-            .status()
-            .expect("kill -TERM");
+        Command::new("kill").args(["-TERM", &pid]).status().expect("kill -TERM");
         self.child.wait().expect("reap")
     }
 }
@@ -421,5 +335,83 @@ impl Api for ErrandProcess {
     }
     fn http(&self) -> &reqwest::Client {
         &self.http
+    }
+}
+
+/// One frame of a Server-Sent Events stream.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SseFrame {
+    Event { id: Option<String>, event: Option<String>, data: Value },
+    Comment(String),
+}
+
+/// A client end of `GET /notifications/stream`.
+pub struct SseStream {
+    body: std::pin::Pin<Box<dyn futures_util::Stream<Item = reqwest::Result<actix_web::web::Bytes>>>>,
+    buffer: String,
+}
+
+impl SseStream {
+    /// Opens the stream at `url` with optional bearer token and `Last-Event-ID`.
+    pub async fn open(url: &str, token: Option<&str>, last_event_id: Option<&str>) -> Self {
+        let mut request = reqwest::Client::new().get(url);
+        if let Some(token) = token {
+            request = request.bearer_auth(token);
+        }
+        if let Some(id) = last_event_id {
+            request = request.header("Last-Event-ID", id);
+        }
+        let response = request.send().await.expect("open stream");
+        assert_eq!(response.status(), StatusCode::OK, "stream refused");
+        assert_eq!(response.headers()["content-type"], "text/event-stream");
+        Self { body: Box::pin(response.bytes_stream()), buffer: String::new() }
+    }
+
+    /// The next frame, or `None` if none arrives within `within`.
+    pub async fn next(&mut self, within: Duration) -> Option<SseFrame> {
+        use futures_util::StreamExt;
+        let deadline = tokio::time::Instant::now() + within;
+        loop {
+            if let Some(end) = self.buffer.find("\n\n") {
+                let frame: String = self.buffer.drain(..end + 2).collect();
+                return Some(parse_frame(&frame));
+            }
+            let chunk = tokio::time::timeout_at(deadline, self.body.next()).await.ok()??;
+            self.buffer.push_str(&String::from_utf8_lossy(&chunk.expect("stream chunk")));
+        }
+    }
+
+    /// The next event (skipping comments), or `None` if none arrives within `within`.
+    pub async fn next_event(&mut self, within: Duration) -> Option<(Option<String>, Value)> {
+        let deadline = tokio::time::Instant::now() + within;
+        loop {
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            match self.next(left).await? {
+                SseFrame::Event { id, data, .. } => return Some((id, data)),
+                SseFrame::Comment(_) => continue,
+            }
+        }
+    }
+}
+
+fn parse_frame(frame: &str) -> SseFrame {
+    let (mut id, mut event, mut data, mut comment) = (None, None, String::new(), None);
+    for line in frame.lines() {
+        if let Some(rest) = line.strip_prefix(':') {
+            comment = Some(rest.trim().to_owned());
+        } else if let Some((field, value)) = line.split_once(':') {
+            let value = value.strip_prefix(' ').unwrap_or(value);
+            match field {
+                "id" => id = Some(value.to_owned()),
+                "event" => event = Some(value.to_owned()),
+                "data" => data.push_str(value),
+                _ => {}
+            }
+        }
+    }
+    if data.is_empty() {
+        SseFrame::Comment(comment.unwrap_or_default())
+    } else {
+        SseFrame::Event { id, event, data: serde_json::from_str(&data).expect("event data is JSON") }
     }
 }

@@ -4,6 +4,7 @@
 mod auth;
 mod config;
 mod helpers;
+mod notifications;
 mod processes;
 mod queue;
 mod read;

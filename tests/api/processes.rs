@@ -24,24 +24,13 @@ async fn concurrent_requests_with_one_key_across_two_processes_make_one_job() {
     let mut ids = Vec::new();
     let mut created = 0;
     for response in responses {
-        assert!(
-            matches!(response.status(), StatusCode::ACCEPTED | StatusCode::OK),
-            "{}",
-            response.status()
-        );
+        assert!(matches!(response.status(), StatusCode::ACCEPTED | StatusCode::OK), "{}", response.status());
         created += usize::from(response.status() == StatusCode::ACCEPTED);
-        ids.push(
-            response.json::<Value>().await.unwrap()["id"]
-                .as_str()
-                .unwrap()
-                .to_owned(),
-        );
+        ids.push(response.json::<Value>().await.unwrap()["id"].as_str().unwrap().to_owned());
     }
     assert_eq!(created, 1);
     assert!(ids.iter().all(|id| *id == ids[0]));
-    let job = a
-        .wait_until_finished(&alice, &ids[0], Duration::from_secs(20))
-        .await;
+    let job = a.wait_until_finished(&alice, &ids[0], Duration::from_secs(20)).await;
     assert_eq!(job["attempts"], 1);
     let jobs: i64 = db.scalar("SELECT count(*) FROM jobs", &[]).await;
     assert_eq!(jobs, 1);
@@ -56,16 +45,12 @@ async fn work_a_busy_process_cannot_take_is_announced_to_an_idle_one() {
     let idle = ErrandProcess::start(&db, &[("ERRAND_WORKERS__POLL_INTERVAL", "1h")]);
     let alice = token("acme", "alice");
     let blocker = busy.create(&alice, "sleep", json!({"ms": 60000})).await;
-    eventually(
-        Duration::from_secs(10),
-        "the busy process runs its long job",
-        || async { busy.job(&alice, &blocker).await["state"] == "running" },
-    )
+    eventually(Duration::from_secs(10), "the busy process runs its long job", || async {
+        busy.job(&alice, &blocker).await["state"] == "running"
+    })
     .await;
     let waiting = busy.create(&alice, "noop", json!({})).await;
-    let job = idle
-        .wait_until_finished(&alice, &waiting, Duration::from_secs(10))
-        .await;
+    let job = idle.wait_until_finished(&alice, &waiting, Duration::from_secs(10)).await;
     assert_eq!(job["status"], "completed");
 }
 
@@ -76,23 +61,16 @@ async fn a_process_killed_mid_job_loses_nothing_and_the_job_completes_once() {
     let mut doomed = ErrandProcess::start(&db, &lease);
     let alice = token("acme", "alice");
     let id = doomed.create(&alice, "sleep", json!({"ms": 1500})).await;
-    eventually(
-        Duration::from_secs(10),
-        "the job is running in the doomed process",
-        || async { doomed.job(&alice, &id).await["state"] == "running" },
-    )
+    eventually(Duration::from_secs(10), "the job is running in the doomed process", || async {
+        doomed.job(&alice, &id).await["state"] == "running"
+    })
     .await;
     doomed.kill_hard();
 
     let survivor = ErrandProcess::start(&db, &lease);
-    let job = survivor
-        .wait_until_finished(&alice, &id, Duration::from_secs(30))
-        .await;
+    let job = survivor.wait_until_finished(&alice, &id, Duration::from_secs(30)).await;
     assert_eq!(job["status"], "completed");
-    assert_eq!(
-        job["attempts"], 2,
-        "the killed attempt and the one that finished"
-    );
+    assert_eq!(job["attempts"], 2, "the killed attempt and the one that finished");
     assert_eq!(db.notifications_for(&id).await, 1);
     let jobs: i64 = db.scalar("SELECT count(*) FROM jobs", &[]).await;
     assert_eq!(jobs, 1);

@@ -13,20 +13,10 @@ async fn a_job_shows_every_contract_field() {
     let app = spawn_app().await;
     let alice = token("acme", "alice");
     let id = app.create(&alice, "noop", json!({"a": 1})).await;
-    let job = app
-        .wait_until_finished(&alice, &id, Duration::from_secs(10))
-        .await;
-    for field in [
-        "id",
-        "type",
-        "status",
-        "params",
-        "result_url",
-        "error_message",
-        "attempts",
-        "created_at",
-        "completed_at",
-    ] {
+    let job = app.wait_until_finished(&alice, &id, Duration::from_secs(10)).await;
+    for field in
+        ["id", "type", "status", "params", "result_url", "error_message", "attempts", "created_at", "completed_at"]
+    {
         assert!(job.get(field).is_some(), "missing {field}: {job}");
     }
     assert_eq!(job["status"], "completed");
@@ -70,8 +60,7 @@ async fn the_list_pages_through_the_callers_jobs_newest_first() {
         created.push(app.create(&alice, "noop", json!({ "i": i })).await);
     }
     app.create(&token("acme", "bob"), "noop", json!({})).await;
-    app.create(&token("globex", "alice"), "noop", json!({}))
-        .await;
+    app.create(&token("globex", "alice"), "noop", json!({})).await;
 
     let mut seen = Vec::new();
     let mut query = "?limit=3".to_owned();
@@ -86,10 +75,7 @@ async fn the_list_pages_through_the_callers_jobs_newest_first() {
         }
     }
     created.reverse();
-    assert_eq!(
-        seen, created,
-        "all of alice's jobs, newest first, each once"
-    );
+    assert_eq!(seen, created, "all of alice's jobs, newest first, each once");
 }
 
 #[actix_web::test]
@@ -97,8 +83,7 @@ async fn the_list_filters_by_status_and_type() {
     let app = spawn_app().await;
     let alice = token("acme", "alice");
     let done = app.create(&alice, "noop", json!({})).await;
-    app.wait_until_finished(&alice, &done, Duration::from_secs(10))
-        .await;
+    app.wait_until_finished(&alice, &done, Duration::from_secs(10)).await;
     let slow = app.create(&alice, "sleep", json!({"ms": 60000})).await;
 
     let completed = list(&app, &alice, "?status=completed").await;
@@ -115,13 +100,7 @@ async fn the_list_filters_by_status_and_type() {
 async fn bad_list_parameters_are_400() {
     let app = spawn_app().await;
     let alice = token("acme", "alice");
-    for query in [
-        "?limit=0",
-        "?limit=101",
-        "?limit=ten",
-        "?status=done",
-        "?cursor=nonsense",
-    ] {
+    for query in ["?limit=0", "?limit=101", "?limit=ten", "?status=done", "?cursor=nonsense"] {
         let response = app.get(&alice, &format!("/jobs{query}")).await;
         assert_problem(response, StatusCode::BAD_REQUEST, "bad_request").await;
     }
@@ -131,11 +110,7 @@ async fn bad_list_parameters_are_400() {
     }
     for (query, expected) in default_and_max {
         let page = list(&app, &alice, query).await;
-        assert_eq!(
-            page["jobs"].as_array().unwrap().len(),
-            expected.min(25),
-            "{query}"
-        );
+        assert_eq!(page["jobs"].as_array().unwrap().len(), expected.min(25), "{query}");
     }
 }
 

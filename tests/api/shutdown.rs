@@ -27,10 +27,7 @@ async fn a_job_that_finishes_within_the_grace_period_completes_before_exit() {
 #[actix_web::test]
 async fn a_job_still_running_after_the_grace_period_is_released_for_another_process() {
     let db = TestDb::create().await;
-    let settings = [
-        ("ERRAND_WORKERS__SHUTDOWN_GRACE", "300ms"),
-        ("ERRAND_WORKERS__LEASE", "1h"),
-    ];
+    let settings = [("ERRAND_WORKERS__SHUTDOWN_GRACE", "300ms"), ("ERRAND_WORKERS__LEASE", "1h")];
     let mut process = ErrandProcess::start(&db, &settings);
     let alice = token("acme", "alice");
     let id = process.create(&alice, "sleep", json!({"ms": 2000})).await;
@@ -39,26 +36,13 @@ async fn a_job_still_running_after_the_grace_period_is_released_for_another_proc
     })
     .await;
     assert!(process.terminate().success());
-    let row = db
-        .client()
-        .await
-        .query_one(
-            "SELECT state::text, attempt, lease_id IS NULL FROM jobs",
-            &[],
-        )
-        .await
-        .unwrap();
+    let row =
+        db.client().await.query_one("SELECT state::text, attempt, lease_id IS NULL FROM jobs", &[]).await.unwrap();
     let (state, attempt, no_lease): (String, i32, bool) = (row.get(0), row.get(1), row.get(2));
-    assert_eq!(
-        (state.as_str(), attempt, no_lease),
-        ("available", 0, true),
-        "released, not left to a 1h lease"
-    );
+    assert_eq!((state.as_str(), attempt, no_lease), ("available", 0, true), "released, not left to a 1h lease");
 
     let next = ErrandProcess::start(&db, &settings);
-    let job = next
-        .wait_until_finished(&alice, &id, Duration::from_secs(20))
-        .await;
+    let job = next.wait_until_finished(&alice, &id, Duration::from_secs(20)).await;
     assert_eq!(job["status"], "completed");
     assert_eq!(job["attempts"], 1);
     assert_eq!(db.notifications_for(&id).await, 1);
@@ -80,9 +64,5 @@ async fn an_in_process_shutdown_stops_claiming_and_releases_what_runs() {
     app.shutdown().await;
     let state: String = app.db.scalar("SELECT state::text FROM jobs", &[]).await;
     assert_eq!(state, "available");
-    assert_eq!(
-        app.db.notifications_for(&id).await,
-        0,
-        "a released job is not finished"
-    );
+    assert_eq!(app.db.notifications_for(&id).await, 0, "a released job is not finished");
 }

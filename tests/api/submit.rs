@@ -10,9 +10,7 @@ use crate::helpers::*;
 async fn a_new_key_creates_a_processing_job_and_answers_202_at_once() {
     let app = spawn_app().await;
     let alice = token("acme", "alice");
-    let response = app
-        .submit(&alice, "sleep", "key-1", json!({"ms": 10, "fail_times": 0}))
-        .await;
+    let response = app.submit(&alice, "sleep", "key-1", json!({"ms": 10, "fail_times": 0})).await;
     assert_eq!(response.status(), StatusCode::ACCEPTED);
     assert_eq!(response.headers()["retry-after"], "1");
     let location = response.headers()["location"].to_str().unwrap().to_owned();
@@ -33,13 +31,9 @@ async fn a_new_key_creates_a_processing_job_and_answers_202_at_once() {
 async fn the_same_key_and_params_replay_the_job_whatever_the_key_order() {
     let app = spawn_app().await;
     let alice = token("acme", "alice");
-    let first = app
-        .submit(&alice, "sleep", "k", json!({"ms": 1, "fail_times": 0}))
-        .await;
+    let first = app.submit(&alice, "sleep", "k", json!({"ms": 1, "fail_times": 0})).await;
     let first: Value = first.json().await.unwrap();
-    let again = app
-        .submit(&alice, "sleep", "k", json!({"fail_times": 0, "ms": 1}))
-        .await;
+    let again = app.submit(&alice, "sleep", "k", json!({"fail_times": 0, "ms": 1})).await;
     assert_eq!(again.status(), StatusCode::OK);
     assert_eq!(again.headers()["idempotent-replayed"], "true");
     let again: Value = again.json().await.unwrap();
@@ -53,19 +47,12 @@ async fn a_replay_after_completion_shows_the_current_status_and_adds_no_work() {
     let app = spawn_app().await;
     let alice = token("acme", "alice");
     let id = app.create(&alice, "noop", json!({})).await;
-    app.wait_until_finished(&alice, &id, std::time::Duration::from_secs(10))
-        .await;
+    app.wait_until_finished(&alice, &id, std::time::Duration::from_secs(10)).await;
     let key: String = app.db.scalar("SELECT idempotency_key FROM jobs", &[]).await;
     let replay = app.submit(&alice, "noop", &key, json!({})).await;
     assert_eq!(replay.status(), StatusCode::OK);
     let replay: Value = replay.json().await.unwrap();
-    assert_eq!(
-        (
-            replay["id"].as_str().unwrap(),
-            replay["status"].as_str().unwrap()
-        ),
-        (id.as_str(), "completed")
-    );
+    assert_eq!((replay["id"].as_str().unwrap(), replay["status"].as_str().unwrap()), (id.as_str(), "completed"));
     assert_eq!(replay["attempts"], 1);
     assert_eq!(app.db.notifications_for(&id).await, 1);
 }
@@ -76,19 +63,9 @@ async fn the_same_key_with_other_params_or_type_is_422_and_creates_nothing() {
     let alice = token("acme", "alice");
     app.submit(&alice, "sleep", "k", json!({"ms": 1})).await;
     let other_params = app.submit(&alice, "sleep", "k", json!({"ms": 2})).await;
-    assert_problem(
-        other_params,
-        StatusCode::UNPROCESSABLE_ENTITY,
-        "idempotency_key_reused",
-    )
-    .await;
+    assert_problem(other_params, StatusCode::UNPROCESSABLE_ENTITY, "idempotency_key_reused").await;
     let other_type = app.submit(&alice, "noop", "k", json!({"ms": 1})).await;
-    assert_problem(
-        other_type,
-        StatusCode::UNPROCESSABLE_ENTITY,
-        "idempotency_key_reused",
-    )
-    .await;
+    assert_problem(other_type, StatusCode::UNPROCESSABLE_ENTITY, "idempotency_key_reused").await;
     let jobs: i64 = app.db.scalar("SELECT count(*) FROM jobs", &[]).await;
     assert_eq!(jobs, 1);
 }
@@ -96,31 +73,18 @@ async fn the_same_key_with_other_params_or_type_is_422_and_creates_nothing() {
 #[actix_web::test]
 async fn one_key_from_other_users_and_tenants_is_an_unrelated_key() {
     let app = spawn_app().await;
-    let callers = [
-        token("acme", "alice"),
-        token("acme", "bob"),
-        token("globex", "alice"),
-    ];
+    let callers = [token("acme", "alice"), token("acme", "bob"), token("globex", "alice")];
     let mut ids = Vec::new();
     for caller in &callers {
-        let response = app
-            .submit(caller, "sleep", "shared-key", json!({"ms": 1}))
-            .await;
+        let response = app.submit(caller, "sleep", "shared-key", json!({"ms": 1})).await;
         assert_eq!(response.status(), StatusCode::ACCEPTED);
-        ids.push(
-            response.json::<Value>().await.unwrap()["id"]
-                .as_str()
-                .unwrap()
-                .to_owned(),
-        );
+        ids.push(response.json::<Value>().await.unwrap()["id"].as_str().unwrap().to_owned());
     }
     ids.sort();
     ids.dedup();
     assert_eq!(ids.len(), 3, "each caller got a job of their own");
     // Different params under the same key string are no conflict across callers either.
-    let response = app
-        .submit(&token("initech", "carol"), "noop", "shared-key", json!({}))
-        .await;
+    let response = app.submit(&token("initech", "carol"), "noop", "shared-key", json!({})).await;
     assert_eq!(response.status(), StatusCode::ACCEPTED);
 }
 
@@ -144,13 +108,7 @@ async fn a_hundred_concurrent_requests_with_one_key_make_one_job() {
     assert!(ids.iter().all(|id| *id == ids[0]));
     let jobs: i64 = app.db.scalar("SELECT count(*) FROM jobs", &[]).await;
     assert_eq!(jobs, 1);
-    let job = app
-        .wait_until_finished(
-            &alice,
-            ids[0].as_str().unwrap(),
-            std::time::Duration::from_secs(10),
-        )
-        .await;
+    let job = app.wait_until_finished(&alice, ids[0].as_str().unwrap(), std::time::Duration::from_secs(10)).await;
     assert_eq!(job["attempts"], 1, "one piece of work");
     assert_eq!(app.db.notifications_for(ids[0].as_str().unwrap()).await, 1);
 }
@@ -159,14 +117,8 @@ async fn a_hundred_concurrent_requests_with_one_key_make_one_job() {
 async fn a_missing_or_malformed_key_is_400() {
     let app = spawn_app().await;
     let alice = token("acme", "alice");
-    let missing = app
-        .http
-        .post(format!("{}/jobs/noop", app.address))
-        .bearer_auth(&alice)
-        .json(&json!({}))
-        .send()
-        .await
-        .unwrap();
+    let missing =
+        app.http.post(format!("{}/jobs/noop", app.address)).bearer_auth(&alice).json(&json!({})).send().await.unwrap();
     assert_problem(missing, StatusCode::BAD_REQUEST, "invalid_idempotency_key").await;
     for bad in ["", "has space", &"k".repeat(256)] {
         let response = app.submit(&alice, "noop", bad, json!({})).await;
@@ -176,20 +128,12 @@ async fn a_missing_or_malformed_key_is_400() {
         .http
         .post(format!("{}/jobs/noop", app.address))
         .bearer_auth(&alice)
-        .header(
-            "Idempotency-Key",
-            reqwest::header::HeaderValue::from_bytes("clé".as_bytes()).unwrap(),
-        )
+        .header("Idempotency-Key", reqwest::header::HeaderValue::from_bytes("clé".as_bytes()).unwrap())
         .json(&json!({}))
         .send()
         .await
         .unwrap();
-    assert_problem(
-        non_ascii,
-        StatusCode::BAD_REQUEST,
-        "invalid_idempotency_key",
-    )
-    .await;
+    assert_problem(non_ascii, StatusCode::BAD_REQUEST, "invalid_idempotency_key").await;
     let jobs: i64 = app.db.scalar("SELECT count(*) FROM jobs", &[]).await;
     assert_eq!(jobs, 0);
 }
@@ -197,9 +141,7 @@ async fn a_missing_or_malformed_key_is_400() {
 #[actix_web::test]
 async fn an_unknown_type_is_404() {
     let app = spawn_app().await;
-    let response = app
-        .submit(&token("acme", "alice"), "launch_rockets", "k", json!({}))
-        .await;
+    let response = app.submit(&token("acme", "alice"), "launch_rockets", "k", json!({})).await;
     assert_problem(response, StatusCode::NOT_FOUND, "unknown_job_type").await;
 }
 
@@ -226,30 +168,14 @@ async fn a_body_that_is_not_a_json_object_is_400() {
 async fn params_failing_the_schema_are_422_naming_the_field() {
     let app = spawn_app().await;
     let alice = token("acme", "alice");
-    let wrong_type = app
-        .submit(&alice, "sleep", "k1", json!({"ms": "soon"}))
-        .await;
-    let body = assert_problem(
-        wrong_type,
-        StatusCode::UNPROCESSABLE_ENTITY,
-        "invalid_params",
-    )
-    .await;
+    let wrong_type = app.submit(&alice, "sleep", "k1", json!({"ms": "soon"})).await;
+    let body = assert_problem(wrong_type, StatusCode::UNPROCESSABLE_ENTITY, "invalid_params").await;
     assert_eq!(body["field"], "/ms");
     assert!(body["detail"].as_str().unwrap().contains("/ms"));
-    let unknown_field = app
-        .submit(&alice, "sleep", "k2", json!({"ms": 1, "color": "red"}))
-        .await;
-    let body = assert_problem(
-        unknown_field,
-        StatusCode::UNPROCESSABLE_ENTITY,
-        "invalid_params",
-    )
-    .await;
+    let unknown_field = app.submit(&alice, "sleep", "k2", json!({"ms": 1, "color": "red"})).await;
+    let body = assert_problem(unknown_field, StatusCode::UNPROCESSABLE_ENTITY, "invalid_params").await;
     assert!(body["detail"].as_str().unwrap().contains("color"), "{body}");
-    let negative = app
-        .submit(&alice, "sleep", "k3", json!({"fail_times": -1}))
-        .await;
+    let negative = app.submit(&alice, "sleep", "k3", json!({"fail_times": -1})).await;
     let body = assert_problem(negative, StatusCode::UNPROCESSABLE_ENTITY, "invalid_params").await;
     assert_eq!(body["field"], "/fail_times");
 }
@@ -261,8 +187,6 @@ async fn a_body_over_64_kib_is_413() {
     let response = app.submit(&token("acme", "alice"), "noop", "k", big).await;
     assert_problem(response, StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large").await;
     let just_under = json!({ "padding": "x".repeat(60 * 1024) });
-    let response = app
-        .submit(&token("acme", "alice"), "noop", "k2", just_under)
-        .await;
+    let response = app.submit(&token("acme", "alice"), "noop", "k2", just_under).await;
     assert_eq!(response.status(), StatusCode::ACCEPTED);
 }

@@ -14,16 +14,10 @@ const WITHIN: Duration = Duration::from_secs(20);
 #[actix_web::test]
 async fn a_new_job_starts_without_waiting_for_a_poll() {
     // With the backstop poll an hour away, only the local wake-up can start the job.
-    let app = spawn_app_with(
-        |s| s.workers.poll_interval = Duration::from_secs(3600),
-        HandlerRegistry::builtin(),
-    )
-    .await;
+    let app = spawn_app_with(|s| s.workers.poll_interval = Duration::from_secs(3600), HandlerRegistry::builtin()).await;
     let alice = token("acme", "alice");
     let id = app.create(&alice, "noop", json!({})).await;
-    let job = app
-        .wait_until_finished(&alice, &id, Duration::from_secs(5))
-        .await;
+    let job = app.wait_until_finished(&alice, &id, Duration::from_secs(5)).await;
     assert_eq!(job["status"], "completed");
 }
 
@@ -31,51 +25,33 @@ async fn a_new_job_starts_without_waiting_for_a_poll() {
 async fn a_flaky_job_retries_until_it_succeeds_and_notifies_once() {
     let app = spawn_app().await;
     let alice = token("acme", "alice");
-    let id = app
-        .create(&alice, "sleep", json!({"ms": 1, "fail_times": 2}))
-        .await;
+    let id = app.create(&alice, "sleep", json!({"ms": 1, "fail_times": 2})).await;
     let job = app.wait_until_finished(&alice, &id, WITHIN).await;
     assert_eq!(job["status"], "completed");
     assert_eq!(job["attempts"], 3);
     assert_eq!(job["error_message"], serde_json::Value::Null);
     assert_eq!(app.db.notifications_for(&id).await, 1);
-    let status: String = app
-        .db
-        .scalar("SELECT job_status FROM notifications", &[])
-        .await;
+    let status: String = app.db.scalar("SELECT job_status FROM notifications", &[]).await;
     assert_eq!(status, "completed");
 }
 
 #[actix_web::test]
 async fn a_job_that_keeps_failing_fails_after_its_last_attempt_and_notifies() {
-    let app = spawn_app_with(
-        |s| s.job_types.get_mut("sleep").unwrap().max_attempts = 3,
-        HandlerRegistry::builtin(),
-    )
-    .await;
+    let app =
+        spawn_app_with(|s| s.job_types.get_mut("sleep").unwrap().max_attempts = 3, HandlerRegistry::builtin()).await;
     let alice = token("acme", "alice");
-    let id = app
-        .create(&alice, "sleep", json!({"ms": 1, "fail_times": 10}))
-        .await;
+    let id = app.create(&alice, "sleep", json!({"ms": 1, "fail_times": 10})).await;
     let job = app.wait_until_finished(&alice, &id, WITHIN).await;
     assert_eq!(job["status"], "failed");
     assert_eq!(job["attempts"], 3);
     assert_eq!(job["error_message"], "planned failure 3 of 10");
     assert_eq!(app.db.notifications_for(&id).await, 1);
     let (status, message): (String, String) = {
-        let row = app
-            .db
-            .client()
-            .await
-            .query_one("SELECT job_status, error_message FROM notifications", &[])
-            .await
-            .unwrap();
+        let row =
+            app.db.client().await.query_one("SELECT job_status, error_message FROM notifications", &[]).await.unwrap();
         (row.get(0), row.get(1))
     };
-    assert_eq!(
-        (status.as_str(), message.as_str()),
-        ("failed", "planned failure 3 of 10")
-    );
+    assert_eq!((status.as_str(), message.as_str()), ("failed", "planned failure 3 of 10"));
 }
 
 #[actix_web::test]
@@ -90,36 +66,21 @@ async fn a_retry_waits_for_its_backoff() {
     )
     .await;
     let alice = token("acme", "alice");
-    let id = app
-        .create(&alice, "sleep", json!({"ms": 0, "fail_times": 1}))
-        .await;
+    let id = app.create(&alice, "sleep", json!({"ms": 0, "fail_times": 1})).await;
     let deadline = std::time::Instant::now() + WITHIN;
     let retrying = loop {
         let job = app.job(&alice, &id).await;
         if job["state"] == "retry_scheduled" || job["status"] == "completed" {
             break job;
         }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the job never waited to retry: {job}"
-        );
+        assert!(std::time::Instant::now() < deadline, "the job never waited to retry: {job}");
         tokio::time::sleep(Duration::from_millis(10)).await;
     };
-    assert_eq!(
-        retrying["state"], "retry_scheduled",
-        "the retry cannot have run yet: {retrying}"
-    );
-    let next: DateTime<Utc> = retrying["next_attempt_at"]
-        .as_str()
-        .unwrap()
-        .parse()
-        .unwrap();
+    assert_eq!(retrying["state"], "retry_scheduled", "the retry cannot have run yet: {retrying}");
+    let next: DateTime<Utc> = retrying["next_attempt_at"].as_str().unwrap().parse().unwrap();
     let job = app.wait_until_finished(&alice, &id, WITHIN).await;
     let done: DateTime<Utc> = job["completed_at"].as_str().unwrap().parse().unwrap();
-    assert!(
-        done >= next,
-        "ran at {done}, before its backoff ended at {next}"
-    );
+    assert!(done >= next, "ran at {done}, before its backoff ended at {next}");
     assert_eq!(job["attempts"], 2);
 }
 
@@ -135,11 +96,7 @@ impl JobHandler for Refuses {
 async fn a_permanent_error_fails_at_once_without_retry() {
     let mut handlers = HandlerRegistry::builtin();
     handlers.register("refuses", Refuses);
-    let app = spawn_app_with(
-        |s| _ = s.job_types.insert("refuses".into(), job_type("refuses")),
-        handlers,
-    )
-    .await;
+    let app = spawn_app_with(|s| _ = s.job_types.insert("refuses".into(), job_type("refuses")), handlers).await;
     let alice = token("acme", "alice");
     let id = app.create(&alice, "refuses", json!({})).await;
     let job = app.wait_until_finished(&alice, &id, WITHIN).await;
@@ -165,10 +122,7 @@ async fn an_attempt_past_the_timeout_is_cancelled_and_counts_as_failed() {
     let job = app.wait_until_finished(&alice, &id, WITHIN).await;
     assert_eq!(job["status"], "failed");
     assert_eq!(job["attempts"], 2);
-    assert!(
-        job["error_message"].as_str().unwrap().contains("timed out"),
-        "{job}"
-    );
+    assert!(job["error_message"].as_str().unwrap().contains("timed out"), "{job}");
 }
 
 type Span = (Option<DateTime<Utc>>, Option<DateTime<Utc>>);
@@ -179,10 +133,7 @@ async fn started_and_finished(app: &TestApp, tenant: &str) -> Vec<Span> {
         .db
         .client()
         .await
-        .query(
-            "SELECT started_at, finished_at FROM jobs WHERE tenant_id = $1 ORDER BY started_at",
-            &[&tenant],
-        )
+        .query("SELECT started_at, finished_at FROM jobs WHERE tenant_id = $1 ORDER BY started_at", &[&tenant])
         .await
         .unwrap();
     rows.iter().map(|r| (r.get(0), r.get(1))).collect()
@@ -207,19 +158,10 @@ async fn a_tenant_never_runs_more_than_its_limit_at_once() {
         app.wait_until_finished(&alice, id, WITHIN).await;
     }
     let spans = started_and_finished(&app, "acme").await;
-    let spans: Vec<_> = spans
-        .into_iter()
-        .map(|(s, f)| (s.unwrap(), f.unwrap()))
-        .collect();
+    let spans: Vec<_> = spans.into_iter().map(|(s, f)| (s.unwrap(), f.unwrap())).collect();
     for (start, _) in &spans {
-        let overlapping = spans
-            .iter()
-            .filter(|(s, f)| s <= start && f > start)
-            .count();
-        assert!(
-            overlapping <= 2,
-            "{overlapping} jobs of one tenant ran at once"
-        );
+        let overlapping = spans.iter().filter(|(s, f)| s <= start && f > start).count();
+        assert!(overlapping <= 2, "{overlapping} jobs of one tenant ran at once");
     }
 }
 
@@ -243,10 +185,7 @@ async fn one_tenants_burst_does_not_starve_another_tenants_job() {
     app.wait_until_finished(&globex, &single, WITHIN).await;
     let single_start = started_and_finished(&app, "globex").await[0].0.unwrap();
     let acme = started_and_finished(&app, "acme").await;
-    let acme_started_before = acme
-        .iter()
-        .filter(|(s, _)| s.is_some_and(|s| s < single_start))
-        .count();
+    let acme_started_before = acme.iter().filter(|(s, _)| s.is_some_and(|s| s < single_start)).count();
     assert!(
         acme_started_before <= 3,
         "globex's job waited behind {acme_started_before} of acme's; it should take the first free slot"
@@ -274,51 +213,24 @@ async fn jobs_already_in_the_database_run_without_any_request() {
         .unwrap();
     let app = spawn_app_on(db, |_| {}, HandlerRegistry::builtin()).await;
     let alice = token("acme", "alice");
-    let queued = app
-        .wait_until_finished(&alice, "01a22b18-0000-7000-8000-000000000001", WITHIN)
-        .await;
-    assert_eq!(
-        (queued["status"].as_str(), queued["attempts"].as_i64()),
-        (Some("completed"), Some(1))
-    );
-    let rescued = app
-        .wait_until_finished(&alice, "01a22b18-0000-7000-8000-000000000002", WITHIN)
-        .await;
-    assert_eq!(
-        (rescued["status"].as_str(), rescued["attempts"].as_i64()),
-        (Some("completed"), Some(2))
-    );
-    assert_eq!(
-        app.db
-            .notifications_for("01a22b18-0000-7000-8000-000000000002")
-            .await,
-        1
-    );
+    let queued = app.wait_until_finished(&alice, "01a22b18-0000-7000-8000-000000000001", WITHIN).await;
+    assert_eq!((queued["status"].as_str(), queued["attempts"].as_i64()), (Some("completed"), Some(1)));
+    let rescued = app.wait_until_finished(&alice, "01a22b18-0000-7000-8000-000000000002", WITHIN).await;
+    assert_eq!((rescued["status"].as_str(), rescued["attempts"].as_i64()), (Some("completed"), Some(2)));
+    assert_eq!(app.db.notifications_for("01a22b18-0000-7000-8000-000000000002").await, 1);
 }
 
 #[actix_web::test]
 async fn an_idle_tenant_supervisor_stops_and_comes_back_on_demand() {
-    let app = spawn_app_with(
-        |s| s.workers.supervisor_idle = Duration::from_millis(100),
-        HandlerRegistry::builtin(),
-    )
-    .await;
-    let count = || async {
-        app.registry
-            .send(errand::actors::CountSupervisors)
-            .await
-            .unwrap()
-    };
+    let app =
+        spawn_app_with(|s| s.workers.supervisor_idle = Duration::from_millis(100), HandlerRegistry::builtin()).await;
+    let count = || async { app.registry.send(errand::actors::CountSupervisors).await.unwrap() };
     let alice = token("acme", "alice");
     let first = app.create(&alice, "noop", json!({})).await;
     app.wait_until_finished(&alice, &first, WITHIN).await;
-    app.create(&token("globex", "gina"), "noop", json!({}))
-        .await;
+    app.create(&token("globex", "gina"), "noop", json!({})).await;
     assert!(count().await >= 1);
-    eventually(WITHIN, "idle supervisors stop", || async {
-        count().await == 0
-    })
-    .await;
+    eventually(WITHIN, "idle supervisors stop", || async { count().await == 0 }).await;
     // A request after the stop gets a new supervisor and works as before.
     let second = app.create(&alice, "noop", json!({})).await;
     let job = app.wait_until_finished(&alice, &second, WITHIN).await;

@@ -1,0 +1,258 @@
+//! `/notifications`: the in-app feed, read-marks, and the live stream
+//! (Server-Sent Events). Every read goes through the caller's scope.
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use actix_web::{HttpRequest, HttpResponse, Responder, web};
+use actix_web_lab::sse;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use tokio::sync::mpsc;
+use uuid::Uuid;
+
+use super::AppState;
+use super::jobs::rfc3339;
+use crate::actors::{ListNotifications, MarkAllRead, MarkRead, Subscribe};
+use crate::domain::{Caller, JobId, JobState, NotificationId};
+use crate::error::AppError;
+use crate::jobs::JobTypes;
+use crate::store::{Notification, Store};
+
+const DEFAULT_LIMIT: u32 = 20;
+const MAX_LIMIT: u32 = 100;
+/// A live stream also re-reads this far behind its newest sent notification:
+/// ids are taken when a row is written, so two ends committing at nearly the
+/// same moment can become visible out of id order.
+const LOOKBACK: Duration = Duration::from_secs(2);
+/// Ids a stream remembers having sent, to skip them when it looks back.
+const REMEMBERED: usize = 256;
+
+/// A notification as the API shows it, written for a person.
+#[derive(Serialize)]
+pub struct NotificationView {
+    id: NotificationId,
+    kind: &'static str,
+    job_id: JobId,
+    job_type: String,
+    job_status: &'static str,
+    title: String,
+    body: String,
+    created_at: String,
+    read_at: Option<String>,
+}
+
+impl NotificationView {
+    fn new(n: Notification, types: &JobTypes) -> Self {
+        let name = types.display_name(&n.job_type);
+        let (job_status, title, body) = match n.job_status {
+            JobState::Failed => {
+                let reason = n.error_message.as_deref().unwrap_or("no reason was recorded");
+                ("failed", format!("Your {name} failed"), format!("Your {name} failed: {reason}"))
+            }
+            _ => ("completed", format!("Your {name} is ready"), format!("Your {name} finished successfully.")),
+        };
+        Self {
+            id: n.id,
+            kind: "job_completed",
+            job_id: n.job,
+            job_type: n.job_type,
+            job_status,
+            title,
+            body,
+            created_at: rfc3339(n.created_at),
+            read_at: n.read_at.map(rfc3339),
+        }
+    }
+}
+
+#[derive(Deserialize)]
+pub struct FeedQuery {
+    unread_only: Option<bool>,
+    limit: Option<u32>,
+    cursor: Option<String>,
+}
+
+/// `GET /notifications`: the caller's feed, newest first, with `unread_count`.
+pub async fn list(
+    caller: Caller,
+    query: web::Query<FeedQuery>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    let query = query.into_inner();
+    let limit = query.limit.unwrap_or(DEFAULT_LIMIT);
+    if !(1..=MAX_LIMIT).contains(&limit) {
+        return Err(AppError::BadRequest(format!("limit must be between 1 and {MAX_LIMIT}")));
+    }
+    let before = query.cursor.as_deref().map(super::jobs::decode_cursor).transpose()?.map(|id| NotificationId(id.0));
+    let msg = ListNotifications { caller, unread_only: query.unread_only.unwrap_or(false), before, limit };
+    let page = state.notifier.send(msg).await??;
+    Ok(HttpResponse::Ok().json(json!({
+        "notifications": page.notifications.into_iter().map(|n| NotificationView::new(n, &state.job_types)).collect::<Vec<_>>(),
+        "unread_count": page.unread_count,
+        "next_cursor": page.next_before.map(|id| super::jobs::encode_cursor(JobId(id.0))),
+    })))
+}
+
+/// `POST /notifications/{id}/read`: 204, or 404 whether missing or someone else's.
+pub async fn mark_read(
+    caller: Caller,
+    path: web::Path<String>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    let id = Uuid::parse_str(&path).map(NotificationId).map_err(|_| AppError::NotFound)?;
+    if state.notifier.send(MarkRead { caller, id }).await?? {
+        Ok(HttpResponse::NoContent().finish())
+    } else {
+        Err(AppError::NotFound)
+    }
+}
+
+/// `POST /notifications/read-all`: marks every unread notification of the caller read.
+pub async fn mark_all_read(caller: Caller, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
+    let marked = state.notifier.send(MarkAllRead { caller }).await??;
+    Ok(HttpResponse::Ok().json(json!({ "marked_read": marked })))
+}
+
+/// `POST /notifications/stream-tickets`: a short-lived ticket for
+/// `GET /notifications/stream?ticket=…`, for browsers' EventSource, which
+/// cannot send an Authorization header. The ticket opens streams only.
+pub async fn stream_ticket(caller: Caller, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
+    let ttl = state.stream.stream_ticket_ttl;
+    let ticket = state.auth.stream_ticket(&caller, ttl)?;
+    Ok(HttpResponse::Created().json(json!({ "ticket": ticket, "expires_in": ttl.as_secs() })))
+}
+
+#[derive(Deserialize)]
+pub struct StreamQuery {
+    ticket: Option<String>,
+}
+
+/// `GET /notifications/stream`: Server-Sent Events, one `job_completed` event
+/// per new notification of the caller, with the notification id as event id.
+/// With `Last-Event-ID`, first replays what came after it.
+pub async fn stream(
+    req: HttpRequest,
+    query: web::Query<StreamQuery>,
+    state: web::Data<AppState>,
+) -> Result<impl Responder, AppError> {
+    let caller = match &query.ticket {
+        Some(ticket) => state.auth.caller_from_ticket(ticket)?,
+        None => state.auth.caller(&req)?,
+    };
+    let last_event = match req.headers().get("Last-Event-ID") {
+        None => None,
+        Some(value) => Some(
+            value
+                .to_str()
+                .ok()
+                .and_then(|v| Uuid::parse_str(v.trim()).ok())
+                .map(NotificationId)
+                .ok_or_else(|| AppError::BadRequest("Last-Event-ID must be an event id this stream sent".into()))?,
+        ),
+    };
+    // Subscribe before looking, so nothing committed from here on is missed.
+    let wakes = state.notifier.send(Subscribe { caller: caller.clone() }).await?;
+    let start = match last_event {
+        Some(id) => Some(id),
+        None => state.store.notifications_for(&caller).after_newest().await?,
+    };
+    let (events, receiver) = mpsc::channel(16);
+    let feed = LiveFeed {
+        store: state.store.clone(),
+        types: state.job_types.clone(),
+        caller,
+        sent: VecDeque::new(),
+        newest: start,
+    };
+    actix_web::rt::spawn(feed.run(wakes, events));
+    Ok(sse::Sse::from_infallible_receiver(receiver).with_keep_alive(state.stream.keep_alive))
+}
+
+/// One open stream: what it has sent, and how to find what it has not.
+struct LiveFeed {
+    store: Store,
+    types: JobTypes,
+    caller: Caller,
+    sent: VecDeque<NotificationId>,
+    /// The newest notification sent (or present when the stream opened).
+    newest: Option<NotificationId>,
+}
+
+impl LiveFeed {
+    async fn run(mut self, mut wakes: mpsc::Receiver<()>, events: mpsc::Sender<sse::Event>) {
+        if let Some(id) = self.newest {
+            self.sent.push_back(id);
+        }
+        loop {
+            match self.send_unsent(&events).await {
+                Ok(true) => {}
+                Ok(false) => return,
+                // The database is away: the next wake-up tries again.
+                Err(error) => tracing::warn!(%error, "notification stream could not read the feed"),
+            }
+            tokio::select! {
+                woken = wakes.recv() => if woken.is_none() { return },
+                _ = events.closed() => return,
+            }
+        }
+    }
+
+    /// Sends what is newer than (a little before) the newest sent; `false` once the client is gone.
+    async fn send_unsent(&mut self, events: &mpsc::Sender<sse::Event>) -> Result<bool, crate::store::StoreError> {
+        let since = self.newest.map(|id| lookback(id, LOOKBACK));
+        let unsent = self.store.notifications_for(&self.caller).after(since, 500).await?;
+        for notification in unsent {
+            let id = notification.id;
+            if self.sent.contains(&id) {
+                continue;
+            }
+            let data = sse::Data::new_json(NotificationView::new(notification, &self.types))
+                .expect("a notification serialises")
+                .id(id.to_string())
+                .event("job_completed");
+            if events.send(data.into()).await.is_err() {
+                return Ok(false);
+            }
+            self.sent.push_back(id);
+            if self.sent.len() > REMEMBERED {
+                self.sent.pop_front();
+            }
+            self.newest = self.newest.max(Some(id));
+        }
+        Ok(true)
+    }
+}
+
+/// The smallest v7 id of the millisecond `by` before `id`'s.
+fn lookback(id: NotificationId, by: Duration) -> NotificationId {
+    let bytes = id.0.as_bytes();
+    let mut millis = [0u8; 8];
+    millis[2..].copy_from_slice(&bytes[..6]);
+    let earlier = u64::from_be_bytes(millis).saturating_sub(by.as_millis() as u64);
+    let mut out = [0u8; 16];
+    out[..6].copy_from_slice(&earlier.to_be_bytes()[2..]);
+    out[6] = 0x70;
+    out[8] = 0x80;
+    NotificationId(Uuid::from_bytes(out))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn lookback_is_earlier_by_the_window(ms in 10_000u64..(1u64 << 47), rest in any::<u128>()) {
+            let ts = uuid::Timestamp::from_unix(uuid::NoContext, ms / 1000, (ms % 1000) as u32 * 1_000_000);
+            let mut bytes = *Uuid::new_v7(ts).as_bytes();
+            bytes[8..].copy_from_slice(&rest.to_be_bytes()[8..]);
+            let id = NotificationId(Uuid::from_bytes(bytes));
+            let bound = lookback(id, Duration::from_millis(2000));
+            prop_assert!(bound < id);
+            let bound_ms = bound.0.get_timestamp().unwrap().to_unix();
+            prop_assert_eq!(bound_ms.0 * 1000 + u64::from(bound_ms.1 / 1_000_000), ms - 2000);
+        }
+    }
+}

@@ -1,0 +1,150 @@
+//! Reads and read-marks of one caller's notifications: tenant and user are
+//! bound into every statement from the [`Caller`]. Notifications are written
+//! only by the statements that end jobs (see `queue.rs`).
+
+use chrono::{DateTime, Utc};
+use deadpool_postgres::Pool;
+use tokio_postgres::Row;
+
+use super::StoreError;
+use crate::domain::{Caller, JobId, JobState, NotificationId};
+
+const COLUMNS: &str = "id, job_id, job_type, job_status, error_message, created_at, read_at";
+
+/// A `job_completed` notification.
+#[derive(Debug, Clone)]
+pub struct Notification {
+    pub id: NotificationId,
+    pub job: JobId,
+    pub job_type: String,
+    /// `Completed` or `Failed`.
+    pub job_status: JobState,
+    pub error_message: Option<String>,
+    pub created_at: DateTime<Utc>,
+    pub read_at: Option<DateTime<Utc>>,
+}
+
+/// One page of the feed, newest first, with the caller's unread count.
+#[derive(Debug)]
+pub struct NotificationPage {
+    pub notifications: Vec<Notification>,
+    pub next_before: Option<NotificationId>,
+    pub unread_count: i64,
+}
+
+/// The notifications of one user of one tenant.
+pub struct CallerNotifications<'a> {
+    pool: &'a Pool,
+    caller: &'a Caller,
+}
+
+impl<'a> CallerNotifications<'a> {
+    pub(super) fn new(pool: &'a Pool, caller: &'a Caller) -> Self {
+        Self { pool, caller }
+    }
+
+    fn owner(&self) -> (&str, &str) {
+        (self.caller.tenant.as_str(), self.caller.user.as_str())
+    }
+
+    /// A page of the feed, newest first (keyset on the v7 id).
+    pub async fn list(
+        &self,
+        unread_only: bool,
+        before: Option<NotificationId>,
+        limit: u32,
+    ) -> Result<NotificationPage, StoreError> {
+        let client = self.pool.get().await?;
+        let (tenant, user) = self.owner();
+        let sql = format!(
+            "SELECT {COLUMNS} FROM notifications \
+             WHERE tenant_id = $1 AND user_id = $2 AND (NOT $3 OR read_at IS NULL) \
+               AND ($4::uuid IS NULL OR id < $4) \
+             ORDER BY id DESC LIMIT $5"
+        );
+        let statement = client.prepare_cached(&sql).await?;
+        let fetch = i64::from(limit) + 1;
+        let rows = client.query(&statement, &[&tenant, &user, &unread_only, &before.map(|id| id.0), &fetch]).await?;
+        let mut notifications = rows.iter().map(notification_from_row).collect::<Result<Vec<_>, _>>()?;
+        let next_before = if notifications.len() > limit as usize {
+            notifications.truncate(limit as usize);
+            notifications.last().map(|n| n.id)
+        } else {
+            None
+        };
+        let unread = client
+            .prepare_cached(
+                "SELECT count(*) FROM notifications WHERE tenant_id = $1 AND user_id = $2 AND read_at IS NULL",
+            )
+            .await?;
+        let unread_count = client.query_one(&unread, &[&tenant, &user]).await?.get(0);
+        Ok(NotificationPage { notifications, next_before, unread_count })
+    }
+
+    /// Notifications newer than `after` (all when `None`), oldest first: what a
+    /// live stream has not sent yet.
+    pub async fn after(&self, after: Option<NotificationId>, limit: i64) -> Result<Vec<Notification>, StoreError> {
+        let client = self.pool.get().await?;
+        let (tenant, user) = self.owner();
+        let sql = format!(
+            "SELECT {COLUMNS} FROM notifications \
+             WHERE tenant_id = $1 AND user_id = $2 AND ($3::uuid IS NULL OR id > $3) \
+             ORDER BY id LIMIT $4"
+        );
+        let statement = client.prepare_cached(&sql).await?;
+        let rows = client.query(&statement, &[&tenant, &user, &after.map(|id| id.0), &limit]).await?;
+        rows.iter().map(notification_from_row).collect()
+    }
+
+    /// The caller's newest notification, if any: where a new live stream starts.
+    pub async fn after_newest(&self) -> Result<Option<NotificationId>, StoreError> {
+        let client = self.pool.get().await?;
+        let (tenant, user) = self.owner();
+        let statement = client
+            .prepare_cached(
+                "SELECT id FROM notifications WHERE tenant_id = $1 AND user_id = $2 ORDER BY id DESC LIMIT 1",
+            )
+            .await?;
+        let newest = client.query_opt(&statement, &[&tenant, &user]).await?;
+        Ok(newest.map(|row| NotificationId(row.get(0))))
+    }
+
+    /// Marks one notification read; `false` if the caller has no such notification.
+    pub async fn mark_read(&self, id: NotificationId) -> Result<bool, StoreError> {
+        let client = self.pool.get().await?;
+        let (tenant, user) = self.owner();
+        let statement = client
+            .prepare_cached(
+                "UPDATE notifications SET read_at = coalesce(read_at, now()) \
+                 WHERE tenant_id = $1 AND user_id = $2 AND id = $3",
+            )
+            .await?;
+        Ok(client.execute(&statement, &[&tenant, &user, &id.0]).await? == 1)
+    }
+
+    /// Marks every unread notification of the caller read; returns how many.
+    pub async fn mark_all_read(&self) -> Result<u64, StoreError> {
+        let client = self.pool.get().await?;
+        let (tenant, user) = self.owner();
+        let statement = client
+            .prepare_cached(
+                "UPDATE notifications SET read_at = now() \
+                 WHERE tenant_id = $1 AND user_id = $2 AND read_at IS NULL",
+            )
+            .await?;
+        Ok(client.execute(&statement, &[&tenant, &user]).await?)
+    }
+}
+
+fn notification_from_row(row: &Row) -> Result<Notification, StoreError> {
+    let status: String = row.try_get(3)?;
+    Ok(Notification {
+        id: NotificationId(row.try_get(0)?),
+        job: JobId(row.try_get(1)?),
+        job_type: row.try_get(2)?,
+        job_status: status.parse().map_err(|e: crate::domain::UnknownState| StoreError::Corrupt(e.to_string()))?,
+        error_message: row.try_get(4)?,
+        created_at: row.try_get(5)?,
+        read_at: row.try_get(6)?,
+    })
+}

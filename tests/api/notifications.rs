@@ -1,0 +1,206 @@
+//! The in-app feed, read-marks and the live stream.
+
+use std::time::Duration;
+
+use errand::jobs::HandlerRegistry;
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+use crate::helpers::*;
+
+const WITHIN: Duration = Duration::from_secs(20);
+
+async fn feed(app: &impl Api, caller: &str, query: &str) -> Value {
+    let response = app.get(caller, &format!("/notifications{query}")).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    response.json().await.unwrap()
+}
+
+async fn post(app: &TestApp, caller: &str, path: &str) -> reqwest::Response {
+    app.http.post(format!("{}{path}", app.address)).bearer_auth(caller).send().await.unwrap()
+}
+
+/// Settings for stream tests: short keep-alives, quick retries.
+fn quick_streams(s: &mut errand::config::Settings) {
+    s.notifications.keep_alive = Duration::from_millis(200);
+    s.job_types.get_mut("sleep").unwrap().max_attempts = 1;
+}
+
+#[actix_web::test]
+async fn the_feed_tells_a_person_what_happened_newest_first() {
+    let app = spawn_app_with(quick_streams, HandlerRegistry::builtin()).await;
+    let alice = token("acme", "alice");
+    let ok = app.create(&alice, "noop", json!({})).await;
+    app.wait_until_finished(&alice, &ok, WITHIN).await;
+    let bad = app.create(&alice, "sleep", json!({"ms": 1, "fail_times": 1})).await;
+    app.wait_until_finished(&alice, &bad, WITHIN).await;
+    app.create(&token("acme", "bob"), "noop", json!({})).await;
+
+    let page = feed(&app, &alice, "").await;
+    assert_eq!(page["unread_count"], 2);
+    let items = page["notifications"].as_array().unwrap();
+    assert_eq!(items.len(), 2, "only alice's: {page}");
+    assert_eq!(items[0]["job_id"], bad.as_str());
+    assert_eq!(items[0]["kind"], "job_completed");
+    assert_eq!(items[0]["job_status"], "failed");
+    assert_eq!(items[0]["title"], "Your sleep job failed");
+    assert_eq!(items[0]["body"], "Your sleep job failed: planned failure 1 of 1");
+    assert_eq!(items[1]["job_id"], ok.as_str());
+    assert_eq!(items[1]["job_status"], "completed");
+    assert_eq!(items[1]["title"], "Your test job is ready");
+    assert_eq!(items[1]["read_at"], Value::Null);
+}
+
+#[actix_web::test]
+async fn notifications_are_marked_read_one_by_one_or_all_and_only_ones_own() {
+    let app = spawn_app().await;
+    let alice = token("acme", "alice");
+    for _ in 0..3 {
+        let id = app.create(&alice, "noop", json!({})).await;
+        app.wait_until_finished(&alice, &id, WITHIN).await;
+    }
+    eventually(WITHIN, "three notifications", || async { feed(&app, &alice, "").await["unread_count"] == 3 }).await;
+    let first = feed(&app, &alice, "").await["notifications"][0]["id"].as_str().unwrap().to_owned();
+
+    for (caller, id) in [(token("acme", "bob"), first.clone()), (token("globex", "alice"), first.clone())] {
+        let response = post(&app, &caller, &format!("/notifications/{id}/read")).await;
+        assert_problem(response, StatusCode::NOT_FOUND, "not_found").await;
+    }
+    let missing = post(&app, &alice, &format!("/notifications/{}/read", uuid::Uuid::now_v7())).await;
+    assert_problem(missing, StatusCode::NOT_FOUND, "not_found").await;
+    assert_eq!(feed(&app, &alice, "").await["unread_count"], 3, "nobody else could mark it");
+
+    let response = post(&app, &alice, &format!("/notifications/{first}/read")).await;
+    assert_eq!(response.status(), StatusCode::NO_CONTENT);
+    let unread = feed(&app, &alice, "?unread_only=true").await;
+    assert_eq!(unread["unread_count"], 2);
+    assert!(unread["notifications"].as_array().unwrap().iter().all(|n| n["id"] != first.as_str()));
+
+    let response = post(&app, &alice, "/notifications/read-all").await;
+    assert_eq!(response.json::<Value>().await.unwrap()["marked_read"], 2);
+    let all = feed(&app, &alice, "").await;
+    assert_eq!(all["unread_count"], 0);
+    assert!(all["notifications"].as_array().unwrap().iter().all(|n| n["read_at"].is_string()));
+}
+
+#[actix_web::test]
+async fn the_feed_pages_with_a_cursor() {
+    let app = spawn_app().await;
+    let alice = token("acme", "alice");
+    let mut jobs = Vec::new();
+    for _ in 0..5 {
+        let id = app.create(&alice, "noop", json!({})).await;
+        app.wait_until_finished(&alice, &id, WITHIN).await;
+        jobs.push(id);
+    }
+    let mut seen = Vec::new();
+    let mut query = "?limit=2".to_owned();
+    loop {
+        let page = feed(&app, &alice, &query).await;
+        seen.extend(page["notifications"].as_array().unwrap().iter().map(|n| n["job_id"].as_str().unwrap().to_owned()));
+        match page["next_cursor"].as_str() {
+            Some(cursor) => query = format!("?limit=2&cursor={cursor}"),
+            None => break,
+        }
+    }
+    jobs.reverse();
+    assert_eq!(seen, jobs);
+    let response = app.get(&alice, "/notifications?limit=0").await;
+    assert_problem(response, StatusCode::BAD_REQUEST, "bad_request").await;
+}
+
+#[actix_web::test]
+async fn a_stream_delivers_the_callers_new_notifications_and_keeps_alive() {
+    let app = spawn_app_with(quick_streams, HandlerRegistry::builtin()).await;
+    let alice = token("acme", "alice");
+    let mut stream = SseStream::open(&format!("{}/notifications/stream", app.address), Some(&alice), None).await;
+    let job = app.create(&alice, "noop", json!({})).await;
+    let (id, data) = stream.next_event(WITHIN).await.expect("an event");
+    assert_eq!(data["job_id"], job.as_str());
+    assert_eq!(data["title"], "Your test job is ready");
+    assert_eq!(id.as_deref(), data["id"].as_str(), "the event id is the notification id");
+    // Idle now: keep-alive comments follow.
+    assert!(matches!(stream.next(Duration::from_secs(5)).await, Some(SseFrame::Comment(_))));
+}
+
+#[actix_web::test]
+async fn another_tenants_or_users_stream_sees_nothing() {
+    let app = spawn_app_with(quick_streams, HandlerRegistry::builtin()).await;
+    let url = format!("{}/notifications/stream", app.address);
+    let mut other_tenant = SseStream::open(&url, Some(&token("globex", "alice")), None).await;
+    let mut other_user = SseStream::open(&url, Some(&token("acme", "bob")), None).await;
+    let alice = token("acme", "alice");
+    let job = app.create(&alice, "noop", json!({})).await;
+    app.wait_until_finished(&alice, &job, WITHIN).await;
+    // Keep-alives every 200 ms: a second of them and no event means none was sent.
+    assert_eq!(other_tenant.next_event(Duration::from_secs(1)).await, None);
+    assert_eq!(other_user.next_event(Duration::from_secs(1)).await, None);
+}
+
+#[actix_web::test]
+async fn reconnecting_with_last_event_id_replays_what_was_missed() {
+    let app = spawn_app_with(quick_streams, HandlerRegistry::builtin()).await;
+    let alice = token("acme", "alice");
+    let url = format!("{}/notifications/stream", app.address);
+    let mut stream = SseStream::open(&url, Some(&alice), None).await;
+    app.create(&alice, "noop", json!({})).await;
+    let (last_seen, _) = stream.next_event(WITHIN).await.unwrap();
+    drop(stream);
+
+    let mut missed = Vec::new();
+    for _ in 0..3 {
+        let id = app.create(&alice, "noop", json!({})).await;
+        app.wait_until_finished(&alice, &id, WITHIN).await;
+        missed.push(id);
+    }
+    let mut stream = SseStream::open(&url, Some(&alice), last_seen.as_deref()).await;
+    let mut replayed = Vec::new();
+    while replayed.len() < missed.len() {
+        let (_, data) = stream.next_event(WITHIN).await.expect("a replayed event");
+        replayed.push(data["job_id"].as_str().unwrap().to_owned());
+    }
+    assert_eq!(replayed, missed, "in order, none lost");
+    assert_eq!(stream.next_event(Duration::from_millis(600)).await, None, "nothing twice");
+}
+
+#[actix_web::test]
+async fn a_stream_hears_of_jobs_that_ended_in_another_process() {
+    let db = TestDb::create().await;
+    let streaming = ErrandProcess::start(&db, &[("ERRAND_WORKERS__GLOBAL_LIMIT", "1")]);
+    let working = ErrandProcess::start(&db, &[]);
+    let alice = token("acme", "alice");
+    let mut stream = SseStream::open(&format!("{}/notifications/stream", streaming.address), Some(&alice), None).await;
+    // Keep the streaming process busy so the job runs in the other one.
+    let blocker = streaming.create(&alice, "sleep", json!({"ms": 60000})).await;
+    eventually(WITHIN, "the streaming process is busy", || async {
+        streaming.job(&alice, &blocker).await["state"] == "running"
+    })
+    .await;
+    let job = working.create(&alice, "noop", json!({})).await;
+    let (_, data) = stream.next_event(WITHIN).await.expect("an event from the other process");
+    assert_eq!(data["job_id"], job.as_str());
+}
+
+#[actix_web::test]
+async fn a_browser_opens_the_stream_with_a_short_lived_ticket_that_opens_nothing_else() {
+    let app = spawn_app_with(quick_streams, HandlerRegistry::builtin()).await;
+    let alice = token("acme", "alice");
+    let response = post(&app, &alice, "/notifications/stream-tickets").await;
+    assert_eq!(response.status(), StatusCode::CREATED);
+    let body: Value = response.json().await.unwrap();
+    let ticket = body["ticket"].as_str().unwrap().to_owned();
+    assert_eq!(body["expires_in"], 60);
+
+    let mut stream =
+        SseStream::open(&format!("{}/notifications/stream?ticket={ticket}", app.address), None, None).await;
+    let job = app.create(&alice, "noop", json!({})).await;
+    assert_eq!(stream.next_event(WITHIN).await.unwrap().1["job_id"], job.as_str());
+
+    let as_api_token = app.get(&ticket, "/jobs").await;
+    assert_problem(as_api_token, StatusCode::UNAUTHORIZED, "unauthorized").await;
+    let forged = app.http.get(format!("{}/notifications/stream?ticket=x{ticket}", app.address)).send().await.unwrap();
+    assert_problem(forged, StatusCode::UNAUTHORIZED, "unauthorized").await;
+    let api_token_as_ticket =
+        app.http.get(format!("{}/notifications/stream?ticket={alice}", app.address)).send().await.unwrap();
+    assert_problem(api_token_as_ticket, StatusCode::UNAUTHORIZED, "unauthorized").await;
+}
