@@ -69,3 +69,23 @@ errand_database_server() {
   fi
   errand_log "using PostgreSQL at ${ERRAND_PG_SERVER%%\?*}"
 }
+
+# Installs the pinned maildev (tools/maildev/package-lock.json) under the tools
+# cache and exports ERRAND_TEST_MAILDEV, the SMTP server the email tests start.
+errand_install_maildev() {
+  local tools=${ERRAND_TOOLS_DIR:-$HOME/.cache/errand-tools}
+  local lock_hash dir
+  if ! command -v npm >/dev/null 2>&1; then
+    errand_log "npm is needed to install maildev (the SMTP server of the email tests): apt-get install nodejs npm"
+    return 1
+  fi
+  lock_hash=$(sha256sum tools/maildev/package-lock.json | cut -c1-12)
+  dir="$tools/maildev-$lock_hash"
+  if [ ! -x "$dir/node_modules/.bin/maildev" ]; then
+    errand_log "installing maildev into $dir"
+    mkdir -p "$dir"
+    cp tools/maildev/package.json tools/maildev/package-lock.json "$dir/"
+    (cd "$dir" && npm ci --no-audit --no-fund --silent) || { errand_log "npm ci of maildev failed"; return 1; }
+  fi
+  export ERRAND_TEST_MAILDEV="$dir/node_modules/.bin/maildev"
+}

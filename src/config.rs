@@ -24,6 +24,8 @@ pub struct Settings {
     pub workers: WorkerSettings,
     #[serde(default)]
     pub notifications: NotificationSettings,
+    #[serde(default)]
+    pub email: EmailSettings,
     /// Job types by name: what `POST /jobs/{type}` accepts.
     pub job_types: BTreeMap<String, JobTypeSettings>,
 }
@@ -133,6 +135,83 @@ impl Default for NotificationSettings {
     fn default() -> Self {
         Self { keep_alive: Duration::from_secs(15), stream_ticket_ttl: Duration::from_secs(60) }
     }
+}
+
+/// Completion emails over SMTP.
+#[derive(Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct EmailSettings {
+    /// Off: no outbox rows are written and nothing is sent.
+    pub enabled: bool,
+    pub smtp_host: String,
+    pub smtp_port: u16,
+    pub security: SmtpSecurity,
+    pub username: Option<String>,
+    pub password: Option<String>,
+    /// `Name <address>` or a bare address.
+    pub from: String,
+    /// Where people reach errand: links in emails go to `{public_base_url}/jobs/{id}/result`.
+    pub public_base_url: String,
+    /// Delivery attempts before an email is given up on.
+    pub max_attempts: u32,
+    #[serde(with = "duration_text")]
+    pub backoff_base: Duration,
+    #[serde(with = "duration_text")]
+    pub backoff_max: Duration,
+    /// Backstop poll of the outbox (a local job end wakes the sender at once).
+    #[serde(with = "duration_text")]
+    pub poll_interval: Duration,
+}
+
+impl Default for EmailSettings {
+    fn default() -> Self {
+        Self {
+            enabled: false,
+            smtp_host: "127.0.0.1".into(),
+            smtp_port: 25,
+            security: SmtpSecurity::None,
+            username: None,
+            password: None,
+            from: "errand <errand@localhost>".into(),
+            public_base_url: "http://127.0.0.1:8080".into(),
+            max_attempts: 12,
+            backoff_base: Duration::from_secs(5),
+            backoff_max: Duration::from_secs(600),
+            poll_interval: Duration::from_secs(1),
+        }
+    }
+}
+
+// The password must never reach a log.
+impl fmt::Debug for EmailSettings {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("EmailSettings")
+            .field("enabled", &self.enabled)
+            .field("smtp_host", &self.smtp_host)
+            .field("smtp_port", &self.smtp_port)
+            .field("security", &self.security)
+            .field("from", &self.from)
+            .finish_non_exhaustive()
+    }
+}
+
+impl EmailSettings {
+    /// The retry policy of deliveries.
+    pub fn retry_policy(&self) -> RetryPolicy {
+        RetryPolicy { max_attempts: self.max_attempts, base: self.backoff_base, max: self.backoff_max }
+    }
+}
+
+/// How the SMTP connection is protected.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SmtpSecurity {
+    /// Plain SMTP (a local relay or a test server).
+    None,
+    /// STARTTLS, required.
+    Starttls,
+    /// TLS from the first byte (SMTPS, usually port 465).
+    Tls,
 }
 
 /// One job type: which handler runs it, how it retries, what params it takes.
@@ -252,6 +331,24 @@ impl Settings {
         }
         if n.stream_ticket_ttl.is_zero() || n.stream_ticket_ttl > Duration::from_secs(3600) {
             return Err(invalid("notifications.stream_ticket_ttl", "must be between 1s and 1h"));
+        }
+        let e = &self.email;
+        if e.enabled {
+            if e.smtp_host.trim().is_empty() {
+                return Err(invalid("email.smtp_host", "must not be empty"));
+            }
+            e.from.parse::<lettre::message::Mailbox>().map_err(|err| {
+                invalid("email.from", format!("{err} (expected e.g. \"errand <errand@example.com>\")"))
+            })?;
+            if !(e.public_base_url.starts_with("http://") || e.public_base_url.starts_with("https://")) {
+                return Err(invalid("email.public_base_url", "must start with http:// or https://"));
+            }
+            if e.max_attempts == 0 {
+                return Err(invalid("email.max_attempts", "must be at least 1"));
+            }
+            if e.username.is_some() != e.password.is_some() {
+                return Err(invalid("email.password", "username and password go together"));
+            }
         }
         if self.job_types.is_empty() {
             return Err(invalid("job_types", "configure at least one job type"));

@@ -11,6 +11,7 @@
 //! * [`jobs`]: what job types do: the [`jobs::JobHandler`] trait, built-ins, retry policy.
 //! * [`actors`]: who moves jobs: registry, per-tenant supervisors, dispatcher, workers, notifier.
 //! * [`http`]: the API; handlers ask a tenant's supervisor.
+//! * [`mail`]: completion emails (templates, SMTP).
 //! * [`config`], [`error`], [`db`] (migrations), [`startup`] ([`startup::Application`]).
 
 pub mod actors;
@@ -20,6 +21,7 @@ pub mod domain;
 pub mod error;
 pub mod http;
 pub mod jobs;
+pub mod mail;
 pub mod startup;
 pub mod store;
 pub mod telemetry;

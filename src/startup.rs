@@ -8,13 +8,14 @@ use actix::prelude::*;
 use actix_web::{App, HttpServer, dev::Server, web};
 
 use crate::actors::{
-    Completer, Dispatcher, DispatcherSettings, Drain, Listeners, Notifier, RegistryDeps, SupervisorRegistry,
+    Completer, Dispatcher, DispatcherSettings, Drain, Listeners, Mailer, Notifier, RegistryDeps, SupervisorRegistry,
     spawn_listener,
 };
 use crate::config::{ConfigError, Settings, invalid};
 use crate::db::{self, MigrateError};
 use crate::http::{self, AppState};
 use crate::jobs::{HandlerRegistry, JobTypes};
+use crate::mail::SmtpMailer;
 use crate::store::Store;
 
 /// Why errand could not start.
@@ -44,13 +45,21 @@ impl Application {
     /// Must be called inside an actix system (`#[actix_web::main]`, `#[actix_web::test]`).
     pub async fn build(settings: Settings, handlers: HandlerRegistry) -> Result<Self, StartupError> {
         let job_types = JobTypes::build(&settings.job_types, &handlers)?;
-        let store = Store::connect(&settings.database.url, settings.database.pool_size)?;
+        let store = Store::connect(&settings.database.url, settings.database.pool_size)?
+            .with_email_outbox(settings.email.enabled);
         let applied = db::migrate(&store).await?;
         if applied > 0 {
             tracing::info!(applied, "applied migrations");
         }
 
-        let notifier = Notifier::new(store.clone()).start();
+        let mailer = if settings.email.enabled {
+            let smtp = SmtpMailer::new(&settings.email).map_err(|e| invalid("email", e.to_string()))?;
+            let mailer = Mailer::new(store.clone(), smtp, job_types.clone(), settings.email.clone()).start();
+            Some(mailer.recipient())
+        } else {
+            None
+        };
+        let notifier = Notifier::new(store.clone(), mailer).start();
         let w = &settings.workers;
         let dispatcher_settings = DispatcherSettings {
             global_limit: w.global_limit,

@@ -19,6 +19,7 @@
 mod completer;
 mod dispatcher;
 mod listener;
+mod mailer;
 mod notifier;
 mod registry;
 mod supervisor;
@@ -27,6 +28,7 @@ mod worker;
 pub use completer::{Complete, Completer, CompletionFailed};
 pub use dispatcher::{Dispatcher, DispatcherSettings, Drain, SlotFreed, WorkAvailable};
 pub use listener::{Listeners, spawn_listener};
+pub use mailer::{MailDue, Mailer};
 pub use notifier::{JobFinished, ListNotifications, MarkAllRead, MarkRead, NotificationCommitted, Notifier, Subscribe};
 pub use registry::{CountSupervisors, RegistryDeps, SupervisorFor, SupervisorRegistry};
 pub use supervisor::{GetJob, JobSupervisor, ListJobs, SubmitError, SubmitJob};

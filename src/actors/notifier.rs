@@ -1,5 +1,6 @@
-//! The Notifier: owns the user-facing side of completion. It serves the
-//! in-app feed (reads and read-marks, always through the caller's scope) and
+//! The Notifier: owns the user-facing side of completion: the email channel
+//! (it wakes the [`super::Mailer`] when a job ends here), and the in-app
+//! channel: it serves the feed (reads and read-marks, always through the caller's scope) and
 //! wakes live streams when a notification of their user is committed, in this
 //! process (`JobFinished`) or in any other (`NotificationCommitted`, from
 //! PostgreSQL NOTIFY).
@@ -14,6 +15,7 @@ use std::collections::HashMap;
 use actix::prelude::*;
 use tokio::sync::mpsc;
 
+use super::mailer::MailDue;
 use crate::domain::{Caller, NotificationId, TenantId, UserId};
 use crate::store::{EndedAttempt, NotificationPage, Store, StoreError};
 
@@ -66,11 +68,13 @@ pub struct Subscribe {
 pub struct Notifier {
     store: Store,
     streams: HashMap<(TenantId, UserId), Vec<mpsc::Sender<()>>>,
+    /// The email channel, when email is enabled.
+    mailer: Option<Recipient<MailDue>>,
 }
 
 impl Notifier {
-    pub fn new(store: Store) -> Self {
-        Self { store, streams: HashMap::new() }
+    pub fn new(store: Store, mailer: Option<Recipient<MailDue>>) -> Self {
+        Self { store, streams: HashMap::new(), mailer }
     }
 
     fn wake(&mut self, tenant: TenantId, user: UserId) {
@@ -107,6 +111,9 @@ impl Handler<JobFinished> for Notifier {
 
     fn handle(&mut self, JobFinished(ended): JobFinished, _ctx: &mut Self::Context) {
         tracing::debug!(job = %ended.job, tenant = %ended.tenant, state = ?ended.state, "job finished");
+        if let Some(mailer) = &self.mailer {
+            mailer.do_send(MailDue);
+        }
         self.wake(ended.tenant, ended.user);
     }
 }

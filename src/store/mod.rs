@@ -11,6 +11,7 @@
 
 mod jobs;
 mod notifications;
+mod outbox;
 mod queue;
 
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
@@ -18,6 +19,7 @@ use tokio_postgres::NoTls;
 
 pub use jobs::{CallerJobs, JobFilter, JobPage, Submission};
 pub use notifications::{CallerNotifications, Notification, NotificationPage};
+pub use outbox::{Outbox, OutboxEmail};
 pub use queue::{ClaimedJob, Completion, EndedAttempt, Outcome, Queue, Rescued};
 
 use crate::domain::Caller;
@@ -28,10 +30,15 @@ use crate::domain::Caller;
 pub enum StoreError {
     #[error("no database connection available: {0}")]
     Pool(#[from] deadpool_postgres::PoolError),
-    #[error("database error: {0}")]
+    #[error("database error: {}", postgres_detail(.0))]
     Postgres(#[from] tokio_postgres::Error),
     #[error("unexpected data in the database: {0}")]
     Corrupt(String),
+}
+
+/// The server's message when there is one ("db error" alone says nothing).
+fn postgres_detail(error: &tokio_postgres::Error) -> String {
+    error.as_db_error().map_or_else(|| error.to_string(), |db| db.to_string())
 }
 
 /// The PostgreSQL NOTIFY channel on which processes announce new work.
@@ -44,6 +51,7 @@ pub const NOTIFICATION_CHANNEL: &str = "errand_notifications";
 #[derive(Clone)]
 pub struct Store {
     pool: Pool,
+    email_outbox: bool,
 }
 
 impl Store {
@@ -56,7 +64,18 @@ impl Store {
             .runtime(deadpool_postgres::Runtime::Tokio1)
             .build()
             .expect("a pool with a runtime always builds");
-        Ok(Self { pool })
+        Ok(Self { pool, email_outbox: false })
+    }
+
+    /// Makes the statements that end jobs also queue their completion emails.
+    pub fn with_email_outbox(mut self, enabled: bool) -> Self {
+        self.email_outbox = enabled;
+        self
+    }
+
+    /// The completion emails waiting to be sent (the Mailer's side).
+    pub fn outbox(&self) -> Outbox<'_> {
+        Outbox::new(&self.pool)
     }
 
     /// The jobs of the caller's user in the caller's tenant.
@@ -71,7 +90,7 @@ impl Store {
 
     /// The worker side of the job table.
     pub fn queue(&self) -> Queue<'_> {
-        Queue::new(&self.pool)
+        Queue::new(&self.pool, self.email_outbox)
     }
 
     /// The pool, for migrations and health checks.

@@ -84,29 +84,47 @@ pub struct Rescued {
     pub failed: Vec<EndedAttempt>,
 }
 
-/// Writes that end a job: the state change and its one notification, in one
-/// statement, announced on `errand_notifications` ([`super::NOTIFICATION_CHANNEL`]) (NOTIFY is sent at commit,
-/// so only what is committed is announced).
-const FINISH_AND_NOTIFY: &str = "\
-    notified AS ( \
-        INSERT INTO notifications (tenant_id, user_id, kind, job_id, job_type, job_status, error_message) \
-        SELECT tenant_id, user_id, 'job_completed', id, job_type, state::text, error_message \
-        FROM finished WHERE state IN ('completed', 'failed') \
-        ON CONFLICT (job_id, kind) DO NOTHING \
-        RETURNING job_id, id, \
-            pg_notify('errand_notifications', json_build_object('tenant', tenant_id, 'user', user_id)::text) \
-    ) \
-    SELECT f.id, f.tenant_id, f.user_id, f.job_type, f.state::text, f.error_message, n.id \
-    FROM finished f LEFT JOIN notified n ON n.job_id = f.id";
+/// The rest of a statement that ends jobs, after its `finished AS (UPDATE …
+/// RETURNING id, tenant_id, user_id, user_email, job_type, state, error_message)`:
+/// each terminal job's one notification, announced on `errand_notifications`
+/// ([`super::NOTIFICATION_CHANNEL`]; NOTIFY is sent at commit, so only what is
+/// committed is announced), and, with `email`, its one outbox email when its
+/// creator had an address. All in the same statement as the state change.
+fn finish_and_notify(email: bool) -> String {
+    let emailed = if email {
+        ", emailed AS ( \
+             INSERT INTO email_outbox (job_id, tenant_id, user_id, recipient, job_type, job_status, error_message) \
+             SELECT id, tenant_id, user_id, user_email, job_type, state::text, error_message \
+             FROM finished WHERE state IN ('completed', 'failed') AND user_email IS NOT NULL \
+             ON CONFLICT (job_id) DO NOTHING \
+         )"
+    } else {
+        ""
+    };
+    format!(
+        "notified AS ( \
+             INSERT INTO notifications (tenant_id, user_id, kind, job_id, job_type, job_status, error_message) \
+             SELECT tenant_id, user_id, 'job_completed', id, job_type, state::text, error_message \
+             FROM finished WHERE state IN ('completed', 'failed') \
+             ON CONFLICT (job_id, kind) DO NOTHING \
+             RETURNING job_id, id, \
+                 pg_notify('errand_notifications', json_build_object('tenant', tenant_id, 'user', user_id)::text) \
+         ){emailed} \
+         SELECT f.id, f.tenant_id, f.user_id, f.job_type, f.state::text, f.error_message, n.id \
+         FROM finished f LEFT JOIN notified n ON n.job_id = f.id"
+    )
+}
 
 /// The worker side of the job table.
 pub struct Queue<'a> {
     pool: &'a Pool,
+    /// Whether ending a job also writes its completion email to the outbox.
+    email_outbox: bool,
 }
 
 impl<'a> Queue<'a> {
-    pub(super) fn new(pool: &'a Pool) -> Self {
-        Self { pool }
+    pub(super) fn new(pool: &'a Pool, email_outbox: bool) -> Self {
+        Self { pool, email_outbox }
     }
 
     /// Claims up to `limit` runnable jobs for `owner`, at most `tenant_limit`
@@ -230,8 +248,9 @@ impl<'a> Queue<'a> {
                      lease_id = NULL, lease_owner = NULL, lease_expires_at = NULL \
                  FROM input \
                  WHERE j.id = input.id AND j.state = 'running' AND j.lease_id = input.lease_id \
-                 RETURNING j.id, j.tenant_id, j.user_id, j.job_type, j.state, j.error_message \
-             ), {FINISH_AND_NOTIFY}"
+                 RETURNING j.id, j.tenant_id, j.user_id, j.user_email, j.job_type, j.state, j.error_message \
+             ), {}",
+            finish_and_notify(self.email_outbox)
         );
         let statement = client.prepare_cached(&sql).await?;
         let rows = client.query(&statement, &[&ids, &leases, &outcomes, &results, &errors, &delays]).await?;
@@ -256,8 +275,9 @@ impl<'a> Queue<'a> {
                      finished_at = CASE WHEN j.attempt < j.max_attempts THEN NULL ELSE clock_timestamp() END, \
                      lease_id = NULL, lease_owner = NULL, lease_expires_at = NULL \
                  FROM expired WHERE j.id = expired.id AND j.state = 'running' \
-                 RETURNING j.id, j.tenant_id, j.user_id, j.job_type, j.state, j.error_message \
-             ), {FINISH_AND_NOTIFY}"
+                 RETURNING j.id, j.tenant_id, j.user_id, j.user_email, j.job_type, j.state, j.error_message \
+             ), {}",
+            finish_and_notify(self.email_outbox)
         );
         let rows = client.query(&client.prepare_cached(&sql).await?, &[&limit]).await?;
         let mut rescued = Rescued::default();

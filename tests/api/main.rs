@@ -3,6 +3,7 @@
 
 mod auth;
 mod config;
+mod email;
 mod helpers;
 mod notifications;
 mod processes;

@@ -1,0 +1,102 @@
+//! The email outbox, from the Mailer's side: claim due emails, record each
+//! SMTP answer at once. Rows are written only by the statements that end jobs.
+//! Every record is fenced on (state `sending`, this attempt), so a sender whose
+//! lock expired and whose email was re-claimed records nothing.
+
+use std::time::Duration;
+
+use deadpool_postgres::Pool;
+use tokio_postgres::Row;
+use uuid::Uuid;
+
+use super::StoreError;
+use crate::domain::{JobId, JobState};
+
+/// An email to send now.
+#[derive(Debug, Clone)]
+pub struct OutboxEmail {
+    pub id: Uuid,
+    pub job: JobId,
+    pub recipient: String,
+    pub job_type: String,
+    pub job_status: JobState,
+    pub error_message: Option<String>,
+    /// This delivery attempt, 1-based.
+    pub attempt: i32,
+}
+
+/// The outbox.
+pub struct Outbox<'a> {
+    pool: &'a Pool,
+}
+
+impl<'a> Outbox<'a> {
+    pub(super) fn new(pool: &'a Pool) -> Self {
+        Self { pool }
+    }
+
+    /// Claims up to `limit` due emails for `lock`: if this process dies while
+    /// sending, the email becomes due again when the lock runs out.
+    pub async fn claim_due(&self, limit: i64, lock: Duration) -> Result<Vec<OutboxEmail>, StoreError> {
+        let client = self.pool.get().await?;
+        let statement = client
+            .prepare_cached(
+                "UPDATE email_outbox o SET state = 'sending', attempts = o.attempts + 1, \
+                     next_attempt_at = now() + $2 * interval '1 millisecond' \
+                 FROM (SELECT id FROM email_outbox \
+                       WHERE state IN ('pending', 'sending') AND next_attempt_at <= now() \
+                       ORDER BY next_attempt_at LIMIT $1 FOR UPDATE SKIP LOCKED) due \
+                 WHERE o.id = due.id \
+                 RETURNING o.id, o.job_id, o.recipient, o.job_type, o.job_status, o.error_message, o.attempts",
+            )
+            .await?;
+        let rows = client.query(&statement, &[&limit, &(lock.as_secs_f64() * 1000.0)]).await?;
+        rows.iter().map(email_from_row).collect()
+    }
+
+    /// The server accepted the email: it is sent, with the server's answer.
+    pub async fn record_sent(&self, email: &OutboxEmail, response: &str) -> Result<bool, StoreError> {
+        self.record(email, "'sent', sent_at = now(), smtp_response = $3, last_error = NULL", response, None).await
+    }
+
+    /// A transient failure: try again after `delay`.
+    pub async fn record_retry(&self, email: &OutboxEmail, error: &str, delay: Duration) -> Result<bool, StoreError> {
+        self.record(email, "'pending', last_error = $3", error, Some(delay)).await
+    }
+
+    /// A failure that will never succeed (address rejected), or the last attempt failed.
+    pub async fn record_failed(&self, email: &OutboxEmail, error: &str) -> Result<bool, StoreError> {
+        self.record(email, "'failed', last_error = $3", error, None).await
+    }
+
+    async fn record(
+        &self,
+        email: &OutboxEmail,
+        set_state: &str,
+        text: &str,
+        delay: Option<Duration>,
+    ) -> Result<bool, StoreError> {
+        let client = self.pool.get().await?;
+        let sql = format!(
+            "UPDATE email_outbox SET state = {set_state}, \
+                 next_attempt_at = now() + coalesce($4::float8, 0) * interval '1 millisecond' \
+             WHERE id = $1 AND state = 'sending' AND attempts = $2"
+        );
+        let statement = client.prepare_cached(&sql).await?;
+        let delay_ms = delay.map(|d| d.as_secs_f64() * 1000.0);
+        Ok(client.execute(&statement, &[&email.id, &email.attempt, &text, &delay_ms]).await? == 1)
+    }
+}
+
+fn email_from_row(row: &Row) -> Result<OutboxEmail, StoreError> {
+    let status: String = row.try_get(4)?;
+    Ok(OutboxEmail {
+        id: row.try_get(0)?,
+        job: JobId(row.try_get(1)?),
+        recipient: row.try_get(2)?,
+        job_type: row.try_get(3)?,
+        job_status: status.parse().map_err(|e: crate::domain::UnknownState| StoreError::Corrupt(e.to_string()))?,
+        error_message: row.try_get(5)?,
+        attempt: row.try_get(6)?,
+    })
+}
