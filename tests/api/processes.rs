@@ -57,9 +57,15 @@ async fn work_a_busy_process_cannot_take_is_announced_to_an_idle_one() {
 #[actix_web::test]
 async fn a_process_killed_mid_job_loses_nothing_and_the_job_completes_once() {
     let db = TestDb::create().await;
-    let lease = [("ERRAND_WORKERS__LEASE", "1s")];
-    let mut doomed = ErrandProcess::start(&db, &lease);
-    let alice = token("acme", "alice");
+    let mail = MailServer::start().await;
+    let smtp_port = mail.smtp_port.to_string();
+    let settings = [
+        ("ERRAND_WORKERS__LEASE", "1s"),
+        ("ERRAND_EMAIL__ENABLED", "true"),
+        ("ERRAND_EMAIL__SMTP_PORT", smtp_port.as_str()),
+    ];
+    let mut doomed = ErrandProcess::start(&db, &settings);
+    let alice = token_for("acme", "alice", "alice@example.com");
     let id = doomed.create(&alice, "sleep", json!({"ms": 1500})).await;
     eventually(Duration::from_secs(10), "the job is running in the doomed process", || async {
         doomed.job(&alice, &id).await["state"] == "running"
@@ -67,11 +73,14 @@ async fn a_process_killed_mid_job_loses_nothing_and_the_job_completes_once() {
     .await;
     doomed.kill_hard();
 
-    let survivor = ErrandProcess::start(&db, &lease);
+    let survivor = ErrandProcess::start(&db, &settings);
     let job = survivor.wait_until_finished(&alice, &id, Duration::from_secs(30)).await;
     assert_eq!(job["status"], "completed");
     assert_eq!(job["attempts"], 2, "the killed attempt and the one that finished");
     assert_eq!(db.notifications_for(&id).await, 1);
     let jobs: i64 = db.scalar("SELECT count(*) FROM jobs", &[]).await;
     assert_eq!(jobs, 1);
+    assert_eq!(mail.wait_for(1, Duration::from_secs(20)).await.len(), 1);
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(mail.emails().await.len(), 1, "one email for the job that ran twice");
 }
