@@ -38,6 +38,15 @@ struct Args {
     /// Names this run's tenants; give the same id to a later run to replay its keys.
     #[arg(long)]
     run_id: Option<String>,
+    /// `streams` phase: open streams, one user each.
+    #[arg(long, default_value_t = 1_000)]
+    streams: usize,
+    /// `streams` phase: jobs whose notifications are timed.
+    #[arg(long, default_value_t = 500)]
+    stream_jobs: usize,
+    /// `streams` phase: the server's pid, to read its memory before and after opening the streams.
+    #[arg(long)]
+    server_pid: Option<u32>,
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -46,6 +55,7 @@ enum Phase {
     Wait,
     Replay,
     Drain,
+    Streams,
 }
 
 /// One client: a tenant of its own and the keys it used.
@@ -84,6 +94,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             }
             Phase::Wait => wait_until_drained(&http, &args.url, &clients).await?,
             Phase::Replay => report("replay", &phase(&http, &args.url, &clients, 200, "", per_client).await?),
+            Phase::Streams => {
+                let streams =
+                    StreamBench { streams: args.streams, jobs: args.stream_jobs, server_pid: args.server_pid };
+                streams.run(&http, &args.url, &issuer, &run, exp).await?;
+            }
             Phase::Drain => {
                 let drain_per_client = args.drain / args.concurrency;
                 let start = Instant::now();
@@ -207,4 +222,113 @@ async fn wait_until_drained(
         }
     }
     Ok(())
+}
+
+/// Latency from a job's end to its notification arriving on an open stream,
+/// with many streams open, and the server's memory per open stream.
+struct StreamBench {
+    streams: usize,
+    jobs: usize,
+    server_pid: Option<u32>,
+}
+
+impl StreamBench {
+    async fn run(
+        &self,
+        http: &reqwest::Client,
+        url: &str,
+        issuer: &TokenIssuer,
+        run: &str,
+        exp: u64,
+    ) -> Result<(), Box<dyn std::error::Error>> {
+        use futures_util::StreamExt;
+
+        let tokens: Vec<String> = (0..self.streams)
+            .map(|i| {
+                let claims = Claims { sub: format!("viewer-{i}"), tenant: format!("streams-{run}"), email: None, exp };
+                issuer.issue(&claims)
+            })
+            .collect::<Result<_, _>>()?;
+        let rss_before = self.server_pid.and_then(rss_kib);
+        // A client of its own: the streams must not take the pool's connections.
+        let stream_client = reqwest::Client::builder().pool_max_idle_per_host(0).build()?;
+        let (latencies_tx, mut latencies) = tokio::sync::mpsc::unbounded_channel::<Duration>();
+        let mut opened = Vec::new();
+        for token in &tokens {
+            let response = stream_client.get(format!("{url}/notifications/stream")).bearer_auth(token).send().await?;
+            if !response.status().is_success() {
+                return Err(format!("stream refused: {}", response.status()).into());
+            }
+            let tx = latencies_tx.clone();
+            opened.push(tokio::spawn(async move {
+                let mut body = response.bytes_stream();
+                let mut buffer = String::new();
+                while let Some(Ok(chunk)) = body.next().await {
+                    buffer.push_str(&String::from_utf8_lossy(&chunk));
+                    while let Some(end) = buffer.find("\n\n") {
+                        let frame: String = buffer.drain(..end + 2).collect();
+                        let Some(data) = frame.lines().find_map(|line| line.strip_prefix("data: ")) else { continue };
+                        let event: Value = serde_json::from_str(data).unwrap_or_default();
+                        let created =
+                            event["created_at"].as_str().and_then(|t| t.parse::<chrono::DateTime<chrono::Utc>>().ok());
+                        if let Some(created) = created {
+                            let latency = (chrono::Utc::now() - created).to_std().unwrap_or_default();
+                            let _ = tx.send(latency);
+                        }
+                    }
+                }
+            }));
+        }
+        // Let the server settle its buffers before reading its memory.
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        let rss_after = self.server_pid.and_then(rss_kib);
+
+        // Jobs one after another, each for the next viewer, so each notification is timed alone.
+        for n in 0..self.jobs {
+            let token = &tokens[n % tokens.len()];
+            http.post(format!("{url}/jobs/noop"))
+                .bearer_auth(token)
+                .header("Idempotency-Key", format!("stream-job-{n}"))
+                .header("Content-Type", "application/json")
+                .body("{}")
+                .send()
+                .await?
+                .error_for_status()?;
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        let mut measured = Vec::with_capacity(self.jobs);
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while measured.len() < self.jobs && Instant::now() < deadline {
+            if let Ok(Some(latency)) = tokio::time::timeout(Duration::from_secs(5), latencies.recv()).await {
+                measured.push(latency);
+            }
+        }
+        measured.sort();
+        println!(
+            "streams open={} events={}/{} latency p50={:.1}ms p99={:.1}ms max={:.1}ms",
+            self.streams,
+            measured.len(),
+            self.jobs,
+            percentile(&measured, 50.0).as_secs_f64() * 1000.0,
+            percentile(&measured, 99.0).as_secs_f64() * 1000.0,
+            measured.last().copied().unwrap_or_default().as_secs_f64() * 1000.0,
+        );
+        if let (Some(before), Some(after)) = (rss_before, rss_after) {
+            println!(
+                "streams server_rss_before={before}KiB after={after}KiB per_stream={:.1}KiB",
+                after.saturating_sub(before) as f64 / self.streams as f64
+            );
+        }
+        opened.iter().for_each(|task| task.abort());
+        Ok(())
+    }
+}
+
+/// Resident memory of a process, from /proc.
+fn rss_kib(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches(" kB").trim().parse().ok())
 }
