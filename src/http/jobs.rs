@@ -4,13 +4,11 @@
 
 use actix_web::http::header;
 use actix_web::{HttpRequest, HttpResponse, web};
-use base64::Engine;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use chrono::{DateTime, SecondsFormat, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use uuid::Uuid;
 
+use super::page::{self, rfc3339};
 use super::{AppState, body};
 use crate::actors::{GetJob, ListJobs, SubmitJob};
 use crate::domain::{Caller, IdempotencyKey, InvalidIdempotencyKey, Job, JobId, JobState, JobStatus};
@@ -19,8 +17,6 @@ use crate::store::{JobFilter, Submission};
 
 /// Seconds a client should wait before polling `Location`, if it polls at all.
 const RETRY_AFTER_SECS: &str = "1";
-const DEFAULT_LIMIT: u32 = 20;
-const MAX_LIMIT: u32 = 100;
 
 /// A job as the API shows it.
 #[derive(Serialize)]
@@ -41,10 +37,6 @@ pub struct JobView {
     created_at: String,
     /// When the job reached `completed` or `failed`.
     completed_at: Option<String>,
-}
-
-pub(super) fn rfc3339(at: DateTime<Utc>) -> String {
-    at.to_rfc3339_opts(SecondsFormat::Millis, true)
 }
 
 impl From<Job> for JobView {
@@ -142,47 +134,12 @@ pub async fn list(
             })
         })
         .transpose()?;
-    let limit = query.limit.unwrap_or(DEFAULT_LIMIT);
-    if !(1..=MAX_LIMIT).contains(&limit) {
-        return Err(AppError::BadRequest(format!("limit must be between 1 and {MAX_LIMIT}")));
-    }
-    let before = query.cursor.as_deref().map(decode_cursor).transpose()?;
+    let limit = page::limit(query.limit)?;
+    let before = query.cursor.as_deref().map(page::decode_cursor).transpose()?.map(JobId);
     let filter = JobFilter { status, job_type: query.job_type, before, limit };
     let page = state.ask(&caller, ListJobs { caller: caller.clone(), filter }).await??;
     Ok(HttpResponse::Ok().json(JobList {
         jobs: page.jobs.into_iter().map(JobView::from).collect(),
-        next_cursor: page.next_before.map(encode_cursor),
+        next_cursor: page.next_before.map(|id| page::encode_cursor(id.0)),
     }))
-}
-
-/// Cursors are opaque to clients: the last job id of a page, base64url.
-pub fn encode_cursor(id: JobId) -> String {
-    URL_SAFE_NO_PAD.encode(id.0.as_bytes())
-}
-
-/// The inverse of [`encode_cursor`]; anything else is a 400.
-pub fn decode_cursor(cursor: &str) -> Result<JobId, AppError> {
-    let invalid = || AppError::BadRequest("the cursor is not one this API returned".into());
-    let bytes = URL_SAFE_NO_PAD.decode(cursor).map_err(|_| invalid())?;
-    Uuid::from_slice(&bytes).map(JobId).map_err(|_| invalid())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use proptest::prelude::*;
-
-    proptest! {
-        #[test]
-        fn cursors_round_trip(bytes in any::<[u8; 16]>()) {
-            let id = JobId(Uuid::from_bytes(bytes));
-            prop_assert_eq!(decode_cursor(&encode_cursor(id)).unwrap(), id);
-        }
-
-        #[test]
-        fn only_22_character_cursors_can_decode(text in ".{0,64}") {
-            // 16 bytes are 22 characters of unpadded base64url.
-            prop_assert!(decode_cursor(&text).is_err() || text.len() == 22);
-        }
-    }
 }

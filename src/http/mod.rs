@@ -7,6 +7,7 @@ mod body;
 mod health;
 mod jobs;
 mod notifications;
+mod page;
 
 use actix::prelude::*;
 use actix_web::{HttpResponse, web};

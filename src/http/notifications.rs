@@ -12,15 +12,13 @@ use tokio::sync::mpsc;
 use uuid::Uuid;
 
 use super::AppState;
-use super::jobs::rfc3339;
+use super::page::{self, rfc3339};
 use crate::actors::{ListNotifications, MarkAllRead, MarkRead, Subscribe};
 use crate::domain::{Caller, JobId, JobState, NotificationId};
 use crate::error::AppError;
 use crate::jobs::JobTypes;
 use crate::store::{Notification, Store};
 
-const DEFAULT_LIMIT: u32 = 20;
-const MAX_LIMIT: u32 = 100;
 /// A live stream also re-reads this far behind its newest sent notification:
 /// ids are taken when a row is written, so two ends committing at nearly the
 /// same moment can become visible out of id order.
@@ -80,17 +78,14 @@ pub async fn list(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
     let query = query.into_inner();
-    let limit = query.limit.unwrap_or(DEFAULT_LIMIT);
-    if !(1..=MAX_LIMIT).contains(&limit) {
-        return Err(AppError::BadRequest(format!("limit must be between 1 and {MAX_LIMIT}")));
-    }
-    let before = query.cursor.as_deref().map(super::jobs::decode_cursor).transpose()?.map(|id| NotificationId(id.0));
+    let limit = page::limit(query.limit)?;
+    let before = query.cursor.as_deref().map(page::decode_cursor).transpose()?.map(NotificationId);
     let msg = ListNotifications { caller, unread_only: query.unread_only.unwrap_or(false), before, limit };
     let page = state.notifier.send(msg).await??;
     Ok(HttpResponse::Ok().json(json!({
         "notifications": page.notifications.into_iter().map(|n| NotificationView::new(n, &state.job_types)).collect::<Vec<_>>(),
         "unread_count": page.unread_count,
-        "next_cursor": page.next_before.map(|id| super::jobs::encode_cursor(JobId(id.0))),
+        "next_cursor": page.next_before.map(|id| page::encode_cursor(id.0)),
     })))
 }
 
