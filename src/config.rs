@@ -26,6 +26,8 @@ pub struct Settings {
     pub notifications: NotificationSettings,
     #[serde(default)]
     pub email: EmailSettings,
+    #[serde(default)]
+    pub storage: StorageSettings,
     /// Job types by name: what `POST /jobs/{type}` accepts.
     pub job_types: BTreeMap<String, JobTypeSettings>,
 }
@@ -39,16 +41,23 @@ pub struct HttpSettings {
     /// HTTP worker threads; defaults to the number of cores.
     #[serde(default)]
     pub workers: Option<usize>,
+    /// Where people reach errand: the base of links in emails and of signed download URLs.
+    #[serde(default = "default_public_base_url")]
+    pub public_base_url: String,
 }
 
 impl Default for HttpSettings {
     fn default() -> Self {
-        Self { bind: default_bind(), workers: None }
+        Self { bind: default_bind(), workers: None, public_base_url: default_public_base_url() }
     }
 }
 
 fn default_bind() -> String {
     "127.0.0.1:8080".into()
+}
+
+fn default_public_base_url() -> String {
+    "http://127.0.0.1:8080".into()
 }
 
 #[derive(Clone, Deserialize)]
@@ -137,6 +146,89 @@ impl Default for NotificationSettings {
     }
 }
 
+/// Where job results are stored and for how long.
+#[derive(Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct StorageSettings {
+    pub backend: StorageBackend,
+    /// The directory of the `local` backend.
+    pub local_dir: std::path::PathBuf,
+    /// Signs download URLs of the `local` backend; derived from `auth.jwt_secret` when unset.
+    pub signing_key: Option<String>,
+    /// How long a download URL works; a fresh one is made on every read.
+    #[serde(with = "duration_text")]
+    pub url_expiry: Duration,
+    /// How long results are kept; then errand deletes them and says they expired.
+    #[serde(with = "duration_text")]
+    pub retention: Duration,
+    /// How often expired results are looked for.
+    #[serde(with = "duration_text")]
+    pub prune_interval: Duration,
+}
+
+impl Default for StorageSettings {
+    fn default() -> Self {
+        Self {
+            backend: StorageBackend::Local,
+            local_dir: ".errand/results".into(),
+            signing_key: None,
+            url_expiry: Duration::from_secs(15 * 60),
+            retention: Duration::from_secs(7 * 24 * 3600),
+            prune_interval: Duration::from_secs(60),
+        }
+    }
+}
+
+impl fmt::Debug for StorageSettings {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("StorageSettings")
+            .field("backend", &self.backend)
+            .field("local_dir", &self.local_dir)
+            .field("url_expiry", &self.url_expiry)
+            .field("retention", &self.retention)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Which storage backend holds results.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StorageBackend {
+    /// A directory; errand serves the signed download URLs itself.
+    Local,
+}
+
+/// A `sql_export` job type: a query whose rows become a file.
+#[derive(Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExportSettings {
+    /// The SELECT to export. `:tenant`, `:user` and `:<param>` stand for values
+    /// bound from the job (never spliced into the text), e.g. `:from::date`.
+    pub query: String,
+    #[serde(default)]
+    pub format: ExportFormat,
+    /// Where to read from (e.g. a read replica); errand's own database when unset.
+    #[serde(default)]
+    pub source_database_url: Option<String>,
+}
+
+impl fmt::Debug for ExportSettings {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ExportSettings").field("format", &self.format).finish_non_exhaustive()
+    }
+}
+
+/// The file format of an export.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ExportFormat {
+    /// RFC 4180 CSV with a header row, UTF-8.
+    #[default]
+    Csv,
+    /// One JSON object per line.
+    Ndjson,
+}
+
 /// Completion emails over SMTP.
 #[derive(Clone, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -150,8 +242,6 @@ pub struct EmailSettings {
     pub password: Option<String>,
     /// `Name <address>` or a bare address.
     pub from: String,
-    /// Where people reach errand: links in emails go to `{public_base_url}/jobs/{id}/result`.
-    pub public_base_url: String,
     /// Delivery attempts before an email is given up on.
     pub max_attempts: u32,
     #[serde(with = "duration_text")]
@@ -173,7 +263,6 @@ impl Default for EmailSettings {
             username: None,
             password: None,
             from: "errand <errand@localhost>".into(),
-            public_base_url: "http://127.0.0.1:8080".into(),
             max_attempts: 12,
             backoff_base: Duration::from_secs(5),
             backoff_max: Duration::from_secs(600),
@@ -236,6 +325,9 @@ pub struct JobTypeSettings {
     /// to the type's name with spaces for underscores.
     #[serde(default)]
     pub display_name: Option<String>,
+    /// For `handler = "sql_export"`: the query and format.
+    #[serde(default)]
+    pub export: Option<ExportSettings>,
 }
 
 fn default_max_attempts() -> u32 {
@@ -299,6 +391,10 @@ impl Settings {
             .bind
             .parse::<SocketAddr>()
             .map_err(|e| invalid("http.bind", format!("{e} (expected host:port, e.g. 127.0.0.1:8080)")))?;
+        let base = &self.http.public_base_url;
+        if !(base.starts_with("http://") || base.starts_with("https://")) {
+            return Err(invalid("http.public_base_url", "must start with http:// or https://"));
+        }
         if self.http.workers == Some(0) {
             return Err(invalid("http.workers", "must be at least 1"));
         }
@@ -340,15 +436,25 @@ impl Settings {
             e.from.parse::<lettre::message::Mailbox>().map_err(|err| {
                 invalid("email.from", format!("{err} (expected e.g. \"errand <errand@example.com>\")"))
             })?;
-            if !(e.public_base_url.starts_with("http://") || e.public_base_url.starts_with("https://")) {
-                return Err(invalid("email.public_base_url", "must start with http:// or https://"));
-            }
             if e.max_attempts == 0 {
                 return Err(invalid("email.max_attempts", "must be at least 1"));
             }
             if e.username.is_some() != e.password.is_some() {
                 return Err(invalid("email.password", "username and password go together"));
             }
+        }
+        let st = &self.storage;
+        if st.url_expiry < Duration::from_secs(1) || st.url_expiry > Duration::from_secs(7 * 24 * 3600) {
+            return Err(invalid("storage.url_expiry", "must be between 1s and 7 days"));
+        }
+        if st.retention.is_zero() {
+            return Err(invalid("storage.retention", "must be more than zero"));
+        }
+        if st.prune_interval < Duration::from_millis(100) {
+            return Err(invalid("storage.prune_interval", "must be at least 100ms"));
+        }
+        if st.signing_key.as_ref().is_some_and(|k| k.len() < 32) {
+            return Err(invalid("storage.signing_key", "must be at least 32 bytes"));
         }
         if self.job_types.is_empty() {
             return Err(invalid("job_types", "configure at least one job type"));
@@ -366,6 +472,21 @@ impl Settings {
             }
             if job_type.timeout.is_zero() {
                 return Err(invalid(key("timeout"), "must be more than zero"));
+            }
+            match (&job_type.export, job_type.handler == "sql_export") {
+                (Some(_), false) => {
+                    return Err(invalid(key("handler"), "an [export] section needs handler = \"sql_export\""));
+                }
+                (None, true) => {
+                    return Err(invalid(key("export"), "handler = \"sql_export\" needs an [export] section"));
+                }
+                (Some(export), true) => {
+                    if let Some(url) = &export.source_database_url {
+                        url.parse::<tokio_postgres::Config>()
+                            .map_err(|e| invalid(key("export.source_database_url"), e.to_string()))?;
+                    }
+                }
+                (None, false) => {}
             }
             if let Some(schema) = &job_type.params_schema {
                 jsonschema::validator_for(schema).map_err(|e| invalid(key("params_schema"), e.to_string()))?;

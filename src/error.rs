@@ -33,6 +33,14 @@ pub enum AppError {
     InvalidParams(#[from] ParamsError),
     #[error("this Idempotency-Key was already used for a different request (another job type or other params)")]
     IdempotencyKeyReused,
+    #[error("{0}")]
+    NotReady(String),
+    #[error("this job produced no file to download")]
+    NoResult,
+    #[error("this job's result has expired and was deleted")]
+    ResultExpired,
+    #[error("{0}")]
+    Forbidden(String),
     #[error("the service is temporarily unable to handle the request; try again shortly")]
     Unavailable(String),
     #[error("an internal error occurred")]
@@ -52,6 +60,10 @@ impl AppError {
             Self::UnknownJobType(_) => ("unknown_job_type", S::NOT_FOUND, "Unknown job type"),
             Self::InvalidParams(_) => ("invalid_params", S::UNPROCESSABLE_ENTITY, "Invalid job params"),
             Self::IdempotencyKeyReused => ("idempotency_key_reused", S::UNPROCESSABLE_ENTITY, "Idempotency-Key reused"),
+            Self::NotReady(_) => ("result_not_ready", S::CONFLICT, "Result not ready"),
+            Self::NoResult => ("no_result", S::NOT_FOUND, "No result"),
+            Self::ResultExpired => ("result_expired", S::GONE, "Result expired"),
+            Self::Forbidden(_) => ("forbidden", S::FORBIDDEN, "Forbidden"),
             Self::Unavailable(_) => ("unavailable", S::SERVICE_UNAVAILABLE, "Service unavailable"),
             Self::Internal(_) => ("internal", S::INTERNAL_SERVER_ERROR, "Internal error"),
         }

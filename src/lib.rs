@@ -12,16 +12,20 @@
 //! * [`actors`]: who moves jobs: registry, per-tenant supervisors, dispatcher, workers, notifier.
 //! * [`http`]: the API; handlers ask a tenant's supervisor.
 //! * [`mail`]: completion emails (templates, SMTP).
+//! * [`storage`]: where results live (local directory; signed download URLs).
+//! * [`demo`]: the demo tables the shipped export types read.
 //! * [`config`], [`error`], [`db`] (migrations), [`startup`] ([`startup::Application`]).
 
 pub mod actors;
 pub mod config;
 pub mod db;
+pub mod demo;
 pub mod domain;
 pub mod error;
 pub mod http;
 pub mod jobs;
 pub mod mail;
 pub mod startup;
+pub mod storage;
 pub mod store;
 pub mod telemetry;

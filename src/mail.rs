@@ -46,7 +46,7 @@ pub struct SmtpMailer {
 
 impl SmtpMailer {
     /// A mailer for these settings (already validated).
-    pub fn new(settings: &EmailSettings) -> Result<Self, MailError> {
+    pub fn new(settings: &EmailSettings, public_base_url: &str) -> Result<Self, MailError> {
         let invalid = |e: &dyn std::fmt::Display| MailError::Invalid(e.to_string());
         let from: Mailbox = settings.from.parse().map_err(|e| invalid(&e))?;
         let host = settings.smtp_host.as_str();
@@ -72,7 +72,7 @@ impl SmtpMailer {
             transport: builder.build(),
             domain: from.email.domain().to_owned(),
             from,
-            public_base_url: settings.public_base_url.trim_end_matches('/').to_owned(),
+            public_base_url: public_base_url.trim_end_matches('/').to_owned(),
             templates: std::sync::Arc::new(templates),
         })
     }

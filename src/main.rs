@@ -27,6 +27,11 @@ enum Command {
     Serve,
     /// Apply database migrations and exit.
     Migrate,
+    /// Demo data for the shipped export job types.
+    Demo {
+        #[command(subcommand)]
+        command: DemoCommand,
+    },
     /// Print a signed API token for local use.
     Token {
         #[arg(long)]
@@ -38,6 +43,18 @@ enum Command {
         /// How long the token is valid, e.g. `1h`, `30m`.
         #[arg(long, default_value = "1h", value_parser = humantime::parse_duration)]
         ttl: Duration,
+    },
+}
+
+#[derive(Subcommand)]
+enum DemoCommand {
+    /// Create and fill the `sales` and `creator_earnings` tables (tenants `demo-1` … `demo-N`).
+    Seed {
+        #[arg(long, default_value_t = 2)]
+        tenants: u32,
+        /// Rows per tenant in each table.
+        #[arg(long, default_value_t = 10_000)]
+        rows: u64,
     },
 }
 
@@ -54,6 +71,9 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Serve => actix_web::rt::System::new().block_on(serve(settings)),
         Command::Migrate => actix_web::rt::System::new().block_on(migrate(settings)),
+        Command::Demo { command: DemoCommand::Seed { tenants, rows } } => {
+            actix_web::rt::System::new().block_on(seed(settings, tenants, rows))
+        }
         Command::Token { tenant, user, email, ttl } => token(&settings, tenant, user, email, ttl),
     };
     match result {
@@ -79,6 +99,13 @@ async fn migrate(settings: Settings) -> Result<(), AnyError> {
     let store = Store::connect(&settings.database.url, 2)?;
     let applied = errand::db::migrate(&store).await?;
     println!("applied {applied} migration(s)");
+    Ok(())
+}
+
+async fn seed(settings: Settings, tenants: u32, rows: u64) -> Result<(), AnyError> {
+    let store = Store::connect(&settings.database.url, 2)?;
+    let added = errand::demo::seed(&store, tenants, rows).await?;
+    println!("added {added} rows to sales and to creator_earnings (tenants demo-1 to demo-{tenants})");
     Ok(())
 }
 

@@ -8,15 +8,18 @@ use actix::prelude::*;
 use actix_web::{App, HttpServer, dev::Server, web};
 
 use crate::actors::{
-    Completer, Dispatcher, DispatcherSettings, Drain, Listeners, Mailer, Notifier, RegistryDeps, SupervisorRegistry,
-    spawn_listener,
+    Completer, Dispatcher, DispatcherSettings, Drain, Listeners, Mailer, Notifier, Pruner, RegistryDeps,
+    SupervisorRegistry, spawn_listener,
 };
+use crate::config::StorageBackend;
 use crate::config::{ConfigError, Settings, invalid};
 use crate::db::{self, MigrateError};
 use crate::http::{self, AppState};
-use crate::jobs::{HandlerRegistry, JobTypes};
+use crate::jobs::{ExportEnv, HandlerRegistry, JobTypes};
 use crate::mail::SmtpMailer;
+use crate::storage::{LocalStorage, Storage};
 use crate::store::Store;
+use sha2::{Digest, Sha256};
 
 /// Why errand could not start.
 #[derive(Debug, thiserror::Error)]
@@ -29,6 +32,20 @@ pub enum StartupError {
     Migrate(#[from] MigrateError),
     #[error("cannot listen on {bind}: {source}")]
     Bind { bind: String, source: std::io::Error },
+}
+
+/// The configured result storage. The local backend signs its URLs with
+/// `storage.signing_key`, or a key derived from the JWT secret.
+fn storage_from(settings: &Settings) -> Storage {
+    let key = match &settings.storage.signing_key {
+        Some(key) => key.as_bytes().to_vec(),
+        None => Sha256::digest(format!("errand-files\0{}", settings.auth.jwt_secret)).to_vec(),
+    };
+    match settings.storage.backend {
+        StorageBackend::Local => {
+            Storage::Local(LocalStorage::new(settings.storage.local_dir.clone(), &settings.http.public_base_url, key))
+        }
+    }
 }
 
 /// A started errand: the HTTP server bound, the actors running.
@@ -44,16 +61,24 @@ impl Application {
     /// Migrates the database, starts the actors and binds the HTTP server.
     /// Must be called inside an actix system (`#[actix_web::main]`, `#[actix_web::test]`).
     pub async fn build(settings: Settings, handlers: HandlerRegistry) -> Result<Self, StartupError> {
-        let job_types = JobTypes::build(&settings.job_types, &handlers)?;
         let store = Store::connect(&settings.database.url, settings.database.pool_size)?
             .with_email_outbox(settings.email.enabled);
+        let storage = storage_from(&settings);
+        let exports = ExportEnv {
+            storage: storage.clone(),
+            default_source: store.pool().clone(),
+            retention: settings.storage.retention,
+        };
+        let job_types = JobTypes::build(&settings.job_types, &handlers, &exports)?;
+        Pruner::new(store.clone(), storage.clone(), settings.storage.prune_interval).start();
         let applied = db::migrate(&store).await?;
         if applied > 0 {
             tracing::info!(applied, "applied migrations");
         }
 
         let mailer = if settings.email.enabled {
-            let smtp = SmtpMailer::new(&settings.email).map_err(|e| invalid("email", e.to_string()))?;
+            let smtp = SmtpMailer::new(&settings.email, &settings.http.public_base_url)
+                .map_err(|e| invalid("email", e.to_string()))?;
             let mailer = Mailer::new(store.clone(), smtp, job_types.clone(), settings.email.clone()).start();
             Some(mailer.recipient())
         } else {
@@ -90,7 +115,7 @@ impl Application {
         let listeners = Listeners { work: dispatcher.clone().recipient(), notifications: notifier.clone().recipient() };
         spawn_listener(settings.database.url.clone(), listeners);
 
-        let state = AppState::new(registry.clone(), notifier, store, job_types, &settings)
+        let state = AppState::new(registry.clone(), notifier, store, job_types, storage, &settings)
             .map_err(|e| invalid("auth.jwt_secret", e.to_string()))?;
         let state = web::Data::new(state);
         let listener = TcpListener::bind(&settings.http.bind)

@@ -21,6 +21,7 @@ mod dispatcher;
 mod listener;
 mod mailer;
 mod notifier;
+mod pruner;
 mod registry;
 mod supervisor;
 mod worker;
@@ -30,5 +31,6 @@ pub use dispatcher::{Dispatcher, DispatcherSettings, Drain, SlotFreed, WorkAvail
 pub use listener::{Listeners, spawn_listener};
 pub use mailer::{MailDue, Mailer};
 pub use notifier::{JobFinished, ListNotifications, MarkAllRead, MarkRead, NotificationCommitted, Notifier, Subscribe};
+pub use pruner::Pruner;
 pub use registry::{CountSupervisors, RegistryDeps, SupervisorFor, SupervisorRegistry};
 pub use supervisor::{GetJob, JobSupervisor, ListJobs, SubmitError, SubmitJob};

@@ -114,6 +114,16 @@ pub enum JobStatus {
 }
 
 impl JobStatus {
+    /// The status as the API writes it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pending => "pending",
+            Self::Processing => "processing",
+            Self::Completed => "completed",
+            Self::Failed => "failed",
+        }
+    }
+
     /// The states a status filter matches.
     pub fn states(self) -> &'static [JobState] {
         match self {

@@ -13,6 +13,7 @@ use super::{AppState, body};
 use crate::actors::{GetJob, ListJobs, SubmitJob};
 use crate::domain::{Caller, IdempotencyKey, InvalidIdempotencyKey, Job, JobId, JobState, JobStatus};
 use crate::error::AppError;
+use crate::storage::{ObjectKey, ResultFile};
 use crate::store::{JobFilter, Submission};
 
 /// Seconds a client should wait before polling `Location`, if it polls at all.
@@ -28,6 +29,9 @@ pub struct JobView {
     /// Finer than `status`: `queued`, `running`, `retry_scheduled`, `completed`, `failed`.
     state: &'static str,
     params: Value,
+    /// The file the job produced (exports): key, size, rows, type, name, expiry.
+    result: Option<ResultFile>,
+    /// A fresh signed download URL, while the result exists.
     result_url: Option<String>,
     error_message: Option<String>,
     attempts: i32,
@@ -39,9 +43,11 @@ pub struct JobView {
     completed_at: Option<String>,
 }
 
-impl From<Job> for JobView {
-    fn from(job: Job) -> Self {
-        let state = match job.state {
+impl JobView {
+    /// The job as shown to its owner; a download URL is signed on every read.
+    fn new(job: Job, state: &AppState) -> Self {
+        let file = ResultFile::of(job.result.as_ref());
+        let detail = match job.state {
             JobState::Available => "queued",
             JobState::Running => "running",
             JobState::Retryable => "retry_scheduled",
@@ -52,10 +58,16 @@ impl From<Job> for JobView {
             id: job.id,
             job_type: job.job_type,
             status: job.state.status(),
-            state,
+            state: detail,
             params: job.params,
-            // Result storage and signed URLs come with exports.
-            result_url: None,
+            result_url: file.as_ref().filter(|f| job.state == JobState::Completed && !f.is_expired()).map(|f| {
+                state.storage.download_url(
+                    &ObjectKey::from_stored(f.storage_key.clone()),
+                    &f.file_name,
+                    state.url_expiry,
+                )
+            }),
+            result: file,
             error_message: job.error_message.filter(|_| job.state == JobState::Failed),
             attempts: job.attempt,
             max_attempts: job.max_attempts,
@@ -84,11 +96,11 @@ pub async fn submit(
         Submission::Created(job) => Ok(HttpResponse::Accepted()
             .insert_header((header::LOCATION, format!("/jobs/{}", job.id)))
             .insert_header((header::RETRY_AFTER, RETRY_AFTER_SECS))
-            .json(JobView::from(job))),
+            .json(JobView::new(job, &state))),
         Submission::Replayed(job) => Ok(HttpResponse::Ok()
             .insert_header(("Idempotent-Replayed", "true"))
             .insert_header((header::LOCATION, format!("/jobs/{}", job.id)))
-            .json(JobView::from(job))),
+            .json(JobView::new(job, &state))),
         Submission::KeyReused => Err(AppError::IdempotencyKeyReused),
     }
 }
@@ -101,7 +113,7 @@ pub async fn get(
 ) -> Result<HttpResponse, AppError> {
     let id = Uuid::parse_str(&path).map(JobId).map_err(|_| AppError::NotFound)?;
     let job = state.ask(&caller, GetJob { caller: caller.clone(), id }).await??;
-    job.map(|job| HttpResponse::Ok().json(JobView::from(job))).ok_or(AppError::NotFound)
+    job.map(|job| HttpResponse::Ok().json(JobView::new(job, &state))).ok_or(AppError::NotFound)
 }
 
 #[derive(Deserialize)]
@@ -139,7 +151,28 @@ pub async fn list(
     let filter = JobFilter { status, job_type: query.job_type, before, limit };
     let page = state.ask(&caller, ListJobs { caller: caller.clone(), filter }).await??;
     Ok(HttpResponse::Ok().json(JobList {
-        jobs: page.jobs.into_iter().map(JobView::from).collect(),
+        jobs: page.jobs.into_iter().map(|job| JobView::new(job, &state)).collect(),
         next_cursor: page.next_before.map(|id| page::encode_cursor(id.0)),
     }))
+}
+
+/// `GET /jobs/{id}/result`: for the job's owner, a 303 to a fresh signed URL
+/// of its file; 409 while the job has not completed; 410 once the file's
+/// retention ended; 404 for anyone else, as for a missing job.
+pub async fn result(
+    caller: Caller,
+    path: web::Path<String>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    let id = Uuid::parse_str(&path).map(JobId).map_err(|_| AppError::NotFound)?;
+    let job = state.ask(&caller, GetJob { caller: caller.clone(), id }).await??.ok_or(AppError::NotFound)?;
+    if job.state != JobState::Completed {
+        return Err(AppError::NotReady(format!("the job is {}, not completed", job.state.status().as_str())));
+    }
+    let file = ResultFile::of(job.result.as_ref()).ok_or(AppError::NoResult)?;
+    if file.is_expired() {
+        return Err(AppError::ResultExpired);
+    }
+    let url = state.storage.download_url(&ObjectKey::from_stored(file.storage_key), &file.file_name, state.url_expiry);
+    Ok(HttpResponse::SeeOther().insert_header((header::LOCATION, url)).finish())
 }

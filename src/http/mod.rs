@@ -4,6 +4,7 @@
 
 mod auth;
 mod body;
+mod files;
 mod health;
 mod jobs;
 mod notifications;
@@ -19,6 +20,7 @@ use crate::config::{NotificationSettings, Settings};
 use crate::domain::Caller;
 use crate::error::AppError;
 use crate::jobs::JobTypes;
+use crate::storage::Storage;
 use crate::store::Store;
 
 /// What handlers share.
@@ -30,6 +32,9 @@ pub struct AppState {
     pub job_types: JobTypes,
     pub stream: NotificationSettings,
     pub auth: auth::Authenticator,
+    pub storage: Storage,
+    /// How long a download URL handed out works.
+    pub url_expiry: std::time::Duration,
 }
 
 impl AppState {
@@ -38,6 +43,7 @@ impl AppState {
         notifier: Addr<Notifier>,
         store: Store,
         job_types: JobTypes,
+        storage: Storage,
         settings: &Settings,
     ) -> Result<Self, jsonwebtoken::errors::Error> {
         Ok(Self {
@@ -47,6 +53,8 @@ impl AppState {
             job_types,
             stream: settings.notifications.clone(),
             auth: auth::Authenticator::new(&settings.auth.jwt_secret)?,
+            storage,
+            url_expiry: settings.storage.url_expiry,
         })
     }
 
@@ -79,8 +87,10 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
             web::scope("/jobs")
                 .route("", web::get().to(jobs::list))
                 .route("/{id}", web::get().to(jobs::get))
+                .route("/{id}/result", web::get().to(jobs::result))
                 .route("/{job_type}", web::post().to(jobs::submit)),
         )
+        .route("/files/{key:.*}", web::get().to(files::download))
         .service(
             web::scope("/notifications")
                 .route("", web::get().to(notifications::list))

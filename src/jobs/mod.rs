@@ -3,6 +3,7 @@
 //! configured [`JobTypes`].
 
 mod builtin;
+mod export;
 mod retry;
 mod types;
 
@@ -12,8 +13,9 @@ use std::pin::Pin;
 use serde_json::Value;
 
 pub use builtin::{NoopHandler, SleepHandler};
+pub use export::{SqlExport, bind_placeholders};
 pub use retry::RetryPolicy;
-pub use types::{HandlerRegistry, JobType, JobTypes, ParamsError};
+pub use types::{ExportEnv, HandlerRegistry, JobType, JobTypes, ParamsError};
 
 use crate::domain::{JobId, TenantId, UserId};
 

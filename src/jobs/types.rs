@@ -7,8 +7,17 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::{JobHandler, NoopHandler, RetryPolicy, SleepHandler};
+use super::{JobHandler, NoopHandler, RetryPolicy, SleepHandler, SqlExport};
 use crate::config::{ConfigError, JobTypeSettings, invalid};
+use crate::storage::Storage;
+
+/// What `sql_export` job types need: where to write, what to read by default.
+pub struct ExportEnv {
+    pub storage: Storage,
+    /// errand's own database, read when a type names no `source_database_url`.
+    pub default_source: deadpool_postgres::Pool,
+    pub retention: Duration,
+}
 
 /// Handlers by the name a `[job_types.*]` entry's `handler` refers to.
 #[derive(Clone)]
@@ -83,12 +92,29 @@ impl JobTypes {
     pub fn build(
         settings: &BTreeMap<String, JobTypeSettings>,
         handlers: &HandlerRegistry,
+        exports: &ExportEnv,
     ) -> Result<Self, ConfigError> {
         let mut types = BTreeMap::new();
         for (name, s) in settings {
-            let handler = handlers.get(&s.handler).ok_or_else(|| {
-                invalid(format!("job_types.{name}.handler"), format!("unknown handler {:?}", s.handler))
-            })?;
+            let handler: Arc<dyn JobHandler> = match &s.export {
+                Some(export) => {
+                    let source = match &export.source_database_url {
+                        Some(url) => crate::store::Store::connect(url, 4)
+                            .map_err(|e| {
+                                invalid(format!("job_types.{name}.export.source_database_url"), e.to_string())
+                            })?
+                            .pool()
+                            .clone(),
+                        None => exports.default_source.clone(),
+                    };
+                    let export = SqlExport::new(name, export, source, exports.storage.clone(), exports.retention)
+                        .map_err(|e| invalid(format!("job_types.{name}.export.query"), e))?;
+                    Arc::new(export)
+                }
+                None => handlers.get(&s.handler).ok_or_else(|| {
+                    invalid(format!("job_types.{name}.handler"), format!("unknown handler {:?}", s.handler))
+                })?,
+            };
             let schema = s
                 .params_schema
                 .as_ref()

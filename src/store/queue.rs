@@ -241,6 +241,8 @@ impl<'a> Queue<'a> {
                  UPDATE jobs j SET \
                      state = input.outcome::job_state, \
                      result = CASE WHEN input.outcome = 'completed' THEN input.result ELSE j.result END, \
+                     result_expires_at = CASE WHEN input.outcome = 'completed' \
+                                              THEN (input.result->>'expires_at')::timestamptz END, \
                      error_message = input.error, \
                      run_at = CASE WHEN input.outcome = 'retryable' \
                                    THEN now() + input.delay_ms * interval '1 millisecond' ELSE j.run_at END, \
@@ -309,6 +311,33 @@ impl<'a> Queue<'a> {
             self.announce_work().await?;
         }
         Ok(n)
+    }
+
+    /// Completed jobs whose result file is past its retention: (job, storage key).
+    pub async fn results_past_retention(&self, limit: i64) -> Result<Vec<(JobId, String)>, StoreError> {
+        let client = self.pool.get().await?;
+        let statement = client
+            .prepare_cached(
+                "SELECT id, result->>'storage_key' FROM jobs \
+                 WHERE result_expires_at IS NOT NULL AND result_expires_at <= now() \
+                 ORDER BY result_expires_at LIMIT $1",
+            )
+            .await?;
+        let rows = client.query(&statement, &[&limit]).await?;
+        Ok(rows.iter().filter_map(|r| Some((JobId(r.get(0)), r.get::<_, Option<String>>(1)?))).collect())
+    }
+
+    /// Records that a job's result file was deleted: the job now says so.
+    pub async fn mark_result_expired(&self, id: JobId) -> Result<(), StoreError> {
+        let client = self.pool.get().await?;
+        let statement = client
+            .prepare_cached(
+                "UPDATE jobs SET result = jsonb_set(result, '{expired}', 'true'), result_expires_at = NULL \
+                 WHERE id = $1",
+            )
+            .await?;
+        client.execute(&statement, &[&id.0]).await?;
+        Ok(())
     }
 
     /// Tells every errand process listening that there is work to claim.

@@ -121,6 +121,7 @@ pub fn job_type(handler: &str) -> JobTypeSettings {
         timeout: Duration::from_secs(30),
         params_schema: None,
         display_name: None,
+        export: None,
     }
 }
 
@@ -492,7 +493,7 @@ pub fn email_to(smtp_port: u16) -> impl FnOnce(&mut Settings) {
         s.email.enabled = true;
         s.email.smtp_port = smtp_port;
         s.email.from = "errand <errand@example.com>".into();
-        s.email.public_base_url = "https://errand.example.com/".into();
+        s.http.public_base_url = "https://errand.example.com/".into();
         s.email.backoff_base = Duration::from_millis(50);
         s.email.backoff_max = Duration::from_millis(200);
         s.email.poll_interval = Duration::from_millis(100);

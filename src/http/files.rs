@@ -1,0 +1,50 @@
+//! `/files/<key>?expires=&name=&sig=`: downloads of the `local` storage
+//! backend, for whoever holds a valid signed URL (no token: the signature is
+//! the authorisation, and it names exactly one object until it expires).
+
+use actix_web::http::header::{self, ContentDisposition, DispositionParam, DispositionType};
+use actix_web::{HttpResponse, web};
+use serde::Deserialize;
+use tokio_util::io::ReaderStream;
+
+use super::AppState;
+use crate::error::AppError;
+use crate::storage::SignedFileError;
+
+#[derive(Deserialize)]
+pub struct SignedQuery {
+    expires: u64,
+    name: String,
+    sig: String,
+}
+
+/// Streams the file a signed URL names; 403 for a bad or expired signature, 410 once deleted.
+pub async fn download(
+    path: web::Path<String>,
+    query: Result<web::Query<SignedQuery>, actix_web::Error>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    let refused = |reason: &str| AppError::Forbidden(reason.to_owned());
+    let local = state.storage.local().ok_or(AppError::NotFound)?;
+    let query = query.map_err(|_| refused("the download link is incomplete"))?;
+    let file = match local.verify(&path, query.expires, &query.name, &query.sig).await {
+        Ok(file) => file,
+        Err(SignedFileError::Gone) => return Err(AppError::ResultExpired),
+        Err(other) => return Err(refused(&other.to_string())),
+    };
+    let opened = tokio::fs::File::open(&file.path).await.map_err(|_| AppError::ResultExpired)?;
+    let content_type = match file.path.extension().and_then(|e| e.to_str()) {
+        Some("csv") => "text/csv; charset=utf-8",
+        Some("ndjson") => "application/x-ndjson",
+        _ => "application/octet-stream",
+    };
+    let disposition = ContentDisposition {
+        disposition: DispositionType::Attachment,
+        parameters: vec![DispositionParam::Filename(file.file_name)],
+    };
+    Ok(HttpResponse::Ok()
+        .insert_header((header::CONTENT_TYPE, content_type))
+        .insert_header(disposition)
+        .insert_header((header::CACHE_CONTROL, "private, no-store"))
+        .streaming(ReaderStream::new(opened)))
+}
