@@ -5,11 +5,12 @@
 //! Values never enter the SQL text. The query's `:name` placeholders are
 //! rewritten once, at start-up, to `current_setting('errand.p.name')`, and each
 //! attempt binds the values as parameters of `set_config` in its own read-only
-//! transaction. `:tenant` and `:user` come from the job record, never from
-//! params, so no param can steer a query to another tenant's rows.
+//! transaction. `:tenant`, `:user` (and `:attempt`, 1-based) come from the
+//! job record, never from params, so no param can steer a query to another
+//! tenant's rows.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 use actix_web::web::Bytes;
 use chrono::Utc;
@@ -68,6 +69,7 @@ impl SqlExport {
         match name {
             "tenant" => ctx.tenant.to_string(),
             "user" => ctx.user.to_string(),
+            "attempt" => ctx.attempt.to_string(),
             param => match ctx.params.get(param) {
                 None | Some(Value::Null) => String::new(),
                 Some(Value::String(s)) => s.clone(),
@@ -96,9 +98,27 @@ impl SqlExport {
         let rows = Arc::new(AtomicU64::new(0));
         let mut counter = RowCounter::new(self.format, rows.clone());
         let copy = tx.copy_out(self.copy_sql.as_str()).await.map_err(classify)?;
-        let body = Box::pin(copy.map(move |chunk| chunk.inspect(|bytes| counter.count(bytes))));
-        let stored =
-            self.storage.put(&key, content_type, body).await.map_err(|e| JobError::Retryable(e.to_string()))?;
+        // The database's own error, kept to decide whether a retry can help.
+        let source_error = Arc::new(Mutex::new(None));
+        let seen = source_error.clone();
+        let body = Box::pin(copy.map(move |chunk| match chunk {
+            Ok(bytes) => {
+                counter.count(&bytes);
+                Ok(bytes)
+            }
+            Err(error) => {
+                let message = error.to_string();
+                *seen.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(error);
+                Err(message)
+            }
+        }));
+        let stored = match self.storage.put(&key, content_type, body).await {
+            Ok(stored) => stored,
+            Err(error) => {
+                let from_source = source_error.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).take();
+                return Err(from_source.map(classify).unwrap_or_else(|| JobError::Retryable(error.to_string())));
+            }
+        };
         tx.commit().await.map_err(classify)?;
         let finished = Utc::now();
         let file_name = format!("{}-{}.{extension}", self.job_type, finished.format("%Y-%m-%d"));

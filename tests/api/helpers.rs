@@ -505,3 +505,54 @@ pub fn email_to(smtp_port: u16) -> impl FnOnce(&mut Settings) {
 pub fn token_for(tenant: &str, user: &str, email: &str) -> String {
     token_with(Claims { sub: user.into(), tenant: tenant.into(), email: Some(email.into()), exp: now_secs() + 3600 })
 }
+
+/// Exports into a fresh directory, with the demo tables seeded (`demo-1`, `demo-2`).
+pub async fn spawn_exporting_app(configure: impl FnOnce(&mut Settings)) -> (TestApp, PathBuf) {
+    errand::telemetry::init_with_default("warn");
+    let db = TestDb::create().await;
+    let store = errand::store::Store::connect(&db.url, 2).unwrap();
+    errand::demo::seed(&store, 2, 500).await.unwrap();
+    let dir = std::env::temp_dir().join(format!("errand-results-{}", Uuid::new_v4().simple()));
+    let results = dir.clone();
+    let app = spawn_app_on(
+        db,
+        move |s| {
+            s.storage.local_dir = results;
+            configure(s);
+        },
+        errand::jobs::HandlerRegistry::builtin(),
+    )
+    .await;
+    (app, dir)
+}
+
+impl TestApp {
+    /// GET of a signed URL errand handed out, sent to this instance whatever
+    /// public base URL it was signed for.
+    pub async fn fetch_signed(&self, url: &str) -> Response {
+        let path = url.split_once("/files/").map(|(_, rest)| rest).expect("a /files/ URL");
+        self.http.get(format!("{}/files/{path}", self.address)).send().await.unwrap()
+    }
+
+    /// `GET /jobs/{id}/result` without following the redirect.
+    pub async fn result_redirect(&self, token: &str, id: &str) -> Response {
+        let client = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+        client.get(format!("{}/jobs/{id}/result", self.address)).bearer_auth(token).send().await.unwrap()
+    }
+}
+
+/// Every file under `dir`, recursively.
+pub fn files_under(dir: &std::path::Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                found.extend(files_under(&path));
+            } else {
+                found.push(path);
+            }
+        }
+    }
+    found
+}

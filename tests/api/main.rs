@@ -4,6 +4,7 @@
 mod auth;
 mod config;
 mod email;
+mod exports;
 mod helpers;
 mod notifications;
 mod processes;
