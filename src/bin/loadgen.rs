@@ -44,9 +44,17 @@ struct Args {
     /// `streams` phase: jobs whose notifications are timed.
     #[arg(long, default_value_t = 500)]
     stream_jobs: usize,
-    /// `streams` phase: the server's pid, to read its memory before and after opening the streams.
+    /// `streams` and `export` phases: the server's pid, to read its memory.
     #[arg(long)]
     server_pid: Option<u32>,
+    /// `export` phase: the tenant whose rows are exported.
+    #[arg(long, default_value = "demo-1")]
+    export_tenant: String,
+    /// `export` phase: the job type and its params.
+    #[arg(long, default_value = "export_sales_report")]
+    export_type: String,
+    #[arg(long, default_value = r#"{"from": "2000-01-01", "to": "2100-01-01"}"#)]
+    export_params: String,
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -56,6 +64,7 @@ enum Phase {
     Replay,
     Drain,
     Streams,
+    Export,
 }
 
 /// One client: a tenant of its own and the keys it used.
@@ -98,6 +107,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 let streams =
                     StreamBench { streams: args.streams, jobs: args.stream_jobs, server_pid: args.server_pid };
                 streams.run(&http, &args.url, &issuer, &run, exp).await?;
+            }
+            Phase::Export => {
+                let claims = Claims { sub: "bench".into(), tenant: args.export_tenant.clone(), email: None, exp };
+                let token = issuer.issue(&claims)?;
+                let params: Value = serde_json::from_str(&args.export_params)?;
+                run_export(&http, &args.url, &token, &args.export_type, &params, &run, args.server_pid).await?;
             }
             Phase::Drain => {
                 let drain_per_client = args.drain / args.concurrency;
@@ -326,9 +341,58 @@ impl StreamBench {
 
 /// Resident memory of a process, from /proc.
 fn rss_kib(pid: u32) -> Option<u64> {
+    proc_status_kib(pid, "VmRSS:")
+}
+
+/// A kB field of /proc/<pid>/status (`VmRSS:` now, `VmHWM:` the peak).
+fn proc_status_kib(pid: u32, field: &str) -> Option<u64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     status
         .lines()
-        .find_map(|line| line.strip_prefix("VmRSS:"))
+        .find_map(|line| line.strip_prefix(field))
         .and_then(|v| v.trim().trim_end_matches(" kB").trim().parse().ok())
+}
+
+/// One export, timed from request to completion, with the server's peak memory.
+async fn run_export(
+    http: &reqwest::Client,
+    url: &str,
+    token: &str,
+    job_type: &str,
+    params: &Value,
+    run: &str,
+    server_pid: Option<u32>,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let start = Instant::now();
+    let job: Value = http
+        .post(format!("{url}/jobs/{job_type}"))
+        .bearer_auth(token)
+        .header("Idempotency-Key", format!("export-{run}-{}", start.elapsed().as_nanos()))
+        .json(params)
+        .send()
+        .await?
+        .error_for_status()?
+        .json()
+        .await?;
+    let id = job["id"].as_str().ok_or("no job id")?.to_owned();
+    let job = loop {
+        let job: Value = http.get(format!("{url}/jobs/{id}")).bearer_auth(token).send().await?.json().await?;
+        if job["status"] == "completed" || job["status"] == "failed" {
+            break job;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    let elapsed = start.elapsed().as_secs_f64();
+    if job["status"] != "completed" {
+        return Err(format!("the export failed: {}", job["error_message"]).into());
+    }
+    let rows = job["result"]["row_count"].as_u64().unwrap_or(0);
+    let peak = server_pid.and_then(|pid| proc_status_kib(pid, "VmHWM:"));
+    println!(
+        "export  rows={rows} bytes={} seconds={elapsed:.2} rows_per_s={:.0} server_peak_rss={}",
+        job["result"]["size_bytes"],
+        rows as f64 / elapsed,
+        peak.map_or("?".to_owned(), |kib| format!("{:.1}MiB", kib as f64 / 1024.0))
+    );
+    Ok(())
 }

@@ -16,6 +16,9 @@ use super::{ObjectKey, StorageError, StoredObject};
 
 type HmacSha256 = Hmac<Sha256>;
 
+/// Bytes gathered before each write to disk.
+const WRITE_BUFFER: usize = 256 * 1024;
+
 /// Results in a directory.
 #[derive(Clone)]
 pub struct LocalStorage {
@@ -67,14 +70,17 @@ impl LocalStorage {
         // Written beside its final name, then renamed: readers never see half a file.
         let partial = path.with_extension(format!("partial-{}", uuid::Uuid::new_v4().simple()));
         let written = async {
-            let mut file = tokio::fs::File::create(&partial).await?;
+            // COPY sends a message per row: buffer, or every row would be a
+            // trip to the blocking pool that tokio's file I/O runs on.
+            let mut file = tokio::io::BufWriter::with_capacity(WRITE_BUFFER, tokio::fs::File::create(&partial).await?);
             let mut size = 0u64;
             while let Some(chunk) = body.next().await {
                 let chunk = chunk.map_err(|e| StorageError::Source(e.to_string()))?;
                 size += chunk.len() as u64;
                 file.write_all(&chunk).await?;
             }
-            file.sync_all().await?;
+            file.flush().await?;
+            file.get_ref().sync_all().await?;
             Ok::<_, StorageError>(size)
         }
         .await;
