@@ -13,7 +13,7 @@ use super::{AppState, body};
 use crate::actors::{GetJob, ListJobs, SubmitJob};
 use crate::domain::{Caller, IdempotencyKey, InvalidIdempotencyKey, Job, JobId, JobState, JobStatus};
 use crate::error::AppError;
-use crate::storage::{ObjectKey, ResultFile};
+use crate::storage::ResultFile;
 use crate::store::{JobFilter, Submission};
 
 /// Seconds a client should wait before polling `Location`, if it polls at all.
@@ -60,13 +60,10 @@ impl JobView {
             status: job.state.status(),
             state: detail,
             params: job.params,
-            result_url: file.as_ref().filter(|f| job.state == JobState::Completed && !f.is_expired()).map(|f| {
-                state.storage.download_url(
-                    &ObjectKey::from_stored(f.storage_key.clone()),
-                    &f.file_name,
-                    state.url_expiry,
-                )
-            }),
+            result_url: file
+                .as_ref()
+                .filter(|f| job.state == JobState::Completed && !f.is_expired())
+                .map(|f| state.download_url(f)),
             result: file,
             error_message: job.error_message.filter(|_| job.state == JobState::Failed),
             attempts: job.attempt,
@@ -173,6 +170,5 @@ pub async fn result(
     if file.is_expired() {
         return Err(AppError::ResultExpired);
     }
-    let url = state.storage.download_url(&ObjectKey::from_stored(file.storage_key), &file.file_name, state.url_expiry);
-    Ok(HttpResponse::SeeOther().insert_header((header::LOCATION, url)).finish())
+    Ok(HttpResponse::SeeOther().insert_header((header::LOCATION, state.download_url(&file))).finish())
 }

@@ -20,7 +20,7 @@ use crate::config::{NotificationSettings, Settings};
 use crate::domain::Caller;
 use crate::error::AppError;
 use crate::jobs::JobTypes;
-use crate::storage::Storage;
+use crate::storage::{ObjectKey, ResultFile, Storage};
 use crate::store::Store;
 
 /// What handlers share.
@@ -56,6 +56,11 @@ impl AppState {
             storage,
             url_expiry: settings.storage.url_expiry,
         })
+    }
+
+    /// A fresh signed URL of a job's result file.
+    fn download_url(&self, file: &ResultFile) -> String {
+        self.storage.download_url(&ObjectKey::from_stored(file.storage_key.clone()), &file.file_name, self.url_expiry)
     }
 
     /// Sends `msg` to the caller's tenant supervisor. A supervisor that stopped
