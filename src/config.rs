@@ -153,6 +153,8 @@ pub struct StorageSettings {
     pub backend: StorageBackend,
     /// The directory of the `local` backend.
     pub local_dir: std::path::PathBuf,
+    /// The bucket of the `s3` backend.
+    pub s3: Option<S3Settings>,
     /// Signs download URLs of the `local` backend; derived from `auth.jwt_secret` when unset.
     pub signing_key: Option<String>,
     /// How long a download URL works; a fresh one is made on every read.
@@ -171,6 +173,7 @@ impl Default for StorageSettings {
         Self {
             backend: StorageBackend::Local,
             local_dir: ".errand/results".into(),
+            s3: None,
             signing_key: None,
             url_expiry: Duration::from_secs(15 * 60),
             retention: Duration::from_secs(7 * 24 * 3600),
@@ -196,6 +199,44 @@ impl fmt::Debug for StorageSettings {
 pub enum StorageBackend {
     /// A directory; errand serves the signed download URLs itself.
     Local,
+    /// An S3-compatible bucket; downloads are presigned GETs.
+    S3,
+}
+
+/// An S3-compatible bucket.
+#[derive(Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct S3Settings {
+    /// e.g. `https://s3.eu-west-1.amazonaws.com` or `http://127.0.0.1:9000`.
+    pub endpoint: String,
+    /// The endpoint people download from, when it differs (presigned URLs name their host).
+    #[serde(default)]
+    pub public_endpoint: Option<String>,
+    #[serde(default = "default_region")]
+    pub region: String,
+    pub bucket: String,
+    /// `endpoint/bucket/key` rather than `bucket.endpoint/key` (most S3-compatible servers).
+    #[serde(default)]
+    pub path_style: bool,
+    /// Else `AWS_ACCESS_KEY_ID` / `AWS_SECRET_ACCESS_KEY`.
+    #[serde(default)]
+    pub access_key: Option<String>,
+    #[serde(default)]
+    pub secret_key: Option<String>,
+}
+
+fn default_region() -> String {
+    "us-east-1".into()
+}
+
+impl fmt::Debug for S3Settings {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("S3Settings")
+            .field("endpoint", &self.endpoint)
+            .field("bucket", &self.bucket)
+            .field("path_style", &self.path_style)
+            .finish_non_exhaustive()
+    }
 }
 
 /// A `sql_export` job type: a query whose rows become a file.
@@ -452,6 +493,23 @@ impl Settings {
         }
         if st.prune_interval < Duration::from_millis(100) {
             return Err(invalid("storage.prune_interval", "must be at least 100ms"));
+        }
+        match (st.backend, &st.s3) {
+            (StorageBackend::S3, None) => {
+                return Err(invalid("storage.s3", "backend = \"s3\" needs an [storage.s3] section"));
+            }
+            (StorageBackend::S3, Some(s3)) => {
+                if !(s3.endpoint.starts_with("http://") || s3.endpoint.starts_with("https://")) {
+                    return Err(invalid("storage.s3.endpoint", "must start with http:// or https://"));
+                }
+                if s3.bucket.len() < 3 {
+                    return Err(invalid("storage.s3.bucket", "bucket names have 3 to 63 characters"));
+                }
+                if s3.access_key.is_some() != s3.secret_key.is_some() {
+                    return Err(invalid("storage.s3.secret_key", "access_key and secret_key go together"));
+                }
+            }
+            (StorageBackend::Local, _) => {}
         }
         if st.signing_key.as_ref().is_some_and(|k| k.len() < 32) {
             return Err(invalid("storage.signing_key", "must be at least 32 bytes"));

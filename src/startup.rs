@@ -17,7 +17,7 @@ use crate::db::{self, MigrateError};
 use crate::http::{self, AppState};
 use crate::jobs::{ExportEnv, HandlerRegistry, JobTypes};
 use crate::mail::SmtpMailer;
-use crate::storage::{LocalStorage, Storage};
+use crate::storage::{LocalStorage, S3Storage, Storage};
 use crate::store::Store;
 use sha2::{Digest, Sha256};
 
@@ -36,16 +36,15 @@ pub enum StartupError {
 
 /// The configured result storage. The local backend signs its URLs with
 /// `storage.signing_key`, or a key derived from the JWT secret.
-fn storage_from(settings: &Settings) -> Storage {
+fn storage_from(settings: &Settings) -> Result<Storage, ConfigError> {
     let key = match &settings.storage.signing_key {
         Some(key) => key.as_bytes().to_vec(),
         None => Sha256::digest(format!("errand-files\0{}", settings.auth.jwt_secret)).to_vec(),
     };
-    match settings.storage.backend {
-        StorageBackend::Local => {
-            Storage::Local(LocalStorage::new(settings.storage.local_dir.clone(), &settings.http.public_base_url, key))
-        }
-    }
+    Ok(match (settings.storage.backend, &settings.storage.s3) {
+        (StorageBackend::S3, Some(s3)) => Storage::S3(S3Storage::new(s3).map_err(|e| invalid("storage.s3", e))?),
+        _ => Storage::Local(LocalStorage::new(settings.storage.local_dir.clone(), &settings.http.public_base_url, key)),
+    })
 }
 
 /// A started errand: the HTTP server bound, the actors running.
@@ -63,7 +62,7 @@ impl Application {
     pub async fn build(settings: Settings, handlers: HandlerRegistry) -> Result<Self, StartupError> {
         let store = Store::connect(&settings.database.url, settings.database.pool_size)?
             .with_email_outbox(settings.email.enabled);
-        let storage = storage_from(&settings);
+        let storage = storage_from(&settings)?;
         let exports = ExportEnv {
             storage: storage.clone(),
             default_source: store.pool().clone(),

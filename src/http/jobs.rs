@@ -45,8 +45,12 @@ pub struct JobView {
 
 impl JobView {
     /// The job as shown to its owner; a download URL is signed on every read.
-    fn new(job: Job, state: &AppState) -> Self {
+    async fn new(job: Job, state: &AppState) -> Result<Self, AppError> {
         let file = ResultFile::of(job.result.as_ref());
+        let result_url = match file.as_ref().filter(|f| job.state == JobState::Completed && !f.is_expired()) {
+            Some(f) => Some(state.download_url(f).await?),
+            None => None,
+        };
         let detail = match job.state {
             JobState::Available => "queued",
             JobState::Running => "running",
@@ -54,16 +58,13 @@ impl JobView {
             JobState::Completed => "completed",
             JobState::Failed => "failed",
         };
-        Self {
+        Ok(Self {
             id: job.id,
             job_type: job.job_type,
             status: job.state.status(),
             state: detail,
             params: job.params,
-            result_url: file
-                .as_ref()
-                .filter(|f| job.state == JobState::Completed && !f.is_expired())
-                .map(|f| state.download_url(f)),
+            result_url,
             result: file,
             error_message: job.error_message.filter(|_| job.state == JobState::Failed),
             attempts: job.attempt,
@@ -71,7 +72,7 @@ impl JobView {
             next_attempt_at: (job.state == JobState::Retryable).then(|| rfc3339(job.run_at)),
             created_at: rfc3339(job.created_at),
             completed_at: job.finished_at.map(rfc3339),
-        }
+        })
     }
 }
 
@@ -93,11 +94,11 @@ pub async fn submit(
         Submission::Created(job) => Ok(HttpResponse::Accepted()
             .insert_header((header::LOCATION, format!("/jobs/{}", job.id)))
             .insert_header((header::RETRY_AFTER, RETRY_AFTER_SECS))
-            .json(JobView::new(job, &state))),
+            .json(JobView::new(job, &state).await?)),
         Submission::Replayed(job) => Ok(HttpResponse::Ok()
             .insert_header(("Idempotent-Replayed", "true"))
             .insert_header((header::LOCATION, format!("/jobs/{}", job.id)))
-            .json(JobView::new(job, &state))),
+            .json(JobView::new(job, &state).await?)),
         Submission::KeyReused => Err(AppError::IdempotencyKeyReused),
     }
 }
@@ -110,7 +111,8 @@ pub async fn get(
 ) -> Result<HttpResponse, AppError> {
     let id = Uuid::parse_str(&path).map(JobId).map_err(|_| AppError::NotFound)?;
     let job = state.ask(&caller, GetJob { caller: caller.clone(), id }).await??;
-    job.map(|job| HttpResponse::Ok().json(JobView::new(job, &state))).ok_or(AppError::NotFound)
+    let job = job.ok_or(AppError::NotFound)?;
+    Ok(HttpResponse::Ok().json(JobView::new(job, &state).await?))
 }
 
 #[derive(Deserialize)]
@@ -148,7 +150,7 @@ pub async fn list(
     let filter = JobFilter { status, job_type: query.job_type, before, limit };
     let page = state.ask(&caller, ListJobs { caller: caller.clone(), filter }).await??;
     Ok(HttpResponse::Ok().json(JobList {
-        jobs: page.jobs.into_iter().map(|job| JobView::new(job, &state)).collect(),
+        jobs: futures_util::future::try_join_all(page.jobs.into_iter().map(|job| JobView::new(job, &state))).await?,
         next_cursor: page.next_before.map(|id| page::encode_cursor(id.0)),
     }))
 }
@@ -170,5 +172,5 @@ pub async fn result(
     if file.is_expired() {
         return Err(AppError::ResultExpired);
     }
-    Ok(HttpResponse::SeeOther().insert_header((header::LOCATION, state.download_url(&file))).finish())
+    Ok(HttpResponse::SeeOther().insert_header((header::LOCATION, state.download_url(&file).await?)).finish())
 }

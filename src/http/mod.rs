@@ -59,8 +59,12 @@ impl AppState {
     }
 
     /// A fresh signed URL of a job's result file.
-    fn download_url(&self, file: &ResultFile) -> String {
-        self.storage.download_url(&ObjectKey::from_stored(file.storage_key.clone()), &file.file_name, self.url_expiry)
+    async fn download_url(&self, file: &ResultFile) -> Result<String, AppError> {
+        let key = ObjectKey::from_stored(file.storage_key.clone());
+        self.storage
+            .download_url(&key, &file.file_name, self.url_expiry)
+            .await
+            .map_err(|e| AppError::Unavailable(e.to_string()))
     }
 
     /// Sends `msg` to the caller's tenant supervisor. A supervisor that stopped

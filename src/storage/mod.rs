@@ -3,9 +3,10 @@
 //! and are handed out as signed, expiring URLs generated fresh on every read.
 //!
 //! Backends: `local` (a directory; errand itself serves the signed URLs under
-//! `/files/…`). An S3 backend plugs in here as another variant.
+//! `/files/…`) and `s3` (presigned GETs).
 
 mod local;
+mod s3;
 
 use std::time::Duration;
 
@@ -15,6 +16,7 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use futures_util::Stream;
 
 pub use local::{LocalStorage, SignedFileError, VerifiedFile};
+pub use s3::S3Storage;
 
 use crate::domain::{JobId, TenantId};
 
@@ -25,6 +27,8 @@ pub enum StorageError {
     Io(#[from] std::io::Error),
     #[error("the data source failed while writing the object: {0}")]
     Source(String),
+    #[error("object storage failed: {0}")]
+    Remote(String),
 }
 
 /// A result's deterministic, tenant-prefixed key: a retried upload overwrites
@@ -87,6 +91,7 @@ pub struct StoredObject {
 #[derive(Clone)]
 pub enum Storage {
     Local(LocalStorage),
+    S3(S3Storage),
 }
 
 impl Storage {
@@ -99,6 +104,7 @@ impl Storage {
     {
         match self {
             Self::Local(local) => local.put(key, content_type, body).await,
+            Self::S3(s3) => s3.put(key, content_type, body).await,
         }
     }
 
@@ -106,13 +112,20 @@ impl Storage {
     pub async fn delete(&self, key: &ObjectKey) -> Result<(), StorageError> {
         match self {
             Self::Local(local) => local.delete(key).await,
+            Self::S3(s3) => s3.delete(key).await,
         }
     }
 
     /// A URL that downloads the object as `file_name` until `expires_in` from now.
-    pub fn download_url(&self, key: &ObjectKey, file_name: &str, expires_in: Duration) -> String {
+    pub async fn download_url(
+        &self,
+        key: &ObjectKey,
+        file_name: &str,
+        expires_in: Duration,
+    ) -> Result<String, StorageError> {
         match self {
-            Self::Local(local) => local.signed_url(key, file_name, expires_in),
+            Self::Local(local) => Ok(local.signed_url(key, file_name, expires_in)),
+            Self::S3(s3) => s3.signed_url(key, file_name, expires_in).await,
         }
     }
 
@@ -120,6 +133,7 @@ impl Storage {
     pub fn local(&self) -> Option<&LocalStorage> {
         match self {
             Self::Local(local) => Some(local),
+            Self::S3(_) => None,
         }
     }
 }

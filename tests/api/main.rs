@@ -10,6 +10,7 @@ mod notifications;
 mod processes;
 mod queue;
 mod read;
+mod s3;
 mod shutdown;
 mod submit;
 mod work;
