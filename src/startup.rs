@@ -65,7 +65,11 @@ impl Application {
         let storage = storage_from(&settings)?;
         let exports = ExportEnv {
             storage: storage.clone(),
-            default_source: store.pool().clone(),
+            // Exports hold a connection for as long as they stream: a pool of
+            // their own, so that running exports can never starve the API.
+            default_source: Store::connect(&settings.database.url, settings.workers.global_limit.max(2))?
+                .pool()
+                .clone(),
             retention: settings.storage.retention,
         };
         let job_types = JobTypes::build(&settings.job_types, &handlers, &exports)?;

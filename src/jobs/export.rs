@@ -22,8 +22,12 @@ use super::{HandlerFuture, JobContext, JobError, JobHandler, JobOutput};
 use crate::config::{ExportFormat, ExportSettings};
 use crate::storage::{ObjectKey, ResultFile, Storage};
 
-/// One configured export job type.
-pub struct SqlExport {
+/// One configured export job type (cheap to share between attempts).
+#[derive(Clone)]
+pub struct SqlExport(Arc<ExportPlan>);
+
+/// What an export job type does, prepared once at start-up.
+struct ExportPlan {
     job_type: String,
     copy_sql: String,
     /// Placeholder names the query uses, in the order they are bound.
@@ -54,7 +58,7 @@ impl SqlExport {
                  WITH (FORMAT csv, QUOTE e'\\x01', DELIMITER e'\\x02', ENCODING 'UTF8')"
             ),
         };
-        Ok(Self {
+        Ok(Self(Arc::new(ExportPlan {
             job_type: job_type.to_owned(),
             copy_sql,
             placeholders,
@@ -62,9 +66,11 @@ impl SqlExport {
             source,
             storage,
             retention,
-        })
+        })))
     }
+}
 
+impl ExportPlan {
     fn value_of(&self, name: &str, ctx: &JobContext) -> String {
         match name {
             "tenant" => ctx.tenant.to_string(),
@@ -139,17 +145,8 @@ impl SqlExport {
 
 impl JobHandler for SqlExport {
     fn run(&self, ctx: JobContext) -> HandlerFuture {
-        // The handler is shared by all attempts; an attempt needs its own handles.
-        let this = SqlExport {
-            job_type: self.job_type.clone(),
-            copy_sql: self.copy_sql.clone(),
-            placeholders: self.placeholders.clone(),
-            format: self.format,
-            source: self.source.clone(),
-            storage: self.storage.clone(),
-            retention: self.retention,
-        };
-        Box::pin(async move { this.export(ctx).await })
+        let plan = self.0.clone();
+        Box::pin(async move { plan.export(ctx).await })
     }
 }
 

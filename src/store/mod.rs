@@ -47,6 +47,9 @@ pub const WORK_CHANNEL: &str = "errand_jobs";
 /// payload `{"tenant": …, "user": …}` (who should be woken, not what happened).
 pub const NOTIFICATION_CHANNEL: &str = "errand_notifications";
 
+/// How long anything waits for a database connection.
+const POOL_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// errand's database: cheap to clone (it is a pool).
 #[derive(Clone)]
 pub struct Store {
@@ -61,6 +64,9 @@ impl Store {
         let manager = Manager::from_config(pg_config, NoTls, ManagerConfig { recycling_method: RecyclingMethod::Fast });
         let pool = Pool::builder(manager)
             .max_size(size)
+            // A request that cannot get a connection soon gets a 503, rather than hanging.
+            .wait_timeout(Some(POOL_WAIT))
+            .create_timeout(Some(POOL_WAIT))
             .runtime(deadpool_postgres::Runtime::Tokio1)
             .build()
             .expect("a pool with a runtime always builds");
