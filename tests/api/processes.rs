@@ -13,9 +13,12 @@ use crate::helpers::*;
 #[actix_web::test]
 async fn concurrent_requests_with_one_key_across_two_processes_make_one_job() {
     let db = TestDb::create().await;
-    let a = ErrandProcess::start(&db, &[]);
-    let b = ErrandProcess::start(&db, &[]);
-    let alice = token("acme", "alice");
+    let mail = MailServer::start().await;
+    let smtp_port = mail.smtp_port.to_string();
+    let email = [("ERRAND_EMAIL__ENABLED", "true"), ("ERRAND_EMAIL__SMTP_PORT", smtp_port.as_str())];
+    let a = ErrandProcess::start(&db, &email);
+    let b = ErrandProcess::start(&db, &email);
+    let alice = token_for("acme", "alice", "alice@example.com");
     let requests = (0..100).map(|i| {
         let process = if i % 2 == 0 { &a } else { &b };
         process.submit(&alice, "sleep", "one-intent", json!({"ms": 20}))
@@ -35,6 +38,9 @@ async fn concurrent_requests_with_one_key_across_two_processes_make_one_job() {
     let jobs: i64 = db.scalar("SELECT count(*) FROM jobs", &[]).await;
     assert_eq!(jobs, 1);
     assert_eq!(db.notifications_for(&ids[0]).await, 1);
+    assert_eq!(mail.wait_for(1, Duration::from_secs(20)).await.len(), 1);
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(mail.emails().await.len(), 1, "one email, whichever process ran the job");
 }
 
 #[actix_web::test]
