@@ -157,9 +157,7 @@ async fn a_failure_mid_stream_leaves_no_partial_file() {
         source_database_url: None,
     };
     let (app, dir) = spawn_exporting_app(move |s| {
-        let mut t = job_type("sql_export");
-        t.export = Some(failing);
-        s.job_types.insert("export_boom".into(), t);
+        add_export_type(s, "export_boom", failing);
     })
     .await;
     let alice = token("demo-1", "alice");
@@ -182,9 +180,7 @@ async fn ndjson_exports_one_object_per_line_from_a_separate_source_database() {
         source_database_url: Some(source.url.clone()),
     };
     let (app, _dir) = spawn_exporting_app(move |s| {
-        let mut t = job_type("sql_export");
-        t.export = Some(ndjson);
-        s.job_types.insert("export_lines".into(), t);
+        add_export_type(s, "export_lines", ndjson);
     })
     .await;
     // The app's own database has demo-1 rows too (500); the source has 50.
@@ -210,9 +206,7 @@ async fn an_attempt_that_breaks_off_mid_stream_is_retried_from_a_clean_slate() {
         source_database_url: None,
     };
     let (app, dir) = spawn_exporting_app(move |s| {
-        let mut t = job_type("sql_export");
-        t.export = Some(flaky);
-        s.job_types.insert("export_flaky".into(), t);
+        add_export_type(s, "export_flaky", flaky);
     })
     .await;
     app.db

@@ -506,6 +506,13 @@ pub fn token_for(tenant: &str, user: &str, email: &str) -> String {
     token_with(Claims { sub: user.into(), tenant: tenant.into(), email: Some(email.into()), exp: now_secs() + 3600 })
 }
 
+/// Adds an export job type `name` running `export`, with test-friendly retries.
+pub fn add_export_type(settings: &mut Settings, name: &str, export: errand::config::ExportSettings) {
+    let mut job_type = job_type("sql_export");
+    job_type.export = Some(export);
+    settings.job_types.insert(name.into(), job_type);
+}
+
 /// Exports into a fresh directory, with the demo tables seeded (`demo-1`, `demo-2`).
 pub async fn spawn_exporting_app(configure: impl FnOnce(&mut Settings)) -> (TestApp, PathBuf) {
     errand::telemetry::init_with_default("warn");

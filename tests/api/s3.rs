@@ -71,9 +71,7 @@ async fn a_large_export_failing_mid_upload_leaves_no_object_and_no_open_upload()
     };
     let (app, _dir) = spawn_exporting_app(move |s| {
         configure(s);
-        let mut t = job_type("sql_export");
-        t.export = Some(failing);
-        s.job_types.insert("export_boom".into(), t);
+        add_export_type(s, "export_boom", failing);
     })
     .await;
     let alice = token("demo-1", "alice");
