@@ -97,7 +97,8 @@ impl fmt::Debug for AuthSettings {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct WorkerSettings {
-    /// Jobs this process runs at once, across all tenants.
+    /// Jobs this process runs at once, across all tenants. 0 makes an API-only
+    /// process: it records jobs and announces them, and other processes run them.
     pub global_limit: usize,
     /// Jobs one tenant may have running at once, across all processes.
     pub tenant_limit: u32,
@@ -450,9 +451,6 @@ impl Settings {
             return Err(invalid("auth.jwt_secret", "must be at least 32 bytes"));
         }
         let w = &self.workers;
-        if w.global_limit == 0 {
-            return Err(invalid("workers.global_limit", "must be at least 1"));
-        }
         if w.tenant_limit == 0 {
             return Err(invalid("workers.tenant_limit", "must be at least 1"));
         }

@@ -61,6 +61,7 @@ pub struct Dispatcher {
     wake_pending: bool,
     accepting: bool,
     last_announce: Option<Instant>,
+    announce_scheduled: bool,
     drained: Option<oneshot::Sender<()>>,
 }
 
@@ -82,6 +83,7 @@ impl Dispatcher {
             wake_pending: false,
             accepting: true,
             last_announce: None,
+            announce_scheduled: false,
             drained: None,
         }
     }
@@ -135,20 +137,28 @@ impl Dispatcher {
         self.registry.do_send(RunJob(job));
     }
 
+    /// NOTIFYs other processes of work this one cannot take, at most once per
+    /// [`ANNOUNCE_EVERY`]; a request inside the window is sent at its end
+    /// rather than dropped, so no submission goes unannounced.
     fn announce_to_peers(&mut self, ctx: &mut Context<Self>) {
-        if self.last_announce.is_some_and(|at| at.elapsed() < ANNOUNCE_EVERY) {
+        if self.announce_scheduled {
             return;
         }
-        self.last_announce = Some(Instant::now());
-        let store = self.store.clone();
-        ctx.spawn(
-            async move {
-                if let Err(error) = store.queue().announce_work().await {
-                    tracing::warn!(%error, "could not announce work to other processes");
+        self.announce_scheduled = true;
+        let wait = self.last_announce.map_or(Duration::ZERO, |at| ANNOUNCE_EVERY.saturating_sub(at.elapsed()));
+        ctx.run_later(wait, |act, ctx| {
+            act.announce_scheduled = false;
+            act.last_announce = Some(Instant::now());
+            let store = act.store.clone();
+            ctx.spawn(
+                async move {
+                    if let Err(error) = store.queue().announce_work().await {
+                        tracing::warn!(%error, "could not announce work to other processes");
+                    }
                 }
-            }
-            .into_actor(self),
-        );
+                .into_actor(act),
+            );
+        });
     }
 
     fn rescue(&mut self, ctx: &mut Context<Self>) {

@@ -90,3 +90,25 @@ async fn a_process_killed_mid_job_loses_nothing_and_the_job_completes_once() {
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert_eq!(mail.emails().await.len(), 1, "one email for the job that ran twice");
 }
+
+#[actix_web::test]
+async fn an_api_only_process_records_jobs_that_worker_processes_run() {
+    let db = TestDb::create().await;
+    let api = ErrandProcess::start(&db, &[("ERRAND_WORKERS__GLOBAL_LIMIT", "0")]);
+    let alice = token("acme", "alice");
+    let first = api.create(&alice, "noop", json!({})).await;
+    // Nothing runs it yet: a second and a half of polls and wake-ups change nothing.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(api.job(&alice, &first).await["state"], "queued");
+
+    // A worker that polls only hourly hears of new work from the API process's NOTIFY.
+    let worker = ErrandProcess::start(&db, &[("ERRAND_WORKERS__POLL_INTERVAL", "1h")]);
+    api.wait_until_finished(&alice, &first, Duration::from_secs(20)).await;
+    let mut more = Vec::new();
+    for _ in 0..5 {
+        more.push(api.create(&alice, "noop", json!({})).await);
+    }
+    for id in &more {
+        assert_eq!(worker.wait_until_finished(&alice, id, Duration::from_secs(20)).await["status"], "completed");
+    }
+}
