@@ -25,6 +25,8 @@ use crate::store::{Notification, Store};
 const LOOKBACK: Duration = Duration::from_secs(2);
 /// Ids a stream remembers having sent, to skip them when it looks back.
 const REMEMBERED: usize = 256;
+/// Notifications read per query while catching up.
+const PAGE: i64 = 200;
 
 /// A notification as the API shows it, written for a person.
 #[derive(Serialize)]
@@ -195,27 +197,31 @@ impl LiveFeed {
 
     /// Sends what is newer than (a little before) the newest sent; `false` once the client is gone.
     async fn send_unsent(&mut self, events: &mpsc::Sender<sse::Event>) -> Result<bool, crate::store::StoreError> {
-        let since = self.newest.map(|id| lookback(id, LOOKBACK));
-        let unsent = self.store.notifications_for(&self.caller).after(since, 500).await?;
-        for notification in unsent {
-            let id = notification.id;
-            if self.sent.contains(&id) {
-                continue;
+        let mut since = self.newest.map(|id| lookback(id, LOOKBACK));
+        loop {
+            let batch = self.store.notifications_for(&self.caller).after(since, PAGE).await?;
+            let full = batch.len() as i64 == PAGE;
+            since = batch.last().map(|n| n.id).or(since);
+            for notification in batch {
+                let id = notification.id;
+                if self.sent.contains(&id) {
+                    continue;
+                }
+                // Serialising a view of strings cannot fail; skip rather than panic if it did.
+                let Ok(data) = sse::Data::new_json(NotificationView::new(notification, &self.types)) else { continue };
+                if events.send(data.id(id.to_string()).event("job_completed").into()).await.is_err() {
+                    return Ok(false);
+                }
+                self.sent.push_back(id);
+                if self.sent.len() > REMEMBERED {
+                    self.sent.pop_front();
+                }
+                self.newest = self.newest.max(Some(id));
             }
-            let data = sse::Data::new_json(NotificationView::new(notification, &self.types))
-                .expect("a notification serialises")
-                .id(id.to_string())
-                .event("job_completed");
-            if events.send(data.into()).await.is_err() {
-                return Ok(false);
+            if !full {
+                return Ok(true);
             }
-            self.sent.push_back(id);
-            if self.sent.len() > REMEMBERED {
-                self.sent.pop_front();
-            }
-            self.newest = self.newest.max(Some(id));
         }
-        Ok(true)
     }
 }
 

@@ -204,3 +204,27 @@ async fn a_browser_opens_the_stream_with_a_short_lived_ticket_that_opens_nothing
         app.http.get(format!("{}/notifications/stream?ticket={alice}", app.address)).send().await.unwrap();
     assert_problem(api_token_as_ticket, StatusCode::UNAUTHORIZED, "unauthorized").await;
 }
+
+#[actix_web::test]
+async fn a_reconnect_after_many_notifications_catches_up_on_all_of_them() {
+    let app = spawn_app_with(quick_streams, HandlerRegistry::builtin()).await;
+    let alice = token("acme", "alice");
+    let url = format!("{}/notifications/stream", app.address);
+    let mut stream = SseStream::open(&url, Some(&alice), None).await;
+    app.create(&alice, "noop", json!({})).await;
+    let (last_seen, _) = stream.next_event(WITHIN).await.unwrap();
+    drop(stream);
+    // More than one page of the stream's catch-up query.
+    let mut missed = std::collections::HashSet::new();
+    for _ in 0..450 {
+        missed.insert(app.create(&alice, "noop", json!({})).await);
+    }
+    eventually(WITHIN, "every job notified", || async { feed(&app, &alice, "").await["unread_count"] == 451 }).await;
+    let mut stream = SseStream::open(&url, Some(&alice), last_seen.as_deref()).await;
+    let mut replayed = std::collections::HashSet::new();
+    while replayed.len() < missed.len() {
+        let (_, data) = stream.next_event(WITHIN).await.expect("a replayed event");
+        replayed.insert(data["job_id"].as_str().unwrap().to_owned());
+    }
+    assert_eq!(replayed, missed);
+}
