@@ -20,6 +20,16 @@ async fn post(app: &TestApp, caller: &str, path: &str) -> reqwest::Response {
     app.http.post(format!("{}{path}", app.address)).bearer_auth(caller).send().await.unwrap()
 }
 
+/// Opens the caller's stream, sees the event of one job, and disconnects;
+/// returns the stream's URL and that event's id.
+async fn see_one_event_and_disconnect(app: &TestApp, caller: &str) -> (String, Option<String>) {
+    let url = format!("{}/notifications/stream", app.address);
+    let mut stream = SseStream::open(&url, Some(caller), None).await;
+    app.create(caller, "noop", json!({})).await;
+    let (last_seen, _) = stream.next_event(WITHIN).await.expect("an event");
+    (url, last_seen)
+}
+
 /// Settings for stream tests: short keep-alives, quick retries.
 fn quick_streams(s: &mut errand::config::Settings) {
     s.notifications.keep_alive = Duration::from_millis(200);
@@ -141,11 +151,7 @@ async fn another_tenants_or_users_stream_sees_nothing() {
 async fn reconnecting_with_last_event_id_replays_what_was_missed() {
     let app = spawn_app_with(quick_streams, HandlerRegistry::builtin()).await;
     let alice = token("acme", "alice");
-    let url = format!("{}/notifications/stream", app.address);
-    let mut stream = SseStream::open(&url, Some(&alice), None).await;
-    app.create(&alice, "noop", json!({})).await;
-    let (last_seen, _) = stream.next_event(WITHIN).await.unwrap();
-    drop(stream);
+    let (url, last_seen) = see_one_event_and_disconnect(&app, &alice).await;
 
     let mut missed = Vec::new();
     for _ in 0..3 {
@@ -209,11 +215,7 @@ async fn a_browser_opens_the_stream_with_a_short_lived_ticket_that_opens_nothing
 async fn a_reconnect_after_many_notifications_catches_up_on_all_of_them() {
     let app = spawn_app_with(quick_streams, HandlerRegistry::builtin()).await;
     let alice = token("acme", "alice");
-    let url = format!("{}/notifications/stream", app.address);
-    let mut stream = SseStream::open(&url, Some(&alice), None).await;
-    app.create(&alice, "noop", json!({})).await;
-    let (last_seen, _) = stream.next_event(WITHIN).await.unwrap();
-    drop(stream);
+    let (url, last_seen) = see_one_event_and_disconnect(&app, &alice).await;
     // More than one page of the stream's catch-up query.
     let mut missed = std::collections::HashSet::new();
     for _ in 0..450 {
