@@ -94,7 +94,7 @@ impl JobWorker {
             let mut wait = Duration::from_millis(50);
             for attempt in 1..=RECORD_TRIES {
                 match completer.send(Complete(completion.clone())).await {
-                    Ok(Ok(ended)) => return ended,
+                    Ok(Ok(ended)) => return Some(ended),
                     Ok(Err(error)) => {
                         tracing::warn!(%error, job = %completion.id, attempt, "could not record the attempt")
                     }
@@ -108,11 +108,11 @@ impl JobWorker {
             None
         }
         .into_actor(self)
-        .map(|ended, act, ctx| {
-            if ended.is_none() {
+        .map(|recorded, act, ctx| {
+            if let Some(None) = recorded {
                 tracing::info!(job = %act.job.id, "attempt ended but the job is no longer ours; nothing written");
             }
-            act.ended = ended;
+            act.ended = recorded.flatten();
             ctx.stop();
         })
         .wait(ctx);
