@@ -89,7 +89,17 @@ async fn an_unusable_address_is_recorded_as_failed_and_not_retried() {
 #[actix_web::test]
 async fn mail_written_while_smtp_is_down_goes_out_when_it_returns() {
     let port = free_port();
-    let app = spawn_app_with(email_to(port), HandlerRegistry::builtin()).await;
+    let configure = email_to(port);
+    let app = spawn_app_with(
+        move |s| {
+            configure(s);
+            // Retries every 50-200 ms here: enough attempts to outlast the outage however slow
+            // the machine (the shipped settings outlast about 50 minutes).
+            s.email.max_attempts = 100_000;
+        },
+        HandlerRegistry::builtin(),
+    )
+    .await;
     let alice = token_for("acme", "alice", "alice@example.com");
     let mut jobs = Vec::new();
     for _ in 0..3 {
