@@ -60,6 +60,7 @@ impl Application {
     /// Migrates the database, starts the actors and binds the HTTP server.
     /// Must be called inside an actix system (`#[actix_web::main]`, `#[actix_web::test]`).
     pub async fn build(settings: Settings, handlers: HandlerRegistry) -> Result<Self, StartupError> {
+        crate::telemetry::prometheus();
         let store = Store::connect(&settings.database.url, settings.database.pool_size)?
             .with_email_outbox(settings.email.enabled);
         let storage = storage_from(&settings)?;

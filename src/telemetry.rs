@@ -1,5 +1,9 @@
-//! Logging: `tracing` to stderr, filtered by `RUST_LOG` (default `info`).
+//! Logging (`tracing` to stderr, filtered by `RUST_LOG`, default `info`) and
+//! metrics (the `metrics` facade, rendered for Prometheus at `GET /metrics`).
 
+use std::sync::OnceLock;
+
+use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
 use tracing_subscriber::EnvFilter;
 
 /// Installs the global subscriber once, at `info` unless `RUST_LOG` says otherwise.
@@ -11,4 +15,17 @@ pub fn init() {
 pub fn init_with_default(level: &str) {
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(level));
     let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
+}
+
+/// The process's metrics recorder, installed on first use (a process has one,
+/// however many errand instances a test starts in it).
+pub fn prometheus() -> &'static PrometheusHandle {
+    static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
+    HANDLE.get_or_init(|| {
+        let recorder = PrometheusBuilder::new().build_recorder();
+        let handle = recorder.handle();
+        // Another recorder may already be installed by an embedding program; ours then stays empty.
+        let _ = metrics::set_global_recorder(recorder);
+        handle
+    })
 }

@@ -55,6 +55,10 @@ impl Completer {
         .map(move |(batch, result), act, ctx| {
             match result {
                 Ok(ended) => {
+                    for e in &ended {
+                        let labels = [("job_type", e.job_type.clone()), ("state", e.state.as_sql().to_owned())];
+                        metrics::counter!("errand_job_attempts_ended_total", &labels).increment(1);
+                    }
                     for (completion, reply) in batch.iter().zip(replies) {
                         let mine = ended.iter().find(|e| e.job == completion.id).cloned();
                         let _ = reply.send(Ok(mine));

@@ -111,6 +111,7 @@ impl Dispatcher {
                 act.claiming = false;
                 match claimed {
                     Ok(jobs) => {
+                        metrics::counter!("errand_jobs_claimed_total").increment(jobs.len() as u64);
                         let full = jobs.len() == free;
                         jobs.into_iter().for_each(|job| act.start(job));
                         if full {
@@ -132,6 +133,7 @@ impl Dispatcher {
     fn start(&mut self, job: ClaimedJob) {
         tracing::debug!(job = %job.id, tenant = %job.tenant, attempt = job.attempt, "claimed");
         self.running += 1;
+        metrics::gauge!("errand_jobs_running").set(self.running as f64);
         // The job is committed as running under our lease: if this message were
         // lost, the lease would expire and the rescuer would run the job again.
         self.registry.do_send(RunJob(job));
@@ -170,6 +172,9 @@ impl Dispatcher {
             .into_actor(self)
             .map(|rescued, act, ctx| match rescued {
                 Ok(rescued) => {
+                    metrics::counter!("errand_jobs_rescued_total", "outcome" => "requeued").increment(rescued.requeued);
+                    metrics::counter!("errand_jobs_rescued_total", "outcome" => "failed")
+                        .increment(rescued.failed.len() as u64);
                     if rescued.requeued > 0 || !rescued.failed.is_empty() {
                         tracing::warn!(
                             requeued = rescued.requeued,
@@ -216,6 +221,7 @@ impl Handler<SlotFreed> for Dispatcher {
 
     fn handle(&mut self, _: SlotFreed, ctx: &mut Self::Context) {
         self.running = self.running.saturating_sub(1);
+        metrics::gauge!("errand_jobs_running").set(self.running as f64);
         if self.running == 0
             && let Some(done) = self.drained.take()
         {

@@ -90,6 +90,12 @@ async fn deliver(store: &Store, smtp: &SmtpMailer, job_types: &JobTypes, setting
         Err(error) => Err(error),
     };
     let outbox = store.outbox();
+    let result = match &sent {
+        Ok(_) => "sent",
+        Err(MailError::Invalid(_) | MailError::Rejected(_)) => "refused",
+        Err(MailError::Transient(_)) => "deferred",
+    };
+    metrics::counter!("errand_emails_total", "result" => result).increment(1);
     let recorded = match sent {
         Ok(response) => outbox.record_sent(&email, &response).await,
         Err(error @ (MailError::Invalid(_) | MailError::Rejected(_))) => {

@@ -77,6 +77,11 @@ impl Notifier {
         Self { store, streams: HashMap::new(), mailer }
     }
 
+    fn record_open_streams(&self) {
+        let open: usize = self.streams.values().map(Vec::len).sum();
+        metrics::gauge!("errand_notification_streams").set(open as f64);
+    }
+
     fn wake(&mut self, tenant: TenantId, user: UserId) {
         let key = (tenant, user);
         if let Some(senders) = self.streams.get_mut(&key) {
@@ -88,6 +93,7 @@ impl Notifier {
             if senders.is_empty() {
                 self.streams.remove(&key);
             }
+            self.record_open_streams();
         }
     }
 }
@@ -102,6 +108,7 @@ impl Actor for Notifier {
                 senders.retain(|tx| !tx.is_closed());
                 !senders.is_empty()
             });
+            act.record_open_streams();
         });
     }
 }
@@ -132,6 +139,7 @@ impl Handler<Subscribe> for Notifier {
     fn handle(&mut self, msg: Subscribe, _ctx: &mut Self::Context) -> Self::Result {
         let (tx, rx) = mpsc::channel(1);
         self.streams.entry((msg.caller.tenant, msg.caller.user)).or_default().push(tx);
+        self.record_open_streams();
         MessageResult(rx)
     }
 }

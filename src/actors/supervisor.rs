@@ -170,6 +170,12 @@ impl Handler<SubmitJob> for JobSupervisor {
                 .for_caller(&msg.caller)
                 .submit(&msg.key, &job_type.name, &msg.params, job_type.retry.max_attempts)
                 .await?;
+            let outcome = match &submission {
+                Submission::Created(_) => "created",
+                Submission::Replayed(_) => "replayed",
+                Submission::KeyReused => "key_reused",
+            };
+            metrics::counter!("errand_jobs_submitted_total", "outcome" => outcome).increment(1);
             if matches!(submission, Submission::Created(_)) {
                 // Committed first, then the wake-up: the job cannot be lost if it is dropped.
                 work_available.do_send(WorkAvailable);

@@ -1,4 +1,5 @@
-//! Liveness and readiness; no token needed.
+//! Liveness, readiness and metrics; no token needed. (`/metrics` carries
+//! counts, never tenant or user names: job types and states only.)
 
 use actix_web::{HttpResponse, web};
 use serde_json::json;
@@ -18,4 +19,11 @@ pub async fn readyz(state: web::Data<AppState>) -> Result<HttpResponse, AppError
         Ok(false) => Err(AppError::Unavailable("migrations are not applied".into())),
         Err(e) => Err(AppError::Unavailable(e.to_string())),
     }
+}
+
+/// Prometheus text format: submissions, claims, attempt ends, rescues, emails, open streams.
+pub async fn metrics() -> HttpResponse {
+    HttpResponse::Ok()
+        .content_type("text/plain; version=0.0.4; charset=utf-8")
+        .body(crate::telemetry::prometheus().render())
 }

@@ -92,6 +92,7 @@ impl AppState {
 pub fn routes(cfg: &mut web::ServiceConfig) {
     cfg.route("/healthz", web::get().to(health::healthz))
         .route("/readyz", web::get().to(health::readyz))
+        .route("/metrics", web::get().to(health::metrics))
         .service(
             web::scope("/jobs")
                 .route("", web::get().to(jobs::list))

@@ -237,3 +237,25 @@ async fn an_idle_tenant_supervisor_stops_and_comes_back_on_demand() {
     assert_eq!(job["status"], "completed");
     assert_eq!(app.job(&alice, &first).await["id"], first.as_str());
 }
+
+#[actix_web::test]
+async fn metrics_count_what_happened_without_naming_tenants() {
+    let app = spawn_app_with(
+        |s| _ = s.job_types.insert("metrics_probe".into(), job_type("noop")),
+        HandlerRegistry::builtin(),
+    )
+    .await;
+    let alice = token("tenant-that-must-not-leak", "alice");
+    let id = app.create(&alice, "metrics_probe", json!({})).await;
+    app.wait_until_finished(&alice, &id, WITHIN).await;
+    let response = app.http.get(format!("{}/metrics", app.address)).send().await.unwrap();
+    assert_eq!(response.status(), 200);
+    let text = response.text().await.unwrap();
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("errand_job_attempts_ended_total{") && l.contains("job_type=\"metrics_probe\""))
+        .unwrap_or_else(|| panic!("no attempt-ended line for the probe type in:\n{text}"));
+    assert!(line.contains("state=\"completed\"") && line.ends_with(" 1"), "{line}");
+    assert!(text.contains("errand_jobs_submitted_total{outcome=\"created\"}"));
+    assert!(!text.contains("tenant-that-must-not-leak"));
+}
