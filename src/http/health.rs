@@ -21,8 +21,18 @@ pub async fn readyz(state: web::Data<AppState>) -> Result<HttpResponse, AppError
     }
 }
 
-/// Prometheus text format: submissions, claims, attempt ends, rescues, emails, open streams.
-pub async fn metrics() -> HttpResponse {
+/// Prometheus text format: submissions, claims, attempt ends, rescues, emails,
+/// open streams, and the queue's depth across all processes (read from the
+/// database at each scrape; left out when the database does not answer).
+pub async fn metrics(state: web::Data<AppState>) -> HttpResponse {
+    match state.store.queue().depth().await {
+        Ok(depth) => {
+            metrics::gauge!("errand_jobs_waiting").set(depth.waiting as f64);
+            metrics::gauge!("errand_jobs_running_all_processes").set(depth.running as f64);
+            metrics::gauge!("errand_oldest_due_job_wait_seconds").set(depth.oldest_due_seconds);
+        }
+        Err(error) => tracing::warn!(%error, "metrics: could not read the queue's depth"),
+    }
     HttpResponse::Ok()
         .content_type("text/plain; version=0.0.4; charset=utf-8")
         .body(crate::telemetry::prometheus().render())

@@ -20,7 +20,7 @@ use tokio_postgres::NoTls;
 pub use jobs::{CallerJobs, JobFilter, JobPage, Submission};
 pub use notifications::{CallerNotifications, Notification, NotificationPage};
 pub use outbox::{Outbox, OutboxEmail};
-pub use queue::{ClaimedJob, Completion, EndedAttempt, Outcome, Queue, Rescued};
+pub use queue::{ClaimedJob, Completion, EndedAttempt, Outcome, Queue, QueueDepth, Rescued};
 
 use crate::domain::Caller;
 

@@ -75,6 +75,14 @@ pub struct EndedAttempt {
     pub notification: Option<Uuid>,
 }
 
+/// How much work the queue holds.
+#[derive(Debug, Clone, Copy)]
+pub struct QueueDepth {
+    pub waiting: i64,
+    pub running: i64,
+    pub oldest_due_seconds: f64,
+}
+
 /// What a rescue pass did.
 #[derive(Debug, Default)]
 pub struct Rescued {
@@ -338,6 +346,24 @@ impl<'a> Queue<'a> {
             .await?;
         client.execute(&statement, &[&id.0]).await?;
         Ok(())
+    }
+
+    /// Jobs waiting to run (now or after a backoff) and running, across all
+    /// tenants, and how long the oldest due job has waited: for `/metrics`.
+    pub async fn depth(&self) -> Result<QueueDepth, StoreError> {
+        let client = self.pool.get().await?;
+        let statement = client
+            .prepare_cached(
+                // One subquery per partial index, so each is an index scan of
+                // the unfinished jobs, never a scan of the whole history.
+                "SELECT (SELECT count(*) FROM jobs WHERE state IN ('available', 'retryable')), \
+                        (SELECT count(*) FROM jobs WHERE state = 'running'), \
+                        coalesce((SELECT extract(epoch FROM now() - min(run_at)) FROM jobs \
+                                  WHERE state IN ('available', 'retryable') AND run_at <= now()), 0)::float8",
+            )
+            .await?;
+        let row = client.query_one(&statement, &[]).await?;
+        Ok(QueueDepth { waiting: row.get(0), running: row.get(1), oldest_due_seconds: row.get(2) })
     }
 
     /// Tells every errand process listening that there is work to claim.

@@ -258,4 +258,6 @@ async fn metrics_count_what_happened_without_naming_tenants() {
     assert!(line.contains("state=\"completed\"") && line.ends_with(" 1"), "{line}");
     assert!(text.contains("errand_jobs_submitted_total{outcome=\"created\"}"));
     assert!(!text.contains("tenant-that-must-not-leak"));
+    assert!(text.lines().any(|l| l.starts_with("errand_jobs_waiting ")), "{text}");
+    assert!(text.lines().any(|l| l.starts_with("errand_oldest_due_job_wait_seconds ")), "{text}");
 }
