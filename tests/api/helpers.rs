@@ -513,8 +513,24 @@ pub fn add_export_type(settings: &mut Settings, name: &str, export: errand::conf
     settings.job_types.insert(name.into(), job_type);
 }
 
+/// A directory removed when the test ends.
+pub struct TempDir(PathBuf);
+
+impl std::ops::Deref for TempDir {
+    type Target = std::path::Path;
+    fn deref(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
 /// Exports into a fresh directory, with the demo tables seeded (`demo-1`, `demo-2`).
-pub async fn spawn_exporting_app(configure: impl FnOnce(&mut Settings)) -> (TestApp, PathBuf) {
+pub async fn spawn_exporting_app(configure: impl FnOnce(&mut Settings)) -> (TestApp, TempDir) {
     errand::telemetry::init_with_default("warn");
     let db = TestDb::create().await;
     let store = errand::store::Store::connect(&db.url, 2).unwrap();
@@ -530,7 +546,7 @@ pub async fn spawn_exporting_app(configure: impl FnOnce(&mut Settings)) -> (Test
         errand::jobs::HandlerRegistry::builtin(),
     )
     .await;
-    (app, dir)
+    (app, TempDir(dir))
 }
 
 impl TestApp {
