@@ -8,7 +8,7 @@ use actix::prelude::*;
 use actix_web::{App, HttpServer, dev::Server, web};
 
 use crate::actors::{
-    Completer, Dispatcher, DispatcherSettings, Drain, Listeners, Mailer, Notifier, Pruner, RegistryDeps,
+    Completer, Dispatcher, DispatcherSettings, Drain, Listeners, Mailer, Notifier, Pruner, SupervisorDeps,
     SupervisorRegistry, spawn_listener,
 };
 use crate::config::StorageBackend;
@@ -101,7 +101,7 @@ impl Application {
         let registry_store = store.clone();
         let mut registry = None;
         let dispatcher = Dispatcher::create(|ctx| {
-            let reg = SupervisorRegistry::new(RegistryDeps {
+            let reg = SupervisorRegistry::new(SupervisorDeps {
                 store: registry_store,
                 job_types: job_types.clone(),
                 lease,

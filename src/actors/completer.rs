@@ -7,6 +7,8 @@
 //! Each end is still fenced on its own lease, and each terminal end writes
 //! its notification in the same statement, so batching changes no guarantee.
 
+use std::collections::HashMap;
+
 use actix::prelude::*;
 use tokio::sync::oneshot;
 
@@ -55,13 +57,15 @@ impl Completer {
         .map(move |(batch, result), act, ctx| {
             match result {
                 Ok(ended) => {
-                    for e in &ended {
+                    let mut by_job = HashMap::with_capacity(ended.len());
+                    for e in ended {
                         let labels = [("job_type", e.job_type.clone()), ("state", e.state.as_sql().to_owned())];
                         metrics::counter!("errand_job_attempts_ended_total", &labels).increment(1);
+                        by_job.insert(e.job, e);
                     }
+                    // A job missing from the answer was fenced off: its worker hears `None`.
                     for (completion, reply) in batch.iter().zip(replies) {
-                        let mine = ended.iter().find(|e| e.job == completion.id).cloned();
-                        let _ = reply.send(Ok(mine));
+                        let _ = reply.send(Ok(by_job.remove(&completion.id)));
                     }
                 }
                 Err(error) => {

@@ -32,5 +32,5 @@ pub use listener::{Listeners, spawn_listener};
 pub use mailer::{MailDue, Mailer};
 pub use notifier::{JobFinished, ListNotifications, MarkAllRead, MarkRead, NotificationCommitted, Notifier, Subscribe};
 pub use pruner::Pruner;
-pub use registry::{CountSupervisors, RegistryDeps, SupervisorFor, SupervisorRegistry};
-pub use supervisor::{GetJob, JobSupervisor, ListJobs, SubmitError, SubmitJob};
+pub use registry::{CountSupervisors, SupervisorFor, SupervisorRegistry};
+pub use supervisor::{GetJob, JobSupervisor, ListJobs, SubmitError, SubmitJob, SupervisorDeps};

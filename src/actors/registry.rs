@@ -4,18 +4,13 @@
 //! registry's consent and a new request never reaches a stopped one twice.
 
 use std::collections::HashMap;
-use std::time::Duration;
 
 use actix::prelude::*;
 use futures_util::future::join_all;
 
-use super::completer::Completer;
-use super::dispatcher::{SlotFreed, WorkAvailable};
-use super::notifier::JobFinished;
 use super::supervisor::{JobSupervisor, StopWorkers, SupervisorDeps};
 use crate::domain::TenantId;
-use crate::jobs::JobTypes;
-use crate::store::{ClaimedJob, Store};
+use crate::store::ClaimedJob;
 
 /// The supervisor of `tenant`, started if need be.
 #[derive(Debug, Message)]
@@ -47,61 +42,19 @@ pub(super) struct StopAllWorkers;
 
 pub struct SupervisorRegistry {
     supervisors: HashMap<TenantId, Addr<JobSupervisor>>,
-    store: Store,
-    job_types: JobTypes,
-    lease: Duration,
-    idle_after: Duration,
-    completer: Addr<Completer>,
-    work_available: Recipient<WorkAvailable>,
-    slot_freed: Recipient<SlotFreed>,
-    notifier: Recipient<JobFinished>,
-}
-
-/// What the registry hands every supervisor it makes.
-pub struct RegistryDeps {
-    pub store: Store,
-    pub job_types: JobTypes,
-    pub lease: Duration,
-    pub idle_after: Duration,
-    pub completer: Addr<Completer>,
-    pub work_available: Recipient<WorkAvailable>,
-    pub slot_freed: Recipient<SlotFreed>,
-    pub notifier: Recipient<JobFinished>,
+    deps: SupervisorDeps,
 }
 
 impl SupervisorRegistry {
-    pub fn new(deps: RegistryDeps) -> Self {
-        let RegistryDeps { store, job_types, lease, idle_after, completer, work_available, slot_freed, notifier } =
-            deps;
-        Self {
-            supervisors: HashMap::new(),
-            store,
-            job_types,
-            lease,
-            idle_after,
-            completer,
-            work_available,
-            slot_freed,
-            notifier,
-        }
+    pub fn new(deps: SupervisorDeps) -> Self {
+        Self { supervisors: HashMap::new(), deps }
     }
 
     fn supervisor(&mut self, tenant: TenantId, registry: Addr<Self>) -> Addr<JobSupervisor> {
         if let Some(existing) = self.supervisors.get(&tenant).filter(|addr| addr.connected()) {
             return existing.clone();
         }
-        let deps = SupervisorDeps {
-            store: self.store.clone(),
-            job_types: self.job_types.clone(),
-            lease: self.lease,
-            idle_after: self.idle_after,
-            registry,
-            completer: self.completer.clone(),
-            work_available: self.work_available.clone(),
-            slot_freed: self.slot_freed.clone(),
-            notifier: self.notifier.clone(),
-        };
-        let addr = JobSupervisor::new(tenant.clone(), deps).start();
+        let addr = JobSupervisor::new(tenant.clone(), self.deps.clone(), registry).start();
         self.supervisors.insert(tenant, addr.clone());
         addr
     }
@@ -131,6 +84,9 @@ impl Handler<RunJob> for SupervisorRegistry {
     type Result = ();
 
     fn handle(&mut self, RunJob(job): RunJob, ctx: &mut Self::Context) {
+        // `do_send` cannot lose this: a supervisor stops only after this actor
+        // consented and forgot it, so the one returned here is alive. (Were it
+        // lost, the lease would expire and the rescuer would run the job.)
         self.supervisor(job.tenant.clone(), ctx.address()).do_send(RunJob(job));
     }
 }

@@ -64,13 +64,14 @@ pub enum SubmitError {
     Store(#[from] StoreError),
 }
 
-/// What a supervisor needs from the rest of the process.
-pub(super) struct SupervisorDeps {
+/// What every tenant supervisor needs from the rest of the process; the
+/// registry keeps one and hands each supervisor it makes a copy.
+#[derive(Clone)]
+pub struct SupervisorDeps {
     pub store: Store,
     pub job_types: JobTypes,
     pub lease: Duration,
     pub idle_after: Duration,
-    pub registry: Addr<SupervisorRegistry>,
     pub completer: Addr<Completer>,
     pub work_available: Recipient<WorkAvailable>,
     pub slot_freed: Recipient<SlotFreed>,
@@ -80,13 +81,14 @@ pub(super) struct SupervisorDeps {
 pub struct JobSupervisor {
     tenant: TenantId,
     deps: SupervisorDeps,
+    registry: Addr<SupervisorRegistry>,
     workers: HashMap<JobId, Addr<JobWorker>>,
     last_active: Instant,
 }
 
 impl JobSupervisor {
-    pub(super) fn new(tenant: TenantId, deps: SupervisorDeps) -> Self {
-        Self { tenant, deps, workers: HashMap::new(), last_active: Instant::now() }
+    pub(super) fn new(tenant: TenantId, deps: SupervisorDeps, registry: Addr<SupervisorRegistry>) -> Self {
+        Self { tenant, deps, registry, workers: HashMap::new(), last_active: Instant::now() }
     }
 
     /// Every request names its caller; a caller of another tenant reaching this
@@ -106,8 +108,7 @@ impl JobSupervisor {
             return;
         }
         let idle = SupervisorIdle { tenant: self.tenant.clone(), supervisor: ctx.address() };
-        self.deps
-            .registry
+        self.registry
             .send(idle)
             .into_actor(self)
             .map(|may_stop, act, ctx| {

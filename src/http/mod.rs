@@ -76,15 +76,14 @@ impl AppState {
         M::Result: Send,
         crate::actors::JobSupervisor: Handler<M>,
     {
-        let mut last = None;
-        for _ in 0..2 {
-            let supervisor = self.registry.send(SupervisorFor(caller.tenant.clone())).await?;
-            match supervisor.send(msg.clone()).await {
-                Ok(reply) => return Ok(reply),
-                Err(closed) => last = Some(closed),
+        let supervisor = self.registry.send(SupervisorFor(caller.tenant.clone())).await?;
+        match supervisor.send(msg.clone()).await {
+            Ok(reply) => Ok(reply),
+            Err(_closed) => {
+                let supervisor = self.registry.send(SupervisorFor(caller.tenant.clone())).await?;
+                Ok(supervisor.send(msg).await?)
             }
         }
-        Err(last.map(AppError::from).unwrap_or_else(|| AppError::Internal("unreachable".into())))
     }
 }
 

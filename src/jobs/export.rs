@@ -197,7 +197,7 @@ impl RowCounter {
 /// Rewrites `:name` placeholders (outside string literals, quoted identifiers
 /// and comments, and not `::` casts) to `current_setting('errand.p.name')`;
 /// returns the query and the names in order of first use.
-pub fn bind_placeholders(query: &str) -> Result<(String, Vec<String>), String> {
+fn bind_placeholders(query: &str) -> Result<(String, Vec<String>), String> {
     let chars: Vec<char> = query.chars().collect();
     let mut out = String::with_capacity(query.len() + 64);
     let mut names: Vec<String> = Vec::new();

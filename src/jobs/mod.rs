@@ -13,7 +13,7 @@ use std::pin::Pin;
 use serde_json::Value;
 
 pub use builtin::{NoopHandler, SleepHandler};
-pub use export::{SqlExport, bind_placeholders};
+pub use export::SqlExport;
 pub use retry::RetryPolicy;
 pub use types::{ExportEnv, HandlerRegistry, JobType, JobTypes, ParamsError};
 

@@ -72,7 +72,7 @@ pub struct ResultFile {
 impl ResultFile {
     /// The result file recorded in a job's `result`, if it has one.
     pub fn of(result: Option<&serde_json::Value>) -> Option<Self> {
-        result.and_then(|value| serde_json::from_value(value.clone()).ok())
+        result.and_then(|value| <Self as serde::Deserialize>::deserialize(value).ok())
     }
 
     /// Whether the file is past its retention (deleted, or about to be).
