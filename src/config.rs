@@ -28,6 +28,8 @@ pub struct Settings {
     pub email: EmailSettings,
     #[serde(default)]
     pub storage: StorageSettings,
+    #[serde(default)]
+    pub history: HistorySettings,
     /// Job types by name: what `POST /jobs/{type}` accepts.
     pub job_types: BTreeMap<String, JobTypeSettings>,
 }
@@ -119,13 +121,30 @@ pub struct WorkerSettings {
 impl Default for WorkerSettings {
     fn default() -> Self {
         Self {
-            global_limit: 16,
+            global_limit: 100,
             tenant_limit: 4,
             lease: Duration::from_secs(30),
             poll_interval: Duration::from_secs(1),
             shutdown_grace: Duration::from_secs(10),
             supervisor_idle: Duration::from_secs(60),
         }
+    }
+}
+
+/// How long finished jobs are kept.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct HistorySettings {
+    /// Finished jobs (with their notifications, emails and idempotency keys)
+    /// are deleted this long after they were created and finished, but never
+    /// while their result file is still downloadable.
+    #[serde(with = "duration_text")]
+    pub retention: Duration,
+}
+
+impl Default for HistorySettings {
+    fn default() -> Self {
+        Self { retention: Duration::from_secs(90 * 24 * 3600) }
     }
 }
 
@@ -370,6 +389,11 @@ pub struct JobTypeSettings {
     /// For `handler = "sql_export"`: the query and format.
     #[serde(default)]
     pub export: Option<ExportSettings>,
+    /// Most jobs of this type running at once across all processes (none
+    /// when absent): keeps heavy types from taking every worker and the
+    /// database from light ones.
+    #[serde(default)]
+    pub concurrency: Option<u32>,
 }
 
 fn default_max_attempts() -> u32 {
@@ -512,6 +536,9 @@ impl Settings {
         if st.signing_key.as_ref().is_some_and(|k| k.len() < 32) {
             return Err(invalid("storage.signing_key", "must be at least 32 bytes"));
         }
+        if self.history.retention < Duration::from_secs(1) {
+            return Err(invalid("history.retention", "must be at least 1s"));
+        }
         if self.job_types.is_empty() {
             return Err(invalid("job_types", "configure at least one job type"));
         }
@@ -528,6 +555,9 @@ impl Settings {
             }
             if job_type.timeout.is_zero() {
                 return Err(invalid(key("timeout"), "must be more than zero"));
+            }
+            if job_type.concurrency == Some(0) {
+                return Err(invalid(key("concurrency"), "must be at least 1 (leave it out for no limit)"));
             }
             match (&job_type.export, job_type.handler == "sql_export") {
                 (Some(_), false) => {

@@ -8,8 +8,8 @@ use actix::prelude::*;
 use actix_web::{App, HttpServer, dev::Server, web};
 
 use crate::actors::{
-    Completer, Dispatcher, DispatcherSettings, Drain, Listeners, Mailer, Notifier, Pruner, SupervisorDeps,
-    SupervisorRegistry, spawn_listener,
+    Completer, Dispatcher, DispatcherSettings, Drain, LeaseKeeper, Listeners, Mailer, Notifier, Pruner, Rescuer,
+    SupervisorDeps, SupervisorRegistry, spawn_listener,
 };
 use crate::config::StorageBackend;
 use crate::config::{ConfigError, Settings, invalid};
@@ -74,7 +74,8 @@ impl Application {
             retention: settings.storage.retention,
         };
         let job_types = JobTypes::build(&settings.job_types, &handlers, &exports)?;
-        Pruner::new(store.clone(), storage.clone(), settings.storage.prune_interval).start();
+        let pruner = Pruner::new(store.clone(), storage.clone(), settings.storage.prune_interval, settings.history.retention);
+        pruner.start();
         let applied = db::migrate(&store).await?;
         if applied > 0 {
             tracing::info!(applied, "applied migrations");
@@ -95,27 +96,27 @@ impl Application {
             tenant_limit: w.tenant_limit,
             lease: w.lease,
             poll_interval: w.poll_interval,
+            type_limits: job_types.limits(),
         };
-        let (lease, idle_after) = (w.lease, w.supervisor_idle);
-        let completer = Completer::new(store.clone()).start();
-        let registry_store = store.clone();
-        let mut registry = None;
-        let dispatcher = Dispatcher::create(|ctx| {
-            let reg = SupervisorRegistry::new(SupervisorDeps {
-                store: registry_store,
-                job_types: job_types.clone(),
-                lease,
-                idle_after,
-                completer,
-                work_available: ctx.address().recipient(),
-                slot_freed: ctx.address().recipient(),
-                notifier: notifier.clone().recipient(),
-            })
-            .start();
-            registry = Some(reg.clone());
-            Dispatcher::new(store.clone(), dispatcher_settings, reg, notifier.clone().recipient())
-        });
-        let registry = registry.expect("set by Dispatcher::create");
+        // The dispatcher and the registry point at each other (claims go
+        // down, freed slots come back up): make the dispatcher's mailbox
+        // first, wire the registry to it, then start the dispatcher in it.
+        let dispatcher_context = Context::<Dispatcher>::new();
+        let dispatcher = dispatcher_context.address();
+        let registry = SupervisorRegistry::new(SupervisorDeps {
+            store: store.clone(),
+            job_types: job_types.clone(),
+            idle_after: w.supervisor_idle,
+            completer: Completer::new(store.clone()).start().recipient(),
+            leases: LeaseKeeper::new(store.clone(), w.lease).start().recipient(),
+            work_available: dispatcher.clone().recipient(),
+            slot_freed: dispatcher.clone().recipient(),
+            notifier: notifier.clone().recipient(),
+        })
+        .start();
+        dispatcher_context.run(Dispatcher::new(store.clone(), dispatcher_settings, registry.clone()));
+        let rescue_every = (w.lease / 2).max(w.poll_interval);
+        Rescuer::new(store.clone(), rescue_every, dispatcher.clone().recipient(), notifier.clone().recipient()).start();
         let listeners = Listeners { work: dispatcher.clone().recipient(), notifications: notifier.clone().recipient() };
         spawn_listener(settings.database.url.clone(), listeners);
 

@@ -1,10 +1,16 @@
-//! The Dispatcher: one per process. It claims runnable jobs when told there is
+//! The Dispatcher: one per process. It claims due jobs when told there is
 //! work (a local submission, a NOTIFY from another process, the backstop poll,
-//! a freed slot), within this process's worker limit, and hands each claimed
-//! job to its tenant's supervisor. It also rescues jobs whose lease expired and,
-//! at shutdown, drains: waits for running jobs, then releases the rest.
+//! a freed slot, a rescue), within this process's worker limit, and hands each
+//! claimed job to its tenant's supervisor. At shutdown it drains: waits for
+//! running jobs, then releases the rest.
 //!
-//! Its counters are a cache: the jobs table says which jobs are running.
+//! Claims batch themselves: one claim is in flight at a time, and slots freed
+//! meanwhile are filled by the next claim, all in one statement. Each claim
+//! considers a bounded number of tenants, walking them round-robin from where
+//! the previous claim stopped, so its cost does not grow with the number of
+//! tenants waiting and every tenant's turn comes.
+//!
+//! Its counters and cursor are a cache: the queue table says which jobs are running.
 
 use std::time::{Duration, Instant};
 
@@ -12,9 +18,8 @@ use actix::prelude::*;
 use tokio::sync::oneshot;
 use uuid::Uuid;
 
-use super::notifier::JobFinished;
 use super::registry::{RunJob, StopAllWorkers, SupervisorRegistry};
-use crate::store::{ClaimedJob, Store};
+use crate::store::{ClaimRequest, ClaimedJob, Store, TypeLimits};
 
 /// There may be work to claim.
 #[derive(Debug, Clone, Copy, Message)]
@@ -41,10 +46,15 @@ pub struct DispatcherSettings {
     pub tenant_limit: u32,
     pub lease: Duration,
     pub poll_interval: Duration,
+    /// Job types limited across all processes.
+    pub type_limits: TypeLimits,
 }
 
-/// Rows one rescue pass handles at most.
-const RESCUE_BATCH: i64 = 500;
+/// Fewest tenants one claim considers: enough that one tenant at its limit
+/// does not leave a small claim empty-handed.
+const MIN_TENANTS_PER_CLAIM: usize = 16;
+/// Most tenants one claim considers, however many slots are free.
+const MAX_TENANTS_PER_CLAIM: usize = 256;
 /// Telling other processes about work we cannot take ourselves happens at most this often.
 const ANNOUNCE_EVERY: Duration = Duration::from_millis(100);
 
@@ -54,8 +64,9 @@ pub struct Dispatcher {
     /// This process's identity as a lease owner.
     owner: Uuid,
     registry: Addr<SupervisorRegistry>,
-    notifier: Recipient<JobFinished>,
     running: usize,
+    /// Where the next claim starts walking the tenants.
+    after_tenant: String,
     claiming: bool,
     /// A wake-up arrived while a claim was in flight: claim again after it.
     wake_pending: bool,
@@ -70,15 +81,14 @@ impl Dispatcher {
         store: Store,
         settings: DispatcherSettings,
         registry: Addr<SupervisorRegistry>,
-        notifier: Recipient<JobFinished>,
     ) -> Self {
         Self {
             store,
             settings,
             owner: Uuid::new_v4(),
             registry,
-            notifier,
             running: 0,
+            after_tenant: String::new(),
             claiming: false,
             wake_pending: false,
             accepting: true,
@@ -103,20 +113,35 @@ impl Dispatcher {
         }
         self.claiming = true;
         self.wake_pending = false;
-        let store = self.store.clone();
-        let (owner, tenant_limit, lease) = (self.owner, self.settings.tenant_limit, self.settings.lease);
-        async move { store.queue().claim(owner, free, tenant_limit, lease).await }
-            .into_actor(self)
-            .map(move |claimed, act, ctx| {
+        let (store, owner, settings) = (self.store.clone(), self.owner, self.settings.clone());
+        let after_tenant = self.after_tenant.clone();
+        async move {
+            let request = ClaimRequest {
+                owner,
+                limit: free,
+                tenant_limit: settings.tenant_limit,
+                lease: settings.lease,
+                after_tenant: &after_tenant,
+                tenants: free.clamp(MIN_TENANTS_PER_CLAIM, MAX_TENANTS_PER_CLAIM),
+                type_limits: &settings.type_limits,
+            };
+            store.queue().claim(&request).await
+        }
+        .into_actor(self)
+        .map(move |claimed, act, ctx| {
                 act.claiming = false;
                 match claimed {
-                    Ok(jobs) => {
+                    Ok(claim) => {
+                        let jobs = claim.jobs;
+                        act.after_tenant = claim.next_after_tenant;
                         metrics::counter!("errand_jobs_claimed_total").increment(jobs.len() as u64);
                         let full = jobs.len() == free;
                         jobs.into_iter().for_each(|job| act.start(job));
-                        if full {
-                            // There may be more than we could take: let idle peers know.
-                            act.announce_to_peers(ctx);
+                        // A full claim, or one that stopped part-way through the
+                        // tenants, may have left work: look again at once (a full
+                        // process then tells its idle peers instead).
+                        if full || !act.after_tenant.is_empty() {
+                            act.wake_pending = true;
                         }
                     }
                     Err(error) => {
@@ -163,36 +188,6 @@ impl Dispatcher {
         });
     }
 
-    fn rescue(&mut self, ctx: &mut Context<Self>) {
-        if !self.accepting {
-            return;
-        }
-        let store = self.store.clone();
-        async move { store.queue().rescue_expired(RESCUE_BATCH).await }
-            .into_actor(self)
-            .map(|rescued, act, ctx| match rescued {
-                Ok(rescued) => {
-                    metrics::counter!("errand_jobs_rescued_total", "outcome" => "requeued").increment(rescued.requeued);
-                    metrics::counter!("errand_jobs_rescued_total", "outcome" => "failed")
-                        .increment(rescued.failed.len() as u64);
-                    if rescued.requeued > 0 || !rescued.failed.is_empty() {
-                        tracing::warn!(
-                            requeued = rescued.requeued,
-                            failed = rescued.failed.len(),
-                            "rescued jobs with expired leases"
-                        );
-                    }
-                    for finished in rescued.failed {
-                        act.notifier.do_send(JobFinished(finished));
-                    }
-                    if rescued.requeued > 0 {
-                        act.claim(ctx);
-                    }
-                }
-                Err(error) => tracing::warn!(%error, "rescuing expired leases failed"),
-            })
-            .spawn(ctx);
-    }
 }
 
 impl Actor for Dispatcher {
@@ -201,9 +196,6 @@ impl Actor for Dispatcher {
     fn started(&mut self, ctx: &mut Self::Context) {
         tracing::info!(owner = %self.owner, "dispatcher started");
         ctx.run_interval(self.settings.poll_interval, |act, ctx| act.claim(ctx));
-        let rescue_every = (self.settings.lease / 2).max(self.settings.poll_interval);
-        ctx.run_interval(rescue_every, |act, ctx| act.rescue(ctx));
-        self.rescue(ctx);
         self.claim(ctx);
     }
 }

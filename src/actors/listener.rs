@@ -11,15 +11,15 @@ use futures_util::StreamExt;
 use tokio_postgres::{AsyncMessage, NoTls};
 
 use super::dispatcher::WorkAvailable;
-use super::notifier::NotificationCommitted;
-use crate::domain::{TenantId, UserId};
+use super::notifier::NotificationsCommitted;
+use crate::domain::OwnerTag;
 use crate::store::{NOTIFICATION_CHANNEL, WORK_CHANNEL};
 
 /// Who hears what the listener hears.
 #[derive(Clone)]
 pub struct Listeners {
     pub work: Recipient<WorkAvailable>,
-    pub notifications: Recipient<NotificationCommitted>,
+    pub notifications: Recipient<NotificationsCommitted>,
 }
 
 /// Starts the listening loop on the current arbiter; it runs until the arbiter stops.
@@ -58,9 +58,11 @@ async fn listen(database_url: &str, listeners: &Listeners) -> Result<(), tokio_p
     while let Some(message) = messages.recv().await {
         match message {
             Ok(AsyncMessage::Notification(n)) if n.channel() == NOTIFICATION_CHANNEL => {
-                match parse_owner(n.payload()) {
-                    Some((tenant, user)) => listeners.notifications.do_send(NotificationCommitted { tenant, user }),
-                    None => tracing::warn!(payload = n.payload(), "unreadable notification announcement"),
+                let owners: Vec<OwnerTag> = n.payload().split(',').filter_map(OwnerTag::parse).collect();
+                if owners.is_empty() {
+                    tracing::warn!(payload = n.payload(), "unreadable notification announcement");
+                } else {
+                    listeners.notifications.do_send(NotificationsCommitted(owners));
                 }
             }
             Ok(AsyncMessage::Notification(_)) => listeners.work.do_send(WorkAvailable),
@@ -73,15 +75,4 @@ async fn listen(database_url: &str, listeners: &Listeners) -> Result<(), tokio_p
     }
     driver.abort();
     Ok(())
-}
-
-/// The `{"tenant": …, "user": …}` payload of a notification announcement.
-fn parse_owner(payload: &str) -> Option<(TenantId, UserId)> {
-    #[derive(serde::Deserialize)]
-    struct Owner {
-        tenant: String,
-        user: String,
-    }
-    let owner: Owner = serde_json::from_str(payload).ok()?;
-    Some((TenantId::parse(owner.tenant).ok()?, UserId::parse(owner.user).ok()?))
 }

@@ -2,35 +2,45 @@
 //! a dispatcher; what must survive a crash is committed before any of them
 //! hears of it.
 //!
+//! The actors form a one-way tree; everything flowing back up (replies,
+//! freed slots, finished jobs, lost leases) goes through a `Recipient`, so
+//! no actor knows its parent's type and a test can put a probe there.
+//!
 //! ```text
 //! HTTP handler --SubmitJob/GetJob/ListJobs--> JobSupervisor (one per tenant,
 //!      |                                        made on demand by the SupervisorRegistry)
 //!      |                                             | WorkAvailable
 //!      |                                             v
-//!      |   LISTEN errand_jobs, poll, rescue ----> Dispatcher --claim (SQL)--> RunJob
-//!      |                                             ^                          |
-//!      |                                   SlotFreed |                          v
+//!      |   LISTEN errand_jobs, poll, Rescuer ---> Dispatcher --claim (SQL, batched)--> RunJob
+//!      |                                             ^                                    |
+//!      |                                   SlotFreed |                                    v
 //!      |                                       JobSupervisor <--WorkerDone-- JobWorker (per job)
-//!      |                                             | JobFinished            | Complete (batched,
-//!      v                                             v                        v  fenced writes)
-//!   PostgreSQL (the truth)                        Notifier                 Completer
+//!      |                                             | JobFinished         |   | Hold/Release lease
+//!      v                                             v                     |   v
+//!   PostgreSQL (the truth)                        Notifier     Complete    |  LeaseKeeper (one renewal
+//!                                                                  v       |   statement per interval)
+//!                                                              Completer (batched, fenced ends)
 //! ```
 
 mod completer;
 mod dispatcher;
+mod leases;
 mod listener;
 mod mailer;
 mod notifier;
 mod pruner;
 mod registry;
+mod rescuer;
 mod supervisor;
 mod worker;
 
 pub use completer::{Complete, Completer, CompletionFailed};
 pub use dispatcher::{Dispatcher, DispatcherSettings, Drain, SlotFreed, WorkAvailable};
+pub use leases::{LeaseChange, LeaseKeeper, LeaseLost, RenewLeases};
 pub use listener::{Listeners, spawn_listener};
 pub use mailer::{MailDue, Mailer};
-pub use notifier::{JobFinished, ListNotifications, MarkAllRead, MarkRead, NotificationCommitted, Notifier, Subscribe};
-pub use pruner::Pruner;
+pub use notifier::{JobFinished, ListNotifications, MarkAllRead, MarkRead, NotificationsCommitted, Notifier, Subscribe};
+pub use pruner::{Prune, Pruner};
 pub use registry::{CountSupervisors, SupervisorFor, SupervisorRegistry};
+pub use rescuer::{RescueExpired, Rescuer};
 pub use supervisor::{GetJob, JobSupervisor, ListJobs, SubmitError, SubmitJob, SupervisorDeps};

@@ -2,7 +2,7 @@
 //! (it wakes the [`super::Mailer`] when a job ends here), and the in-app
 //! channel: it serves the feed (reads and read-marks, always through the caller's scope) and
 //! wakes live streams when a notification of their user is committed, in this
-//! process (`JobFinished`) or in any other (`NotificationCommitted`, from
+//! process (`JobFinished`) or in any other (`NotificationsCommitted`, from
 //! PostgreSQL NOTIFY).
 //!
 //! The notification row is the guarantee: one per job, written in the job's
@@ -16,7 +16,7 @@ use actix::prelude::*;
 use tokio::sync::mpsc;
 
 use super::mailer::MailDue;
-use crate::domain::{Caller, NotificationId, TenantId, UserId};
+use crate::domain::{Caller, NotificationId, OwnerTag};
 use crate::store::{EndedAttempt, NotificationPage, Store, StoreError};
 
 /// A job ended (completed or failed) in this process and its notification is committed.
@@ -24,13 +24,10 @@ use crate::store::{EndedAttempt, NotificationPage, Store, StoreError};
 #[rtype(result = "()")]
 pub struct JobFinished(pub EndedAttempt);
 
-/// A notification for this user was committed (in any process).
+/// Notifications for these owners were committed (in any process).
 #[derive(Debug, Clone, Message)]
 #[rtype(result = "()")]
-pub struct NotificationCommitted {
-    pub tenant: TenantId,
-    pub user: UserId,
-}
+pub struct NotificationsCommitted(pub Vec<OwnerTag>);
 
 /// A page of the caller's feed.
 #[derive(Debug, Clone, Message)]
@@ -67,7 +64,8 @@ pub struct Subscribe {
 
 pub struct Notifier {
     store: Store,
-    streams: HashMap<(TenantId, UserId), Vec<mpsc::Sender<()>>>,
+    /// Open streams by whose notifications they show.
+    streams: HashMap<OwnerTag, Vec<mpsc::Sender<()>>>,
     /// The email channel, when email is enabled.
     mailer: Option<Recipient<MailDue>>,
 }
@@ -82,8 +80,7 @@ impl Notifier {
         metrics::gauge!("errand_notification_streams").set(open as f64);
     }
 
-    fn wake(&mut self, tenant: TenantId, user: UserId) {
-        let key = (tenant, user);
+    fn wake(&mut self, key: OwnerTag) {
         if let Some(senders) = self.streams.get_mut(&key) {
             // A full channel already holds a wake-up: nothing to add.
             senders.retain(|tx| !tx.is_closed());
@@ -121,15 +118,17 @@ impl Handler<JobFinished> for Notifier {
         if let Some(mailer) = &self.mailer {
             mailer.do_send(MailDue);
         }
-        self.wake(ended.tenant, ended.user);
+        self.wake(OwnerTag::of(&ended.tenant, &ended.user));
     }
 }
 
-impl Handler<NotificationCommitted> for Notifier {
+impl Handler<NotificationsCommitted> for Notifier {
     type Result = ();
 
-    fn handle(&mut self, msg: NotificationCommitted, _ctx: &mut Self::Context) {
-        self.wake(msg.tenant, msg.user);
+    fn handle(&mut self, NotificationsCommitted(owners): NotificationsCommitted, _ctx: &mut Self::Context) {
+        for owner in owners {
+            self.wake(owner);
+        }
     }
 }
 
@@ -138,7 +137,7 @@ impl Handler<Subscribe> for Notifier {
 
     fn handle(&mut self, msg: Subscribe, _ctx: &mut Self::Context) -> Self::Result {
         let (tx, rx) = mpsc::channel(1);
-        self.streams.entry((msg.caller.tenant, msg.caller.user)).or_default().push(tx);
+        self.streams.entry(OwnerTag::of(&msg.caller.tenant, &msg.caller.user)).or_default().push(tx);
         self.record_open_streams();
         MessageResult(rx)
     }

@@ -1,7 +1,11 @@
-//! The Pruner: deletes result files whose retention ended, then marks their
-//! jobs so the API says "expired" (and `/result` answers 410) instead of
-//! handing out a dead link. Deleting twice is harmless, so several processes
-//! may prune at once and a crash between delete and mark only repeats a delete.
+//! The Pruner: gives what finished jobs leave behind a lifetime. Each pass it
+//! deletes result files whose retention ended, then marks their jobs so the
+//! API says "expired" (and `/result` answers 410) instead of handing out a
+//! dead link; and it deletes, in batches, finished jobs older than
+//! `history.retention` with their notifications and outbox emails (their
+//! idempotency keys are then free again). Deleting twice is harmless, so
+//! several processes may prune at once and a crash between deleting a file
+//! and marking its job only repeats a delete.
 
 use std::time::Duration;
 
@@ -10,18 +14,39 @@ use actix::prelude::*;
 use crate::storage::{ObjectKey, Storage};
 use crate::store::Store;
 
+/// Prune now (tests drive the pruner with it instead of waiting).
+#[derive(Debug, Clone, Copy, Message)]
+#[rtype(result = "()")]
+pub struct Prune;
+
 /// Files pruned per pass at most.
-const BATCH: i64 = 100;
+const FILE_BATCH: i64 = 100;
+/// Jobs deleted per statement: small enough to keep each transaction short.
+const HISTORY_BATCH: i64 = 1000;
+/// History statements per pass at most, so one pass cannot run for long.
+const HISTORY_BATCHES_PER_PASS: usize = 20;
 
 pub struct Pruner {
     store: Store,
     storage: Storage,
     every: Duration,
+    history_retention: Duration,
 }
 
 impl Pruner {
-    pub fn new(store: Store, storage: Storage, every: Duration) -> Self {
-        Self { store, storage, every }
+    pub fn new(store: Store, storage: Storage, every: Duration, history_retention: Duration) -> Self {
+        Self { store, storage, every, history_retention }
+    }
+
+    fn prune(&mut self, ctx: &mut Context<Self>) {
+        let (store, storage, retention) = (self.store.clone(), self.storage.clone(), self.history_retention);
+        ctx.wait(
+            async move {
+                prune_results(&store, &storage).await;
+                prune_history(&store, retention).await;
+            }
+            .into_actor(self),
+        );
     }
 }
 
@@ -29,15 +54,20 @@ impl Actor for Pruner {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Self::Context) {
-        ctx.run_interval(self.every, |act, ctx| {
-            let (store, storage) = (act.store.clone(), act.storage.clone());
-            ctx.spawn(prune(store, storage).into_actor(act));
-        });
+        ctx.run_interval(self.every, |act, ctx| act.prune(ctx));
     }
 }
 
-async fn prune(store: Store, storage: Storage) {
-    let due = match store.queue().results_past_retention(BATCH).await {
+impl Handler<Prune> for Pruner {
+    type Result = ();
+
+    fn handle(&mut self, _: Prune, ctx: &mut Self::Context) {
+        self.prune(ctx);
+    }
+}
+
+async fn prune_results(store: &Store, storage: &Storage) {
+    let due = match store.queue().results_past_retention(FILE_BATCH).await {
         Ok(due) => due,
         Err(error) => return tracing::warn!(%error, "could not look for expired results"),
     };
@@ -48,6 +78,22 @@ async fn prune(store: Store, storage: Storage) {
         }
         if let Err(error) = store.queue().mark_result_expired(job).await {
             tracing::warn!(%error, %job, "deleted an expired result but could not mark its job");
+        }
+    }
+}
+
+async fn prune_history(store: &Store, retention: Duration) {
+    let Ok(retention) = chrono::Duration::from_std(retention) else { return };
+    let cutoff = chrono::Utc::now() - retention;
+    for _ in 0..HISTORY_BATCHES_PER_PASS {
+        match store.queue().prune_history(cutoff, HISTORY_BATCH).await {
+            Ok(deleted) => {
+                metrics::counter!("errand_jobs_pruned_total").increment(deleted);
+                if deleted < HISTORY_BATCH as u64 {
+                    return;
+                }
+            }
+            Err(error) => return tracing::warn!(%error, "could not prune the job history"),
         }
     }
 }

@@ -13,14 +13,15 @@ use std::time::{Duration, Instant};
 use actix::prelude::*;
 use serde_json::Value;
 
-use super::completer::Completer;
+use super::completer::Complete;
 use super::dispatcher::{SlotFreed, WorkAvailable};
+use super::leases::LeaseChange;
 use super::notifier::JobFinished;
 use super::registry::{RunJob, SupervisorIdle, SupervisorRegistry};
-use super::worker::{Abandon, JobWorker, WorkerDone};
+use super::worker::{Abandon, JobWorker, WorkerDone, WorkerLinks};
 use crate::domain::{Caller, IdempotencyKey, Job, JobId, TenantId};
 use crate::jobs::{JobType, JobTypes, ParamsError};
-use crate::store::{JobFilter, JobPage, Outcome, Store, StoreError, Submission};
+use crate::store::{Completion, Ender, JobFilter, JobPage, Outcome, Store, StoreError, Submission};
 
 /// Record a job for the caller, or find the one its key already names.
 #[derive(Debug, Clone, Message)]
@@ -70,9 +71,9 @@ pub enum SubmitError {
 pub struct SupervisorDeps {
     pub store: Store,
     pub job_types: JobTypes,
-    pub lease: Duration,
     pub idle_after: Duration,
-    pub completer: Addr<Completer>,
+    pub completer: Recipient<Complete>,
+    pub leases: Recipient<LeaseChange>,
     pub work_available: Recipient<WorkAvailable>,
     pub slot_freed: Recipient<SlotFreed>,
     pub notifier: Recipient<JobFinished>,
@@ -121,14 +122,17 @@ impl JobSupervisor {
 
     /// Ends a claimed job that this process cannot run (its type is no longer configured).
     fn fail_unrunnable(&self, job: crate::store::ClaimedJob, ctx: &mut Context<Self>) {
-        let (store, notifier, slot_freed) =
-            (self.deps.store.clone(), self.deps.notifier.clone(), self.deps.slot_freed.clone());
+        let (completer, notifier, slot_freed) =
+            (self.deps.completer.clone(), self.deps.notifier.clone(), self.deps.slot_freed.clone());
         let outcome = Outcome::Failed { error: format!("job type {:?} is not configured", job.job_type) };
+        let completion = Completion { id: job.id, lease: job.lease, outcome, ender: Ender::Worker };
         ctx.spawn(
             async move {
-                match store.queue().finish_if_running(job.id, job.lease, &outcome).await {
-                    Ok(Some(finished)) => notifier.do_send(JobFinished(finished)),
-                    Ok(None) => {}
+                match completer.send(Complete(completion)).await {
+                    Ok(Ok(Some(finished))) => notifier.do_send(JobFinished(finished)),
+                    Ok(Ok(None)) => {}
+                    // The lease will expire and the rescuer will end the job.
+                    Ok(Err(error)) => tracing::warn!(%error, job = %job.id, "could not fail a job of an unknown type"),
                     Err(error) => tracing::warn!(%error, job = %job.id, "could not fail a job of an unknown type"),
                 }
                 slot_freed.do_send(SlotFreed);
@@ -222,14 +226,12 @@ impl Handler<RunJob> for JobSupervisor {
             return;
         };
         let id = job.id;
-        let worker = JobWorker::new(
-            job,
-            job_type,
-            self.deps.store.clone(),
-            self.deps.lease,
-            self.deps.completer.clone(),
-            ctx.address().recipient(),
-        );
+        let links = WorkerLinks {
+            completer: self.deps.completer.clone(),
+            leases: self.deps.leases.clone(),
+            report_to: ctx.address().recipient(),
+        };
+        let worker = JobWorker::new(job, job_type, links);
         self.workers.insert(id, worker.start());
     }
 }

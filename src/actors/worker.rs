@@ -1,8 +1,9 @@
 //! The JobWorker: one per running job. It runs one attempt of the job's
-//! handler under the type's timeout, renews the lease while it runs, and ends
-//! the attempt with one fenced write (which, when the job is done, also writes
-//! its notification). If the lease is lost, the attempt is cancelled and the
-//! worker writes nothing: someone else owns the job now.
+//! handler under the type's timeout, has the LeaseKeeper renew its lease
+//! while it runs, and ends the attempt with one fenced write through the
+//! Completer (which, when the job is done, also writes its notification). If
+//! the lease is lost, the attempt is cancelled and the worker writes nothing:
+//! someone else owns the job now.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -10,10 +11,11 @@ use std::time::Duration;
 use actix::prelude::*;
 use tokio::task::AbortHandle;
 
-use super::completer::{Complete, Completer};
+use super::completer::Complete;
+use super::leases::{LeaseChange, LeaseLost};
 use crate::domain::JobId;
 use crate::jobs::{JobContext, JobError, JobOutput, JobType};
-use crate::store::{ClaimedJob, Completion, EndedAttempt, Outcome, Store};
+use crate::store::{ClaimedJob, Completion, EndedAttempt, Ender, Outcome};
 
 /// The worker of `job` has stopped; `ended` is set when it recorded the end of
 /// its attempt (a terminal state, or a retry).
@@ -32,28 +34,28 @@ pub(super) struct Abandon;
 /// How often recording the end is tried before the lease is left to expire.
 const RECORD_TRIES: u32 = 5;
 
+/// Where a worker reports: the Completer records its end, the LeaseKeeper
+/// renews its lease, its supervisor hears when it stops.
+pub(super) struct WorkerLinks {
+    pub completer: Recipient<Complete>,
+    pub leases: Recipient<LeaseChange>,
+    pub report_to: Recipient<WorkerDone>,
+}
+
 pub struct JobWorker {
     job: ClaimedJob,
     job_type: Arc<JobType>,
-    store: Store,
-    lease: Duration,
-    report_to: Recipient<WorkerDone>,
+    links: WorkerLinks,
     /// Cancels the running attempt (lost lease, shutdown).
     abort: Option<AbortHandle>,
-    completer: Addr<Completer>,
+    /// The attempt is being recorded: a lost lease no longer matters.
+    finishing: bool,
     ended: Option<EndedAttempt>,
 }
 
 impl JobWorker {
-    pub(super) fn new(
-        job: ClaimedJob,
-        job_type: Arc<JobType>,
-        store: Store,
-        lease: Duration,
-        completer: Addr<Completer>,
-        report_to: Recipient<WorkerDone>,
-    ) -> Self {
-        Self { job, job_type, store, lease, report_to, abort: None, completer, ended: None }
+    pub(super) fn new(job: ClaimedJob, job_type: Arc<JobType>, links: WorkerLinks) -> Self {
+        Self { job, job_type, links, abort: None, finishing: false, ended: None }
     }
 
     fn context(&self) -> JobContext {
@@ -88,8 +90,9 @@ impl JobWorker {
     }
 
     fn finish(&mut self, outcome: Outcome, ctx: &mut Context<Self>) {
-        let completion = Completion { id: self.job.id, lease: self.job.lease, outcome };
-        let completer = self.completer.clone();
+        self.finishing = true;
+        let completion = Completion { id: self.job.id, lease: self.job.lease, outcome, ender: Ender::Worker };
+        let completer = self.links.completer.clone();
         async move {
             let mut wait = Duration::from_millis(50);
             for attempt in 1..=RECORD_TRIES {
@@ -117,22 +120,6 @@ impl JobWorker {
         })
         .wait(ctx);
     }
-
-    fn heartbeat(&mut self, ctx: &mut Context<Self>) {
-        let (store, id, lease, duration) = (self.store.clone(), self.job.id, self.job.lease, self.lease);
-        async move { store.queue().heartbeat(id, lease, duration).await }
-            .into_actor(self)
-            .map(|renewed, act, ctx| match renewed {
-                Ok(true) => {}
-                Ok(false) => {
-                    tracing::warn!(job = %act.job.id, "lease lost; cancelling this attempt");
-                    ctx.stop();
-                }
-                // The database may come back before the lease runs out; the fence protects us if not.
-                Err(error) => tracing::warn!(%error, job = %act.job.id, "lease renewal failed"),
-            })
-            .spawn(ctx);
-    }
 }
 
 /// An attempt that ended without the handler returning.
@@ -148,7 +135,8 @@ impl Actor for JobWorker {
         let run = self.job_type.handler.run(self.context());
         let handle = tokio::spawn(tokio::time::timeout(self.job_type.timeout, run));
         let (abort, handle) = (handle.abort_handle(), handle);
-        ctx.run_interval(self.lease / 3, |act, ctx| act.heartbeat(ctx));
+        let holder = ctx.address().recipient();
+        self.links.leases.do_send(LeaseChange::Hold { job: self.job.id, lease: self.job.lease, holder });
         async move {
             match handle.await {
                 Ok(Ok(result)) => Ok(result),
@@ -174,7 +162,8 @@ impl Actor for JobWorker {
         if let Some(abort) = self.abort.take() {
             abort.abort();
         }
-        self.report_to.do_send(WorkerDone { job: self.job.id, ended: self.ended.take() });
+        self.links.leases.do_send(LeaseChange::Release { job: self.job.id });
+        self.links.report_to.do_send(WorkerDone { job: self.job.id, ended: self.ended.take() });
     }
 }
 
@@ -186,5 +175,15 @@ impl Handler<Abandon> for JobWorker {
             abort.abort();
         }
         ctx.stop();
+    }
+}
+
+impl Handler<LeaseLost> for JobWorker {
+    type Result = ();
+
+    fn handle(&mut self, _: LeaseLost, ctx: &mut Self::Context) {
+        if !self.finishing {
+            ctx.stop();
+        }
     }
 }

@@ -103,3 +103,27 @@ pub struct Caller {
     /// Where completion emails go; `None` means in-app only.
     pub email: Option<String>,
 }
+
+/// Who a notification is for, as announced between processes: the first 8
+/// bytes of sha256(tenant, 0x1f, user) in hex. A NOTIFY payload holds a few
+/// hundred of them where it could hold only a handful of 255-byte names, and
+/// names no tenant or user. Two owners sharing a tag only means a stream
+/// wakes, rereads its own feed and finds nothing new. The SQL that announces
+/// (in `store/finish.rs`) computes the same tag.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct OwnerTag(String);
+
+impl OwnerTag {
+    /// The tag of `tenant`'s `user`.
+    pub fn of(tenant: &TenantId, user: &UserId) -> Self {
+        use sha2::{Digest, Sha256};
+        let digest = Sha256::new().chain_update(tenant.as_str()).chain_update([0x1f]).chain_update(user.as_str()).finalize();
+        Self(hex::encode(&digest[..8]))
+    }
+
+    /// A tag as read from an announcement; `None` unless 16 lower-case hex digits.
+    pub fn parse(raw: &str) -> Option<Self> {
+        (raw.len() == 16 && raw.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)))
+            .then(|| Self(raw.to_owned()))
+    }
+}

@@ -36,9 +36,10 @@ impl fmt::Display for JobTypeName {
 }
 
 /// Where a job is in its life cycle, as stored (the `job_state` enum).
-/// See `migrations/V1__jobs_and_notifications.sql` for who moves jobs between states.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+/// See `migrations/V5__job_queue.sql` for who moves jobs between states.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, postgres_types::ToSql, postgres_types::FromSql)]
 #[serde(rename_all = "snake_case")]
+#[postgres(name = "job_state", rename_all = "snake_case")]
 pub enum JobState {
     /// Waiting for a worker.
     Available,

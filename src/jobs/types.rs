@@ -53,6 +53,8 @@ pub struct JobType {
     pub handler: Arc<dyn JobHandler>,
     pub retry: RetryPolicy,
     pub timeout: Duration,
+    /// Most jobs of this type running at once across all processes.
+    pub concurrency: Option<u32>,
     schema: Option<jsonschema::Validator>,
 }
 
@@ -128,6 +130,7 @@ impl JobTypes {
                 handler,
                 retry: s.retry_policy(),
                 timeout: s.timeout,
+                concurrency: s.concurrency,
                 schema,
             };
             types.insert(name.clone(), Arc::new(job_type));
@@ -138,6 +141,13 @@ impl JobTypes {
     /// How people are told about jobs of type `name` (also for types no longer configured).
     pub fn display_name(&self, name: &str) -> String {
         self.get(name).map(|t| t.display_name.clone()).unwrap_or_else(|| default_display_name(name))
+    }
+
+    /// The types limited across all processes, for claims.
+    pub fn limits(&self) -> crate::store::TypeLimits {
+        crate::store::TypeLimits::new(
+            self.types.values().filter_map(|t| Some((t.name.clone(), t.concurrency?))).collect::<Vec<_>>(),
+        )
     }
 
     /// The type called `name`, if configured.

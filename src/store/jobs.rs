@@ -8,10 +8,60 @@ use uuid::Uuid;
 use super::StoreError;
 use crate::domain::{Caller, Fingerprint, IdempotencyKey, Job, JobId, JobState, JobStatus, TenantId, UserId};
 
-/// The columns every caller-facing read selects, in the order [`job_from_row`] reads them.
-const JOB_COLUMNS: &str = "id, tenant_id, user_id, job_type, params, state::text, attempt, max_attempts, \
-     run_at, result, error_message, created_at, finished_at";
-const JOB_COLUMN_COUNT: usize = 13;
+/// Records a job and queues it, unless the caller's key already names a job:
+/// then reads that one (with its live state from the queue). One round trip
+/// for both common cases.
+const INSERT_OR_FIND: &str = "
+WITH inserted AS (
+    INSERT INTO jobs (id, tenant_id, user_id, user_email, idempotency_key, fingerprint, job_type, params, max_attempts)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+    ON CONFLICT (tenant_id, user_id, idempotency_key) DO NOTHING
+    RETURNING id, tenant_id, user_id, job_type, params, state, attempt, max_attempts, run_at, result,
+              error_message, created_at, finished_at, fingerprint
+), queued AS (
+    INSERT INTO job_queue (job_id, tenant_id, job_type, run_at)
+    SELECT id, tenant_id, job_type, run_at FROM inserted
+)
+SELECT id, tenant_id, user_id, job_type, params, state, attempt, max_attempts, run_at, result,
+       error_message, created_at, finished_at, fingerprint, true AS created
+FROM inserted
+UNION ALL
+SELECT j.id, j.tenant_id, j.user_id, j.job_type, j.params, coalesce(q.state, j.state), coalesce(q.attempt, j.attempt),
+       j.max_attempts, coalesce(q.run_at, j.run_at), j.result, coalesce(j.error_message, q.last_error),
+       j.created_at, j.finished_at, j.fingerprint, false
+FROM jobs j LEFT JOIN job_queue q ON q.job_id = j.id
+WHERE j.tenant_id = $2 AND j.user_id = $3 AND j.idempotency_key = $5 AND NOT EXISTS (SELECT 1 FROM inserted)";
+
+/// The job the caller's key names, read with a fresh snapshot.
+const FIND_BY_KEY: &str = "
+SELECT j.id, j.tenant_id, j.user_id, j.job_type, j.params, coalesce(q.state, j.state) AS state,
+       coalesce(q.attempt, j.attempt) AS attempt, j.max_attempts, coalesce(q.run_at, j.run_at) AS run_at, j.result,
+       coalesce(j.error_message, q.last_error) AS error_message, j.created_at, j.finished_at, j.fingerprint,
+       false AS created
+FROM jobs j LEFT JOIN job_queue q ON q.job_id = j.id
+WHERE j.tenant_id = $1 AND j.user_id = $2 AND j.idempotency_key = $3";
+
+/// One of the caller's jobs, with its live state.
+const GET_OWN: &str = "
+SELECT j.id, j.tenant_id, j.user_id, j.job_type, j.params, coalesce(q.state, j.state) AS state,
+       coalesce(q.attempt, j.attempt) AS attempt, j.max_attempts, coalesce(q.run_at, j.run_at) AS run_at, j.result,
+       coalesce(j.error_message, q.last_error) AS error_message, j.created_at, j.finished_at
+FROM jobs j LEFT JOIN job_queue q ON q.job_id = j.id
+WHERE j.tenant_id = $1 AND j.user_id = $2 AND j.id = $3";
+
+/// A page of the caller's jobs, newest first, optionally of some states (`$3`)
+/// and one type (`$4`), older than the job `$5`; `$6` rows at most.
+const LIST_OWN: &str = "
+SELECT j.id, j.tenant_id, j.user_id, j.job_type, j.params, coalesce(q.state, j.state) AS state,
+       coalesce(q.attempt, j.attempt) AS attempt, j.max_attempts, coalesce(q.run_at, j.run_at) AS run_at, j.result,
+       coalesce(j.error_message, q.last_error) AS error_message, j.created_at, j.finished_at
+FROM jobs j LEFT JOIN job_queue q ON q.job_id = j.id
+WHERE j.tenant_id = $1 AND j.user_id = $2
+  AND ($3::job_state[] IS NULL OR coalesce(q.state, j.state) = ANY ($3))
+  AND ($4::text IS NULL OR j.job_type = $4)
+  AND ($5::uuid IS NULL OR j.id < $5)
+ORDER BY j.id DESC
+LIMIT $6";
 
 /// What became of a submission.
 #[derive(Debug)]
@@ -67,22 +117,7 @@ impl<'a> CallerJobs<'a> {
     ) -> Result<Submission, StoreError> {
         let fingerprint = Fingerprint::of(job_type, params);
         let client = self.pool.get().await?;
-        // One round trip for both common cases: the insert, or (when the key
-        // exists) the existing row, read in the same statement.
-        let insert_or_find = format!(
-            "WITH inserted AS ( \
-                 INSERT INTO jobs (id, tenant_id, user_id, user_email, idempotency_key, fingerprint, job_type, \
-                                   params, max_attempts) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) \
-                 ON CONFLICT (tenant_id, user_id, idempotency_key) DO NOTHING \
-                 RETURNING {JOB_COLUMNS}, fingerprint, true AS created \
-             ) \
-             SELECT * FROM inserted \
-             UNION ALL \
-             SELECT {JOB_COLUMNS}, fingerprint, false FROM jobs \
-             WHERE tenant_id = $2 AND user_id = $3 AND idempotency_key = $5 AND NOT EXISTS (SELECT 1 FROM inserted)"
-        );
-        let statement = client.prepare_cached(&insert_or_find).await?;
+        let statement = client.prepare_cached(INSERT_OR_FIND).await?;
         let max_attempts = i32::try_from(max_attempts).unwrap_or(i32::MAX);
         let (tenant, user) = (self.caller.tenant.as_str(), self.caller.user.as_str());
         let row = client
@@ -107,17 +142,13 @@ impl<'a> CallerJobs<'a> {
                 // The key's row was committed by a concurrent request after this
                 // statement's snapshot was taken (the insert waited for it):
                 // read it with a fresh snapshot.
-                let find = format!(
-                    "SELECT {JOB_COLUMNS}, fingerprint, false FROM jobs \
-                     WHERE tenant_id = $1 AND user_id = $2 AND idempotency_key = $3"
-                );
-                let statement = client.prepare_cached(&find).await?;
+                let statement = client.prepare_cached(FIND_BY_KEY).await?;
                 client.query_one(&statement, &[&tenant, &user, &key.as_str()]).await?
             }
         };
         let job = job_from_row(&row)?;
-        let stored: &[u8] = row.try_get(JOB_COLUMN_COUNT)?;
-        let created: bool = row.try_get(JOB_COLUMN_COUNT + 1)?;
+        let stored: &[u8] = row.try_get("fingerprint")?;
+        let created: bool = row.try_get("created")?;
         Ok(match (created, stored == fingerprint.0) {
             (true, _) => Submission::Created(job),
             (false, true) => Submission::Replayed(job),
@@ -128,26 +159,18 @@ impl<'a> CallerJobs<'a> {
     /// The caller's job `id`, or `None` whether it is missing or someone else's.
     pub async fn get(&self, id: JobId) -> Result<Option<Job>, StoreError> {
         let client = self.pool.get().await?;
-        let sql = format!("SELECT {JOB_COLUMNS} FROM jobs WHERE tenant_id = $1 AND user_id = $2 AND id = $3");
-        let row = client.query_opt(&sql, &[&self.caller.tenant.as_str(), &self.caller.user.as_str(), &id.0]).await?;
+        let statement = client.prepare_cached(GET_OWN).await?;
+        let row = client.query_opt(&statement, &[&self.caller.tenant.as_str(), &self.caller.user.as_str(), &id.0]).await?;
         row.as_ref().map(job_from_row).transpose()
     }
 
     /// A page of the caller's jobs, newest first (keyset pagination on the v7 id).
     pub async fn list(&self, filter: &JobFilter) -> Result<JobPage, StoreError> {
         let client = self.pool.get().await?;
-        let states: Option<Vec<&str>> = filter.status.map(|s| s.states().iter().map(|state| state.as_sql()).collect());
-        let sql = format!(
-            "SELECT {JOB_COLUMNS} FROM jobs \
-             WHERE tenant_id = $1 AND user_id = $2 \
-               AND ($3::text[] IS NULL OR state::text = ANY($3)) \
-               AND ($4::text IS NULL OR job_type = $4) \
-               AND ($5::uuid IS NULL OR id < $5) \
-             ORDER BY id DESC LIMIT $6"
-        );
+        let states: Option<Vec<JobState>> = filter.status.map(|s| s.states().to_vec());
         // One extra row tells whether another page follows.
         let fetch = i64::from(filter.limit) + 1;
-        let statement = client.prepare_cached(&sql).await?;
+        let statement = client.prepare_cached(LIST_OWN).await?;
         let rows = client
             .query(
                 &statement,
@@ -173,21 +196,20 @@ impl<'a> CallerJobs<'a> {
 }
 
 fn job_from_row(row: &Row) -> Result<Job, StoreError> {
-    let corrupt = |what: String| StoreError::Corrupt(what);
-    let state: String = row.try_get(5)?;
+    let corrupt = |e: crate::domain::InvalidId| StoreError::Corrupt(e.to_string());
     Ok(Job {
-        id: JobId(row.try_get::<_, Uuid>(0)?),
-        tenant: TenantId::parse(row.try_get::<_, String>(1)?).map_err(|e| corrupt(e.to_string()))?,
-        user: UserId::parse(row.try_get::<_, String>(2)?).map_err(|e| corrupt(e.to_string()))?,
-        job_type: row.try_get(3)?,
-        params: row.try_get(4)?,
-        state: state.parse::<JobState>().map_err(|e| corrupt(e.to_string()))?,
-        attempt: row.try_get(6)?,
-        max_attempts: row.try_get(7)?,
-        run_at: row.try_get(8)?,
-        result: row.try_get(9)?,
-        error_message: row.try_get(10)?,
-        created_at: row.try_get(11)?,
-        finished_at: row.try_get(12)?,
+        id: JobId(row.try_get::<_, Uuid>("id")?),
+        tenant: TenantId::parse(row.try_get::<_, String>("tenant_id")?).map_err(corrupt)?,
+        user: UserId::parse(row.try_get::<_, String>("user_id")?).map_err(corrupt)?,
+        job_type: row.try_get("job_type")?,
+        params: row.try_get("params")?,
+        state: row.try_get("state")?,
+        attempt: row.try_get("attempt")?,
+        max_attempts: row.try_get("max_attempts")?,
+        run_at: row.try_get("run_at")?,
+        result: row.try_get("result")?,
+        error_message: row.try_get("error_message")?,
+        created_at: row.try_get("created_at")?,
+        finished_at: row.try_get("finished_at")?,
     })
 }

@@ -5,10 +5,13 @@
 //!   jobs of one user of one tenant; [`Store::notifications_for`] gives the
 //!   same for notifications. There is no other way to read either, so an
 //!   unscoped read cannot be written by accident.
-//! * [`Store::queue`] gives the [`Queue`]: what workers do to jobs they have
-//!   claimed (fenced by lease), plus claiming and rescuing. It returns claimed
-//!   work, never a caller's view of jobs.
+//! * [`Store::queue`] gives the [`Queue`]: claiming (`queue.rs`), ending
+//!   attempts fenced by lease and rescuing (`finish.rs`), and pruning what
+//!   finished jobs leave (`history.rs`). It returns claimed work, never a
+//!   caller's view of jobs.
 
+mod finish;
+mod history;
 mod jobs;
 mod notifications;
 mod outbox;
@@ -20,7 +23,8 @@ use tokio_postgres::NoTls;
 pub use jobs::{CallerJobs, JobFilter, JobPage, Submission};
 pub use notifications::{CallerNotifications, Notification, NotificationPage};
 pub use outbox::{Outbox, OutboxEmail};
-pub use queue::{ClaimedJob, Completion, EndedAttempt, Outcome, Queue, QueueDepth, Rescued};
+pub use finish::{Completion, EndedAttempt, Ender, Outcome, Rescued};
+pub use queue::{Claim, ClaimRequest, ClaimedJob, Queue, QueueDepth, TypeLimits};
 
 use crate::domain::Caller;
 
@@ -43,8 +47,9 @@ fn postgres_detail(error: &tokio_postgres::Error) -> String {
 
 /// The PostgreSQL NOTIFY channel on which processes announce new work.
 pub const WORK_CHANNEL: &str = "errand_jobs";
-/// The channel on which a committed notification is announced, with the
-/// payload `{"tenant": …, "user": …}` (who should be woken, not what happened).
+/// The channel on which committed notifications are announced, with the
+/// payload of comma-separated [`crate::domain::OwnerTag`]s: who should be
+/// woken, not what happened (and no tenant or user names).
 pub const NOTIFICATION_CHANNEL: &str = "errand_notifications";
 
 /// How long anything waits for a database connection.
@@ -96,7 +101,7 @@ impl Store {
 
     /// The worker side of the job table.
     pub fn queue(&self) -> Queue<'_> {
-        Queue::new(&self.pool, self.email_outbox)
+        Queue { pool: &self.pool, email_outbox: self.email_outbox }
     }
 
     /// The pool, for migrations and health checks.

@@ -1,13 +1,21 @@
-//! The worker side of the job table: claim runnable jobs fairly, renew leases,
-//! end attempts, rescue jobs whose worker vanished, release jobs at shutdown.
+//! The worker side of the queue: claim due jobs fairly and within limits,
+//! renew leases, give jobs back at shutdown, measure the queue's depth. (How
+//! attempts end is in `finish.rs`.)
 //!
-//! `started_at` and `finished_at` are `clock_timestamp()`: taken after the
-//! statement's snapshot, not at transaction start, so that a job claimed
-//! because another finished never appears to have started before it ended.
+//! All of it reads and writes `job_queue`, the narrow table of unfinished
+//! jobs (see `migrations/V5__job_queue.sql`), and touches `jobs` only to read
+//! a claimed job's params: the history of finished jobs never sits in the
+//! claim path.
 //!
-//! Every write on a claimed job is fenced: `WHERE id = $1 AND state = 'running'
-//! AND lease_id = $2`. A worker whose lease expired (and whose job was rescued,
-//! re-claimed or finished by someone else) changes nothing.
+//! A claim is two statements in one transaction. The first walks a bounded
+//! number of tenants with waiting work, from a cursor the caller keeps, and
+//! try-locks each one (and each job type with a cluster-wide concurrency)
+//! with a transaction-scoped advisory lock; a tenant another claim holds is
+//! skipped, never waited for. The second runs with a snapshot taken after
+//! those locks were granted, so its count of the tenant's running jobs
+//! includes every claim committed before: per-tenant and per-type limits hold
+//! exactly across processes, and claims for different tenants never wait on
+//! each other.
 
 use std::time::Duration;
 
@@ -17,11 +25,7 @@ use tokio_postgres::Row;
 use uuid::Uuid;
 
 use super::{StoreError, WORK_CHANNEL};
-use crate::domain::{JobId, JobState, LeaseId, TenantId, UserId};
-
-/// Serialises claims across processes, so per-tenant limits hold exactly.
-/// Claims are one short statement, so the wait is short too.
-const CLAIM_LOCK: i64 = 0x6572_7261_6e64_0001;
+use crate::domain::{JobId, LeaseId, TenantId, UserId};
 
 /// A job this process now holds a lease on.
 #[derive(Debug, Clone)]
@@ -36,43 +40,44 @@ pub struct ClaimedJob {
     pub lease: LeaseId,
 }
 
-/// How an attempt ended, as the worker reports it.
-#[derive(Debug, Clone)]
-pub enum Outcome {
-    Completed {
-        result: Option<Value>,
-    },
-    /// Try again after `delay`.
-    Retry {
-        error: String,
-        delay: Duration,
-    },
-    /// No more attempts: the job fails.
-    Failed {
-        error: String,
-    },
+/// Job types whose running jobs are limited across all processes.
+#[derive(Debug, Clone, Default)]
+pub struct TypeLimits {
+    names: Vec<String>,
+    limits: Vec<i32>,
 }
 
-/// One attempt to end: which job, under which lease, how.
-#[derive(Debug, Clone)]
-pub struct Completion {
-    pub id: JobId,
-    pub lease: LeaseId,
-    pub outcome: Outcome,
+impl TypeLimits {
+    /// The limits, as (job type, most running at once).
+    pub fn new(limits: impl IntoIterator<Item = (String, u32)>) -> Self {
+        let (names, limits) = limits.into_iter().map(|(n, l)| (n, i32::try_from(l).unwrap_or(i32::MAX))).unzip();
+        Self { names, limits }
+    }
 }
 
-/// An attempt's recorded end: the job's new state (terminal, or waiting to
-/// retry) and, for a terminal state, the notification written with it.
+/// What to claim.
 #[derive(Debug, Clone)]
-pub struct EndedAttempt {
-    pub job: JobId,
-    pub tenant: TenantId,
-    pub user: UserId,
-    pub job_type: String,
-    pub state: JobState,
-    pub error_message: Option<String>,
-    /// Set for a terminal state (unless a notification for the job already existed).
-    pub notification: Option<Uuid>,
+pub struct ClaimRequest<'a> {
+    pub owner: Uuid,
+    /// Most jobs to claim.
+    pub limit: usize,
+    /// Most jobs one tenant may have running, across all processes.
+    pub tenant_limit: u32,
+    pub lease: Duration,
+    /// Consider tenants after this one in tenant order ("" for the first).
+    pub after_tenant: &'a str,
+    /// How many tenants with waiting work to consider at most.
+    pub tenants: usize,
+    pub type_limits: &'a TypeLimits,
+}
+
+/// What a claim took, and where the next claim should start looking.
+#[derive(Debug)]
+pub struct Claim {
+    pub jobs: Vec<ClaimedJob>,
+    /// The last tenant considered, or "" when the walk reached the end of
+    /// the tenants (the next claim starts from the first again).
+    pub next_after_tenant: String,
 }
 
 /// How much work the queue holds.
@@ -83,223 +88,171 @@ pub struct QueueDepth {
     pub oldest_due_seconds: f64,
 }
 
-/// What a rescue pass did.
-#[derive(Debug, Default)]
-pub struct Rescued {
-    /// Jobs put back to run again.
-    pub requeued: u64,
-    /// Jobs out of attempts, now failed and notified.
-    pub failed: Vec<EndedAttempt>,
-}
+/// Claim, first statement: the next `$2` tenants with waiting work after `$1`
+/// (a loose index scan of `job_queue_due`, one index probe per tenant), each
+/// with whether this transaction got its advisory lock; then the limited job
+/// types `$3` with the same. Lock key spaces: 0x65720001 tenants, 0x65720002 types.
+const LOCK_TENANTS_AND_TYPES: &str = "
+WITH RECURSIVE waiting (tenant_id, n) AS (
+    (SELECT tenant_id, 1 FROM job_queue
+     WHERE state IN ('available', 'retryable') AND tenant_id > $1
+     ORDER BY tenant_id LIMIT 1)
+    UNION ALL
+    SELECT (SELECT q.tenant_id FROM job_queue q
+            WHERE q.state IN ('available', 'retryable') AND q.tenant_id > w.tenant_id
+            ORDER BY q.tenant_id LIMIT 1),
+           w.n + 1
+    FROM waiting w
+    WHERE w.tenant_id IS NOT NULL AND w.n < $2
+)
+SELECT 'tenant' AS kind, tenant_id AS name, pg_try_advisory_xact_lock(1701969921, hashtext(tenant_id)) AS locked
+FROM waiting WHERE tenant_id IS NOT NULL
+UNION ALL
+SELECT 'type', job_type, pg_try_advisory_xact_lock(1701969922, hashtext(job_type))
+FROM unnest($3::text[]) AS limited (job_type)";
 
-/// The rest of a statement that ends jobs, after its `finished AS (UPDATE …
-/// RETURNING id, tenant_id, user_id, user_email, job_type, state, error_message)`:
-/// each terminal job's one notification, announced on `errand_notifications`
-/// ([`super::NOTIFICATION_CHANNEL`]; NOTIFY is sent at commit, so only what is
-/// committed is announced), and, with `email`, its one outbox email when its
-/// creator had an address. All in the same statement as the state change.
-fn finish_and_notify(email: bool) -> String {
-    let emailed = if email {
-        ", emailed AS ( \
-             INSERT INTO email_outbox (job_id, tenant_id, user_id, recipient, job_type, job_status, error_message) \
-             SELECT id, tenant_id, user_id, user_email, job_type, state::text, error_message \
-             FROM finished WHERE state IN ('completed', 'failed') AND user_email IS NOT NULL \
-             ON CONFLICT (job_id) DO NOTHING \
-         )"
-    } else {
-        ""
-    };
-    format!(
-        "notified AS ( \
-             INSERT INTO notifications (tenant_id, user_id, kind, job_id, job_type, job_status, error_message) \
-             SELECT tenant_id, user_id, 'job_completed', id, job_type, state::text, error_message \
-             FROM finished WHERE state IN ('completed', 'failed') \
-             ON CONFLICT (job_id, kind) DO NOTHING \
-             RETURNING job_id, id, \
-                 pg_notify('errand_notifications', json_build_object('tenant', tenant_id, 'user', user_id)::text) \
-         ){emailed} \
-         SELECT f.id, f.tenant_id, f.user_id, f.job_type, f.state::text, f.error_message, n.id \
-         FROM finished f LEFT JOIN notified n ON n.job_id = f.id"
-    )
-}
+/// Claim, second statement, under the locks of the first: for each locked
+/// tenant `$1`, its next due jobs up to its free room (`$2` minus its running
+/// jobs), leaving out limited types (`$3`, limits `$4`, locked `$5`) without
+/// room; ranked by how many jobs their tenant would then run (fewest first,
+/// oldest first within a rank), so a free slot goes to the tenant using the
+/// fewest; at most `$6`, and within each limited type's room. Leased to `$7`
+/// for `$8` ms.
+const CLAIM_LOCKED: &str = "
+WITH tenants AS (
+    SELECT t.tenant_id,
+           (SELECT count(*) FROM job_queue r WHERE r.tenant_id = t.tenant_id AND r.state = 'running') AS running
+    FROM unnest($1::text[]) AS t (tenant_id)
+), type_room AS (
+    SELECT l.job_type,
+           CASE WHEN l.locked
+                THEN l.concurrency - (SELECT count(*) FROM job_queue r
+                                      WHERE r.job_type = l.job_type AND r.state = 'running')
+                ELSE 0 END AS room
+    FROM unnest($3::text[], $4::int[], $5::bool[]) AS l (job_type, concurrency, locked)
+), candidates AS (
+    SELECT c.job_id, c.job_type, c.run_at, t.running + c.position AS rank
+    FROM tenants t
+    CROSS JOIN LATERAL (
+        SELECT q.job_id, q.job_type, q.run_at, row_number() OVER (ORDER BY q.run_at, q.job_id) AS position
+        FROM job_queue q
+        WHERE q.tenant_id = t.tenant_id AND q.state IN ('available', 'retryable') AND q.run_at <= now()
+          AND NOT EXISTS (SELECT 1 FROM type_room f WHERE f.job_type = q.job_type AND f.room <= 0)
+        ORDER BY q.run_at, q.job_id
+        LIMIT greatest(0, $2::bigint - t.running)
+    ) c
+), within_type_room AS (
+    SELECT c.job_id, c.run_at, c.rank, f.room,
+           row_number() OVER (PARTITION BY c.job_type ORDER BY c.rank, c.run_at, c.job_id) AS nth_of_type
+    FROM candidates c LEFT JOIN type_room f ON f.job_type = c.job_type
+), picked AS (
+    SELECT job_id FROM within_type_room
+    WHERE room IS NULL OR nth_of_type <= room
+    ORDER BY rank, run_at, job_id
+    LIMIT $6
+), claimed AS (
+    UPDATE job_queue q
+    SET state = 'running', attempt = q.attempt + 1, lease_id = gen_random_uuid(), lease_owner = $7,
+        lease_expires_at = now() + $8 * interval '1 millisecond', started_at = clock_timestamp()
+    FROM picked
+    WHERE q.job_id = picked.job_id AND q.state IN ('available', 'retryable')
+    RETURNING q.job_id, q.attempt, q.lease_id
+)
+SELECT j.id, j.tenant_id, j.user_id, j.job_type, j.params, c.attempt, c.lease_id
+FROM claimed c JOIN jobs j ON j.id = c.job_id";
 
-/// The worker side of the job table.
+/// Extends the leases `$1` (fenced on lease ids `$2`) by `$3` ms; returns the
+/// jobs whose lease was still theirs.
+const RENEW_LEASES: &str = "
+UPDATE job_queue q SET lease_expires_at = now() + $3 * interval '1 millisecond'
+FROM unnest($1::uuid[], $2::uuid[]) AS held (job_id, lease_id)
+WHERE q.job_id = held.job_id AND q.state = 'running' AND q.lease_id = held.lease_id
+RETURNING q.job_id";
+
+/// Gives back every job `$1` holds, as if its attempt never started.
+const RELEASE_OWNED: &str = "
+UPDATE job_queue
+SET state = 'available', attempt = attempt - 1, run_at = now(), started_at = NULL,
+    lease_id = NULL, lease_owner = NULL, lease_expires_at = NULL
+WHERE lease_owner = $1 AND state = 'running'";
+
+/// Jobs waiting (now or after a backoff), running, and the oldest due job's wait.
+const DEPTH: &str = "
+SELECT (SELECT count(*) FROM job_queue WHERE state IN ('available', 'retryable')) AS waiting,
+       (SELECT count(*) FROM job_queue WHERE state = 'running') AS running,
+       coalesce((SELECT extract(epoch FROM now() - min(run_at)) FROM job_queue
+                 WHERE state IN ('available', 'retryable') AND run_at <= now()), 0)::float8 AS oldest_due_seconds";
+
+/// The worker side of the queue.
 pub struct Queue<'a> {
-    pool: &'a Pool,
+    pub(super) pool: &'a Pool,
     /// Whether ending a job also writes its completion email to the outbox.
-    email_outbox: bool,
+    pub(super) email_outbox: bool,
 }
 
-impl<'a> Queue<'a> {
-    pub(super) fn new(pool: &'a Pool, email_outbox: bool) -> Self {
-        Self { pool, email_outbox }
-    }
-
-    /// Claims up to `limit` runnable jobs for `owner`, at most `tenant_limit`
-    /// running per tenant across all processes. Jobs are ranked by how many
-    /// jobs their tenant would then have running (fewest first, oldest first
-    /// within a rank), so a free slot goes to the tenant using the fewest:
-    /// one tenant's burst cannot starve another tenant's single job.
-    #[tracing::instrument(skip(self))]
-    pub async fn claim(
-        &self,
-        owner: Uuid,
-        limit: usize,
-        tenant_limit: u32,
-        lease: Duration,
-    ) -> Result<Vec<ClaimedJob>, StoreError> {
+impl Queue<'_> {
+    /// Claims up to `request.limit` due jobs (see the module doc for how
+    /// limits and fairness hold).
+    #[tracing::instrument(skip_all, fields(limit = request.limit))]
+    pub async fn claim(&self, request: &ClaimRequest<'_>) -> Result<Claim, StoreError> {
         let mut client = self.pool.get().await?;
         let tx = client.transaction().await?;
-        let lock = tx.prepare_cached("SELECT pg_advisory_xact_lock($1)").await?;
-        tx.execute(&lock, &[&CLAIM_LOCK]).await?;
-        let claim = tx
-            .prepare_cached(
-                "WITH RECURSIVE tenants(tenant_id) AS ( \
-                     (SELECT tenant_id FROM jobs WHERE state IN ('available', 'retryable') \
-                      ORDER BY tenant_id LIMIT 1) \
-                     UNION ALL \
-                     SELECT (SELECT j.tenant_id FROM jobs j \
-                             WHERE j.state IN ('available', 'retryable') AND j.tenant_id > t.tenant_id \
-                             ORDER BY j.tenant_id LIMIT 1) \
-                     FROM tenants t WHERE t.tenant_id IS NOT NULL \
-                 ), busy AS ( \
-                     SELECT t.tenant_id, (SELECT count(*) FROM jobs r \
-                                          WHERE r.tenant_id = t.tenant_id AND r.state = 'running') AS running \
-                     FROM tenants t WHERE t.tenant_id IS NOT NULL \
-                 ), candidates AS ( \
-                     SELECT c.id, c.run_at, b.running + c.rank AS rank FROM busy b \
-                     CROSS JOIN LATERAL ( \
-                         SELECT j.id, j.run_at, row_number() OVER (ORDER BY j.run_at, j.id) AS rank \
-                         FROM jobs j \
-                         WHERE j.tenant_id = b.tenant_id AND j.state IN ('available', 'retryable') \
-                           AND j.run_at <= now() \
-                         ORDER BY j.run_at, j.id \
-                         LIMIT greatest(0, $1 - b.running) \
-                     ) c \
-                 ), picked AS ( \
-                     SELECT id FROM candidates ORDER BY rank, run_at, id LIMIT $2 \
-                 ) \
-                 UPDATE jobs j SET state = 'running', attempt = j.attempt + 1, \
-                     lease_id = gen_random_uuid(), lease_owner = $3, \
-                     lease_expires_at = now() + $4 * interval '1 millisecond', started_at = clock_timestamp() \
-                 FROM picked WHERE j.id = picked.id AND j.state IN ('available', 'retryable') \
-                 RETURNING j.id, j.tenant_id, j.user_id, j.job_type, j.params, j.attempt, j.lease_id",
-            )
-            .await?;
-        let rows = tx.query(&claim, &[&i64::from(tenant_limit), &(limit as i64), &owner, &millis(lease)]).await?;
-        tx.commit().await?;
-        rows.iter().map(claimed_from_row).collect()
-    }
-
-    /// Extends a lease; `false` means it is no longer ours and the attempt must stop.
-    pub async fn heartbeat(&self, id: JobId, lease: LeaseId, duration: Duration) -> Result<bool, StoreError> {
-        let client = self.pool.get().await?;
-        let statement = client
-            .prepare_cached(
-                "UPDATE jobs SET lease_expires_at = now() + $3 * interval '1 millisecond' \
-                 WHERE id = $1 AND state = 'running' AND lease_id = $2",
-            )
-            .await?;
-        let n = client.execute(&statement, &[&id.0, &lease.0, &millis(duration)]).await?;
-        Ok(n == 1)
-    }
-
-    /// Ends an attempt, if the lease is still ours. A terminal outcome writes the
-    /// job's notification in the same statement. Returns `None` when fenced off.
-    pub async fn finish_if_running(
-        &self,
-        id: JobId,
-        lease: LeaseId,
-        outcome: &Outcome,
-    ) -> Result<Option<EndedAttempt>, StoreError> {
-        let finished = self.finish_many_if_running(&[Completion { id, lease, outcome: outcome.clone() }]).await?;
-        Ok(finished.into_iter().next())
-    }
-
-    /// Ends many attempts in one statement (one transaction), each fenced on
-    /// its own lease; terminal ones get their notification in the same
-    /// statement. Returns what was finished; fenced-off attempts are absent.
-    #[tracing::instrument(skip_all, fields(n = batch.len()))]
-    pub async fn finish_many_if_running(&self, batch: &[Completion]) -> Result<Vec<EndedAttempt>, StoreError> {
-        let mut ids = Vec::with_capacity(batch.len());
-        let mut leases = Vec::with_capacity(batch.len());
-        let mut outcomes = Vec::with_capacity(batch.len());
-        let mut results: Vec<Option<Value>> = Vec::with_capacity(batch.len());
-        let mut errors: Vec<Option<&str>> = Vec::with_capacity(batch.len());
-        let mut delays = Vec::with_capacity(batch.len());
-        for c in batch {
-            ids.push(c.id.0);
-            leases.push(c.lease.0);
-            let (name, result, error, delay) = match &c.outcome {
-                Outcome::Completed { result } => ("completed", result.clone(), None, 0.0),
-                Outcome::Retry { error, delay } => ("retryable", None, Some(error.as_str()), millis(*delay)),
-                Outcome::Failed { error } => ("failed", None, Some(error.as_str()), 0.0),
-            };
-            outcomes.push(name);
-            results.push(result);
-            errors.push(error);
-            delays.push(delay);
-        }
-        let client = self.pool.get().await?;
-        let sql = format!(
-            "WITH input AS ( \
-                 SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::jsonb[], $5::text[], $6::float8[]) \
-                     AS input(id, lease_id, outcome, result, error, delay_ms) \
-             ), finished AS ( \
-                 UPDATE jobs j SET \
-                     state = input.outcome::job_state, \
-                     result = CASE WHEN input.outcome = 'completed' THEN input.result ELSE j.result END, \
-                     result_expires_at = CASE WHEN input.outcome = 'completed' \
-                                              THEN (input.result->>'expires_at')::timestamptz END, \
-                     error_message = input.error, \
-                     run_at = CASE WHEN input.outcome = 'retryable' \
-                                   THEN now() + input.delay_ms * interval '1 millisecond' ELSE j.run_at END, \
-                     finished_at = CASE WHEN input.outcome = 'retryable' THEN NULL ELSE clock_timestamp() END, \
-                     lease_id = NULL, lease_owner = NULL, lease_expires_at = NULL \
-                 FROM input \
-                 WHERE j.id = input.id AND j.state = 'running' AND j.lease_id = input.lease_id \
-                 RETURNING j.id, j.tenant_id, j.user_id, j.user_email, j.job_type, j.state, j.error_message \
-             ), {}",
-            finish_and_notify(self.email_outbox)
-        );
-        let statement = client.prepare_cached(&sql).await?;
-        let rows = client.query(&statement, &[&ids, &leases, &outcomes, &results, &errors, &delays]).await?;
-        rows.iter().map(finished_from_row).collect()
-    }
-
-    /// Puts jobs whose lease expired back to run (or fails them, with their
-    /// notification, when no attempts remain). Only an expired lease counts:
-    /// a job that runs long but heartbeats is never rescued.
-    pub async fn rescue_expired(&self, limit: i64) -> Result<Rescued, StoreError> {
-        let client = self.pool.get().await?;
-        let sql = format!(
-            "WITH expired AS ( \
-                 SELECT id FROM jobs WHERE state = 'running' AND lease_expires_at < now() \
-                 ORDER BY lease_expires_at LIMIT $1 FOR UPDATE SKIP LOCKED \
-             ), finished AS ( \
-                 UPDATE jobs j SET \
-                     state = CASE WHEN j.attempt < j.max_attempts THEN 'available'::job_state \
-                                  ELSE 'failed'::job_state END, \
-                     error_message = 'the worker running this job stopped responding', \
-                     run_at = now(), \
-                     finished_at = CASE WHEN j.attempt < j.max_attempts THEN NULL ELSE clock_timestamp() END, \
-                     lease_id = NULL, lease_owner = NULL, lease_expires_at = NULL \
-                 FROM expired WHERE j.id = expired.id AND j.state = 'running' \
-                 RETURNING j.id, j.tenant_id, j.user_id, j.user_email, j.job_type, j.state, j.error_message \
-             ), {}",
-            finish_and_notify(self.email_outbox)
-        );
-        let rows = client.query(&client.prepare_cached(&sql).await?, &[&limit]).await?;
-        let mut rescued = Rescued::default();
+        let lock = tx.prepare_cached(LOCK_TENANTS_AND_TYPES).await?;
+        let tenants = i32::try_from(request.tenants).unwrap_or(i32::MAX);
+        let limits = request.type_limits;
+        let rows = tx.query(&lock, &[&request.after_tenant, &tenants, &limits.names]).await?;
+        let (mut considered, mut last_tenant, mut locked_tenants) = (0, String::new(), Vec::new());
+        let mut locked_types = vec![false; limits.names.len()];
         for row in &rows {
-            let finished = finished_from_row(row)?;
-            if finished.state == JobState::Failed {
-                rescued.failed.push(finished);
-            } else {
-                rescued.requeued += 1;
+            let (kind, name, locked): (&str, String, bool) =
+                (row.try_get("kind")?, row.try_get("name")?, row.try_get("locked")?);
+            if kind == "type" {
+                if let Some(i) = limits.names.iter().position(|n| *n == name) {
+                    locked_types[i] = locked;
+                }
+                continue;
+            }
+            considered += 1;
+            last_tenant.clone_from(&name);
+            if locked {
+                locked_tenants.push(name);
             }
         }
-        Ok(rescued)
+        let next_after_tenant = if considered < request.tenants { String::new() } else { last_tenant };
+        if locked_tenants.is_empty() {
+            tx.commit().await?;
+            return Ok(Claim { jobs: Vec::new(), next_after_tenant });
+        }
+        let claim = tx.prepare_cached(CLAIM_LOCKED).await?;
+        let rows = tx
+            .query(
+                &claim,
+                &[
+                    &locked_tenants,
+                    &i64::from(request.tenant_limit),
+                    &limits.names,
+                    &limits.limits,
+                    &locked_types,
+                    &(request.limit as i64),
+                    &request.owner,
+                    &millis(request.lease),
+                ],
+            )
+            .await?;
+        tx.commit().await?;
+        let jobs = rows.iter().map(claimed_from_row).collect::<Result<_, _>>()?;
+        Ok(Claim { jobs, next_after_tenant })
+    }
+
+    /// Extends the leases of `held` in one statement; returns the jobs whose
+    /// lease was still theirs. Any other has lost its lease and must stop.
+    #[tracing::instrument(skip_all, fields(n = held.len()))]
+    pub async fn renew_leases(&self, held: &[(JobId, LeaseId)], duration: Duration) -> Result<Vec<JobId>, StoreError> {
+        let (ids, leases): (Vec<Uuid>, Vec<Uuid>) = held.iter().map(|(job, lease)| (job.0, lease.0)).unzip();
+        let client = self.pool.get().await?;
+        let statement = client.prepare_cached(RENEW_LEASES).await?;
+        let rows = client.query(&statement, &[&ids, &leases, &millis(duration)]).await?;
+        rows.iter().map(|row| Ok(JobId(row.try_get("job_id")?))).collect()
     }
 
     /// Hands back every job `owner` still holds, as if its attempt never
@@ -307,63 +260,23 @@ impl<'a> Queue<'a> {
     /// owner's workers for those jobs have been stopped.
     pub async fn release_all(&self, owner: Uuid) -> Result<u64, StoreError> {
         let client = self.pool.get().await?;
-        let n = client
-            .execute(
-                "UPDATE jobs SET state = 'available', attempt = attempt - 1, run_at = now(), \
-                 lease_id = NULL, lease_owner = NULL, lease_expires_at = NULL \
-                 WHERE lease_owner = $1 AND state = 'running'",
-                &[&owner],
-            )
-            .await?;
+        let n = client.execute(RELEASE_OWNED, &[&owner]).await?;
         if n > 0 {
             self.announce_work().await?;
         }
         Ok(n)
     }
 
-    /// Completed jobs whose result file is past its retention: (job, storage key).
-    pub async fn results_past_retention(&self, limit: i64) -> Result<Vec<(JobId, String)>, StoreError> {
-        let client = self.pool.get().await?;
-        let statement = client
-            .prepare_cached(
-                "SELECT id, result->>'storage_key' FROM jobs \
-                 WHERE result_expires_at IS NOT NULL AND result_expires_at <= now() \
-                 ORDER BY result_expires_at LIMIT $1",
-            )
-            .await?;
-        let rows = client.query(&statement, &[&limit]).await?;
-        Ok(rows.iter().filter_map(|r| Some((JobId(r.get(0)), r.get::<_, Option<String>>(1)?))).collect())
-    }
-
-    /// Records that a job's result file was deleted: the job now says so.
-    pub async fn mark_result_expired(&self, id: JobId) -> Result<(), StoreError> {
-        let client = self.pool.get().await?;
-        let statement = client
-            .prepare_cached(
-                "UPDATE jobs SET result = jsonb_set(result, '{expired}', 'true'), result_expires_at = NULL \
-                 WHERE id = $1",
-            )
-            .await?;
-        client.execute(&statement, &[&id.0]).await?;
-        Ok(())
-    }
-
-    /// Jobs waiting to run (now or after a backoff) and running, across all
-    /// tenants, and how long the oldest due job has waited: for `/metrics`.
+    /// Jobs waiting and running across all tenants, and how long the oldest
+    /// due job has waited: for `/metrics`.
     pub async fn depth(&self) -> Result<QueueDepth, StoreError> {
         let client = self.pool.get().await?;
-        let statement = client
-            .prepare_cached(
-                // One subquery per partial index, so each is an index scan of
-                // the unfinished jobs, never a scan of the whole history.
-                "SELECT (SELECT count(*) FROM jobs WHERE state IN ('available', 'retryable')), \
-                        (SELECT count(*) FROM jobs WHERE state = 'running'), \
-                        coalesce((SELECT extract(epoch FROM now() - min(run_at)) FROM jobs \
-                                  WHERE state IN ('available', 'retryable') AND run_at <= now()), 0)::float8",
-            )
-            .await?;
-        let row = client.query_one(&statement, &[]).await?;
-        Ok(QueueDepth { waiting: row.get(0), running: row.get(1), oldest_due_seconds: row.get(2) })
+        let row = client.query_one(&client.prepare_cached(DEPTH).await?, &[]).await?;
+        Ok(QueueDepth {
+            waiting: row.try_get("waiting")?,
+            running: row.try_get("running")?,
+            oldest_due_seconds: row.try_get("oldest_due_seconds")?,
+        })
     }
 
     /// Tells every errand process listening that there is work to claim.
@@ -374,32 +287,19 @@ impl<'a> Queue<'a> {
     }
 }
 
-fn millis(d: Duration) -> f64 {
+pub(super) fn millis(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
 
 fn claimed_from_row(row: &Row) -> Result<ClaimedJob, StoreError> {
-    let attempt: i32 = row.try_get(5)?;
+    let attempt: i32 = row.try_get("attempt")?;
     Ok(ClaimedJob {
-        id: JobId(row.try_get(0)?),
-        tenant: TenantId::parse(row.try_get::<_, String>(1)?).map_err(|e| StoreError::Corrupt(e.to_string()))?,
-        user: UserId::parse(row.try_get::<_, String>(2)?).map_err(|e| StoreError::Corrupt(e.to_string()))?,
-        job_type: row.try_get(3)?,
-        params: row.try_get(4)?,
+        id: JobId(row.try_get("id")?),
+        tenant: TenantId::parse(row.try_get::<_, String>("tenant_id")?).map_err(|e| StoreError::Corrupt(e.to_string()))?,
+        user: UserId::parse(row.try_get::<_, String>("user_id")?).map_err(|e| StoreError::Corrupt(e.to_string()))?,
+        job_type: row.try_get("job_type")?,
+        params: row.try_get("params")?,
         attempt: u32::try_from(attempt).map_err(|_| StoreError::Corrupt(format!("attempt {attempt}")))?,
-        lease: LeaseId(row.try_get(6)?),
-    })
-}
-
-fn finished_from_row(row: &Row) -> Result<EndedAttempt, StoreError> {
-    let state: String = row.try_get(4)?;
-    Ok(EndedAttempt {
-        job: JobId(row.try_get(0)?),
-        tenant: TenantId::parse(row.try_get::<_, String>(1)?).map_err(|e| StoreError::Corrupt(e.to_string()))?,
-        user: UserId::parse(row.try_get::<_, String>(2)?).map_err(|e| StoreError::Corrupt(e.to_string()))?,
-        job_type: row.try_get(3)?,
-        state: state.parse().map_err(|e: crate::domain::UnknownState| StoreError::Corrupt(e.to_string()))?,
-        error_message: row.try_get(5)?,
-        notification: row.try_get(6)?,
+        lease: LeaseId(row.try_get("lease_id")?),
     })
 }

@@ -122,6 +122,7 @@ pub fn job_type(handler: &str) -> JobTypeSettings {
         params_schema: None,
         display_name: None,
         export: None,
+        concurrency: None,
     }
 }
 

@@ -1,10 +1,11 @@
 //! The queue's guarantees, driven directly through the store: fenced writes,
-//! fair claims, rescue, release.
+//! fair claims within tenant and type limits, bounded tenant walks, batched
+//! lease renewal, rescue, release.
 
 use std::time::Duration;
 
-use errand::domain::{Caller, IdempotencyKey, JobState, TenantId, UserId};
-use errand::store::{Outcome, Store, Submission};
+use errand::domain::{Caller, IdempotencyKey, JobState, LeaseId, TenantId, UserId};
+use errand::store::{ClaimRequest, ClaimedJob, Completion, Ender, Outcome, Store, Submission, TypeLimits};
 use serde_json::json;
 use uuid::Uuid;
 
@@ -21,34 +22,57 @@ fn caller(tenant: &str) -> Caller {
     Caller { tenant: TenantId::parse(tenant).unwrap(), user: UserId::parse("u").unwrap(), email: None }
 }
 
-async fn submit(store: &Store, tenant: &str, n: usize) {
+async fn submit_typed(store: &Store, tenant: &str, job_type: &str, n: usize) {
     let caller = caller(tenant);
     for _ in 0..n {
         let key = IdempotencyKey::parse(&Uuid::new_v4().to_string()).unwrap();
-        let submission = store.for_caller(&caller).submit(&key, "noop", &json!({}), 3).await.unwrap();
+        let submission = store.for_caller(&caller).submit(&key, job_type, &json!({}), 3).await.unwrap();
         assert!(matches!(submission, Submission::Created(_)));
     }
 }
 
+async fn submit(store: &Store, tenant: &str, n: usize) {
+    submit_typed(store, tenant, "noop", n).await;
+}
+
 const LEASE: Duration = Duration::from_secs(30);
+
+/// A claim by a fresh owner, looking at every tenant from the first.
+async fn claim(store: &Store, limit: usize, tenant_limit: u32, lease: Duration) -> Vec<ClaimedJob> {
+    let limits = TypeLimits::default();
+    let request = ClaimRequest {
+        owner: Uuid::new_v4(),
+        limit,
+        tenant_limit,
+        lease,
+        after_tenant: "",
+        tenants: 100,
+        type_limits: &limits,
+    };
+    store.queue().claim(&request).await.unwrap().jobs
+}
+
+async fn renewed(store: &Store, job: &ClaimedJob, lease: Duration) -> bool {
+    store.queue().renew_leases(&[(job.id, job.lease)], lease).await.unwrap() == [job.id]
+}
 
 #[tokio::test]
 async fn a_late_worker_cannot_overwrite_a_rescued_and_reclaimed_job() {
     let (db, store) = store().await;
     submit(&store, "acme", 1).await;
-    let first = store.queue().claim(Uuid::new_v4(), 1, 4, Duration::from_millis(50)).await.unwrap().remove(0);
+    let first = claim(&store, 1, 4, Duration::from_millis(50)).await.remove(0);
     eventually(Duration::from_secs(5), "the short lease expires and is rescued", || async {
         store.queue().rescue_expired(10).await.unwrap().requeued == 1
     })
     .await;
-    let second = store.queue().claim(Uuid::new_v4(), 1, 4, LEASE).await.unwrap().remove(0);
+    let second = claim(&store, 1, 4, LEASE).await.remove(0);
     assert_eq!((second.id, second.attempt), (first.id, 2));
 
     let done = Outcome::Completed { result: None };
     assert!(store.queue().finish_if_running(first.id, first.lease, &done).await.unwrap().is_none());
-    assert!(!store.queue().heartbeat(first.id, first.lease, LEASE).await.unwrap());
-    let state: String = db.scalar("SELECT state::text FROM jobs", &[]).await;
-    assert_eq!(state, "running", "the late write changed nothing");
+    assert!(!renewed(&store, &first, LEASE).await);
+    let state: JobState = db.scalar("SELECT state FROM job_queue", &[]).await;
+    assert_eq!(state, JobState::Running, "the late write changed nothing");
 
     let finished = store.queue().finish_if_running(second.id, second.lease, &done).await.unwrap().unwrap();
     assert_eq!(finished.state, JobState::Completed);
@@ -56,6 +80,8 @@ async fn a_late_worker_cannot_overwrite_a_rescued_and_reclaimed_job() {
     let failed = Outcome::Failed { error: "late".into() };
     assert!(store.queue().finish_if_running(second.id, second.lease, &failed).await.unwrap().is_none());
     assert_eq!(db.notifications_for(&first.id.to_string()).await, 1);
+    let queued: i64 = db.scalar("SELECT count(*) FROM job_queue", &[]).await;
+    assert_eq!(queued, 0, "a finished job leaves the queue");
 }
 
 #[tokio::test]
@@ -63,26 +89,98 @@ async fn a_claim_takes_each_tenants_next_job_before_anyones_second_within_limits
     let (_db, store) = store().await;
     submit(&store, "acme", 5).await;
     submit(&store, "globex", 1).await;
-    let claimed = store.queue().claim(Uuid::new_v4(), 2, 2, LEASE).await.unwrap();
+    let claimed = claim(&store, 2, 2, LEASE).await;
     let mut tenants: Vec<_> = claimed.iter().map(|j| j.tenant.to_string()).collect();
     tenants.sort();
     assert_eq!(tenants, ["acme", "globex"]);
-    let more = store.queue().claim(Uuid::new_v4(), 10, 2, LEASE).await.unwrap();
-    assert_eq!(more.len(), 1, "acme may have only two running");
-    assert!(store.queue().claim(Uuid::new_v4(), 10, 2, LEASE).await.unwrap().is_empty());
+    assert_eq!(claim(&store, 10, 2, LEASE).await.len(), 1, "acme may have only two running");
+    assert!(claim(&store, 10, 2, LEASE).await.is_empty());
 }
 
 #[tokio::test]
-async fn a_heartbeat_keeps_a_long_job_from_being_rescued() {
+async fn claims_walk_the_tenants_a_window_at_a_time_and_come_round_again() {
     let (_db, store) = store().await;
-    submit(&store, "acme", 1).await;
-    let lease = Duration::from_millis(300);
-    let job = store.queue().claim(Uuid::new_v4(), 1, 4, lease).await.unwrap().remove(0);
-    for _ in 0..6 {
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        assert!(store.queue().heartbeat(job.id, job.lease, lease).await.unwrap());
-        assert_eq!(store.queue().rescue_expired(10).await.unwrap().requeued, 0);
+    for tenant in ["t1", "t2", "t3", "t4", "t5"] {
+        submit(&store, tenant, 2).await;
     }
+    let limits = TypeLimits::default();
+    let mut after = String::new();
+    let mut seen = Vec::new();
+    for _ in 0..3 {
+        let request = ClaimRequest {
+            owner: Uuid::new_v4(),
+            limit: 10,
+            tenant_limit: 1,
+            lease: LEASE,
+            after_tenant: &after,
+            tenants: 2,
+            type_limits: &limits,
+        };
+        let claim = store.queue().claim(&request).await.unwrap();
+        let mut tenants: Vec<String> = claim.jobs.iter().map(|j| j.tenant.to_string()).collect();
+        tenants.sort();
+        seen.push(tenants);
+        after = claim.next_after_tenant;
+    }
+    assert_eq!(seen, [vec!["t1", "t2"], vec!["t3", "t4"], vec!["t5"]], "two tenants per claim, in order");
+    assert_eq!(after, "", "the walk reached the end and starts again from the first tenant");
+}
+
+#[tokio::test]
+async fn a_type_limit_holds_across_owners_while_other_types_run() {
+    let (_db, store) = store().await;
+    submit_typed(&store, "acme", "export", 3).await;
+    submit_typed(&store, "globex", "export", 3).await;
+    submit(&store, "acme", 2).await;
+    let limits = TypeLimits::new([("export".to_owned(), 2)]);
+    let claim_as = |owner| {
+        let limits = &limits;
+        let store = &store;
+        async move {
+            let request = ClaimRequest {
+                owner,
+                limit: 10,
+                tenant_limit: 10,
+                lease: LEASE,
+                after_tenant: "",
+                tenants: 10,
+                type_limits: limits,
+            };
+            store.queue().claim(&request).await.unwrap().jobs
+        }
+    };
+    let first = claim_as(Uuid::new_v4()).await;
+    let second = claim_as(Uuid::new_v4()).await;
+    let exports = first.iter().chain(&second).filter(|j| j.job_type == "export").count();
+    let noops = first.iter().chain(&second).filter(|j| j.job_type == "noop").count();
+    assert_eq!((exports, noops), (2, 2), "two exports at most, and the noops are not held back");
+
+    let export = first.iter().find(|j| j.job_type == "export").unwrap();
+    let done = Outcome::Completed { result: None };
+    store.queue().finish_if_running(export.id, export.lease, &done).await.unwrap().unwrap();
+    let third = claim_as(Uuid::new_v4()).await;
+    assert_eq!(third.iter().filter(|j| j.job_type == "export").count(), 1, "a freed slot is taken again");
+}
+
+#[tokio::test]
+async fn one_statement_renews_every_lease_still_held_and_names_the_lost_ones() {
+    let (_db, store) = store().await;
+    submit(&store, "acme", 3).await;
+    let lease = Duration::from_millis(300);
+    let jobs = claim(&store, 3, 4, lease).await;
+    let stale = (jobs[2].id, LeaseId(Uuid::new_v4()));
+    let mut held: Vec<_> = jobs[..2].iter().map(|j| (j.id, j.lease)).collect();
+    held.push(stale);
+    for _ in 0..5 {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let mut renewed = store.queue().renew_leases(&held, lease).await.unwrap();
+        renewed.sort();
+        let mut expected = vec![jobs[0].id, jobs[1].id];
+        expected.sort();
+        assert_eq!(renewed, expected, "the stale lease is not renewed");
+    }
+    let rescued = store.queue().rescue_expired(10).await.unwrap();
+    assert_eq!(rescued.requeued, 1, "only the job nobody renewed is rescued");
 }
 
 #[tokio::test]
@@ -90,7 +188,7 @@ async fn an_expired_lease_on_the_last_attempt_fails_the_job_with_one_notificatio
     let (db, store) = store().await;
     submit(&store, "acme", 1).await;
     db.client().await.batch_execute("UPDATE jobs SET max_attempts = 1").await.unwrap();
-    let job = store.queue().claim(Uuid::new_v4(), 1, 4, Duration::from_millis(20)).await.unwrap().remove(0);
+    let job = claim(&store, 1, 4, Duration::from_millis(20)).await.remove(0);
     let deadline = std::time::Instant::now() + Duration::from_secs(5);
     let failed = loop {
         let rescued = store.queue().rescue_expired(10).await.unwrap();
@@ -102,11 +200,11 @@ async fn an_expired_lease_on_the_last_attempt_fails_the_job_with_one_notificatio
     };
     assert_eq!(failed[0].job, job.id);
     assert!(failed[0].notification.is_some());
-    let (state, error): (String, String) = {
-        let row = db.client().await.query_one("SELECT state::text, error_message FROM jobs", &[]).await.unwrap();
+    let (state, error): (JobState, String) = {
+        let row = db.client().await.query_one("SELECT state, error_message FROM jobs", &[]).await.unwrap();
         (row.get(0), row.get(1))
     };
-    assert_eq!(state, "failed");
+    assert_eq!(state, JobState::Failed);
     assert!(error.contains("stopped responding"));
     assert_eq!(db.notifications_for(&job.id.to_string()).await, 1);
 }
@@ -116,12 +214,14 @@ async fn releasing_hands_jobs_back_without_using_an_attempt() {
     let (db, store) = store().await;
     submit(&store, "acme", 2).await;
     let owner = Uuid::new_v4();
-    let claimed = store.queue().claim(owner, 2, 4, LEASE).await.unwrap();
-    assert_eq!(claimed.len(), 2);
+    let limits = TypeLimits::default();
+    let request =
+        ClaimRequest { owner, limit: 2, tenant_limit: 4, lease: LEASE, after_tenant: "", tenants: 10, type_limits: &limits };
+    assert_eq!(store.queue().claim(&request).await.unwrap().jobs.len(), 2);
     assert_eq!(store.queue().release_all(owner).await.unwrap(), 2);
-    let available: i64 = db.scalar("SELECT count(*) FROM jobs WHERE state = 'available' AND attempt = 0", &[]).await;
+    let available: i64 = db.scalar("SELECT count(*) FROM job_queue WHERE state = 'available' AND attempt = 0", &[]).await;
     assert_eq!(available, 2);
-    let again = store.queue().claim(Uuid::new_v4(), 2, 4, LEASE).await.unwrap();
+    let again = claim(&store, 2, 4, LEASE).await;
     assert!(again.iter().all(|j| j.attempt == 1));
 }
 
@@ -129,26 +229,15 @@ async fn releasing_hands_jobs_back_without_using_an_attempt() {
 async fn a_batch_of_ends_is_fenced_per_job_and_notifies_only_terminal_ones() {
     let (db, store) = store().await;
     submit(&store, "acme", 4).await;
-    let mut jobs = store.queue().claim(Uuid::new_v4(), 4, 4, LEASE).await.unwrap();
+    let mut jobs = claim(&store, 4, 4, LEASE).await;
     jobs.sort_by_key(|j| j.id);
-    let stale = errand::domain::LeaseId(Uuid::new_v4());
+    let stale = LeaseId(Uuid::new_v4());
+    let end = |i: usize, lease: LeaseId, outcome: Outcome| Completion { id: jobs[i].id, lease, outcome, ender: Ender::Worker };
     let batch = [
-        errand::store::Completion {
-            id: jobs[0].id,
-            lease: jobs[0].lease,
-            outcome: Outcome::Completed { result: Some(json!({"rows": 3})) },
-        },
-        errand::store::Completion {
-            id: jobs[1].id,
-            lease: jobs[1].lease,
-            outcome: Outcome::Failed { error: "no data".into() },
-        },
-        errand::store::Completion {
-            id: jobs[2].id,
-            lease: jobs[2].lease,
-            outcome: Outcome::Retry { error: "busy".into(), delay: Duration::from_secs(60) },
-        },
-        errand::store::Completion { id: jobs[3].id, lease: stale, outcome: Outcome::Completed { result: None } },
+        end(0, jobs[0].lease, Outcome::Completed { result: Some(json!({"rows": 3})) }),
+        end(1, jobs[1].lease, Outcome::Failed { error: "no data".into() }),
+        end(2, jobs[2].lease, Outcome::Retry { error: "busy".into(), delay: Duration::from_secs(60) }),
+        end(3, stale, Outcome::Completed { result: None }),
     ];
     let ended = store.queue().finish_many_if_running(&batch).await.unwrap();
     let state_of = |i: usize| ended.iter().find(|e| e.job == jobs[i].id).map(|e| (e.state, e.notification.is_some()));
@@ -160,6 +249,27 @@ async fn a_batch_of_ends_is_fenced_per_job_and_notifies_only_terminal_ones() {
     assert_eq!(notifications, 2);
     let result: serde_json::Value = db.scalar("SELECT result FROM jobs WHERE id = $1", &[&jobs[0].id.0]).await;
     assert_eq!(result, json!({"rows": 3}));
-    let running: String = db.scalar("SELECT state::text FROM jobs WHERE id = $1", &[&jobs[3].id.0]).await;
-    assert_eq!(running, "running");
+    let running: JobState = db.scalar("SELECT state FROM job_queue WHERE job_id = $1", &[&jobs[3].id.0]).await;
+    assert_eq!(running, JobState::Running);
+}
+
+#[tokio::test]
+async fn a_rescue_leaves_a_lease_renewed_after_it_expired() {
+    let (db, store) = store().await;
+    submit(&store, "acme", 1).await;
+    let job = claim(&store, 1, 4, Duration::from_millis(20)).await.remove(0);
+    eventually(Duration::from_secs(5), "the lease expires", || async {
+        db.scalar::<bool>("SELECT lease_expires_at < now() FROM job_queue", &[]).await
+    })
+    .await;
+    // The worker was slow, not dead: its heartbeat lands before the rescuer's write.
+    assert!(renewed(&store, &job, LEASE).await);
+    let rescue = Completion {
+        id: job.id,
+        lease: job.lease,
+        outcome: Outcome::Requeue { error: "gone".into() },
+        ender: Ender::Rescuer,
+    };
+    assert!(store.queue().finish_many_if_running(&[rescue]).await.unwrap().is_empty());
+    assert_eq!(store.queue().rescue_expired(10).await.unwrap().requeued, 0);
 }

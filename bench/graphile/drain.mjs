@@ -1,0 +1,99 @@
+// graphile-worker draining a backlog of no-op jobs: the peer scripts/bench
+// compares errand's drain with.
+//
+// Usage: node drain.mjs <database-url> <jobs>
+//
+// On a fresh, empty database: runs graphile-worker's migrations, inserts <jobs>
+// jobs of the task `noop` (through graphile_worker.add_jobs, in batches, before
+// any worker runs), then starts one worker (concurrency 10, local queue of 100)
+// and times it from its start until the jobs table is empty (graphile-worker
+// deletes a job once it succeeded), polled every 20 ms. Prints one line:
+//   graphile-worker jobs=<N> seconds=<S> jobs_per_s=<R>
+import * as graphileWorker from "graphile-worker";
+
+// CommonJS up to 0.17 (its exports are under `default`), ES module from 0.18.
+const { Logger, makeWorkerUtils, run } = graphileWorker.default ?? graphileWorker;
+
+const CONCURRENCY = 10;
+const LOCAL_QUEUE_SIZE = 100;
+const INSERT_BATCH = 50_000;
+const POLL_MS = 20;
+const TIMEOUT_MS = 10 * 60 * 1000;
+const SCHEMA = "graphile_worker";
+
+const [url, jobsArg] = process.argv.slice(2);
+const jobs = Number(jobsArg);
+if (!url || !Number.isSafeInteger(jobs) || jobs < 1) {
+  console.error("usage: node drain.mjs <database-url> <jobs>");
+  process.exit(2);
+}
+
+const quiet = new Logger(() => () => {});
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+let utils, runner;
+try {
+  utils = await makeWorkerUtils({ connectionString: url, schema: SCHEMA, logger: quiet });
+  await utils.migrate();
+  const pending = async () =>
+    utils.withPgClient(async (client) => {
+      const { rows } = await client.query(`select count(*)::int as n from ${SCHEMA}._private_jobs`);
+      return rows[0].n;
+    });
+  // Cheaper than a count while polling: it stops at the first job left.
+  const anyLeft = async () =>
+    utils.withPgClient(async (client) => {
+      const { rows } = await client.query(`select exists (select 1 from ${SCHEMA}._private_jobs) as any`);
+      return rows[0].any;
+    });
+  if ((await pending()) !== 0) throw new Error(`${SCHEMA}._private_jobs is not empty: use a fresh database`);
+
+  // The job_spec fields: identifier, payload, queue_name, run_at, max_attempts,
+  // job_key, priority, flags; all but the first take add_jobs' defaults.
+  for (let added = 0; added < jobs; added += INSERT_BATCH) {
+    const count = Math.min(INSERT_BATCH, jobs - added);
+    await utils.withPgClient((client) =>
+      client.query(
+        `select count(*) from ${SCHEMA}.add_jobs(array(
+           select row('noop', null, null, null, null, null, null, null)::${SCHEMA}.job_spec
+           from generate_series(1, $1::int)))`,
+        [count],
+      ),
+    );
+  }
+  // Statistics as autovacuum would soon leave them, so it cannot change the
+  // plan of the worker's queries in the middle of the timed run.
+  await utils.withPgClient((client) => client.query(`analyze ${SCHEMA}._private_jobs`));
+  const backlog = await pending();
+  if (backlog !== jobs) throw new Error(`inserted ${backlog} jobs, expected ${jobs}`);
+
+  let failed = 0;
+  const start = process.hrtime.bigint();
+  runner = await run({
+    connectionString: url,
+    schema: SCHEMA,
+    logger: quiet,
+    concurrency: CONCURRENCY,
+    noHandleSignals: true,
+    parsedCronItems: [],
+    taskList: { noop: async () => {} },
+    preset: { worker: { localQueue: { size: LOCAL_QUEUE_SIZE } } },
+  });
+  runner.events.on("job:failed", () => failed++);
+  let done = false;
+  runner.promise.finally(() => { done = true; }).catch(() => {});
+  while (await anyLeft()) {
+    if (failed > 0) throw new Error(`${failed} jobs failed`);
+    if (done) throw new Error("the worker stopped before the jobs were done");
+    if (Number(process.hrtime.bigint() - start) / 1e6 > TIMEOUT_MS) throw new Error("the jobs did not drain within 10 minutes");
+    await sleep(POLL_MS);
+  }
+  const seconds = Number(process.hrtime.bigint() - start) / 1e9;
+  console.log(`graphile-worker jobs=${jobs} seconds=${seconds.toFixed(3)} jobs_per_s=${Math.round(jobs / seconds)}`);
+} catch (error) {
+  console.error(`graphile-worker drain failed: ${error?.message ?? error}`);
+  process.exitCode = 1;
+} finally {
+  if (runner) await runner.stop().catch(() => {});
+  if (utils) await utils.release();
+}

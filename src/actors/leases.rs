@@ -1,0 +1,110 @@
+//! The LeaseKeeper: one per process. It renews the leases of every job this
+//! process runs in one statement per interval (a third of the lease), instead
+//! of one heartbeat per job, and tells a worker whose lease was taken away
+//! (rescued after a stall, or the job ended elsewhere) to stop.
+//!
+//! Its map of held leases is a cache of what the workers told it: losing it
+//! would let leases expire and the Rescuer would run the jobs again, which
+//! fencing makes safe.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use actix::prelude::*;
+
+use crate::domain::{JobId, LeaseId};
+use crate::store::Store;
+
+/// The lease of `job` is no longer this worker's: stop, write nothing.
+#[derive(Debug, Clone, Copy, Message)]
+#[rtype(result = "()")]
+pub struct LeaseLost;
+
+/// A worker's lease starts or stops needing renewal.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub enum LeaseChange {
+    Hold { job: JobId, lease: LeaseId, holder: Recipient<LeaseLost> },
+    Release { job: JobId },
+}
+
+/// Renew now (tests drive the keeper with it instead of waiting for the interval).
+#[derive(Debug, Clone, Copy, Message)]
+#[rtype(result = "()")]
+pub struct RenewLeases;
+
+pub struct LeaseKeeper {
+    store: Store,
+    lease: Duration,
+    held: HashMap<JobId, (LeaseId, Recipient<LeaseLost>)>,
+    renewing: bool,
+}
+
+impl LeaseKeeper {
+    pub fn new(store: Store, lease: Duration) -> Self {
+        Self { store, lease, held: HashMap::new(), renewing: false }
+    }
+
+    fn renew(&mut self, ctx: &mut Context<Self>) {
+        if self.renewing || self.held.is_empty() {
+            return;
+        }
+        self.renewing = true;
+        let held: Vec<(JobId, LeaseId)> = self.held.iter().map(|(job, (lease, _))| (*job, *lease)).collect();
+        let (store, duration) = (self.store.clone(), self.lease);
+        async move {
+            let renewed = store.queue().renew_leases(&held, duration).await;
+            (held, renewed)
+        }
+        .into_actor(self)
+        .map(|(asked, renewed), act, _ctx| {
+            act.renewing = false;
+            let renewed = match renewed {
+                Ok(renewed) => renewed,
+                // The database may come back before the leases run out; the fence protects us if not.
+                Err(error) => return tracing::warn!(%error, "lease renewal failed"),
+            };
+            let renewed: std::collections::HashSet<JobId> = renewed.into_iter().collect();
+            for (job, lease) in asked.into_iter().filter(|(job, _)| !renewed.contains(job)) {
+                // Only the lease we asked about: the job may hold a new one by now.
+                if act.held.get(&job).is_some_and(|(held, _)| *held == lease) {
+                    let (_, holder) = act.held.remove(&job).expect("checked above");
+                    tracing::warn!(%job, "lease lost; cancelling this attempt");
+                    holder.do_send(LeaseLost);
+                }
+            }
+        })
+        .spawn(ctx);
+    }
+}
+
+impl Actor for LeaseKeeper {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Self::Context) {
+        ctx.run_interval(self.lease / 3, |act, ctx| act.renew(ctx));
+    }
+}
+
+impl Handler<LeaseChange> for LeaseKeeper {
+    type Result = ();
+
+    fn handle(&mut self, change: LeaseChange, _ctx: &mut Self::Context) {
+        match change {
+            LeaseChange::Hold { job, lease, holder } => {
+                self.held.insert(job, (lease, holder));
+            }
+            LeaseChange::Release { job } => {
+                self.held.remove(&job);
+            }
+        }
+    }
+}
+
+impl Handler<RenewLeases> for LeaseKeeper {
+    type Result = ();
+
+    fn handle(&mut self, _: RenewLeases, ctx: &mut Self::Context) {
+        self.renew(ctx);
+    }
+}

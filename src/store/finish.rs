@@ -1,0 +1,230 @@
+//! How attempts end: recorded in batches by the Completer (workers' ends) and
+//! the Rescuer (expired leases), one statement per batch.
+//!
+//! Every end is fenced: it changes a job only while that job's queue row is
+//! `running` under the lease the ender names (and, for a rescue, only once
+//! that lease has expired). A worker whose lease was taken away changes
+//! nothing. A terminal end deletes the queue row, writes the job record's
+//! final state, its one notification and (with email on) its one outbox
+//! email, all in the same statement; and the statement announces the batch's
+//! notifications with one NOTIFY per 400 distinct owners (NOTIFY takes a
+//! cluster-wide lock at commit, so never one per job).
+
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio_postgres::Row;
+use uuid::Uuid;
+
+use super::queue::millis;
+use super::{Queue, StoreError};
+use crate::domain::{JobId, JobState, LeaseId, TenantId, UserId};
+
+/// How an attempt ended, as its ender reports it.
+#[derive(Debug, Clone)]
+pub enum Outcome {
+    Completed { result: Option<Value> },
+    /// Try again after `delay`.
+    Retry { error: String, delay: Duration },
+    /// Run again now, as a fresh claim would (a rescue with attempts left).
+    Requeue { error: String },
+    /// No more attempts: the job fails.
+    Failed { error: String },
+}
+
+/// Who ends an attempt: its worker, or the rescuer once its lease expired.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ender {
+    Worker,
+    /// Ends only attempts whose lease has expired (a heartbeat may have
+    /// renewed it since the rescuer looked).
+    Rescuer,
+}
+
+/// One attempt to end: which job, under which lease, how.
+#[derive(Debug, Clone)]
+pub struct Completion {
+    pub id: JobId,
+    pub lease: LeaseId,
+    pub outcome: Outcome,
+    pub ender: Ender,
+}
+
+/// An attempt's recorded end: the job's new state (terminal, or waiting to
+/// run again) and, for a terminal state, the notification written with it.
+#[derive(Debug, Clone)]
+pub struct EndedAttempt {
+    pub job: JobId,
+    pub tenant: TenantId,
+    pub user: UserId,
+    pub job_type: String,
+    pub state: JobState,
+    pub error_message: Option<String>,
+    /// Set for a terminal state (unless a notification for the job already existed).
+    pub notification: Option<Uuid>,
+}
+
+/// What a rescue pass did.
+#[derive(Debug, Default)]
+pub struct Rescued {
+    /// Jobs put back to run again.
+    pub requeued: u64,
+    /// Jobs out of attempts, now failed and notified.
+    pub failed: Vec<EndedAttempt>,
+}
+
+/// Ends the attempts `$1` (leases `$2`) with the states `$3`, results `$4`,
+/// errors `$5`, retry delays `$6` ms; `$7` marks rescues; `$8` whether to
+/// write outbox emails. Returns each attempt that was still its ender's.
+/// The owner tag is `OwnerTag` in `domain/ids.rs`: who to wake, not what happened.
+const FINISH_FENCED: &str = "
+WITH input AS (
+    SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::job_state[], $4::jsonb[], $5::text[], $6::float8[], $7::bool[])
+        AS input (job_id, lease_id, state, result, error, delay_ms, rescue)
+), ended AS (
+    SELECT q.job_id, q.attempt, q.started_at, i.state, i.result, i.error, i.delay_ms,
+           j.tenant_id, j.user_id, j.user_email, j.job_type
+    FROM job_queue q
+    JOIN input i ON i.job_id = q.job_id
+    JOIN jobs j ON j.id = q.job_id
+    WHERE q.state = 'running' AND q.lease_id = i.lease_id AND (NOT i.rescue OR q.lease_expires_at < now())
+    FOR UPDATE OF q
+), again AS (
+    UPDATE job_queue q
+    SET state = e.state, run_at = now() + e.delay_ms * interval '1 millisecond', last_error = e.error,
+        lease_id = NULL, lease_owner = NULL, lease_expires_at = NULL
+    FROM ended e
+    WHERE q.job_id = e.job_id AND e.state IN ('available', 'retryable')
+), dequeued AS (
+    DELETE FROM job_queue q USING ended e
+    WHERE q.job_id = e.job_id AND e.state IN ('completed', 'failed')
+), finished AS (
+    UPDATE jobs j
+    SET state = e.state, attempt = e.attempt, result = e.result,
+        result_expires_at = (e.result->>'expires_at')::timestamptz, error_message = e.error,
+        started_at = e.started_at, finished_at = clock_timestamp()
+    FROM ended e
+    WHERE j.id = e.job_id AND e.state IN ('completed', 'failed')
+    RETURNING j.id, j.tenant_id, j.user_id, j.user_email, j.job_type, j.state, j.error_message
+), notified AS (
+    INSERT INTO notifications (tenant_id, user_id, kind, job_id, job_type, job_status, error_message)
+    SELECT tenant_id, user_id, 'job_completed', id, job_type, state::text, error_message FROM finished
+    ON CONFLICT (job_id, kind) DO NOTHING
+    RETURNING job_id, id, tenant_id, user_id
+), emailed AS (
+    INSERT INTO email_outbox (job_id, tenant_id, user_id, recipient, job_type, job_status, error_message)
+    SELECT id, tenant_id, user_id, user_email, job_type, state::text, error_message FROM finished
+    WHERE $8 AND user_email IS NOT NULL
+    ON CONFLICT (job_id) DO NOTHING
+), announced AS (
+    SELECT pg_notify('errand_notifications', string_agg(tag, ','))
+    FROM (SELECT tag, (row_number() OVER (ORDER BY tag) - 1) / 400 AS chunk
+          FROM (SELECT DISTINCT left(encode(sha256(convert_to(tenant_id || chr(31) || user_id, 'UTF8')), 'hex'), 16) AS tag
+                FROM notified) owners) tags
+    GROUP BY chunk
+)
+SELECT e.job_id, e.tenant_id, e.user_id, e.job_type, e.state, e.error, n.id AS notification,
+       (SELECT count(*) FROM announced) AS announcements
+FROM ended e LEFT JOIN notified n ON n.job_id = e.job_id";
+
+/// Running attempts whose lease expired, oldest expiry first.
+const EXPIRED_LEASES: &str = "
+SELECT q.job_id, q.lease_id, q.attempt, j.max_attempts
+FROM job_queue q JOIN jobs j ON j.id = q.job_id
+WHERE q.state = 'running' AND q.lease_expires_at < now()
+ORDER BY q.lease_expires_at
+LIMIT $1";
+
+/// What the rescuer writes on a job whose worker vanished.
+const VANISHED: &str = "the worker running this job stopped responding";
+
+impl Queue<'_> {
+    /// Ends one attempt (see [`Queue::finish_many_if_running`]).
+    pub async fn finish_if_running(
+        &self,
+        id: JobId,
+        lease: LeaseId,
+        outcome: &Outcome,
+    ) -> Result<Option<EndedAttempt>, StoreError> {
+        let completion = Completion { id, lease, outcome: outcome.clone(), ender: Ender::Worker };
+        Ok(self.finish_many_if_running(&[completion]).await?.into_iter().next())
+    }
+
+    /// Ends many attempts in one statement, each fenced on its own lease;
+    /// terminal ones get their notification in the same statement. Returns
+    /// what was ended; fenced-off attempts are absent.
+    #[tracing::instrument(skip_all, fields(n = batch.len()))]
+    pub async fn finish_many_if_running(&self, batch: &[Completion]) -> Result<Vec<EndedAttempt>, StoreError> {
+        let n = batch.len();
+        let (mut ids, mut leases, mut states) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
+        let (mut results, mut errors, mut delays) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
+        let mut rescues = Vec::with_capacity(n);
+        for c in batch {
+            let (state, result, error, delay): (_, Option<&Value>, Option<&str>, _) = match &c.outcome {
+                Outcome::Completed { result } => (JobState::Completed, result.as_ref(), None, 0.0),
+                Outcome::Retry { error, delay } => (JobState::Retryable, None, Some(error), millis(*delay)),
+                Outcome::Requeue { error } => (JobState::Available, None, Some(error), 0.0),
+                Outcome::Failed { error } => (JobState::Failed, None, Some(error), 0.0),
+            };
+            ids.push(c.id.0);
+            leases.push(c.lease.0);
+            states.push(state);
+            results.push(result);
+            errors.push(error);
+            delays.push(delay);
+            rescues.push(c.ender == Ender::Rescuer);
+        }
+        let client = self.pool.get().await?;
+        let statement = client.prepare_cached(FINISH_FENCED).await?;
+        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 8] =
+            [&ids, &leases, &states, &results, &errors, &delays, &rescues, &self.email_outbox];
+        let rows = client.query(&statement, &params).await?;
+        rows.iter().map(ended_from_row).collect()
+    }
+
+    /// Ends the attempts whose lease expired (their worker died or lost the
+    /// database): run again, or failed with their notification when no
+    /// attempts remain. A job that runs long but heartbeats is never rescued.
+    pub async fn rescue_expired(&self, limit: i64) -> Result<Rescued, StoreError> {
+        let expired = {
+            let client = self.pool.get().await?;
+            client.query(&client.prepare_cached(EXPIRED_LEASES).await?, &[&limit]).await?
+        };
+        let mut batch = Vec::with_capacity(expired.len());
+        for row in &expired {
+            let (attempt, max_attempts): (i32, i32) = (row.try_get("attempt")?, row.try_get("max_attempts")?);
+            let error = VANISHED.to_owned();
+            batch.push(Completion {
+                id: JobId(row.try_get("job_id")?),
+                lease: LeaseId(row.try_get("lease_id")?),
+                outcome: if attempt < max_attempts { Outcome::Requeue { error } } else { Outcome::Failed { error } },
+                ender: Ender::Rescuer,
+            });
+        }
+        if batch.is_empty() {
+            return Ok(Rescued::default());
+        }
+        let mut rescued = Rescued::default();
+        for ended in self.finish_many_if_running(&batch).await? {
+            if ended.state.is_terminal() {
+                rescued.failed.push(ended);
+            } else {
+                rescued.requeued += 1;
+            }
+        }
+        Ok(rescued)
+    }
+}
+
+fn ended_from_row(row: &Row) -> Result<EndedAttempt, StoreError> {
+    let corrupt = |e: crate::domain::InvalidId| StoreError::Corrupt(e.to_string());
+    Ok(EndedAttempt {
+        job: JobId(row.try_get("job_id")?),
+        tenant: TenantId::parse(row.try_get::<_, String>("tenant_id")?).map_err(corrupt)?,
+        user: UserId::parse(row.try_get::<_, String>("user_id")?).map_err(corrupt)?,
+        job_type: row.try_get("job_type")?,
+        state: row.try_get("state")?,
+        error_message: row.try_get("error")?,
+        notification: row.try_get("notification")?,
+    })
+}

@@ -1,0 +1,93 @@
+//! The lifetime of what jobs leave behind: result files past their retention
+//! (the Pruner deletes the file, then marks the job), and the history itself
+//! (finished jobs, their notifications, outbox emails and idempotency keys),
+//! deleted in batches once older than `history.retention`.
+
+use chrono::{DateTime, Utc};
+use uuid::Uuid;
+
+use super::{Queue, StoreError};
+use crate::domain::JobId;
+
+/// Completed jobs whose result file is past its retention: (job, storage key).
+const RESULTS_PAST_RETENTION: &str = "
+SELECT id, result->>'storage_key' AS storage_key FROM jobs
+WHERE result_expires_at IS NOT NULL AND result_expires_at <= now()
+ORDER BY result_expires_at
+LIMIT $1";
+
+/// Records that a job's result file was deleted: the job now says so.
+const MARK_RESULT_EXPIRED: &str = "
+UPDATE jobs SET result = jsonb_set(result, '{expired}', 'true'), result_expires_at = NULL
+WHERE id = $1";
+
+/// Deletes up to `$3` finished jobs created before the UUID v7 bound `$1` and
+/// finished before `$2`, whose result file (if any) is already deleted, with
+/// their notifications and outbox emails. Their idempotency keys are free
+/// again. The id bound walks the primary key in creation order, so no extra
+/// index is kept for this; jobs still queued are never touched.
+const PRUNE_HISTORY: &str = "
+WITH doomed AS (
+    SELECT id FROM jobs
+    WHERE id < $1 AND state IN ('completed', 'failed') AND finished_at < $2 AND result_expires_at IS NULL
+    ORDER BY id
+    LIMIT $3
+    FOR UPDATE SKIP LOCKED
+), forgotten_notifications AS (
+    DELETE FROM notifications WHERE job_id IN (SELECT id FROM doomed)
+), forgotten_emails AS (
+    DELETE FROM email_outbox WHERE job_id IN (SELECT id FROM doomed)
+)
+DELETE FROM jobs WHERE id IN (SELECT id FROM doomed)";
+
+impl Queue<'_> {
+    /// Completed jobs whose result file is past its retention: (job, storage key).
+    pub async fn results_past_retention(&self, limit: i64) -> Result<Vec<(JobId, String)>, StoreError> {
+        let client = self.pool.get().await?;
+        let rows = client.query(&client.prepare_cached(RESULTS_PAST_RETENTION).await?, &[&limit]).await?;
+        let mut due = Vec::with_capacity(rows.len());
+        for row in &rows {
+            if let Some(key) = row.try_get::<_, Option<String>>("storage_key")? {
+                due.push((JobId(row.try_get("id")?), key));
+            }
+        }
+        Ok(due)
+    }
+
+    /// Records that a job's result file was deleted: the job now says so.
+    pub async fn mark_result_expired(&self, id: JobId) -> Result<(), StoreError> {
+        let client = self.pool.get().await?;
+        client.execute(&client.prepare_cached(MARK_RESULT_EXPIRED).await?, &[&id.0]).await?;
+        Ok(())
+    }
+
+    /// Deletes up to `limit` finished jobs older than `cutoff` (created and
+    /// finished before it) with all they left; returns how many.
+    pub async fn prune_history(&self, cutoff: DateTime<Utc>, limit: i64) -> Result<u64, StoreError> {
+        let client = self.pool.get().await?;
+        let statement = client.prepare_cached(PRUNE_HISTORY).await?;
+        Ok(client.execute(&statement, &[&first_v7_at(cutoff), &cutoff, &limit]).await?)
+    }
+}
+
+/// The smallest UUID v7 of the millisecond `at`: every job id made before
+/// `at` sorts below it.
+fn first_v7_at(at: DateTime<Utc>) -> Uuid {
+    let millis = u64::try_from(at.timestamp_millis()).unwrap_or(0);
+    let mut bytes = [0u8; 16];
+    bytes[..6].copy_from_slice(&millis.to_be_bytes()[2..]);
+    Uuid::from_bytes(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_bound_sorts_between_ids_made_before_and_after() {
+        let at = Utc::now();
+        let before = Uuid::new_v7(uuid::Timestamp::from_unix(uuid::NoContext, at.timestamp() as u64 - 1, 0));
+        let after = Uuid::new_v7(uuid::Timestamp::from_unix(uuid::NoContext, at.timestamp() as u64 + 1, 0));
+        assert!(before < first_v7_at(at) && first_v7_at(at) < after);
+    }
+}
