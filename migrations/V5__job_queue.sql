@@ -71,11 +71,11 @@ SELECT id, tenant_id, job_type, state, attempt, run_at, lease_id, lease_owner, l
        CASE WHEN state = 'retryable' THEN error_message END
 FROM jobs WHERE state IN ('available', 'running', 'retryable');
 
+ALTER TABLE jobs DROP CONSTRAINT jobs_lease_iff_running;
 UPDATE jobs SET state = 'available', error_message = NULL WHERE state IN ('running', 'retryable');
 
 DROP INDEX jobs_runnable;
 DROP INDEX jobs_running;
-ALTER TABLE jobs DROP CONSTRAINT jobs_lease_iff_running;
 ALTER TABLE jobs DROP COLUMN lease_id, DROP COLUMN lease_owner, DROP COLUMN lease_expires_at;
 ALTER TABLE jobs ADD CONSTRAINT jobs_queued_or_ended CHECK (state IN ('available', 'completed', 'failed'));
 

@@ -74,7 +74,8 @@ impl Application {
             retention: settings.storage.retention,
         };
         let job_types = JobTypes::build(&settings.job_types, &handlers, &exports)?;
-        let pruner = Pruner::new(store.clone(), storage.clone(), settings.storage.prune_interval, settings.history.retention);
+        let pruner =
+            Pruner::new(store.clone(), storage.clone(), settings.storage.prune_interval, settings.history.retention);
         pruner.start();
         let applied = db::migrate(&store).await?;
         if applied > 0 {

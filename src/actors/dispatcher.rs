@@ -77,11 +77,7 @@ pub struct Dispatcher {
 }
 
 impl Dispatcher {
-    pub fn new(
-        store: Store,
-        settings: DispatcherSettings,
-        registry: Addr<SupervisorRegistry>,
-    ) -> Self {
+    pub fn new(store: Store, settings: DispatcherSettings, registry: Addr<SupervisorRegistry>) -> Self {
         Self {
             store,
             settings,
@@ -129,30 +125,30 @@ impl Dispatcher {
         }
         .into_actor(self)
         .map(move |claimed, act, ctx| {
-                act.claiming = false;
-                match claimed {
-                    Ok(claim) => {
-                        let jobs = claim.jobs;
-                        act.after_tenant = claim.next_after_tenant;
-                        metrics::counter!("errand_jobs_claimed_total").increment(jobs.len() as u64);
-                        let full = jobs.len() == free;
-                        jobs.into_iter().for_each(|job| act.start(job));
-                        // A full claim, or one that stopped part-way through the
-                        // tenants, may have left work: look again at once (a full
-                        // process then tells its idle peers instead).
-                        if full || !act.after_tenant.is_empty() {
-                            act.wake_pending = true;
-                        }
-                    }
-                    Err(error) => {
-                        tracing::warn!(%error, "claiming jobs failed; the next poll retries")
+            act.claiming = false;
+            match claimed {
+                Ok(claim) => {
+                    let jobs = claim.jobs;
+                    act.after_tenant = claim.next_after_tenant;
+                    metrics::counter!("errand_jobs_claimed_total").increment(jobs.len() as u64);
+                    let full = jobs.len() == free;
+                    jobs.into_iter().for_each(|job| act.start(job));
+                    // A full claim, or one that stopped part-way through the
+                    // tenants, may have left work: look again at once (a full
+                    // process then tells its idle peers instead).
+                    if full || !act.after_tenant.is_empty() {
+                        act.wake_pending = true;
                     }
                 }
-                if act.wake_pending {
-                    act.claim(ctx);
+                Err(error) => {
+                    tracing::warn!(%error, "claiming jobs failed; the next poll retries")
                 }
-            })
-            .spawn(ctx);
+            }
+            if act.wake_pending {
+                act.claim(ctx);
+            }
+        })
+        .spawn(ctx);
     }
 
     fn start(&mut self, job: ClaimedJob) {
@@ -187,7 +183,6 @@ impl Dispatcher {
             );
         });
     }
-
 }
 
 impl Actor for Dispatcher {

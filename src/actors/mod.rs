@@ -39,7 +39,9 @@ pub use dispatcher::{Dispatcher, DispatcherSettings, Drain, SlotFreed, WorkAvail
 pub use leases::{LeaseChange, LeaseKeeper, LeaseLost, RenewLeases};
 pub use listener::{Listeners, spawn_listener};
 pub use mailer::{MailDue, Mailer};
-pub use notifier::{JobFinished, ListNotifications, MarkAllRead, MarkRead, NotificationsCommitted, Notifier, Subscribe};
+pub use notifier::{
+    JobFinished, ListNotifications, MarkAllRead, MarkRead, NotificationsCommitted, Notifier, Subscribe,
+};
 pub use pruner::{Prune, Pruner};
 pub use registry::{CountSupervisors, SupervisorFor, SupervisorRegistry};
 pub use rescuer::{RescueExpired, Rescuer};

@@ -117,8 +117,14 @@ impl OwnerTag {
     /// The tag of `tenant`'s `user`.
     pub fn of(tenant: &TenantId, user: &UserId) -> Self {
         use sha2::{Digest, Sha256};
-        let digest = Sha256::new().chain_update(tenant.as_str()).chain_update([0x1f]).chain_update(user.as_str()).finalize();
+        let digest =
+            Sha256::new().chain_update(tenant.as_str()).chain_update([0x1f]).chain_update(user.as_str()).finalize();
         Self(hex::encode(&digest[..8]))
+    }
+
+    /// The tag as announced.
+    pub fn as_str(&self) -> &str {
+        &self.0
     }
 
     /// A tag as read from an announcement; `None` unless 16 lower-case hex digits.

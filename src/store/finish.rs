@@ -23,13 +23,22 @@ use crate::domain::{JobId, JobState, LeaseId, TenantId, UserId};
 /// How an attempt ended, as its ender reports it.
 #[derive(Debug, Clone)]
 pub enum Outcome {
-    Completed { result: Option<Value> },
+    Completed {
+        result: Option<Value>,
+    },
     /// Try again after `delay`.
-    Retry { error: String, delay: Duration },
+    Retry {
+        error: String,
+        delay: Duration,
+    },
     /// Run again now, as a fresh claim would (a rescue with attempts left).
-    Requeue { error: String },
+    Requeue {
+        error: String,
+    },
     /// No more attempts: the job fails.
-    Failed { error: String },
+    Failed {
+        error: String,
+    },
 }
 
 /// Who ends an attempt: its worker, or the rescuer once its lease expired.
@@ -157,7 +166,8 @@ impl Queue<'_> {
     pub async fn finish_many_if_running(&self, batch: &[Completion]) -> Result<Vec<EndedAttempt>, StoreError> {
         let n = batch.len();
         let (mut ids, mut leases, mut states) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
-        let (mut results, mut errors, mut delays) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
+        let (mut results, mut errors, mut delays) =
+            (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
         let mut rescues = Vec::with_capacity(n);
         for c in batch {
             let (state, result, error, delay): (_, Option<&Value>, Option<&str>, _) = match &c.outcome {

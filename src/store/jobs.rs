@@ -160,7 +160,8 @@ impl<'a> CallerJobs<'a> {
     pub async fn get(&self, id: JobId) -> Result<Option<Job>, StoreError> {
         let client = self.pool.get().await?;
         let statement = client.prepare_cached(GET_OWN).await?;
-        let row = client.query_opt(&statement, &[&self.caller.tenant.as_str(), &self.caller.user.as_str(), &id.0]).await?;
+        let row =
+            client.query_opt(&statement, &[&self.caller.tenant.as_str(), &self.caller.user.as_str(), &id.0]).await?;
         row.as_ref().map(job_from_row).transpose()
     }
 

@@ -20,10 +20,10 @@ mod queue;
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
 use tokio_postgres::NoTls;
 
+pub use finish::{Completion, EndedAttempt, Ender, Outcome, Rescued};
 pub use jobs::{CallerJobs, JobFilter, JobPage, Submission};
 pub use notifications::{CallerNotifications, Notification, NotificationPage};
 pub use outbox::{Outbox, OutboxEmail};
-pub use finish::{Completion, EndedAttempt, Ender, Outcome, Rescued};
 pub use queue::{Claim, ClaimRequest, ClaimedJob, Queue, QueueDepth, TypeLimits};
 
 use crate::domain::Caller;

@@ -295,7 +295,8 @@ fn claimed_from_row(row: &Row) -> Result<ClaimedJob, StoreError> {
     let attempt: i32 = row.try_get("attempt")?;
     Ok(ClaimedJob {
         id: JobId(row.try_get("id")?),
-        tenant: TenantId::parse(row.try_get::<_, String>("tenant_id")?).map_err(|e| StoreError::Corrupt(e.to_string()))?,
+        tenant: TenantId::parse(row.try_get::<_, String>("tenant_id")?)
+            .map_err(|e| StoreError::Corrupt(e.to_string()))?,
         user: UserId::parse(row.try_get::<_, String>("user_id")?).map_err(|e| StoreError::Corrupt(e.to_string()))?,
         job_type: row.try_get("job_type")?,
         params: row.try_get("params")?,

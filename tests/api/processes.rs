@@ -112,3 +112,31 @@ async fn an_api_only_process_records_jobs_that_worker_processes_run() {
         assert_eq!(worker.wait_until_finished(&alice, id, Duration::from_secs(20)).await["status"], "completed");
     }
 }
+
+#[actix_web::test]
+async fn tenant_and_type_limits_hold_across_two_processes_and_each_job_notifies_once() {
+    let db = TestDb::create().await;
+    let limits = [("ERRAND_WORKERS__TENANT_LIMIT", "2"), ("ERRAND_JOB_TYPES__SLEEP__CONCURRENCY", "3")];
+    let (a, b) = (ErrandProcess::start(&db, &limits), ErrandProcess::start(&db, &limits));
+    let mut jobs = Vec::new();
+    for tenant in ["acme", "globex", "initech"] {
+        let caller = token(tenant, "alice");
+        for i in 0..6 {
+            let process = if i % 2 == 0 { &a } else { &b };
+            jobs.push((caller.clone(), process.create(&caller, "sleep", json!({"ms": 100})).await));
+        }
+    }
+    for (caller, id) in &jobs {
+        assert_eq!(a.wait_until_finished(caller, id, Duration::from_secs(30)).await["status"], "completed");
+        assert_eq!(db.notifications_for(id).await, 1);
+    }
+    let rows = db.client().await.query("SELECT tenant_id, started_at, finished_at FROM jobs", &[]).await.unwrap();
+    let spans: Vec<(String, chrono::DateTime<chrono::Utc>, chrono::DateTime<chrono::Utc>)> =
+        rows.iter().map(|r| (r.get(0), r.get(1), r.get(2))).collect();
+    for (tenant, start, _) in &spans {
+        let running = spans.iter().filter(|(_, s, f)| s <= start && f > start);
+        let of_tenant = running.clone().filter(|(t, _, _)| t == tenant).count();
+        assert!(of_tenant <= 2, "{of_tenant} jobs of {tenant} ran at once");
+        assert!(running.count() <= 3, "more sleep jobs ran at once than the type's concurrency");
+    }
+}

@@ -215,11 +215,19 @@ async fn releasing_hands_jobs_back_without_using_an_attempt() {
     submit(&store, "acme", 2).await;
     let owner = Uuid::new_v4();
     let limits = TypeLimits::default();
-    let request =
-        ClaimRequest { owner, limit: 2, tenant_limit: 4, lease: LEASE, after_tenant: "", tenants: 10, type_limits: &limits };
+    let request = ClaimRequest {
+        owner,
+        limit: 2,
+        tenant_limit: 4,
+        lease: LEASE,
+        after_tenant: "",
+        tenants: 10,
+        type_limits: &limits,
+    };
     assert_eq!(store.queue().claim(&request).await.unwrap().jobs.len(), 2);
     assert_eq!(store.queue().release_all(owner).await.unwrap(), 2);
-    let available: i64 = db.scalar("SELECT count(*) FROM job_queue WHERE state = 'available' AND attempt = 0", &[]).await;
+    let available: i64 =
+        db.scalar("SELECT count(*) FROM job_queue WHERE state = 'available' AND attempt = 0", &[]).await;
     assert_eq!(available, 2);
     let again = claim(&store, 2, 4, LEASE).await;
     assert!(again.iter().all(|j| j.attempt == 1));
@@ -232,7 +240,12 @@ async fn a_batch_of_ends_is_fenced_per_job_and_notifies_only_terminal_ones() {
     let mut jobs = claim(&store, 4, 4, LEASE).await;
     jobs.sort_by_key(|j| j.id);
     let stale = LeaseId(Uuid::new_v4());
-    let end = |i: usize, lease: LeaseId, outcome: Outcome| Completion { id: jobs[i].id, lease, outcome, ender: Ender::Worker };
+    let end = |i: usize, lease: LeaseId, outcome: Outcome| Completion {
+        id: jobs[i].id,
+        lease,
+        outcome,
+        ender: Ender::Worker,
+    };
     let batch = [
         end(0, jobs[0].lease, Outcome::Completed { result: Some(json!({"rows": 3})) }),
         end(1, jobs[1].lease, Outcome::Failed { error: "no data".into() }),
@@ -272,4 +285,80 @@ async fn a_rescue_leaves_a_lease_renewed_after_it_expired() {
     };
     assert!(store.queue().finish_many_if_running(&[rescue]).await.unwrap().is_empty());
     assert_eq!(store.queue().rescue_expired(10).await.unwrap().requeued, 0);
+}
+
+#[tokio::test]
+async fn a_batch_of_ends_announces_its_owners_in_one_notify() {
+    let (db, store) = store().await;
+    for tenant in ["acme", "globex", "initech"] {
+        submit(&store, tenant, 2).await;
+    }
+    let jobs = claim(&store, 6, 4, LEASE).await;
+    let (client, mut connection) = tokio_postgres::connect(&db.url, tokio_postgres::NoTls).await.unwrap();
+    let (tx, mut announcements) = tokio::sync::mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        let mut messages = futures_util::stream::poll_fn(move |cx| connection.poll_message(cx));
+        while let Some(Ok(message)) = futures_util::StreamExt::next(&mut messages).await {
+            if let tokio_postgres::AsyncMessage::Notification(n) = message {
+                let _ = tx.send(n.payload().to_owned());
+            }
+        }
+    });
+    client.batch_execute("LISTEN errand_notifications").await.unwrap();
+    let batch: Vec<_> = jobs
+        .iter()
+        .map(|j| Completion {
+            id: j.id,
+            lease: j.lease,
+            outcome: Outcome::Completed { result: None },
+            ender: Ender::Worker,
+        })
+        .collect();
+    assert_eq!(store.queue().finish_many_if_running(&batch).await.unwrap().len(), 6);
+    let payload = tokio::time::timeout(Duration::from_secs(5), announcements.recv()).await.unwrap().unwrap();
+    let mut tags: Vec<&str> = payload.split(',').collect();
+    tags.sort();
+    let owner = |t: &str| errand::domain::OwnerTag::of(&TenantId::parse(t).unwrap(), &UserId::parse("u").unwrap());
+    let mut expected: Vec<String> = ["acme", "globex", "initech"].map(|t| owner(t).as_str().to_owned()).to_vec();
+    expected.sort();
+    assert_eq!(tags, expected, "one tag per owner, not per job: {payload}");
+    client.batch_execute("SELECT 1").await.unwrap();
+    assert!(announcements.try_recv().is_err(), "one NOTIFY for the whole batch");
+}
+
+#[tokio::test]
+async fn history_pruning_deletes_old_finished_jobs_and_keeps_the_rest() {
+    let (db, store) = store().await;
+    submit(&store, "acme", 4).await;
+    let mut jobs = claim(&store, 3, 4, LEASE).await;
+    jobs.sort_by_key(|j| j.id);
+    let done = |j: &ClaimedJob| Completion {
+        id: j.id,
+        lease: j.lease,
+        outcome: Outcome::Completed { result: None },
+        ender: Ender::Worker,
+    };
+    store.queue().finish_many_if_running(&[done(&jobs[0]), done(&jobs[1])]).await.unwrap();
+    // jobs[1]'s result file is still downloadable; jobs[2] runs; the fourth waits.
+    db.client()
+        .await
+        .execute("UPDATE jobs SET result_expires_at = now() + interval '1 day' WHERE id = $1", &[&jobs[1].id.0])
+        .await
+        .unwrap();
+    let key: String = db.scalar("SELECT idempotency_key FROM jobs WHERE id = $1", &[&jobs[0].id.0]).await;
+    let pruned = store.queue().prune_history(chrono::Utc::now() + chrono::Duration::hours(1), 100).await.unwrap();
+    assert_eq!(pruned, 1, "only the finished job without a live result");
+    let left: Vec<uuid::Uuid> =
+        db.client().await.query("SELECT id FROM jobs", &[]).await.unwrap().iter().map(|r| r.get(0)).collect();
+    assert_eq!(left.len(), 3);
+    assert!(!left.contains(&jobs[0].id.0));
+    assert_eq!(db.notifications_for(&jobs[0].id.to_string()).await, 0, "its notification went with it");
+    let kept = store.queue().prune_history(chrono::Utc::now() - chrono::Duration::hours(1), 100).await.unwrap();
+    assert_eq!(kept, 0, "nothing is younger than the cutoff");
+    let again = store
+        .for_caller(&caller("acme"))
+        .submit(&IdempotencyKey::parse(&key).unwrap(), "noop", &json!({}), 3)
+        .await
+        .unwrap();
+    assert!(matches!(again, Submission::Created(_)), "a pruned job's key is free again");
 }

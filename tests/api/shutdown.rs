@@ -37,7 +37,7 @@ async fn a_job_still_running_after_the_grace_period_is_released_for_another_proc
     .await;
     assert!(process.terminate().success());
     let row =
-        db.client().await.query_one("SELECT state::text, attempt, lease_id IS NULL FROM jobs", &[]).await.unwrap();
+        db.client().await.query_one("SELECT state::text, attempt, lease_id IS NULL FROM job_queue", &[]).await.unwrap();
     let (state, attempt, no_lease): (String, i32, bool) = (row.get(0), row.get(1), row.get(2));
     assert_eq!((state.as_str(), attempt, no_lease), ("available", 0, true), "released, not left to a 1h lease");
 

@@ -1,0 +1,45 @@
+# Drain benchmarks: a backlog inserted before any worker starts (how job
+# runners are usually compared), drained by one or more errand processes.
+# Meant to be sourced by scripts/bench after `base`, `bin` and `SECRET` are set.
+#
+#   errand_drain <database> <jobs> <tenants> <processes> [label]
+#
+# migrates a fresh database, inserts <jobs> no-op jobs spread round-robin over
+# <tenants> tenants (one statement, then ANALYZE), starts <processes> errand
+# processes on it (settings from the environment, e.g. ERRAND_WORKERS__TENANT_LIMIT),
+# waits until the queue is empty and prints
+#   errand <label> jobs=<N> tenants=<T> processes=<P> seconds=<S> jobs_per_s=<R>
+# timed on the database's clock: from just before the processes start to the
+# last job's finished_at (so the 200 ms wait between checks adds nothing).
+
+errand_drain() {
+  local db=$1 jobs=$2 tenants=$3 processes=$4 label=${5:-drain} url pids=() started i
+  url=$base/$db
+  psql "$base/postgres" -Xqc "CREATE DATABASE $db"
+  ERRAND_DATABASE__URL=$url "$bin/errand" migrate >/dev/null
+  psql "$url" -Xq -v jobs="$jobs" -v tenants="$tenants" <<'SQL'
+WITH recorded AS (
+    INSERT INTO jobs (id, tenant_id, user_id, idempotency_key, fingerprint, job_type, params, max_attempts)
+    SELECT errand_uuid_v7(), 'tenant-' || (i % :tenants), 'bench', 'drain-' || i, '\x00', 'noop', '{}', 3
+    FROM generate_series(1, :jobs) AS i
+    RETURNING id, tenant_id, job_type, run_at
+)
+INSERT INTO job_queue (job_id, tenant_id, job_type, run_at) SELECT id, tenant_id, job_type, run_at FROM recorded;
+VACUUM ANALYZE jobs;
+VACUUM ANALYZE job_queue;
+SQL
+  started=$(psql "$url" -XAtqc "SELECT clock_timestamp()")
+  for ((i = 0; i < processes; i++)); do
+    RUST_LOG=warn ERRAND_DATABASE__URL=$url ERRAND_HTTP__BIND=127.0.0.1:0 ERRAND_AUTH__JWT_SECRET=$SECRET \
+      "$bin/errand" serve >/dev/null &
+    pids+=($!)
+  done
+  until [ "$(psql "$url" -XAtqc "SELECT count(*) FROM job_queue")" = 0 ]; do sleep 0.2; done
+  for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null; done
+  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+  psql "$url" -XAtqc "SELECT format('errand %s jobs=%s tenants=%s processes=%s seconds=%s jobs_per_s=%s',
+      '$label', count(*), $tenants, $processes, round(s::numeric, 3), round(count(*) / s))
+    FROM jobs, LATERAL (SELECT extract(epoch FROM (SELECT max(finished_at) FROM jobs) - '$started'::timestamptz) AS s) t
+    WHERE state = 'completed' GROUP BY s"
+  psql "$base/postgres" -Xqc "DROP DATABASE $db WITH (FORCE)"
+}
