@@ -54,6 +54,12 @@ CREATE TABLE job_queue (
     autovacuum_vacuum_cost_delay = 0
 );
 
+-- No statistics on job_type: when every queued job has one type (a bulk
+-- operation), the planner would conclude from them that a claim's filter
+-- "not one of the types at their limit" removes every row, and scan and sort
+-- the whole queue instead of walking a tenant's due jobs in index order.
+ALTER TABLE job_queue ALTER COLUMN job_type SET STATISTICS 0;
+
 -- Claims: tenants with due work in tenant order (a bounded loose index scan
 -- from a cursor), and each tenant's next jobs in due order.
 CREATE INDEX job_queue_due ON job_queue (tenant_id, run_at, job_id) WHERE state IN ('available', 'retryable');

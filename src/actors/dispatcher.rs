@@ -55,6 +55,8 @@ pub struct DispatcherSettings {
 const MIN_TENANTS_PER_CLAIM: usize = 16;
 /// Most tenants one claim considers, however many slots are free.
 const MAX_TENANTS_PER_CLAIM: usize = 256;
+/// How long freed slots gather before a claim fills them.
+const FREED_SLOTS_GATHER: Duration = Duration::from_millis(2);
 /// Telling other processes about work we cannot take ourselves happens at most this often.
 const ANNOUNCE_EVERY: Duration = Duration::from_millis(100);
 
@@ -68,6 +70,8 @@ pub struct Dispatcher {
     /// Where the next claim starts walking the tenants.
     after_tenant: String,
     claiming: bool,
+    /// A claim for freed slots is scheduled.
+    claim_scheduled: bool,
     /// A wake-up arrived while a claim was in flight: claim again after it.
     wake_pending: bool,
     accepting: bool,
@@ -86,6 +90,7 @@ impl Dispatcher {
             running: 0,
             after_tenant: String::new(),
             claiming: false,
+            claim_scheduled: false,
             wake_pending: false,
             accepting: true,
             last_announce: None,
@@ -151,8 +156,21 @@ impl Dispatcher {
         .spawn(ctx);
     }
 
+    /// Claims after [`FREED_SLOTS_GATHER`]: slots free up in bursts (the
+    /// Completer records a batch of ends at once), and one claim for the
+    /// whole burst costs one commit where a claim per slot costs one each.
+    fn claim_soon(&mut self, ctx: &mut Context<Self>) {
+        if self.claim_scheduled {
+            return;
+        }
+        self.claim_scheduled = true;
+        ctx.run_later(FREED_SLOTS_GATHER, |act, ctx| {
+            act.claim_scheduled = false;
+            act.claim(ctx);
+        });
+    }
+
     fn start(&mut self, job: ClaimedJob) {
-        tracing::debug!(job = %job.id, tenant = %job.tenant, attempt = job.attempt, "claimed");
         self.running += 1;
         metrics::gauge!("errand_jobs_running").set(self.running as f64);
         // The job is committed as running under our lease: if this message were
@@ -214,7 +232,7 @@ impl Handler<SlotFreed> for Dispatcher {
         {
             let _ = done.send(());
         }
-        self.claim(ctx);
+        self.claim_soon(ctx);
     }
 }
 

@@ -67,9 +67,11 @@ impl LeaseKeeper {
             let renewed: std::collections::HashSet<JobId> = renewed.into_iter().collect();
             for (job, lease) in asked.into_iter().filter(|(job, _)| !renewed.contains(job)) {
                 // Only the lease we asked about: the job may hold a new one by now.
-                if act.held.get(&job).is_some_and(|(held, _)| *held == lease) {
-                    let (_, holder) = act.held.remove(&job).expect("checked above");
-                    tracing::warn!(%job, "lease lost; cancelling this attempt");
+                // (A job that ended since we asked has no queue row and is
+                // not renewed either; its worker ignores the message.)
+                if act.held.get(&job).is_some_and(|(held, _)| *held == lease)
+                    && let Some((_, holder)) = act.held.remove(&job)
+                {
                     holder.do_send(LeaseLost);
                 }
             }

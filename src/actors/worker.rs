@@ -183,6 +183,7 @@ impl Handler<LeaseLost> for JobWorker {
 
     fn handle(&mut self, _: LeaseLost, ctx: &mut Self::Context) {
         if !self.finishing {
+            tracing::warn!(job = %self.job.id, "lease lost; cancelling this attempt");
             ctx.stop();
         }
     }

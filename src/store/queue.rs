@@ -117,9 +117,13 @@ FROM unnest($3::text[]) AS limited (job_type)";
 /// room; ranked by how many jobs their tenant would then run (fewest first,
 /// oldest first within a rank), so a free slot goes to the tenant using the
 /// fewest; at most `$6`, and within each limited type's room. Leased to `$7`
-/// for `$8` ms.
+/// for `$8` ms. (The `ANY (ARRAY (…))` forms are computed once, before the
+/// scans: they keep each tenant's scan an ordered walk of `job_queue_due`
+/// that stops at its limit, and the update and the read of params primary-key
+/// lookups. As joins, a cached generic plan, which cannot know how few rows
+/// `$6` allows, chose to hash-join and sort the whole queue.)
 const CLAIM_LOCKED: &str = "
-WITH tenants AS (
+WITH tenants AS MATERIALIZED (  -- counted once per tenant, not per candidate row
     SELECT t.tenant_id,
            (SELECT count(*) FROM job_queue r WHERE r.tenant_id = t.tenant_id AND r.state = 'running') AS running
     FROM unnest($1::text[]) AS t (tenant_id)
@@ -137,9 +141,9 @@ WITH tenants AS (
         SELECT q.job_id, q.job_type, q.run_at, row_number() OVER (ORDER BY q.run_at, q.job_id) AS position
         FROM job_queue q
         WHERE q.tenant_id = t.tenant_id AND q.state IN ('available', 'retryable') AND q.run_at <= now()
-          AND NOT EXISTS (SELECT 1 FROM type_room f WHERE f.job_type = q.job_type AND f.room <= 0)
+          AND q.job_type <> ALL (ARRAY (SELECT job_type FROM type_room WHERE room <= 0))
         ORDER BY q.run_at, q.job_id
-        LIMIT greatest(0, $2::bigint - t.running)
+        LIMIT least($6, greatest(0, $2::bigint - t.running))
     ) c
 ), within_type_room AS (
     SELECT c.job_id, c.run_at, c.rank, f.room,
@@ -154,12 +158,12 @@ WITH tenants AS (
     UPDATE job_queue q
     SET state = 'running', attempt = q.attempt + 1, lease_id = gen_random_uuid(), lease_owner = $7,
         lease_expires_at = now() + $8 * interval '1 millisecond', started_at = clock_timestamp()
-    FROM picked
-    WHERE q.job_id = picked.job_id AND q.state IN ('available', 'retryable')
+    WHERE q.job_id = ANY (ARRAY (SELECT job_id FROM picked)) AND q.state IN ('available', 'retryable')
     RETURNING q.job_id, q.attempt, q.lease_id
 )
 SELECT j.id, j.tenant_id, j.user_id, j.job_type, j.params, c.attempt, c.lease_id
-FROM claimed c JOIN jobs j ON j.id = c.job_id";
+FROM jobs j JOIN claimed c ON c.job_id = j.id
+WHERE j.id = ANY (ARRAY (SELECT job_id FROM claimed))";
 
 /// Extends the leases `$1` (fenced on lease ids `$2`) by `$3` ms; returns the
 /// jobs whose lease was still theirs.
