@@ -1,6 +1,6 @@
 //! The Completer: one per process. Workers hand it the end of their attempt;
 //! it records ends in batches, one statement for all that arrived while the
-//! previous batch was being written. Under load that turns thousands of
+//! previous batches were being written. Under load that turns thousands of
 //! single-row transactions into a few dozen, with no added wait when idle: a
 //! lone completion is written at once.
 //!
@@ -27,25 +27,30 @@ pub struct CompletionFailed(String);
 
 /// Most completions written in one statement.
 const MAX_BATCH: usize = 500;
+/// Batches written at once: while one waits for its commit to reach the
+/// disk, the next is already being written, and PostgreSQL flushes both
+/// commits with one fsync.
+const MAX_WRITING: usize = 1;
 
 type Reply = oneshot::Sender<Result<Option<EndedAttempt>, CompletionFailed>>;
 
 pub struct Completer {
     store: Store,
     pending: Vec<(Completion, Reply)>,
-    writing: bool,
+    /// Batches being written now.
+    writing: usize,
 }
 
 impl Completer {
     pub fn new(store: Store) -> Self {
-        Self { store, pending: Vec::new(), writing: false }
+        Self { store, pending: Vec::new(), writing: 0 }
     }
 
     fn write_batch(&mut self, ctx: &mut Context<Self>) {
-        if self.writing || self.pending.is_empty() {
+        if self.writing == MAX_WRITING || self.pending.is_empty() {
             return;
         }
-        self.writing = true;
+        self.writing += 1;
         let take = self.pending.len().min(MAX_BATCH);
         let (batch, replies): (Vec<_>, Vec<_>) = self.pending.drain(..take).unzip();
         let store = self.store.clone();
@@ -75,7 +80,7 @@ impl Completer {
                     }
                 }
             }
-            act.writing = false;
+            act.writing -= 1;
             act.write_batch(ctx);
         })
         .spawn(ctx);

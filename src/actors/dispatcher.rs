@@ -56,7 +56,7 @@ const MIN_TENANTS_PER_CLAIM: usize = 16;
 /// Most tenants one claim considers, however many slots are free.
 const MAX_TENANTS_PER_CLAIM: usize = 256;
 /// How long freed slots gather before a claim fills them.
-const FREED_SLOTS_GATHER: Duration = Duration::from_millis(2);
+const FREED_SLOTS_GATHER: Duration = Duration::from_micros(500);
 /// Telling other processes about work we cannot take ourselves happens at most this often.
 const ANNOUNCE_EVERY: Duration = Duration::from_millis(100);
 
@@ -112,6 +112,10 @@ impl Dispatcher {
             self.announce_to_peers(ctx);
             return;
         }
+        // At most half the slots per claim: the halves then take turns, one
+        // being claimed while the other's ends are recorded, so the two
+        // statements overlap on the database instead of alternating.
+        let free = free.min(self.settings.global_limit.div_ceil(2));
         self.claiming = true;
         self.wake_pending = false;
         let (store, owner, settings) = (self.store.clone(), self.owner, self.settings.clone());
