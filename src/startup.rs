@@ -47,6 +47,15 @@ fn storage_from(settings: &Settings) -> Result<Storage, ConfigError> {
     })
 }
 
+/// How many exports this process may run at once: each export type's
+/// `concurrency` (or the worker limit without one), at most the worker limit.
+fn export_slots(settings: &Settings) -> usize {
+    let limit = settings.workers.global_limit;
+    let exports = settings.job_types.values().filter(|t| t.export.is_some());
+    let slots: usize = exports.map(|t| t.concurrency.map_or(limit, |c| c as usize)).sum();
+    slots.min(limit).max(2)
+}
+
 /// A started errand: the HTTP server bound, the actors running.
 pub struct Application {
     port: u16,
@@ -67,10 +76,9 @@ impl Application {
         let exports = ExportEnv {
             storage: storage.clone(),
             // Exports hold a connection for as long as they stream: a pool of
-            // their own, so that running exports can never starve the API.
-            default_source: Store::connect(&settings.database.url, settings.workers.global_limit.max(2))?
-                .pool()
-                .clone(),
+            // their own, so that running exports can never starve the API,
+            // as large as this process can run exports at once.
+            default_source: Store::connect(&settings.database.url, export_slots(&settings))?.pool().clone(),
             retention: settings.storage.retention,
         };
         let job_types = JobTypes::build(&settings.job_types, &handlers, &exports)?;
