@@ -161,8 +161,9 @@ impl Dispatcher {
     }
 
     /// Claims after [`FREED_SLOTS_GATHER`]: slots free up in bursts (the
-    /// Completer records a batch of ends at once), and one claim for the
-    /// whole burst costs one commit where a claim per slot costs one each.
+    /// Completer records a batch of ends at once) and submissions arrive in
+    /// bursts under load, and one claim for the whole burst costs one commit
+    /// where a claim per slot or per job costs one each.
     fn claim_soon(&mut self, ctx: &mut Context<Self>) {
         if self.claim_scheduled {
             return;
@@ -221,7 +222,13 @@ impl Handler<WorkAvailable> for Dispatcher {
     type Result = ();
 
     fn handle(&mut self, _: WorkAvailable, ctx: &mut Self::Context) {
-        self.claim(ctx);
+        // An idle process claims at once (latency); a busy one lets a burst
+        // of submissions gather into one claim (throughput).
+        if self.running == 0 {
+            self.claim(ctx);
+        } else {
+            self.claim_soon(ctx);
+        }
     }
 }
 
