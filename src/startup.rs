@@ -8,8 +8,8 @@ use actix::prelude::*;
 use actix_web::{App, HttpServer, dev::Server, web};
 
 use crate::actors::{
-    Completer, Dispatcher, DispatcherSettings, Drain, LeaseKeeper, Listeners, Mailer, Notifier, Pruner, Rescuer,
-    SupervisorDeps, SupervisorRegistry, spawn_listener,
+    Completer, Dispatcher, DispatcherSettings, Drain, LeaseKeeper, Listeners, Mailer, Notifier, Prune, Pruner,
+    RenewLeases, RescueExpired, Rescuer, SupervisorDeps, SupervisorRegistry, spawn_listener,
 };
 use crate::config::StorageBackend;
 use crate::config::{ConfigError, Settings, invalid};
@@ -62,7 +62,17 @@ pub struct Application {
     registry: Addr<SupervisorRegistry>,
     server: Server,
     dispatcher: Addr<Dispatcher>,
+    ticks: Ticks,
     settings: Settings,
+}
+
+/// The periodic actors' wake-ups: they run on their own timers, and tests
+/// send these to make a pass happen now instead of waiting for one.
+#[derive(Clone)]
+pub struct Ticks {
+    pub rescue: Recipient<RescueExpired>,
+    pub prune: Recipient<Prune>,
+    pub renew_leases: Recipient<RenewLeases>,
 }
 
 impl Application {
@@ -82,10 +92,10 @@ impl Application {
             retention: settings.storage.retention,
         };
         let job_types = JobTypes::build(&settings.job_types, &handlers, &exports)?;
-        let pruner =
-            Pruner::new(store.clone(), storage.clone(), settings.storage.prune_interval, settings.history.retention);
-        pruner.start();
         let applied = db::migrate(&store).await?;
+        let pruner =
+            Pruner::new(store.clone(), storage.clone(), settings.storage.prune_interval, settings.history.retention)
+                .start();
         if applied > 0 {
             tracing::info!(applied, "applied migrations");
         }
@@ -110,6 +120,7 @@ impl Application {
         // The dispatcher and the registry point at each other (claims go
         // down, freed slots come back up): make the dispatcher's mailbox
         // first, wire the registry to it, then start the dispatcher in it.
+        let leases = LeaseKeeper::new(store.clone(), w.lease).start();
         let dispatcher_context = Context::<Dispatcher>::new();
         let dispatcher = dispatcher_context.address();
         let registry = SupervisorRegistry::new(SupervisorDeps {
@@ -117,7 +128,7 @@ impl Application {
             job_types: job_types.clone(),
             idle_after: w.supervisor_idle,
             completer: Completer::new(store.clone()).start().recipient(),
-            leases: LeaseKeeper::new(store.clone(), w.lease).start().recipient(),
+            leases: leases.clone().recipient(),
             work_available: dispatcher.clone().recipient(),
             slot_freed: dispatcher.clone().recipient(),
             notifier: notifier.clone().recipient(),
@@ -125,7 +136,10 @@ impl Application {
         .start();
         dispatcher_context.run(Dispatcher::new(store.clone(), dispatcher_settings, registry.clone()));
         let rescue_every = (w.lease / 2).max(w.poll_interval);
-        Rescuer::new(store.clone(), rescue_every, dispatcher.clone().recipient(), notifier.clone().recipient()).start();
+        let rescuer =
+            Rescuer::new(store.clone(), rescue_every, dispatcher.clone().recipient(), notifier.clone().recipient())
+                .start();
+        let ticks = Ticks { rescue: rescuer.recipient(), prune: pruner.recipient(), renew_leases: leases.recipient() };
         let listeners = Listeners { work: dispatcher.clone().recipient(), notifications: notifier.clone().recipient() };
         spawn_listener(settings.database.url.clone(), listeners);
 
@@ -148,12 +162,17 @@ impl Application {
             .listen(listener)
             .map_err(|source| StartupError::Bind { bind: settings.http.bind.clone(), source })?
             .run();
-        Ok(Self { port, registry, server, dispatcher, settings })
+        Ok(Self { port, registry, server, dispatcher, ticks, settings })
     }
 
     /// The port the HTTP server listens on.
     pub fn port(&self) -> u16 {
         self.port
+    }
+
+    /// Wake-ups for the periodic actors.
+    pub fn ticks(&self) -> Ticks {
+        self.ticks.clone()
     }
 
     /// The registry of tenant supervisors.

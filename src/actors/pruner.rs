@@ -7,6 +7,7 @@
 //! several processes may prune at once and a crash between deleting a file
 //! and marking its job only repeats a delete.
 
+use std::future::Future;
 use std::time::Duration;
 
 use actix::prelude::*;
@@ -14,7 +15,8 @@ use actix::prelude::*;
 use crate::storage::{ObjectKey, Storage};
 use crate::store::Store;
 
-/// Prune now (tests drive the pruner with it instead of waiting).
+/// Prune now; answered when the pass is done (tests drive the pruner with it
+/// instead of waiting for its timer).
 #[derive(Debug, Clone, Copy, Message)]
 #[rtype(result = "()")]
 pub struct Prune;
@@ -38,15 +40,13 @@ impl Pruner {
         Self { store, storage, every, history_retention }
     }
 
-    fn prune(&mut self, ctx: &mut Context<Self>) {
+    /// One pass: expired result files, then old history.
+    fn pass(&self) -> impl Future<Output = ()> + 'static {
         let (store, storage, retention) = (self.store.clone(), self.storage.clone(), self.history_retention);
-        ctx.wait(
-            async move {
-                prune_results(&store, &storage).await;
-                prune_history(&store, retention).await;
-            }
-            .into_actor(self),
-        );
+        async move {
+            prune_results(&store, &storage).await;
+            prune_history(&store, retention).await;
+        }
     }
 }
 
@@ -54,15 +54,16 @@ impl Actor for Pruner {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Self::Context) {
-        ctx.run_interval(self.every, |act, ctx| act.prune(ctx));
+        // `wait`: one pass at a time, however slow storage is.
+        ctx.run_interval(self.every, |act, ctx| ctx.wait(act.pass().into_actor(act)));
     }
 }
 
 impl Handler<Prune> for Pruner {
-    type Result = ();
+    type Result = ResponseFuture<()>;
 
-    fn handle(&mut self, _: Prune, ctx: &mut Self::Context) {
-        self.prune(ctx);
+    fn handle(&mut self, _: Prune, _ctx: &mut Self::Context) -> Self::Result {
+        Box::pin(self.pass())
     }
 }
 

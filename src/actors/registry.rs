@@ -54,7 +54,7 @@ impl SupervisorRegistry {
         if let Some(existing) = self.supervisors.get(&tenant).filter(|addr| addr.connected()) {
             return existing.clone();
         }
-        let addr = JobSupervisor::new(tenant.clone(), self.deps.clone(), registry).start();
+        let addr = JobSupervisor::new(tenant.clone(), self.deps.clone(), registry.recipient()).start();
         self.supervisors.insert(tenant, addr.clone());
         addr
     }

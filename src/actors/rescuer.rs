@@ -12,7 +12,8 @@ use super::dispatcher::WorkAvailable;
 use super::notifier::JobFinished;
 use crate::store::Store;
 
-/// Rescue now (tests drive the rescuer with it instead of waiting).
+/// Rescue now; answered when the pass is done (tests drive the rescuer with
+/// it instead of waiting for its timer).
 #[derive(Debug, Clone, Copy, Message)]
 #[rtype(result = "()")]
 pub struct RescueExpired;
@@ -40,15 +41,15 @@ impl Rescuer {
         Self { store, every, work_available, notifier, rescuing: false }
     }
 
-    fn rescue(&mut self, ctx: &mut Context<Self>) {
+    /// One rescue pass (none if one is under way).
+    fn pass(&mut self) -> ResponseActFuture<Self, ()> {
         if self.rescuing {
-            return;
+            return Box::pin(fut::ready(()));
         }
         self.rescuing = true;
         let store = self.store.clone();
-        async move { store.queue().rescue_expired(BATCH).await }
-            .into_actor(self)
-            .map(|rescued, act, _ctx| {
+        let pass =
+            async move { store.queue().rescue_expired(BATCH).await }.into_actor(self).map(|rescued, act, _ctx| {
                 act.rescuing = false;
                 let rescued = match rescued {
                     Ok(rescued) => rescued,
@@ -66,8 +67,8 @@ impl Rescuer {
                 if rescued.requeued > 0 {
                     act.work_available.do_send(WorkAvailable);
                 }
-            })
-            .spawn(ctx);
+            });
+        Box::pin(pass)
     }
 }
 
@@ -75,15 +76,17 @@ impl Actor for Rescuer {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Self::Context) {
-        ctx.run_interval(self.every, |act, ctx| act.rescue(ctx));
-        self.rescue(ctx);
+        ctx.run_interval(self.every, |act, ctx| {
+            ctx.spawn(act.pass());
+        });
+        ctx.spawn(self.pass());
     }
 }
 
 impl Handler<RescueExpired> for Rescuer {
-    type Result = ();
+    type Result = ResponseActFuture<Self, ()>;
 
-    fn handle(&mut self, _: RescueExpired, ctx: &mut Self::Context) {
-        self.rescue(ctx);
+    fn handle(&mut self, _: RescueExpired, _ctx: &mut Self::Context) -> Self::Result {
+        self.pass()
     }
 }

@@ -17,7 +17,7 @@ use super::completer::Complete;
 use super::dispatcher::{SlotFreed, WorkAvailable};
 use super::leases::LeaseChange;
 use super::notifier::JobFinished;
-use super::registry::{RunJob, SupervisorIdle, SupervisorRegistry};
+use super::registry::{RunJob, SupervisorIdle};
 use super::worker::{Abandon, JobWorker, WorkerDone, WorkerLinks};
 use crate::domain::{Caller, IdempotencyKey, Job, JobId, TenantId};
 use crate::jobs::{JobType, JobTypes, ParamsError};
@@ -82,13 +82,14 @@ pub struct SupervisorDeps {
 pub struct JobSupervisor {
     tenant: TenantId,
     deps: SupervisorDeps,
-    registry: Addr<SupervisorRegistry>,
+    /// Asked before stopping when idle (the registry, which made this supervisor).
+    registry: Recipient<SupervisorIdle>,
     workers: HashMap<JobId, Addr<JobWorker>>,
     last_active: Instant,
 }
 
 impl JobSupervisor {
-    pub(super) fn new(tenant: TenantId, deps: SupervisorDeps, registry: Addr<SupervisorRegistry>) -> Self {
+    pub(super) fn new(tenant: TenantId, deps: SupervisorDeps, registry: Recipient<SupervisorIdle>) -> Self {
         Self { tenant, deps, registry, workers: HashMap::new(), last_active: Instant::now() }
     }
 

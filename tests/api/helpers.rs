@@ -5,6 +5,7 @@
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use errand::config::{JobTypeSettings, Settings};
@@ -130,6 +131,8 @@ pub fn job_type(handler: &str) -> JobTypeSettings {
 pub struct TestApp {
     pub address: String,
     pub registry: actix::Addr<errand::actors::SupervisorRegistry>,
+    /// Make the periodic actors (rescuer, pruner, lease keeper) run a pass now.
+    pub ticks: errand::startup::Ticks,
     pub db: TestDb,
     pub http: reqwest::Client,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
@@ -156,11 +159,12 @@ pub async fn spawn_app_on(db: TestDb, configure: impl FnOnce(&mut Settings), han
     let app = Application::build(settings, handlers).await.expect("errand starts");
     let address = format!("http://127.0.0.1:{}", app.port());
     let registry = app.registry();
+    let ticks = app.ticks();
     let (stop, stopped_rx) = tokio::sync::oneshot::channel::<()>();
     let stopped = actix_web::rt::spawn(app.run_until(async move {
         let _ = stopped_rx.await;
     }));
-    TestApp { address, registry, db, http: reqwest::Client::new(), stop: Some(stop), stopped: Some(stopped) }
+    TestApp { address, registry, ticks, db, http: reqwest::Client::new(), stop: Some(stop), stopped: Some(stopped) }
 }
 
 impl TestApp {
@@ -643,5 +647,41 @@ impl S3Server {
 impl Drop for S3Server {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.root);
+    }
+}
+
+/// A handler that holds every job it runs "running" until the test lets it
+/// go, and signals each start: tests wait on it instead of polling.
+#[derive(Clone)]
+pub struct Gate {
+    open: Arc<tokio::sync::Semaphore>,
+    started: Arc<tokio::sync::Semaphore>,
+}
+
+impl Gate {
+    pub fn new() -> Self {
+        Self { open: Arc::new(tokio::sync::Semaphore::new(0)), started: Arc::new(tokio::sync::Semaphore::new(0)) }
+    }
+
+    /// Waits until `n` more attempts have started.
+    pub async fn started(&self, n: u32, within: Duration) {
+        let started = tokio::time::timeout(within, self.started.acquire_many(n)).await;
+        started.expect("attempts started in time").expect("gate open").forget();
+    }
+
+    /// Lets `n` held attempts complete.
+    pub fn release(&self, n: usize) {
+        self.open.add_permits(n);
+    }
+}
+
+impl errand::jobs::JobHandler for Gate {
+    fn run(&self, _ctx: errand::jobs::JobContext) -> errand::jobs::HandlerFuture {
+        let gate = self.clone();
+        Box::pin(async move {
+            gate.started.add_permits(1);
+            gate.open.acquire().await.expect("gate open").forget();
+            Ok(errand::jobs::JobOutput::default())
+        })
     }
 }

@@ -271,3 +271,76 @@ async fn metrics_count_what_happened_without_naming_tenants() {
     assert!(text.lines().any(|l| l.starts_with("errand_jobs_waiting ")), "{text}");
     assert!(text.lines().any(|l| l.starts_with("errand_oldest_due_job_wait_seconds ")), "{text}");
 }
+
+#[actix_web::test]
+async fn a_job_held_past_many_lease_lengths_keeps_its_lease_and_completes_once() {
+    let gate = Gate::new();
+    let mut handlers = HandlerRegistry::builtin();
+    handlers.register("gate", gate.clone());
+    let lease = Duration::from_millis(300);
+    let app = spawn_app_with(
+        |s| {
+            s.workers.lease = lease;
+            s.job_types.insert("held".into(), job_type("gate"));
+        },
+        handlers,
+    )
+    .await;
+    let alice = token("acme", "alice");
+    let id = app.create(&alice, "held", json!({})).await;
+    gate.started(1, WITHIN).await;
+    for _ in 0..5 {
+        // Longer than a lease: only the LeaseKeeper's renewals keep it ours.
+        tokio::time::sleep(lease).await;
+        app.ticks.rescue.send(errand::actors::RescueExpired).await.unwrap();
+        let job = app.job(&alice, &id).await;
+        assert_eq!((job["state"].as_str(), job["attempts"].as_i64()), (Some("running"), Some(1)), "{job}");
+    }
+    gate.release(1);
+    let job = app.wait_until_finished(&alice, &id, WITHIN).await;
+    assert_eq!((job["status"].as_str(), job["attempts"].as_i64()), (Some("completed"), Some(1)));
+    assert_eq!(app.db.notifications_for(&id).await, 1);
+}
+
+#[actix_web::test]
+async fn finished_jobs_past_the_history_retention_are_pruned_and_their_keys_freed() {
+    let gate = Gate::new();
+    let mut handlers = HandlerRegistry::builtin();
+    handlers.register("gate", gate.clone());
+    let app = spawn_app_with(
+        |s| {
+            s.history.retention = Duration::from_secs(1);
+            s.job_types.insert("held".into(), job_type("gate"));
+        },
+        handlers,
+    )
+    .await;
+    let alice = token("acme", "alice");
+    let first = app.submit(&alice, "noop", "monthly-report", json!({})).await;
+    let done = first.json::<serde_json::Value>().await.unwrap()["id"].as_str().unwrap().to_owned();
+    app.wait_until_finished(&alice, &done, WITHIN).await;
+    let held = app.create(&alice, "held", json!({})).await;
+    gate.started(1, WITHIN).await;
+    eventually(WITHIN, "the finished job is pruned, the running one kept", || async {
+        app.ticks.prune.send(errand::actors::Prune).await.unwrap();
+        let ids: Vec<String> = app
+            .db
+            .client()
+            .await
+            .query("SELECT id::text FROM jobs", &[])
+            .await
+            .unwrap()
+            .iter()
+            .map(|r| r.get(0))
+            .collect();
+        ids == [held.clone()]
+    })
+    .await;
+    assert_eq!(app.db.notifications_for(&done).await, 0);
+    let again = app.submit(&alice, "noop", "monthly-report", json!({})).await;
+    assert_eq!(again.status(), reqwest::StatusCode::ACCEPTED, "the pruned job's key is free again");
+    let id = again.json::<serde_json::Value>().await.unwrap()["id"].as_str().unwrap().to_owned();
+    assert_ne!(id, done);
+    gate.release(1);
+    app.wait_until_finished(&alice, &held, WITHIN).await;
+}
