@@ -199,12 +199,35 @@ impl Queue<'_> {
     /// limits and fairness hold).
     #[tracing::instrument(skip_all, fields(limit = request.limit))]
     pub async fn claim(&self, request: &ClaimRequest<'_>) -> Result<Claim, StoreError> {
-        let mut client = self.pool.get().await?;
-        let tx = client.transaction().await?;
-        let lock = tx.prepare_cached(LOCK_TENANTS_AND_TYPES).await?;
+        let client = self.pool.get().await?;
+        let claimed = self.claim_in_transaction(&client, request).await;
+        if claimed.is_err() {
+            // Never hand the pool a connection inside a transaction. (After a
+            // failed statement the pipelined COMMIT already rolled back, and
+            // this only warns.)
+            let _ = client.batch_execute("ROLLBACK").await;
+        }
+        claimed
+    }
+
+    /// The claim's transaction in two round trips: BEGIN is pipelined with the
+    /// locking statement, and COMMIT with the claiming one (each sent without
+    /// waiting for the answer to the one before; on a failed statement
+    /// PostgreSQL turns the COMMIT into a rollback).
+    async fn claim_in_transaction(
+        &self,
+        client: &deadpool_postgres::Client,
+        request: &ClaimRequest<'_>,
+    ) -> Result<Claim, StoreError> {
+        let lock = client.prepare_cached(LOCK_TENANTS_AND_TYPES).await?;
+        let claim = client.prepare_cached(CLAIM_LOCKED).await?;
         let tenants = i32::try_from(request.tenants).unwrap_or(i32::MAX);
         let limits = request.type_limits;
-        let rows = tx.query(&lock, &[&request.after_tenant, &tenants, &limits.names]).await?;
+        let lock_params: [&(dyn tokio_postgres::types::ToSql + Sync); 3] =
+            [&request.after_tenant, &tenants, &limits.names];
+        let (begun, rows) = tokio::join!(client.batch_execute("BEGIN"), client.query(&lock, &lock_params));
+        begun?;
+        let rows = rows?;
         let (mut considered, mut last_tenant, mut locked_tenants) = (0, String::new(), Vec::new());
         let mut locked_types = vec![false; limits.names.len()];
         for row in &rows {
@@ -224,26 +247,24 @@ impl Queue<'_> {
         }
         let next_after_tenant = if considered < request.tenants { String::new() } else { last_tenant };
         if locked_tenants.is_empty() {
-            tx.commit().await?;
+            client.batch_execute("COMMIT").await?;
             return Ok(Claim { jobs: Vec::new(), next_after_tenant });
         }
-        let claim = tx.prepare_cached(CLAIM_LOCKED).await?;
-        let rows = tx
-            .query(
-                &claim,
-                &[
-                    &locked_tenants,
-                    &i64::from(request.tenant_limit),
-                    &limits.names,
-                    &limits.limits,
-                    &locked_types,
-                    &(request.limit as i64),
-                    &request.owner,
-                    &millis(request.lease),
-                ],
-            )
-            .await?;
-        tx.commit().await?;
+        let tenant_limit = i64::from(request.tenant_limit);
+        let (limit, lease) = (request.limit as i64, millis(request.lease));
+        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 8] = [
+            &locked_tenants,
+            &tenant_limit,
+            &limits.names,
+            &limits.limits,
+            &locked_types,
+            &limit,
+            &request.owner,
+            &lease,
+        ];
+        let (rows, committed) = tokio::join!(client.query(&claim, &params), client.batch_execute("COMMIT"));
+        let rows = rows?;
+        committed?;
         let jobs = rows.iter().map(claimed_from_row).collect::<Result<_, _>>()?;
         Ok(Claim { jobs, next_after_tenant })
     }
