@@ -55,8 +55,8 @@ pub struct DispatcherSettings {
 const MIN_TENANTS_PER_CLAIM: usize = 16;
 /// Most tenants one claim considers, however many slots are free.
 const MAX_TENANTS_PER_CLAIM: usize = 256;
-/// How long freed slots gather before a claim fills them.
-const FREED_SLOTS_GATHER: Duration = Duration::from_micros(500);
+/// How long wake-ups (freed slots; submissions while busy) gather into one claim.
+const WAKE_UPS_GATHER: Duration = Duration::from_micros(500);
 /// Telling other processes about work we cannot take ourselves happens at most this often.
 const ANNOUNCE_EVERY: Duration = Duration::from_millis(100);
 
@@ -160,7 +160,7 @@ impl Dispatcher {
         .spawn(ctx);
     }
 
-    /// Claims after [`FREED_SLOTS_GATHER`]: slots free up in bursts (the
+    /// Claims after [`WAKE_UPS_GATHER`]: slots free up in bursts (the
     /// Completer records a batch of ends at once) and submissions arrive in
     /// bursts under load, and one claim for the whole burst costs one commit
     /// where a claim per slot or per job costs one each.
@@ -169,7 +169,7 @@ impl Dispatcher {
             return;
         }
         self.claim_scheduled = true;
-        ctx.run_later(FREED_SLOTS_GATHER, |act, ctx| {
+        ctx.run_later(WAKE_UPS_GATHER, |act, ctx| {
             act.claim_scheduled = false;
             act.claim(ctx);
         });
