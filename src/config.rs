@@ -416,6 +416,10 @@ impl JobTypeSettings {
     }
 }
 
+/// The `auth.jwt_secret` of the shipped `config.toml`: fine on a laptop,
+/// refused on any address other people can reach.
+const SHIPPED_DEV_SECRET: &str = "dev-only-secret-change-me-0123456789abcdef";
+
 /// A configuration problem, always naming the key at fault.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -473,6 +477,17 @@ impl Settings {
         }
         if self.auth.jwt_secret.len() < 32 {
             return Err(invalid("auth.jwt_secret", "must be at least 32 bytes"));
+        }
+        let bind: SocketAddr = self.http.bind.parse().map_err(|e| invalid("http.bind", format!("{e}")))?;
+        let shipped_secret = self.auth.jwt_secret == SHIPPED_DEV_SECRET;
+        if shipped_secret && !bind.ip().is_loopback() {
+            return Err(invalid(
+                "auth.jwt_secret",
+                format!(
+                    "is the development secret shipped in config.toml, which anyone can read, and http.bind \
+                     ({bind}) is not a loopback address: set ERRAND_AUTH__JWT_SECRET to a secret of your own"
+                ),
+            ));
         }
         let w = &self.workers;
         if w.tenant_limit == 0 {

@@ -58,7 +58,7 @@ fn export_slots(settings: &Settings) -> usize {
 
 /// A started errand: the HTTP server bound, the actors running.
 pub struct Application {
-    port: u16,
+    address: std::net::SocketAddr,
     registry: Addr<SupervisorRegistry>,
     server: Server,
     dispatcher: Addr<Dispatcher>,
@@ -148,10 +148,8 @@ impl Application {
         let state = web::Data::new(state);
         let listener = TcpListener::bind(&settings.http.bind)
             .map_err(|source| StartupError::Bind { bind: settings.http.bind.clone(), source })?;
-        let port = listener
-            .local_addr()
-            .map_err(|source| StartupError::Bind { bind: settings.http.bind.clone(), source })?
-            .port();
+        let address =
+            listener.local_addr().map_err(|source| StartupError::Bind { bind: settings.http.bind.clone(), source })?;
         let mut server = HttpServer::new(move || App::new().app_data(state.clone()).configure(http::routes))
             .disable_signals()
             .shutdown_timeout(settings.workers.shutdown_grace.as_secs().max(1));
@@ -162,12 +160,17 @@ impl Application {
             .listen(listener)
             .map_err(|source| StartupError::Bind { bind: settings.http.bind.clone(), source })?
             .run();
-        Ok(Self { port, registry, server, dispatcher, ticks, settings })
+        Ok(Self { address, registry, server, dispatcher, ticks, settings })
     }
 
     /// The port the HTTP server listens on.
     pub fn port(&self) -> u16 {
-        self.port
+        self.address.port()
+    }
+
+    /// The address the HTTP server is bound to.
+    pub fn address(&self) -> std::net::SocketAddr {
+        self.address
     }
 
     /// Wake-ups for the periodic actors.

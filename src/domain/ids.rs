@@ -7,7 +7,7 @@ use uuid::Uuid;
 
 /// An identifier from a token claim that is empty or too long.
 #[derive(Debug, thiserror::Error)]
-#[error("{what} must be 1 to 255 characters")]
+#[error("{what} must be 1 to 255 characters, none of them NUL")]
 pub struct InvalidId {
     what: &'static str,
 }
@@ -20,10 +20,11 @@ macro_rules! text_id {
         pub struct $name(String);
 
         impl $name {
-            /// Accepts 1 to 255 characters.
+            /// Accepts 1 to 255 characters, none of them NUL (PostgreSQL
+            /// text cannot hold it, so such a name can never be stored).
             pub fn parse(raw: impl Into<String>) -> Result<Self, InvalidId> {
                 let raw = raw.into();
-                if raw.is_empty() || raw.len() > 255 {
+                if raw.is_empty() || raw.len() > 255 || raw.contains('\0') {
                     return Err(InvalidId { what: $what });
                 }
                 Ok(Self(raw))

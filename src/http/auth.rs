@@ -53,6 +53,8 @@ impl Authenticator {
     pub fn new(secret: &str) -> Result<Self, jsonwebtoken::errors::Error> {
         let mut validation = Validation::new(Algorithm::HS256);
         validation.set_required_spec_claims(&["exp", "sub"]);
+        // `nbf`, when present, is honoured like `exp`, with no leeway either.
+        validation.validate_nbf = true;
         validation.leeway = 0;
         let mut ticket_validation = validation.clone();
         ticket_validation.set_required_spec_claims(&["exp", "sub", "aud"]);
@@ -112,7 +114,12 @@ impl Authenticator {
             tenant: TenantId::parse(claims.tenant)
                 .map_err(|_| AppError::Unauthorized("the token's tenant claim is invalid"))?,
             user: UserId::parse(claims.sub).map_err(|_| AppError::Unauthorized("the token's sub claim is invalid"))?,
-            email: claims.email.filter(|e| !e.is_empty()),
+            email: match claims.email.filter(|e| !e.is_empty()) {
+                Some(email) if email.contains('\0') => {
+                    return Err(AppError::Unauthorized("the token's email claim is invalid"));
+                }
+                email => email,
+            },
         })
     }
 }

@@ -147,7 +147,14 @@ pub async fn list(
         .transpose()?;
     let limit = page::limit(query.limit)?;
     let before = query.cursor.as_deref().map(page::decode_cursor).transpose()?.map(JobId);
-    let filter = JobFilter { status, job_type: query.job_type, before, limit };
+    let job_type = query
+        .job_type
+        .map(|t| match crate::domain::JobTypeName::parse(&t) {
+            Some(name) => Ok(name.as_str().to_owned()),
+            None => Err(AppError::BadRequest(format!("type must be a job type's name (a-z, 0-9, _ and -), not {t:?}"))),
+        })
+        .transpose()?;
+    let filter = JobFilter { status, job_type, before, limit };
     let page = state.ask(&caller, ListJobs { caller: caller.clone(), filter }).await??;
     Ok(HttpResponse::Ok().json(JobList {
         jobs: futures_util::future::try_join_all(page.jobs.into_iter().map(|job| JobView::new(job, &state))).await?,

@@ -69,7 +69,12 @@ pub struct ParamsError {
 
 impl JobType {
     /// Checks `params` against the type's schema; reports the first failure.
+    /// Text holding NUL is refused whatever the schema: PostgreSQL's jsonb
+    /// cannot store it.
     pub fn validate_params(&self, params: &Value) -> Result<(), ParamsError> {
+        if let Some(field) = nul_at(params, String::new()) {
+            return Err(ParamsError { field, reason: "text must not contain the NUL character (\\u0000)".into() });
+        }
         let Some(schema) = &self.schema else {
             return Ok(());
         };
@@ -80,6 +85,19 @@ impl JobType {
                 Err(ParamsError { field: if path.is_empty() { "/".into() } else { path }, reason: error.to_string() })
             }
         }
+    }
+}
+
+/// The JSON pointer of the first key or string holding NUL, if any.
+fn nul_at(value: &Value, at: String) -> Option<String> {
+    match value {
+        Value::String(s) if s.contains('\0') => Some(if at.is_empty() { "/".into() } else { at }),
+        Value::Array(items) => items.iter().enumerate().find_map(|(i, item)| nul_at(item, format!("{at}/{i}"))),
+        Value::Object(fields) => fields.iter().find_map(|(key, item)| {
+            let here = format!("{at}/{}", key.replace('~', "~0").replace('/', "~1"));
+            if key.contains('\0') { Some(here) } else { nul_at(item, here) }
+        }),
+        _ => None,
     }
 }
 
@@ -120,7 +138,9 @@ impl JobTypes {
             let schema = s
                 .params_schema
                 .as_ref()
-                .map(jsonschema::validator_for)
+                // Formats are checked, not just annotated: `"format": "date"`
+                // refuses 0000-00-00 at submit instead of failing the job later.
+                .map(|schema| jsonschema::options().should_validate_formats(true).build(schema))
                 .transpose()
                 .map_err(|e| invalid(format!("job_types.{name}.params_schema"), e.to_string()))?;
             let display_name = s.display_name.clone().unwrap_or_else(|| default_display_name(name));

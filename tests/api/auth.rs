@@ -73,3 +73,43 @@ async fn readyz_fails_when_migrations_are_missing() {
     let response = app.http.get(format!("{}/readyz", app.address)).send().await.unwrap();
     assert_problem(response, StatusCode::SERVICE_UNAVAILABLE, "unavailable").await;
 }
+
+#[actix_web::test]
+async fn a_claim_holding_nul_is_not_an_identity_on_any_route() {
+    let app = spawn_app().await;
+    let exp = now_secs() + 60;
+    let with = |sub: &str, tenant: &str, email: Option<&str>| {
+        token_with(Claims { sub: sub.into(), tenant: tenant.into(), email: email.map(Into::into), exp })
+    };
+    for token in [with("alice", "ac\0me", None), with("al\0ice", "acme", None), with("alice", "acme", Some("a\0@x.io"))]
+    {
+        let jobs = status_with(&app, Some(&format!("Bearer {token}"))).await;
+        assert_problem(jobs, StatusCode::UNAUTHORIZED, "unauthorized").await;
+        let ticket = app
+            .http
+            .post(format!("{}/notifications/stream-tickets", app.address))
+            .bearer_auth(&token)
+            .send()
+            .await
+            .unwrap();
+        assert_problem(ticket, StatusCode::UNAUTHORIZED, "unauthorized").await;
+    }
+}
+
+#[actix_web::test]
+async fn a_token_not_yet_valid_is_refused_and_one_already_valid_accepted() {
+    let app = spawn_app().await;
+    let signed = |nbf: u64| {
+        let body = json!({"sub": "alice", "tenant": "acme", "exp": now_secs() + 600, "nbf": nbf});
+        jsonwebtoken::encode(
+            &jsonwebtoken::Header::default(),
+            &body,
+            &jsonwebtoken::EncodingKey::from_secret(SECRET.as_bytes()).unwrap(),
+        )
+        .unwrap()
+    };
+    let later = status_with(&app, Some(&format!("Bearer {}", signed(now_secs() + 300)))).await;
+    assert_problem(later, StatusCode::UNAUTHORIZED, "unauthorized").await;
+    let earlier = status_with(&app, Some(&format!("Bearer {}", signed(now_secs() - 5)))).await;
+    assert_eq!(earlier.status(), StatusCode::OK);
+}

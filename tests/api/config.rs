@@ -60,3 +60,35 @@ fn errand_token_prints_a_token_for_the_configured_secret() {
     let ttl = claims.exp - crate::helpers::now_secs();
     assert!((250..=300).contains(&ttl), "ttl {ttl}");
 }
+
+#[test]
+fn the_shipped_secret_is_refused_on_an_address_others_can_reach() {
+    let (code, stderr) = errand_with(&[("ERRAND_HTTP__BIND", "0.0.0.0:8080")]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("auth.jwt_secret") && stderr.contains("ERRAND_AUTH__JWT_SECRET"), "{stderr}");
+    let own_secret =
+        [("ERRAND_HTTP__BIND", "0.0.0.0:8080"), ("ERRAND_AUTH__JWT_SECRET", "a-secret-of-our-own-0123456789abcdef")];
+    let (_, stderr) = errand_with(&own_secret);
+    assert!(!stderr.contains("auth.jwt_secret"), "{stderr}");
+}
+
+#[test]
+fn a_token_can_be_made_anywhere_with_the_secret_and_says_what_it_needs_without() {
+    let elsewhere = std::env::temp_dir();
+    let run = |secret: Option<&str>| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_errand"));
+        command.current_dir(&elsewhere).args(["token", "--tenant", "acme", "--user", "alice"]);
+        command.env_remove("ERRAND_CONFIG").env_remove("ERRAND_AUTH__JWT_SECRET");
+        if let Some(secret) = secret {
+            command.env("ERRAND_AUTH__JWT_SECRET", secret);
+        }
+        command.output().expect("run errand token")
+    };
+    let made = run(Some("a-secret-of-our-own-0123456789abcdef"));
+    assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
+    assert_eq!(String::from_utf8_lossy(&made.stdout).trim().split('.').count(), 3);
+    let refused = run(None);
+    assert_eq!(refused.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(stderr.contains("ERRAND_AUTH__JWT_SECRET") && stderr.contains("--config"), "{stderr}");
+}

@@ -120,3 +120,16 @@ async fn unknown_routes_are_problem_404s() {
     let response = app.get(&token("acme", "alice"), "/nothing/here").await;
     assert_problem(response, StatusCode::NOT_FOUND, "not_found").await;
 }
+
+#[actix_web::test]
+async fn a_type_filter_that_cannot_name_a_job_type_is_400() {
+    let app = spawn_app().await;
+    let alice = token("acme", "alice");
+    for filter in ["%00", "noop%00", "NOOP", "no%20op"] {
+        let response =
+            app.http.get(format!("{}/jobs?type={filter}", app.address)).bearer_auth(&alice).send().await.unwrap();
+        assert_problem(response, reqwest::StatusCode::BAD_REQUEST, "bad_request").await;
+    }
+    let fine = app.http.get(format!("{}/jobs?type=noop", app.address)).bearer_auth(&alice).send().await.unwrap();
+    assert_eq!(fine.status(), reqwest::StatusCode::OK);
+}

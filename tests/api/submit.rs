@@ -190,3 +190,39 @@ async fn a_body_over_64_kib_is_413() {
     let response = app.submit(&token("acme", "alice"), "noop", "k2", just_under).await;
     assert_eq!(response.status(), StatusCode::ACCEPTED);
 }
+
+#[actix_web::test]
+async fn params_holding_nul_anywhere_are_422_naming_the_field_and_record_nothing() {
+    let app = spawn_app().await;
+    let alice = token("acme", "alice");
+    let cases = [
+        (json!({"note": "a\u{0}b"}), "/note"),
+        (json!({"outer": {"list": ["ok", "bad\u{0}"]}}), "/outer/list/1"),
+        (json!({"ke\u{0}y": 1}), "/ke\u{0}y"),
+    ];
+    for (i, (params, field)) in cases.into_iter().enumerate() {
+        let response = app.submit(&alice, "noop", &format!("nul-{i}"), params).await;
+        let problem = assert_problem(response, StatusCode::UNPROCESSABLE_ENTITY, "invalid_params").await;
+        assert_eq!(problem["field"], field, "{problem}");
+    }
+    let jobs: i64 = app.db.scalar("SELECT count(*) FROM jobs", &[]).await;
+    assert_eq!(jobs, 0);
+}
+
+#[actix_web::test]
+async fn what_the_schema_accepts_runs_and_impossible_dates_are_refused_at_submit() {
+    let app = spawn_app().await;
+    let alice = token("acme", "alice");
+    for (i, ms) in ["10.0", "1e1", "10.000"].into_iter().enumerate() {
+        let params: Value = serde_json::from_str(&format!(r#"{{"ms": {ms}, "fail_times": 0}}"#)).unwrap();
+        let id = app.create(&alice, "sleep", params).await;
+        let job = app.wait_until_finished(&alice, &id, std::time::Duration::from_secs(20)).await;
+        assert_eq!(job["status"], "completed", "ms = {ms} (#{i}): {job}");
+    }
+    for (i, date) in ["0000-00-00", "2026-02-30", "2026-13-01"].into_iter().enumerate() {
+        let params = json!({"from": date, "to": "2026-12-31"});
+        let response = app.submit(&alice, "export_sales_report", &format!("date-{i}"), params).await;
+        let problem = assert_problem(response, StatusCode::UNPROCESSABLE_ENTITY, "invalid_params").await;
+        assert_eq!(problem["field"], "/from", "{date}: {problem}");
+    }
+}
