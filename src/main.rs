@@ -61,10 +61,23 @@ enum DemoCommand {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     errand::telemetry::init();
+    // A token needs only the secret: from the environment it works in any
+    // directory, without a configuration file.
+    if let Command::Token { tenant, user, email, ttl } = &cli.command
+        && let Ok(secret) = std::env::var("ERRAND_AUTH__JWT_SECRET")
+    {
+        return exit_code(token(&secret, tenant.clone(), user.clone(), email.clone(), *ttl));
+    }
     let settings = match Settings::load(&cli.config) {
         Ok(settings) => settings,
         Err(error) => {
             eprintln!("errand: {error}");
+            if matches!(cli.command, Command::Token { .. }) {
+                eprintln!(
+                    "errand: a token needs the JWT secret: set ERRAND_AUTH__JWT_SECRET, or pass --config with \
+                     the path of errand's config.toml"
+                );
+            }
             return ExitCode::from(2);
         }
     };
@@ -74,8 +87,12 @@ fn main() -> ExitCode {
         Command::Demo { command: DemoCommand::Seed { tenants, rows } } => {
             actix_web::rt::System::new().block_on(seed(settings, tenants, rows))
         }
-        Command::Token { tenant, user, email, ttl } => token(&settings, tenant, user, email, ttl),
+        Command::Token { tenant, user, email, ttl } => token(&settings.auth.jwt_secret, tenant, user, email, ttl),
     };
+    exit_code(result)
+}
+
+fn exit_code(result: Result<(), AnyError>) -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
@@ -90,7 +107,7 @@ type AnyError = Box<dyn std::error::Error>;
 async fn serve(settings: Settings) -> Result<(), AnyError> {
     let app = Application::build(settings, HandlerRegistry::builtin()).await?;
     // A plain line on stdout, for scripts and tests that start errand on port 0.
-    println!("errand listening on 127.0.0.1:{}", app.port());
+    println!("errand listening on {}", app.address());
     app.run_until(shutdown_signal()).await?;
     Ok(())
 }
@@ -109,16 +126,10 @@ async fn seed(settings: Settings, tenants: u32, rows: u64) -> Result<(), AnyErro
     Ok(())
 }
 
-fn token(
-    settings: &Settings,
-    tenant: String,
-    user: String,
-    email: Option<String>,
-    ttl: Duration,
-) -> Result<(), AnyError> {
+fn token(secret: &str, tenant: String, user: String, email: Option<String>, ttl: Duration) -> Result<(), AnyError> {
     let exp = (SystemTime::now() + ttl).duration_since(UNIX_EPOCH)?.as_secs();
     let claims = Claims { sub: user, tenant, email, exp };
-    println!("{}", TokenIssuer::new(&settings.auth.jwt_secret)?.issue(&claims)?);
+    println!("{}", TokenIssuer::new(secret)?.issue(&claims)?);
     Ok(())
 }
 
