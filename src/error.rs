@@ -121,9 +121,10 @@ impl ResponseError for AppError {
 
 impl From<StoreError> for AppError {
     fn from(error: StoreError) -> Self {
-        match error {
-            StoreError::Pool(_) => Self::Unavailable(cause_chain(&error)),
-            other => Self::Internal(cause_chain(&other)),
+        if error.is_connection_lost() {
+            Self::Unavailable(cause_chain(&error))
+        } else {
+            Self::Internal(cause_chain(&error))
         }
     }
 }

@@ -115,6 +115,16 @@ impl<'a> CallerJobs<'a> {
         params: &serde_json::Value,
         max_attempts: u32,
     ) -> Result<Submission, StoreError> {
+        super::retry_if_connection_lost(|| self.submit_once(key, job_type, params, max_attempts)).await
+    }
+
+    async fn submit_once(
+        &self,
+        key: &IdempotencyKey,
+        job_type: &str,
+        params: &serde_json::Value,
+        max_attempts: u32,
+    ) -> Result<Submission, StoreError> {
         let fingerprint = Fingerprint::of(job_type, params);
         let client = self.pool.get().await?;
         let statement = client.prepare_cached(INSERT_OR_FIND).await?;
@@ -158,6 +168,10 @@ impl<'a> CallerJobs<'a> {
 
     /// The caller's job `id`, or `None` whether it is missing or someone else's.
     pub async fn get(&self, id: JobId) -> Result<Option<Job>, StoreError> {
+        super::retry_if_connection_lost(|| self.get_once(id)).await
+    }
+
+    async fn get_once(&self, id: JobId) -> Result<Option<Job>, StoreError> {
         let client = self.pool.get().await?;
         let statement = client.prepare_cached(GET_OWN).await?;
         let row =
@@ -167,6 +181,10 @@ impl<'a> CallerJobs<'a> {
 
     /// A page of the caller's jobs, newest first (keyset pagination on the v7 id).
     pub async fn list(&self, filter: &JobFilter) -> Result<JobPage, StoreError> {
+        super::retry_if_connection_lost(|| self.list_once(filter)).await
+    }
+
+    async fn list_once(&self, filter: &JobFilter) -> Result<JobPage, StoreError> {
         let client = self.pool.get().await?;
         let states: Option<Vec<JobState>> = filter.status.map(|s| s.states().to_vec());
         // One extra row tells whether another page follows.

@@ -40,6 +40,44 @@ pub enum StoreError {
     Corrupt(String),
 }
 
+impl StoreError {
+    /// The database could not be reached or the connection broke (it was
+    /// terminated, the server restarts, the network dropped): worth a retry on
+    /// a fresh connection, and a 503 rather than a 500 if that fails too.
+    pub fn is_connection_lost(&self) -> bool {
+        match self {
+            Self::Pool(_) => true,
+            Self::Postgres(error) => {
+                let class_08_or_shutdown = error.code().is_some_and(|code| {
+                    let code = code.code();
+                    code.starts_with("08") || matches!(code, "57P01" | "57P02" | "57P03")
+                });
+                let io = std::error::Error::source(error).is_some_and(|cause| cause.is::<std::io::Error>());
+                error.is_closed() || class_08_or_shutdown || io
+            }
+            Self::Corrupt(_) => false,
+        }
+    }
+}
+
+/// Runs `attempt` once more when it failed because its connection was lost:
+/// the pool discards a closed connection, so the second try gets another.
+/// Only for statements safe to repeat: reads, and the submission (its key
+/// makes it idempotent).
+pub(crate) async fn retry_if_connection_lost<T, F, Fut>(mut attempt: F) -> Result<T, StoreError>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, StoreError>>,
+{
+    match attempt().await {
+        Err(error) if error.is_connection_lost() => {
+            tracing::info!(%error, "database connection lost; trying once more on another");
+            attempt().await
+        }
+        other => other,
+    }
+}
+
 /// The server's message when there is one ("db error" alone says nothing).
 fn postgres_detail(error: &tokio_postgres::Error) -> String {
     error.as_db_error().map_or_else(|| error.to_string(), |db| db.to_string())

@@ -54,6 +54,15 @@ impl<'a> CallerNotifications<'a> {
         before: Option<NotificationId>,
         limit: u32,
     ) -> Result<NotificationPage, StoreError> {
+        super::retry_if_connection_lost(|| self.list_once(unread_only, before, limit)).await
+    }
+
+    async fn list_once(
+        &self,
+        unread_only: bool,
+        before: Option<NotificationId>,
+        limit: u32,
+    ) -> Result<NotificationPage, StoreError> {
         let client = self.pool.get().await?;
         let (tenant, user) = self.owner();
         let sql = format!(
@@ -84,6 +93,10 @@ impl<'a> CallerNotifications<'a> {
     /// Notifications newer than `after` (all when `None`), oldest first: what a
     /// live stream has not sent yet.
     pub async fn after(&self, after: Option<NotificationId>, limit: i64) -> Result<Vec<Notification>, StoreError> {
+        super::retry_if_connection_lost(|| self.after_once(after, limit)).await
+    }
+
+    async fn after_once(&self, after: Option<NotificationId>, limit: i64) -> Result<Vec<Notification>, StoreError> {
         let client = self.pool.get().await?;
         let (tenant, user) = self.owner();
         let sql = format!(

@@ -133,3 +133,39 @@ async fn a_type_filter_that_cannot_name_a_job_type_is_400() {
     let fine = app.http.get(format!("{}/jobs?type=noop", app.address)).bearer_auth(&alice).send().await.unwrap();
     assert_eq!(fine.status(), reqwest::StatusCode::OK);
 }
+
+#[actix_web::test]
+async fn connections_cut_under_the_api_give_retries_or_503s_never_500s() {
+    let app = spawn_app().await;
+    let alice = token("acme", "alice");
+    app.create(&alice, "noop", json!({})).await;
+    let database = app.db.name.clone();
+    let admin = app.db.client().await;
+    for round in 0..5 {
+        // Every connection errand holds to this database is cut.
+        admin
+            .execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()",
+                &[&database],
+            )
+            .await
+            .unwrap();
+        for path in ["/jobs", "/notifications"] {
+            let response = app.http.get(format!("{}{path}", app.address)).bearer_auth(&alice).send().await.unwrap();
+            let status = response.status();
+            assert!(
+                status == StatusCode::OK || status == StatusCode::SERVICE_UNAVAILABLE,
+                "round {round}, {path}: {status} {}",
+                response.text().await.unwrap_or_default()
+            );
+        }
+        let key = format!("after-cut-{round}");
+        let created = app.submit(&alice, "noop", &key, json!({})).await.status();
+        assert!(
+            matches!(created, StatusCode::ACCEPTED | StatusCode::OK | StatusCode::SERVICE_UNAVAILABLE),
+            "round {round}: {created}"
+        );
+    }
+    let after = app.http.get(format!("{}/jobs", app.address)).bearer_auth(&alice).send().await.unwrap();
+    assert_eq!(after.status(), StatusCode::OK, "errand recovers without a restart");
+}
