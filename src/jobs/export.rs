@@ -90,8 +90,12 @@ impl ExportPlan {
             ExportFormat::Ndjson => ("ndjson", "application/x-ndjson"),
         };
         let key = ObjectKey::for_job(&ctx.tenant, ctx.job_id, extension);
-        let mut client =
-            self.source.get().await.map_err(|e| JobError::Retryable(format!("database unavailable: {e}")))?;
+        let job = ctx.job_id;
+        let classify = |error| classify(job, error);
+        let mut client = self.source.get().await.map_err(|error| {
+            tracing::warn!(%job, %error, "export: no connection to the source database");
+            JobError::Retryable(COULD_NOT_RUN.into())
+        })?;
         let tx = client.build_transaction().read_only(true).start().await.map_err(classify)?;
         let names: Vec<String> = self.placeholders.iter().map(|n| format!("errand.p.{n}")).collect();
         let values: Vec<String> = self.placeholders.iter().map(|n| self.value_of(n, &ctx)).collect();
@@ -122,7 +126,10 @@ impl ExportPlan {
             Ok(stored) => stored,
             Err(error) => {
                 let from_source = source_error.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).take();
-                return Err(from_source.map(classify).unwrap_or_else(|| JobError::Retryable(error.to_string())));
+                return Err(from_source.map(classify).unwrap_or_else(|| {
+                    tracing::warn!(%job, %error, "export: storing the file failed");
+                    JobError::Retryable(COULD_NOT_SAVE.into())
+                }));
             }
         };
         tx.commit().await.map_err(classify)?;
@@ -150,15 +157,24 @@ impl JobHandler for SqlExport {
     }
 }
 
-/// Data errors (a bad date, a failed cast) will fail again: permanent.
-/// Anything else (connection lost, server restarting) is worth a retry.
-fn classify(error: tokio_postgres::Error) -> JobError {
+/// What the person who asked reads when the export fails on errand's side
+/// (the cause, which may name tables and servers, goes to the log).
+const COULD_NOT_RUN: &str = "the export could not be produced because of a problem on our side";
+const COULD_NOT_SAVE: &str = "the export's file could not be saved because of a problem on our side";
+
+/// Data errors (a bad date, a failed cast) will fail again: permanent, and
+/// specific, since the person asking can fix their input. Anything else
+/// (connection lost, server restarting, a broken query) is worth a retry, and
+/// is told in words meant for them, with the cause logged for operators.
+fn classify(job: crate::domain::JobId, error: tokio_postgres::Error) -> JobError {
     match error.as_db_error() {
         Some(db) if db.code().code().starts_with("22") => {
             JobError::Permanent(format!("the export's input is invalid: {}", db.message()))
         }
-        Some(db) => JobError::Retryable(format!("the export query failed: {}", db.message())),
-        None => JobError::Retryable(format!("the export was interrupted: {error}")),
+        _ => {
+            tracing::warn!(%job, error = %crate::store::StoreError::from(error), "export failed");
+            JobError::Retryable(COULD_NOT_RUN.into())
+        }
     }
 }
 

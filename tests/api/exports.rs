@@ -228,3 +228,23 @@ async fn an_attempt_that_breaks_off_mid_stream_is_retried_from_a_clean_slate() {
     assert_eq!(csv.lines().count() as i64, rows + 1, "the whole export, once");
     assert_eq!(files_under(&dir).len(), 1, "one object, no partial leftovers: {:?}", files_under(&dir));
 }
+
+#[actix_web::test]
+async fn an_export_failing_on_errands_side_tells_the_user_so_without_internals() {
+    let broken = ExportSettings {
+        query: "SELECT * FROM no_such_table WHERE tenant_id = :tenant".into(),
+        format: ExportFormat::Csv,
+        source_database_url: None,
+    };
+    let (app, _dir) = spawn_exporting_app(move |s| add_export_type(s, "export_broken", broken)).await;
+    let alice = token("demo-1", "alice");
+    let id = app.create(&alice, "export_broken", json!({})).await;
+    let job = app.wait_until_finished(&alice, &id, WITHIN).await;
+    assert_eq!(job["status"], "failed");
+    let message = job["error_message"].as_str().unwrap();
+    assert!(message.contains("problem on our side"), "{message}");
+    assert!(!message.contains("no_such_table") && !message.contains("relation"), "internals leaked: {message}");
+    let feed = app.http.get(format!("{}/notifications", app.address)).bearer_auth(&alice).send().await.unwrap();
+    let feed = feed.text().await.unwrap();
+    assert!(!feed.contains("no_such_table"), "internals leaked into the feed: {feed}");
+}
