@@ -30,6 +30,8 @@ pub struct Settings {
     pub storage: StorageSettings,
     #[serde(default)]
     pub history: HistorySettings,
+    #[serde(default)]
+    pub log: LogSettings,
     /// Job types by name: what `POST /jobs/{type}` accepts.
     pub job_types: BTreeMap<String, JobTypeSettings>,
 }
@@ -129,6 +131,22 @@ impl Default for WorkerSettings {
             supervisor_idle: Duration::from_secs(60),
         }
     }
+}
+
+/// How errand writes its log (to stderr; the level comes from `RUST_LOG`).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LogSettings {
+    pub format: LogFormat,
+}
+
+/// `text` for people, `json` (one object per line) for log pipelines.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogFormat {
+    #[default]
+    Text,
+    Json,
 }
 
 /// How long finished jobs are kept.

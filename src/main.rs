@@ -60,7 +60,6 @@ enum DemoCommand {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    errand::telemetry::init();
     // A token needs only the secret: from the environment it works in any
     // directory, without a configuration file.
     if let Command::Token { tenant, user, email, ttl } = &cli.command
@@ -81,6 +80,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    errand::telemetry::init(settings.log.format);
     let result = match cli.command {
         Command::Serve => actix_web::rt::System::new().block_on(serve(settings)),
         Command::Migrate => actix_web::rt::System::new().block_on(migrate(settings)),

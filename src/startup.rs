@@ -150,9 +150,14 @@ impl Application {
             .map_err(|source| StartupError::Bind { bind: settings.http.bind.clone(), source })?;
         let address =
             listener.local_addr().map_err(|source| StartupError::Bind { bind: settings.http.bind.clone(), source })?;
-        let mut server = HttpServer::new(move || App::new().app_data(state.clone()).configure(http::routes))
-            .disable_signals()
-            .shutdown_timeout(settings.workers.shutdown_grace.as_secs().max(1));
+        let mut server = HttpServer::new(move || {
+            App::new()
+                .wrap(actix_web::middleware::from_fn(http::request_id))
+                .app_data(state.clone())
+                .configure(http::routes)
+        })
+        .disable_signals()
+        .shutdown_timeout(settings.workers.shutdown_grace.as_secs().max(1));
         if let Some(workers) = settings.http.workers {
             server = server.workers(workers);
         }

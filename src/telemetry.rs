@@ -1,4 +1,4 @@
-//! Logging (`tracing` to stderr, filtered by `RUST_LOG`, default `info`) and
+//! Logging (`tracing` to stderr as text or JSON lines, filtered by `RUST_LOG`, default `info`) and
 //! metrics (the `metrics` facade, rendered for Prometheus at `GET /metrics`).
 
 use std::sync::OnceLock;
@@ -6,15 +6,26 @@ use std::sync::OnceLock;
 use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
 use tracing_subscriber::EnvFilter;
 
+use crate::config::LogFormat;
+
 /// Installs the global subscriber once, at `info` unless `RUST_LOG` says otherwise.
-pub fn init() {
-    init_with_default("info");
+pub fn init(format: LogFormat) {
+    install(format, "info");
 }
 
-/// Like [`init`] with another default level; later calls do nothing (tests call it freely).
+/// Text logs at another default level; later calls do nothing (tests call it freely).
 pub fn init_with_default(level: &str) {
+    install(LogFormat::Text, level);
+}
+
+fn install(format: LogFormat, level: &str) {
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(level));
-    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
+    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    let _ = match format {
+        LogFormat::Text => builder.try_init(),
+        // Span fields (request id, tenant, job, attempt) go in every line.
+        LogFormat::Json => builder.json().with_current_span(true).with_span_list(true).try_init(),
+    };
 }
 
 /// The process's metrics recorder, installed on first use (a process has one,

@@ -132,7 +132,15 @@ impl Actor for JobWorker {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Self::Context) {
-        let run = self.job_type.handler.run(self.context());
+        // Every line the handler logs carries the job, its type and attempt.
+        let span = tracing::info_span!(
+            "attempt",
+            job = %self.job.id,
+            job_type = %self.job.job_type,
+            attempt = self.job.attempt,
+            tenant = %self.job.tenant,
+        );
+        let run = tracing::Instrument::instrument(self.job_type.handler.run(self.context()), span);
         let handle = tokio::spawn(tokio::time::timeout(self.job_type.timeout, run));
         let (abort, handle) = (handle.abort_handle(), handle);
         let holder = ctx.address().recipient();

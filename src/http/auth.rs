@@ -130,10 +130,14 @@ impl FromRequest for Caller {
 
     fn from_request(req: &HttpRequest, _payload: &mut Payload) -> Self::Future {
         let state = req.app_data::<web::Data<AppState>>();
-        ready(match state {
+        let caller = match state {
             Some(state) => state.auth.caller(req),
             None => Err(AppError::Internal("AppState missing".into())),
-        })
+        };
+        if let Ok(caller) = &caller {
+            super::request_id::record_caller(caller);
+        }
+        ready(caller)
     }
 }
 

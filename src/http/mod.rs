@@ -9,11 +9,13 @@ mod health;
 mod jobs;
 mod notifications;
 mod page;
+mod request_id;
 
 use actix::prelude::*;
 use actix_web::{HttpResponse, web};
 
 pub use auth::{Claims, TokenIssuer};
+pub use request_id::{REQUEST_ID, request_id};
 
 use crate::actors::{Notifier, SupervisorFor, SupervisorRegistry};
 use crate::config::{NotificationSettings, Settings};

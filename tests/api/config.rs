@@ -92,3 +92,24 @@ fn a_token_can_be_made_anywhere_with_the_secret_and_says_what_it_needs_without()
     let stderr = String::from_utf8_lossy(&refused.stderr);
     assert!(stderr.contains("ERRAND_AUTH__JWT_SECRET") && stderr.contains("--config"), "{stderr}");
 }
+
+#[tokio::test]
+async fn json_logs_are_one_object_per_line() {
+    let db = crate::helpers::TestDb::create().await;
+    let output = Command::new(env!("CARGO_BIN_EXE_errand"))
+        .args(["--config", concat!(env!("CARGO_MANIFEST_DIR"), "/config.toml"), "migrate"])
+        .env_remove("DATABASE_URL")
+        .env("ERRAND_DATABASE__URL", &db.url)
+        .env("ERRAND_LOG__FORMAT", "json")
+        .env("RUST_LOG", "info")
+        .output()
+        .expect("run errand migrate");
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let lines: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert!(!lines.is_empty(), "migrating logs what it applies");
+    for line in lines {
+        let entry: serde_json::Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}"));
+        assert!(entry["level"].is_string() && entry["fields"].is_object(), "{line}");
+    }
+}

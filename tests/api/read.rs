@@ -169,3 +169,25 @@ async fn connections_cut_under_the_api_give_retries_or_503s_never_500s() {
     let after = app.http.get(format!("{}/jobs", app.address)).bearer_auth(&alice).send().await.unwrap();
     assert_eq!(after.status(), StatusCode::OK, "errand recovers without a restart");
 }
+
+#[actix_web::test]
+async fn every_answer_carries_a_request_id_taken_from_the_caller_when_sensible() {
+    let app = spawn_app().await;
+    let alice = token("acme", "alice");
+    let get = |id: Option<&'static str>| {
+        let mut request = app.http.get(format!("{}/jobs", app.address)).bearer_auth(&alice);
+        if let Some(id) = id {
+            request = request.header("X-Request-Id", id);
+        }
+        request.send()
+    };
+    let echoed = get(Some("client-req-7")).await.unwrap();
+    assert_eq!(echoed.headers()["x-request-id"], "client-req-7");
+    let fresh = get(None).await.unwrap();
+    let made = fresh.headers()["x-request-id"].to_str().unwrap().to_owned();
+    assert!(uuid::Uuid::parse_str(&made).is_ok(), "{made}");
+    let refused = get(Some("two words")).await.unwrap();
+    assert_ne!(refused.headers()["x-request-id"], "two words");
+    let unauthorized = app.http.get(format!("{}/jobs", app.address)).send().await.unwrap();
+    assert!(unauthorized.headers().contains_key("x-request-id"), "errors carry one too");
+}

@@ -1,0 +1,69 @@
+//! Every request has an id: the caller's `X-Request-Id` when it sends a
+//! sensible one, else a fresh UUID. It is echoed in the response and set on
+//! the request's tracing span, which the caller's tenant and user join once
+//! the token is checked (see [`record_caller`]), so a request's log lines can
+//! be followed end to end.
+
+use actix_web::body::MessageBody;
+use actix_web::dev::{ServiceRequest, ServiceResponse};
+use actix_web::http::header::{HeaderName, HeaderValue};
+use actix_web::middleware::Next;
+use tracing::Instrument;
+
+use crate::domain::Caller;
+
+/// The header carrying the id, both ways.
+pub const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+
+/// The middleware: wraps every request in a span holding its id.
+pub async fn request_id(
+    req: ServiceRequest,
+    next: Next<impl MessageBody>,
+) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
+    let id = req
+        .headers()
+        .get(&REQUEST_ID)
+        .and_then(|value| value.to_str().ok())
+        .filter(|id| is_sensible(id))
+        .map_or_else(|| uuid::Uuid::now_v7().to_string(), str::to_owned);
+    let span = tracing::info_span!(
+        "request",
+        request_id = %id,
+        method = %req.method(),
+        path = %req.path(),
+        tenant = tracing::field::Empty,
+        user = tracing::field::Empty,
+    );
+    let mut response = next.call(req).instrument(span).await?;
+    if let Ok(value) = HeaderValue::from_str(&id) {
+        response.headers_mut().insert(REQUEST_ID, value);
+    }
+    Ok(response)
+}
+
+/// Adds the authenticated caller to the current request's span.
+pub fn record_caller(caller: &Caller) {
+    let span = tracing::Span::current();
+    span.record("tenant", caller.tenant.as_str());
+    span.record("user", caller.user.as_str());
+}
+
+/// Up to 128 visible ASCII characters: anything else (or nothing) gets a fresh id,
+/// so a hostile header cannot forge log lines.
+fn is_sensible(id: &str) -> bool {
+    !id.is_empty() && id.len() <= 128 && id.bytes().all(|b| b.is_ascii_graphic())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_short_visible_ascii_ids_are_taken_from_callers() {
+        assert!(is_sensible("req-42_abc.DEF"));
+        assert!(!is_sensible(""));
+        assert!(!is_sensible("two words"));
+        assert!(!is_sensible("line\nbreak"));
+        assert!(!is_sensible(&"x".repeat(129)));
+    }
+}
