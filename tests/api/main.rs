@@ -7,6 +7,8 @@ mod email;
 mod exports;
 mod helpers;
 mod notifications;
+mod outage;
+mod private_cluster;
 mod processes;
 mod queue;
 mod read;

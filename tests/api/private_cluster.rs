@@ -1,0 +1,105 @@
+//! A PostgreSQL cluster of the test's own, made with the system's `initdb` and
+//! `pg_ctl`, that the test can stop and start (a shared server cannot be
+//! restarted under other tests). Removed when dropped.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use crate::helpers::{TestDb, free_port};
+
+pub struct PrivateCluster {
+    dir: PathBuf,
+    bin: PathBuf,
+    pub port: u16,
+}
+
+impl PrivateCluster {
+    /// Initialises and starts a throw-away cluster; `None` where the server
+    /// binaries are not installed (the test then says so and passes nothing).
+    pub fn start() -> Option<Self> {
+        let bin = std::fs::read_dir("/usr/lib/postgresql")
+            .ok()?
+            .filter_map(|entry| Some(entry.ok()?.path().join("bin")))
+            .filter(|bin| bin.join("pg_ctl").exists())
+            .max()?;
+        let dir = std::env::temp_dir().join(format!("errand-test-pg-{}", uuid::Uuid::new_v4().simple()));
+        std::fs::create_dir_all(&dir).expect("cluster directory");
+        let cluster = Self { dir, bin, port: free_port() };
+        if as_root() {
+            // initdb and postgres refuse to run as root.
+            run(Command::new("chown").arg("postgres:").arg(&cluster.dir));
+        }
+        let data = cluster.dir.join("data");
+        run(cluster.command("initdb").arg("-D").arg(&data).args([
+            "-U",
+            "postgres",
+            "--auth=trust",
+            "-E",
+            "UTF8",
+            "--no-sync",
+        ]));
+        cluster.pg_ctl("start");
+        Some(cluster)
+    }
+
+    /// The URL of a new database `name` on this cluster, as a [`TestDb`].
+    pub async fn database(&self) -> TestDb {
+        let name = format!("errand_outage_{}", uuid::Uuid::new_v4().simple());
+        let admin = crate::helpers::connect(&format!("postgres://postgres@127.0.0.1:{}/postgres", self.port)).await;
+        admin.batch_execute(&format!("CREATE DATABASE {name}")).await.expect("create database");
+        TestDb { url: format!("postgres://postgres@127.0.0.1:{}/{name}", self.port), name }
+    }
+
+    /// Stops the server (fast shutdown: connections are cut).
+    pub fn stop(&self) {
+        self.pg_ctl("stop");
+    }
+
+    /// Starts the server again on the same port and data.
+    pub fn restart(&self) {
+        self.pg_ctl("start");
+    }
+
+    fn pg_ctl(&self, action: &str) {
+        let options = format!(
+            "-p {} -k {} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off",
+            self.port,
+            self.dir.display()
+        );
+        let data = self.dir.join("data");
+        let log = self.dir.join("server.log");
+        let mut command = self.command("pg_ctl");
+        command.arg("-D").arg(&data).arg("-l").arg(&log).args(["-w", "-t", "60", "-m", "fast", action]);
+        if action == "start" {
+            command.args(["-o", &options]);
+        }
+        run(&mut command);
+    }
+
+    fn command(&self, program: &str) -> Command {
+        let path = self.bin.join(program);
+        if as_root() {
+            let mut command = Command::new("runuser");
+            command.args(["-u", "postgres", "--"]).arg(path);
+            command
+        } else {
+            Command::new(path)
+        }
+    }
+}
+
+impl Drop for PrivateCluster {
+    fn drop(&mut self) {
+        let _ = self.command("pg_ctl").arg("-D").arg(self.dir.join("data")).args(["-m", "immediate", "stop"]).output();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn as_root() -> bool {
+    Command::new("id").arg("-u").output().is_ok_and(|out| String::from_utf8_lossy(&out.stdout).trim() == "0")
+}
+
+fn run(command: &mut Command) {
+    let output = command.output().expect("run a PostgreSQL tool");
+    assert!(output.status.success(), "{command:?}: {}", String::from_utf8_lossy(&output.stderr));
+}
