@@ -72,6 +72,7 @@ impl JobWorker {
     /// What the attempt's result means for the job.
     fn outcome(&self, result: Result<Result<JobOutput, JobError>, AttemptEnd>) -> Outcome {
         let retry_or_fail = |error: String| {
+            let error = storable(error);
             if self.job_type.retry.allows_another(self.job.attempt) {
                 Outcome::Retry { delay: self.job_type.retry.next_delay(self.job.attempt), error }
             } else {
@@ -79,8 +80,12 @@ impl JobWorker {
             }
         };
         match result {
+            Ok(Ok(output)) if output.result.as_ref().is_some_and(crate::jobs::holds_nul) => {
+                tracing::error!(job = %self.job.id, "the handler's result holds NUL, which cannot be stored");
+                Outcome::Failed { error: "the job finished but its result could not be stored".into() }
+            }
             Ok(Ok(output)) => Outcome::Completed { result: output.result },
-            Ok(Err(JobError::Permanent(error))) => Outcome::Failed { error },
+            Ok(Err(JobError::Permanent(error))) => Outcome::Failed { error: storable(error) },
             Ok(Err(JobError::Retryable(error))) => retry_or_fail(error),
             Err(AttemptEnd::TimedOut) => {
                 retry_or_fail(format!("timed out after {}", humantime::format_duration(self.job_type.timeout)))
@@ -120,6 +125,12 @@ impl JobWorker {
         })
         .wait(ctx);
     }
+}
+
+/// A handler's error message as PostgreSQL text can hold it: NUL would make
+/// the statement that ends the job fail, again on every try.
+fn storable(error: String) -> String {
+    if error.contains('\0') { error.replace('\0', "\u{FFFD}") } else { error }
 }
 
 /// An attempt that ended without the handler returning.

@@ -15,7 +15,7 @@ use serde_json::Value;
 pub use builtin::{NoopHandler, SleepHandler};
 pub use export::SqlExport;
 pub use retry::RetryPolicy;
-pub use types::{ExportEnv, HandlerRegistry, JobType, JobTypes, ParamsError};
+pub use types::{ExportEnv, HandlerRegistry, JobType, JobTypes, ParamsError, holds_nul};
 
 use crate::domain::{JobId, TenantId, UserId};
 

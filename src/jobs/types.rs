@@ -88,6 +88,12 @@ impl JobType {
     }
 }
 
+/// Whether any key or string in `value` holds NUL (PostgreSQL's jsonb and
+/// text cannot store it).
+pub fn holds_nul(value: &Value) -> bool {
+    nul_at(value, String::new()).is_some()
+}
+
 /// The JSON pointer of the first key or string holding NUL, if any.
 fn nul_at(value: &Value, at: String) -> Option<String> {
     match value {

@@ -344,3 +344,33 @@ async fn finished_jobs_past_the_history_retention_are_pruned_and_their_keys_free
     gate.release(1);
     app.wait_until_finished(&alice, &held, WITHIN).await;
 }
+
+/// A handler whose words PostgreSQL cannot store: NUL in its error or result.
+struct SaysNul;
+
+impl JobHandler for SaysNul {
+    fn run(&self, ctx: JobContext) -> HandlerFuture {
+        Box::pin(async move {
+            if ctx.params["in"] == "error" {
+                Err(JobError::Permanent("bad\u{0}input".into()))
+            } else {
+                Ok(errand::jobs::JobOutput { result: Some(json!({"note": "a\u{0}b"})) })
+            }
+        })
+    }
+}
+
+#[actix_web::test]
+async fn a_handler_answering_with_nul_still_ends_its_job_once_with_one_notification() {
+    let mut handlers = HandlerRegistry::builtin();
+    handlers.register("says_nul", SaysNul);
+    let app = spawn_app_with(|s| _ = s.job_types.insert("says_nul".into(), job_type("says_nul")), handlers).await;
+    let alice = token("acme", "alice");
+    for place in ["error", "result"] {
+        let id = app.create(&alice, "says_nul", json!({"in": place})).await;
+        let job = app.wait_until_finished(&alice, &id, WITHIN).await;
+        assert_eq!((job["status"].as_str(), job["attempts"].as_i64()), (Some("failed"), Some(1)), "{place}: {job}");
+        assert!(!job["error_message"].as_str().unwrap().contains('\u{0}'), "{job}");
+        assert_eq!(app.db.notifications_for(&id).await, 1);
+    }
+}
