@@ -87,13 +87,53 @@ fn default_pool_size() -> usize {
 #[derive(Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AuthSettings {
-    /// HS256 secret for API tokens; at least 32 bytes.
+    /// errand's own secret (at least 32 bytes): signs stream tickets, and
+    /// verifies API tokens (HS256) unless `jwks_url` is set.
     pub jwt_secret: String,
+    /// An identity provider's JWKS: API tokens are then verified with its
+    /// keys (RS/PS/ES/EdDSA), never with the shared secret.
+    #[serde(default)]
+    pub jwks_url: Option<String>,
+    /// A key id not seen yet fetches the JWKS again, at most this often.
+    #[serde(default = "default_jwks_min_refresh", with = "duration_text")]
+    pub jwks_min_refresh: Duration,
+    /// When set, API tokens must carry this `iss`.
+    #[serde(default)]
+    pub issuer: Option<String>,
+    /// When set, API tokens must carry this `aud`; when not, tokens with any
+    /// `aud` are refused.
+    #[serde(default)]
+    pub audience: Option<String>,
+    /// The claims naming the caller's tenant, user and email address.
+    #[serde(default = "default_tenant_claim")]
+    pub tenant_claim: String,
+    #[serde(default = "default_user_claim")]
+    pub user_claim: String,
+    #[serde(default = "default_email_claim")]
+    pub email_claim: String,
+}
+
+fn default_jwks_min_refresh() -> Duration {
+    Duration::from_secs(30)
+}
+fn default_tenant_claim() -> String {
+    "tenant".into()
+}
+fn default_user_claim() -> String {
+    "sub".into()
+}
+fn default_email_claim() -> String {
+    "email".into()
 }
 
 impl fmt::Debug for AuthSettings {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("AuthSettings { jwt_secret: <redacted> }")
+        f.debug_struct("AuthSettings")
+            .field("jwt_secret", &"<redacted>")
+            .field("jwks_url", &self.jwks_url)
+            .field("issuer", &self.issuer)
+            .field("audience", &self.audience)
+            .finish_non_exhaustive()
     }
 }
 
@@ -495,6 +535,22 @@ impl Settings {
         }
         if self.auth.jwt_secret.len() < 32 {
             return Err(invalid("auth.jwt_secret", "must be at least 32 bytes"));
+        }
+        let a = &self.auth;
+        if a.jwks_url.as_ref().is_some_and(|u| !(u.starts_with("http://") || u.starts_with("https://"))) {
+            return Err(invalid("auth.jwks_url", "must start with http:// or https://"));
+        }
+        for (key, claim) in [
+            ("auth.tenant_claim", &a.tenant_claim),
+            ("auth.user_claim", &a.user_claim),
+            ("auth.email_claim", &a.email_claim),
+        ] {
+            if claim.trim().is_empty() {
+                return Err(invalid(key, "must name a claim"));
+            }
+        }
+        if a.audience.as_deref() == Some("errand-stream") {
+            return Err(invalid("auth.audience", "errand-stream is the audience of errand's own stream tickets"));
         }
         let bind: SocketAddr = self.http.bind.parse().map_err(|e| invalid("http.bind", format!("{e}")))?;
         let shipped_secret = self.auth.jwt_secret == SHIPPED_DEV_SECRET;

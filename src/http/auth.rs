@@ -1,14 +1,20 @@
-//! Bearer-token authentication: HS256 JWTs whose claims name the caller.
+//! Bearer-token authentication: JWTs whose claims name the caller, signed
+//! either with errand's shared secret (HS256, for simple setups) or by an
+//! identity provider whose keys errand reads from its JWKS (`auth.jwks_url`).
+//! Stream tickets are errand's own HS256 tokens either way.
 
-use std::future::{Ready, ready};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use actix_web::{FromRequest, HttpRequest, dev::Payload, http::header, web};
+use futures_util::future::LocalBoxFuture;
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
 use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
 
 use super::AppState;
+use super::jwks::JwksKeys;
+use crate::config::AuthSettings;
 use crate::domain::{Caller, TenantId, UserId};
 use crate::error::AppError;
 
@@ -39,30 +45,69 @@ struct TicketClaims {
     aud: String,
 }
 
-/// Checks tokens and stream tickets. Only HS256 is accepted, so `alg: none`
-/// and algorithm confusion are refused by the library before any claim is read.
+/// Who signs API tokens.
+enum ApiKeys {
+    /// errand's shared secret, HS256 only.
+    Shared(DecodingKey),
+    /// An identity provider, asymmetric algorithms only.
+    Jwks(JwksKeys),
+}
+
+/// Which claims of an API token name the caller.
+struct ClaimNames {
+    tenant: String,
+    user: String,
+    email: String,
+}
+
+/// Checks tokens and stream tickets. Each kind of key accepts only its own
+/// algorithms (HS256 for the secret; RS/PS/ES/EdDSA for a JWKS), so
+/// `alg: none` and algorithm confusion are refused before any claim is read.
 #[derive(Clone)]
 pub struct Authenticator {
-    key: Arc<DecodingKey>,
+    api_keys: Arc<ApiKeys>,
+    /// For API tokens: `exp` required, `nbf` honoured (no leeway either),
+    /// and `iss` / `aud` when configured.
     validation: Arc<Validation>,
+    claim_names: Arc<ClaimNames>,
+    key: Arc<DecodingKey>,
     ticket_validation: Arc<Validation>,
     issuer: Arc<TokenIssuer>,
 }
 
 impl Authenticator {
-    pub fn new(secret: &str) -> Result<Self, jsonwebtoken::errors::Error> {
+    pub fn new(settings: &AuthSettings) -> Result<Self, jsonwebtoken::errors::Error> {
+        let secret = &settings.jwt_secret;
         let mut validation = Validation::new(Algorithm::HS256);
-        validation.set_required_spec_claims(&["exp", "sub"]);
-        // `nbf`, when present, is honoured like `exp`, with no leeway either.
+        validation.set_required_spec_claims(&["exp"]);
         validation.validate_nbf = true;
         validation.leeway = 0;
         let mut ticket_validation = validation.clone();
         ticket_validation.set_required_spec_claims(&["exp", "sub", "aud"]);
         ticket_validation.set_audience(&[STREAM_AUDIENCE]);
+        if let Some(issuer) = &settings.issuer {
+            validation.set_issuer(&[issuer]);
+        }
+        // Without a configured audience, a token carrying one is refused:
+        // that keeps stream tickets (audience errand-stream) off the API.
+        if let Some(audience) = &settings.audience {
+            validation.set_audience(&[audience]);
+        }
         let key = DecodingKey::from_secret(secret.as_bytes())?;
+        let api_keys = match &settings.jwks_url {
+            Some(url) => ApiKeys::Jwks(JwksKeys::new(url.clone(), settings.jwks_min_refresh)),
+            None => ApiKeys::Shared(key.clone()),
+        };
+        let claim_names = ClaimNames {
+            tenant: settings.tenant_claim.clone(),
+            user: settings.user_claim.clone(),
+            email: settings.email_claim.clone(),
+        };
         Ok(Self {
-            key: Arc::new(key),
+            api_keys: Arc::new(api_keys),
             validation: Arc::new(validation),
+            claim_names: Arc::new(claim_names),
+            key: Arc::new(key),
             ticket_validation: Arc::new(ticket_validation),
             issuer: Arc::new(TokenIssuer::new(secret)?),
         })
@@ -97,24 +142,38 @@ impl Authenticator {
     }
 
     /// The caller an `Authorization: Bearer` API token names.
-    pub fn caller(&self, req: &HttpRequest) -> Result<Caller, AppError> {
-        let value = req
-            .headers()
-            .get(header::AUTHORIZATION)
-            .ok_or(AppError::Unauthorized("an Authorization: Bearer token is required"))?;
+    pub async fn caller(&self, authorization: Option<&str>) -> Result<Caller, AppError> {
+        let value = authorization.ok_or(AppError::Unauthorized("an Authorization: Bearer token is required"))?;
         let token = value
-            .to_str()
-            .ok()
-            .and_then(|v| v.strip_prefix("Bearer "))
-            .ok_or(AppError::Unauthorized("the Authorization header must be `Bearer <token>`"))?;
-        let data = jsonwebtoken::decode::<Claims>(token.trim(), &self.key, &self.validation)
-            .map_err(|_| AppError::Unauthorized("the token is invalid or expired"))?;
-        let claims = data.claims;
+            .strip_prefix("Bearer ")
+            .ok_or(AppError::Unauthorized("the Authorization header must be `Bearer <token>`"))?
+            .trim();
+        let invalid = || AppError::Unauthorized("the token is invalid or expired");
+        let claims = match &*self.api_keys {
+            ApiKeys::Shared(key) => jsonwebtoken::decode::<Map<String, Value>>(token, key, &self.validation),
+            ApiKeys::Jwks(keys) => {
+                let header = jsonwebtoken::decode_header(token).map_err(|_| invalid())?;
+                let signing = keys.key_for(&header).await.map_err(|error| {
+                    tracing::info!(%error, "token refused");
+                    invalid()
+                })?;
+                let mut validation = (*self.validation).clone();
+                validation.algorithms = vec![signing.algorithm];
+                jsonwebtoken::decode::<Map<String, Value>>(token, &signing.key, &validation)
+            }
+        }
+        .map_err(|_| invalid())?
+        .claims;
+        let names = &self.claim_names;
+        let text = |name: &str| claims.get(name).and_then(Value::as_str).map(str::to_owned);
         Ok(Caller {
-            tenant: TenantId::parse(claims.tenant)
-                .map_err(|_| AppError::Unauthorized("the token's tenant claim is invalid"))?,
-            user: UserId::parse(claims.sub).map_err(|_| AppError::Unauthorized("the token's sub claim is invalid"))?,
-            email: match claims.email.filter(|e| !e.is_empty()) {
+            tenant: text(&names.tenant)
+                .and_then(|t| TenantId::parse(t).ok())
+                .ok_or(AppError::Unauthorized("the token's tenant claim is missing or invalid"))?,
+            user: text(&names.user)
+                .and_then(|u| UserId::parse(u).ok())
+                .ok_or(AppError::Unauthorized("the token's user claim is missing or invalid"))?,
+            email: match text(&names.email).filter(|e| !e.is_empty()) {
                 Some(email) if email.contains('\0') => {
                     return Err(AppError::Unauthorized("the token's email claim is invalid"));
                 }
@@ -126,18 +185,18 @@ impl Authenticator {
 
 impl FromRequest for Caller {
     type Error = AppError;
-    type Future = Ready<Result<Self, AppError>>;
+    type Future = LocalBoxFuture<'static, Result<Self, AppError>>;
 
     fn from_request(req: &HttpRequest, _payload: &mut Payload) -> Self::Future {
-        let state = req.app_data::<web::Data<AppState>>();
-        let caller = match state {
-            Some(state) => state.auth.caller(req),
-            None => Err(AppError::Internal("AppState missing".into())),
-        };
-        if let Ok(caller) = &caller {
-            super::request_id::record_caller(caller);
-        }
-        ready(caller)
+        let auth = req.app_data::<web::Data<AppState>>().map(|state| state.auth.clone());
+        let authorization =
+            req.headers().get(header::AUTHORIZATION).map(|value| value.to_str().map(str::to_owned).unwrap_or_default());
+        Box::pin(async move {
+            let auth = auth.ok_or_else(|| AppError::Internal("AppState missing".into()))?;
+            let caller = auth.caller(authorization.as_deref()).await?;
+            super::request_id::record_caller(&caller);
+            Ok(caller)
+        })
     }
 }
 

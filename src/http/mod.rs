@@ -7,6 +7,7 @@ mod body;
 mod files;
 mod health;
 mod jobs;
+mod jwks;
 mod notifications;
 mod page;
 mod request_id;
@@ -54,7 +55,7 @@ impl AppState {
             store,
             job_types,
             stream: settings.notifications.clone(),
-            auth: auth::Authenticator::new(&settings.auth.jwt_secret)?,
+            auth: auth::Authenticator::new(&settings.auth)?,
             storage,
             url_expiry: settings.storage.url_expiry,
         })

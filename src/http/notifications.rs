@@ -135,7 +135,10 @@ pub async fn stream(
 ) -> Result<impl Responder, AppError> {
     let caller = match &query.ticket {
         Some(ticket) => state.auth.caller_from_ticket(ticket)?,
-        None => state.auth.caller(&req)?,
+        None => {
+            let authorization = req.headers().get(actix_web::http::header::AUTHORIZATION);
+            state.auth.caller(authorization.map(|v| v.to_str().unwrap_or_default())).await?
+        }
     };
     let last_event = match req.headers().get("Last-Event-ID") {
         None => None,

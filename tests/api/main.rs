@@ -6,6 +6,7 @@ mod config;
 mod email;
 mod exports;
 mod helpers;
+mod jwks;
 mod notifications;
 mod outage;
 mod private_cluster;
