@@ -153,9 +153,13 @@ impl Authenticator {
             ApiKeys::Shared(key) => jsonwebtoken::decode::<Map<String, Value>>(token, key, &self.validation),
             ApiKeys::Jwks(keys) => {
                 let header = jsonwebtoken::decode_header(token).map_err(|_| invalid())?;
-                let signing = keys.key_for(&header).await.map_err(|error| {
-                    tracing::info!(%error, "token refused");
-                    invalid()
+                let signing = keys.key_for(&header).await.map_err(|error| match error {
+                    // The provider is down: the token may well be good, so try again later.
+                    super::jwks::KeyError::Fetch(cause) => AppError::Unavailable(cause),
+                    refused => {
+                        tracing::info!(error = %refused, "token refused");
+                        invalid()
+                    }
                 })?;
                 let mut validation = (*self.validation).clone();
                 validation.algorithms = vec![signing.algorithm];

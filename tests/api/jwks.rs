@@ -168,3 +168,14 @@ async fn a_rotated_key_is_fetched_on_its_first_token_but_unknown_ids_cannot_hamm
     }
     assert_eq!(provider.fetches.load(Ordering::SeqCst), 1, "unknown key ids wait for the refresh floor");
 }
+
+#[actix_web::test]
+async fn an_unreachable_provider_is_a_retryable_503_not_a_401() {
+    let closed = format!("http://127.0.0.1:{}/jwks.json", free_port());
+    let provider = Provider { url: closed, keys: Default::default(), fetches: Default::default() };
+    let app = app_trusting(&provider, Duration::ZERO).await;
+    let response =
+        app.http.get(format!("{}/jobs", app.address)).bearer_auth(signed("one", claims())).send().await.unwrap();
+    assert_eq!(response.headers().get("retry-after").map(|v| v.to_str().unwrap()), Some("1"));
+    assert_problem(response, StatusCode::SERVICE_UNAVAILABLE, "unavailable").await;
+}
