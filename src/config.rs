@@ -3,11 +3,11 @@
 //! start-up so that a bad value stops errand with a message naming its key.
 
 use std::collections::BTreeMap;
-use std::fmt;
 use std::net::SocketAddr;
 use std::path::Path;
 use std::time::Duration;
 
+use secrecy::{ExposeSecret, SecretString};
 use serde::{Deserialize, Deserializer};
 
 use crate::jobs::RetryPolicy;
@@ -64,32 +64,26 @@ fn default_public_base_url() -> String {
     "http://127.0.0.1:8080".into()
 }
 
-#[derive(Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DatabaseSettings {
-    /// A libpq-style URL, e.g. `postgres://postgres@127.0.0.1:5432/errand`.
-    pub url: String,
+    /// A libpq-style URL, e.g. `postgres://postgres@127.0.0.1:5432/errand`
+    /// (a secret: it may carry a password).
+    pub url: SecretString,
     #[serde(default = "default_pool_size")]
     pub pool_size: usize,
-}
-
-// The URL may carry a password: never print it.
-impl fmt::Debug for DatabaseSettings {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("DatabaseSettings").field("pool_size", &self.pool_size).finish_non_exhaustive()
-    }
 }
 
 fn default_pool_size() -> usize {
     16
 }
 
-#[derive(Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AuthSettings {
     /// errand's own secret (at least 32 bytes): signs stream tickets, and
     /// verifies API tokens (HS256) unless `jwks_url` is set.
-    pub jwt_secret: String,
+    pub jwt_secret: SecretString,
     /// An identity provider's JWKS: API tokens are then verified with its
     /// keys (RS/PS/ES/EdDSA), never with the shared secret.
     #[serde(default)]
@@ -124,17 +118,6 @@ fn default_user_claim() -> String {
 }
 fn default_email_claim() -> String {
     "email".into()
-}
-
-impl fmt::Debug for AuthSettings {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("AuthSettings")
-            .field("jwt_secret", &"<redacted>")
-            .field("jwks_url", &self.jwks_url)
-            .field("issuer", &self.issuer)
-            .field("audience", &self.audience)
-            .finish_non_exhaustive()
-    }
 }
 
 /// How this process takes and runs work.
@@ -225,7 +208,7 @@ impl Default for NotificationSettings {
 }
 
 /// Where job results are stored and for how long.
-#[derive(Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct StorageSettings {
     pub backend: StorageBackend,
@@ -234,7 +217,7 @@ pub struct StorageSettings {
     /// The bucket of the `s3` backend.
     pub s3: Option<S3Settings>,
     /// Signs download URLs of the `local` backend; derived from `auth.jwt_secret` when unset.
-    pub signing_key: Option<String>,
+    pub signing_key: Option<SecretString>,
     /// How long a download URL works; a fresh one is made on every read.
     #[serde(with = "duration_text")]
     pub url_expiry: Duration,
@@ -260,17 +243,6 @@ impl Default for StorageSettings {
     }
 }
 
-impl fmt::Debug for StorageSettings {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("StorageSettings")
-            .field("backend", &self.backend)
-            .field("local_dir", &self.local_dir)
-            .field("url_expiry", &self.url_expiry)
-            .field("retention", &self.retention)
-            .finish_non_exhaustive()
-    }
-}
-
 /// Which storage backend holds results.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -282,7 +254,7 @@ pub enum StorageBackend {
 }
 
 /// An S3-compatible bucket.
-#[derive(Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct S3Settings {
     /// e.g. `https://s3.eu-west-1.amazonaws.com` or `http://127.0.0.1:9000`.
@@ -298,27 +270,17 @@ pub struct S3Settings {
     pub path_style: bool,
     /// Else `AWS_ACCESS_KEY_ID` / `AWS_SECRET_ACCESS_KEY`.
     #[serde(default)]
-    pub access_key: Option<String>,
+    pub access_key: Option<SecretString>,
     #[serde(default)]
-    pub secret_key: Option<String>,
+    pub secret_key: Option<SecretString>,
 }
 
 fn default_region() -> String {
     "us-east-1".into()
 }
 
-impl fmt::Debug for S3Settings {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("S3Settings")
-            .field("endpoint", &self.endpoint)
-            .field("bucket", &self.bucket)
-            .field("path_style", &self.path_style)
-            .finish_non_exhaustive()
-    }
-}
-
 /// A `sql_export` job type: a query whose rows become a file.
-#[derive(Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ExportSettings {
     /// The SELECT to export. `:tenant`, `:user` and `:<param>` stand for values
@@ -328,13 +290,7 @@ pub struct ExportSettings {
     pub format: ExportFormat,
     /// Where to read from (e.g. a read replica); errand's own database when unset.
     #[serde(default)]
-    pub source_database_url: Option<String>,
-}
-
-impl fmt::Debug for ExportSettings {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ExportSettings").field("format", &self.format).finish_non_exhaustive()
-    }
+    pub source_database_url: Option<SecretString>,
 }
 
 /// The file format of an export.
@@ -349,7 +305,7 @@ pub enum ExportFormat {
 }
 
 /// Completion emails over SMTP.
-#[derive(Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct EmailSettings {
     /// Off: no outbox rows are written and nothing is sent.
@@ -358,7 +314,7 @@ pub struct EmailSettings {
     pub smtp_port: u16,
     pub security: SmtpSecurity,
     pub username: Option<String>,
-    pub password: Option<String>,
+    pub password: Option<SecretString>,
     /// `Name <address>` or a bare address.
     pub from: String,
     /// Delivery attempts before an email is given up on.
@@ -387,19 +343,6 @@ impl Default for EmailSettings {
             backoff_max: Duration::from_secs(600),
             poll_interval: Duration::from_secs(1),
         }
-    }
-}
-
-// The password must never reach a log.
-impl fmt::Debug for EmailSettings {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("EmailSettings")
-            .field("enabled", &self.enabled)
-            .field("smtp_host", &self.smtp_host)
-            .field("smtp_port", &self.smtp_port)
-            .field("security", &self.security)
-            .field("from", &self.from)
-            .finish_non_exhaustive()
     }
 }
 
@@ -526,14 +469,15 @@ impl Settings {
         if self.http.workers == Some(0) {
             return Err(invalid("http.workers", "must be at least 1"));
         }
-        if self.database.url.trim().is_empty() {
+        let database_url = self.database.url.expose_secret();
+        if database_url.trim().is_empty() {
             return Err(invalid("database.url", "must not be empty"));
         }
-        self.database.url.parse::<tokio_postgres::Config>().map_err(|e| invalid("database.url", e.to_string()))?;
+        database_url.parse::<tokio_postgres::Config>().map_err(|e| invalid("database.url", e.to_string()))?;
         if self.database.pool_size < 2 {
             return Err(invalid("database.pool_size", "must be at least 2"));
         }
-        if self.auth.jwt_secret.len() < 32 {
+        if self.auth.jwt_secret.expose_secret().len() < 32 {
             return Err(invalid("auth.jwt_secret", "must be at least 32 bytes"));
         }
         let a = &self.auth;
@@ -553,7 +497,7 @@ impl Settings {
             return Err(invalid("auth.audience", "errand-stream is the audience of errand's own stream tickets"));
         }
         let bind: SocketAddr = self.http.bind.parse().map_err(|e| invalid("http.bind", format!("{e}")))?;
-        let shipped_secret = self.auth.jwt_secret == SHIPPED_DEV_SECRET;
+        let shipped_secret = self.auth.jwt_secret.expose_secret() == SHIPPED_DEV_SECRET;
         if shipped_secret && !bind.ip().is_loopback() {
             return Err(invalid(
                 "auth.jwt_secret",
@@ -622,7 +566,7 @@ impl Settings {
             }
             (StorageBackend::Local, _) => {}
         }
-        if st.signing_key.as_ref().is_some_and(|k| k.len() < 32) {
+        if st.signing_key.as_ref().is_some_and(|k| k.expose_secret().len() < 32) {
             return Err(invalid("storage.signing_key", "must be at least 32 bytes"));
         }
         if self.history.retention < Duration::from_secs(1) {
@@ -657,7 +601,8 @@ impl Settings {
                 }
                 (Some(export), true) => {
                     if let Some(url) = &export.source_database_url {
-                        url.parse::<tokio_postgres::Config>()
+                        url.expose_secret()
+                            .parse::<tokio_postgres::Config>()
                             .map_err(|e| invalid(key("export.source_database_url"), e.to_string()))?;
                     }
                 }

@@ -60,7 +60,8 @@ impl SmtpMailer {
             .tls(tls)
             .timeout(Some(std::time::Duration::from_secs(30)));
         if let (Some(user), Some(password)) = (&settings.username, &settings.password) {
-            builder = builder.credentials(Credentials::new(user.clone(), password.clone()));
+            let password = secrecy::ExposeSecret::expose_secret(password).to_owned();
+            builder = builder.credentials(Credentials::new(user.clone(), password));
         }
         let mut templates = Environment::new();
         templates

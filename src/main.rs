@@ -10,6 +10,7 @@ use errand::http::{Claims, TokenIssuer};
 use errand::jobs::HandlerRegistry;
 use errand::startup::Application;
 use errand::store::Store;
+use secrecy::ExposeSecret;
 
 #[derive(Parser)]
 #[command(version, about = "Durable, idempotent, tenant-scoped jobs for heavy user-initiated work")]
@@ -87,7 +88,9 @@ fn main() -> ExitCode {
         Command::Demo { command: DemoCommand::Seed { tenants, rows } } => {
             actix_web::rt::System::new().block_on(seed(settings, tenants, rows))
         }
-        Command::Token { tenant, user, email, ttl } => token(&settings.auth.jwt_secret, tenant, user, email, ttl),
+        Command::Token { tenant, user, email, ttl } => {
+            token(settings.auth.jwt_secret.expose_secret(), tenant, user, email, ttl)
+        }
     };
     exit_code(result)
 }
@@ -113,14 +116,14 @@ async fn serve(settings: Settings) -> Result<(), AnyError> {
 }
 
 async fn migrate(settings: Settings) -> Result<(), AnyError> {
-    let store = Store::connect(&settings.database.url, 2)?;
+    let store = Store::connect(settings.database.url.expose_secret(), 2)?;
     let applied = errand::db::migrate(&store).await?;
     println!("applied {applied} migration(s)");
     Ok(())
 }
 
 async fn seed(settings: Settings, tenants: u32, rows: u64) -> Result<(), AnyError> {
-    let store = Store::connect(&settings.database.url, 2)?;
+    let store = Store::connect(settings.database.url.expose_secret(), 2)?;
     let added = errand::demo::seed(&store, tenants, rows).await?;
     println!("added {added} rows to sales and to creator_earnings (tenants demo-1 to demo-{tenants})");
     Ok(())

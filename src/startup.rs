@@ -19,6 +19,7 @@ use crate::jobs::{ExportEnv, HandlerRegistry, JobTypes};
 use crate::mail::SmtpMailer;
 use crate::storage::{LocalStorage, S3Storage, Storage};
 use crate::store::Store;
+use secrecy::ExposeSecret;
 use sha2::{Digest, Sha256};
 
 /// Why errand could not start.
@@ -38,8 +39,8 @@ pub enum StartupError {
 /// `storage.signing_key`, or a key derived from the JWT secret.
 fn storage_from(settings: &Settings) -> Result<Storage, ConfigError> {
     let key = match &settings.storage.signing_key {
-        Some(key) => key.as_bytes().to_vec(),
-        None => Sha256::digest(format!("errand-files\0{}", settings.auth.jwt_secret)).to_vec(),
+        Some(key) => key.expose_secret().as_bytes().to_vec(),
+        None => Sha256::digest(format!("errand-files\0{}", settings.auth.jwt_secret.expose_secret())).to_vec(),
     };
     Ok(match (settings.storage.backend, &settings.storage.s3) {
         (StorageBackend::S3, Some(s3)) => Storage::S3(S3Storage::new(s3).map_err(|e| invalid("storage.s3", e))?),
@@ -80,7 +81,7 @@ impl Application {
     /// Must be called inside an actix system (`#[actix_web::main]`, `#[actix_web::test]`).
     pub async fn build(settings: Settings, handlers: HandlerRegistry) -> Result<Self, StartupError> {
         crate::telemetry::prometheus();
-        let store = Store::connect(&settings.database.url, settings.database.pool_size)?
+        let store = Store::connect(settings.database.url.expose_secret(), settings.database.pool_size)?
             .with_email_outbox(settings.email.enabled);
         let storage = storage_from(&settings)?;
         let exports = ExportEnv {
@@ -88,7 +89,9 @@ impl Application {
             // Exports hold a connection for as long as they stream: a pool of
             // their own, so that running exports can never starve the API,
             // as large as this process can run exports at once.
-            default_source: Store::connect(&settings.database.url, export_slots(&settings))?.pool().clone(),
+            default_source: Store::connect(settings.database.url.expose_secret(), export_slots(&settings))?
+                .pool()
+                .clone(),
             retention: settings.storage.retention,
         };
         let job_types = JobTypes::build(&settings.job_types, &handlers, &exports)?;

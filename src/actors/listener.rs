@@ -23,11 +23,11 @@ pub struct Listeners {
 }
 
 /// Starts the listening loop on the current arbiter; it runs until the arbiter stops.
-pub fn spawn_listener(database_url: String, listeners: Listeners) {
+pub fn spawn_listener(database_url: secrecy::SecretString, listeners: Listeners) {
     actix::spawn(async move {
         let mut backoff = Duration::from_millis(100);
         loop {
-            match listen(&database_url, &listeners).await {
+            match listen(secrecy::ExposeSecret::expose_secret(&database_url), &listeners).await {
                 Ok(()) => backoff = Duration::from_millis(100),
                 Err(error) => {
                     tracing::warn!(%error, "work listener lost its connection; reconnecting")

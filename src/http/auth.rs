@@ -77,7 +77,7 @@ pub struct Authenticator {
 
 impl Authenticator {
     pub fn new(settings: &AuthSettings) -> Result<Self, jsonwebtoken::errors::Error> {
-        let secret = &settings.jwt_secret;
+        let secret = secrecy::ExposeSecret::expose_secret(&settings.jwt_secret);
         let mut validation = Validation::new(Algorithm::HS256);
         validation.set_required_spec_claims(&["exp"]);
         validation.validate_nbf = true;

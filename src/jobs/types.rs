@@ -125,7 +125,7 @@ impl JobTypes {
             let handler: Arc<dyn JobHandler> = match &s.export {
                 Some(export) => {
                     let source = match &export.source_database_url {
-                        Some(url) => crate::store::Store::connect(url, 4)
+                        Some(url) => crate::store::Store::connect(secrecy::ExposeSecret::expose_secret(url), 4)
                             .map_err(|e| {
                                 invalid(format!("job_types.{name}.export.source_database_url"), e.to_string())
                             })?

@@ -29,7 +29,10 @@ impl S3Storage {
     /// `AWS_SECRET_ACCESS_KEY` environment variables.
     pub fn new(settings: &S3Settings) -> Result<Self, String> {
         let credentials = match (&settings.access_key, &settings.secret_key) {
-            (Some(access), Some(secret)) => Credentials::new(Some(access), Some(secret), None, None, None),
+            (Some(access), Some(secret)) => {
+                use secrecy::ExposeSecret;
+                Credentials::new(Some(access.expose_secret()), Some(secret.expose_secret()), None, None, None)
+            }
             _ => Credentials::from_env(),
         }
         .map_err(|e| format!("S3 credentials: {e}"))?;

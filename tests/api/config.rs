@@ -113,3 +113,13 @@ async fn json_logs_are_one_object_per_line() {
         assert!(entry["level"].is_string() && entry["fields"].is_object(), "{line}");
     }
 }
+
+#[test]
+fn printing_the_settings_shows_no_secret() {
+    let path = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/config.toml"));
+    let settings = errand::config::Settings::load(path).expect("the shipped config loads");
+    let printed = format!("{settings:?}");
+    assert!(printed.contains("jwt_secret"), "the field is listed: {printed}");
+    assert!(!printed.contains("dev-only-secret"), "but not its value: {printed}");
+    assert!(!printed.contains("postgres://"), "nor the database URL: {printed}");
+}

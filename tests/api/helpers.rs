@@ -97,7 +97,7 @@ fn repo_path(relative: &str) -> PathBuf {
 /// The shipped `config.toml`, pointed at `db`, on a free port, with fast loops for tests.
 pub fn test_settings(db: &TestDb) -> Settings {
     let mut settings = Settings::load(&repo_path("config.toml")).expect("shipped config.toml loads");
-    settings.database.url = db.url.clone();
+    settings.database.url = db.url.clone().into();
     settings.database.pool_size = 8;
     settings.http.bind = "127.0.0.1:0".into();
     settings.http.workers = Some(2);
