@@ -71,15 +71,20 @@ impl AppError {
 }
 
 /// An RFC 9457 problem document, with errand's `code` (and `field` for params) as extensions.
-#[derive(Serialize)]
-struct Problem<'a> {
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct Problem<'a> {
     #[serde(rename = "type")]
     kind: String,
+    #[schema(value_type = String)]
     title: &'a str,
     status: u16,
     detail: String,
+    /// Stable and machine-readable, e.g. `invalid_params`, `key_reused`, `unavailable`.
+    #[schema(value_type = String)]
     code: &'a str,
+    /// For `invalid_params`: a JSON pointer to the failing field.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<String>)]
     field: Option<&'a str>,
 }
 

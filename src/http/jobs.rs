@@ -12,7 +12,7 @@ use super::page::{self, rfc3339};
 use super::{AppState, body};
 use crate::actors::{GetJob, ListJobs, SubmitJob};
 use crate::domain::{Caller, IdempotencyKey, InvalidIdempotencyKey, Job, JobId, JobState, JobStatus};
-use crate::error::AppError;
+use crate::error::{AppError, Problem};
 use crate::storage::ResultFile;
 use crate::store::{JobFilter, Submission};
 
@@ -20,16 +20,22 @@ use crate::store::{JobFilter, Submission};
 const RETRY_AFTER_SECS: &str = "1";
 
 /// A job as the API shows it.
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 pub struct JobView {
+    #[schema(value_type = String, format = Uuid)]
     id: JobId,
     #[serde(rename = "type")]
     job_type: String,
+    /// `pending`, `processing`, `completed` or `failed`.
+    #[schema(value_type = String)]
     status: JobStatus,
     /// Finer than `status`: `queued`, `running`, `retry_scheduled`, `completed`, `failed`.
+    #[schema(value_type = String)]
     state: &'static str,
+    #[schema(value_type = Object)]
     params: Value,
     /// The file the job produced (exports): key, size, rows, type, name, expiry.
+    #[schema(value_type = Option<Object>)]
     result: Option<ResultFile>,
     /// A fresh signed download URL, while the result exists.
     result_url: Option<String>,
@@ -77,6 +83,25 @@ impl JobView {
 }
 
 /// `POST /jobs/{type}`: record the job (or find the one the key names) and answer at once.
+#[utoipa::path(
+    post, path = "/jobs/{job_type}", tag = "jobs",
+    params(
+        ("job_type" = String, Path, description = "A configured job type (each also has an operation of its own)"),
+        ("Idempotency-Key" = String, Header, description = "One per intent: a retry or double-click sends the same key"),
+    ),
+    request_body(content = Object, description = "The job's params: a JSON object, checked against the type's schema"),
+    responses(
+        (status = 202, description = "A new job, processing", body = JobView),
+        (status = 200, description = "The key's job, replayed (`Idempotent-Replayed: true`)", body = JobView),
+        (status = 400, description = "Missing or malformed key, or a body that is not a JSON object (`bad_request`, `invalid_idempotency_key`)", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "No valid token (`unauthorized`)", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "Unknown job type (`unknown_job_type`)", body = Problem, content_type = "application/problem+json"),
+        (status = 413, description = "Body over 64 KiB (`payload_too_large`)", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "Params refused (`invalid_params`, with `field`), or the key reused for another request (`idempotency_key_reused`)", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "Try again (`unavailable`)", body = Problem, content_type = "application/problem+json"),
+    ),
+    security(("bearer" = [])),
+)]
 pub async fn submit(
     req: HttpRequest,
     caller: Caller,
@@ -104,6 +129,17 @@ pub async fn submit(
 }
 
 /// `GET /jobs/{id}`: the caller's job, or 404 for anything else (including ids that are not UUIDs).
+#[utoipa::path(
+    get, path = "/jobs/{id}", tag = "jobs",
+    params(("id" = String, Path, description = "The job's id")),
+    responses(
+        (status = 200, description = "The caller's job", body = JobView),
+        (status = 401, description = "No valid token (`unauthorized`)", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such job of the caller's (`not_found`)", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "Try again (`unavailable`)", body = Problem, content_type = "application/problem+json"),
+    ),
+    security(("bearer" = [])),
+)]
 pub async fn get(
     caller: Caller,
     path: web::Path<String>,
@@ -124,13 +160,30 @@ pub struct ListQuery {
     cursor: Option<String>,
 }
 
-#[derive(Serialize)]
-struct JobList {
+/// A page of the caller's jobs, newest first.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct JobList {
     jobs: Vec<JobView>,
     next_cursor: Option<String>,
 }
 
 /// `GET /jobs`: the caller's jobs, newest first, one page at a time.
+#[utoipa::path(
+    get, path = "/jobs", tag = "jobs",
+    params(
+        ("status" = Option<String>, Query, description = "pending, processing, completed or failed"),
+        ("type" = Option<String>, Query, description = "A job type's name"),
+        ("limit" = Option<u32>, Query, description = "1 to 100, default 20"),
+        ("cursor" = Option<String>, Query, description = "`next_cursor` of the previous page"),
+    ),
+    responses(
+        (status = 200, description = "A page of jobs", body = JobList),
+        (status = 400, description = "A bad filter, limit or cursor (`bad_request`)", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "No valid token (`unauthorized`)", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "Try again (`unavailable`)", body = Problem, content_type = "application/problem+json"),
+    ),
+    security(("bearer" = [])),
+)]
 pub async fn list(
     caller: Caller,
     query: web::Query<ListQuery>,
@@ -165,6 +218,18 @@ pub async fn list(
 /// `GET /jobs/{id}/result`: for the job's owner, a 303 to a fresh signed URL
 /// of its file; 409 while the job has not completed; 410 once the file's
 /// retention ended; 404 for anyone else, as for a missing job.
+#[utoipa::path(
+    get, path = "/jobs/{id}/result", tag = "jobs",
+    params(("id" = String, Path, description = "The job's id")),
+    responses(
+        (status = 303, description = "To a fresh signed download URL (`Location`)"),
+        (status = 401, description = "No valid token (`unauthorized`)", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such job of the caller's, or one without a file (`not_found`, `no_result`)", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "The job has not completed (`result_not_ready`)", body = Problem, content_type = "application/problem+json"),
+        (status = 410, description = "The file's retention ended (`result_expired`)", body = Problem, content_type = "application/problem+json"),
+    ),
+    security(("bearer" = [])),
+)]
 pub async fn result(
     caller: Caller,
     path: web::Path<String>,

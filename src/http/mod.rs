@@ -9,6 +9,7 @@ mod health;
 mod jobs;
 mod jwks;
 mod notifications;
+mod openapi;
 mod page;
 mod request_id;
 
@@ -38,6 +39,8 @@ pub struct AppState {
     pub storage: Storage,
     /// How long a download URL handed out works.
     pub url_expiry: std::time::Duration,
+    /// `GET /openapi.json`, built once.
+    pub openapi: std::sync::Arc<serde_json::Value>,
 }
 
 impl AppState {
@@ -49,6 +52,7 @@ impl AppState {
         storage: Storage,
         settings: &Settings,
     ) -> Result<Self, jsonwebtoken::errors::Error> {
+        let openapi = std::sync::Arc::new(openapi::document(&job_types));
         Ok(Self {
             registry,
             notifier,
@@ -58,6 +62,7 @@ impl AppState {
             auth: auth::Authenticator::new(&settings.auth)?,
             storage,
             url_expiry: settings.storage.url_expiry,
+            openapi,
         })
     }
 
@@ -92,7 +97,8 @@ impl AppState {
 
 /// The route table.
 pub fn routes(cfg: &mut web::ServiceConfig) {
-    cfg.route("/healthz", web::get().to(health::healthz))
+    cfg.route("/openapi.json", web::get().to(openapi_json))
+        .route("/healthz", web::get().to(health::healthz))
         .route("/readyz", web::get().to(health::readyz))
         .route("/metrics", web::get().to(health::metrics))
         .service(
@@ -117,6 +123,11 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
         )
         .app_data(web::PathConfig::default().error_handler(|_error, _req| AppError::NotFound.into()))
         .default_service(web::to(not_found));
+}
+
+/// The OpenAPI document (no token needed: it describes, it does not serve data).
+async fn openapi_json(state: web::Data<AppState>) -> HttpResponse {
+    HttpResponse::Ok().json(&*state.openapi)
 }
 
 async fn not_found() -> Result<HttpResponse, AppError> {

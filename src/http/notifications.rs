@@ -7,7 +7,6 @@ use std::time::Duration;
 use actix_web::{HttpRequest, HttpResponse, Responder, web};
 use actix_web_lab::sse;
 use serde::{Deserialize, Serialize};
-use serde_json::json;
 use tokio::sync::mpsc;
 use uuid::Uuid;
 
@@ -15,7 +14,7 @@ use super::AppState;
 use super::page::{self, rfc3339};
 use crate::actors::{ListNotifications, MarkAllRead, MarkRead, Subscribe};
 use crate::domain::{Caller, JobId, JobState, NotificationId};
-use crate::error::AppError;
+use crate::error::{AppError, Problem};
 use crate::jobs::JobTypes;
 use crate::store::{Notification, Store};
 
@@ -29,12 +28,18 @@ const REMEMBERED: usize = 256;
 const PAGE: i64 = 200;
 
 /// A notification as the API shows it, written for a person.
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 pub struct NotificationView {
+    #[schema(value_type = String, format = Uuid)]
     id: NotificationId,
+    /// Always `job_completed`.
+    #[schema(value_type = String)]
     kind: &'static str,
+    #[schema(value_type = String, format = Uuid)]
     job_id: JobId,
     job_type: String,
+    /// `completed` or `failed`.
+    #[schema(value_type = String)]
     job_status: &'static str,
     title: String,
     body: String,
@@ -73,7 +78,45 @@ pub struct FeedQuery {
     cursor: Option<String>,
 }
 
+/// A page of the caller's feed.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct FeedPage {
+    notifications: Vec<NotificationView>,
+    unread_count: i64,
+    /// Pass as `cursor` for the next page; absent on the last.
+    next_cursor: Option<String>,
+}
+
+/// How many notifications `read-all` marked.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct MarkedRead {
+    marked_read: u64,
+}
+
+/// A ticket for `GET /notifications/stream?ticket=…`.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct StreamTicket {
+    ticket: String,
+    /// Seconds until it expires.
+    expires_in: u64,
+}
+
 /// `GET /notifications`: the caller's feed, newest first, with `unread_count`.
+#[utoipa::path(
+    get, path = "/notifications", tag = "notifications",
+    params(
+        ("unread_only" = Option<bool>, Query, description = "Only unread notifications"),
+        ("limit" = Option<u32>, Query, description = "1 to 100, default 20"),
+        ("cursor" = Option<String>, Query, description = "`next_cursor` of the previous page"),
+    ),
+    responses(
+        (status = 200, description = "A page of the feed", body = FeedPage),
+        (status = 400, description = "Bad limit or cursor (`bad_request`)", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "No valid token (`unauthorized`)", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "Try again (`unavailable`)", body = Problem, content_type = "application/problem+json"),
+    ),
+    security(("bearer" = [])),
+)]
 pub async fn list(
     caller: Caller,
     query: web::Query<FeedQuery>,
@@ -84,14 +127,25 @@ pub async fn list(
     let before = query.cursor.as_deref().map(page::decode_cursor).transpose()?.map(NotificationId);
     let msg = ListNotifications { caller, unread_only: query.unread_only.unwrap_or(false), before, limit };
     let page = state.notifier.send(msg).await??;
-    Ok(HttpResponse::Ok().json(json!({
-        "notifications": page.notifications.into_iter().map(|n| NotificationView::new(n, &state.job_types)).collect::<Vec<_>>(),
-        "unread_count": page.unread_count,
-        "next_cursor": page.next_before.map(|id| page::encode_cursor(id.0)),
-    })))
+    Ok(HttpResponse::Ok().json(FeedPage {
+        notifications: page.notifications.into_iter().map(|n| NotificationView::new(n, &state.job_types)).collect(),
+        unread_count: page.unread_count,
+        next_cursor: page.next_before.map(|id| page::encode_cursor(id.0)),
+    }))
 }
 
 /// `POST /notifications/{id}/read`: 204, or 404 whether missing or someone else's.
+#[utoipa::path(
+    post, path = "/notifications/{id}/read", tag = "notifications",
+    params(("id" = String, Path, description = "The notification's id")),
+    responses(
+        (status = 204, description = "Marked read"),
+        (status = 401, description = "No valid token (`unauthorized`)", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such notification of the caller (`not_found`)", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "Try again (`unavailable`)", body = Problem, content_type = "application/problem+json"),
+    ),
+    security(("bearer" = [])),
+)]
 pub async fn mark_read(
     caller: Caller,
     path: web::Path<String>,
@@ -106,18 +160,35 @@ pub async fn mark_read(
 }
 
 /// `POST /notifications/read-all`: marks every unread notification of the caller read.
+#[utoipa::path(
+    post, path = "/notifications/read-all", tag = "notifications",
+    responses(
+        (status = 200, description = "How many were marked", body = MarkedRead),
+        (status = 401, description = "No valid token (`unauthorized`)", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "Try again (`unavailable`)", body = Problem, content_type = "application/problem+json"),
+    ),
+    security(("bearer" = [])),
+)]
 pub async fn mark_all_read(caller: Caller, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
-    let marked = state.notifier.send(MarkAllRead { caller }).await??;
-    Ok(HttpResponse::Ok().json(json!({ "marked_read": marked })))
+    let marked_read = state.notifier.send(MarkAllRead { caller }).await??;
+    Ok(HttpResponse::Ok().json(MarkedRead { marked_read }))
 }
 
 /// `POST /notifications/stream-tickets`: a short-lived ticket for
 /// `GET /notifications/stream?ticket=…`, for browsers' EventSource, which
 /// cannot send an Authorization header. The ticket opens streams only.
+#[utoipa::path(
+    post, path = "/notifications/stream-tickets", tag = "notifications",
+    responses(
+        (status = 201, description = "A ticket for the stream", body = StreamTicket),
+        (status = 401, description = "No valid token (`unauthorized`)", body = Problem, content_type = "application/problem+json"),
+    ),
+    security(("bearer" = [])),
+)]
 pub async fn stream_ticket(caller: Caller, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
     let ttl = state.stream.stream_ticket_ttl;
     let ticket = state.auth.stream_ticket(&caller, ttl)?;
-    Ok(HttpResponse::Created().json(json!({ "ticket": ticket, "expires_in": ttl.as_secs() })))
+    Ok(HttpResponse::Created().json(StreamTicket { ticket, expires_in: ttl.as_secs() }))
 }
 
 #[derive(Deserialize)]
@@ -128,6 +199,18 @@ pub struct StreamQuery {
 /// `GET /notifications/stream`: Server-Sent Events, one `job_completed` event
 /// per new notification of the caller, with the notification id as event id.
 /// With `Last-Event-ID`, first replays what came after it.
+#[utoipa::path(
+    get, path = "/notifications/stream", tag = "notifications",
+    params(
+        ("ticket" = Option<String>, Query, description = "A stream ticket, for clients that cannot send Authorization"),
+        ("Last-Event-ID" = Option<String>, Header, description = "Replay what came after this notification"),
+    ),
+    responses(
+        (status = 200, description = "`job_completed` events (data: a notification)", content_type = "text/event-stream", body = String),
+        (status = 401, description = "No valid token or ticket (`unauthorized`)", body = Problem, content_type = "application/problem+json"),
+    ),
+    security(("bearer" = []), ()),
+)]
 pub async fn stream(
     req: HttpRequest,
     query: web::Query<StreamQuery>,

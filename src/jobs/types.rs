@@ -55,6 +55,8 @@ pub struct JobType {
     pub timeout: Duration,
     /// Most jobs of this type running at once across all processes.
     pub concurrency: Option<u32>,
+    /// The JSON Schema its params must satisfy, as configured (for the API document).
+    pub params_schema: Option<Value>,
     schema: Option<jsonschema::Validator>,
 }
 
@@ -157,6 +159,7 @@ impl JobTypes {
                 retry: s.retry_policy(),
                 timeout: s.timeout,
                 concurrency: s.concurrency,
+                params_schema: s.params_schema.clone(),
                 schema,
             };
             types.insert(name.clone(), Arc::new(job_type));
@@ -167,6 +170,11 @@ impl JobTypes {
     /// How people are told about jobs of type `name` (also for types no longer configured).
     pub fn display_name(&self, name: &str) -> String {
         self.get(name).map(|t| t.display_name.clone()).unwrap_or_else(|| default_display_name(name))
+    }
+
+    /// Every configured type, by name.
+    pub fn iter(&self) -> impl Iterator<Item = &Arc<JobType>> {
+        self.types.values()
     }
 
     /// The types limited across all processes, for claims.

@@ -191,3 +191,44 @@ async fn every_answer_carries_a_request_id_taken_from_the_caller_when_sensible()
     let unauthorized = app.http.get(format!("{}/jobs", app.address)).send().await.unwrap();
     assert!(unauthorized.headers().contains_key("x-request-id"), "errors carry one too");
 }
+
+#[actix_web::test]
+async fn the_openapi_document_lists_every_route_and_an_operation_per_job_type() {
+    let app = spawn_app().await;
+    let response = app.http.get(format!("{}/openapi.json", app.address)).send().await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let doc: Value = response.json().await.unwrap();
+    assert_eq!(doc["openapi"], "3.1.0");
+    let paths = doc["paths"].as_object().unwrap();
+    for (path, method) in [
+        ("/jobs/{job_type}", "post"),
+        ("/jobs", "get"),
+        ("/jobs/{id}", "get"),
+        ("/jobs/{id}/result", "get"),
+        ("/files/{key}", "get"),
+        ("/notifications", "get"),
+        ("/notifications/{id}/read", "post"),
+        ("/notifications/read-all", "post"),
+        ("/notifications/stream-tickets", "post"),
+        ("/notifications/stream", "get"),
+        ("/healthz", "get"),
+        ("/readyz", "get"),
+        ("/metrics", "get"),
+    ] {
+        assert!(paths.get(path).is_some_and(|p| p.get(method).is_some()), "{method} {path} is documented");
+    }
+    let sleep = &paths["/jobs/sleep"]["post"];
+    assert_eq!(sleep["operationId"], "create_sleep");
+    let schema = &sleep["requestBody"]["content"]["application/json"]["schema"];
+    assert_eq!(schema["properties"]["ms"]["type"], "integer", "{schema}");
+    let export = &paths["/jobs/export_sales_report"]["post"]["requestBody"]["content"]["application/json"]["schema"];
+    assert_eq!(export["properties"]["from"]["format"], "date");
+    let submit = &sleep["responses"];
+    for status in ["202", "200", "400", "401", "413", "422", "503"] {
+        assert!(submit.get(status).is_some(), "submit documents {status}");
+    }
+    assert!(submit["422"]["content"].get("application/problem+json").is_some(), "{submit}");
+    assert!(sleep["parameters"].as_array().unwrap().iter().any(|p| p["name"] == "Idempotency-Key"));
+    assert_eq!(doc["components"]["securitySchemes"]["bearer"]["scheme"], "bearer");
+    assert_eq!(doc["components"]["schemas"]["Problem"]["properties"]["code"]["type"], "string");
+}
