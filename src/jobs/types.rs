@@ -77,6 +77,9 @@ impl JobType {
         if let Some(field) = nul_at(params, String::new()) {
             return Err(ParamsError { field, reason: "text must not contain the NUL character (\\u0000)".into() });
         }
+        if let Some(field) = unreadable_number_at(params, String::new()) {
+            return Err(ParamsError { field, reason: "the number is too large to be stored and read back".into() });
+        }
         let Some(schema) = &self.schema else {
             return Ok(());
         };
@@ -104,6 +107,28 @@ fn nul_at(value: &Value, at: String) -> Option<String> {
         Value::Object(fields) => fields.iter().find_map(|(key, item)| {
             let here = format!("{at}/{}", key.replace('~', "~0").replace('/', "~1"));
             if key.contains('\0') { Some(here) } else { nul_at(item, here) }
+        }),
+        _ => None,
+    }
+}
+
+/// The JSON pointer of the first number that would not survive the trip
+/// through PostgreSQL: jsonb keeps numbers as exact decimals and prints them
+/// without an exponent (`1e308` comes back as 309 digits), and a float near
+/// the edge of f64 then no longer parses. Such params would be stored, then
+/// fail every read of the job.
+fn unreadable_number_at(value: &Value, at: String) -> Option<String> {
+    match value {
+        Value::Number(n) => {
+            let plain = n.as_f64().filter(|_| !(n.is_i64() || n.is_u64())).map(|f| format!("{f}"));
+            let readable = plain.is_none_or(|plain| serde_json::from_str::<serde_json::Number>(&plain).is_ok());
+            (!readable).then(|| if at.is_empty() { "/".into() } else { at })
+        }
+        Value::Array(items) => {
+            items.iter().enumerate().find_map(|(i, item)| unreadable_number_at(item, format!("{at}/{i}")))
+        }
+        Value::Object(fields) => fields.iter().find_map(|(key, item)| {
+            unreadable_number_at(item, format!("{at}/{}", key.replace('~', "~0").replace('/', "~1")))
         }),
         _ => None,
     }

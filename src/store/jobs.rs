@@ -221,7 +221,12 @@ fn job_from_row(row: &Row) -> Result<Job, StoreError> {
         tenant: TenantId::parse(row.try_get::<_, String>("tenant_id")?).map_err(corrupt)?,
         user: UserId::parse(row.try_get::<_, String>("user_id")?).map_err(corrupt)?,
         job_type: row.try_get("job_type")?,
-        params: row.try_get("params")?,
+        // Params that no longer decode (stored before errand refused them)
+        // show as null rather than making the caller's whole list fail.
+        params: row.try_get("params").unwrap_or_else(|error| {
+            tracing::warn!(%error, "a job's params cannot be read");
+            serde_json::Value::Null
+        }),
         state: row.try_get("state")?,
         attempt: row.try_get("attempt")?,
         max_attempts: row.try_get("max_attempts")?,

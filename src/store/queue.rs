@@ -24,7 +24,7 @@ use serde_json::Value;
 use tokio_postgres::Row;
 use uuid::Uuid;
 
-use super::{StoreError, WORK_CHANNEL};
+use super::{Completion, Ender, Outcome, StoreError, WORK_CHANNEL};
 use crate::domain::{JobId, LeaseId, TenantId, UserId};
 
 /// A job this process now holds a lease on.
@@ -265,8 +265,35 @@ impl Queue<'_> {
         let (rows, committed) = tokio::join!(client.query(&claim, &params), client.batch_execute("COMMIT"));
         let rows = rows?;
         committed?;
-        let jobs = rows.iter().map(claimed_from_row).collect::<Result<_, _>>()?;
+        let mut jobs = Vec::with_capacity(rows.len());
+        let mut unreadable = Vec::new();
+        for row in &rows {
+            match claimed_from_row(row) {
+                Ok(job) => jobs.push(job),
+                Err(error) => unreadable.push((row, error)),
+            }
+        }
+        if !unreadable.is_empty() {
+            self.fail_unreadable(&unreadable).await;
+        }
         Ok(Claim { jobs, next_after_tenant })
+    }
+
+    /// Ends claimed jobs whose record cannot be read back (a job stored by an
+    /// older errand that this one cannot decode): failed with their
+    /// notification, rather than failing the whole claim and, through
+    /// rescues, every later one.
+    async fn fail_unreadable(&self, unreadable: &[(&Row, StoreError)]) {
+        let mut batch = Vec::with_capacity(unreadable.len());
+        for (row, error) in unreadable {
+            let (Ok(id), Ok(lease)) = (row.try_get("id"), row.try_get("lease_id")) else { continue };
+            tracing::error!(job = %JobId(id), %error, "a claimed job cannot be read; failing it");
+            let outcome = Outcome::Failed { error: "the job's record could not be read".into() };
+            batch.push(Completion { id: JobId(id), lease: LeaseId(lease), outcome, ender: Ender::Worker });
+        }
+        if let Err(error) = self.finish_many_if_running(&batch).await {
+            tracing::warn!(%error, "could not fail unreadable jobs; their leases will expire");
+        }
     }
 
     /// Extends the leases of `held` in one statement; returns the jobs whose

@@ -226,3 +226,38 @@ async fn what_the_schema_accepts_runs_and_impossible_dates_are_refused_at_submit
         assert_eq!(problem["field"], "/from", "{date}: {problem}");
     }
 }
+
+#[actix_web::test]
+async fn a_number_that_could_not_be_read_back_is_422_and_the_queue_keeps_moving() {
+    let app = spawn_app().await;
+    let alice = token("acme", "alice");
+    let huge: Value = serde_json::from_str(r#"{"nested": {"x": -1.7976931348623157e+308}}"#).unwrap();
+    let response = app.submit(&alice, "noop", "huge", huge).await;
+    let problem = assert_problem(response, StatusCode::UNPROCESSABLE_ENTITY, "invalid_params").await;
+    assert_eq!(problem["field"], "/nested/x");
+    let ordinary: Value = serde_json::from_str(r#"{"x": 1.5e300, "y": -0.25}"#).unwrap();
+    let id = app.create(&alice, "noop", ordinary).await;
+    assert_eq!(app.wait_until_finished(&alice, &id, std::time::Duration::from_secs(20)).await["status"], "completed");
+
+    // Such a job stored by an older errand: it fails alone, the others run, the list still reads.
+    let client = app.db.client().await;
+    let poison = "01a22b18-0000-7000-8000-0000000000aa";
+    client
+        .batch_execute(&format!(
+            "INSERT INTO jobs (id, tenant_id, user_id, idempotency_key, fingerprint, job_type, params, max_attempts) \
+             VALUES ('{poison}', 'acme', 'alice', 'old', '\\x00', 'noop', '{{\"x\": -1.7976931348623157e+308}}', 3); \
+             INSERT INTO job_queue (job_id, tenant_id, job_type) VALUES ('{poison}', 'acme', 'noop');"
+        ))
+        .await
+        .unwrap();
+    let after = app.create(&alice, "noop", json!({})).await;
+    assert_eq!(
+        app.wait_until_finished(&alice, &after, std::time::Duration::from_secs(20)).await["status"],
+        "completed"
+    );
+    let failed = app.wait_until_finished(&alice, poison, std::time::Duration::from_secs(20)).await;
+    assert_eq!(failed["status"], "failed", "{failed}");
+    assert_eq!(app.db.notifications_for(poison).await, 1);
+    let list = app.http.get(format!("{}/jobs", app.address)).bearer_auth(&alice).send().await.unwrap();
+    assert_eq!(list.status(), StatusCode::OK);
+}
