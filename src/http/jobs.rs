@@ -87,7 +87,7 @@ impl JobView {
     post, path = "/jobs/{job_type}", tag = "jobs",
     params(
         ("job_type" = String, Path, description = "A configured job type (each also has an operation of its own)"),
-        ("Idempotency-Key" = String, Header, description = "One per intent: a retry or double-click sends the same key"),
+        ("Idempotency-Key" = String, Header, pattern = "^[!-~]{1,255}$", description = "One per intent: a retry or double-click sends the same key (1 to 255 visible ASCII characters)"),
     ),
     request_body(content = Object, description = "The job's params: a JSON object, checked against the type's schema"),
     responses(
@@ -171,9 +171,9 @@ pub struct JobList {
 #[utoipa::path(
     get, path = "/jobs", tag = "jobs",
     params(
-        ("status" = Option<String>, Query, description = "pending, processing, completed or failed"),
-        ("type" = Option<String>, Query, description = "A job type's name"),
-        ("limit" = Option<u32>, Query, description = "1 to 100, default 20"),
+        ("status" = Option<String>, Query, pattern = "^(pending|processing|completed|failed)$", description = "pending, processing, completed or failed"),
+        ("type" = Option<String>, Query, pattern = "^[a-z0-9_-]{1,64}$", description = "A job type's name"),
+        ("limit" = Option<u32>, Query, minimum = 1, maximum = 100, description = "1 to 100, default 20"),
         ("cursor" = Option<String>, Query, description = "`next_cursor` of the previous page"),
     ),
     responses(

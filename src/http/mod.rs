@@ -130,6 +130,11 @@ async fn openapi_json(state: web::Data<AppState>) -> HttpResponse {
     HttpResponse::Ok().json(&*state.openapi)
 }
 
-async fn not_found() -> Result<HttpResponse, AppError> {
+/// No route matched: 405 when the path is one of ours asked with another
+/// method (`TRACE /healthz`), else 404.
+async fn not_found(req: actix_web::HttpRequest) -> Result<HttpResponse, AppError> {
+    if req.resource_map().has_resource(req.path()) {
+        return Err(AppError::MethodNotAllowed(req.method().to_string()));
+    }
     Err(AppError::NotFound)
 }

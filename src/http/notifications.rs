@@ -106,7 +106,7 @@ pub struct StreamTicket {
     get, path = "/notifications", tag = "notifications",
     params(
         ("unread_only" = Option<bool>, Query, description = "Only unread notifications"),
-        ("limit" = Option<u32>, Query, description = "1 to 100, default 20"),
+        ("limit" = Option<u32>, Query, minimum = 1, maximum = 100, description = "1 to 100, default 20"),
         ("cursor" = Option<String>, Query, description = "`next_cursor` of the previous page"),
     ),
     responses(

@@ -232,3 +232,20 @@ async fn the_openapi_document_lists_every_route_and_an_operation_per_job_type() 
     assert_eq!(doc["components"]["securitySchemes"]["bearer"]["scheme"], "bearer");
     assert_eq!(doc["components"]["schemas"]["Problem"]["properties"]["code"]["type"], "string");
 }
+
+#[actix_web::test]
+async fn a_known_path_asked_with_another_method_is_405_and_an_unknown_one_404() {
+    let app = spawn_app().await;
+    let alice = token("acme", "alice");
+    let trace = app
+        .http
+        .request(reqwest::Method::from_bytes(b"TRACE").unwrap(), format!("{}/healthz", app.address))
+        .send()
+        .await
+        .unwrap();
+    assert_problem(trace, StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed").await;
+    let delete = app.http.delete(format!("{}/jobs", app.address)).bearer_auth(&alice).send().await.unwrap();
+    assert_problem(delete, StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed").await;
+    let nowhere = app.http.get(format!("{}/nowhere", app.address)).send().await.unwrap();
+    assert_problem(nowhere, StatusCode::NOT_FOUND, "not_found").await;
+}
