@@ -89,3 +89,25 @@ errand_install_maildev() {
   fi
   export ERRAND_TEST_MAILDEV="$dir/node_modules/.bin/maildev"
 }
+
+# Installs the pinned schemathesis (tools/schemathesis/requirements.txt) into a
+# virtualenv under the tools cache and exports ERRAND_TEST_SCHEMATHESIS, the
+# `st` command the API contract test runs against a real errand.
+errand_install_schemathesis() {
+  local tools=${ERRAND_TOOLS_DIR:-$HOME/.cache/errand-tools}
+  local hash dir
+  if ! command -v python3 >/dev/null 2>&1; then
+    errand_log "python3 (with venv) is needed to install schemathesis: apt-get install python3 python3-venv"
+    return 1
+  fi
+  hash=$(sha256sum tools/schemathesis/requirements.txt | cut -c1-12)
+  dir="$tools/schemathesis-$hash"
+  if [ ! -x "$dir/bin/st" ]; then
+    errand_log "installing schemathesis into $dir"
+    rm -rf "$dir"
+    python3 -m venv "$dir" || { errand_log "python3 -m venv failed: apt-get install python3-venv"; return 1; }
+    "$dir/bin/pip" install --quiet --disable-pip-version-check -r tools/schemathesis/requirements.txt \
+      || { errand_log "pip install of schemathesis failed"; return 1; }
+  fi
+  export ERRAND_TEST_SCHEMATHESIS="$dir/bin/st"
+}

@@ -41,8 +41,8 @@ pub enum AppError {
     ResultExpired,
     #[error("{0}")]
     Forbidden(String),
-    #[error("this route does not answer {0}")]
-    MethodNotAllowed(String),
+    #[error("this route does not answer {method}; it answers {allow}")]
+    MethodNotAllowed { method: String, allow: &'static str },
     #[error("the service is temporarily unable to handle the request; try again shortly")]
     Unavailable(String),
     #[error("an internal error occurred")]
@@ -66,7 +66,7 @@ impl AppError {
             Self::NoResult => ("no_result", S::NOT_FOUND, "No result"),
             Self::ResultExpired => ("result_expired", S::GONE, "Result expired"),
             Self::Forbidden(_) => ("forbidden", S::FORBIDDEN, "Forbidden"),
-            Self::MethodNotAllowed(_) => ("method_not_allowed", S::METHOD_NOT_ALLOWED, "Method not allowed"),
+            Self::MethodNotAllowed { .. } => ("method_not_allowed", S::METHOD_NOT_ALLOWED, "Method not allowed"),
             Self::Unavailable(_) => ("unavailable", S::SERVICE_UNAVAILABLE, "Service unavailable"),
             Self::Internal(_) => ("internal", S::INTERNAL_SERVER_ERROR, "Internal error"),
         }
@@ -120,6 +120,9 @@ impl ResponseError for AppError {
             }
             Self::Unavailable(_) => {
                 response.insert_header((header::RETRY_AFTER, HeaderValue::from_static("1")));
+            }
+            Self::MethodNotAllowed { allow, .. } => {
+                response.insert_header((header::ALLOW, HeaderValue::from_static(allow)));
             }
             _ => {}
         }

@@ -131,7 +131,7 @@ pub async fn submit(
 /// `GET /jobs/{id}`: the caller's job, or 404 for anything else (including ids that are not UUIDs).
 #[utoipa::path(
     get, path = "/jobs/{id}", tag = "jobs",
-    params(("id" = String, Path, description = "The job's id")),
+    params(("id" = String, Path, format = Uuid, description = "The job's id")),
     responses(
         (status = 200, description = "The caller's job", body = JobView),
         (status = 401, description = "No valid token (`unauthorized`)", body = Problem, content_type = "application/problem+json"),
@@ -145,6 +145,10 @@ pub async fn get(
     path: web::Path<String>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
+    if state.job_types.get(&path).is_some() {
+        // `/jobs/{type}` is where jobs of that type are submitted.
+        return Err(AppError::MethodNotAllowed { method: "GET".into(), allow: "POST" });
+    }
     let id = Uuid::parse_str(&path).map(JobId).map_err(|_| AppError::NotFound)?;
     let job = state.ask(&caller, GetJob { caller: caller.clone(), id }).await??;
     let job = job.ok_or(AppError::NotFound)?;
@@ -174,7 +178,7 @@ pub struct JobList {
         ("status" = Option<String>, Query, pattern = "^(pending|processing|completed|failed)$", description = "pending, processing, completed or failed"),
         ("type" = Option<String>, Query, pattern = "^[a-z0-9_-]{1,64}$", description = "A job type's name"),
         ("limit" = Option<u32>, Query, minimum = 1, maximum = 100, description = "1 to 100, default 20"),
-        ("cursor" = Option<String>, Query, description = "`next_cursor` of the previous page"),
+        ("cursor" = Option<String>, Query, pattern = "^[A-Za-z0-9_-]{21}[AQgw]$", description = "`next_cursor` of the previous page"),
     ),
     responses(
         (status = 200, description = "A page of jobs", body = JobList),
@@ -220,7 +224,7 @@ pub async fn list(
 /// retention ended; 404 for anyone else, as for a missing job.
 #[utoipa::path(
     get, path = "/jobs/{id}/result", tag = "jobs",
-    params(("id" = String, Path, description = "The job's id")),
+    params(("id" = String, Path, format = Uuid, description = "The job's id")),
     responses(
         (status = 303, description = "To a fresh signed download URL (`Location`)"),
         (status = 401, description = "No valid token (`unauthorized`)", body = Problem, content_type = "application/problem+json"),

@@ -130,11 +130,23 @@ async fn openapi_json(state: web::Data<AppState>) -> HttpResponse {
     HttpResponse::Ok().json(&*state.openapi)
 }
 
-/// No route matched: 405 when the path is one of ours asked with another
-/// method (`TRACE /healthz`), else 404.
+/// No route matched: 405 with `Allow` when the path is one of ours asked
+/// with another method (`TRACE /healthz`), else 404.
 async fn not_found(req: actix_web::HttpRequest) -> Result<HttpResponse, AppError> {
-    if req.resource_map().has_resource(req.path()) {
-        return Err(AppError::MethodNotAllowed(req.method().to_string()));
+    if !req.resource_map().has_resource(req.path()) {
+        return Err(AppError::NotFound);
     }
-    Err(AppError::NotFound)
+    Err(AppError::MethodNotAllowed { method: req.method().to_string(), allow: allowed_methods(req.path()) })
+}
+
+/// The methods the route table answers on `path` (one of its paths).
+fn allowed_methods(path: &str) -> &'static str {
+    let segments: Vec<&str> = path.trim_matches('/').split('/').collect();
+    match segments.as_slice() {
+        // `/jobs/{id}` reads a job, `/jobs/{type}` submits one.
+        ["jobs", id_or_type] if uuid::Uuid::parse_str(id_or_type).is_ok() => "GET",
+        ["jobs", _] => "POST",
+        ["notifications", "read-all" | "stream-tickets"] | ["notifications", _, "read"] => "POST",
+        _ => "GET",
+    }
 }

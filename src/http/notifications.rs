@@ -107,7 +107,7 @@ pub struct StreamTicket {
     params(
         ("unread_only" = Option<bool>, Query, description = "Only unread notifications"),
         ("limit" = Option<u32>, Query, minimum = 1, maximum = 100, description = "1 to 100, default 20"),
-        ("cursor" = Option<String>, Query, description = "`next_cursor` of the previous page"),
+        ("cursor" = Option<String>, Query, pattern = "^[A-Za-z0-9_-]{21}[AQgw]$", description = "`next_cursor` of the previous page"),
     ),
     responses(
         (status = 200, description = "A page of the feed", body = FeedPage),
@@ -137,7 +137,7 @@ pub async fn list(
 /// `POST /notifications/{id}/read`: 204, or 404 whether missing or someone else's.
 #[utoipa::path(
     post, path = "/notifications/{id}/read", tag = "notifications",
-    params(("id" = String, Path, description = "The notification's id")),
+    params(("id" = String, Path, format = Uuid, description = "The notification's id")),
     responses(
         (status = 204, description = "Marked read"),
         (status = 401, description = "No valid token (`unauthorized`)", body = Problem, content_type = "application/problem+json"),

@@ -3,6 +3,7 @@
 
 mod auth;
 mod config;
+mod contract;
 mod email;
 mod exports;
 mod helpers;

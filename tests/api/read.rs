@@ -243,9 +243,13 @@ async fn a_known_path_asked_with_another_method_is_405_and_an_unknown_one_404() 
         .send()
         .await
         .unwrap();
+    assert_eq!(trace.headers()["allow"], "GET");
     assert_problem(trace, StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed").await;
     let delete = app.http.delete(format!("{}/jobs", app.address)).bearer_auth(&alice).send().await.unwrap();
     assert_problem(delete, StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed").await;
+    let read_a_type = app.http.get(format!("{}/jobs/noop", app.address)).bearer_auth(&alice).send().await.unwrap();
+    assert_eq!(read_a_type.headers()["allow"], "POST");
+    assert_problem(read_a_type, StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed").await;
     let nowhere = app.http.get(format!("{}/nowhere", app.address)).send().await.unwrap();
     assert_problem(nowhere, StatusCode::NOT_FOUND, "not_found").await;
 }
