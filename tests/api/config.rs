@@ -123,3 +123,25 @@ fn printing_the_settings_shows_no_secret() {
     assert!(!printed.contains("dev-only-secret"), "but not its value: {printed}");
     assert!(!printed.contains("postgres://"), "nor the database URL: {printed}");
 }
+
+#[tokio::test]
+async fn serve_prints_the_address_it_actually_bound() {
+    use std::io::{BufRead, BufReader};
+    let db = crate::helpers::TestDb::create().await;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_errand"))
+        .args(["--config", concat!(env!("CARGO_MANIFEST_DIR"), "/config.toml"), "serve"])
+        .env_remove("DATABASE_URL")
+        .env("ERRAND_DATABASE__URL", &db.url)
+        .env("ERRAND_HTTP__BIND", "0.0.0.0:0")
+        .env("ERRAND_AUTH__JWT_SECRET", "a-secret-of-our-own-0123456789abcdef")
+        .env("RUST_LOG", "warn")
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("start errand");
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    let _ = child.kill();
+    let _ = child.wait();
+    let address = line.trim().strip_prefix("errand listening on ").unwrap_or_else(|| panic!("{line:?}"));
+    assert!(address.starts_with("0.0.0.0:") && !address.ends_with(":0"), "{address}");
+}

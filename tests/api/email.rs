@@ -29,12 +29,12 @@ async fn a_finished_job_sends_one_email_with_a_link_through_errand() {
     let html = email["html"].as_str().unwrap().replace("&#x2f;", "/");
     assert!(html.contains(&format!("href=\"{link}\"")), "{html}");
     assert_eq!(email["headers"]["message-id"], format!("<job-{id}@example.com>"));
-    let (state, response): (String, String) = {
-        let row =
-            app.db.client().await.query_one("SELECT state::text, smtp_response FROM email_outbox", &[]).await.unwrap();
-        (row.get(0), row.get(1))
-    };
-    assert_eq!(state, "sent");
+    // The server has the email before errand records its answer: wait for the record.
+    eventually(WITHIN, "the outbox records the send", || async {
+        app.db.scalar::<String>("SELECT state::text FROM email_outbox", &[]).await == "sent"
+    })
+    .await;
+    let response: String = app.db.scalar("SELECT smtp_response FROM email_outbox", &[]).await;
     assert!(response.starts_with("250"), "{response}");
 }
 
