@@ -41,7 +41,7 @@ pub struct Settings {
 pub struct HttpSettings {
     /// Listen address, e.g. `127.0.0.1:8080`; port 0 picks a free port.
     #[serde(default = "default_bind")]
-    pub bind: String,
+    pub bind: SocketAddr,
     /// HTTP worker threads; defaults to the number of cores.
     #[serde(default)]
     pub workers: Option<usize>,
@@ -56,8 +56,8 @@ impl Default for HttpSettings {
     }
 }
 
-fn default_bind() -> String {
-    "127.0.0.1:8080".into()
+fn default_bind() -> SocketAddr {
+    SocketAddr::from(([127, 0, 0, 1], 8080))
 }
 
 fn default_public_base_url() -> String {
@@ -316,7 +316,7 @@ pub struct EmailSettings {
     pub username: Option<String>,
     pub password: Option<SecretString>,
     /// `Name <address>` or a bare address.
-    pub from: String,
+    pub from: lettre::message::Mailbox,
     /// Delivery attempts before an email is given up on.
     pub max_attempts: u32,
     #[serde(with = "duration_text")]
@@ -337,7 +337,10 @@ impl Default for EmailSettings {
             security: SmtpSecurity::None,
             username: None,
             password: None,
-            from: "errand <errand@localhost>".into(),
+            from: lettre::message::Mailbox::new(
+                Some("errand".into()),
+                lettre::Address::new("errand", "localhost").expect("a valid address"),
+            ),
             max_attempts: 12,
             backoff_base: Duration::from_secs(5),
             backoff_max: Duration::from_secs(600),
@@ -458,10 +461,6 @@ impl Settings {
     /// Checks what serde cannot: ranges, names, schemas. (Handler names are
     /// checked against the handler registry when the job types are built.)
     pub fn validate(&self) -> Result<(), ConfigError> {
-        self.http
-            .bind
-            .parse::<SocketAddr>()
-            .map_err(|e| invalid("http.bind", format!("{e} (expected host:port, e.g. 127.0.0.1:8080)")))?;
         let base = &self.http.public_base_url;
         if !(base.starts_with("http://") || base.starts_with("https://")) {
             return Err(invalid("http.public_base_url", "must start with http:// or https://"));
@@ -496,7 +495,7 @@ impl Settings {
         if a.audience.as_deref() == Some("errand-stream") {
             return Err(invalid("auth.audience", "errand-stream is the audience of errand's own stream tickets"));
         }
-        let bind: SocketAddr = self.http.bind.parse().map_err(|e| invalid("http.bind", format!("{e}")))?;
+        let bind = self.http.bind;
         let shipped_secret = self.auth.jwt_secret.expose_secret() == SHIPPED_DEV_SECRET;
         if shipped_secret && !bind.ip().is_loopback() {
             return Err(invalid(
@@ -529,9 +528,7 @@ impl Settings {
             if e.smtp_host.trim().is_empty() {
                 return Err(invalid("email.smtp_host", "must not be empty"));
             }
-            e.from.parse::<lettre::message::Mailbox>().map_err(|err| {
-                invalid("email.from", format!("{err} (expected e.g. \"errand <errand@example.com>\")"))
-            })?;
+
             if e.max_attempts == 0 {
                 return Err(invalid("email.max_attempts", "must be at least 1"));
             }

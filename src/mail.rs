@@ -48,7 +48,7 @@ impl SmtpMailer {
     /// A mailer for these settings (already validated).
     pub fn new(settings: &EmailSettings, public_base_url: &str) -> Result<Self, MailError> {
         let invalid = |e: &dyn std::fmt::Display| MailError::Invalid(e.to_string());
-        let from: Mailbox = settings.from.parse().map_err(|e| invalid(&e))?;
+        let from: Mailbox = settings.from.clone();
         let host = settings.smtp_host.as_str();
         let tls = match settings.security {
             SmtpSecurity::None => Tls::None,

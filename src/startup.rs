@@ -32,7 +32,7 @@ pub enum StartupError {
     #[error(transparent)]
     Migrate(#[from] MigrateError),
     #[error("cannot listen on {bind}: {source}")]
-    Bind { bind: String, source: std::io::Error },
+    Bind { bind: std::net::SocketAddr, source: std::io::Error },
 }
 
 /// The configured result storage. The local backend signs its URLs with
@@ -149,10 +149,10 @@ impl Application {
         let state = AppState::new(registry.clone(), notifier, store, job_types, storage, &settings)
             .map_err(|e| invalid("auth.jwt_secret", e.to_string()))?;
         let state = web::Data::new(state);
-        let listener = TcpListener::bind(&settings.http.bind)
-            .map_err(|source| StartupError::Bind { bind: settings.http.bind.clone(), source })?;
+        let listener = TcpListener::bind(settings.http.bind)
+            .map_err(|source| StartupError::Bind { bind: settings.http.bind, source })?;
         let address =
-            listener.local_addr().map_err(|source| StartupError::Bind { bind: settings.http.bind.clone(), source })?;
+            listener.local_addr().map_err(|source| StartupError::Bind { bind: settings.http.bind, source })?;
         let mut server = HttpServer::new(move || {
             App::new()
                 .wrap(actix_web::middleware::from_fn(http::request_id))
@@ -164,10 +164,8 @@ impl Application {
         if let Some(workers) = settings.http.workers {
             server = server.workers(workers);
         }
-        let server = server
-            .listen(listener)
-            .map_err(|source| StartupError::Bind { bind: settings.http.bind.clone(), source })?
-            .run();
+        let server =
+            server.listen(listener).map_err(|source| StartupError::Bind { bind: settings.http.bind, source })?.run();
         Ok(Self { address, registry, server, dispatcher, ticks, settings })
     }
 

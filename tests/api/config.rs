@@ -19,6 +19,7 @@ fn bad_values_are_refused_naming_their_key() {
         ("ERRAND_WORKERS__TENANT_LIMIT", "0", "workers.tenant_limit"),
         ("ERRAND_WORKERS__TENANT_LIMIT", "many", "tenant_limit"),
         ("ERRAND_HTTP__BIND", "not-an-address", "http.bind"),
+        ("ERRAND_EMAIL__FROM", "not a mailbox", "email.from"),
         ("ERRAND_AUTH__JWT_SECRET", "short", "auth.jwt_secret"),
         ("ERRAND_WORKERS__LEASE", "soon", "lease"),
         ("ERRAND_DATABASE__URL", "", "database.url"),

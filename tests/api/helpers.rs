@@ -99,7 +99,7 @@ pub fn test_settings(db: &TestDb) -> Settings {
     let mut settings = Settings::load(&repo_path("config.toml")).expect("shipped config.toml loads");
     settings.database.url = db.url.clone().into();
     settings.database.pool_size = 8;
-    settings.http.bind = "127.0.0.1:0".into();
+    settings.http.bind = "127.0.0.1:0".parse().unwrap();
     settings.http.workers = Some(2);
     settings.auth.jwt_secret = SECRET.into();
     settings.workers.poll_interval = Duration::from_millis(200);
@@ -497,7 +497,7 @@ pub fn email_to(smtp_port: u16) -> impl FnOnce(&mut Settings) {
     move |s: &mut Settings| {
         s.email.enabled = true;
         s.email.smtp_port = smtp_port;
-        s.email.from = "errand <errand@example.com>".into();
+        s.email.from = "errand <errand@example.com>".parse().unwrap();
         s.http.public_base_url = "https://errand.example.com/".into();
         s.email.backoff_base = Duration::from_millis(50);
         s.email.backoff_max = Duration::from_millis(200);
