@@ -118,7 +118,7 @@ impl Application {
             tenant_limit: w.tenant_limit,
             lease: w.lease,
             poll_interval: w.poll_interval,
-            type_limits: job_types.limits(),
+            type_limits: std::sync::Arc::new(job_types.limits()),
         };
         // The dispatcher and the registry point at each other (claims go
         // down, freed slots come back up): make the dispatcher's mailbox

@@ -46,8 +46,8 @@ pub struct DispatcherSettings {
     pub tenant_limit: u32,
     pub lease: Duration,
     pub poll_interval: Duration,
-    /// Job types limited across all processes.
-    pub type_limits: TypeLimits,
+    /// Job types limited across all processes (shared: every claim reads them).
+    pub type_limits: std::sync::Arc<TypeLimits>,
 }
 
 /// Fewest tenants one claim considers: enough that one tenant at its limit
@@ -118,17 +118,19 @@ impl Dispatcher {
         let free = free.min(self.settings.global_limit.div_ceil(2));
         self.claiming = true;
         self.wake_pending = false;
-        let (store, owner, settings) = (self.store.clone(), self.owner, self.settings.clone());
+        let (store, owner, tenant_limit, lease) =
+            (self.store.clone(), self.owner, self.settings.tenant_limit, self.settings.lease);
+        let type_limits = self.settings.type_limits.clone();
         let after_tenant = self.after_tenant.clone();
         async move {
             let request = ClaimRequest {
                 owner,
                 limit: free,
-                tenant_limit: settings.tenant_limit,
-                lease: settings.lease,
+                tenant_limit,
+                lease,
                 after_tenant: &after_tenant,
                 tenants: free.clamp(MIN_TENANTS_PER_CLAIM, MAX_TENANTS_PER_CLAIM),
-                type_limits: &settings.type_limits,
+                type_limits: &type_limits,
             };
             store.queue().claim(&request).await
         }

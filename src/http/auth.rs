@@ -187,14 +187,19 @@ impl Authenticator {
     }
 }
 
+/// The request's `Authorization` header ("" when it is not text, which the
+/// check then refuses like any malformed header).
+pub(super) fn authorization(req: &HttpRequest) -> Option<String> {
+    req.headers().get(header::AUTHORIZATION).map(|value| value.to_str().map(str::to_owned).unwrap_or_default())
+}
+
 impl FromRequest for Caller {
     type Error = AppError;
     type Future = LocalBoxFuture<'static, Result<Self, AppError>>;
 
     fn from_request(req: &HttpRequest, _payload: &mut Payload) -> Self::Future {
         let auth = req.app_data::<web::Data<AppState>>().map(|state| state.auth.clone());
-        let authorization =
-            req.headers().get(header::AUTHORIZATION).map(|value| value.to_str().map(str::to_owned).unwrap_or_default());
+        let authorization = authorization(req);
         Box::pin(async move {
             let auth = auth.ok_or_else(|| AppError::Internal("AppState missing".into()))?;
             let caller = auth.caller(authorization.as_deref()).await?;

@@ -218,10 +218,7 @@ pub async fn stream(
 ) -> Result<impl Responder, AppError> {
     let caller = match &query.ticket {
         Some(ticket) => state.auth.caller_from_ticket(ticket)?,
-        None => {
-            let authorization = req.headers().get(actix_web::http::header::AUTHORIZATION);
-            state.auth.caller(authorization.map(|v| v.to_str().unwrap_or_default())).await?
-        }
+        None => state.auth.caller(super::auth::authorization(&req).as_deref()).await?,
     };
     let last_event = match req.headers().get("Last-Event-ID") {
         None => None,

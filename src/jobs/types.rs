@@ -74,10 +74,10 @@ impl JobType {
     /// Text holding NUL is refused whatever the schema: PostgreSQL's jsonb
     /// cannot store it.
     pub fn validate_params(&self, params: &Value) -> Result<(), ParamsError> {
-        if let Some(field) = nul_at(params, String::new()) {
+        if let Some(field) = nul_at(params) {
             return Err(ParamsError { field, reason: "text must not contain the NUL character (\\u0000)".into() });
         }
-        if let Some(field) = unreadable_number_at(params, String::new()) {
+        if let Some(field) = unreadable_number_at(params) {
             return Err(ParamsError { field, reason: "the number is too large to be stored and read back".into() });
         }
         let Some(schema) = &self.schema else {
@@ -96,20 +96,40 @@ impl JobType {
 /// Whether any key or string in `value` holds NUL (PostgreSQL's jsonb and
 /// text cannot store it).
 pub fn holds_nul(value: &Value) -> bool {
-    nul_at(value, String::new()).is_some()
+    nul_at(value).is_some()
 }
 
-/// The JSON pointer of the first key or string holding NUL, if any.
-fn nul_at(value: &Value, at: String) -> Option<String> {
+/// A key or a value met walking params.
+enum Part<'a> {
+    Key(&'a str),
+    Value(&'a Value),
+}
+
+/// The JSON pointer of the first key or value of `value` that `refused`
+/// refuses (`/` for the whole document), if any.
+fn first_refused(value: &Value, at: String, refused: &impl Fn(Part) -> bool) -> Option<String> {
+    if refused(Part::Value(value)) {
+        return Some(if at.is_empty() { "/".into() } else { at });
+    }
     match value {
-        Value::String(s) if s.contains('\0') => Some(if at.is_empty() { "/".into() } else { at }),
-        Value::Array(items) => items.iter().enumerate().find_map(|(i, item)| nul_at(item, format!("{at}/{i}"))),
+        Value::Array(items) => {
+            items.iter().enumerate().find_map(|(i, item)| first_refused(item, format!("{at}/{i}"), refused))
+        }
         Value::Object(fields) => fields.iter().find_map(|(key, item)| {
             let here = format!("{at}/{}", key.replace('~', "~0").replace('/', "~1"));
-            if key.contains('\0') { Some(here) } else { nul_at(item, here) }
+            if refused(Part::Key(key)) { Some(here) } else { first_refused(item, here, refused) }
         }),
         _ => None,
     }
+}
+
+/// The JSON pointer of the first key or string holding NUL, if any.
+fn nul_at(value: &Value) -> Option<String> {
+    first_refused(value, String::new(), &|part| match part {
+        Part::Key(key) => key.contains('\0'),
+        Part::Value(Value::String(text)) => text.contains('\0'),
+        Part::Value(_) => false,
+    })
 }
 
 /// The JSON pointer of the first number that would not survive the trip
@@ -117,21 +137,13 @@ fn nul_at(value: &Value, at: String) -> Option<String> {
 /// without an exponent (`1e308` comes back as 309 digits), and a float near
 /// the edge of f64 then no longer parses. Such params would be stored, then
 /// fail every read of the job.
-fn unreadable_number_at(value: &Value, at: String) -> Option<String> {
-    match value {
-        Value::Number(n) => {
-            let plain = n.as_f64().filter(|_| !(n.is_i64() || n.is_u64())).map(|f| format!("{f}"));
-            let readable = plain.is_none_or(|plain| serde_json::from_str::<serde_json::Number>(&plain).is_ok());
-            (!readable).then(|| if at.is_empty() { "/".into() } else { at })
+fn unreadable_number_at(value: &Value) -> Option<String> {
+    first_refused(value, String::new(), &|part| match part {
+        Part::Value(Value::Number(n)) if !(n.is_i64() || n.is_u64()) => {
+            n.as_f64().is_some_and(|f| serde_json::from_str::<serde_json::Number>(&format!("{f}")).is_err())
         }
-        Value::Array(items) => {
-            items.iter().enumerate().find_map(|(i, item)| unreadable_number_at(item, format!("{at}/{i}")))
-        }
-        Value::Object(fields) => fields.iter().find_map(|(key, item)| {
-            unreadable_number_at(item, format!("{at}/{}", key.replace('~', "~0").replace('/', "~1")))
-        }),
-        _ => None,
-    }
+        _ => false,
+    })
 }
 
 /// All configured job types by name.
