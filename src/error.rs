@@ -158,6 +158,7 @@ impl From<SubmitError> for AppError {
             SubmitError::UnknownType(name) => Self::UnknownJobType(name),
             SubmitError::InvalidParams(e) => Self::InvalidParams(e),
             SubmitError::Store(e) => e.into(),
+            SubmitError::Intake(e) => e.into(),
         }
     }
 }

@@ -8,7 +8,7 @@ use actix::prelude::*;
 use actix_web::{App, HttpServer, dev::Server, web};
 
 use crate::actors::{
-    Completer, Dispatcher, DispatcherSettings, Drain, LeaseKeeper, Listeners, Mailer, Notifier, Prune, Pruner,
+    Completer, Dispatcher, DispatcherSettings, Drain, Intake, LeaseKeeper, Listeners, Mailer, Notifier, Prune, Pruner,
     RenewLeases, RescueExpired, Rescuer, SupervisorDeps, SupervisorRegistry, spawn_listener,
 };
 use crate::config::StorageBackend;
@@ -128,6 +128,7 @@ impl Application {
         let dispatcher = dispatcher_context.address();
         let registry = SupervisorRegistry::new(SupervisorDeps {
             store: store.clone(),
+            intake: Intake::new(store.clone()).start().recipient(),
             job_types: job_types.clone(),
             idle_after: w.supervisor_idle,
             completer: Completer::new(store.clone()).start().recipient(),

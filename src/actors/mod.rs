@@ -9,6 +9,7 @@
 //! ```text
 //! HTTP handler --SubmitJob/GetJob/ListJobs--> JobSupervisor (one per tenant,
 //!      |                                        made on demand by the SupervisorRegistry)
+//!      |                                             | Record --> Intake (batched INSERTs, all tenants)
 //!      |                                             | WorkAvailable
 //!      |                                             v
 //!      |   LISTEN errand_jobs, poll, Rescuer ---> Dispatcher --claim (SQL, batched)--> RunJob
@@ -24,6 +25,7 @@
 
 mod completer;
 mod dispatcher;
+mod intake;
 mod leases;
 mod listener;
 mod mailer;
@@ -36,6 +38,7 @@ mod worker;
 
 pub use completer::{Complete, Completer, CompletionFailed};
 pub use dispatcher::{Dispatcher, DispatcherSettings, Drain, SlotFreed, WorkAvailable};
+pub use intake::{Intake, Record};
 pub use leases::{LeaseChange, LeaseKeeper, LeaseLost, RenewLeases};
 pub use listener::{Listeners, spawn_listener};
 pub use mailer::{MailDue, Mailer};

@@ -15,13 +15,14 @@ use serde_json::Value;
 
 use super::completer::Complete;
 use super::dispatcher::{SlotFreed, WorkAvailable};
+use super::intake::Record;
 use super::leases::LeaseChange;
 use super::notifier::JobFinished;
 use super::registry::{RunJob, SupervisorIdle};
 use super::worker::{Abandon, JobWorker, WorkerDone, WorkerLinks};
 use crate::domain::{Caller, IdempotencyKey, Job, JobId, TenantId};
 use crate::jobs::{JobType, JobTypes, ParamsError};
-use crate::store::{Completion, Ender, JobFilter, JobPage, Outcome, Store, StoreError, Submission};
+use crate::store::{Completion, Ender, JobFilter, JobPage, NewJob, Outcome, Store, StoreError, Submission};
 
 /// Record a job for the caller, or find the one its key already names.
 #[derive(Debug, Clone, Message)]
@@ -63,6 +64,8 @@ pub enum SubmitError {
     InvalidParams(#[from] ParamsError),
     #[error(transparent)]
     Store(#[from] StoreError),
+    #[error("the intake is not answering: {0}")]
+    Intake(#[from] MailboxError),
 }
 
 /// What every tenant supervisor needs from the rest of the process; the
@@ -70,6 +73,8 @@ pub enum SubmitError {
 #[derive(Clone)]
 pub struct SupervisorDeps {
     pub store: Store,
+    /// Records accepted submissions (in batches across tenants).
+    pub intake: Recipient<Record>,
     pub job_types: JobTypes,
     pub idle_after: Duration,
     pub completer: Recipient<Complete>,
@@ -167,15 +172,19 @@ impl Handler<SubmitJob> for JobSupervisor {
     fn handle(&mut self, msg: SubmitJob, _ctx: &mut Self::Context) -> Self::Result {
         let checked = self.check_tenant(&msg.caller);
         let job_type = self.job_type(&msg.job_type);
-        let (store, work_available) = (self.deps.store.clone(), self.deps.work_available.clone());
+        let (intake, work_available) = (self.deps.intake.clone(), self.deps.work_available.clone());
         Box::pin(async move {
             checked?;
             let job_type = job_type.ok_or_else(|| SubmitError::UnknownType(msg.job_type.clone()))?;
             job_type.validate_params(&msg.params)?;
-            let submission = store
-                .for_caller(&msg.caller)
-                .submit(&msg.key, &job_type.name, &msg.params, job_type.retry.max_attempts)
-                .await?;
+            let job = NewJob {
+                caller: msg.caller,
+                key: msg.key,
+                job_type: job_type.name.clone(),
+                params: msg.params,
+                max_attempts: job_type.retry.max_attempts,
+            };
+            let submission = intake.send(Record(job)).await??;
             let outcome = match &submission {
                 Submission::Created(_) => "created",
                 Submission::Replayed(_) => "replayed",

@@ -1,4 +1,4 @@
-//! Reads and submissions of one caller's jobs: tenant and user are bound into
+//! Reads of one caller's jobs: tenant and user are bound into
 //! every statement from the [`Caller`], never from request input.
 
 use deadpool_postgres::Pool;
@@ -6,40 +6,7 @@ use tokio_postgres::Row;
 use uuid::Uuid;
 
 use super::StoreError;
-use crate::domain::{Caller, Fingerprint, IdempotencyKey, Job, JobId, JobState, JobStatus, TenantId, UserId};
-
-/// Records a job and queues it, unless the caller's key already names a job:
-/// then reads that one (with its live state from the queue). One round trip
-/// for both common cases.
-const INSERT_OR_FIND: &str = "
-WITH inserted AS (
-    INSERT INTO jobs (id, tenant_id, user_id, user_email, idempotency_key, fingerprint, job_type, params, max_attempts)
-    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-    ON CONFLICT (tenant_id, user_id, idempotency_key) DO NOTHING
-    RETURNING id, tenant_id, user_id, job_type, params, state, attempt, max_attempts, run_at, result,
-              error_message, created_at, finished_at, fingerprint
-), queued AS (
-    INSERT INTO job_queue (job_id, tenant_id, job_type, run_at)
-    SELECT id, tenant_id, job_type, run_at FROM inserted
-)
-SELECT id, tenant_id, user_id, job_type, params, state, attempt, max_attempts, run_at, result,
-       error_message, created_at, finished_at, fingerprint, true AS created
-FROM inserted
-UNION ALL
-SELECT j.id, j.tenant_id, j.user_id, j.job_type, j.params, coalesce(q.state, j.state), coalesce(q.attempt, j.attempt),
-       j.max_attempts, coalesce(q.run_at, j.run_at), j.result, coalesce(j.error_message, q.last_error),
-       j.created_at, j.finished_at, j.fingerprint, false
-FROM jobs j LEFT JOIN job_queue q ON q.job_id = j.id
-WHERE j.tenant_id = $2 AND j.user_id = $3 AND j.idempotency_key = $5 AND NOT EXISTS (SELECT 1 FROM inserted)";
-
-/// The job the caller's key names, read with a fresh snapshot.
-const FIND_BY_KEY: &str = "
-SELECT j.id, j.tenant_id, j.user_id, j.job_type, j.params, coalesce(q.state, j.state) AS state,
-       coalesce(q.attempt, j.attempt) AS attempt, j.max_attempts, coalesce(q.run_at, j.run_at) AS run_at, j.result,
-       coalesce(j.error_message, q.last_error) AS error_message, j.created_at, j.finished_at, j.fingerprint,
-       false AS created
-FROM jobs j LEFT JOIN job_queue q ON q.job_id = j.id
-WHERE j.tenant_id = $1 AND j.user_id = $2 AND j.idempotency_key = $3";
+use crate::domain::{Caller, Job, JobId, JobState, JobStatus, TenantId, UserId};
 
 /// One of the caller's jobs, with its live state.
 const GET_OWN: &str = "
@@ -62,17 +29,6 @@ WHERE j.tenant_id = $1 AND j.user_id = $2
   AND ($5::uuid IS NULL OR j.id < $5)
 ORDER BY j.id DESC
 LIMIT $6";
-
-/// What became of a submission.
-#[derive(Debug)]
-pub enum Submission {
-    /// A new job was recorded and queued.
-    Created(Job),
-    /// The key was used before for the same request: here is that job.
-    Replayed(Job),
-    /// The key was used before for a different request (type or params).
-    KeyReused,
-}
 
 /// Filters and page of a job list.
 #[derive(Debug, Clone, Default)]
@@ -101,69 +57,6 @@ pub struct CallerJobs<'a> {
 impl<'a> CallerJobs<'a> {
     pub(super) fn new(pool: &'a Pool, caller: &'a Caller) -> Self {
         Self { pool, caller }
-    }
-
-    /// Records and queues a job under `key`, or finds the job the key already
-    /// names. The unique constraint on (tenant, user, key) is the guarantee:
-    /// a concurrent duplicate waits on the index until the first commits,
-    /// then finds its row.
-    #[tracing::instrument(skip_all, fields(tenant = %self.caller.tenant, job_type))]
-    pub async fn submit(
-        &self,
-        key: &IdempotencyKey,
-        job_type: &str,
-        params: &serde_json::Value,
-        max_attempts: u32,
-    ) -> Result<Submission, StoreError> {
-        super::retry_if_connection_lost(|| self.submit_once(key, job_type, params, max_attempts)).await
-    }
-
-    async fn submit_once(
-        &self,
-        key: &IdempotencyKey,
-        job_type: &str,
-        params: &serde_json::Value,
-        max_attempts: u32,
-    ) -> Result<Submission, StoreError> {
-        let fingerprint = Fingerprint::of(job_type, params);
-        let client = self.pool.get().await?;
-        let statement = client.prepare_cached(INSERT_OR_FIND).await?;
-        let max_attempts = i32::try_from(max_attempts).unwrap_or(i32::MAX);
-        let (tenant, user) = (self.caller.tenant.as_str(), self.caller.user.as_str());
-        let row = client
-            .query_opt(
-                &statement,
-                &[
-                    &JobId::new().0,
-                    &tenant,
-                    &user,
-                    &self.caller.email,
-                    &key.as_str(),
-                    &&fingerprint.0[..],
-                    &job_type,
-                    params,
-                    &max_attempts,
-                ],
-            )
-            .await?;
-        let row = match row {
-            Some(row) => row,
-            None => {
-                // The key's row was committed by a concurrent request after this
-                // statement's snapshot was taken (the insert waited for it):
-                // read it with a fresh snapshot.
-                let statement = client.prepare_cached(FIND_BY_KEY).await?;
-                client.query_one(&statement, &[&tenant, &user, &key.as_str()]).await?
-            }
-        };
-        let job = job_from_row(&row)?;
-        let stored: &[u8] = row.try_get("fingerprint")?;
-        let created: bool = row.try_get("created")?;
-        Ok(match (created, stored == fingerprint.0) {
-            (true, _) => Submission::Created(job),
-            (false, true) => Submission::Replayed(job),
-            (false, false) => Submission::KeyReused,
-        })
     }
 
     /// The caller's job `id`, or `None` whether it is missing or someone else's.
@@ -214,7 +107,7 @@ impl<'a> CallerJobs<'a> {
     }
 }
 
-fn job_from_row(row: &Row) -> Result<Job, StoreError> {
+pub(super) fn job_from_row(row: &Row) -> Result<Job, StoreError> {
     let corrupt = |e: crate::domain::InvalidId| StoreError::Corrupt(e.to_string());
     Ok(Job {
         id: JobId(row.try_get::<_, Uuid>("id")?),

@@ -4,7 +4,8 @@
 //! * [`Store::for_caller`] gives a [`CallerJobs`]: reads and submissions of the
 //!   jobs of one user of one tenant; [`Store::notifications_for`] gives the
 //!   same for notifications. There is no other way to read either, so an
-//!   unscoped read cannot be written by accident.
+//!   unscoped read cannot be written by accident. [`Store::submissions`]
+//!   records jobs, each under its own caller's key (`submit.rs`).
 //! * [`Store::queue`] gives the [`Queue`]: claiming (`queue.rs`), ending
 //!   attempts fenced by lease and rescuing (`finish.rs`), and pruning what
 //!   finished jobs leave (`history.rs`). It returns claimed work, never a
@@ -16,15 +17,17 @@ mod jobs;
 mod notifications;
 mod outbox;
 mod queue;
+mod submit;
 
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
 use tokio_postgres::NoTls;
 
 pub use finish::{Completion, EndedAttempt, Ender, Outcome, Rescued};
-pub use jobs::{CallerJobs, JobFilter, JobPage, Submission};
+pub use jobs::{CallerJobs, JobFilter, JobPage};
 pub use notifications::{CallerNotifications, Notification, NotificationPage};
 pub use outbox::{Outbox, OutboxEmail};
 pub use queue::{Claim, ClaimRequest, ClaimedJob, Queue, QueueDepth, TypeLimits};
+pub use submit::{NewJob, Submission, Submissions};
 
 use crate::domain::Caller;
 
@@ -38,6 +41,10 @@ pub enum StoreError {
     Postgres(#[from] tokio_postgres::Error),
     #[error("unexpected data in the database: {0}")]
     Corrupt(String),
+    /// A statement shared with other requests lost its connection (each of
+    /// them gets this copy of the cause).
+    #[error("database connection lost: {0}")]
+    ConnectionLost(String),
 }
 
 impl StoreError {
@@ -55,6 +62,7 @@ impl StoreError {
                 let io = std::error::Error::source(error).is_some_and(|cause| cause.is::<std::io::Error>());
                 error.is_closed() || class_08_or_shutdown || io
             }
+            Self::ConnectionLost(_) => true,
             Self::Corrupt(_) => false,
         }
     }
@@ -136,6 +144,11 @@ impl Store {
     /// The jobs of the caller's user in the caller's tenant.
     pub fn for_caller<'a>(&'a self, caller: &'a Caller) -> CallerJobs<'a> {
         CallerJobs::new(&self.pool, caller)
+    }
+
+    /// Recording new jobs, each for its own caller.
+    pub fn submissions(&self) -> Submissions<'_> {
+        Submissions { pool: &self.pool }
     }
 
     /// The notifications of the caller's user in the caller's tenant.

@@ -84,6 +84,14 @@ impl Drop for TestDb {
     }
 }
 
+/// A fresh database, migrated, and a store on it: for tests that drive the store directly.
+pub async fn migrated_store() -> (TestDb, errand::store::Store) {
+    let db = TestDb::create().await;
+    let store = errand::store::Store::connect(&db.url, 4).unwrap();
+    errand::db::migrate(&store).await.unwrap();
+    (db, store)
+}
+
 pub async fn connect(url: &str) -> tokio_postgres::Client {
     let (client, conn) = tokio_postgres::connect(url, NoTls).await.expect("connect to PostgreSQL");
     tokio::spawn(conn);

@@ -5,28 +5,25 @@
 use std::time::Duration;
 
 use errand::domain::{Caller, IdempotencyKey, JobState, LeaseId, TenantId, UserId};
-use errand::store::{ClaimRequest, ClaimedJob, Completion, Ender, Outcome, Store, Submission, TypeLimits};
+use errand::store::{ClaimRequest, ClaimedJob, Completion, Ender, NewJob, Outcome, Store, Submission, TypeLimits};
 use serde_json::json;
 use uuid::Uuid;
 
 use crate::helpers::*;
 
-async fn store() -> (TestDb, Store) {
-    let db = TestDb::create().await;
-    let store = Store::connect(&db.url, 4).unwrap();
-    errand::db::migrate(&store).await.unwrap();
-    (db, store)
-}
-
 fn caller(tenant: &str) -> Caller {
     Caller { tenant: TenantId::parse(tenant).unwrap(), user: UserId::parse("u").unwrap(), email: None }
+}
+
+fn new_job(caller: &Caller, key: &IdempotencyKey, job_type: &str, params: serde_json::Value) -> NewJob {
+    NewJob { caller: caller.clone(), key: key.clone(), job_type: job_type.into(), params, max_attempts: 3 }
 }
 
 async fn submit_typed(store: &Store, tenant: &str, job_type: &str, n: usize) {
     let caller = caller(tenant);
     for _ in 0..n {
         let key = IdempotencyKey::parse(&Uuid::new_v4().to_string()).unwrap();
-        let submission = store.for_caller(&caller).submit(&key, job_type, &json!({}), 3).await.unwrap();
+        let submission = store.submissions().submit(&new_job(&caller, &key, job_type, json!({}))).await.unwrap();
         assert!(matches!(submission, Submission::Created(_)));
     }
 }
@@ -58,7 +55,7 @@ async fn renewed(store: &Store, job: &ClaimedJob, lease: Duration) -> bool {
 
 #[tokio::test]
 async fn a_late_worker_cannot_overwrite_a_rescued_and_reclaimed_job() {
-    let (db, store) = store().await;
+    let (db, store) = migrated_store().await;
     submit(&store, "acme", 1).await;
     let first = claim(&store, 1, 4, Duration::from_millis(50)).await.remove(0);
     eventually(Duration::from_secs(5), "the short lease expires and is rescued", || async {
@@ -86,7 +83,7 @@ async fn a_late_worker_cannot_overwrite_a_rescued_and_reclaimed_job() {
 
 #[tokio::test]
 async fn a_claim_takes_each_tenants_next_job_before_anyones_second_within_limits() {
-    let (_db, store) = store().await;
+    let (_db, store) = migrated_store().await;
     submit(&store, "acme", 5).await;
     submit(&store, "globex", 1).await;
     let claimed = claim(&store, 2, 2, LEASE).await;
@@ -99,7 +96,7 @@ async fn a_claim_takes_each_tenants_next_job_before_anyones_second_within_limits
 
 #[tokio::test]
 async fn claims_walk_the_tenants_a_window_at_a_time_and_come_round_again() {
-    let (_db, store) = store().await;
+    let (_db, store) = migrated_store().await;
     for tenant in ["t1", "t2", "t3", "t4", "t5"] {
         submit(&store, tenant, 2).await;
     }
@@ -128,7 +125,7 @@ async fn claims_walk_the_tenants_a_window_at_a_time_and_come_round_again() {
 
 #[tokio::test]
 async fn a_type_limit_holds_across_owners_while_other_types_run() {
-    let (_db, store) = store().await;
+    let (_db, store) = migrated_store().await;
     submit_typed(&store, "acme", "export", 3).await;
     submit_typed(&store, "globex", "export", 3).await;
     submit(&store, "acme", 2).await;
@@ -164,7 +161,7 @@ async fn a_type_limit_holds_across_owners_while_other_types_run() {
 
 #[tokio::test]
 async fn one_statement_renews_every_lease_still_held_and_names_the_lost_ones() {
-    let (_db, store) = store().await;
+    let (_db, store) = migrated_store().await;
     submit(&store, "acme", 3).await;
     let lease = Duration::from_millis(300);
     let jobs = claim(&store, 3, 4, lease).await;
@@ -185,7 +182,7 @@ async fn one_statement_renews_every_lease_still_held_and_names_the_lost_ones() {
 
 #[tokio::test]
 async fn an_expired_lease_on_the_last_attempt_fails_the_job_with_one_notification() {
-    let (db, store) = store().await;
+    let (db, store) = migrated_store().await;
     submit(&store, "acme", 1).await;
     db.client().await.batch_execute("UPDATE jobs SET max_attempts = 1").await.unwrap();
     let job = claim(&store, 1, 4, Duration::from_millis(20)).await.remove(0);
@@ -211,7 +208,7 @@ async fn an_expired_lease_on_the_last_attempt_fails_the_job_with_one_notificatio
 
 #[tokio::test]
 async fn releasing_hands_jobs_back_without_using_an_attempt() {
-    let (db, store) = store().await;
+    let (db, store) = migrated_store().await;
     submit(&store, "acme", 2).await;
     let owner = Uuid::new_v4();
     let limits = TypeLimits::default();
@@ -235,7 +232,7 @@ async fn releasing_hands_jobs_back_without_using_an_attempt() {
 
 #[tokio::test]
 async fn a_batch_of_ends_is_fenced_per_job_and_notifies_only_terminal_ones() {
-    let (db, store) = store().await;
+    let (db, store) = migrated_store().await;
     submit(&store, "acme", 4).await;
     let mut jobs = claim(&store, 4, 4, LEASE).await;
     jobs.sort_by_key(|j| j.id);
@@ -268,7 +265,7 @@ async fn a_batch_of_ends_is_fenced_per_job_and_notifies_only_terminal_ones() {
 
 #[tokio::test]
 async fn a_rescue_leaves_a_lease_renewed_after_it_expired() {
-    let (db, store) = store().await;
+    let (db, store) = migrated_store().await;
     submit(&store, "acme", 1).await;
     let job = claim(&store, 1, 4, Duration::from_millis(20)).await.remove(0);
     eventually(Duration::from_secs(5), "the lease expires", || async {
@@ -289,7 +286,7 @@ async fn a_rescue_leaves_a_lease_renewed_after_it_expired() {
 
 #[tokio::test]
 async fn a_batch_of_ends_announces_its_owners_in_one_notify() {
-    let (db, store) = store().await;
+    let (db, store) = migrated_store().await;
     for tenant in ["acme", "globex", "initech"] {
         submit(&store, tenant, 2).await;
     }
@@ -328,7 +325,7 @@ async fn a_batch_of_ends_announces_its_owners_in_one_notify() {
 
 #[tokio::test]
 async fn history_pruning_deletes_old_finished_jobs_and_keeps_the_rest() {
-    let (db, store) = store().await;
+    let (db, store) = migrated_store().await;
     submit(&store, "acme", 4).await;
     let mut jobs = claim(&store, 3, 4, LEASE).await;
     jobs.sort_by_key(|j| j.id);
@@ -355,10 +352,7 @@ async fn history_pruning_deletes_old_finished_jobs_and_keeps_the_rest() {
     assert_eq!(db.notifications_for(&jobs[0].id.to_string()).await, 0, "its notification went with it");
     let kept = store.queue().prune_history(chrono::Utc::now() - chrono::Duration::hours(1), 100).await.unwrap();
     assert_eq!(kept, 0, "nothing is younger than the cutoff");
-    let again = store
-        .for_caller(&caller("acme"))
-        .submit(&IdempotencyKey::parse(&key).unwrap(), "noop", &json!({}), 3)
-        .await
-        .unwrap();
+    let key = IdempotencyKey::parse(&key).unwrap();
+    let again = store.submissions().submit(&new_job(&caller("acme"), &key, "noop", json!({}))).await.unwrap();
     assert!(matches!(again, Submission::Created(_)), "a pruned job's key is free again");
 }

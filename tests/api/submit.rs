@@ -113,6 +113,60 @@ async fn a_hundred_concurrent_requests_with_one_key_make_one_job() {
     assert_eq!(app.db.notifications_for(ids[0].as_str().unwrap()).await, 1);
 }
 
+/// Submissions arriving together share one statement (the Intake); a key
+/// repeated among them, or sent again for another request, must still make
+/// one job, answer its reuse with 422, and never cross tenants.
+#[actix_web::test]
+async fn many_tenants_submitting_at_once_get_one_job_per_key_each_in_their_own_tenant() {
+    let app = spawn_app().await;
+    let tenants: Vec<(String, String)> =
+        (0..24).map(|i| format!("tenant-{i}")).map(|tenant| (token(&tenant, "u"), tenant)).collect();
+    // Each tenant sends "same" three times, and "other" twice for two different requests.
+    let sends = [
+        ("same", json!({})),
+        ("same", json!({})),
+        ("same", json!({})),
+        ("other", json!({})),
+        ("other", json!({"x": 1})),
+    ];
+    let mut labels = Vec::new();
+    let mut requests = Vec::new();
+    for (user, tenant) in &tenants {
+        for (key, params) in &sends {
+            labels.push((tenant.clone(), *key));
+            requests.push(app.submit(user, "noop", key, params.clone()));
+        }
+    }
+    let responses = join_all(requests).await;
+    let mut ids = std::collections::HashMap::new();
+    let mut reused = std::collections::HashMap::new();
+    for ((tenant, key), response) in labels.into_iter().zip(responses) {
+        let status = response.status();
+        let body: Value = response.json().await.unwrap();
+        match status {
+            StatusCode::ACCEPTED | StatusCode::OK => {
+                let id = body["id"].as_str().unwrap().to_owned();
+                let first = ids.entry((tenant.clone(), key)).or_insert_with(|| id.clone());
+                assert_eq!(*first, id, "{tenant}/{key}: one job per key");
+            }
+            StatusCode::UNPROCESSABLE_ENTITY => *reused.entry(tenant).or_insert(0) += 1,
+            other => panic!("{tenant}/{key}: unexpected {other}: {body}"),
+        }
+    }
+    // Whichever "other" came second is refused.
+    assert!(reused.values().all(|&n| n == 1) && reused.len() == tenants.len(), "{reused:?}");
+    let jobs: i64 = app.db.scalar("SELECT count(*) FROM jobs", &[]).await;
+    assert_eq!(jobs, 2 * tenants.len() as i64);
+    let distinct: std::collections::HashSet<&String> = ids.values().collect();
+    assert_eq!(distinct.len(), 2 * tenants.len(), "no two tenants share a job");
+    for ((tenant, _), id) in &ids {
+        let own = app.get(&token(tenant, "u"), &format!("/jobs/{id}")).await;
+        assert_eq!(own.status(), StatusCode::OK);
+        let other = if tenant == "tenant-0" { "tenant-1" } else { "tenant-0" };
+        assert_eq!(app.get(&token(other, "u"), &format!("/jobs/{id}")).await.status(), StatusCode::NOT_FOUND);
+    }
+}
+
 #[actix_web::test]
 async fn a_missing_or_malformed_key_is_400() {
     let app = spawn_app().await;
@@ -260,4 +314,84 @@ async fn a_number_that_could_not_be_read_back_is_422_and_the_queue_keeps_moving(
     assert_eq!(app.db.notifications_for(poison).await, 1);
     let list = app.http.get(format!("{}/jobs", app.address)).bearer_auth(&alice).send().await.unwrap();
     assert_eq!(list.status(), StatusCode::OK);
+}
+
+fn new_job(tenant: &str, user: &str, key: &str, params: Value) -> errand::store::NewJob {
+    use errand::domain::{Caller, IdempotencyKey, TenantId, UserId};
+    let caller = Caller { tenant: TenantId::parse(tenant).unwrap(), user: UserId::parse(user).unwrap(), email: None };
+    errand::store::NewJob {
+        caller,
+        key: IdempotencyKey::parse(key).unwrap(),
+        job_type: "noop".into(),
+        params,
+        max_attempts: 3,
+    }
+}
+
+/// What each submission of a batch became, as the words of its answer.
+fn outcomes(answers: &[Result<errand::store::Submission, errand::store::StoreError>]) -> Vec<&'static str> {
+    use errand::store::Submission;
+    answers
+        .iter()
+        .map(|answer| match answer {
+            Ok(Submission::Created(_)) => "created",
+            Ok(Submission::Replayed(_)) => "replayed",
+            Ok(Submission::KeyReused) => "reused",
+            Err(_) => "error",
+        })
+        .collect()
+}
+
+#[actix_web::test]
+async fn one_statement_records_many_callers_jobs_each_under_its_own_key() {
+    let (db, store) = migrated_store().await;
+    let submissions = store.submissions();
+    let earlier = submissions.submit(&new_job("acme", "u", "k1", json!({}))).await.unwrap();
+    let errand::store::Submission::Created(earlier) = earlier else { panic!("created") };
+    submissions.submit(&new_job("acme", "u", "k3", json!({"a": 1}))).await.unwrap();
+
+    let batch = [
+        new_job("acme", "u", "k1", json!({})),       // the same request again
+        new_job("acme", "u", "k2", json!({})),       // new
+        new_job("globex", "u", "k1", json!({})),     // another tenant's k1
+        new_job("acme", "u", "k3", json!({"a": 2})), // k3 for another request
+        new_job("acme", "other", "k1", json!({})),   // another user's k1
+    ];
+    let answers = submissions.submit_many(&batch).await;
+    assert_eq!(outcomes(&answers), ["replayed", "created", "created", "reused", "created"]);
+    let id = |i: usize| match &answers[i] {
+        Ok(errand::store::Submission::Created(job) | errand::store::Submission::Replayed(job)) => job.id,
+        _ => panic!("no job"),
+    };
+    assert_eq!(id(0), earlier.id, "a replay names the job made before");
+    let created = [id(1), id(2), id(4)];
+    assert!(created.iter().all(|job| *job != earlier.id));
+    for (i, (tenant, user)) in [(1, ("acme", "u")), (2, ("globex", "u")), (4, ("acme", "other"))] {
+        let owner: (String, String) = {
+            let row =
+                db.client().await.query_one("SELECT tenant_id, user_id FROM jobs WHERE id = $1", &[&id(i).0]).await;
+            let row = row.unwrap();
+            (row.get(0), row.get(1))
+        };
+        assert_eq!(owner, (tenant.to_owned(), user.to_owned()), "each row is its own caller's");
+    }
+    let queued: i64 = db.scalar("SELECT count(*) FROM job_queue", &[]).await;
+    assert_eq!(queued, 5, "the two earlier jobs and the three new ones wait to run");
+}
+
+#[actix_web::test]
+async fn a_batch_the_database_refuses_is_submitted_job_by_job() {
+    let (db, store) = migrated_store().await;
+    // jsonb cannot hold NUL: the API refuses it before the store, so only a
+    // direct call can put it in a batch, as a stand-in for any row the
+    // database refuses.
+    let batch = [
+        new_job("acme", "u", "a", json!({})),
+        new_job("acme", "u", "nul", json!({"text": "\u{0}"})),
+        new_job("globex", "u", "b", json!({})),
+    ];
+    let answers = store.submissions().submit_many(&batch).await;
+    assert_eq!(outcomes(&answers), ["created", "error", "created"]);
+    let jobs: i64 = db.scalar("SELECT count(*) FROM jobs", &[]).await;
+    assert_eq!(jobs, 2);
 }

@@ -1,0 +1,243 @@
+//! Submissions: record a job and queue it, or find the job its key already
+//! names. One submission is one statement; several that arrive together (see
+//! the `Intake` actor) are one statement for all of them, so creation is not
+//! bound by one commit per job.
+//!
+//! Every row's tenant and user come from its [`Caller`], never from request
+//! input, and a submission can only find the job of its own (tenant, user, key).
+
+use std::collections::HashMap;
+
+use deadpool_postgres::Pool;
+use tokio_postgres::Row;
+
+use super::StoreError;
+use super::jobs::job_from_row;
+use crate::domain::{Caller, Fingerprint, IdempotencyKey, Job, JobId};
+
+/// Records a job and queues it, unless the caller's key already names a job:
+/// then reads that one (with its live state from the queue). One round trip
+/// for both common cases.
+const INSERT_OR_FIND: &str = "
+WITH inserted AS (
+    INSERT INTO jobs (id, tenant_id, user_id, user_email, idempotency_key, fingerprint, job_type, params, max_attempts)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+    ON CONFLICT (tenant_id, user_id, idempotency_key) DO NOTHING
+    RETURNING id, tenant_id, user_id, job_type, params, state, attempt, max_attempts, run_at, result,
+              error_message, created_at, finished_at, fingerprint
+), queued AS (
+    INSERT INTO job_queue (job_id, tenant_id, job_type, run_at)
+    SELECT id, tenant_id, job_type, run_at FROM inserted
+)
+SELECT id, tenant_id, user_id, job_type, params, state, attempt, max_attempts, run_at, result,
+       error_message, created_at, finished_at, fingerprint, true AS created
+FROM inserted
+UNION ALL
+SELECT j.id, j.tenant_id, j.user_id, j.job_type, j.params, coalesce(q.state, j.state), coalesce(q.attempt, j.attempt),
+       j.max_attempts, coalesce(q.run_at, j.run_at), j.result, coalesce(j.error_message, q.last_error),
+       j.created_at, j.finished_at, j.fingerprint, false
+FROM jobs j LEFT JOIN job_queue q ON q.job_id = j.id
+WHERE j.tenant_id = $2 AND j.user_id = $3 AND j.idempotency_key = $5 AND NOT EXISTS (SELECT 1 FROM inserted)";
+
+/// [`INSERT_OR_FIND`] for many submissions at once, one per array element
+/// (of distinct (tenant, user, key)s). Rows are inserted in array order, which
+/// the caller sorts by key: two batches sharing keys then wait on each other
+/// in one order and cannot deadlock. Answers one row per submission whose
+/// job was inserted or committed before this statement began; `input_id`
+/// tells which submission a row answers.
+const INSERT_OR_FIND_MANY: &str = "
+WITH input AS (
+    SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bytea[], $7::text[],
+                         $8::jsonb[], $9::integer[])
+        WITH ORDINALITY AS i (id, tenant_id, user_id, user_email, idempotency_key, fingerprint, job_type, params,
+                              max_attempts, n)
+), inserted AS (
+    INSERT INTO jobs (id, tenant_id, user_id, user_email, idempotency_key, fingerprint, job_type, params, max_attempts)
+    SELECT id, tenant_id, user_id, user_email, idempotency_key, fingerprint, job_type, params, max_attempts
+    FROM input ORDER BY n
+    ON CONFLICT (tenant_id, user_id, idempotency_key) DO NOTHING
+    RETURNING id, tenant_id, user_id, job_type, params, state, attempt, max_attempts, run_at, result,
+              error_message, created_at, finished_at, fingerprint
+), queued AS (
+    INSERT INTO job_queue (job_id, tenant_id, job_type, run_at)
+    SELECT id, tenant_id, job_type, run_at FROM inserted
+)
+SELECT id AS input_id, id, tenant_id, user_id, job_type, params, state, attempt, max_attempts, run_at, result,
+       error_message, created_at, finished_at, fingerprint, true AS created
+FROM inserted
+UNION ALL
+SELECT i.id, j.id, j.tenant_id, j.user_id, j.job_type, j.params, coalesce(q.state, j.state),
+       coalesce(q.attempt, j.attempt), j.max_attempts, coalesce(q.run_at, j.run_at), j.result,
+       coalesce(j.error_message, q.last_error), j.created_at, j.finished_at, j.fingerprint, false
+FROM input i
+JOIN jobs j ON j.tenant_id = i.tenant_id AND j.user_id = i.user_id AND j.idempotency_key = i.idempotency_key
+LEFT JOIN job_queue q ON q.job_id = j.id
+WHERE NOT EXISTS (SELECT 1 FROM inserted x WHERE x.id = i.id)";
+
+/// The job the caller's key names, read with a fresh snapshot.
+const FIND_BY_KEY: &str = "
+SELECT j.id, j.tenant_id, j.user_id, j.job_type, j.params, coalesce(q.state, j.state) AS state,
+       coalesce(q.attempt, j.attempt) AS attempt, j.max_attempts, coalesce(q.run_at, j.run_at) AS run_at, j.result,
+       coalesce(j.error_message, q.last_error) AS error_message, j.created_at, j.finished_at, j.fingerprint,
+       false AS created
+FROM jobs j LEFT JOIN job_queue q ON q.job_id = j.id
+WHERE j.tenant_id = $1 AND j.user_id = $2 AND j.idempotency_key = $3";
+
+/// What became of a submission.
+#[derive(Debug)]
+pub enum Submission {
+    /// A new job was recorded and queued.
+    Created(Job),
+    /// The key was used before for the same request: here is that job.
+    Replayed(Job),
+    /// The key was used before for a different request (type or params).
+    KeyReused,
+}
+
+/// A job to record for its caller, already checked against its type.
+#[derive(Debug, Clone)]
+pub struct NewJob {
+    pub caller: Caller,
+    pub key: IdempotencyKey,
+    pub job_type: String,
+    pub params: serde_json::Value,
+    pub max_attempts: u32,
+}
+
+impl NewJob {
+    /// What makes two submissions with one key the same: whose key it is.
+    pub fn key_owner(&self) -> (&str, &str, &str) {
+        (self.caller.tenant.as_str(), self.caller.user.as_str(), self.key.as_str())
+    }
+
+    fn max_attempts_sql(&self) -> i32 {
+        i32::try_from(self.max_attempts).unwrap_or(i32::MAX)
+    }
+}
+
+/// The submission side of the job table.
+pub struct Submissions<'a> {
+    pub(super) pool: &'a Pool,
+}
+
+impl Submissions<'_> {
+    /// Records and queues `job`, or finds the job its key already names. The
+    /// unique constraint on (tenant, user, key) is the guarantee: a concurrent
+    /// duplicate waits on the index until the first commits, then finds its row.
+    #[tracing::instrument(skip_all, fields(tenant = %job.caller.tenant, job_type = job.job_type))]
+    pub async fn submit(&self, job: &NewJob) -> Result<Submission, StoreError> {
+        super::retry_if_connection_lost(|| self.submit_once(job)).await
+    }
+
+    /// [`Self::submit`] for several jobs in one statement, answered in their
+    /// order. Their (tenant, user, key)s must differ: a key seen twice in one
+    /// statement could not see its own first insert. If the statement fails
+    /// for any reason but a lost connection (a deadlock with another process,
+    /// a row the database refuses), each job is submitted alone, so one bad
+    /// submission cannot fail the others.
+    #[tracing::instrument(skip_all, fields(jobs = jobs.len()))]
+    pub async fn submit_many(&self, jobs: &[NewJob]) -> Vec<Result<Submission, StoreError>> {
+        if jobs.len() == 1 {
+            return vec![self.submit(&jobs[0]).await];
+        }
+        match super::retry_if_connection_lost(|| self.submit_many_once(jobs)).await {
+            Ok(answers) => answers,
+            Err(error) if error.is_connection_lost() => {
+                let message = error.to_string();
+                jobs.iter().map(|_| Err(StoreError::ConnectionLost(message.clone()))).collect()
+            }
+            Err(error) => {
+                tracing::info!(%error, "a batch of submissions failed; submitting each alone");
+                let mut answers = Vec::with_capacity(jobs.len());
+                for job in jobs {
+                    answers.push(self.submit(job).await);
+                }
+                answers
+            }
+        }
+    }
+
+    async fn submit_once(&self, job: &NewJob) -> Result<Submission, StoreError> {
+        let fingerprint = Fingerprint::of(&job.job_type, &job.params);
+        let client = self.pool.get().await?;
+        let statement = client.prepare_cached(INSERT_OR_FIND).await?;
+        let (tenant, user, key) = job.key_owner();
+        let row = client
+            .query_opt(
+                &statement,
+                &[
+                    &JobId::new().0,
+                    &tenant,
+                    &user,
+                    &job.caller.email,
+                    &key,
+                    &&fingerprint.0[..],
+                    &job.job_type,
+                    &job.params,
+                    &job.max_attempts_sql(),
+                ],
+            )
+            .await?;
+        let row = match row {
+            Some(row) => row,
+            // The key's row was committed by a concurrent request after this
+            // statement's snapshot was taken (the insert waited for it):
+            // read it with a fresh snapshot.
+            None => client.query_one(&client.prepare_cached(FIND_BY_KEY).await?, &[&tenant, &user, &key]).await?,
+        };
+        submission_from_row(&row, &fingerprint)
+    }
+
+    async fn submit_many_once(&self, jobs: &[NewJob]) -> Result<Vec<Result<Submission, StoreError>>, StoreError> {
+        // Insert in key order (see INSERT_OR_FIND_MANY), answer in the callers' order.
+        let mut order: Vec<usize> = (0..jobs.len()).collect();
+        order.sort_by(|&a, &b| jobs[a].key_owner().cmp(&jobs[b].key_owner()));
+        let ids: Vec<JobId> = jobs.iter().map(|_| JobId::new()).collect();
+        let fingerprints: Vec<Fingerprint> = jobs.iter().map(|j| Fingerprint::of(&j.job_type, &j.params)).collect();
+        let id_column: Vec<uuid::Uuid> = order.iter().map(|&i| ids[i].0).collect();
+        let tenants: Vec<&str> = order.iter().map(|&i| jobs[i].caller.tenant.as_str()).collect();
+        let users: Vec<&str> = order.iter().map(|&i| jobs[i].caller.user.as_str()).collect();
+        let emails: Vec<Option<&str>> = order.iter().map(|&i| jobs[i].caller.email.as_deref()).collect();
+        let keys: Vec<&str> = order.iter().map(|&i| jobs[i].key.as_str()).collect();
+        let prints: Vec<&[u8]> = order.iter().map(|&i| &fingerprints[i].0[..]).collect();
+        let types: Vec<&str> = order.iter().map(|&i| jobs[i].job_type.as_str()).collect();
+        let params: Vec<&serde_json::Value> = order.iter().map(|&i| &jobs[i].params).collect();
+        let attempts: Vec<i32> = order.iter().map(|&i| jobs[i].max_attempts_sql()).collect();
+
+        let client = self.pool.get().await?;
+        let statement = client.prepare_cached(INSERT_OR_FIND_MANY).await?;
+        let rows = client
+            .query(&statement, &[&id_column, &tenants, &users, &emails, &keys, &prints, &types, &params, &attempts])
+            .await?;
+        let mut by_input: HashMap<uuid::Uuid, Row> = HashMap::with_capacity(rows.len());
+        for row in rows {
+            by_input.insert(row.try_get("input_id")?, row);
+        }
+        let mut answers = Vec::with_capacity(jobs.len());
+        for (i, job) in jobs.iter().enumerate() {
+            let answer = match by_input.remove(&ids[i].0) {
+                Some(row) => submission_from_row(&row, &fingerprints[i]),
+                // As in `submit_once`: committed by another after this snapshot.
+                None => {
+                    let (tenant, user, key) = job.key_owner();
+                    let find = client.prepare_cached(FIND_BY_KEY).await?;
+                    let row = client.query_one(&find, &[&tenant, &user, &key]).await?;
+                    submission_from_row(&row, &fingerprints[i])
+                }
+            };
+            answers.push(answer);
+        }
+        Ok(answers)
+    }
+}
+
+fn submission_from_row(row: &Row, fingerprint: &Fingerprint) -> Result<Submission, StoreError> {
+    let job = job_from_row(row)?;
+    let stored: &[u8] = row.try_get("fingerprint")?;
+    let created: bool = row.try_get("created")?;
+    Ok(match (created, stored == fingerprint.0) {
+        (true, _) => Submission::Created(job),
+        (false, true) => Submission::Replayed(job),
+        (false, false) => Submission::KeyReused,
+    })
+}
