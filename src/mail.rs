@@ -7,7 +7,7 @@ use lettre::transport::smtp::client::{Tls, TlsParameters};
 use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
 use minijinja::{Environment, context};
 
-use crate::config::{EmailSettings, SmtpSecurity};
+use crate::config::{EmailSettings, HttpUrl, SmtpSecurity};
 use crate::domain::{JobId, JobState};
 
 /// What an email says, before rendering.
@@ -38,7 +38,7 @@ pub enum MailError {
 pub struct SmtpMailer {
     transport: AsyncSmtpTransport<Tokio1Executor>,
     from: Mailbox,
-    public_base_url: String,
+    public_base_url: HttpUrl,
     /// The domain of deterministic Message-IDs.
     domain: String,
     templates: std::sync::Arc<Environment<'static>>,
@@ -46,7 +46,7 @@ pub struct SmtpMailer {
 
 impl SmtpMailer {
     /// A mailer for these settings (already validated).
-    pub fn new(settings: &EmailSettings, public_base_url: &str) -> Result<Self, MailError> {
+    pub fn new(settings: &EmailSettings, public_base_url: &HttpUrl) -> Result<Self, MailError> {
         let invalid = |e: &dyn std::fmt::Display| MailError::Invalid(e.to_string());
         let from: Mailbox = settings.from.clone();
         let host = settings.smtp_host.as_str();
@@ -73,7 +73,7 @@ impl SmtpMailer {
             transport: builder.build(),
             domain: from.email.domain().to_owned(),
             from,
-            public_base_url: public_base_url.trim_end_matches('/').to_owned(),
+            public_base_url: public_base_url.clone(),
             templates: std::sync::Arc::new(templates),
         })
     }
@@ -89,7 +89,7 @@ impl SmtpMailer {
             display_name => email.display_name,
             failed => failed,
             error_message => email.error_message.unwrap_or("no reason was recorded"),
-            link => format!("{}/jobs/{}/result", self.public_base_url, email.job),
+            link => self.public_base_url.join_path(&format!("/jobs/{}/result", email.job)),
             job_id => email.job.to_string(),
         };
         let render =

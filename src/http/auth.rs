@@ -95,7 +95,7 @@ impl Authenticator {
         }
         let key = DecodingKey::from_secret(secret.as_bytes())?;
         let api_keys = match &settings.jwks_url {
-            Some(url) => ApiKeys::Jwks(JwksKeys::new(url.clone(), settings.jwks_min_refresh)),
+            Some(url) => ApiKeys::Jwks(JwksKeys::new(url.as_str().to_owned(), settings.jwks_min_refresh)),
             None => ApiKeys::Shared(key.clone()),
         };
         let claim_names = ClaimNames {

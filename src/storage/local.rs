@@ -13,6 +13,7 @@ use sha2::Sha256;
 use tokio::io::AsyncWriteExt;
 
 use super::{ObjectKey, StorageError, StoredObject};
+use crate::config::HttpUrl;
 
 type HmacSha256 = Hmac<Sha256>;
 
@@ -23,7 +24,7 @@ const WRITE_BUFFER: usize = 256 * 1024;
 #[derive(Clone)]
 pub struct LocalStorage {
     root: PathBuf,
-    public_base_url: String,
+    public_base_url: HttpUrl,
     signing_key: Vec<u8>,
 }
 
@@ -45,8 +46,8 @@ pub struct VerifiedFile {
 }
 
 impl LocalStorage {
-    pub fn new(root: PathBuf, public_base_url: &str, signing_key: Vec<u8>) -> Self {
-        Self { root, public_base_url: public_base_url.trim_end_matches('/').to_owned(), signing_key }
+    pub fn new(root: PathBuf, public_base_url: &HttpUrl, signing_key: Vec<u8>) -> Self {
+        Self { root, public_base_url: public_base_url.clone(), signing_key }
     }
 
     fn path_of(&self, key: &ObjectKey) -> PathBuf {
@@ -117,7 +118,7 @@ impl LocalStorage {
         let expires = unix_now() + expires_in.as_secs();
         let sig = self.signature(key.as_str(), expires, file_name);
         let name: String = form_encode(file_name);
-        format!("{}/files/{}?expires={expires}&name={name}&sig={sig}", self.public_base_url, key.as_str())
+        self.public_base_url.join_path(&format!("/files/{}?expires={expires}&name={name}&sig={sig}", key.as_str()))
     }
 
     /// Checks a `/files/…` request: the signature first (nothing about the

@@ -506,7 +506,7 @@ pub fn email_to(smtp_port: u16) -> impl FnOnce(&mut Settings) {
         s.email.enabled = true;
         s.email.smtp_port = smtp_port;
         s.email.from = "errand <errand@example.com>".parse().unwrap();
-        s.http.public_base_url = "https://errand.example.com/".into();
+        s.http.public_base_url = errand::config::HttpUrl::parse("https://errand.example.com/").unwrap();
         s.email.backoff_base = Duration::from_millis(50);
         s.email.backoff_max = Duration::from_millis(200);
         s.email.poll_interval = Duration::from_millis(100);

@@ -83,7 +83,7 @@ async fn app_trusting(provider: &Provider, min_refresh: Duration) -> TestApp {
     let url = provider.url.clone();
     spawn_app_with(
         move |s| {
-            s.auth.jwks_url = Some(url);
+            s.auth.jwks_url = Some(errand::config::HttpUrl::parse(&url).unwrap());
             s.auth.jwks_min_refresh = min_refresh;
             s.auth.issuer = Some(ISSUER.into());
             s.auth.audience = Some(AUDIENCE.into());

@@ -2,6 +2,10 @@
 //! environment variables (e.g. `ERRAND_AUTH__JWT_SECRET`), validated once at
 //! start-up so that a bad value stops errand with a message naming its key.
 
+mod http_url;
+
+pub use http_url::HttpUrl;
+
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::Path;
@@ -47,7 +51,7 @@ pub struct HttpSettings {
     pub workers: Option<usize>,
     /// Where people reach errand: the base of links in emails and of signed download URLs.
     #[serde(default = "default_public_base_url")]
-    pub public_base_url: String,
+    pub public_base_url: HttpUrl,
 }
 
 impl Default for HttpSettings {
@@ -60,8 +64,8 @@ fn default_bind() -> SocketAddr {
     SocketAddr::from(([127, 0, 0, 1], 8080))
 }
 
-fn default_public_base_url() -> String {
-    "http://127.0.0.1:8080".into()
+fn default_public_base_url() -> HttpUrl {
+    HttpUrl::parse("http://127.0.0.1:8080").expect("a valid URL")
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -87,7 +91,7 @@ pub struct AuthSettings {
     /// An identity provider's JWKS: API tokens are then verified with its
     /// keys (RS/PS/ES/EdDSA), never with the shared secret.
     #[serde(default)]
-    pub jwks_url: Option<String>,
+    pub jwks_url: Option<HttpUrl>,
     /// A key id not seen yet fetches the JWKS again, at most this often.
     #[serde(default = "default_jwks_min_refresh", with = "duration_text")]
     pub jwks_min_refresh: Duration,
@@ -461,9 +465,8 @@ impl Settings {
     /// Checks what serde cannot: ranges, names, schemas. (Handler names are
     /// checked against the handler registry when the job types are built.)
     pub fn validate(&self) -> Result<(), ConfigError> {
-        let base = &self.http.public_base_url;
-        if !(base.starts_with("http://") || base.starts_with("https://")) {
-            return Err(invalid("http.public_base_url", "must start with http:// or https://"));
+        if self.http.public_base_url.has_query_or_fragment() {
+            return Err(invalid("http.public_base_url", "must not have a query or fragment: links are made below it"));
         }
         if self.http.workers == Some(0) {
             return Err(invalid("http.workers", "must be at least 1"));
@@ -480,9 +483,6 @@ impl Settings {
             return Err(invalid("auth.jwt_secret", "must be at least 32 bytes"));
         }
         let a = &self.auth;
-        if a.jwks_url.as_ref().is_some_and(|u| !(u.starts_with("http://") || u.starts_with("https://"))) {
-            return Err(invalid("auth.jwks_url", "must start with http:// or https://"));
-        }
         for (key, claim) in [
             ("auth.tenant_claim", &a.tenant_claim),
             ("auth.user_claim", &a.user_claim),
@@ -627,5 +627,40 @@ mod duration_text {
         let text = String::deserialize(d)?;
         humantime::parse_duration(&text)
             .map_err(|e| serde::de::Error::custom(format!("{e} in {text:?} (e.g. \"30s\")")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(toml: &str) -> Settings {
+        let source = config::File::from_str(toml, config::FileFormat::Toml);
+        let settings: Settings =
+            config::Config::builder().add_source(source).build().unwrap().try_deserialize().unwrap();
+        settings.validate().unwrap();
+        settings
+    }
+
+    /// config.toml shows each default as a commented `# key = value` line; the
+    /// default itself lives in the code. Uncommenting every such line must
+    /// change nothing, or the file tells people something errand does not do.
+    #[test]
+    fn the_defaults_config_toml_shows_are_the_defaults() {
+        let shipped = include_str!("../../config.toml");
+        let uncommented: String = shipped
+            .lines()
+            .map(|line| match line.strip_prefix("# ") {
+                Some(rest) if rest.split_once(" = ").is_some_and(|(key, _)| is_key(key)) => rest,
+                _ => line,
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        assert_ne!(uncommented, shipped, "config.toml shows some defaults");
+        assert_eq!(format!("{:?}", parse(&uncommented)), format!("{:?}", parse(shipped)));
+    }
+
+    fn is_key(text: &str) -> bool {
+        !text.is_empty() && text.bytes().all(|b| b.is_ascii_lowercase() || b == b'_')
     }
 }
