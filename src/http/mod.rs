@@ -4,6 +4,7 @@
 
 mod auth;
 mod body;
+mod docs;
 mod files;
 mod health;
 mod jobs;
@@ -98,6 +99,8 @@ impl AppState {
 /// The route table.
 pub fn routes(cfg: &mut web::ServiceConfig) {
     cfg.route("/openapi.json", web::get().to(openapi_json))
+        .route("/docs", web::get().to(docs::page))
+        .route(&format!("/docs/{}", docs::REDOC_BUNDLE), web::get().to(docs::redoc))
         .route("/healthz", web::get().to(health::healthz))
         .route("/readyz", web::get().to(health::readyz))
         .route("/metrics", web::get().to(health::metrics))

@@ -253,3 +253,24 @@ async fn a_known_path_asked_with_another_method_is_405_and_an_unknown_one_404() 
     let nowhere = app.http.get(format!("{}/nowhere", app.address)).send().await.unwrap();
     assert_problem(nowhere, StatusCode::NOT_FOUND, "not_found").await;
 }
+
+#[actix_web::test]
+async fn the_api_page_renders_the_document_with_a_bundle_errand_serves_itself() {
+    let app = spawn_app().await;
+    let page = app.http.get(format!("{}/docs", app.address)).send().await.unwrap();
+    assert_eq!(page.status(), StatusCode::OK);
+    assert!(page.headers()["content-type"].to_str().unwrap().starts_with("text/html"));
+    let policy = page.headers()["content-security-policy"].to_str().unwrap().to_owned();
+    assert!(policy.contains("script-src 'self'") && policy.contains("img-src 'self' data:"), "{policy}");
+    let html = page.text().await.unwrap();
+    assert!(html.contains(r#"spec-url="openapi.json""#), "{html}");
+    // Every script is errand's own (relative), none from a CDN.
+    let scripts: Vec<&str> = html.split("<script src=\"").skip(1).map(|s| s.split('"').next().unwrap()).collect();
+    assert_eq!(scripts.len(), 1, "{html}");
+    assert!(!scripts[0].contains("//"), "{}", scripts[0]);
+    let bundle = app.http.get(format!("{}/{}", app.address, scripts[0])).send().await.unwrap();
+    assert_eq!(bundle.status(), StatusCode::OK);
+    assert!(bundle.headers()["content-type"].to_str().unwrap().starts_with("text/javascript"));
+    assert!(bundle.headers()["cache-control"].to_str().unwrap().contains("immutable"));
+    assert!(bundle.bytes().await.unwrap().len() > 100_000, "the whole bundle");
+}
