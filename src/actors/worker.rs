@@ -4,8 +4,13 @@
 //! Completer (which, when the job is done, also writes its notification). If
 //! the lease is lost, the attempt is cancelled and the worker writes nothing:
 //! someone else owns the job now.
+//!
+//! The handler itself runs on a runtime of its own ([`handler_runtime`]), not
+//! on the thread of the actors: between two awaits an export parses and
+//! writes megabytes, and on the actors' thread that would hold up every
+//! submission, claim and recorded end of the process meanwhile.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use actix::prelude::*;
@@ -33,6 +38,22 @@ pub(super) struct Abandon;
 
 /// How often recording the end is tried before the lease is left to expire.
 const RECORD_TRIES: u32 = 5;
+
+/// The runtime every handler of the process runs on: as many threads as the
+/// machine has cores, apart from the actors' thread, which the operating
+/// system then schedules beside them instead of after them.
+fn handler_runtime() -> &'static tokio::runtime::Handle {
+    static RUNTIME: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
+    RUNTIME
+        .get_or_init(|| {
+            tokio::runtime::Builder::new_multi_thread()
+                .thread_name("errand-handler")
+                .enable_all()
+                .build()
+                .expect("the handlers' runtime starts (it only needs threads)")
+        })
+        .handle()
+}
 
 /// Where a worker reports: the Completer records its end, the LeaseKeeper
 /// renews its lease, its supervisor hears when it stops.
@@ -152,7 +173,7 @@ impl Actor for JobWorker {
             tenant = %self.job.tenant,
         );
         let run = tracing::Instrument::instrument(self.job_type.handler.run(self.context()), span);
-        let handle = tokio::spawn(tokio::time::timeout(self.job_type.timeout, run));
+        let handle = handler_runtime().spawn(tokio::time::timeout(self.job_type.timeout, run));
         let (abort, handle) = (handle.abort_handle(), handle);
         let holder = ctx.address().recipient();
         self.links.leases.do_send(LeaseChange::Hold { job: self.job.id, lease: self.job.lease, holder });

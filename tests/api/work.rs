@@ -374,3 +374,44 @@ async fn a_handler_answering_with_nul_still_ends_its_job_once_with_one_notificat
         assert_eq!(app.db.notifications_for(&id).await, 1);
     }
 }
+
+/// A handler that blocks its thread, as CPU-heavy work between two awaits
+/// does (an export parsing megabytes), until the test lets it go or 30 s pass.
+#[derive(Clone)]
+struct Hog {
+    started: std::sync::Arc<tokio::sync::Semaphore>,
+    release: std::sync::Arc<std::sync::Mutex<std::sync::mpsc::Receiver<()>>>,
+}
+
+impl JobHandler for Hog {
+    fn run(&self, _ctx: JobContext) -> HandlerFuture {
+        let hog = self.clone();
+        Box::pin(async move {
+            hog.started.add_permits(1);
+            let _ = hog.release.lock().expect("not poisoned").recv_timeout(Duration::from_secs(30));
+            Ok(errand::jobs::JobOutput::default())
+        })
+    }
+}
+
+#[actix_web::test]
+async fn a_handler_hogging_its_thread_holds_up_no_other_job() {
+    let (release, released) = std::sync::mpsc::channel();
+    let started = std::sync::Arc::new(tokio::sync::Semaphore::new(0));
+    let hog = Hog { started: started.clone(), release: std::sync::Arc::new(std::sync::Mutex::new(released)) };
+    let mut handlers = HandlerRegistry::builtin();
+    handlers.register("hog", hog);
+    let app = spawn_app_with(|s| drop(s.job_types.insert("hog".into(), job_type("hog"))), handlers).await;
+    let alice = token("acme", "alice");
+    let hogging = app.create(&alice, "hog", json!({})).await;
+    tokio::time::timeout(WITHIN, started.acquire()).await.expect("the hog started").expect("open").forget();
+    // While it blocks its thread, another job is submitted, claimed, run and ended:
+    // handlers run apart from the actors that take submissions and record ends.
+    let light = app.create(&alice, "noop", json!({})).await;
+    let job = app.wait_until_finished(&alice, &light, WITHIN).await;
+    assert_eq!(job["status"], "completed");
+    assert_eq!(app.job(&alice, &hogging).await["state"], "running", "the hog was still blocking");
+    release.send(()).unwrap();
+    let job = app.wait_until_finished(&alice, &hogging, WITHIN).await;
+    assert_eq!(job["status"], "completed");
+}
