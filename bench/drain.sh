@@ -12,8 +12,19 @@
 # timed on the database's clock: from just before the processes start to the
 # last job's finished_at (so the 200 ms wait between checks adds nothing).
 
+# The errand processes of the drain under way (for errand_stop_drain).
+ERRAND_DRAIN_PIDS=()
+
+# Stops the drain's processes, if any (also when a run stops half-way).
+errand_stop_drain() {
+  local pid
+  for pid in "${ERRAND_DRAIN_PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null; done
+  for pid in "${ERRAND_DRAIN_PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+  ERRAND_DRAIN_PIDS=()
+}
+
 errand_drain() {
-  local db=$1 jobs=$2 tenants=$3 processes=$4 label=${5:-drain} url pids=() started i
+  local db=$1 jobs=$2 tenants=$3 processes=$4 label=${5:-drain} url started i
   url=$base/$db
   psql "$base/postgres" -Xqc "CREATE DATABASE $db"
   ERRAND_DATABASE__URL=$url "$bin/errand" migrate >/dev/null
@@ -32,11 +43,10 @@ SQL
   for ((i = 0; i < processes; i++)); do
     RUST_LOG=warn ERRAND_DATABASE__URL=$url ERRAND_HTTP__BIND=127.0.0.1:0 ERRAND_AUTH__JWT_SECRET=$SECRET \
       "$bin/errand" serve >/dev/null &
-    pids+=($!)
+    ERRAND_DRAIN_PIDS+=($!)
   done
   until [ "$(psql "$url" -XAtqc "SELECT count(*) FROM job_queue")" = 0 ]; do sleep 0.2; done
-  for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null; done
-  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+  errand_stop_drain
   psql "$url" -XAtqc "SELECT format('errand %s jobs=%s tenants=%s processes=%s seconds=%s jobs_per_s=%s',
       '$label', count(*), $tenants, $processes, round(s::numeric, 3), round(count(*) / s))
     FROM jobs, LATERAL (SELECT extract(epoch FROM (SELECT max(finished_at) FROM jobs) - '$started'::timestamptz) AS s) t

@@ -70,23 +70,34 @@ errand_database_server() {
   errand_log "using PostgreSQL at ${ERRAND_PG_SERVER%%\?*}"
 }
 
+# Installs an npm package pinned by <dir>/package.json and package-lock.json
+# under the tools cache (once per lock file) and prints where it went:
+#   errand_npm_tool <name> <dir> <bin> [why]
+# <bin> is a path inside the install that shows it is complete; [why] says
+# what needs it, for the message when npm is missing.
+errand_npm_tool() {
+  local name=$1 src=$2 bin=$3 why=${4:-errand}
+  local tools=${ERRAND_TOOLS_DIR:-$HOME/.cache/errand-tools}
+  local dir
+  if ! command -v npm >/dev/null 2>&1 || ! command -v node >/dev/null 2>&1; then
+    errand_log "node and npm are needed to install $name ($why): apt-get install nodejs npm"
+    return 1
+  fi
+  dir="$tools/$name-$(sha256sum "$src/package-lock.json" | cut -c1-12)"
+  if [ ! -e "$dir/$bin" ]; then
+    errand_log "installing $name into $dir"
+    mkdir -p "$dir"
+    cp "$src/package.json" "$src/package-lock.json" "$dir/"
+    (cd "$dir" && npm ci --no-audit --no-fund --silent) || { errand_log "npm ci of $name failed"; return 1; }
+  fi
+  printf '%s\n' "$dir"
+}
+
 # Installs the pinned maildev (tools/maildev/package-lock.json) under the tools
 # cache and exports ERRAND_TEST_MAILDEV, the SMTP server the email tests start.
 errand_install_maildev() {
-  local tools=${ERRAND_TOOLS_DIR:-$HOME/.cache/errand-tools}
-  local lock_hash dir
-  if ! command -v npm >/dev/null 2>&1; then
-    errand_log "npm is needed to install maildev (the SMTP server of the email tests): apt-get install nodejs npm"
-    return 1
-  fi
-  lock_hash=$(sha256sum tools/maildev/package-lock.json | cut -c1-12)
-  dir="$tools/maildev-$lock_hash"
-  if [ ! -x "$dir/node_modules/.bin/maildev" ]; then
-    errand_log "installing maildev into $dir"
-    mkdir -p "$dir"
-    cp tools/maildev/package.json tools/maildev/package-lock.json "$dir/"
-    (cd "$dir" && npm ci --no-audit --no-fund --silent) || { errand_log "npm ci of maildev failed"; return 1; }
-  fi
+  local dir
+  dir=$(errand_npm_tool maildev tools/maildev node_modules/.bin/maildev "the SMTP server of the email tests") || return 1
   export ERRAND_TEST_MAILDEV="$dir/node_modules/.bin/maildev"
 }
 

@@ -38,9 +38,14 @@ async fn run(store: &Store, target: refinery::Target) -> Result<usize, MigrateEr
     Ok(report?.applied_migrations().len())
 }
 
+/// The newest migration this build knows (read once: every `/readyz` asks).
+static LATEST: std::sync::LazyLock<refinery::SchemaVersion> = std::sync::LazyLock::new(|| {
+    embedded::migrations::runner().get_migrations().iter().map(|m| m.version()).max().unwrap_or(0)
+});
+
 /// Whether the database has every migration this build knows.
 pub async fn migrations_current(store: &Store) -> Result<bool, StoreError> {
-    let latest = embedded::migrations::runner().get_migrations().iter().map(|m| m.version()).max().unwrap_or(0);
+    let latest = *LATEST;
     let client = store.pool().get().await?;
     let row = client.query_opt("SELECT max(version) FROM refinery_schema_history", &[]).await;
     match row {

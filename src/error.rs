@@ -73,6 +73,18 @@ impl AppError {
     }
 }
 
+/// The 401 of every route that needs a token, as the OpenAPI document shows it.
+#[derive(utoipa::IntoResponses)]
+#[response(status = 401, description = "No valid token (`unauthorized`)", content_type = "application/problem+json")]
+#[expect(dead_code, reason = "only its type is used: by the handlers' OpenAPI annotations")]
+pub struct Unauthenticated(Problem<'static>);
+
+/// The 503 of every route that needs the database, as the OpenAPI document shows it.
+#[derive(utoipa::IntoResponses)]
+#[response(status = 503, description = "Try again (`unavailable`)", content_type = "application/problem+json")]
+#[expect(dead_code, reason = "only its type is used: by the handlers' OpenAPI annotations")]
+pub struct Unavailable(Problem<'static>);
+
 /// An RFC 9457 problem document, with errand's `code` (and `field` for params) as extensions.
 #[derive(Serialize, utoipa::ToSchema)]
 pub struct Problem<'a> {

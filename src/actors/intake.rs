@@ -10,8 +10,6 @@
 //! key, the unique constraint still makes one job per key, and every
 //! submission is answered only after its statement committed.
 
-use std::collections::HashSet;
-
 use actix::prelude::*;
 use tokio::sync::oneshot;
 
@@ -43,7 +41,7 @@ impl Intake {
 
     fn write_batches(&mut self, ctx: &mut Context<Self>) {
         while self.writing < MAX_WRITING && !self.pending.is_empty() {
-            let batch = self.next_batch();
+            let batch: Vec<_> = self.pending.drain(..self.pending.len().min(MAX_BATCH)).collect();
             self.writing += 1;
             let store = self.store.clone();
             async move {
@@ -63,25 +61,6 @@ impl Intake {
             })
             .spawn(ctx);
         }
-    }
-
-    /// Takes the oldest pending submissions, up to [`MAX_BATCH`], one per
-    /// key: a key's repeat waits for the next batch, where it finds the job
-    /// its first submission recorded.
-    fn next_batch(&mut self) -> Vec<(NewJob, Reply)> {
-        let mut batch = Vec::with_capacity(self.pending.len().min(MAX_BATCH));
-        let mut later = Vec::new();
-        let mut keys = HashSet::new();
-        for (job, reply) in self.pending.drain(..) {
-            let (tenant, user, key) = job.key_owner();
-            if batch.len() < MAX_BATCH && keys.insert((tenant.to_owned(), user.to_owned(), key.to_owned())) {
-                batch.push((job, reply));
-            } else {
-                later.push((job, reply));
-            }
-        }
-        self.pending = later;
-        batch
     }
 }
 

@@ -4,6 +4,7 @@
 //! machine) or lost the database: the job runs again, or fails with its one
 //! notification when no attempts remain.
 
+use std::future::Future;
 use std::time::Duration;
 
 use actix::prelude::*;
@@ -12,8 +13,8 @@ use super::dispatcher::WorkAvailable;
 use super::notifier::JobFinished;
 use crate::store::Store;
 
-/// Rescue now; answered when the pass is done (tests drive the rescuer with
-/// it instead of waiting for its timer).
+/// Rescue now; answered when a pass begun after the request is done (tests
+/// drive the rescuer with it instead of waiting for its timer).
 #[derive(Debug, Clone, Copy, Message)]
 #[rtype(result = "()")]
 pub struct RescueExpired;
@@ -28,7 +29,6 @@ pub struct Rescuer {
     work_available: Recipient<WorkAvailable>,
     /// Told of each job the rescue failed for good.
     notifier: Recipient<JobFinished>,
-    rescuing: bool,
 }
 
 impl Rescuer {
@@ -38,37 +38,31 @@ impl Rescuer {
         work_available: Recipient<WorkAvailable>,
         notifier: Recipient<JobFinished>,
     ) -> Self {
-        Self { store, every, work_available, notifier, rescuing: false }
+        Self { store, every, work_available, notifier }
     }
 
-    /// One rescue pass (none if one is under way).
-    fn pass(&mut self) -> ResponseActFuture<Self, ()> {
-        if self.rescuing {
-            return Box::pin(fut::ready(()));
+    /// One rescue pass.
+    fn pass(&self) -> impl Future<Output = ()> + 'static {
+        let (store, work_available, notifier) =
+            (self.store.clone(), self.work_available.clone(), self.notifier.clone());
+        async move {
+            let rescued = match store.queue().rescue_expired(BATCH).await {
+                Ok(rescued) => rescued,
+                Err(error) => return tracing::warn!(%error, "rescuing expired leases failed"),
+            };
+            let failed = rescued.failed.len() as u64;
+            metrics::counter!("errand_jobs_rescued_total", "outcome" => "requeued").increment(rescued.requeued);
+            metrics::counter!("errand_jobs_rescued_total", "outcome" => "failed").increment(failed);
+            if rescued.requeued > 0 || failed > 0 {
+                tracing::warn!(requeued = rescued.requeued, failed, "rescued jobs with expired leases");
+            }
+            for ended in rescued.failed {
+                notifier.do_send(JobFinished(ended));
+            }
+            if rescued.requeued > 0 {
+                work_available.do_send(WorkAvailable);
+            }
         }
-        self.rescuing = true;
-        let store = self.store.clone();
-        let pass =
-            async move { store.queue().rescue_expired(BATCH).await }.into_actor(self).map(|rescued, act, _ctx| {
-                act.rescuing = false;
-                let rescued = match rescued {
-                    Ok(rescued) => rescued,
-                    Err(error) => return tracing::warn!(%error, "rescuing expired leases failed"),
-                };
-                let failed = rescued.failed.len() as u64;
-                metrics::counter!("errand_jobs_rescued_total", "outcome" => "requeued").increment(rescued.requeued);
-                metrics::counter!("errand_jobs_rescued_total", "outcome" => "failed").increment(failed);
-                if rescued.requeued > 0 || failed > 0 {
-                    tracing::warn!(requeued = rescued.requeued, failed, "rescued jobs with expired leases");
-                }
-                for ended in rescued.failed {
-                    act.notifier.do_send(JobFinished(ended));
-                }
-                if rescued.requeued > 0 {
-                    act.work_available.do_send(WorkAvailable);
-                }
-            });
-        Box::pin(pass)
     }
 }
 
@@ -76,17 +70,19 @@ impl Actor for Rescuer {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Self::Context) {
-        ctx.run_interval(self.every, |act, ctx| {
-            ctx.spawn(act.pass());
-        });
-        ctx.spawn(self.pass());
+        // `wait`: a timer's pass holds the mailbox, so a RescueExpired sent
+        // meanwhile is answered by a whole pass of its own, run after it.
+        // (Passes that do overlap are safe: each end is fenced on the lease
+        // it saw expire.)
+        ctx.wait(self.pass().into_actor(self));
+        ctx.run_interval(self.every, |act, ctx| ctx.wait(act.pass().into_actor(act)));
     }
 }
 
 impl Handler<RescueExpired> for Rescuer {
-    type Result = ResponseActFuture<Self, ()>;
+    type Result = ResponseFuture<()>;
 
     fn handle(&mut self, _: RescueExpired, _ctx: &mut Self::Context) -> Self::Result {
-        self.pass()
+        Box::pin(self.pass())
     }
 }

@@ -174,7 +174,7 @@ impl Actor for JobWorker {
         );
         let run = tracing::Instrument::instrument(self.job_type.handler.run(self.context()), span);
         let handle = handler_runtime().spawn(tokio::time::timeout(self.job_type.timeout, run));
-        let (abort, handle) = (handle.abort_handle(), handle);
+        let abort = handle.abort_handle();
         let holder = ctx.address().recipient();
         self.links.leases.do_send(LeaseChange::Hold { job: self.job.id, lease: self.job.lease, holder });
         async move {
@@ -211,6 +211,8 @@ impl Handler<Abandon> for JobWorker {
     type Result = ();
 
     fn handle(&mut self, _: Abandon, ctx: &mut Self::Context) {
+        // At once, not when the actor has stopped: the caller releases the
+        // lease as soon as this is answered.
         if let Some(abort) = self.abort.take() {
             abort.abort();
         }

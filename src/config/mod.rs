@@ -551,9 +551,7 @@ impl Settings {
                 return Err(invalid("storage.s3", "backend = \"s3\" needs an [storage.s3] section"));
             }
             (StorageBackend::S3, Some(s3)) => {
-                if !(s3.endpoint.starts_with("http://") || s3.endpoint.starts_with("https://")) {
-                    return Err(invalid("storage.s3.endpoint", "must start with http:// or https://"));
-                }
+                HttpUrl::parse(&s3.endpoint).map_err(|reason| invalid("storage.s3.endpoint", reason))?;
                 if s3.bucket.len() < 3 {
                     return Err(invalid("storage.s3.bucket", "bucket names have 3 to 63 characters"));
                 }

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::AppState;
-use super::jwks::JwksKeys;
+use super::jwks::{ASYMMETRIC, JwksKeys};
 use crate::config::AuthSettings;
 use crate::domain::{Caller, TenantId, UserId};
 use crate::error::AppError;
@@ -47,10 +47,11 @@ struct TicketClaims {
 
 /// Who signs API tokens.
 enum ApiKeys {
-    /// errand's shared secret, HS256 only.
-    Shared(DecodingKey),
-    /// An identity provider, asymmetric algorithms only.
-    Jwks(JwksKeys),
+    /// errand's shared secret (`Authenticator::key`), HS256 only.
+    Shared,
+    /// An identity provider, asymmetric algorithms only, each with the API
+    /// token checks made for it once (a `Validation` names its algorithms).
+    Jwks { keys: JwksKeys, validations: Vec<(Algorithm, Validation)> },
 }
 
 /// Which claims of an API token name the caller.
@@ -95,8 +96,18 @@ impl Authenticator {
         }
         let key = DecodingKey::from_secret(secret.as_bytes())?;
         let api_keys = match &settings.jwks_url {
-            Some(url) => ApiKeys::Jwks(JwksKeys::new(url.as_str().to_owned(), settings.jwks_min_refresh)),
-            None => ApiKeys::Shared(key.clone()),
+            Some(url) => ApiKeys::Jwks {
+                keys: JwksKeys::new(url.as_str().to_owned(), settings.jwks_min_refresh),
+                validations: ASYMMETRIC
+                    .iter()
+                    .map(|&algorithm| {
+                        let mut validation = validation.clone();
+                        validation.algorithms = vec![algorithm];
+                        (algorithm, validation)
+                    })
+                    .collect(),
+            },
+            None => ApiKeys::Shared,
         };
         let claim_names = ClaimNames {
             tenant: settings.tenant_claim.clone(),
@@ -124,8 +135,7 @@ impl Authenticator {
             exp: exp.as_secs(),
             aud: STREAM_AUDIENCE.into(),
         };
-        jsonwebtoken::encode(&Header::new(Algorithm::HS256), &claims, &self.issuer.key)
-            .map_err(|e| AppError::Internal(e.to_string()))
+        self.issuer.issue(&claims).map_err(|e| AppError::Internal(e.to_string()))
     }
 
     /// The caller a stream ticket names, if it is valid and unexpired.
@@ -150,8 +160,8 @@ impl Authenticator {
             .trim();
         let invalid = || AppError::Unauthorized("the token is invalid or expired");
         let claims = match &*self.api_keys {
-            ApiKeys::Shared(key) => jsonwebtoken::decode::<Map<String, Value>>(token, key, &self.validation),
-            ApiKeys::Jwks(keys) => {
+            ApiKeys::Shared => jsonwebtoken::decode::<Map<String, Value>>(token, &self.key, &self.validation),
+            ApiKeys::Jwks { keys, validations } => {
                 let header = jsonwebtoken::decode_header(token).map_err(|_| invalid())?;
                 let signing = keys.key_for(&header).await.map_err(|error| match error {
                     // The provider is down: the token may well be good, so try again later.
@@ -161,9 +171,9 @@ impl Authenticator {
                         invalid()
                     }
                 })?;
-                let mut validation = (*self.validation).clone();
-                validation.algorithms = vec![signing.algorithm];
-                jsonwebtoken::decode::<Map<String, Value>>(token, &signing.key, &validation)
+                let (_, validation) =
+                    validations.iter().find(|(algorithm, _)| *algorithm == signing.algorithm).ok_or_else(invalid)?;
+                jsonwebtoken::decode::<Map<String, Value>>(token, &signing.key, validation)
             }
         }
         .map_err(|_| invalid())?
@@ -189,7 +199,7 @@ impl Authenticator {
 
 /// The request's `Authorization` header ("" when it is not text, which the
 /// check then refuses like any malformed header).
-pub(super) fn authorization(req: &HttpRequest) -> Option<String> {
+fn authorization(req: &HttpRequest) -> Option<String> {
     req.headers().get(header::AUTHORIZATION).map(|value| value.to_str().map(str::to_owned).unwrap_or_default())
 }
 
@@ -219,8 +229,8 @@ impl TokenIssuer {
         Ok(Self { key: EncodingKey::from_secret(secret.as_bytes())? })
     }
 
-    /// A signed HS256 token with these claims.
-    pub fn issue(&self, claims: &Claims) -> Result<String, jsonwebtoken::errors::Error> {
+    /// A signed HS256 token with these claims (an API token's [`Claims`], or a stream ticket's).
+    pub fn issue(&self, claims: &impl Serialize) -> Result<String, jsonwebtoken::errors::Error> {
         jsonwebtoken::encode(&Header::new(Algorithm::HS256), claims, &self.key)
     }
 }

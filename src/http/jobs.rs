@@ -12,7 +12,7 @@ use super::page::{self, rfc3339};
 use super::{AppState, body};
 use crate::actors::{GetJob, ListJobs, SubmitJob};
 use crate::domain::{Caller, IdempotencyKey, InvalidIdempotencyKey, Job, JobId, JobState, JobStatus};
-use crate::error::{AppError, Problem};
+use crate::error::{AppError, Problem, Unauthenticated, Unavailable};
 use crate::storage::ResultFile;
 use crate::store::{JobFilter, Submission};
 
@@ -94,11 +94,11 @@ impl JobView {
         (status = 202, description = "A new job, processing", body = JobView),
         (status = 200, description = "The key's job, replayed (`Idempotent-Replayed: true`)", body = JobView),
         (status = 400, description = "Missing or malformed key, or a body that is not a JSON object (`bad_request`, `invalid_idempotency_key`)", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "No valid token (`unauthorized`)", body = Problem, content_type = "application/problem+json"),
+        Unauthenticated,
         (status = 404, description = "Unknown job type (`unknown_job_type`)", body = Problem, content_type = "application/problem+json"),
         (status = 413, description = "Body over 64 KiB (`payload_too_large`)", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "Params refused (`invalid_params`, with `field`), or the key reused for another request (`idempotency_key_reused`)", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "Try again (`unavailable`)", body = Problem, content_type = "application/problem+json"),
+        Unavailable,
     ),
     security(("bearer" = [])),
 )]
@@ -134,9 +134,9 @@ pub async fn submit(
     params(("id" = String, Path, format = Uuid, description = "The job's id")),
     responses(
         (status = 200, description = "The caller's job", body = JobView),
-        (status = 401, description = "No valid token (`unauthorized`)", body = Problem, content_type = "application/problem+json"),
+        Unauthenticated,
         (status = 404, description = "No such job of the caller's (`not_found`)", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "Try again (`unavailable`)", body = Problem, content_type = "application/problem+json"),
+        Unavailable,
     ),
     security(("bearer" = [])),
 )]
@@ -183,8 +183,8 @@ pub struct JobList {
     responses(
         (status = 200, description = "A page of jobs", body = JobList),
         (status = 400, description = "A bad filter, limit or cursor (`bad_request`)", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "No valid token (`unauthorized`)", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "Try again (`unavailable`)", body = Problem, content_type = "application/problem+json"),
+        Unauthenticated,
+        Unavailable,
     ),
     security(("bearer" = [])),
 )]
@@ -207,7 +207,7 @@ pub async fn list(
     let job_type = query
         .job_type
         .map(|t| match crate::domain::JobTypeName::parse(&t) {
-            Some(name) => Ok(name.as_str().to_owned()),
+            Some(_) => Ok(t),
             None => Err(AppError::BadRequest(format!("type must be a job type's name (a-z, 0-9, _ and -), not {t:?}"))),
         })
         .transpose()?;
@@ -227,7 +227,7 @@ pub async fn list(
     params(("id" = String, Path, format = Uuid, description = "The job's id")),
     responses(
         (status = 303, description = "To a fresh signed download URL (`Location`)"),
-        (status = 401, description = "No valid token (`unauthorized`)", body = Problem, content_type = "application/problem+json"),
+        Unauthenticated,
         (status = 404, description = "No such job of the caller's, or one without a file (`not_found`, `no_result`)", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "The job has not completed (`result_not_ready`)", body = Problem, content_type = "application/problem+json"),
         (status = 410, description = "The file's retention ended (`result_expired`)", body = Problem, content_type = "application/problem+json"),

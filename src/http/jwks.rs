@@ -6,6 +6,7 @@
 //! hammer the provider.
 
 use std::collections::HashMap;
+use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
 use jsonwebtoken::jwk::JwkSet;
@@ -17,7 +18,7 @@ const FETCH_TIMEOUT: Duration = Duration::from_secs(5);
 /// The algorithms an identity provider's key may sign with. Shared-secret
 /// algorithms (HS*) are never taken from a JWKS: that is how a token signed
 /// with the public key as an HMAC secret would get in.
-const ASYMMETRIC: [Algorithm; 9] = [
+pub const ASYMMETRIC: [Algorithm; 9] = [
     Algorithm::RS256,
     Algorithm::RS384,
     Algorithm::RS512,
@@ -45,29 +46,29 @@ pub enum KeyError {
 /// A key and the one algorithm it verifies.
 #[derive(Clone)]
 pub struct SigningKey {
-    pub key: DecodingKey,
+    pub key: Arc<DecodingKey>,
     pub algorithm: Algorithm,
 }
 
-struct Fetched {
-    keys: HashMap<String, DecodingKey>,
-    at: Option<Instant>,
-}
+type Keys = HashMap<String, Arc<DecodingKey>>;
 
 /// The provider's keys, by key id.
 pub struct JwksKeys {
     url: String,
     http: reqwest::Client,
     min_refresh: Duration,
-    /// An async lock: one fetch at a time, and requests wait for it rather
-    /// than each fetching.
-    fetched: tokio::sync::Mutex<Fetched>,
+    /// Read by every request, without waiting; replaced whole by a fetch.
+    keys: RwLock<Arc<Keys>>,
+    /// When the keys were last fetched. Held while fetching: one fetch at a
+    /// time, and requests for a new key id wait for it rather than each
+    /// fetching (requests for known keys never wait).
+    last_fetch: tokio::sync::Mutex<Option<Instant>>,
 }
 
 impl JwksKeys {
     pub fn new(url: String, min_refresh: Duration) -> Self {
         let http = reqwest::Client::builder().timeout(FETCH_TIMEOUT).build().unwrap_or_default();
-        Self { url, http, min_refresh, fetched: tokio::sync::Mutex::new(Fetched { keys: HashMap::new(), at: None }) }
+        Self { url, http, min_refresh, keys: RwLock::default(), last_fetch: tokio::sync::Mutex::new(None) }
     }
 
     /// The key a token's header names, fetching the JWKS again if the key
@@ -77,16 +78,25 @@ impl JwksKeys {
             return Err(KeyError::Algorithm);
         }
         let kid = header.kid.as_deref().ok_or(KeyError::NoKeyId)?;
-        let mut fetched = self.fetched.lock().await;
-        if !fetched.keys.contains_key(kid) && fetched.at.is_none_or(|at| at.elapsed() >= self.min_refresh) {
-            fetched.keys = self.fetch().await?;
-            fetched.at = Some(Instant::now());
+        let signing = |key| SigningKey { key, algorithm: header.alg };
+        if let Some(key) = self.known(kid) {
+            return Ok(signing(key));
         }
-        let key = fetched.keys.get(kid).cloned().ok_or_else(|| KeyError::UnknownKey(kid.to_owned()))?;
-        Ok(SigningKey { key, algorithm: header.alg })
+        let mut last_fetch = self.last_fetch.lock().await;
+        // Another request may have fetched while this one waited.
+        if self.known(kid).is_none() && last_fetch.is_none_or(|at| at.elapsed() >= self.min_refresh) {
+            let keys = self.fetch().await?;
+            *self.keys.write().unwrap_or_else(|poisoned| poisoned.into_inner()) = Arc::new(keys);
+            *last_fetch = Some(Instant::now());
+        }
+        self.known(kid).map(signing).ok_or_else(|| KeyError::UnknownKey(kid.to_owned()))
     }
 
-    async fn fetch(&self) -> Result<HashMap<String, DecodingKey>, KeyError> {
+    fn known(&self, kid: &str) -> Option<Arc<DecodingKey>> {
+        self.keys.read().unwrap_or_else(|poisoned| poisoned.into_inner()).get(kid).cloned()
+    }
+
+    async fn fetch(&self) -> Result<Keys, KeyError> {
         let fetch_error = |e: reqwest::Error| KeyError::Fetch(e.to_string());
         let response = self.http.get(&self.url).send().await.map_err(fetch_error)?;
         let set: JwkSet = response.error_for_status().map_err(fetch_error)?.json().await.map_err(fetch_error)?;
@@ -94,7 +104,7 @@ impl JwksKeys {
         for jwk in &set.keys {
             // Keys without an id, or of a kind this build cannot use, are skipped.
             if let (Some(kid), Ok(key)) = (&jwk.common.key_id, DecodingKey::from_jwk(jwk)) {
-                keys.insert(kid.clone(), key);
+                keys.insert(kid.clone(), Arc::new(key));
             }
         }
         tracing::info!(url = %self.url, keys = keys.len(), "fetched the identity provider's signing keys");

@@ -15,10 +15,10 @@ mod page;
 mod request_id;
 
 use actix::prelude::*;
-use actix_web::{HttpResponse, web};
+use actix_web::{FromRequest, HttpRequest, HttpResponse, Resource, Responder, web};
 
 pub use auth::{Claims, TokenIssuer};
-pub use request_id::{REQUEST_ID, request_id};
+pub use request_id::request_id;
 
 use crate::actors::{Notifier, SupervisorFor, SupervisorRegistry};
 use crate::config::{NotificationSettings, Settings};
@@ -40,8 +40,8 @@ pub struct AppState {
     pub storage: Storage,
     /// How long a download URL handed out works.
     pub url_expiry: std::time::Duration,
-    /// `GET /openapi.json`, built once.
-    pub openapi: std::sync::Arc<serde_json::Value>,
+    /// `GET /openapi.json`, built and written out once.
+    pub openapi: web::Bytes,
 }
 
 impl AppState {
@@ -53,7 +53,7 @@ impl AppState {
         storage: Storage,
         settings: &Settings,
     ) -> Result<Self, jsonwebtoken::errors::Error> {
-        let openapi = std::sync::Arc::new(openapi::document(&job_types));
+        let openapi = web::Bytes::from(serde_json::to_vec(&openapi::document(&job_types)).unwrap_or_default());
         Ok(Self {
             registry,
             notifier,
@@ -96,60 +96,76 @@ impl AppState {
     }
 }
 
-/// The route table.
+/// The route table. Each path is a resource that answers its own methods;
+/// any other method gets a 405 naming them (`resource`).
 pub fn routes(cfg: &mut web::ServiceConfig) {
-    cfg.route("/openapi.json", web::get().to(openapi_json))
-        .route("/docs", web::get().to(docs::page))
-        .route(&format!("/docs/{}", docs::REDOC_BUNDLE), web::get().to(docs::redoc))
-        .route("/healthz", web::get().to(health::healthz))
-        .route("/readyz", web::get().to(health::readyz))
-        .route("/metrics", web::get().to(health::metrics))
+    cfg.service(get("/openapi.json", openapi_json))
+        .service(get("/docs", docs::page))
+        .service(get(&format!("/docs/{}", docs::REDOC_BUNDLE), docs::redoc))
+        .service(get("/healthz", health::healthz))
+        .service(get("/readyz", health::readyz))
+        .service(get("/metrics", health::metrics))
         .service(
             web::scope("/jobs")
-                .route("", web::get().to(jobs::list))
-                .route("/{id}", web::get().to(jobs::get))
-                .route("/{id}/result", web::get().to(jobs::result))
-                .route("/{job_type}", web::post().to(jobs::submit)),
+                .service(get("", jobs::list))
+                // `/jobs/{id}` reads a job, `/jobs/{type}` submits one.
+                .service(
+                    web::resource("/{id_or_type}")
+                        .route(web::get().to(jobs::get))
+                        .route(web::post().to(jobs::submit))
+                        .default_service(web::to(|req: HttpRequest| async move {
+                            let id =
+                                req.match_info().get("id_or_type").is_some_and(|s| uuid::Uuid::parse_str(s).is_ok());
+                            method_not_allowed(&req, if id { "GET" } else { "POST" })
+                        })),
+                )
+                .service(get("/{id}/result", jobs::result)),
         )
-        .route("/files/{key:.*}", web::get().to(files::download))
+        .service(get("/files/{key:.*}", files::download))
         .service(
             web::scope("/notifications")
-                .route("", web::get().to(notifications::list))
-                .route("/read-all", web::post().to(notifications::mark_all_read))
-                .route("/stream-tickets", web::post().to(notifications::stream_ticket))
-                .route("/stream", web::get().to(notifications::stream))
-                .route("/{id}/read", web::post().to(notifications::mark_read)),
+                .service(get("", notifications::list))
+                .service(post("/read-all", notifications::mark_all_read))
+                .service(post("/stream-tickets", notifications::stream_ticket))
+                .service(get("/stream", notifications::stream))
+                .service(post("/{id}/read", notifications::mark_read)),
         )
         .app_data(
             web::QueryConfig::default()
                 .error_handler(|error, _req| AppError::BadRequest(format!("invalid query string: {error}")).into()),
         )
         .app_data(web::PathConfig::default().error_handler(|_error, _req| AppError::NotFound.into()))
-        .default_service(web::to(not_found));
+        .default_service(web::to(|| async { Err::<HttpResponse, _>(AppError::NotFound) }));
+}
+
+/// `path`, whose routes answer `allow`; any other method gets a 405 saying so.
+fn resource(path: &str, allow: &'static str) -> Resource {
+    web::resource(path).default_service(web::to(move |req: HttpRequest| async move { method_not_allowed(&req, allow) }))
+}
+
+fn get<F, Args>(path: &str, handler: F) -> Resource
+where
+    F: actix_web::Handler<Args>,
+    Args: FromRequest + 'static,
+    F::Output: Responder + 'static,
+{
+    resource(path, "GET").route(web::get().to(handler))
+}
+
+fn post<F, Args>(path: &str, handler: F) -> Resource
+where
+    F: actix_web::Handler<Args>,
+    Args: FromRequest + 'static,
+    F::Output: Responder + 'static,
+{
+    resource(path, "POST").route(web::post().to(handler))
+}
+
+fn method_not_allowed(req: &HttpRequest, allow: &'static str) -> Result<HttpResponse, AppError> {
+    Err(AppError::MethodNotAllowed { method: req.method().to_string(), allow })
 }
 
 /// The OpenAPI document (no token needed: it describes, it does not serve data).
 async fn openapi_json(state: web::Data<AppState>) -> HttpResponse {
-    HttpResponse::Ok().json(&*state.openapi)
-}
-
-/// No route matched: 405 with `Allow` when the path is one of ours asked
-/// with another method (`TRACE /healthz`), else 404.
-async fn not_found(req: actix_web::HttpRequest) -> Result<HttpResponse, AppError> {
-    if !req.resource_map().has_resource(req.path()) {
-        return Err(AppError::NotFound);
-    }
-    Err(AppError::MethodNotAllowed { method: req.method().to_string(), allow: allowed_methods(req.path()) })
-}
-
-/// The methods the route table answers on `path` (one of its paths).
-fn allowed_methods(path: &str) -> &'static str {
-    let segments: Vec<&str> = path.trim_matches('/').split('/').collect();
-    match segments.as_slice() {
-        // `/jobs/{id}` reads a job, `/jobs/{type}` submits one.
-        ["jobs", id_or_type] if uuid::Uuid::parse_str(id_or_type).is_ok() => "GET",
-        ["jobs", _] => "POST",
-        ["notifications", "read-all" | "stream-tickets"] | ["notifications", _, "read"] => "POST",
-        _ => "GET",
-    }
+    HttpResponse::Ok().content_type(actix_web::http::header::ContentType::json()).body(state.openapi.clone())
 }

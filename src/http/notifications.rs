@@ -4,7 +4,7 @@
 use std::collections::VecDeque;
 use std::time::Duration;
 
-use actix_web::{HttpRequest, HttpResponse, Responder, web};
+use actix_web::{FromRequest, HttpRequest, HttpResponse, Responder, web};
 use actix_web_lab::sse;
 use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
@@ -14,7 +14,7 @@ use super::AppState;
 use super::page::{self, rfc3339};
 use crate::actors::{ListNotifications, MarkAllRead, MarkRead, Subscribe};
 use crate::domain::{Caller, JobId, JobState, NotificationId};
-use crate::error::{AppError, Problem};
+use crate::error::{AppError, Problem, Unauthenticated, Unavailable};
 use crate::jobs::JobTypes;
 use crate::store::{Notification, Store};
 
@@ -112,8 +112,8 @@ pub struct StreamTicket {
     responses(
         (status = 200, description = "A page of the feed", body = FeedPage),
         (status = 400, description = "Bad limit or cursor (`bad_request`)", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "No valid token (`unauthorized`)", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "Try again (`unavailable`)", body = Problem, content_type = "application/problem+json"),
+        Unauthenticated,
+        Unavailable,
     ),
     security(("bearer" = [])),
 )]
@@ -140,9 +140,9 @@ pub async fn list(
     params(("id" = String, Path, format = Uuid, description = "The notification's id")),
     responses(
         (status = 204, description = "Marked read"),
-        (status = 401, description = "No valid token (`unauthorized`)", body = Problem, content_type = "application/problem+json"),
+        Unauthenticated,
         (status = 404, description = "No such notification of the caller (`not_found`)", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "Try again (`unavailable`)", body = Problem, content_type = "application/problem+json"),
+        Unavailable,
     ),
     security(("bearer" = [])),
 )]
@@ -164,8 +164,8 @@ pub async fn mark_read(
     post, path = "/notifications/read-all", tag = "notifications",
     responses(
         (status = 200, description = "How many were marked", body = MarkedRead),
-        (status = 401, description = "No valid token (`unauthorized`)", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "Try again (`unavailable`)", body = Problem, content_type = "application/problem+json"),
+        Unauthenticated,
+        Unavailable,
     ),
     security(("bearer" = [])),
 )]
@@ -181,7 +181,7 @@ pub async fn mark_all_read(caller: Caller, state: web::Data<AppState>) -> Result
     post, path = "/notifications/stream-tickets", tag = "notifications",
     responses(
         (status = 201, description = "A ticket for the stream", body = StreamTicket),
-        (status = 401, description = "No valid token (`unauthorized`)", body = Problem, content_type = "application/problem+json"),
+        Unauthenticated,
     ),
     security(("bearer" = [])),
 )]
@@ -217,8 +217,12 @@ pub async fn stream(
     state: web::Data<AppState>,
 ) -> Result<impl Responder, AppError> {
     let caller = match &query.ticket {
-        Some(ticket) => state.auth.caller_from_ticket(ticket)?,
-        None => state.auth.caller(super::auth::authorization(&req).as_deref()).await?,
+        Some(ticket) => {
+            let caller = state.auth.caller_from_ticket(ticket)?;
+            super::request_id::record_caller(&caller);
+            caller
+        }
+        None => Caller::extract(&req).await?,
     };
     let last_event = match req.headers().get("Last-Event-ID") {
         None => None,

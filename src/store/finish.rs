@@ -97,6 +97,7 @@ WITH input AS (
     JOIN input i ON i.job_id = q.job_id
     JOIN jobs j ON j.id = q.job_id
     WHERE q.state = 'running' AND q.lease_id = i.lease_id AND (NOT i.rescue OR q.lease_expires_at < now())
+    ORDER BY q.job_id  -- locked in job order, as RENEW_LEASES locks: no deadlock between them
     FOR UPDATE OF q
 ), again AS (
     UPDATE job_queue q
@@ -148,17 +149,6 @@ LIMIT $1";
 const VANISHED: &str = "the worker running this job stopped responding";
 
 impl Queue<'_> {
-    /// Ends one attempt (see [`Queue::finish_many_if_running`]).
-    pub async fn finish_if_running(
-        &self,
-        id: JobId,
-        lease: LeaseId,
-        outcome: &Outcome,
-    ) -> Result<Option<EndedAttempt>, StoreError> {
-        let completion = Completion { id, lease, outcome: outcome.clone(), ender: Ender::Worker };
-        Ok(self.finish_many_if_running(&[completion]).await?.into_iter().next())
-    }
-
     /// Ends many attempts in one statement, each fenced on its own lease;
     /// terminal ones get their notification in the same statement. Returns
     /// what was ended; fenced-off attempts are absent.
@@ -227,11 +217,10 @@ impl Queue<'_> {
 }
 
 fn ended_from_row(row: &Row) -> Result<EndedAttempt, StoreError> {
-    let corrupt = |e: crate::domain::InvalidId| StoreError::Corrupt(e.to_string());
     Ok(EndedAttempt {
         job: JobId(row.try_get("job_id")?),
-        tenant: TenantId::parse(row.try_get::<_, String>("tenant_id")?).map_err(corrupt)?,
-        user: UserId::parse(row.try_get::<_, String>("user_id")?).map_err(corrupt)?,
+        tenant: TenantId::parse(row.try_get::<_, String>("tenant_id")?)?,
+        user: UserId::parse(row.try_get::<_, String>("user_id")?)?,
         job_type: row.try_get("job_type")?,
         state: row.try_get("state")?,
         error_message: row.try_get("error")?,

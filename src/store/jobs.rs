@@ -10,24 +10,22 @@ use crate::domain::{Caller, Job, JobId, JobState, JobStatus, TenantId, UserId};
 
 /// One of the caller's jobs, with its live state.
 const GET_OWN: &str = "
-SELECT j.id, j.tenant_id, j.user_id, j.job_type, j.params, coalesce(q.state, j.state) AS state,
-       coalesce(q.attempt, j.attempt) AS attempt, j.max_attempts, coalesce(q.run_at, j.run_at) AS run_at, j.result,
-       coalesce(j.error_message, q.last_error) AS error_message, j.created_at, j.finished_at
-FROM jobs j LEFT JOIN job_queue q ON q.job_id = j.id
-WHERE j.tenant_id = $1 AND j.user_id = $2 AND j.id = $3";
+SELECT id, tenant_id, user_id, job_type, params, state, attempt, max_attempts, run_at, result, error_message,
+       created_at, finished_at
+FROM jobs_live
+WHERE tenant_id = $1 AND user_id = $2 AND id = $3";
 
 /// A page of the caller's jobs, newest first, optionally of some states (`$3`)
 /// and one type (`$4`), older than the job `$5`; `$6` rows at most.
 const LIST_OWN: &str = "
-SELECT j.id, j.tenant_id, j.user_id, j.job_type, j.params, coalesce(q.state, j.state) AS state,
-       coalesce(q.attempt, j.attempt) AS attempt, j.max_attempts, coalesce(q.run_at, j.run_at) AS run_at, j.result,
-       coalesce(j.error_message, q.last_error) AS error_message, j.created_at, j.finished_at
-FROM jobs j LEFT JOIN job_queue q ON q.job_id = j.id
-WHERE j.tenant_id = $1 AND j.user_id = $2
-  AND ($3::job_state[] IS NULL OR coalesce(q.state, j.state) = ANY ($3))
-  AND ($4::text IS NULL OR j.job_type = $4)
-  AND ($5::uuid IS NULL OR j.id < $5)
-ORDER BY j.id DESC
+SELECT id, tenant_id, user_id, job_type, params, state, attempt, max_attempts, run_at, result, error_message,
+       created_at, finished_at
+FROM jobs_live
+WHERE tenant_id = $1 AND user_id = $2
+  AND ($3::job_state[] IS NULL OR state = ANY ($3))
+  AND ($4::text IS NULL OR job_type = $4)
+  AND ($5::uuid IS NULL OR id < $5)
+ORDER BY id DESC
 LIMIT $6";
 
 /// Filters and page of a job list.
@@ -108,11 +106,10 @@ impl<'a> CallerJobs<'a> {
 }
 
 pub(super) fn job_from_row(row: &Row) -> Result<Job, StoreError> {
-    let corrupt = |e: crate::domain::InvalidId| StoreError::Corrupt(e.to_string());
     Ok(Job {
         id: JobId(row.try_get::<_, Uuid>("id")?),
-        tenant: TenantId::parse(row.try_get::<_, String>("tenant_id")?).map_err(corrupt)?,
-        user: UserId::parse(row.try_get::<_, String>("user_id")?).map_err(corrupt)?,
+        tenant: TenantId::parse(row.try_get::<_, String>("tenant_id")?)?,
+        user: UserId::parse(row.try_get::<_, String>("user_id")?)?,
         job_type: row.try_get("job_type")?,
         // Params that no longer decode (stored before errand refused them)
         // show as null rather than making the caller's whole list fail.

@@ -68,6 +68,18 @@ impl StoreError {
     }
 }
 
+impl From<crate::domain::InvalidId> for StoreError {
+    fn from(error: crate::domain::InvalidId) -> Self {
+        Self::Corrupt(error.to_string())
+    }
+}
+
+impl From<crate::domain::UnknownState> for StoreError {
+    fn from(error: crate::domain::UnknownState) -> Self {
+        Self::Corrupt(error.to_string())
+    }
+}
+
 /// Runs `attempt` once more when it failed because its connection was lost:
 /// the pool discards a closed connection, so the second try gets another.
 /// Only for statements safe to repeat: reads, and the submission (its key

@@ -155,7 +155,7 @@ fn notification_from_row(row: &Row) -> Result<Notification, StoreError> {
         id: NotificationId(row.try_get(0)?),
         job: JobId(row.try_get(1)?),
         job_type: row.try_get(2)?,
-        job_status: status.parse().map_err(|e: crate::domain::UnknownState| StoreError::Corrupt(e.to_string()))?,
+        job_status: status.parse::<JobState>()?,
         error_message: row.try_get(4)?,
         created_at: row.try_get(5)?,
         read_at: row.try_get(6)?,

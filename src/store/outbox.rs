@@ -95,7 +95,7 @@ fn email_from_row(row: &Row) -> Result<OutboxEmail, StoreError> {
         job: JobId(row.try_get(1)?),
         recipient: row.try_get(2)?,
         job_type: row.try_get(3)?,
-        job_status: status.parse().map_err(|e: crate::domain::UnknownState| StoreError::Corrupt(e.to_string()))?,
+        job_status: status.parse::<JobState>()?,
         error_message: row.try_get(5)?,
         attempt: row.try_get(6)?,
     })

@@ -173,11 +173,20 @@ WHERE j.id = ANY (ARRAY (SELECT job_id FROM claimed))";
 const BEGIN_GENERIC: &str = "BEGIN; SET LOCAL plan_cache_mode = force_generic_plan";
 
 /// Extends the leases `$1` (fenced on lease ids `$2`) by `$3` ms; returns the
-/// jobs whose lease was still theirs.
+/// jobs whose lease was still theirs. Rows are locked in job order, as
+/// `FINISH_FENCED` locks them, so a renewal and a batch of ends sharing
+/// rows wait for each other instead of deadlocking.
 const RENEW_LEASES: &str = "
+WITH held AS (
+    SELECT q.job_id
+    FROM job_queue q JOIN unnest($1::uuid[], $2::uuid[]) AS h (job_id, lease_id) ON h.job_id = q.job_id
+    WHERE q.state = 'running' AND q.lease_id = h.lease_id
+    ORDER BY q.job_id
+    FOR UPDATE OF q
+)
 UPDATE job_queue q SET lease_expires_at = now() + $3 * interval '1 millisecond'
-FROM unnest($1::uuid[], $2::uuid[]) AS held (job_id, lease_id)
-WHERE q.job_id = held.job_id AND q.state = 'running' AND q.lease_id = held.lease_id
+FROM held
+WHERE q.job_id = held.job_id
 RETURNING q.job_id";
 
 /// Gives back every job `$1` holds, as if its attempt never started.
@@ -194,6 +203,32 @@ SELECT (SELECT count(*) FROM job_queue WHERE state IN ('available', 'retryable')
        coalesce((SELECT extract(epoch FROM now() - min(run_at)) FROM job_queue
                  WHERE state IN ('available', 'retryable') AND run_at <= now()), 0)::float8 AS oldest_due_seconds";
 
+/// A pooled connection while a claim's transaction may be open. If the claim
+/// is dropped half-way (its future cancelled, say at shutdown), the
+/// connection leaves the pool rather than going back to it inside the
+/// transaction, advisory locks held, for the next borrower's statements to
+/// run in; closing it makes the server roll the transaction back.
+struct InTransaction(Option<deadpool_postgres::Client>);
+
+impl InTransaction {
+    fn client(&self) -> &deadpool_postgres::Client {
+        self.0.as_ref().expect("open until closed")
+    }
+
+    /// The transaction has ended (committed or rolled back): back to the pool.
+    fn close(mut self) {
+        drop(self.0.take());
+    }
+}
+
+impl Drop for InTransaction {
+    fn drop(&mut self) {
+        if let Some(client) = self.0.take() {
+            drop(deadpool_postgres::Client::take(client));
+        }
+    }
+}
+
 /// The worker side of the queue.
 pub struct Queue<'a> {
     pub(super) pool: &'a Pool,
@@ -206,14 +241,15 @@ impl Queue<'_> {
     /// limits and fairness hold).
     #[tracing::instrument(skip_all, fields(limit = request.limit))]
     pub async fn claim(&self, request: &ClaimRequest<'_>) -> Result<Claim, StoreError> {
-        let client = self.pool.get().await?;
-        let claimed = self.claim_in_transaction(&client, request).await;
+        let open = InTransaction(Some(self.pool.get().await?));
+        let claimed = self.claim_in_transaction(open.client(), request).await;
         if claimed.is_err() {
             // Never hand the pool a connection inside a transaction. (After a
             // failed statement the pipelined COMMIT already rolled back, and
             // this only warns.)
-            let _ = client.batch_execute("ROLLBACK").await;
+            let _ = open.client().batch_execute("ROLLBACK").await;
         }
+        open.close();
         claimed
     }
 
@@ -232,7 +268,9 @@ impl Queue<'_> {
         let limits = request.type_limits;
         let lock_params: [&(dyn tokio_postgres::types::ToSql + Sync); 3] =
             [&request.after_tenant, &tenants, &limits.names];
-        let (begun, rows) = tokio::join!(client.batch_execute(BEGIN_GENERIC), client.query(&lock, &lock_params));
+        // `biased`: sent in this order (a statement is sent when first polled).
+        let (begun, rows) =
+            tokio::join!(biased; client.batch_execute(BEGIN_GENERIC), client.query(&lock, &lock_params));
         begun?;
         let rows = rows?;
         let (mut considered, mut last_tenant, mut locked_tenants) = (0, String::new(), Vec::new());
@@ -269,7 +307,7 @@ impl Queue<'_> {
             &request.owner,
             &lease,
         ];
-        let (rows, committed) = tokio::join!(client.query(&claim, &params), client.batch_execute("COMMIT"));
+        let (rows, committed) = tokio::join!(biased; client.query(&claim, &params), client.batch_execute("COMMIT"));
         let rows = rows?;
         committed?;
         let mut jobs = Vec::with_capacity(rows.len());
@@ -341,7 +379,8 @@ impl Queue<'_> {
     /// Tells every errand process listening that there is work to claim.
     pub async fn announce_work(&self) -> Result<(), StoreError> {
         let client = self.pool.get().await?;
-        client.execute("SELECT pg_notify($1, '')", &[&WORK_CHANNEL]).await?;
+        // One round trip (a parameterised statement would take two).
+        client.batch_execute(&format!("NOTIFY {WORK_CHANNEL}")).await?;
         Ok(())
     }
 }
@@ -354,9 +393,8 @@ fn claimed_from_row(row: &Row) -> Result<ClaimedJob, StoreError> {
     let attempt: i32 = row.try_get("attempt")?;
     Ok(ClaimedJob {
         id: JobId(row.try_get("id")?),
-        tenant: TenantId::parse(row.try_get::<_, String>("tenant_id")?)
-            .map_err(|e| StoreError::Corrupt(e.to_string()))?,
-        user: UserId::parse(row.try_get::<_, String>("user_id")?).map_err(|e| StoreError::Corrupt(e.to_string()))?,
+        tenant: TenantId::parse(row.try_get::<_, String>("tenant_id")?)?,
+        user: UserId::parse(row.try_get::<_, String>("user_id")?)?,
         job_type: row.try_get("job_type")?,
         params: row.try_get("params")?,
         attempt: u32::try_from(attempt).map_err(|_| StoreError::Corrupt(format!("attempt {attempt}")))?,

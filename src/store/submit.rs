@@ -15,37 +15,16 @@ use super::StoreError;
 use super::jobs::job_from_row;
 use crate::domain::{Caller, Fingerprint, IdempotencyKey, Job, JobId};
 
-/// Records a job and queues it, unless the caller's key already names a job:
-/// then reads that one (with its live state from the queue). One round trip
-/// for both common cases.
-const INSERT_OR_FIND: &str = "
-WITH inserted AS (
-    INSERT INTO jobs (id, tenant_id, user_id, user_email, idempotency_key, fingerprint, job_type, params, max_attempts)
-    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-    ON CONFLICT (tenant_id, user_id, idempotency_key) DO NOTHING
-    RETURNING id, tenant_id, user_id, job_type, params, state, attempt, max_attempts, run_at, result,
-              error_message, created_at, finished_at, fingerprint
-), queued AS (
-    INSERT INTO job_queue (job_id, tenant_id, job_type, run_at)
-    SELECT id, tenant_id, job_type, run_at FROM inserted
-)
-SELECT id, tenant_id, user_id, job_type, params, state, attempt, max_attempts, run_at, result,
-       error_message, created_at, finished_at, fingerprint, true AS created
-FROM inserted
-UNION ALL
-SELECT j.id, j.tenant_id, j.user_id, j.job_type, j.params, coalesce(q.state, j.state), coalesce(q.attempt, j.attempt),
-       j.max_attempts, coalesce(q.run_at, j.run_at), j.result, coalesce(j.error_message, q.last_error),
-       j.created_at, j.finished_at, j.fingerprint, false
-FROM jobs j LEFT JOIN job_queue q ON q.job_id = j.id
-WHERE j.tenant_id = $2 AND j.user_id = $3 AND j.idempotency_key = $5 AND NOT EXISTS (SELECT 1 FROM inserted)";
-
-/// [`INSERT_OR_FIND`] for many submissions at once, one per array element
-/// (of distinct (tenant, user, key)s). Rows are inserted in array order, which
+/// Records and queues a job for each array element, unless its caller's key
+/// already names a job: then reads that one (with its live state from the
+/// queue). (An element repeating an earlier one's key is skipped; its answer
+/// is read after the statement, see `insert_or_find`.) One round trip for both common
+/// cases, for one submission or many. Rows are inserted in array order, which
 /// the caller sorts by key: two batches sharing keys then wait on each other
 /// in one order and cannot deadlock. Answers one row per submission whose
 /// job was inserted or committed before this statement began; `input_id`
 /// tells which submission a row answers.
-const INSERT_OR_FIND_MANY: &str = "
+const INSERT_OR_FIND: &str = "
 WITH input AS (
     SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bytea[], $7::text[],
                          $8::jsonb[], $9::integer[])
@@ -66,22 +45,18 @@ SELECT id AS input_id, id, tenant_id, user_id, job_type, params, state, attempt,
        error_message, created_at, finished_at, fingerprint, true AS created
 FROM inserted
 UNION ALL
-SELECT i.id, j.id, j.tenant_id, j.user_id, j.job_type, j.params, coalesce(q.state, j.state),
-       coalesce(q.attempt, j.attempt), j.max_attempts, coalesce(q.run_at, j.run_at), j.result,
-       coalesce(j.error_message, q.last_error), j.created_at, j.finished_at, j.fingerprint, false
+SELECT i.id, j.id, j.tenant_id, j.user_id, j.job_type, j.params, j.state, j.attempt, j.max_attempts, j.run_at,
+       j.result, j.error_message, j.created_at, j.finished_at, j.fingerprint, false
 FROM input i
-JOIN jobs j ON j.tenant_id = i.tenant_id AND j.user_id = i.user_id AND j.idempotency_key = i.idempotency_key
-LEFT JOIN job_queue q ON q.job_id = j.id
+JOIN jobs_live j ON j.tenant_id = i.tenant_id AND j.user_id = i.user_id AND j.idempotency_key = i.idempotency_key
 WHERE NOT EXISTS (SELECT 1 FROM inserted x WHERE x.id = i.id)";
 
 /// The job the caller's key names, read with a fresh snapshot.
 const FIND_BY_KEY: &str = "
-SELECT j.id, j.tenant_id, j.user_id, j.job_type, j.params, coalesce(q.state, j.state) AS state,
-       coalesce(q.attempt, j.attempt) AS attempt, j.max_attempts, coalesce(q.run_at, j.run_at) AS run_at, j.result,
-       coalesce(j.error_message, q.last_error) AS error_message, j.created_at, j.finished_at, j.fingerprint,
-       false AS created
-FROM jobs j LEFT JOIN job_queue q ON q.job_id = j.id
-WHERE j.tenant_id = $1 AND j.user_id = $2 AND j.idempotency_key = $3";
+SELECT id, tenant_id, user_id, job_type, params, state, attempt, max_attempts, run_at, result, error_message,
+       created_at, finished_at, fingerprint, false AS created
+FROM jobs_live
+WHERE tenant_id = $1 AND user_id = $2 AND idempotency_key = $3";
 
 /// What became of a submission.
 #[derive(Debug)]
@@ -126,26 +101,25 @@ impl Submissions<'_> {
     /// duplicate waits on the index until the first commits, then finds its row.
     #[tracing::instrument(skip_all, fields(tenant = %job.caller.tenant, job_type = job.job_type))]
     pub async fn submit(&self, job: &NewJob) -> Result<Submission, StoreError> {
-        super::retry_if_connection_lost(|| self.submit_once(job)).await
+        let answers = super::retry_if_connection_lost(|| self.insert_or_find(std::slice::from_ref(job))).await?;
+        answers.into_iter().next().unwrap_or_else(|| Err(StoreError::Corrupt("a submission went unanswered".into())))
     }
 
     /// [`Self::submit`] for several jobs in one statement, answered in their
-    /// order. Their (tenant, user, key)s must differ: a key seen twice in one
-    /// statement could not see its own first insert. If the statement fails
+    /// order. A key repeated among them makes one job: the statement skips
+    /// the repeat, which then finds the job as any later submission would. If the statement fails
     /// for any reason but a lost connection (a deadlock with another process,
     /// a row the database refuses), each job is submitted alone, so one bad
     /// submission cannot fail the others.
     #[tracing::instrument(skip_all, fields(jobs = jobs.len()))]
     pub async fn submit_many(&self, jobs: &[NewJob]) -> Vec<Result<Submission, StoreError>> {
-        if jobs.len() == 1 {
-            return vec![self.submit(&jobs[0]).await];
-        }
-        match super::retry_if_connection_lost(|| self.submit_many_once(jobs)).await {
+        match super::retry_if_connection_lost(|| self.insert_or_find(jobs)).await {
             Ok(answers) => answers,
             Err(error) if error.is_connection_lost() => {
                 let message = error.to_string();
                 jobs.iter().map(|_| Err(StoreError::ConnectionLost(message.clone()))).collect()
             }
+            Err(error) if jobs.len() == 1 => vec![Err(error)],
             Err(error) => {
                 tracing::info!(%error, "a batch of submissions failed; submitting each alone");
                 let mut answers = Vec::with_capacity(jobs.len());
@@ -157,39 +131,9 @@ impl Submissions<'_> {
         }
     }
 
-    async fn submit_once(&self, job: &NewJob) -> Result<Submission, StoreError> {
-        let fingerprint = Fingerprint::of(&job.job_type, &job.params);
-        let client = self.pool.get().await?;
-        let statement = client.prepare_cached(INSERT_OR_FIND).await?;
-        let (tenant, user, key) = job.key_owner();
-        let row = client
-            .query_opt(
-                &statement,
-                &[
-                    &JobId::new().0,
-                    &tenant,
-                    &user,
-                    &job.caller.email,
-                    &key,
-                    &&fingerprint.0[..],
-                    &job.job_type,
-                    &job.params,
-                    &job.max_attempts_sql(),
-                ],
-            )
-            .await?;
-        let row = match row {
-            Some(row) => row,
-            // The key's row was committed by a concurrent request after this
-            // statement's snapshot was taken (the insert waited for it):
-            // read it with a fresh snapshot.
-            None => client.query_one(&client.prepare_cached(FIND_BY_KEY).await?, &[&tenant, &user, &key]).await?,
-        };
-        submission_from_row(&row, &fingerprint)
-    }
-
-    async fn submit_many_once(&self, jobs: &[NewJob]) -> Result<Vec<Result<Submission, StoreError>>, StoreError> {
-        // Insert in key order (see INSERT_OR_FIND_MANY), answer in the callers' order.
+    /// One [`INSERT_OR_FIND`] for `jobs`: an answer each, in their order.
+    async fn insert_or_find(&self, jobs: &[NewJob]) -> Result<Vec<Result<Submission, StoreError>>, StoreError> {
+        // Insert in key order (see INSERT_OR_FIND), answer in the callers' order.
         let mut order: Vec<usize> = (0..jobs.len()).collect();
         order.sort_by(|&a, &b| jobs[a].key_owner().cmp(&jobs[b].key_owner()));
         let ids: Vec<JobId> = jobs.iter().map(|_| JobId::new()).collect();
@@ -205,7 +149,7 @@ impl Submissions<'_> {
         let attempts: Vec<i32> = order.iter().map(|&i| jobs[i].max_attempts_sql()).collect();
 
         let client = self.pool.get().await?;
-        let statement = client.prepare_cached(INSERT_OR_FIND_MANY).await?;
+        let statement = client.prepare_cached(INSERT_OR_FIND).await?;
         let rows = client
             .query(&statement, &[&id_column, &tenants, &users, &emails, &keys, &prints, &types, &params, &attempts])
             .await?;
@@ -215,17 +159,18 @@ impl Submissions<'_> {
         }
         let mut answers = Vec::with_capacity(jobs.len());
         for (i, job) in jobs.iter().enumerate() {
-            let answer = match by_input.remove(&ids[i].0) {
-                Some(row) => submission_from_row(&row, &fingerprints[i]),
-                // As in `submit_once`: committed by another after this snapshot.
+            let row = match by_input.remove(&ids[i].0) {
+                Some(row) => row,
+                // The key's row was committed after this statement's snapshot
+                // was taken, by a concurrent request (the insert waited for
+                // it) or by this statement for an earlier element: read it
+                // with a fresh snapshot.
                 None => {
                     let (tenant, user, key) = job.key_owner();
-                    let find = client.prepare_cached(FIND_BY_KEY).await?;
-                    let row = client.query_one(&find, &[&tenant, &user, &key]).await?;
-                    submission_from_row(&row, &fingerprints[i])
+                    client.query_one(&client.prepare_cached(FIND_BY_KEY).await?, &[&tenant, &user, &key]).await?
                 }
             };
-            answers.push(answer);
+            answers.push(submission_from_row(&row, &fingerprints[i]));
         }
         Ok(answers)
     }

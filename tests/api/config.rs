@@ -100,16 +100,9 @@ fn a_token_can_be_made_anywhere_with_the_secret_and_says_what_it_needs_without()
 #[tokio::test]
 async fn json_logs_are_one_object_per_line() {
     let db = crate::helpers::TestDb::create().await;
-    let output = Command::new(env!("CARGO_BIN_EXE_errand"))
-        .args(["--config", concat!(env!("CARGO_MANIFEST_DIR"), "/config.toml"), "migrate"])
-        .env_remove("DATABASE_URL")
-        .env("ERRAND_DATABASE__URL", &db.url)
-        .env("ERRAND_LOG__FORMAT", "json")
-        .env("RUST_LOG", "info")
-        .output()
-        .expect("run errand migrate");
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
-    let stderr = String::from_utf8_lossy(&output.stderr);
+    let (code, stderr) =
+        errand_with(&[("ERRAND_DATABASE__URL", &db.url), ("ERRAND_LOG__FORMAT", "json"), ("RUST_LOG", "info")]);
+    assert_eq!(code, 0, "{stderr}");
     let lines: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
     assert!(!lines.is_empty(), "migrating logs what it applies");
     for line in lines {
@@ -130,22 +123,9 @@ fn printing_the_settings_shows_no_secret() {
 
 #[tokio::test]
 async fn serve_prints_the_address_it_actually_bound() {
-    use std::io::{BufRead, BufReader};
     let db = crate::helpers::TestDb::create().await;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_errand"))
-        .args(["--config", concat!(env!("CARGO_MANIFEST_DIR"), "/config.toml"), "serve"])
-        .env_remove("DATABASE_URL")
-        .env("ERRAND_DATABASE__URL", &db.url)
-        .env("ERRAND_HTTP__BIND", "0.0.0.0:0")
-        .env("ERRAND_AUTH__JWT_SECRET", "a-secret-of-our-own-0123456789abcdef")
-        .env("RUST_LOG", "warn")
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .expect("start errand");
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
-    let _ = child.kill();
-    let _ = child.wait();
-    let address = line.trim().strip_prefix("errand listening on ").unwrap_or_else(|| panic!("{line:?}"));
+    let secret = ("ERRAND_AUTH__JWT_SECRET", "a-secret-of-our-own-0123456789abcdef");
+    let errand = crate::helpers::ErrandProcess::start(&db, &[("ERRAND_HTTP__BIND", "0.0.0.0:0"), secret]);
+    let address = &errand.listening;
     assert!(address.starts_with("0.0.0.0:") && !address.ends_with(":0"), "{address}");
 }

@@ -244,7 +244,7 @@ async fn an_export_failing_on_errands_side_tells_the_user_so_without_internals()
     let message = job["error_message"].as_str().unwrap();
     assert!(message.contains("problem on our side"), "{message}");
     assert!(!message.contains("no_such_table") && !message.contains("relation"), "internals leaked: {message}");
-    let feed = app.http.get(format!("{}/notifications", app.address)).bearer_auth(&alice).send().await.unwrap();
+    let feed = app.get(&alice, "/notifications").await;
     let feed = feed.text().await.unwrap();
     assert!(!feed.contains("no_such_table"), "internals leaked into the feed: {feed}");
 }

@@ -35,15 +35,21 @@ fn with_database(url: &str, name: &str) -> String {
 pub struct TestDb {
     pub name: String,
     pub url: String,
+    /// A URL of the server it lives on, from which it is dropped.
+    admin: String,
 }
 
 impl TestDb {
+    /// A database on the shared test server.
     pub async fn create() -> Self {
+        Self::create_on(&admin_url()).await
+    }
+
+    /// A database on the server of `admin` (a URL of any database there).
+    pub async fn create_on(admin: &str) -> Self {
         let name = format!("errand_test_{}", Uuid::new_v4().simple());
-        let admin = connect(&admin_url()).await;
-        admin.batch_execute(&format!("CREATE DATABASE {name}")).await.expect("create test database");
-        let url = with_database(&admin_url(), &name);
-        Self { name, url }
+        connect(admin).await.batch_execute(&format!("CREATE DATABASE {name}")).await.expect("create test database");
+        Self { url: with_database(admin, &name), name, admin: admin.to_owned() }
     }
 
     /// A fresh connection to this database.
@@ -69,12 +75,12 @@ impl TestDb {
 
 impl Drop for TestDb {
     fn drop(&mut self) {
-        let name = self.name.clone();
+        let (name, admin) = (self.name.clone(), self.admin.clone());
         // Drop runs outside async context: use a private runtime on a thread.
         let _ = std::thread::spawn(move || {
             let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
             rt.block_on(async {
-                if let Ok((client, conn)) = tokio_postgres::connect(&admin_url(), NoTls).await {
+                if let Ok((client, conn)) = tokio_postgres::connect(&admin, NoTls).await {
                     tokio::spawn(conn);
                     let _ = client.batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")).await;
                 }
@@ -90,6 +96,19 @@ pub async fn migrated_store() -> (TestDb, errand::store::Store) {
     let store = errand::store::Store::connect(&db.url, 4).unwrap();
     errand::db::migrate(&store).await.unwrap();
     (db, store)
+}
+
+/// A job for the store to record: `user` of `tenant` asks for `job_type` under `key`.
+pub fn new_job(tenant: &str, user: &str, key: &str, job_type: &str, params: Value) -> errand::store::NewJob {
+    use errand::domain::{Caller, IdempotencyKey, TenantId, UserId};
+    let caller = Caller { tenant: TenantId::parse(tenant).unwrap(), user: UserId::parse(user).unwrap(), email: None };
+    errand::store::NewJob {
+        caller,
+        key: IdempotencyKey::parse(key).unwrap(),
+        job_type: job_type.into(),
+        params,
+        max_attempts: 3,
+    }
 }
 
 pub async fn connect(url: &str) -> tokio_postgres::Client {
@@ -187,6 +206,11 @@ impl TestApp {
     }
 }
 
+/// The `id` of the job a response shows.
+pub async fn id_of(response: Response) -> String {
+    response.json::<Value>().await.unwrap()["id"].as_str().unwrap().to_owned()
+}
+
 /// A client of one errand instance (in-process or a separate process).
 #[allow(async_fn_in_trait)]
 pub trait Api {
@@ -208,11 +232,21 @@ pub trait Api {
     async fn create(&self, token: &str, job_type: &str, params: Value) -> String {
         let response = self.submit(token, job_type, &Uuid::new_v4().to_string(), params).await;
         assert_eq!(response.status(), StatusCode::ACCEPTED);
-        response.json::<Value>().await.unwrap()["id"].as_str().unwrap().to_owned()
+        id_of(response).await
     }
 
     async fn get(&self, token: &str, path: &str) -> Response {
         self.http().get(format!("{}{path}", self.address())).bearer_auth(token).send().await.expect("GET")
+    }
+
+    /// A POST without a body.
+    async fn post(&self, token: &str, path: &str) -> Response {
+        self.http().post(format!("{}{path}", self.address())).bearer_auth(token).send().await.expect("POST")
+    }
+
+    /// A GET with no Authorization header.
+    async fn get_without_token(&self, path: &str) -> Response {
+        self.http().get(format!("{}{path}", self.address())).send().await.expect("GET")
     }
 
     async fn job(&self, token: &str, id: &str) -> Value {
@@ -253,6 +287,13 @@ pub fn token_with(claims: Claims) -> String {
     TokenIssuer::new(SECRET).unwrap().issue(&claims).unwrap()
 }
 
+/// A token with no signature at all (`alg: none` and the like).
+pub fn unsigned_token(header: Value, claims: Value) -> String {
+    use base64::Engine;
+    let b64 = |v: Value| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(v.to_string());
+    format!("{}.{}.", b64(header), b64(claims))
+}
+
 pub fn now_secs() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs()
 }
@@ -287,6 +328,8 @@ pub async fn assert_problem(response: Response, status: StatusCode, code: &str) 
 pub struct ErrandProcess {
     pub child: Child,
     pub address: String,
+    /// The address errand said it listens on (its bind address, port chosen).
+    pub listening: String,
     http: reqwest::Client,
 }
 
@@ -315,9 +358,13 @@ impl ErrandProcess {
         let stdout = child.stdout.take().unwrap();
         let mut line = String::new();
         BufReader::new(stdout).read_line(&mut line).expect("errand prints its address");
-        let port = line.trim().rsplit(':').next().unwrap_or_default().to_owned();
-        assert!(line.starts_with("errand listening on"), "errand did not start: {line:?}");
-        Self { child, address: format!("http://127.0.0.1:{port}"), http: reqwest::Client::new() }
+        let listening = line
+            .trim()
+            .strip_prefix("errand listening on ")
+            .unwrap_or_else(|| panic!("errand did not start: {line:?}"));
+        let port = listening.rsplit(':').next().unwrap_or_default();
+        let address = format!("http://127.0.0.1:{port}");
+        Self { child, address, listening: listening.to_owned(), http: reqwest::Client::new() }
     }
 
     /// SIGKILL: no chance to clean up.
@@ -681,13 +728,18 @@ impl Gate {
     pub fn release(&self, n: usize) {
         self.open.add_permits(n);
     }
+
+    /// Signals an attempt's start (for handlers that hold attempts their own way).
+    pub fn mark_started(&self) {
+        self.started.add_permits(1);
+    }
 }
 
 impl errand::jobs::JobHandler for Gate {
     fn run(&self, _ctx: errand::jobs::JobContext) -> errand::jobs::HandlerFuture {
         let gate = self.clone();
         Box::pin(async move {
-            gate.started.add_permits(1);
+            gate.mark_started();
             gate.open.acquire().await.expect("gate open").forget();
             Ok(errand::jobs::JobOutput::default())
         })

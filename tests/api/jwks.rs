@@ -95,7 +95,7 @@ async fn app_trusting(provider: &Provider, min_refresh: Duration) -> TestApp {
 }
 
 async fn status(app: &TestApp, token: &str) -> StatusCode {
-    app.http.get(format!("{}/jobs", app.address)).bearer_auth(token).send().await.unwrap().status()
+    app.get(token, "/jobs").await.status()
 }
 
 #[actix_web::test]
@@ -127,11 +127,7 @@ async fn wrong_issuer_audience_algorithm_or_signature_is_401() {
         &EncodingKey::from_secret(fixture("rsa-one.pub.pem").as_bytes()).unwrap(),
     )
     .unwrap();
-    let b64 = |v: Value| {
-        use base64::Engine;
-        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(v.to_string())
-    };
-    let none = format!("{}.{}.", b64(json!({"alg": "none", "kid": "key-one"})), b64(claims()));
+    let none = unsigned_token(json!({"alg": "none", "kid": "key-one"}), claims());
     // Signed with key two but naming key one.
     let mut forged_header = Header::new(Algorithm::RS256);
     forged_header.kid = Some("key-one".into());
@@ -174,8 +170,7 @@ async fn an_unreachable_provider_is_a_retryable_503_not_a_401() {
     let closed = format!("http://127.0.0.1:{}/jwks.json", free_port());
     let provider = Provider { url: closed, keys: Default::default(), fetches: Default::default() };
     let app = app_trusting(&provider, Duration::ZERO).await;
-    let response =
-        app.http.get(format!("{}/jobs", app.address)).bearer_auth(signed("one", claims())).send().await.unwrap();
+    let response = app.get(&signed("one", claims()), "/jobs").await;
     assert_eq!(response.headers().get("retry-after").map(|v| v.to_str().unwrap()), Some("1"));
     assert_problem(response, StatusCode::SERVICE_UNAVAILABLE, "unavailable").await;
 }

@@ -16,10 +16,6 @@ async fn feed(app: &impl Api, caller: &str, query: &str) -> Value {
     response.json().await.unwrap()
 }
 
-async fn post(app: &TestApp, caller: &str, path: &str) -> reqwest::Response {
-    app.http.post(format!("{}{path}", app.address)).bearer_auth(caller).send().await.unwrap()
-}
-
 /// Opens the caller's stream, sees the event of one job, and disconnects;
 /// returns the stream's URL and that event's id.
 async fn see_one_event_and_disconnect(app: &TestApp, caller: &str) -> (String, Option<String>) {
@@ -73,20 +69,20 @@ async fn notifications_are_marked_read_one_by_one_or_all_and_only_ones_own() {
     let first = feed(&app, &alice, "").await["notifications"][0]["id"].as_str().unwrap().to_owned();
 
     for (caller, id) in [(token("acme", "bob"), first.clone()), (token("globex", "alice"), first.clone())] {
-        let response = post(&app, &caller, &format!("/notifications/{id}/read")).await;
+        let response = app.post(&caller, &format!("/notifications/{id}/read")).await;
         assert_problem(response, StatusCode::NOT_FOUND, "not_found").await;
     }
-    let missing = post(&app, &alice, &format!("/notifications/{}/read", uuid::Uuid::now_v7())).await;
+    let missing = app.post(&alice, &format!("/notifications/{}/read", uuid::Uuid::now_v7())).await;
     assert_problem(missing, StatusCode::NOT_FOUND, "not_found").await;
     assert_eq!(feed(&app, &alice, "").await["unread_count"], 3, "nobody else could mark it");
 
-    let response = post(&app, &alice, &format!("/notifications/{first}/read")).await;
+    let response = app.post(&alice, &format!("/notifications/{first}/read")).await;
     assert_eq!(response.status(), StatusCode::NO_CONTENT);
     let unread = feed(&app, &alice, "?unread_only=true").await;
     assert_eq!(unread["unread_count"], 2);
     assert!(unread["notifications"].as_array().unwrap().iter().all(|n| n["id"] != first.as_str()));
 
-    let response = post(&app, &alice, "/notifications/read-all").await;
+    let response = app.post(&alice, "/notifications/read-all").await;
     assert_eq!(response.json::<Value>().await.unwrap()["marked_read"], 2);
     let all = feed(&app, &alice, "").await;
     assert_eq!(all["unread_count"], 0);
@@ -191,7 +187,7 @@ async fn a_stream_hears_of_jobs_that_ended_in_another_process() {
 async fn a_browser_opens_the_stream_with_a_short_lived_ticket_that_opens_nothing_else() {
     let app = spawn_app_with(quick_streams, HandlerRegistry::builtin()).await;
     let alice = token("acme", "alice");
-    let response = post(&app, &alice, "/notifications/stream-tickets").await;
+    let response = app.post(&alice, "/notifications/stream-tickets").await;
     assert_eq!(response.status(), StatusCode::CREATED);
     let body: Value = response.json().await.unwrap();
     let ticket = body["ticket"].as_str().unwrap().to_owned();
@@ -204,10 +200,9 @@ async fn a_browser_opens_the_stream_with_a_short_lived_ticket_that_opens_nothing
 
     let as_api_token = app.get(&ticket, "/jobs").await;
     assert_problem(as_api_token, StatusCode::UNAUTHORIZED, "unauthorized").await;
-    let forged = app.http.get(format!("{}/notifications/stream?ticket=x{ticket}", app.address)).send().await.unwrap();
+    let forged = app.get_without_token(&format!("/notifications/stream?ticket=x{ticket}")).await;
     assert_problem(forged, StatusCode::UNAUTHORIZED, "unauthorized").await;
-    let api_token_as_ticket =
-        app.http.get(format!("{}/notifications/stream?ticket={alice}", app.address)).send().await.unwrap();
+    let api_token_as_ticket = app.get_without_token(&format!("/notifications/stream?ticket={alice}")).await;
     assert_problem(api_token_as_ticket, StatusCode::UNAUTHORIZED, "unauthorized").await;
 }
 

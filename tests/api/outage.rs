@@ -32,14 +32,14 @@ async fn a_database_restart_mid_work_is_ridden_out_without_restarting_errand() {
     let running = api.create(&alice, "sleep", json!({"ms": 1500})).await;
 
     cluster.stop();
-    let jobs = api.http().get(format!("{}/jobs", api.address())).bearer_auth(&alice).send().await.unwrap();
+    let jobs = api.get(&alice, "/jobs").await;
     assert_problem(jobs, StatusCode::SERVICE_UNAVAILABLE, "unavailable").await;
-    let ready = api.http().get(format!("{}/readyz", api.address())).send().await.unwrap();
+    let ready = api.get_without_token("/readyz").await;
     assert_eq!(ready.status(), StatusCode::SERVICE_UNAVAILABLE, "readyz reports the database down");
 
     cluster.restart();
     eventually(WITHIN, "readyz recovers", || async {
-        api.http().get(format!("{}/readyz", api.address())).send().await.unwrap().status() == StatusCode::OK
+        api.get_without_token("/readyz").await.status() == StatusCode::OK
     })
     .await;
     let job = api.wait_until_finished(&alice, &running, WITHIN).await;

@@ -11,6 +11,8 @@ pub struct PrivateCluster {
     dir: PathBuf,
     bin: PathBuf,
     pub port: u16,
+    /// initdb and postgres refuse to run as root: then they run as `postgres`.
+    as_root: bool,
 }
 
 impl PrivateCluster {
@@ -21,12 +23,12 @@ impl PrivateCluster {
             .ok()?
             .filter_map(|entry| Some(entry.ok()?.path().join("bin")))
             .filter(|bin| bin.join("pg_ctl").exists())
-            .max()?;
+            // The newest major version (by number: 9 is older than 16).
+            .max_by_key(|bin| bin.parent()?.file_name()?.to_str()?.parse::<u32>().ok())?;
         let dir = std::env::temp_dir().join(format!("errand-test-pg-{}", uuid::Uuid::new_v4().simple()));
         std::fs::create_dir_all(&dir).expect("cluster directory");
-        let cluster = Self { dir, bin, port: free_port() };
-        if as_root() {
-            // initdb and postgres refuse to run as root.
+        let cluster = Self { dir, bin, port: free_port(), as_root: as_root() };
+        if cluster.as_root {
             run(Command::new("chown").arg("postgres:").arg(&cluster.dir));
         }
         let data = cluster.dir.join("data");
@@ -42,12 +44,9 @@ impl PrivateCluster {
         Some(cluster)
     }
 
-    /// The URL of a new database `name` on this cluster, as a [`TestDb`].
+    /// A new database on this cluster.
     pub async fn database(&self) -> TestDb {
-        let name = format!("errand_outage_{}", uuid::Uuid::new_v4().simple());
-        let admin = crate::helpers::connect(&format!("postgres://postgres@127.0.0.1:{}/postgres", self.port)).await;
-        admin.batch_execute(&format!("CREATE DATABASE {name}")).await.expect("create database");
-        TestDb { url: format!("postgres://postgres@127.0.0.1:{}/{name}", self.port), name }
+        TestDb::create_on(&format!("postgres://postgres@127.0.0.1:{}/postgres", self.port)).await
     }
 
     /// Stops the server (fast shutdown: connections are cut).
@@ -78,7 +77,7 @@ impl PrivateCluster {
 
     fn command(&self, program: &str) -> Command {
         let path = self.bin.join(program);
-        if as_root() {
+        if self.as_root {
             let mut command = Command::new("runuser");
             command.args(["-u", "postgres", "--"]).arg(path);
             command

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use futures_util::future::join_all;
 use reqwest::StatusCode;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::helpers::*;
 
@@ -29,7 +29,7 @@ async fn concurrent_requests_with_one_key_across_two_processes_make_one_job() {
     for response in responses {
         assert!(matches!(response.status(), StatusCode::ACCEPTED | StatusCode::OK), "{}", response.status());
         created += usize::from(response.status() == StatusCode::ACCEPTED);
-        ids.push(response.json::<Value>().await.unwrap()["id"].as_str().unwrap().to_owned());
+        ids.push(id_of(response).await);
     }
     assert_eq!(created, 1);
     assert!(ids.iter().all(|id| *id == ids[0]));

@@ -4,32 +4,36 @@
 
 use std::time::Duration;
 
-use errand::domain::{Caller, IdempotencyKey, JobState, LeaseId, TenantId, UserId};
-use errand::store::{ClaimRequest, ClaimedJob, Completion, Ender, NewJob, Outcome, Store, Submission, TypeLimits};
+use errand::domain::{JobId, JobState, LeaseId, TenantId, UserId};
+use errand::store::{
+    ClaimRequest, ClaimedJob, Completion, EndedAttempt, Ender, Outcome, Store, Submission, TypeLimits,
+};
 use serde_json::json;
 use uuid::Uuid;
 
 use crate::helpers::*;
 
-fn caller(tenant: &str) -> Caller {
-    Caller { tenant: TenantId::parse(tenant).unwrap(), user: UserId::parse("u").unwrap(), email: None }
-}
-
-fn new_job(caller: &Caller, key: &IdempotencyKey, job_type: &str, params: serde_json::Value) -> NewJob {
-    NewJob { caller: caller.clone(), key: key.clone(), job_type: job_type.into(), params, max_attempts: 3 }
-}
-
 async fn submit_typed(store: &Store, tenant: &str, job_type: &str, n: usize) {
-    let caller = caller(tenant);
     for _ in 0..n {
-        let key = IdempotencyKey::parse(&Uuid::new_v4().to_string()).unwrap();
-        let submission = store.submissions().submit(&new_job(&caller, &key, job_type, json!({}))).await.unwrap();
+        let job = new_job(tenant, "u", &Uuid::new_v4().to_string(), job_type, json!({}));
+        let submission = store.submissions().submit(&job).await.unwrap();
         assert!(matches!(submission, Submission::Created(_)));
     }
 }
 
 async fn submit(store: &Store, tenant: &str, n: usize) {
     submit_typed(store, tenant, "noop", n).await;
+}
+
+/// Ends one attempt as its worker would.
+async fn finish_if_running(
+    store: &Store,
+    id: JobId,
+    lease: LeaseId,
+    outcome: &Outcome,
+) -> Result<Option<EndedAttempt>, errand::store::StoreError> {
+    let completion = Completion { id, lease, outcome: outcome.clone(), ender: Ender::Worker };
+    Ok(store.queue().finish_many_if_running(&[completion]).await?.into_iter().next())
 }
 
 const LEASE: Duration = Duration::from_secs(30);
@@ -66,16 +70,16 @@ async fn a_late_worker_cannot_overwrite_a_rescued_and_reclaimed_job() {
     assert_eq!((second.id, second.attempt), (first.id, 2));
 
     let done = Outcome::Completed { result: None };
-    assert!(store.queue().finish_if_running(first.id, first.lease, &done).await.unwrap().is_none());
+    assert!(finish_if_running(&store, first.id, first.lease, &done).await.unwrap().is_none());
     assert!(!renewed(&store, &first, LEASE).await);
     let state: JobState = db.scalar("SELECT state FROM job_queue", &[]).await;
     assert_eq!(state, JobState::Running, "the late write changed nothing");
 
-    let finished = store.queue().finish_if_running(second.id, second.lease, &done).await.unwrap().unwrap();
+    let finished = finish_if_running(&store, second.id, second.lease, &done).await.unwrap().unwrap();
     assert_eq!(finished.state, JobState::Completed);
     assert!(finished.notification.is_some());
     let failed = Outcome::Failed { error: "late".into() };
-    assert!(store.queue().finish_if_running(second.id, second.lease, &failed).await.unwrap().is_none());
+    assert!(finish_if_running(&store, second.id, second.lease, &failed).await.unwrap().is_none());
     assert_eq!(db.notifications_for(&first.id.to_string()).await, 1);
     let queued: i64 = db.scalar("SELECT count(*) FROM job_queue", &[]).await;
     assert_eq!(queued, 0, "a finished job leaves the queue");
@@ -154,7 +158,7 @@ async fn a_type_limit_holds_across_owners_while_other_types_run() {
 
     let export = first.iter().find(|j| j.job_type == "export").unwrap();
     let done = Outcome::Completed { result: None };
-    store.queue().finish_if_running(export.id, export.lease, &done).await.unwrap().unwrap();
+    finish_if_running(&store, export.id, export.lease, &done).await.unwrap().unwrap();
     let third = claim_as(Uuid::new_v4()).await;
     assert_eq!(third.iter().filter(|j| j.job_type == "export").count(), 1, "a freed slot is taken again");
 }
@@ -352,7 +356,6 @@ async fn history_pruning_deletes_old_finished_jobs_and_keeps_the_rest() {
     assert_eq!(db.notifications_for(&jobs[0].id.to_string()).await, 0, "its notification went with it");
     let kept = store.queue().prune_history(chrono::Utc::now() - chrono::Duration::hours(1), 100).await.unwrap();
     assert_eq!(kept, 0, "nothing is younger than the cutoff");
-    let key = IdempotencyKey::parse(&key).unwrap();
-    let again = store.submissions().submit(&new_job(&caller("acme"), &key, "noop", json!({}))).await.unwrap();
+    let again = store.submissions().submit(&new_job("acme", "u", &key, "noop", json!({}))).await.unwrap();
     assert!(matches!(again, Submission::Created(_)), "a pruned job's key is free again");
 }

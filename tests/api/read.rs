@@ -126,11 +126,10 @@ async fn a_type_filter_that_cannot_name_a_job_type_is_400() {
     let app = spawn_app().await;
     let alice = token("acme", "alice");
     for filter in ["%00", "noop%00", "NOOP", "no%20op"] {
-        let response =
-            app.http.get(format!("{}/jobs?type={filter}", app.address)).bearer_auth(&alice).send().await.unwrap();
+        let response = app.get(&alice, &format!("/jobs?type={filter}")).await;
         assert_problem(response, reqwest::StatusCode::BAD_REQUEST, "bad_request").await;
     }
-    let fine = app.http.get(format!("{}/jobs?type=noop", app.address)).bearer_auth(&alice).send().await.unwrap();
+    let fine = app.get(&alice, "/jobs?type=noop").await;
     assert_eq!(fine.status(), reqwest::StatusCode::OK);
 }
 
@@ -151,7 +150,7 @@ async fn connections_cut_under_the_api_give_retries_or_503s_never_500s() {
             .await
             .unwrap();
         for path in ["/jobs", "/notifications"] {
-            let response = app.http.get(format!("{}{path}", app.address)).bearer_auth(&alice).send().await.unwrap();
+            let response = app.get(&alice, path).await;
             let status = response.status();
             assert!(
                 status == StatusCode::OK || status == StatusCode::SERVICE_UNAVAILABLE,
@@ -166,7 +165,7 @@ async fn connections_cut_under_the_api_give_retries_or_503s_never_500s() {
             "round {round}: {created}"
         );
     }
-    let after = app.http.get(format!("{}/jobs", app.address)).bearer_auth(&alice).send().await.unwrap();
+    let after = app.get(&alice, "/jobs").await;
     assert_eq!(after.status(), StatusCode::OK, "errand recovers without a restart");
 }
 
@@ -188,14 +187,14 @@ async fn every_answer_carries_a_request_id_taken_from_the_caller_when_sensible()
     assert!(uuid::Uuid::parse_str(&made).is_ok(), "{made}");
     let refused = get(Some("two words")).await.unwrap();
     assert_ne!(refused.headers()["x-request-id"], "two words");
-    let unauthorized = app.http.get(format!("{}/jobs", app.address)).send().await.unwrap();
+    let unauthorized = app.get_without_token("/jobs").await;
     assert!(unauthorized.headers().contains_key("x-request-id"), "errors carry one too");
 }
 
 #[actix_web::test]
 async fn the_openapi_document_lists_every_route_and_an_operation_per_job_type() {
     let app = spawn_app().await;
-    let response = app.http.get(format!("{}/openapi.json", app.address)).send().await.unwrap();
+    let response = app.get_without_token("/openapi.json").await;
     assert_eq!(response.status(), StatusCode::OK);
     let doc: Value = response.json().await.unwrap();
     assert_eq!(doc["openapi"], "3.1.0");
@@ -247,17 +246,17 @@ async fn a_known_path_asked_with_another_method_is_405_and_an_unknown_one_404() 
     assert_problem(trace, StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed").await;
     let delete = app.http.delete(format!("{}/jobs", app.address)).bearer_auth(&alice).send().await.unwrap();
     assert_problem(delete, StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed").await;
-    let read_a_type = app.http.get(format!("{}/jobs/noop", app.address)).bearer_auth(&alice).send().await.unwrap();
+    let read_a_type = app.get(&alice, "/jobs/noop").await;
     assert_eq!(read_a_type.headers()["allow"], "POST");
     assert_problem(read_a_type, StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed").await;
-    let nowhere = app.http.get(format!("{}/nowhere", app.address)).send().await.unwrap();
+    let nowhere = app.get_without_token("/nowhere").await;
     assert_problem(nowhere, StatusCode::NOT_FOUND, "not_found").await;
 }
 
 #[actix_web::test]
 async fn the_api_page_renders_the_document_with_a_bundle_errand_serves_itself() {
     let app = spawn_app().await;
-    let page = app.http.get(format!("{}/docs", app.address)).send().await.unwrap();
+    let page = app.get_without_token("/docs").await;
     assert_eq!(page.status(), StatusCode::OK);
     assert!(page.headers()["content-type"].to_str().unwrap().starts_with("text/html"));
     let policy = page.headers()["content-security-policy"].to_str().unwrap().to_owned();
@@ -268,7 +267,7 @@ async fn the_api_page_renders_the_document_with_a_bundle_errand_serves_itself() 
     let scripts: Vec<&str> = html.split("<script src=\"").skip(1).map(|s| s.split('"').next().unwrap()).collect();
     assert_eq!(scripts.len(), 1, "{html}");
     assert!(!scripts[0].contains("//"), "{}", scripts[0]);
-    let bundle = app.http.get(format!("{}/{}", app.address, scripts[0])).send().await.unwrap();
+    let bundle = app.get_without_token(&format!("/{}", scripts[0])).await;
     assert_eq!(bundle.status(), StatusCode::OK);
     assert!(bundle.headers()["content-type"].to_str().unwrap().starts_with("text/javascript"));
     assert!(bundle.headers()["cache-control"].to_str().unwrap().contains("immutable"));

@@ -78,7 +78,7 @@ async fn one_key_from_other_users_and_tenants_is_an_unrelated_key() {
     for caller in &callers {
         let response = app.submit(caller, "sleep", "shared-key", json!({"ms": 1})).await;
         assert_eq!(response.status(), StatusCode::ACCEPTED);
-        ids.push(response.json::<Value>().await.unwrap()["id"].as_str().unwrap().to_owned());
+        ids.push(id_of(response).await);
     }
     ids.sort();
     ids.dedup();
@@ -312,20 +312,8 @@ async fn a_number_that_could_not_be_read_back_is_422_and_the_queue_keeps_moving(
     let failed = app.wait_until_finished(&alice, poison, std::time::Duration::from_secs(20)).await;
     assert_eq!(failed["status"], "failed", "{failed}");
     assert_eq!(app.db.notifications_for(poison).await, 1);
-    let list = app.http.get(format!("{}/jobs", app.address)).bearer_auth(&alice).send().await.unwrap();
+    let list = app.get(&alice, "/jobs").await;
     assert_eq!(list.status(), StatusCode::OK);
-}
-
-fn new_job(tenant: &str, user: &str, key: &str, params: Value) -> errand::store::NewJob {
-    use errand::domain::{Caller, IdempotencyKey, TenantId, UserId};
-    let caller = Caller { tenant: TenantId::parse(tenant).unwrap(), user: UserId::parse(user).unwrap(), email: None };
-    errand::store::NewJob {
-        caller,
-        key: IdempotencyKey::parse(key).unwrap(),
-        job_type: "noop".into(),
-        params,
-        max_attempts: 3,
-    }
 }
 
 /// What each submission of a batch became, as the words of its answer.
@@ -346,16 +334,16 @@ fn outcomes(answers: &[Result<errand::store::Submission, errand::store::StoreErr
 async fn one_statement_records_many_callers_jobs_each_under_its_own_key() {
     let (db, store) = migrated_store().await;
     let submissions = store.submissions();
-    let earlier = submissions.submit(&new_job("acme", "u", "k1", json!({}))).await.unwrap();
+    let earlier = submissions.submit(&new_job("acme", "u", "k1", "noop", json!({}))).await.unwrap();
     let errand::store::Submission::Created(earlier) = earlier else { panic!("created") };
-    submissions.submit(&new_job("acme", "u", "k3", json!({"a": 1}))).await.unwrap();
+    submissions.submit(&new_job("acme", "u", "k3", "noop", json!({"a": 1}))).await.unwrap();
 
     let batch = [
-        new_job("acme", "u", "k1", json!({})),       // the same request again
-        new_job("acme", "u", "k2", json!({})),       // new
-        new_job("globex", "u", "k1", json!({})),     // another tenant's k1
-        new_job("acme", "u", "k3", json!({"a": 2})), // k3 for another request
-        new_job("acme", "other", "k1", json!({})),   // another user's k1
+        new_job("acme", "u", "k1", "noop", json!({})),   // the same request again
+        new_job("acme", "u", "k2", "noop", json!({})),   // new
+        new_job("globex", "u", "k1", "noop", json!({})), // another tenant's k1
+        new_job("acme", "u", "k3", "noop", json!({"a": 2})), // k3 for another request
+        new_job("acme", "other", "k1", "noop", json!({})), // another user's k1
     ];
     let answers = submissions.submit_many(&batch).await;
     assert_eq!(outcomes(&answers), ["replayed", "created", "created", "reused", "created"]);
@@ -386,12 +374,26 @@ async fn a_batch_the_database_refuses_is_submitted_job_by_job() {
     // direct call can put it in a batch, as a stand-in for any row the
     // database refuses.
     let batch = [
-        new_job("acme", "u", "a", json!({})),
-        new_job("acme", "u", "nul", json!({"text": "\u{0}"})),
-        new_job("globex", "u", "b", json!({})),
+        new_job("acme", "u", "a", "noop", json!({})),
+        new_job("acme", "u", "nul", "noop", json!({"text": "\u{0}"})),
+        new_job("globex", "u", "b", "noop", json!({})),
     ];
     let answers = store.submissions().submit_many(&batch).await;
     assert_eq!(outcomes(&answers), ["created", "error", "created"]);
     let jobs: i64 = db.scalar("SELECT count(*) FROM jobs", &[]).await;
     assert_eq!(jobs, 2);
+}
+
+#[actix_web::test]
+async fn a_key_repeated_within_one_batch_makes_one_job() {
+    let (db, store) = migrated_store().await;
+    let batch = [
+        new_job("acme", "u", "twice", "noop", json!({})),
+        new_job("acme", "u", "twice", "noop", json!({})),
+        new_job("acme", "u", "twice", "noop", json!({"other": true})),
+    ];
+    let answers = store.submissions().submit_many(&batch).await;
+    assert_eq!(outcomes(&answers), ["created", "replayed", "reused"]);
+    let jobs: i64 = db.scalar("SELECT count(*) FROM jobs", &[]).await;
+    assert_eq!(jobs, 1);
 }

@@ -258,7 +258,7 @@ async fn metrics_count_what_happened_without_naming_tenants() {
     let alice = token("tenant-that-must-not-leak", "alice");
     let id = app.create(&alice, "metrics_probe", json!({})).await;
     app.wait_until_finished(&alice, &id, WITHIN).await;
-    let response = app.http.get(format!("{}/metrics", app.address)).send().await.unwrap();
+    let response = app.get_without_token("/metrics").await;
     assert_eq!(response.status(), 200);
     let text = response.text().await.unwrap();
     let line = text
@@ -317,7 +317,7 @@ async fn finished_jobs_past_the_history_retention_are_pruned_and_their_keys_free
     .await;
     let alice = token("acme", "alice");
     let first = app.submit(&alice, "noop", "monthly-report", json!({})).await;
-    let done = first.json::<serde_json::Value>().await.unwrap()["id"].as_str().unwrap().to_owned();
+    let done = id_of(first).await;
     app.wait_until_finished(&alice, &done, WITHIN).await;
     let held = app.create(&alice, "held", json!({})).await;
     gate.started(1, WITHIN).await;
@@ -339,7 +339,7 @@ async fn finished_jobs_past_the_history_retention_are_pruned_and_their_keys_free
     assert_eq!(app.db.notifications_for(&done).await, 0);
     let again = app.submit(&alice, "noop", "monthly-report", json!({})).await;
     assert_eq!(again.status(), reqwest::StatusCode::ACCEPTED, "the pruned job's key is free again");
-    let id = again.json::<serde_json::Value>().await.unwrap()["id"].as_str().unwrap().to_owned();
+    let id = id_of(again).await;
     assert_ne!(id, done);
     gate.release(1);
     app.wait_until_finished(&alice, &held, WITHIN).await;
@@ -379,7 +379,8 @@ async fn a_handler_answering_with_nul_still_ends_its_job_once_with_one_notificat
 /// does (an export parsing megabytes), until the test lets it go or 30 s pass.
 #[derive(Clone)]
 struct Hog {
-    started: std::sync::Arc<tokio::sync::Semaphore>,
+    /// Only its start signal: the hog holds attempts by blocking, not on the gate.
+    starts: Gate,
     release: std::sync::Arc<std::sync::Mutex<std::sync::mpsc::Receiver<()>>>,
 }
 
@@ -387,7 +388,7 @@ impl JobHandler for Hog {
     fn run(&self, _ctx: JobContext) -> HandlerFuture {
         let hog = self.clone();
         Box::pin(async move {
-            hog.started.add_permits(1);
+            hog.starts.mark_started();
             let _ = hog.release.lock().expect("not poisoned").recv_timeout(Duration::from_secs(30));
             Ok(errand::jobs::JobOutput::default())
         })
@@ -397,14 +398,14 @@ impl JobHandler for Hog {
 #[actix_web::test]
 async fn a_handler_hogging_its_thread_holds_up_no_other_job() {
     let (release, released) = std::sync::mpsc::channel();
-    let started = std::sync::Arc::new(tokio::sync::Semaphore::new(0));
-    let hog = Hog { started: started.clone(), release: std::sync::Arc::new(std::sync::Mutex::new(released)) };
+    let starts = Gate::new();
+    let hog = Hog { starts: starts.clone(), release: std::sync::Arc::new(std::sync::Mutex::new(released)) };
     let mut handlers = HandlerRegistry::builtin();
     handlers.register("hog", hog);
     let app = spawn_app_with(|s| drop(s.job_types.insert("hog".into(), job_type("hog"))), handlers).await;
     let alice = token("acme", "alice");
     let hogging = app.create(&alice, "hog", json!({})).await;
-    tokio::time::timeout(WITHIN, started.acquire()).await.expect("the hog started").expect("open").forget();
+    starts.started(1, WITHIN).await;
     // While it blocks its thread, another job is submitted, claimed, run and ended:
     // handlers run apart from the actors that take submissions and record ends.
     let light = app.create(&alice, "noop", json!({})).await;
