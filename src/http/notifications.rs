@@ -197,7 +197,9 @@ pub struct StreamQuery {
 }
 
 /// `GET /notifications/stream`: Server-Sent Events, one `job_completed` event
-/// per new notification of the caller, with the notification id as event id.
+/// per new notification of the caller, with the notification id as event id,
+/// and an `unread_count` event (no id) when the stream opens and whenever
+/// the caller's unread count changes, in this process or any other.
 /// With `Last-Event-ID`, first replays what came after it.
 #[utoipa::path(
     get, path = "/notifications/stream", tag = "notifications",
@@ -206,7 +208,7 @@ pub struct StreamQuery {
         ("Last-Event-ID" = Option<String>, Header, description = "Replay what came after this notification"),
     ),
     responses(
-        (status = 200, description = "`job_completed` events (data: a notification)", content_type = "text/event-stream", body = String),
+        (status = 200, description = "`job_completed` events (data: a notification, id: its id) and `unread_count` events (data: `{\"unread_count\": n}`, no id)", content_type = "text/event-stream", body = String),
         (status = 401, description = "No valid token or ticket (`unauthorized`)", body = Problem, content_type = "application/problem+json"),
     ),
     security(("bearer" = []), ()),
@@ -248,6 +250,7 @@ pub async fn stream(
         caller,
         sent: VecDeque::new(),
         newest: start,
+        unread_count: None,
     };
     actix_web::rt::spawn(feed.run(wakes, events));
     Ok(sse::Sse::from_infallible_receiver(receiver).with_keep_alive(state.stream.keep_alive))
@@ -261,6 +264,8 @@ struct LiveFeed {
     sent: VecDeque<NotificationId>,
     /// The newest notification sent (or present when the stream opened).
     newest: Option<NotificationId>,
+    /// The unread count last sent.
+    unread_count: Option<i64>,
 }
 
 impl LiveFeed {
@@ -269,7 +274,11 @@ impl LiveFeed {
             self.sent.push_back(id);
         }
         loop {
-            match self.send_unsent(&events).await {
+            let sent = match self.send_unsent(&events).await {
+                Ok(true) => self.send_unread_count(&events).await,
+                other => other,
+            };
+            match sent {
                 Ok(true) => {}
                 Ok(false) => return,
                 // The database is away: the next wake-up tries again.
@@ -280,6 +289,24 @@ impl LiveFeed {
                 _ = events.closed() => return,
             }
         }
+    }
+
+    /// Sends the caller's unread count when it differs from the one last
+    /// sent (and once when the stream opens), as an `unread_count` event
+    /// without an id: the latest count is all that matters, so it is never
+    /// replayed. A read-mark anywhere wakes the stream as a new notification
+    /// does, so every open tab shows the server's count.
+    async fn send_unread_count(&mut self, events: &mpsc::Sender<sse::Event>) -> Result<bool, crate::store::StoreError> {
+        let count = self.store.notifications_for(&self.caller).unread_count().await?;
+        if self.unread_count == Some(count) {
+            return Ok(true);
+        }
+        let data = sse::Data::new(serde_json::json!({ "unread_count": count }).to_string()).event("unread_count");
+        if events.send(data.into()).await.is_err() {
+            return Ok(false);
+        }
+        self.unread_count = Some(count);
+        Ok(true)
     }
 
     /// Sends what is newer than (a little before) the newest sent; `false` once the client is gone.

@@ -7,7 +7,7 @@ use deadpool_postgres::Pool;
 use tokio_postgres::Row;
 
 use super::StoreError;
-use crate::domain::{Caller, JobId, JobState, NotificationId};
+use crate::domain::{Caller, JobId, JobState, NotificationId, OwnerTag};
 
 const COLUMNS: &str = "id, job_id, job_type, job_status, error_message, created_at, read_at";
 
@@ -81,12 +81,7 @@ impl<'a> CallerNotifications<'a> {
         } else {
             None
         };
-        let unread = client
-            .prepare_cached(
-                "SELECT count(*) FROM notifications WHERE tenant_id = $1 AND user_id = $2 AND read_at IS NULL",
-            )
-            .await?;
-        let unread_count = client.query_one(&unread, &[&tenant, &user]).await?.get(0);
+        let unread_count = self.unread_count_on(&client).await?;
         Ok(NotificationPage { notifications, next_before, unread_count })
     }
 
@@ -122,17 +117,40 @@ impl<'a> CallerNotifications<'a> {
         Ok(newest.map(|row| NotificationId(row.get(0))))
     }
 
+    /// How many of the caller's notifications are unread.
+    pub async fn unread_count(&self) -> Result<i64, StoreError> {
+        let client = self.pool.get().await?;
+        self.unread_count_on(&client).await
+    }
+
+    async fn unread_count_on(&self, client: &deadpool_postgres::Client) -> Result<i64, StoreError> {
+        let (tenant, user) = self.owner();
+        let statement = client
+            .prepare_cached(
+                "SELECT count(*) FROM notifications WHERE tenant_id = $1 AND user_id = $2 AND read_at IS NULL",
+            )
+            .await?;
+        Ok(client.query_one(&statement, &[&tenant, &user]).await?.try_get(0)?)
+    }
+
     /// Marks one notification read; `false` if the caller has no such notification.
     pub async fn mark_read(&self, id: NotificationId) -> Result<bool, StoreError> {
         let client = self.pool.get().await?;
         let (tenant, user) = self.owner();
-        let statement = client
+        let mark = client
             .prepare_cached(
-                "UPDATE notifications SET read_at = coalesce(read_at, now()) \
-                 WHERE tenant_id = $1 AND user_id = $2 AND id = $3",
+                "UPDATE notifications SET read_at = now() \
+                 WHERE tenant_id = $1 AND user_id = $2 AND id = $3 AND read_at IS NULL",
             )
             .await?;
-        Ok(client.execute(&statement, &[&tenant, &user, &id.0]).await? == 1)
+        if client.execute(&mark, &[&tenant, &user, &id.0]).await? == 1 {
+            self.announce_read(&client).await?;
+            return Ok(true);
+        }
+        let exists = client
+            .prepare_cached("SELECT 1 FROM notifications WHERE tenant_id = $1 AND user_id = $2 AND id = $3")
+            .await?;
+        Ok(client.query_opt(&exists, &[&tenant, &user, &id.0]).await?.is_some())
     }
 
     /// Marks every unread notification of the caller read; returns how many.
@@ -145,7 +163,22 @@ impl<'a> CallerNotifications<'a> {
                  WHERE tenant_id = $1 AND user_id = $2 AND read_at IS NULL",
             )
             .await?;
-        Ok(client.execute(&statement, &[&tenant, &user]).await?)
+        let marked = client.execute(&statement, &[&tenant, &user]).await?;
+        if marked > 0 {
+            self.announce_read(&client).await?;
+        }
+        Ok(marked)
+    }
+
+    /// Tells every process's open streams of the caller that the unread
+    /// count changed (the same announcement as a new notification: streams
+    /// woken by it send what is new and the count), so every open tab and
+    /// device shows the count the server has.
+    async fn announce_read(&self, client: &deadpool_postgres::Client) -> Result<(), StoreError> {
+        let owner = OwnerTag::of(&self.caller.tenant, &self.caller.user);
+        let statement = client.prepare_cached("SELECT pg_notify($1, $2)").await?;
+        client.execute(&statement, &[&super::NOTIFICATION_CHANNEL, &owner.as_str()]).await?;
+        Ok(())
     }
 }
 

@@ -442,14 +442,33 @@ impl SseStream {
         }
     }
 
-    /// The next event (skipping comments), or `None` if none arrives within `within`.
+    /// The next notification (`job_completed`) event as (id, data), skipping
+    /// comments and `unread_count` events; `None` if none arrives within `within`.
     pub async fn next_event(&mut self, within: Duration) -> Option<(Option<String>, Value)> {
         let deadline = tokio::time::Instant::now() + within;
         loop {
             let left = deadline.saturating_duration_since(tokio::time::Instant::now());
             match self.next(left).await? {
-                SseFrame::Event { id, data, .. } => return Some((id, data)),
-                SseFrame::Comment(_) => continue,
+                SseFrame::Event { id, event, data } if event.as_deref() == Some("job_completed") => {
+                    return Some((id, data));
+                }
+                _ => continue,
+            }
+        }
+    }
+
+    /// The next `unread_count` event's count, skipping anything else; `None`
+    /// if none arrives within `within`.
+    pub async fn next_unread_count(&mut self, within: Duration) -> Option<i64> {
+        let deadline = tokio::time::Instant::now() + within;
+        loop {
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            match self.next(left).await? {
+                SseFrame::Event { id, event, data } if event.as_deref() == Some("unread_count") => {
+                    assert_eq!(id, None, "a count is never replayed: it carries no event id");
+                    return Some(data["unread_count"].as_i64().expect("a count"));
+                }
+                _ => continue,
             }
         }
     }

@@ -125,8 +125,36 @@ async fn a_stream_delivers_the_callers_new_notifications_and_keeps_alive() {
     assert_eq!(data["job_id"], job.as_str());
     assert_eq!(data["title"], "Your test job is ready");
     assert_eq!(id.as_deref(), data["id"].as_str(), "the event id is the notification id");
+    assert_eq!(stream.next_unread_count(WITHIN).await, Some(1), "the new count follows the notification");
     // Idle now: keep-alive comments follow.
     assert!(matches!(stream.next(Duration::from_secs(5)).await, Some(SseFrame::Comment(_))));
+}
+
+#[actix_web::test]
+async fn every_open_stream_of_the_user_hears_the_count_change_when_one_of_them_reads() {
+    let app = spawn_app_with(quick_streams, HandlerRegistry::builtin()).await;
+    let (alice, bob) = (token("acme", "alice"), token("acme", "bob"));
+    let url = format!("{}/notifications/stream", app.address);
+    for _ in 0..2 {
+        let job = app.create(&alice, "noop", json!({})).await;
+        app.wait_until_finished(&alice, &job, WITHIN).await;
+    }
+    let mut tab = SseStream::open(&url, Some(&alice), None).await;
+    let mut other_tab = SseStream::open(&url, Some(&alice), None).await;
+    let mut bobs_tab = SseStream::open(&url, Some(&bob), None).await;
+    assert_eq!(tab.next_unread_count(WITHIN).await, Some(2), "a stream opens with the count");
+    assert_eq!(other_tab.next_unread_count(WITHIN).await, Some(2));
+    assert_eq!(bobs_tab.next_unread_count(WITHIN).await, Some(0));
+
+    let page = feed(&app, &alice, "").await;
+    let newest = page["notifications"][0]["id"].as_str().unwrap().to_owned();
+    assert_eq!(app.post(&alice, &format!("/notifications/{newest}/read")).await.status(), 204);
+    assert_eq!(other_tab.next_unread_count(WITHIN).await, Some(1), "one read in a tab shows in the other");
+    assert_eq!(app.post(&alice, "/notifications/read-all").await.status(), 200);
+    assert_eq!(other_tab.next_unread_count(WITHIN).await, Some(0), "read-all shows in the other tab");
+    assert_eq!(tab.next_unread_count(WITHIN).await, Some(1));
+    assert_eq!(tab.next_unread_count(WITHIN).await, Some(0));
+    assert_eq!(bobs_tab.next_unread_count(Duration::from_millis(500)).await, None, "another user hears nothing");
 }
 
 #[actix_web::test]
