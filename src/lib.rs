@@ -24,6 +24,7 @@ pub mod domain;
 pub mod error;
 pub mod http;
 pub mod jobs;
+pub mod links;
 pub mod mail;
 pub mod startup;
 pub mod storage;

@@ -44,6 +44,11 @@ enum Command {
         /// How long the token is valid, e.g. `1h`, `30m`.
         #[arg(long, default_value = "1h", value_parser = humantime::parse_duration)]
         ttl: Duration,
+        /// Print a sign-in link to the demo page instead: the token rides in
+        /// the URL's `#fragment`, which browsers never send to a server, so
+        /// it stays out of every access log.
+        #[arg(long)]
+        link: bool,
     },
 }
 
@@ -63,10 +68,11 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     // A token needs only the secret: from the environment it works in any
     // directory, without a configuration file.
-    if let Command::Token { tenant, user, email, ttl } = &cli.command
+    // (A link also needs `http.public_base_url`: it reads the configuration.)
+    if let Command::Token { tenant, user, email, ttl, link: false } = &cli.command
         && let Ok(secret) = std::env::var("ERRAND_AUTH__JWT_SECRET")
     {
-        return exit_code(token(&secret, tenant.clone(), user.clone(), email.clone(), *ttl));
+        return exit_code(token(&secret, tenant.clone(), user.clone(), email.clone(), *ttl).map(|t| println!("{t}")));
     }
     let settings = match Settings::load(&cli.config) {
         Ok(settings) => settings,
@@ -88,8 +94,14 @@ fn main() -> ExitCode {
         Command::Demo { command: DemoCommand::Seed { tenants, rows } } => {
             actix_web::rt::System::new().block_on(seed(settings, tenants, rows))
         }
-        Command::Token { tenant, user, email, ttl } => {
-            token(settings.auth.jwt_secret.expose_secret(), tenant, user, email, ttl)
+        Command::Token { tenant, user, email, ttl, link } => {
+            token(settings.auth.jwt_secret.expose_secret(), tenant, user, email, ttl).map(|token| {
+                if link {
+                    println!("{}#token={token}", settings.http.public_base_url.join_path("/"));
+                } else {
+                    println!("{token}");
+                }
+            })
         }
     };
     exit_code(result)
@@ -129,11 +141,10 @@ async fn seed(settings: Settings, tenants: u32, rows: u64) -> Result<(), AnyErro
     Ok(())
 }
 
-fn token(secret: &str, tenant: String, user: String, email: Option<String>, ttl: Duration) -> Result<(), AnyError> {
+fn token(secret: &str, tenant: String, user: String, email: Option<String>, ttl: Duration) -> Result<String, AnyError> {
     let exp = (SystemTime::now() + ttl).duration_since(UNIX_EPOCH)?.as_secs();
     let claims = Claims { sub: user, tenant, email, exp };
-    println!("{}", TokenIssuer::new(secret)?.issue(&claims)?);
-    Ok(())
+    Ok(TokenIssuer::new(secret)?.issue(&claims)?)
 }
 
 /// Resolves on SIGTERM or SIGINT.

@@ -16,6 +16,7 @@ use crate::config::{ConfigError, Settings, invalid};
 use crate::db::{self, MigrateError};
 use crate::http::{self, AppState};
 use crate::jobs::{ExportEnv, HandlerRegistry, JobTypes};
+use crate::links::JobLinks;
 use crate::mail::SmtpMailer;
 use crate::storage::{LocalStorage, S3Storage, Storage};
 use crate::store::Store;
@@ -46,6 +47,16 @@ fn storage_from(settings: &Settings) -> Result<Storage, ConfigError> {
         (StorageBackend::S3, Some(s3)) => Storage::S3(S3Storage::new(s3).map_err(|e| invalid("storage.s3", e))?),
         _ => Storage::Local(LocalStorage::new(settings.storage.local_dir.clone(), &settings.http.public_base_url, key)),
     })
+}
+
+/// The signer of links in emails: `email.link_secret`, or a key derived from
+/// the JWT secret (never the secret itself, and not the file-URL key).
+fn job_links_from(settings: &Settings) -> JobLinks {
+    let key = match &settings.email.link_secret {
+        Some(key) => key.expose_secret().as_bytes().to_vec(),
+        None => Sha256::digest(format!("errand-email-links\0{}", settings.auth.jwt_secret.expose_secret())).to_vec(),
+    };
+    JobLinks::new(key, &settings.http.public_base_url)
 }
 
 /// How many exports this process may run at once: each export type's
@@ -103,8 +114,9 @@ impl Application {
             tracing::info!(applied, "applied migrations");
         }
 
+        let links = job_links_from(&settings);
         let mailer = if settings.email.enabled {
-            let smtp = SmtpMailer::new(&settings.email, &settings.http.public_base_url)
+            let smtp = SmtpMailer::new(&settings.email, links.clone(), settings.storage.retention)
                 .map_err(|e| invalid("email", e.to_string()))?;
             let mailer = Mailer::new(store.clone(), smtp, job_types.clone(), settings.email.clone()).start();
             Some(mailer.recipient())
@@ -147,7 +159,7 @@ impl Application {
         let listeners = Listeners { work: dispatcher.clone().recipient(), notifications: notifier.clone().recipient() };
         spawn_listener(settings.database.url.clone(), listeners);
 
-        let state = AppState::new(registry.clone(), notifier, store, job_types, storage, &settings)
+        let state = AppState::new(registry.clone(), notifier, store, job_types, storage, links, &settings)
             .map_err(|e| invalid("auth.jwt_secret", e.to_string()))?;
         let state = web::Data::new(state);
         let listener = TcpListener::bind(settings.http.bind)

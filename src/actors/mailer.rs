@@ -80,10 +80,15 @@ async fn deliver(store: &Store, smtp: &SmtpMailer, job_types: &JobTypes, setting
     let display_name = job_types.display_name(&email.job_type);
     let content = CompletionEmail {
         job: email.job,
+        tenant: &email.tenant,
+        user: &email.user,
         recipient: &email.recipient,
         display_name: &display_name,
         status: email.job_status,
         error_message: email.error_message.as_deref(),
+        params: &email.params,
+        result: email.result.as_ref(),
+        finished_at: email.finished_at,
     };
     let sent = match smtp.render(&content) {
         Ok(message) => smtp.send(message).await,

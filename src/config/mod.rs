@@ -330,6 +330,10 @@ pub struct EmailSettings {
     /// Backstop poll of the outbox (a local job end wakes the sender at once).
     #[serde(with = "duration_text")]
     pub poll_interval: Duration,
+    /// Signs the links in emails (at least 32 bytes); derived from
+    /// `auth.jwt_secret` when unset, never the secret itself. Changing it
+    /// breaks the links of emails already sent.
+    pub link_secret: Option<SecretString>,
 }
 
 impl Default for EmailSettings {
@@ -349,6 +353,7 @@ impl Default for EmailSettings {
             backoff_base: Duration::from_secs(5),
             backoff_max: Duration::from_secs(600),
             poll_interval: Duration::from_secs(1),
+            link_secret: None,
         }
     }
 }
@@ -563,6 +568,9 @@ impl Settings {
         }
         if st.signing_key.as_ref().is_some_and(|k| k.expose_secret().len() < 32) {
             return Err(invalid("storage.signing_key", "must be at least 32 bytes"));
+        }
+        if self.email.link_secret.as_ref().is_some_and(|k| k.expose_secret().len() < 32) {
+            return Err(invalid("email.link_secret", "must be at least 32 bytes"));
         }
         if self.history.retention < Duration::from_secs(1) {
             return Err(invalid("history.retention", "must be at least 1s"));

@@ -4,11 +4,13 @@
 
 mod auth;
 mod body;
+mod client;
 mod docs;
 mod files;
 mod health;
 mod jobs;
 mod jwks;
+mod links;
 mod notifications;
 mod openapi;
 mod page;
@@ -25,6 +27,7 @@ use crate::config::{NotificationSettings, Settings};
 use crate::domain::Caller;
 use crate::error::AppError;
 use crate::jobs::JobTypes;
+use crate::links::JobLinks;
 use crate::storage::{ObjectKey, ResultFile, Storage};
 use crate::store::Store;
 
@@ -40,6 +43,8 @@ pub struct AppState {
     pub storage: Storage,
     /// How long a download URL handed out works.
     pub url_expiry: std::time::Duration,
+    /// Checks the signed links of emails.
+    pub links: JobLinks,
     /// `GET /openapi.json`, built and written out once.
     pub openapi: web::Bytes,
 }
@@ -51,6 +56,7 @@ impl AppState {
         store: Store,
         job_types: JobTypes,
         storage: Storage,
+        links: JobLinks,
         settings: &Settings,
     ) -> Result<Self, jsonwebtoken::errors::Error> {
         let openapi = web::Bytes::from(serde_json::to_vec(&openapi::document(&job_types)).unwrap_or_default());
@@ -63,6 +69,7 @@ impl AppState {
             auth: auth::Authenticator::new(&settings.auth)?,
             storage,
             url_expiry: settings.storage.url_expiry,
+            links,
             openapi,
         })
     }
@@ -99,7 +106,9 @@ impl AppState {
 /// The route table. Each path is a resource that answers its own methods;
 /// any other method gets a 405 naming them (`resource`).
 pub fn routes(cfg: &mut web::ServiceConfig) {
-    cfg.service(get("/openapi.json", openapi_json))
+    cfg.service(get("/", client::demo_page))
+        .service(get("/client/{file}", client::file))
+        .service(get("/openapi.json", openapi_json))
         .service(get("/docs", docs::page))
         .service(get(&format!("/docs/{}", docs::REDOC_BUNDLE), docs::redoc))
         .service(get("/healthz", health::healthz))
@@ -122,6 +131,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
                 .service(get("/{id}/result", jobs::result)),
         )
         .service(get("/files/{key:.*}", files::download))
+        .service(get("/links/jobs/{id}", links::open))
         .service(
             web::scope("/notifications")
                 .service(get("", notifications::list))

@@ -8,14 +8,14 @@ use serde_json::{Value, json};
 use utoipa::OpenApi;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 
-use super::{files, health, jobs, notifications};
+use super::{files, health, jobs, links, notifications};
 use crate::jobs::JobTypes;
 
 #[derive(OpenApi)]
 #[openapi(
     info(title = "errand", description = "User-initiated heavy operations as durable, idempotent, tenant-scoped jobs."),
     paths(
-        jobs::submit, jobs::get, jobs::list, jobs::result, files::download,
+        jobs::submit, jobs::get, jobs::list, jobs::result, files::download, links::open,
         notifications::list, notifications::mark_read, notifications::mark_all_read,
         notifications::stream_ticket, notifications::stream,
         health::healthz, health::readyz, health::metrics,

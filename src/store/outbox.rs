@@ -5,25 +5,53 @@
 
 use std::time::Duration;
 
+use chrono::{DateTime, Utc};
+
 use deadpool_postgres::Pool;
 use tokio_postgres::Row;
 use uuid::Uuid;
 
 use super::StoreError;
-use crate::domain::{JobId, JobState};
+use crate::domain::{JobId, JobState, TenantId, UserId};
 
-/// An email to send now.
+/// An email to send now, with what it tells of its job.
 #[derive(Debug, Clone)]
 pub struct OutboxEmail {
     pub id: Uuid,
     pub job: JobId,
+    pub tenant: TenantId,
+    pub user: UserId,
     pub recipient: String,
     pub job_type: String,
     pub job_status: JobState,
     pub error_message: Option<String>,
+    pub params: serde_json::Value,
+    /// The job's result (a file's size, rows and expiry, for exports).
+    pub result: Option<serde_json::Value>,
+    pub finished_at: Option<DateTime<Utc>>,
     /// This delivery attempt, 1-based.
     pub attempt: i32,
 }
+
+/// Claims due emails (locked by their state and lock time, so a crash
+/// mid-send makes them due again), with their job's owner, params and result.
+/// (The job row outlives its email: both are pruned together, the job last.)
+const CLAIM_DUE: &str = "
+WITH due AS (
+    SELECT id FROM email_outbox
+    WHERE state IN ('pending', 'sending') AND next_attempt_at <= now()
+    ORDER BY next_attempt_at LIMIT $1
+    FOR UPDATE SKIP LOCKED
+), claimed AS (
+    UPDATE email_outbox o
+    SET state = 'sending', attempts = o.attempts + 1, next_attempt_at = now() + $2 * interval '1 millisecond'
+    FROM due
+    WHERE o.id = due.id
+    RETURNING o.id, o.job_id, o.recipient, o.job_type, o.job_status, o.error_message, o.attempts
+)
+SELECT c.id, c.job_id, c.recipient, c.job_type, c.job_status, c.error_message, c.attempts,
+       j.tenant_id, j.user_id, j.params, j.result, j.finished_at
+FROM claimed c JOIN jobs j ON j.id = c.job_id";
 
 /// The outbox.
 pub struct Outbox<'a> {
@@ -39,17 +67,7 @@ impl<'a> Outbox<'a> {
     /// sending, the email becomes due again when the lock runs out.
     pub async fn claim_due(&self, limit: i64, lock: Duration) -> Result<Vec<OutboxEmail>, StoreError> {
         let client = self.pool.get().await?;
-        let statement = client
-            .prepare_cached(
-                "UPDATE email_outbox o SET state = 'sending', attempts = o.attempts + 1, \
-                     next_attempt_at = now() + $2 * interval '1 millisecond' \
-                 FROM (SELECT id FROM email_outbox \
-                       WHERE state IN ('pending', 'sending') AND next_attempt_at <= now() \
-                       ORDER BY next_attempt_at LIMIT $1 FOR UPDATE SKIP LOCKED) due \
-                 WHERE o.id = due.id \
-                 RETURNING o.id, o.job_id, o.recipient, o.job_type, o.job_status, o.error_message, o.attempts",
-            )
-            .await?;
+        let statement = client.prepare_cached(CLAIM_DUE).await?;
         let rows = client.query(&statement, &[&limit, &(lock.as_secs_f64() * 1000.0)]).await?;
         rows.iter().map(email_from_row).collect()
     }
@@ -89,14 +107,19 @@ impl<'a> Outbox<'a> {
 }
 
 fn email_from_row(row: &Row) -> Result<OutboxEmail, StoreError> {
-    let status: String = row.try_get(4)?;
+    let status: String = row.try_get("job_status")?;
     Ok(OutboxEmail {
-        id: row.try_get(0)?,
-        job: JobId(row.try_get(1)?),
-        recipient: row.try_get(2)?,
-        job_type: row.try_get(3)?,
+        id: row.try_get("id")?,
+        job: JobId(row.try_get("job_id")?),
+        tenant: TenantId::parse(row.try_get::<_, String>("tenant_id")?)?,
+        user: UserId::parse(row.try_get::<_, String>("user_id")?)?,
+        recipient: row.try_get("recipient")?,
+        job_type: row.try_get("job_type")?,
         job_status: status.parse::<JobState>()?,
-        error_message: row.try_get(5)?,
-        attempt: row.try_get(6)?,
+        error_message: row.try_get("error_message")?,
+        params: row.try_get("params")?,
+        result: row.try_get("result")?,
+        finished_at: row.try_get("finished_at")?,
+        attempt: row.try_get("attempts")?,
     })
 }

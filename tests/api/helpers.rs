@@ -636,6 +636,14 @@ impl TestApp {
         self.http.get(format!("{}/files/{path}", self.address)).send().await.unwrap()
     }
 
+    /// Opens an email's link (`/links/…`) on this instance, whatever public
+    /// base URL it was made for, without a token or following a redirect.
+    pub async fn open_link(&self, link: &str) -> Response {
+        let path = link.split_once("/links/").map(|(_, rest)| rest).expect("a /links/ URL");
+        let client = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+        client.get(format!("{}/links/{path}", self.address)).send().await.unwrap()
+    }
+
     /// `GET /jobs/{id}/result` without following the redirect.
     pub async fn result_redirect(&self, token: &str, id: &str) -> Response {
         let client = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();

@@ -1,0 +1,153 @@
+//! Signed job links: the URL a completion email carries,
+//! `<public_base_url>/links/jobs/<id>?tenant=&user=&expires=&sig=`.
+//!
+//! An email sits in an inbox for days, opened on a phone without errand's
+//! token: the link itself is the authorisation. It is bound to one job and
+//! its owner (an HMAC-SHA256 over the job id, tenant, user and expiry, with a
+//! key of its own, never the JWT secret) and valid for as long as the job's
+//! result is kept. It never is the download URL: opening it signs a fresh,
+//! short-lived one (see `http::links`).
+
+use chrono::{DateTime, Utc};
+use hmac::{Hmac, KeyInit, Mac};
+use serde::Deserialize;
+use sha2::Sha256;
+
+use crate::config::HttpUrl;
+use crate::domain::{Caller, JobId, TenantId, UserId};
+
+type HmacSha256 = Hmac<Sha256>;
+
+/// Signs and checks job links.
+#[derive(Clone)]
+pub struct JobLinks {
+    key: Vec<u8>,
+    public_base_url: HttpUrl,
+}
+
+/// A link's query string, as received.
+#[derive(Debug, Deserialize)]
+pub struct LinkQuery {
+    pub tenant: String,
+    pub user: String,
+    /// Seconds since the epoch.
+    pub expires: i64,
+    pub sig: String,
+}
+
+/// Why a link was refused.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+pub enum LinkError {
+    /// Altered, made with another key, or for another job or person.
+    #[error("this link is not valid")]
+    Invalid,
+    #[error("this link has expired")]
+    Expired,
+}
+
+/// Whom a valid link speaks for, and for which job.
+#[derive(Debug)]
+pub struct LinkHolder {
+    pub job: JobId,
+    pub caller: Caller,
+}
+
+impl JobLinks {
+    pub fn new(key: Vec<u8>, public_base_url: &HttpUrl) -> Self {
+        Self { key, public_base_url: public_base_url.clone() }
+    }
+
+    /// The link to `job` of `tenant`'s `user`, valid until `expires_at`.
+    pub fn link(&self, job: JobId, tenant: &TenantId, user: &UserId, expires_at: DateTime<Utc>) -> String {
+        let expires = expires_at.timestamp();
+        let sig = self.signature(&job.to_string(), tenant.as_str(), user.as_str(), expires);
+        let query = url::form_urlencoded::Serializer::new(String::new())
+            .append_pair("tenant", tenant.as_str())
+            .append_pair("user", user.as_str())
+            .append_pair("expires", &expires.to_string())
+            .append_pair("sig", &sig)
+            .finish();
+        self.public_base_url.join_path(&format!("/links/jobs/{job}?{query}"))
+    }
+
+    /// Checks a link to job `job` (the path segment, as received).
+    pub fn verify(&self, job: &str, query: &LinkQuery, now: DateTime<Utc>) -> Result<LinkHolder, LinkError> {
+        let sig = hex::decode(&query.sig).map_err(|_| LinkError::Invalid)?;
+        self.mac(job, &query.tenant, &query.user, query.expires).verify_slice(&sig).map_err(|_| LinkError::Invalid)?;
+        if query.expires <= now.timestamp() {
+            return Err(LinkError::Expired);
+        }
+        // Signed by errand, so these parse; refuse rather than trust if not.
+        let job = uuid::Uuid::parse_str(job).map(JobId).map_err(|_| LinkError::Invalid)?;
+        let tenant = TenantId::parse(query.tenant.clone()).map_err(|_| LinkError::Invalid)?;
+        let user = UserId::parse(query.user.clone()).map_err(|_| LinkError::Invalid)?;
+        Ok(LinkHolder { job, caller: Caller { tenant, user, email: None } })
+    }
+
+    fn signature(&self, job: &str, tenant: &str, user: &str, expires: i64) -> String {
+        hex::encode(self.mac(job, tenant, user, expires).finalize().into_bytes())
+    }
+
+    /// Each field is length-prefixed, so no two different links sign the same bytes.
+    fn mac(&self, job: &str, tenant: &str, user: &str, expires: i64) -> HmacSha256 {
+        let mut mac = HmacSha256::new_from_slice(&self.key).expect("HMAC takes keys of any length");
+        mac.update(b"errand job link v1");
+        for field in [job.as_bytes(), tenant.as_bytes(), user.as_bytes(), &expires.to_be_bytes()] {
+            mac.update(&(field.len() as u64).to_be_bytes());
+            mac.update(field);
+        }
+        mac
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn links(key: &[u8]) -> JobLinks {
+        JobLinks::new(key.to_vec(), &HttpUrl::parse("https://errand.example.com/app").unwrap())
+    }
+
+    fn query_of(link: &str) -> (String, LinkQuery) {
+        let url = url::Url::parse(link).unwrap();
+        let job = url.path().rsplit('/').next().unwrap().to_owned();
+        let pairs: std::collections::HashMap<String, String> = url.query_pairs().into_owned().collect();
+        let query = LinkQuery {
+            tenant: pairs["tenant"].clone(),
+            user: pairs["user"].clone(),
+            expires: pairs["expires"].parse().unwrap(),
+            sig: pairs["sig"].clone(),
+        };
+        (job, query)
+    }
+
+    proptest! {
+        #[test]
+        fn a_link_opens_its_own_job_for_its_owner_and_nothing_else(
+            tenant in "[a-z0-9&=?/ -]{1,20}", user in "[a-zA-Z0-9@.+ ]{1,20}", other in "[a-z]{1,8}",
+            days in 1i64..400,
+        ) {
+            let (tenant_id, user_id) = (TenantId::parse(tenant.clone()).unwrap(), UserId::parse(user.clone()).unwrap());
+            let job = JobId(uuid::Uuid::now_v7());
+            let now = Utc::now();
+            let link = links(b"k").link(job, &tenant_id, &user_id, now + chrono::Duration::days(days));
+            prop_assert!(link.starts_with("https://errand.example.com/app/links/jobs/"));
+            let (path_job, query) = query_of(&link);
+            let holder = links(b"k").verify(&path_job, &query, now).unwrap();
+            prop_assert_eq!(holder.job, job);
+            prop_assert_eq!(holder.caller.tenant.as_str(), tenant.as_str());
+            prop_assert_eq!(holder.caller.user.as_str(), user.as_str());
+
+            let other_job = uuid::Uuid::now_v7().to_string();
+            prop_assert_eq!(links(b"k").verify(&other_job, &query, now).unwrap_err(), LinkError::Invalid);
+            let foreign = LinkQuery { user: format!("{user}{other}"), ..query_of(&link).1 };
+            prop_assert_eq!(links(b"k").verify(&path_job, &foreign, now).unwrap_err(), LinkError::Invalid);
+            let prolonged = LinkQuery { expires: query.expires + 1, ..query_of(&link).1 };
+            prop_assert_eq!(links(b"k").verify(&path_job, &prolonged, now).unwrap_err(), LinkError::Invalid);
+            prop_assert_eq!(links(b"other key").verify(&path_job, &query, now).unwrap_err(), LinkError::Invalid);
+            let later = now + chrono::Duration::days(days + 1);
+            prop_assert_eq!(links(b"k").verify(&path_job, &query, later).unwrap_err(), LinkError::Expired);
+        }
+    }
+}
