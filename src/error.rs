@@ -39,6 +39,8 @@ pub enum AppError {
     NoResult,
     #[error("this job's result has expired and was deleted")]
     ResultExpired,
+    #[error("this job already {0}: it can no longer be cancelled")]
+    AlreadyEnded(&'static str),
     #[error("{0}")]
     Forbidden(String),
     #[error("this route does not answer {method}; it answers {allow}")]
@@ -65,6 +67,7 @@ impl AppError {
             Self::NotReady(_) => ("result_not_ready", S::CONFLICT, "Result not ready"),
             Self::NoResult => ("no_result", S::NOT_FOUND, "No result"),
             Self::ResultExpired => ("result_expired", S::GONE, "Result expired"),
+            Self::AlreadyEnded(_) => ("job_already_ended", S::CONFLICT, "Job already ended"),
             Self::Forbidden(_) => ("forbidden", S::FORBIDDEN, "Forbidden"),
             Self::MethodNotAllowed { .. } => ("method_not_allowed", S::METHOD_NOT_ALLOWED, "Method not allowed"),
             Self::Unavailable(_) => ("unavailable", S::SERVICE_UNAVAILABLE, "Service unavailable"),

@@ -100,7 +100,8 @@ impl SmtpMailer {
     pub fn render(&self, email: &CompletionEmail<'_>) -> Result<Message, MailError> {
         let invalid = |e: &dyn std::fmt::Display| MailError::Invalid(e.to_string());
         let failed = email.status == JobState::Failed;
-        let file = ResultFile::of(email.result).filter(|_| !failed);
+        let cancelled = email.status == JobState::Cancelled;
+        let file = ResultFile::of(email.result).filter(|_| email.status == JobState::Completed);
         let finished_at = email.finished_at.unwrap_or_else(chrono::Utc::now);
         let link_expires = match &file {
             Some(file) => file.expires_at,
@@ -109,6 +110,7 @@ impl SmtpMailer {
         let ctx = context! {
             display_name => email.display_name,
             failed => failed,
+            cancelled => cancelled,
             error_message => email.error_message.unwrap_or("no reason was recorded"),
             params => param_lines(email.params),
             rows => file.as_ref().map(|f| thousands(f.row_count)),

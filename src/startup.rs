@@ -155,8 +155,13 @@ impl Application {
         let rescuer =
             Rescuer::new(store.clone(), rescue_every, dispatcher.clone().recipient(), notifier.clone().recipient())
                 .start();
-        let ticks = Ticks { rescue: rescuer.recipient(), prune: pruner.recipient(), renew_leases: leases.recipient() };
-        let listeners = Listeners { work: dispatcher.clone().recipient(), notifications: notifier.clone().recipient() };
+        let ticks =
+            Ticks { rescue: rescuer.recipient(), prune: pruner.recipient(), renew_leases: leases.clone().recipient() };
+        let listeners = Listeners {
+            work: dispatcher.clone().recipient(),
+            notifications: notifier.clone().recipient(),
+            cancels: leases.clone().recipient(),
+        };
         spawn_listener(settings.database.url.clone(), listeners);
 
         let state = AppState::new(registry.clone(), notifier, store, job_types, storage, links, &settings)

@@ -1,7 +1,10 @@
 //! The LeaseKeeper: one per process. It renews the leases of every job this
 //! process runs in one statement per interval (a third of the lease), instead
 //! of one heartbeat per job, and tells a worker whose lease was taken away
-//! (rescued after a stall, or the job ended elsewhere) to stop.
+//! (rescued after a stall, or the job ended elsewhere) to stop. Knowing which
+//! jobs run here, it also passes on cancels (heard through `NOTIFY
+//! errand_cancel`, or seen on a renewal, should the notice have come before
+//! the worker started).
 //!
 //! Its map of held leases is a cache of what the workers told it: losing it
 //! would let leases expire and the Rescuer would run the jobs again, which
@@ -15,18 +18,29 @@ use actix::prelude::*;
 use crate::domain::{JobId, LeaseId};
 use crate::store::Store;
 
-/// The lease of `job` is no longer this worker's: stop, write nothing.
-#[derive(Debug, Clone, Copy, Message)]
+/// What the keeper tells a worker about its job.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Message)]
 #[rtype(result = "()")]
-pub struct LeaseLost;
+pub enum LeaseNotice {
+    /// The lease is no longer this worker's: stop, write nothing.
+    Lost,
+    /// The job's owner or an operator asked for it to stop: stop the
+    /// handler, then end the attempt `cancelled` under this lease.
+    CancelRequested,
+}
 
 /// A worker's lease starts or stops needing renewal.
 #[derive(Debug, Message)]
 #[rtype(result = "()")]
 pub enum LeaseChange {
-    Hold { job: JobId, lease: LeaseId, holder: Recipient<LeaseLost> },
+    Hold { job: JobId, lease: LeaseId, holder: Recipient<LeaseNotice> },
     Release { job: JobId },
 }
+
+/// A cancel was asked for these jobs (they may run in another process).
+#[derive(Debug, Clone, Message)]
+#[rtype(result = "()")]
+pub struct CancelRequested(pub Vec<JobId>);
 
 /// Renew now (tests drive the keeper with it instead of waiting for the interval).
 #[derive(Debug, Clone, Copy, Message)]
@@ -36,7 +50,7 @@ pub struct RenewLeases;
 pub struct LeaseKeeper {
     store: Store,
     lease: Duration,
-    held: HashMap<JobId, (LeaseId, Recipient<LeaseLost>)>,
+    held: HashMap<JobId, (LeaseId, Recipient<LeaseNotice>)>,
     renewing: bool,
 }
 
@@ -64,7 +78,12 @@ impl LeaseKeeper {
                 // The database may come back before the leases run out; the fence protects us if not.
                 Err(error) => return tracing::warn!(%error, "lease renewal failed"),
             };
-            let renewed: std::collections::HashSet<JobId> = renewed.into_iter().collect();
+            for (job, _) in renewed.iter().filter(|(_, cancel_requested)| *cancel_requested) {
+                if let Some((_, holder)) = act.held.get(job) {
+                    holder.do_send(LeaseNotice::CancelRequested);
+                }
+            }
+            let renewed: std::collections::HashSet<JobId> = renewed.into_iter().map(|(job, _)| job).collect();
             for (job, lease) in asked.into_iter().filter(|(job, _)| !renewed.contains(job)) {
                 // Only the lease we asked about: the job may hold a new one by now.
                 // (A job that ended since we asked has no queue row and is
@@ -72,7 +91,7 @@ impl LeaseKeeper {
                 if act.held.get(&job).is_some_and(|(held, _)| *held == lease)
                     && let Some((_, holder)) = act.held.remove(&job)
                 {
-                    holder.do_send(LeaseLost);
+                    holder.do_send(LeaseNotice::Lost);
                 }
             }
         })
@@ -98,6 +117,19 @@ impl Handler<LeaseChange> for LeaseKeeper {
             }
             LeaseChange::Release { job } => {
                 self.held.remove(&job);
+            }
+        }
+    }
+}
+
+impl Handler<CancelRequested> for LeaseKeeper {
+    type Result = ();
+
+    fn handle(&mut self, CancelRequested(jobs): CancelRequested, _ctx: &mut Self::Context) {
+        // Jobs running elsewhere are not ours to stop: their process heard it too.
+        for job in jobs {
+            if let Some((_, holder)) = self.held.get(&job) {
+                holder.do_send(LeaseNotice::CancelRequested);
             }
         }
     }

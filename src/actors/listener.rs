@@ -1,7 +1,8 @@
 //! Listens on PostgreSQL's NOTIFY channels: `errand_jobs`, so this process
 //! hears of work another process recorded without waiting for the backstop
-//! poll, and `errand_notifications`, so its live streams hear of notifications
-//! committed anywhere. One dedicated connection (LISTEN cannot share a pooled
+//! poll, `errand_notifications`, so its live streams hear of notifications
+//! committed anywhere, and `errand_cancel`, so a job asked to stop anywhere
+//! stops here if it runs here. One dedicated connection (LISTEN cannot share a pooled
 //! one); reconnects with backoff.
 
 use std::time::Duration;
@@ -11,15 +12,17 @@ use futures_util::StreamExt;
 use tokio_postgres::{AsyncMessage, NoTls};
 
 use super::dispatcher::WorkAvailable;
+use super::leases::CancelRequested;
 use super::notifier::NotificationsCommitted;
-use crate::domain::OwnerTag;
-use crate::store::{NOTIFICATION_CHANNEL, WORK_CHANNEL};
+use crate::domain::{JobId, OwnerTag};
+use crate::store::{CANCEL_CHANNEL, NOTIFICATION_CHANNEL, WORK_CHANNEL};
 
 /// Who hears what the listener hears.
 #[derive(Clone)]
 pub struct Listeners {
     pub work: Recipient<WorkAvailable>,
     pub notifications: Recipient<NotificationsCommitted>,
+    pub cancels: Recipient<CancelRequested>,
 }
 
 /// Starts the listening loop on the current arbiter; it runs until the arbiter stops.
@@ -50,7 +53,9 @@ async fn listen(database_url: &str, listeners: &Listeners) -> Result<(), tokio_p
             }
         }
     });
-    client.batch_execute(&format!("LISTEN {WORK_CHANNEL}; LISTEN {NOTIFICATION_CHANNEL}")).await?;
+    client
+        .batch_execute(&format!("LISTEN {WORK_CHANNEL}; LISTEN {NOTIFICATION_CHANNEL}; LISTEN {CANCEL_CHANNEL}"))
+        .await?;
     // Interest is registered before we look: anything committed from now on
     // notifies us, and this wake-up covers work committed before. (Streams
     // read what they have not sent whenever they wake: they need no catch-up.)
@@ -64,6 +69,11 @@ async fn listen(database_url: &str, listeners: &Listeners) -> Result<(), tokio_p
                 } else {
                     listeners.notifications.do_send(NotificationsCommitted(owners));
                 }
+            }
+            Ok(AsyncMessage::Notification(n)) if n.channel() == CANCEL_CHANNEL => {
+                let jobs: Vec<JobId> =
+                    n.payload().split(',').filter_map(|id| uuid::Uuid::parse_str(id).ok().map(JobId)).collect();
+                listeners.cancels.do_send(CancelRequested(jobs));
             }
             Ok(AsyncMessage::Notification(_)) => listeners.work.do_send(WorkAvailable),
             Ok(_) => {}

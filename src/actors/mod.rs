@@ -39,7 +39,7 @@ mod worker;
 pub use completer::{Complete, Completer, CompletionFailed};
 pub use dispatcher::{Dispatcher, DispatcherSettings, Drain, SlotFreed, WorkAvailable};
 pub use intake::{Intake, Record};
-pub use leases::{LeaseChange, LeaseKeeper, LeaseLost, RenewLeases};
+pub use leases::{CancelRequested, LeaseChange, LeaseKeeper, LeaseNotice, RenewLeases};
 pub use listener::{Listeners, spawn_listener};
 pub use mailer::{MailDue, Mailer};
 pub use notifier::{
@@ -48,4 +48,4 @@ pub use notifier::{
 pub use pruner::{Prune, Pruner};
 pub use registry::{CountSupervisors, SupervisorFor, SupervisorRegistry};
 pub use rescuer::{RescueExpired, Rescuer};
-pub use supervisor::{GetJob, JobSupervisor, ListJobs, SubmitError, SubmitJob, SupervisorDeps};
+pub use supervisor::{CancelJob, GetJob, JobSupervisor, ListJobs, SubmitError, SubmitJob, SupervisorDeps};

@@ -22,7 +22,9 @@ use super::registry::{RunJob, SupervisorIdle};
 use super::worker::{Abandon, JobWorker, WorkerDone, WorkerLinks};
 use crate::domain::{Caller, IdempotencyKey, Job, JobId, TenantId};
 use crate::jobs::{JobType, JobTypes, ParamsError};
-use crate::store::{Completion, Ender, JobFilter, JobPage, NewJob, Outcome, Store, StoreError, Submission};
+use crate::store::{
+    CancelOutcome, Completion, Ender, JobFilter, JobPage, NewJob, Outcome, Store, StoreError, Submission,
+};
 
 /// Record a job for the caller, or find the one its key already names.
 #[derive(Debug, Clone, Message)]
@@ -38,6 +40,14 @@ pub struct SubmitJob {
 #[derive(Debug, Clone, Message)]
 #[rtype(result = "Result<Option<Job>, StoreError>")]
 pub struct GetJob {
+    pub caller: Caller,
+    pub id: JobId,
+}
+
+/// Cancel one of the caller's jobs (see [`CancelOutcome`]).
+#[derive(Debug, Clone, Message)]
+#[rtype(result = "Result<CancelOutcome, StoreError>")]
+pub struct CancelJob {
     pub caller: Caller,
     pub id: JobId,
 }
@@ -209,6 +219,19 @@ impl Handler<GetJob> for JobSupervisor {
         Box::pin(async move {
             checked?;
             store.for_caller(&msg.caller).get(msg.id).await
+        })
+    }
+}
+
+impl Handler<CancelJob> for JobSupervisor {
+    type Result = ResponseFuture<Result<CancelOutcome, StoreError>>;
+
+    fn handle(&mut self, msg: CancelJob, _ctx: &mut Self::Context) -> Self::Result {
+        let checked = self.check_tenant(&msg.caller);
+        let store = self.deps.store.clone();
+        Box::pin(async move {
+            checked?;
+            store.for_caller(&msg.caller).cancel(msg.id).await
         })
     }
 }

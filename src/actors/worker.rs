@@ -17,7 +17,7 @@ use actix::prelude::*;
 use tokio::task::AbortHandle;
 
 use super::completer::Complete;
-use super::leases::{LeaseChange, LeaseLost};
+use super::leases::{LeaseChange, LeaseNotice};
 use crate::domain::JobId;
 use crate::jobs::{JobContext, JobError, JobOutput, JobType};
 use crate::store::{ClaimedJob, Completion, EndedAttempt, Ender, Outcome};
@@ -71,12 +71,14 @@ pub struct JobWorker {
     abort: Option<AbortHandle>,
     /// The attempt is being recorded: a lost lease no longer matters.
     finishing: bool,
+    /// A cancel stopped the handler: its end is `cancelled`.
+    cancelling: bool,
     ended: Option<EndedAttempt>,
 }
 
 impl JobWorker {
     pub(super) fn new(job: ClaimedJob, job_type: Arc<JobType>, links: WorkerLinks) -> Self {
-        Self { job, job_type, links, abort: None, finishing: false, ended: None }
+        Self { job, job_type, links, abort: None, finishing: false, cancelling: false, ended: None }
     }
 
     fn context(&self) -> JobContext {
@@ -191,7 +193,14 @@ impl Actor for JobWorker {
         }
         .into_actor(self)
         .map(|result, act, ctx| {
-            let outcome = act.outcome(result);
+            let outcome = match result {
+                // Stopped for a cancel: the handler has really ended now, so
+                // nothing it does can follow the recorded end. (Had it
+                // finished its work before the stop took, the completion
+                // stands: one terminal state either way.)
+                Err(AttemptEnd::Crashed) if act.cancelling => Outcome::Cancelled,
+                result => act.outcome(result),
+            };
             act.finish(outcome, ctx);
         })
         .spawn(ctx);
@@ -220,13 +229,29 @@ impl Handler<Abandon> for JobWorker {
     }
 }
 
-impl Handler<LeaseLost> for JobWorker {
+impl Handler<LeaseNotice> for JobWorker {
     type Result = ();
 
-    fn handle(&mut self, _: LeaseLost, ctx: &mut Self::Context) {
-        if !self.finishing {
-            tracing::warn!(job = %self.job.id, "lease lost; cancelling this attempt");
-            ctx.stop();
+    fn handle(&mut self, notice: LeaseNotice, ctx: &mut Self::Context) {
+        if self.finishing {
+            return;
+        }
+        match notice {
+            LeaseNotice::Lost => {
+                tracing::warn!(job = %self.job.id, "lease lost; cancelling this attempt");
+                ctx.stop();
+            }
+            LeaseNotice::CancelRequested if !self.cancelling => {
+                tracing::info!(job = %self.job.id, "cancel asked for; stopping the handler");
+                // Dropping the handler's future stops it at its next await
+                // (an export's partial file is removed as it drops); the end
+                // is recorded once the handler's task has ended (`started`).
+                self.cancelling = true;
+                if let Some(abort) = &self.abort {
+                    abort.abort();
+                }
+            }
+            LeaseNotice::CancelRequested => {}
         }
     }
 }

@@ -51,6 +51,8 @@ pub enum JobState {
     Completed,
     /// Out of attempts, or failed permanently; notified too.
     Failed,
+    /// Stopped by its owner or an operator before it ended; it never runs again.
+    Cancelled,
 }
 
 impl JobState {
@@ -62,12 +64,14 @@ impl JobState {
             Self::Retryable => "retryable",
             Self::Completed => "completed",
             Self::Failed => "failed",
+            Self::Cancelled => "cancelled",
         }
     }
 
-    /// Completed or failed: nothing moves the job any more.
+    /// Completed, failed or cancelled: nothing moves the job any more
+    /// (but an operator's retry).
     pub fn is_terminal(self) -> bool {
-        matches!(self, Self::Completed | Self::Failed)
+        matches!(self, Self::Completed | Self::Failed | Self::Cancelled)
     }
 
     /// The coarse status the API shows.
@@ -76,6 +80,7 @@ impl JobState {
             Self::Available | Self::Running | Self::Retryable => JobStatus::Processing,
             Self::Completed => JobStatus::Completed,
             Self::Failed => JobStatus::Failed,
+            Self::Cancelled => JobStatus::Cancelled,
         }
     }
 }
@@ -95,6 +100,7 @@ impl FromStr for JobState {
             "retryable" => Self::Retryable,
             "completed" => Self::Completed,
             "failed" => Self::Failed,
+            "cancelled" => Self::Cancelled,
             other => return Err(UnknownState(other.to_owned())),
         })
     }
@@ -112,6 +118,7 @@ pub enum JobStatus {
     Processing,
     Completed,
     Failed,
+    Cancelled,
 }
 
 impl JobStatus {
@@ -122,6 +129,7 @@ impl JobStatus {
             Self::Processing => "processing",
             Self::Completed => "completed",
             Self::Failed => "failed",
+            Self::Cancelled => "cancelled",
         }
     }
 
@@ -132,6 +140,7 @@ impl JobStatus {
             Self::Processing => &[JobState::Available, JobState::Running, JobState::Retryable],
             Self::Completed => &[JobState::Completed],
             Self::Failed => &[JobState::Failed],
+            Self::Cancelled => &[JobState::Cancelled],
         }
     }
 }
@@ -145,6 +154,7 @@ impl FromStr for JobStatus {
             "processing" => Ok(Self::Processing),
             "completed" => Ok(Self::Completed),
             "failed" => Ok(Self::Failed),
+            "cancelled" => Ok(Self::Cancelled),
             _ => Err(()),
         }
     }
@@ -166,4 +176,8 @@ pub struct Job {
     pub error_message: Option<String>,
     pub created_at: DateTime<Utc>,
     pub finished_at: Option<DateTime<Utc>>,
+    /// What the running attempt last reported: `{done, total, message, updated_at}`.
+    pub progress: Option<Value>,
+    /// A cancel was asked for while it ran; its worker is stopping it.
+    pub cancel_requested: bool,
 }

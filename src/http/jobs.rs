@@ -10,11 +10,11 @@ use uuid::Uuid;
 
 use super::page::{self, rfc3339};
 use super::{AppState, body};
-use crate::actors::{GetJob, ListJobs, SubmitJob};
+use crate::actors::{CancelJob, GetJob, ListJobs, SubmitJob};
 use crate::domain::{Caller, IdempotencyKey, InvalidIdempotencyKey, Job, JobId, JobState, JobStatus};
 use crate::error::{AppError, Problem, Unauthenticated, Unavailable};
 use crate::storage::ResultFile;
-use crate::store::{JobFilter, Submission};
+use crate::store::{CancelOutcome, JobFilter, Submission};
 
 /// Seconds a client should wait before polling `Location`, if it polls at all.
 const RETRY_AFTER_SECS: &str = "1";
@@ -26,10 +26,11 @@ pub struct JobView {
     id: JobId,
     #[serde(rename = "type")]
     job_type: String,
-    /// `pending`, `processing`, `completed` or `failed`.
+    /// `pending`, `processing`, `completed`, `failed` or `cancelled`.
     #[schema(value_type = String)]
     status: JobStatus,
-    /// Finer than `status`: `queued`, `running`, `retry_scheduled`, `completed`, `failed`.
+    /// Finer than `status`: `queued`, `running`, `cancelling` (asked to stop),
+    /// `retry_scheduled`, `completed`, `failed`, `cancelled`.
     #[schema(value_type = String)]
     state: &'static str,
     #[schema(value_type = Object)]
@@ -45,8 +46,12 @@ pub struct JobView {
     /// When a job waiting to retry runs next.
     next_attempt_at: Option<String>,
     created_at: String,
-    /// When the job reached `completed` or `failed`.
+    /// When the job reached `completed`, `failed` or `cancelled`.
     completed_at: Option<String>,
+    /// While it runs, what its handler last reported (throttled to about once
+    /// a second): `{done, total, message, updated_at}`.
+    #[schema(value_type = Option<Object>)]
+    progress: Option<Value>,
 }
 
 impl JobView {
@@ -59,10 +64,12 @@ impl JobView {
         };
         let detail = match job.state {
             JobState::Available => "queued",
+            JobState::Running if job.cancel_requested => "cancelling",
             JobState::Running => "running",
             JobState::Retryable => "retry_scheduled",
             JobState::Completed => "completed",
             JobState::Failed => "failed",
+            JobState::Cancelled => "cancelled",
         };
         Ok(Self {
             id: job.id,
@@ -78,6 +85,7 @@ impl JobView {
             next_attempt_at: (job.state == JobState::Retryable).then(|| rfc3339(job.run_at)),
             created_at: rfc3339(job.created_at),
             completed_at: job.finished_at.map(rfc3339),
+            progress: job.progress,
         })
     }
 }
@@ -175,7 +183,7 @@ pub struct JobList {
 #[utoipa::path(
     get, path = "/jobs", tag = "jobs",
     params(
-        ("status" = Option<String>, Query, pattern = "^(pending|processing|completed|failed)$", description = "pending, processing, completed or failed"),
+        ("status" = Option<String>, Query, pattern = "^(pending|processing|completed|failed|cancelled)$", description = "pending, processing, completed, failed or cancelled"),
         ("type" = Option<String>, Query, pattern = "^[a-z0-9_-]{1,64}$", description = "A job type's name"),
         ("limit" = Option<u32>, Query, minimum = 1, maximum = 100, description = "1 to 100, default 20"),
         ("cursor" = Option<String>, Query, pattern = "^[A-Za-z0-9_-]{21}[AQgw]$", description = "`next_cursor` of the previous page"),
@@ -198,7 +206,9 @@ pub async fn list(
         .status
         .map(|s| {
             s.parse::<JobStatus>().map_err(|()| {
-                AppError::BadRequest(format!("status must be pending, processing, completed or failed, not {s:?}"))
+                AppError::BadRequest(format!(
+                    "status must be pending, processing, completed, failed or cancelled, not {s:?}"
+                ))
             })
         })
         .transpose()?;
@@ -249,4 +259,39 @@ pub async fn result(
         return Err(AppError::ResultExpired);
     }
     Ok(HttpResponse::SeeOther().insert_header((header::LOCATION, state.download_url(&file).await?)).finish())
+}
+
+/// `POST /jobs/{id}/cancel`: stops one of the caller's jobs. A waiting job
+/// ends at once (`200`, `cancelled`); a running one is told to stop, in
+/// whichever process runs it (`202`, state `cancelling`, until its worker
+/// ended it); asking again gives the same answer. The owner gets no
+/// notification or email for it, only a `job_cancelled` event on their
+/// streams. A job that already completed or failed answers `409`.
+#[utoipa::path(
+    post, path = "/jobs/{id}/cancel", tag = "jobs",
+    params(("id" = String, Path, format = Uuid, description = "The job's id")),
+    responses(
+        (status = 200, description = "The job, cancelled", body = JobView),
+        (status = 202, description = "The job, being stopped (state `cancelling`)", body = JobView),
+        Unauthenticated,
+        (status = 404, description = "No such job of the caller's (`not_found`)", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "The job already completed or failed (`job_already_ended`)", body = Problem, content_type = "application/problem+json"),
+        Unavailable,
+    ),
+    security(("bearer" = [])),
+)]
+pub async fn cancel(
+    caller: Caller,
+    path: web::Path<String>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    let id = Uuid::parse_str(&path).map(JobId).map_err(|_| AppError::NotFound)?;
+    match state.ask(&caller, CancelJob { caller: caller.clone(), id }).await?? {
+        CancelOutcome::Cancelled(job) => Ok(HttpResponse::Ok().json(JobView::new(job, &state).await?)),
+        CancelOutcome::Stopping(job) => Ok(HttpResponse::Accepted()
+            .insert_header((header::LOCATION, format!("/jobs/{}", job.id)))
+            .json(JobView::new(job, &state).await?)),
+        CancelOutcome::AlreadyEnded(ended) => Err(AppError::AlreadyEnded(ended.status().as_str())),
+        CancelOutcome::NotFound => Err(AppError::NotFound),
+    }
 }

@@ -94,7 +94,10 @@ pub async fn open(
             let reason = job.error_message.as_deref().unwrap_or("no reason was recorded");
             page(StatusCode::OK, &format!("Your {name} failed"), &format!("What went wrong: {reason}"))
         }
-        _ => page(StatusCode::OK, &format!("Your {name} is running again"), "Its result will follow in a new email."),
+        JobState::Cancelled => page(StatusCode::OK, &format!("Your {name} was cancelled"), "It will not run."),
+        JobState::Available | JobState::Running | JobState::Retryable => {
+            page(StatusCode::OK, &format!("Your {name} is running again"), "Its result will follow in a new email.")
+        }
     }
 }
 

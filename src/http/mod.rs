@@ -128,7 +128,8 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
                             method_not_allowed(&req, if id { "GET" } else { "POST" })
                         })),
                 )
-                .service(get("/{id}/result", jobs::result)),
+                .service(get("/{id}/result", jobs::result))
+                .service(post("/{id}/cancel", jobs::cancel)),
         )
         .service(get("/files/{key:.*}", files::download))
         .service(get("/links/jobs/{id}", links::open))

@@ -16,7 +16,7 @@ use crate::actors::{ListNotifications, MarkAllRead, MarkRead, Subscribe};
 use crate::domain::{Caller, JobId, JobState, NotificationId};
 use crate::error::{AppError, Problem, Unauthenticated, Unavailable};
 use crate::jobs::JobTypes;
-use crate::store::{Notification, Store};
+use crate::store::{Notification, NotificationKind, Store};
 
 /// A live stream also re-reads this far behind its newest sent notification:
 /// ids are taken when a row is written, so two ends committing at nearly the
@@ -32,13 +32,14 @@ const PAGE: i64 = 200;
 pub struct NotificationView {
     #[schema(value_type = String, format = Uuid)]
     id: NotificationId,
-    /// Always `job_completed`.
+    /// `job_completed` (in the feed); on streams also `job_cancelled`, when
+    /// the user cancelled the job themselves (never in the feed).
     #[schema(value_type = String)]
     kind: &'static str,
     #[schema(value_type = String, format = Uuid)]
     job_id: JobId,
     job_type: String,
-    /// `completed` or `failed`.
+    /// `completed`, `failed` or `cancelled`.
     #[schema(value_type = String)]
     job_status: &'static str,
     title: String,
@@ -55,11 +56,17 @@ impl NotificationView {
                 let reason = n.error_message.as_deref().unwrap_or("no reason was recorded");
                 ("failed", format!("Your {name} failed"), format!("Your {name} failed: {reason}"))
             }
+            JobState::Cancelled if n.kind == NotificationKind::JobCancelled => {
+                ("cancelled", format!("Your {name} was cancelled"), format!("You cancelled your {name}."))
+            }
+            JobState::Cancelled => {
+                ("cancelled", format!("Your {name} was cancelled"), format!("An operator cancelled your {name}."))
+            }
             _ => ("completed", format!("Your {name} is ready"), format!("Your {name} finished successfully.")),
         };
         Self {
             id: n.id,
-            kind: "job_completed",
+            kind: n.kind.as_str(),
             job_id: n.job,
             job_type: n.job_type,
             job_status,
@@ -317,13 +324,13 @@ impl LiveFeed {
             let full = batch.len() as i64 == PAGE;
             since = batch.last().map(|n| n.id).or(since);
             for notification in batch {
-                let id = notification.id;
+                let (id, kind) = (notification.id, notification.kind);
                 if self.sent.contains(&id) {
                     continue;
                 }
                 // Serialising a view of strings cannot fail; skip rather than panic if it did.
                 let Ok(data) = sse::Data::new_json(NotificationView::new(notification, &self.types)) else { continue };
-                if events.send(data.id(id.to_string()).event("job_completed").into()).await.is_err() {
+                if events.send(data.id(id.to_string()).event(kind.as_str()).into()).await.is_err() {
                     return Ok(false);
                 }
                 self.sent.push_back(id);

@@ -15,7 +15,7 @@ use crate::jobs::JobTypes;
 #[openapi(
     info(title = "errand", description = "User-initiated heavy operations as durable, idempotent, tenant-scoped jobs."),
     paths(
-        jobs::submit, jobs::get, jobs::list, jobs::result, files::download, links::open,
+        jobs::submit, jobs::get, jobs::list, jobs::result, jobs::cancel, files::download, links::open,
         notifications::list, notifications::mark_read, notifications::mark_all_read,
         notifications::stream_ticket, notifications::stream,
         health::healthz, health::readyz, health::metrics,

@@ -45,6 +45,30 @@ pub struct VerifiedFile {
     pub file_name: String,
 }
 
+/// A file being written: removed when dropped before it was kept, whether
+/// the write failed or the writing future was dropped (a cancelled export).
+struct PartialFile {
+    path: PathBuf,
+    kept: bool,
+}
+
+impl PartialFile {
+    /// Renamed into place: nothing to remove.
+    fn kept(mut self) {
+        self.kept = true;
+    }
+}
+
+impl Drop for PartialFile {
+    fn drop(&mut self) {
+        if !self.kept {
+            // One unlink, in a destructor that cannot await: too short to
+            // matter to the runtime.
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
+}
+
 impl LocalStorage {
     pub fn new(root: PathBuf, public_base_url: &HttpUrl, signing_key: Vec<u8>) -> Self {
         Self { root, public_base_url: public_base_url.clone(), signing_key }
@@ -69,32 +93,22 @@ impl LocalStorage {
             tokio::fs::create_dir_all(parent).await?;
         }
         // Written beside its final name, then renamed: readers never see half a file.
-        let partial = path.with_extension(format!("partial-{}", uuid::Uuid::new_v4().simple()));
-        let written = async {
-            // COPY sends a message per row: buffer, or every row would be a
-            // trip to the blocking pool that tokio's file I/O runs on.
-            let mut file = tokio::io::BufWriter::with_capacity(WRITE_BUFFER, tokio::fs::File::create(&partial).await?);
-            let mut size = 0u64;
-            while let Some(chunk) = body.next().await {
-                let chunk = chunk.map_err(|e| StorageError::Source(e.to_string()))?;
-                size += chunk.len() as u64;
-                file.write_all(&chunk).await?;
-            }
-            file.flush().await?;
-            file.get_ref().sync_all().await?;
-            Ok::<_, StorageError>(size)
+        let partial_path = path.with_extension(format!("partial-{}", uuid::Uuid::new_v4().simple()));
+        let partial = PartialFile { path: partial_path, kept: false };
+        // COPY sends a message per row: buffer, or every row would be a
+        // trip to the blocking pool that tokio's file I/O runs on.
+        let mut file = tokio::io::BufWriter::with_capacity(WRITE_BUFFER, tokio::fs::File::create(&partial.path).await?);
+        let mut size = 0u64;
+        while let Some(chunk) = body.next().await {
+            let chunk = chunk.map_err(|e| StorageError::Source(e.to_string()))?;
+            size += chunk.len() as u64;
+            file.write_all(&chunk).await?;
         }
-        .await;
-        match written {
-            Ok(size_bytes) => {
-                tokio::fs::rename(&partial, &path).await?;
-                Ok(StoredObject { size_bytes })
-            }
-            Err(error) => {
-                let _ = tokio::fs::remove_file(&partial).await;
-                Err(error)
-            }
-        }
+        file.flush().await?;
+        file.get_ref().sync_all().await?;
+        tokio::fs::rename(&partial.path, &path).await?;
+        partial.kept();
+        Ok(StoredObject { size_bytes: size })
     }
 
     pub(super) async fn delete(&self, key: &ObjectKey) -> Result<(), StorageError> {

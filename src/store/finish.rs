@@ -39,6 +39,8 @@ pub enum Outcome {
     Failed {
         error: String,
     },
+    /// Its worker stopped it because a cancel was asked for.
+    Cancelled,
 }
 
 /// Who ends an attempt: its worker, or the rescuer once its lease expired.
@@ -86,13 +88,23 @@ pub struct Rescued {
 /// errors `$5`, retry delays `$6` ms; `$7` marks rescues; `$8` whether to
 /// write outbox emails. Returns each attempt that was still its ender's.
 /// The owner tag is `OwnerTag` in `domain/ids.rs`: who to wake, not what happened.
+///
+/// A job whose cancel was asked for (`cancel_requested_by`) never runs
+/// again: any end but a completion ends it `cancelled` (see V9). An owner's
+/// cancel is told to their streams only (`job_cancelled`, kept out of the
+/// feed, no email); an operator's is a `job_completed` like any end.
 const FINISH_FENCED: &str = "
 WITH input AS (
     SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::job_state[], $4::jsonb[], $5::text[], $6::float8[], $7::bool[])
         AS input (job_id, lease_id, state, result, error, delay_ms, rescue)
 ), ended AS (
-    SELECT q.job_id, q.attempt, q.started_at, i.state, i.result, i.error, i.delay_ms,
-           j.tenant_id, j.user_id, j.user_email, j.job_type
+    SELECT q.job_id, q.attempt, q.started_at, i.result, i.delay_ms, j.tenant_id, j.user_id, j.user_email, j.job_type,
+           q.cancel_requested_by,
+           CASE WHEN q.cancel_requested_by IS NOT NULL AND i.state <> 'completed' THEN 'cancelled' ELSE i.state END
+               AS state,
+           CASE WHEN q.cancel_requested_by IS NOT NULL AND i.state <> 'completed'
+                THEN 'cancelled by ' || CASE q.cancel_requested_by WHEN 'owner' THEN 'its owner' ELSE 'an operator' END
+                ELSE i.error END AS error
     FROM job_queue q
     JOIN input i ON i.job_id = q.job_id
     JOIN jobs j ON j.id = q.job_id
@@ -107,24 +119,27 @@ WITH input AS (
     WHERE q.job_id = e.job_id AND e.state IN ('available', 'retryable')
 ), dequeued AS (
     DELETE FROM job_queue q USING ended e
-    WHERE q.job_id = e.job_id AND e.state IN ('completed', 'failed')
+    WHERE q.job_id = e.job_id AND e.state IN ('completed', 'failed', 'cancelled')
 ), finished AS (
     UPDATE jobs j
     SET state = e.state, attempt = e.attempt, result = e.result,
         result_expires_at = (e.result->>'expires_at')::timestamptz, error_message = e.error,
         started_at = e.started_at, finished_at = clock_timestamp()
     FROM ended e
-    WHERE j.id = e.job_id AND e.state IN ('completed', 'failed')
-    RETURNING j.id, j.tenant_id, j.user_id, j.user_email, j.job_type, j.state, j.error_message
+    WHERE j.id = e.job_id AND e.state IN ('completed', 'failed', 'cancelled')
+    RETURNING j.id, j.tenant_id, j.user_id, j.user_email, j.job_type, j.state, j.error_message,
+              j.state = 'cancelled' AND e.cancel_requested_by = 'owner' AS owner_cancelled
 ), notified AS (
     INSERT INTO notifications (tenant_id, user_id, kind, job_id, job_type, job_status, error_message)
-    SELECT tenant_id, user_id, 'job_completed', id, job_type, state::text, error_message FROM finished
+    SELECT tenant_id, user_id, CASE WHEN owner_cancelled THEN 'job_cancelled' ELSE 'job_completed' END,
+           id, job_type, state::text, error_message
+    FROM finished
     ON CONFLICT (job_id, kind) DO NOTHING
     RETURNING job_id, id, tenant_id, user_id
 ), emailed AS (
     INSERT INTO email_outbox (job_id, tenant_id, user_id, recipient, job_type, job_status, error_message)
     SELECT id, tenant_id, user_id, user_email, job_type, state::text, error_message FROM finished
-    WHERE $8 AND user_email IS NOT NULL
+    WHERE $8 AND user_email IS NOT NULL AND NOT owner_cancelled
     ON CONFLICT (job_id) DO NOTHING
 ), announced AS (
     SELECT pg_notify('errand_notifications', string_agg(tag, ','))
@@ -165,6 +180,7 @@ impl Queue<'_> {
                 Outcome::Retry { error, delay } => (JobState::Retryable, None, Some(error), millis(*delay)),
                 Outcome::Requeue { error } => (JobState::Available, None, Some(error), 0.0),
                 Outcome::Failed { error } => (JobState::Failed, None, Some(error), 0.0),
+                Outcome::Cancelled => (JobState::Cancelled, None, None, 0.0),
             };
             ids.push(c.id.0);
             leases.push(c.lease.0);

@@ -29,7 +29,7 @@ WHERE id = $1";
 const PRUNE_HISTORY: &str = "
 WITH doomed AS (
     SELECT id FROM jobs
-    WHERE id < $1 AND state IN ('completed', 'failed') AND finished_at < $2 AND result_expires_at IS NULL
+    WHERE id < $1 AND state IN ('completed', 'failed', 'cancelled') AND finished_at < $2 AND result_expires_at IS NULL
     ORDER BY id
     LIMIT $3
     FOR UPDATE SKIP LOCKED

@@ -11,7 +11,7 @@ use crate::domain::{Caller, Job, JobId, JobState, JobStatus, TenantId, UserId};
 /// One of the caller's jobs, with its live state.
 const GET_OWN: &str = "
 SELECT id, tenant_id, user_id, job_type, params, state, attempt, max_attempts, run_at, result, error_message,
-       created_at, finished_at
+       created_at, finished_at, progress, cancel_requested_by
 FROM jobs_live
 WHERE tenant_id = $1 AND user_id = $2 AND id = $3";
 
@@ -19,7 +19,7 @@ WHERE tenant_id = $1 AND user_id = $2 AND id = $3";
 /// and one type (`$4`), older than the job `$5`; `$6` rows at most.
 const LIST_OWN: &str = "
 SELECT id, tenant_id, user_id, job_type, params, state, attempt, max_attempts, run_at, result, error_message,
-       created_at, finished_at
+       created_at, finished_at, progress, cancel_requested_by
 FROM jobs_live
 WHERE tenant_id = $1 AND user_id = $2
   AND ($3::job_state[] IS NULL OR state = ANY ($3))
@@ -48,8 +48,8 @@ pub struct JobPage {
 
 /// The jobs of one user of one tenant.
 pub struct CallerJobs<'a> {
-    pool: &'a Pool,
-    caller: &'a Caller,
+    pub(super) pool: &'a Pool,
+    pub(super) caller: &'a Caller,
 }
 
 impl<'a> CallerJobs<'a> {
@@ -125,5 +125,7 @@ pub(super) fn job_from_row(row: &Row) -> Result<Job, StoreError> {
         error_message: row.try_get("error_message")?,
         created_at: row.try_get("created_at")?,
         finished_at: row.try_get("finished_at")?,
+        progress: row.try_get("progress")?,
+        cancel_requested: row.try_get::<_, Option<&str>>("cancel_requested_by")?.is_some(),
     })
 }

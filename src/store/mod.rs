@@ -11,6 +11,7 @@
 //!   finished jobs leave (`history.rs`). It returns claimed work, never a
 //!   caller's view of jobs.
 
+mod cancel;
 mod finish;
 mod history;
 mod jobs;
@@ -22,9 +23,10 @@ mod submit;
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
 use tokio_postgres::NoTls;
 
+pub use cancel::{CancelOutcome, CancelledBy};
 pub use finish::{Completion, EndedAttempt, Ender, Outcome, Rescued};
 pub use jobs::{CallerJobs, JobFilter, JobPage};
-pub use notifications::{CallerNotifications, Notification, NotificationPage};
+pub use notifications::{CallerNotifications, Notification, NotificationKind, NotificationPage};
 pub use outbox::{Outbox, OutboxEmail};
 pub use queue::{Claim, ClaimRequest, ClaimedJob, Queue, QueueDepth, TypeLimits};
 pub use submit::{NewJob, Submission, Submissions};
@@ -109,6 +111,8 @@ pub const WORK_CHANNEL: &str = "errand_jobs";
 /// payload of comma-separated [`crate::domain::OwnerTag`]s: who should be
 /// woken, not what happened (and no tenant or user names).
 pub const NOTIFICATION_CHANNEL: &str = "errand_notifications";
+/// The NOTIFY channel of cancels of running jobs (payload: job ids).
+pub const CANCEL_CHANNEL: &str = "errand_cancel";
 
 /// How long anything waits for a database connection.
 const POOL_WAIT: std::time::Duration = std::time::Duration::from_secs(5);

@@ -9,12 +9,34 @@ use tokio_postgres::Row;
 use super::StoreError;
 use crate::domain::{Caller, JobId, JobState, NotificationId, OwnerTag};
 
-const COLUMNS: &str = "id, job_id, job_type, job_status, error_message, created_at, read_at";
+const COLUMNS: &str = "id, job_id, job_type, job_status, error_message, created_at, read_at, kind";
 
-/// A `job_completed` notification.
+/// What a notification tells.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NotificationKind {
+    /// A job ended (completed, failed, or cancelled by an operator): in the
+    /// feed, counted while unread, emailed.
+    JobCompleted,
+    /// The user cancelled their own job: only their open streams hear of it
+    /// (other tabs update); never in the feed or the count.
+    JobCancelled,
+}
+
+impl NotificationKind {
+    /// The kind as stored, and as the stream's event name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::JobCompleted => "job_completed",
+            Self::JobCancelled => "job_cancelled",
+        }
+    }
+}
+
+/// A notification of a job's end.
 #[derive(Debug, Clone)]
 pub struct Notification {
     pub id: NotificationId,
+    pub kind: NotificationKind,
     pub job: JobId,
     pub job_type: String,
     /// `Completed` or `Failed`.
@@ -67,7 +89,7 @@ impl<'a> CallerNotifications<'a> {
         let (tenant, user) = self.owner();
         let sql = format!(
             "SELECT {COLUMNS} FROM notifications \
-             WHERE tenant_id = $1 AND user_id = $2 AND (NOT $3 OR read_at IS NULL) \
+             WHERE tenant_id = $1 AND user_id = $2 AND kind = 'job_completed' AND (NOT $3 OR read_at IS NULL) \
                AND ($4::uuid IS NULL OR id < $4) \
              ORDER BY id DESC LIMIT $5"
         );
@@ -127,7 +149,8 @@ impl<'a> CallerNotifications<'a> {
         let (tenant, user) = self.owner();
         let statement = client
             .prepare_cached(
-                "SELECT count(*) FROM notifications WHERE tenant_id = $1 AND user_id = $2 AND read_at IS NULL",
+                "SELECT count(*) FROM notifications \
+                 WHERE tenant_id = $1 AND user_id = $2 AND kind = 'job_completed' AND read_at IS NULL",
             )
             .await?;
         Ok(client.query_one(&statement, &[&tenant, &user]).await?.try_get(0)?)
@@ -140,7 +163,7 @@ impl<'a> CallerNotifications<'a> {
         let mark = client
             .prepare_cached(
                 "UPDATE notifications SET read_at = now() \
-                 WHERE tenant_id = $1 AND user_id = $2 AND id = $3 AND read_at IS NULL",
+                 WHERE tenant_id = $1 AND user_id = $2 AND id = $3 AND kind = 'job_completed' AND read_at IS NULL",
             )
             .await?;
         if client.execute(&mark, &[&tenant, &user, &id.0]).await? == 1 {
@@ -148,7 +171,9 @@ impl<'a> CallerNotifications<'a> {
             return Ok(true);
         }
         let exists = client
-            .prepare_cached("SELECT 1 FROM notifications WHERE tenant_id = $1 AND user_id = $2 AND id = $3")
+            .prepare_cached(
+                "SELECT 1 FROM notifications WHERE tenant_id = $1 AND user_id = $2 AND id = $3 AND kind = 'job_completed'",
+            )
             .await?;
         Ok(client.query_opt(&exists, &[&tenant, &user, &id.0]).await?.is_some())
     }
@@ -160,7 +185,7 @@ impl<'a> CallerNotifications<'a> {
         let statement = client
             .prepare_cached(
                 "UPDATE notifications SET read_at = now() \
-                 WHERE tenant_id = $1 AND user_id = $2 AND read_at IS NULL",
+                 WHERE tenant_id = $1 AND user_id = $2 AND kind = 'job_completed' AND read_at IS NULL",
             )
             .await?;
         let marked = client.execute(&statement, &[&tenant, &user]).await?;
@@ -184,8 +209,13 @@ impl<'a> CallerNotifications<'a> {
 
 fn notification_from_row(row: &Row) -> Result<Notification, StoreError> {
     let status: String = row.try_get(3)?;
+    let kind = match row.try_get::<_, &str>(7)? {
+        "job_cancelled" => NotificationKind::JobCancelled,
+        _ => NotificationKind::JobCompleted,
+    };
     Ok(Notification {
         id: NotificationId(row.try_get(0)?),
+        kind,
         job: JobId(row.try_get(1)?),
         job_type: row.try_get(2)?,
         job_status: status.parse::<JobState>()?,

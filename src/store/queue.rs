@@ -94,7 +94,7 @@ pub struct QueueDepth {
 const CLAIM: &str = "SELECT * FROM errand_claim($1, $2, $3, $4, $5, $6, $7, $8)";
 
 /// Extends the leases `$1` (fenced on lease ids `$2`) by `$3` ms; returns the
-/// jobs whose lease was still theirs. Rows are locked in job order, as
+/// jobs whose lease was still theirs, and whether a cancel was asked for. Rows are locked in job order, as
 /// `FINISH_FENCED` locks them, so a renewal and a batch of ends sharing
 /// rows wait for each other instead of deadlocking.
 const RENEW_LEASES: &str = "
@@ -108,7 +108,7 @@ WITH held AS (
 UPDATE job_queue q SET lease_expires_at = now() + $3 * interval '1 millisecond'
 FROM held
 WHERE q.job_id = held.job_id
-RETURNING q.job_id";
+RETURNING q.job_id, q.cancel_requested_by IS NOT NULL AS cancel_requested";
 
 /// Gives back every job `$1` holds, as if its attempt never started.
 const RELEASE_OWNED: &str = "
@@ -193,14 +193,19 @@ impl Queue<'_> {
     }
 
     /// Extends the leases of `held` in one statement; returns the jobs whose
-    /// lease was still theirs. Any other has lost its lease and must stop.
+    /// lease was still theirs, each with whether a cancel was asked for. Any
+    /// other has lost its lease and must stop.
     #[tracing::instrument(skip_all, fields(n = held.len()))]
-    pub async fn renew_leases(&self, held: &[(JobId, LeaseId)], duration: Duration) -> Result<Vec<JobId>, StoreError> {
+    pub async fn renew_leases(
+        &self,
+        held: &[(JobId, LeaseId)],
+        duration: Duration,
+    ) -> Result<Vec<(JobId, bool)>, StoreError> {
         let (ids, leases): (Vec<Uuid>, Vec<Uuid>) = held.iter().map(|(job, lease)| (job.0, lease.0)).unzip();
         let client = self.pool.get().await?;
         let statement = client.prepare_cached(RENEW_LEASES).await?;
         let rows = client.query(&statement, &[&ids, &leases, &millis(duration)]).await?;
-        rows.iter().map(|row| Ok(JobId(row.try_get("job_id")?))).collect()
+        rows.iter().map(|row| Ok((JobId(row.try_get("job_id")?), row.try_get("cancel_requested")?))).collect()
     }
 
     /// Hands back every job `owner` still holds, as if its attempt never

@@ -255,12 +255,12 @@ pub trait Api {
         response.json().await.unwrap()
     }
 
-    /// Waits (up to `within`) until the job's status is `completed` or `failed`.
+    /// Waits (up to `within`) until the job's status is `completed`, `failed` or `cancelled`.
     async fn wait_until_finished(&self, token: &str, id: &str, within: Duration) -> Value {
         let deadline = Instant::now() + within;
         loop {
             let job = self.job(token, id).await;
-            if job["status"] == "completed" || job["status"] == "failed" {
+            if ["completed", "failed", "cancelled"].contains(&job["status"].as_str().unwrap_or_default()) {
                 return job;
             }
             assert!(Instant::now() < deadline, "job {id} did not finish within {within:?}: {job}");
@@ -443,15 +443,18 @@ impl SseStream {
     }
 
     /// The next notification (`job_completed`) event as (id, data), skipping
-    /// comments and `unread_count` events; `None` if none arrives within `within`.
+    /// comments and other events; `None` if none arrives within `within`.
     pub async fn next_event(&mut self, within: Duration) -> Option<(Option<String>, Value)> {
+        self.next_event_of("job_completed", within).await
+    }
+
+    /// The next event named `name` as (id, data), skipping anything else.
+    pub async fn next_event_of(&mut self, name: &str, within: Duration) -> Option<(Option<String>, Value)> {
         let deadline = tokio::time::Instant::now() + within;
         loop {
             let left = deadline.saturating_duration_since(tokio::time::Instant::now());
             match self.next(left).await? {
-                SseFrame::Event { id, event, data } if event.as_deref() == Some("job_completed") => {
-                    return Some((id, data));
-                }
+                SseFrame::Event { id, event, data } if event.as_deref() == Some(name) => return Some((id, data)),
                 _ => continue,
             }
         }

@@ -2,6 +2,8 @@
 //! gets a fresh database on a real PostgreSQL (see `helpers.rs`).
 
 mod auth;
+mod browser;
+mod cancel;
 mod config;
 mod contract;
 mod email;

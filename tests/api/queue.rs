@@ -54,7 +54,7 @@ async fn claim(store: &Store, limit: usize, tenant_limit: u32, lease: Duration) 
 }
 
 async fn renewed(store: &Store, job: &ClaimedJob, lease: Duration) -> bool {
-    store.queue().renew_leases(&[(job.id, job.lease)], lease).await.unwrap() == [job.id]
+    store.queue().renew_leases(&[(job.id, job.lease)], lease).await.unwrap() == [(job.id, false)]
 }
 
 #[tokio::test]
@@ -176,7 +176,7 @@ async fn one_statement_renews_every_lease_still_held_and_names_the_lost_ones() {
         tokio::time::sleep(Duration::from_millis(100)).await;
         let mut renewed = store.queue().renew_leases(&held, lease).await.unwrap();
         renewed.sort();
-        let mut expected = vec![jobs[0].id, jobs[1].id];
+        let mut expected = vec![(jobs[0].id, false), (jobs[1].id, false)];
         expected.sort();
         assert_eq!(renewed, expected, "the stale lease is not renewed");
     }
