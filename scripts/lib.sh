@@ -101,6 +101,30 @@ errand_install_maildev() {
   export ERRAND_TEST_MAILDEV="$dir/node_modules/.bin/maildev"
 }
 
+# Chromium and the pinned playwright-core that drives it, for the browser
+# tests (tests/browser). Chromium is Debian's package: the version below when
+# the mirror still has it, else the current one (Debian replaces browser
+# builds with each security release, so an exact pin would stop installing).
+# Exports ERRAND_TEST_CHROMIUM and ERRAND_TEST_PLAYWRIGHT (the npm install).
+ERRAND_CHROMIUM_VERSION=156.0.8078.114-1~deb12u1
+errand_install_browser() {
+  if [ -z "${ERRAND_TEST_CHROMIUM:-}" ] && ! command -v chromium >/dev/null 2>&1; then
+    if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then
+      errand_log "the browser tests need Chromium: apt-get install chromium (as root)"
+      return 1
+    fi
+    errand_log "installing chromium from apt (once)"
+    apt-get update -qq >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "chromium=$ERRAND_CHROMIUM_VERSION" >/dev/null 2>&1 ||
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null ||
+      { errand_log "apt-get install chromium failed"; return 1; }
+  fi
+  export ERRAND_TEST_CHROMIUM=${ERRAND_TEST_CHROMIUM:-$(command -v chromium)}
+  ERRAND_TEST_PLAYWRIGHT=$(errand_npm_tool playwright-core tests/browser node_modules/playwright-core/package.json \
+    "the browser tests") || return 1
+  export ERRAND_TEST_PLAYWRIGHT
+}
+
 # Installs the pinned schemathesis (tools/schemathesis/requirements.txt) into a
 # virtualenv under the tools cache and exports ERRAND_TEST_SCHEMATHESIS, the
 # `st` command the API contract test runs against a real errand.

@@ -8,8 +8,8 @@ use actix::prelude::*;
 use actix_web::{App, HttpServer, dev::Server, web};
 
 use crate::actors::{
-    Completer, Dispatcher, DispatcherSettings, Drain, Intake, LeaseKeeper, Listeners, Mailer, Notifier, Prune, Pruner,
-    RenewLeases, RescueExpired, Rescuer, SupervisorDeps, SupervisorRegistry, spawn_listener,
+    Completer, Dispatcher, DispatcherSettings, Drain, Intake, LeaseKeeper, Listeners, Mailer, Notifier, ProgressWriter,
+    Prune, Pruner, RenewLeases, RescueExpired, Rescuer, SupervisorDeps, SupervisorRegistry, spawn_listener,
 };
 use crate::config::StorageBackend;
 use crate::config::{ConfigError, Settings, invalid};
@@ -76,6 +76,10 @@ pub struct Application {
     dispatcher: Addr<Dispatcher>,
     ticks: Ticks,
     settings: Settings,
+    /// Cancelled at shutdown: open notification streams end, so that their
+    /// clients reconnect to another process at once (with `Last-Event-ID`)
+    /// instead of holding this one's shutdown for the whole grace period.
+    closing_streams: tokio_util::sync::CancellationToken,
 }
 
 /// The periodic actors' wake-ups: they run on their own timers, and tests
@@ -145,6 +149,7 @@ impl Application {
             idle_after: w.supervisor_idle,
             completer: Completer::new(store.clone()).start().recipient(),
             leases: leases.clone().recipient(),
+            progress: ProgressWriter::new(store.clone()).start().recipient(),
             work_available: dispatcher.clone().recipient(),
             slot_freed: dispatcher.clone().recipient(),
             notifier: notifier.clone().recipient(),
@@ -160,12 +165,15 @@ impl Application {
         let listeners = Listeners {
             work: dispatcher.clone().recipient(),
             notifications: notifier.clone().recipient(),
+            progress: notifier.clone().recipient(),
             cancels: leases.clone().recipient(),
         };
         spawn_listener(settings.database.url.clone(), listeners);
 
+        let closing_streams = tokio_util::sync::CancellationToken::new();
         let state = AppState::new(registry.clone(), notifier, store, job_types, storage, links, &settings)
-            .map_err(|e| invalid("auth.jwt_secret", e.to_string()))?;
+            .map_err(|e| invalid("auth.jwt_secret", e.to_string()))?
+            .closing_streams_on(closing_streams.clone());
         let state = web::Data::new(state);
         let listener = TcpListener::bind(settings.http.bind)
             .map_err(|source| StartupError::Bind { bind: settings.http.bind, source })?;
@@ -184,7 +192,7 @@ impl Application {
         }
         let server =
             server.listen(listener).map_err(|source| StartupError::Bind { bind: settings.http.bind, source })?.run();
-        Ok(Self { address, registry, server, dispatcher, ticks, settings })
+        Ok(Self { address, registry, server, dispatcher, ticks, settings, closing_streams })
     }
 
     /// The port the HTTP server listens on.
@@ -215,6 +223,7 @@ impl Application {
         let server = actix_web::rt::spawn(self.server);
         shutdown.await;
         tracing::info!("shutting down");
+        self.closing_streams.cancel();
         let grace = self.settings.workers.shutdown_grace;
         let stop_http = handle.stop(true);
         let drain = self.dispatcher.send(Drain { grace });

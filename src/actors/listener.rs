@@ -1,8 +1,9 @@
 //! Listens on PostgreSQL's NOTIFY channels: `errand_jobs`, so this process
 //! hears of work another process recorded without waiting for the backstop
 //! poll, `errand_notifications`, so its live streams hear of notifications
-//! committed anywhere, and `errand_cancel`, so a job asked to stop anywhere
-//! stops here if it runs here. One dedicated connection (LISTEN cannot share a pooled
+//! committed anywhere, `errand_progress`, so they hear of progress written
+//! anywhere, and `errand_cancel`, so a job asked to stop anywhere stops here
+//! if it runs here. One dedicated connection (LISTEN cannot share a pooled
 //! one); reconnects with backoff.
 
 use std::time::Duration;
@@ -13,15 +14,16 @@ use tokio_postgres::{AsyncMessage, NoTls};
 
 use super::dispatcher::WorkAvailable;
 use super::leases::CancelRequested;
-use super::notifier::NotificationsCommitted;
+use super::notifier::{NotificationsCommitted, ProgressCommitted};
 use crate::domain::{JobId, OwnerTag};
-use crate::store::{CANCEL_CHANNEL, NOTIFICATION_CHANNEL, WORK_CHANNEL};
+use crate::store::{CANCEL_CHANNEL, NOTIFICATION_CHANNEL, PROGRESS_CHANNEL, WORK_CHANNEL};
 
 /// Who hears what the listener hears.
 #[derive(Clone)]
 pub struct Listeners {
     pub work: Recipient<WorkAvailable>,
     pub notifications: Recipient<NotificationsCommitted>,
+    pub progress: Recipient<ProgressCommitted>,
     pub cancels: Recipient<CancelRequested>,
 }
 
@@ -54,7 +56,9 @@ async fn listen(database_url: &str, listeners: &Listeners) -> Result<(), tokio_p
         }
     });
     client
-        .batch_execute(&format!("LISTEN {WORK_CHANNEL}; LISTEN {NOTIFICATION_CHANNEL}; LISTEN {CANCEL_CHANNEL}"))
+        .batch_execute(&format!(
+            "LISTEN {WORK_CHANNEL}; LISTEN {NOTIFICATION_CHANNEL}; LISTEN {PROGRESS_CHANNEL}; LISTEN {CANCEL_CHANNEL}"
+        ))
         .await?;
     // Interest is registered before we look: anything committed from now on
     // notifies us, and this wake-up covers work committed before. (Streams
@@ -69,6 +73,10 @@ async fn listen(database_url: &str, listeners: &Listeners) -> Result<(), tokio_p
                 } else {
                     listeners.notifications.do_send(NotificationsCommitted(owners));
                 }
+            }
+            Ok(AsyncMessage::Notification(n)) if n.channel() == PROGRESS_CHANNEL => {
+                let owners: Vec<OwnerTag> = n.payload().split(',').filter_map(OwnerTag::parse).collect();
+                listeners.progress.do_send(ProgressCommitted(owners));
             }
             Ok(AsyncMessage::Notification(n)) if n.channel() == CANCEL_CHANNEL => {
                 let jobs: Vec<JobId> =

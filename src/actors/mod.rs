@@ -30,6 +30,7 @@ mod leases;
 mod listener;
 mod mailer;
 mod notifier;
+mod progress;
 mod pruner;
 mod registry;
 mod rescuer;
@@ -43,8 +44,10 @@ pub use leases::{CancelRequested, LeaseChange, LeaseKeeper, LeaseNotice, RenewLe
 pub use listener::{Listeners, spawn_listener};
 pub use mailer::{MailDue, Mailer};
 pub use notifier::{
-    JobFinished, ListNotifications, MarkAllRead, MarkRead, NotificationsCommitted, Notifier, Subscribe,
+    JobFinished, ListNotifications, MarkAllRead, MarkRead, NotificationsCommitted, Notifier, ProgressCommitted,
+    StreamWakes, Subscribe,
 };
+pub use progress::{ProgressChange, ProgressWriter};
 pub use pruner::{Prune, Pruner};
 pub use registry::{CountSupervisors, SupervisorFor, SupervisorRegistry};
 pub use rescuer::{RescueExpired, Rescuer};

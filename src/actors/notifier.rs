@@ -29,6 +29,11 @@ pub struct JobFinished(pub EndedAttempt);
 #[rtype(result = "()")]
 pub struct NotificationsCommitted(pub Vec<OwnerTag>);
 
+/// Progress of running jobs of these owners was written (in any process).
+#[derive(Debug, Clone, Message)]
+#[rtype(result = "()")]
+pub struct ProgressCommitted(pub Vec<OwnerTag>);
+
 /// A page of the caller's feed.
 #[derive(Debug, Clone, Message)]
 #[rtype(result = "Result<NotificationPage, StoreError>")]
@@ -54,18 +59,39 @@ pub struct MarkAllRead {
     pub caller: Caller,
 }
 
-/// Wake me when a notification of the caller is committed. The receiver gets
-/// a unit per wake-up (coalesced: at most one pending); dropping it unsubscribes.
+/// Wake me when a notification of the caller is committed, or progress of
+/// their running jobs written. Each receiver gets a unit per wake-up
+/// (coalesced: at most one pending); dropping them unsubscribes.
 #[derive(Debug, Clone, Message)]
-#[rtype(result = "mpsc::Receiver<()>")]
+#[rtype(result = "StreamWakes")]
 pub struct Subscribe {
     pub caller: Caller,
+}
+
+/// A stream's wake-ups: one for its feed (notifications, read-marks), one for progress.
+#[derive(Debug)]
+pub struct StreamWakes {
+    pub feed: mpsc::Receiver<()>,
+    pub progress: mpsc::Receiver<()>,
+}
+
+/// The senders of one open stream's wake-ups.
+struct StreamWakers {
+    feed: mpsc::Sender<()>,
+    progress: mpsc::Sender<()>,
+}
+
+/// What woke streams.
+#[derive(Debug, Clone, Copy)]
+enum Wake {
+    Feed,
+    Progress,
 }
 
 pub struct Notifier {
     store: Store,
     /// Open streams by whose notifications they show.
-    streams: HashMap<OwnerTag, Vec<mpsc::Sender<()>>>,
+    streams: HashMap<OwnerTag, Vec<StreamWakers>>,
     /// The email channel, when email is enabled.
     mailer: Option<Recipient<MailDue>>,
 }
@@ -80,12 +106,15 @@ impl Notifier {
         metrics::gauge!("errand_notification_streams").set(open as f64);
     }
 
-    fn wake(&mut self, key: OwnerTag) {
+    fn wake(&mut self, key: OwnerTag, what: Wake) {
         if let Some(senders) = self.streams.get_mut(&key) {
             // A full channel already holds a wake-up: nothing to add.
-            senders.retain(|tx| !tx.is_closed());
-            for tx in senders.iter() {
-                let _ = tx.try_send(());
+            senders.retain(|wakers| !wakers.feed.is_closed());
+            for wakers in senders.iter() {
+                let _ = match what {
+                    Wake::Feed => wakers.feed.try_send(()),
+                    Wake::Progress => wakers.progress.try_send(()),
+                };
             }
             if senders.is_empty() {
                 self.streams.remove(&key);
@@ -102,7 +131,7 @@ impl Actor for Notifier {
         // Forget streams whose clients went away without a notification to prompt it.
         ctx.run_interval(std::time::Duration::from_secs(30), |act, _| {
             act.streams.retain(|_, senders| {
-                senders.retain(|tx| !tx.is_closed());
+                senders.retain(|wakers| !wakers.feed.is_closed());
                 !senders.is_empty()
             });
             act.record_open_streams();
@@ -118,7 +147,7 @@ impl Handler<JobFinished> for Notifier {
         if let Some(mailer) = &self.mailer {
             mailer.do_send(MailDue);
         }
-        self.wake(OwnerTag::of(&ended.tenant, &ended.user));
+        self.wake(OwnerTag::of(&ended.tenant, &ended.user), Wake::Feed);
     }
 }
 
@@ -127,7 +156,17 @@ impl Handler<NotificationsCommitted> for Notifier {
 
     fn handle(&mut self, NotificationsCommitted(owners): NotificationsCommitted, _ctx: &mut Self::Context) {
         for owner in owners {
-            self.wake(owner);
+            self.wake(owner, Wake::Feed);
+        }
+    }
+}
+
+impl Handler<ProgressCommitted> for Notifier {
+    type Result = ();
+
+    fn handle(&mut self, ProgressCommitted(owners): ProgressCommitted, _ctx: &mut Self::Context) {
+        for owner in owners {
+            self.wake(owner, Wake::Progress);
         }
     }
 }
@@ -136,10 +175,12 @@ impl Handler<Subscribe> for Notifier {
     type Result = MessageResult<Subscribe>;
 
     fn handle(&mut self, msg: Subscribe, _ctx: &mut Self::Context) -> Self::Result {
-        let (tx, rx) = mpsc::channel(1);
-        self.streams.entry(OwnerTag::of(&msg.caller.tenant, &msg.caller.user)).or_default().push(tx);
+        let (feed, feed_wakes) = mpsc::channel(1);
+        let (progress, progress_wakes) = mpsc::channel(1);
+        let owner = OwnerTag::of(&msg.caller.tenant, &msg.caller.user);
+        self.streams.entry(owner).or_default().push(StreamWakers { feed, progress });
         self.record_open_streams();
-        MessageResult(rx)
+        MessageResult(StreamWakes { feed: feed_wakes, progress: progress_wakes })
     }
 }
 

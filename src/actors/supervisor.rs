@@ -18,6 +18,7 @@ use super::dispatcher::{SlotFreed, WorkAvailable};
 use super::intake::Record;
 use super::leases::LeaseChange;
 use super::notifier::JobFinished;
+use super::progress::ProgressChange;
 use super::registry::{RunJob, SupervisorIdle};
 use super::worker::{Abandon, JobWorker, WorkerDone, WorkerLinks};
 use crate::domain::{Caller, IdempotencyKey, Job, JobId, TenantId};
@@ -89,6 +90,8 @@ pub struct SupervisorDeps {
     pub idle_after: Duration,
     pub completer: Recipient<Complete>,
     pub leases: Recipient<LeaseChange>,
+    /// Writes running jobs' progress.
+    pub progress: Recipient<ProgressChange>,
     pub work_available: Recipient<WorkAvailable>,
     pub slot_freed: Recipient<SlotFreed>,
     pub notifier: Recipient<JobFinished>,
@@ -262,6 +265,7 @@ impl Handler<RunJob> for JobSupervisor {
         let links = WorkerLinks {
             completer: self.deps.completer.clone(),
             leases: self.deps.leases.clone(),
+            progress: self.deps.progress.clone(),
             report_to: ctx.address().recipient(),
         };
         let worker = JobWorker::new(job, job_type, links);

@@ -18,8 +18,9 @@ use tokio::task::AbortHandle;
 
 use super::completer::Complete;
 use super::leases::{LeaseChange, LeaseNotice};
+use super::progress::ProgressChange;
 use crate::domain::JobId;
-use crate::jobs::{JobContext, JobError, JobOutput, JobType};
+use crate::jobs::{JobContext, JobError, JobOutput, JobType, Progress};
 use crate::store::{ClaimedJob, Completion, EndedAttempt, Ender, Outcome};
 
 /// The worker of `job` has stopped; `ended` is set when it recorded the end of
@@ -56,10 +57,12 @@ fn handler_runtime() -> &'static tokio::runtime::Handle {
 }
 
 /// Where a worker reports: the Completer records its end, the LeaseKeeper
-/// renews its lease, its supervisor hears when it stops.
+/// renews its lease, the ProgressWriter writes its progress, its supervisor
+/// hears when it stops.
 pub(super) struct WorkerLinks {
     pub completer: Recipient<Complete>,
     pub leases: Recipient<LeaseChange>,
+    pub progress: Recipient<ProgressChange>,
     pub report_to: Recipient<WorkerDone>,
 }
 
@@ -73,12 +76,23 @@ pub struct JobWorker {
     finishing: bool,
     /// A cancel stopped the handler: its end is `cancelled`.
     cancelling: bool,
+    /// What the handler reports of its progress.
+    progress: Progress,
     ended: Option<EndedAttempt>,
 }
 
 impl JobWorker {
     pub(super) fn new(job: ClaimedJob, job_type: Arc<JobType>, links: WorkerLinks) -> Self {
-        Self { job, job_type, links, abort: None, finishing: false, cancelling: false, ended: None }
+        Self {
+            job,
+            job_type,
+            links,
+            abort: None,
+            finishing: false,
+            cancelling: false,
+            progress: Progress::default(),
+            ended: None,
+        }
     }
 
     fn context(&self) -> JobContext {
@@ -89,6 +103,7 @@ impl JobWorker {
             job_type: self.job.job_type.clone(),
             params: self.job.params.clone(),
             attempt: self.job.attempt,
+            progress: self.progress.clone(),
         }
     }
 
@@ -179,6 +194,8 @@ impl Actor for JobWorker {
         let abort = handle.abort_handle();
         let holder = ctx.address().recipient();
         self.links.leases.do_send(LeaseChange::Hold { job: self.job.id, lease: self.job.lease, holder });
+        let progress = self.progress.clone();
+        self.links.progress.do_send(ProgressChange::Track { job: self.job.id, lease: self.job.lease, progress });
         async move {
             match handle.await {
                 Ok(Ok(result)) => Ok(result),
@@ -212,6 +229,7 @@ impl Actor for JobWorker {
             abort.abort();
         }
         self.links.leases.do_send(LeaseChange::Release { job: self.job.id });
+        self.links.progress.do_send(ProgressChange::Untrack { job: self.job.id });
         self.links.report_to.do_send(WorkerDone { job: self.job.id, ended: self.ended.take() });
     }
 }

@@ -47,6 +47,8 @@ pub struct AppState {
     pub links: JobLinks,
     /// `GET /openapi.json`, built and written out once.
     pub openapi: web::Bytes,
+    /// Cancelled when the process shuts down: live streams end.
+    pub closing_streams: tokio_util::sync::CancellationToken,
 }
 
 impl AppState {
@@ -71,7 +73,14 @@ impl AppState {
             url_expiry: settings.storage.url_expiry,
             links,
             openapi,
+            closing_streams: tokio_util::sync::CancellationToken::new(),
         })
+    }
+
+    /// Live streams end when `token` is cancelled (at shutdown).
+    pub fn closing_streams_on(mut self, token: tokio_util::sync::CancellationToken) -> Self {
+        self.closing_streams = token;
+        self
     }
 
     /// A fresh signed URL of a job's result file.

@@ -1,7 +1,7 @@
 //! `/notifications`: the in-app feed, read-marks, and the live stream
 //! (Server-Sent Events). Every read goes through the caller's scope.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::time::Duration;
 
 use actix_web::{FromRequest, HttpRequest, HttpResponse, Responder, web};
@@ -12,7 +12,7 @@ use uuid::Uuid;
 
 use super::AppState;
 use super::page::{self, rfc3339};
-use crate::actors::{ListNotifications, MarkAllRead, MarkRead, Subscribe};
+use crate::actors::{ListNotifications, MarkAllRead, MarkRead, StreamWakes, Subscribe};
 use crate::domain::{Caller, JobId, JobState, NotificationId};
 use crate::error::{AppError, Problem, Unauthenticated, Unavailable};
 use crate::jobs::JobTypes;
@@ -205,8 +205,11 @@ pub struct StreamQuery {
 
 /// `GET /notifications/stream`: Server-Sent Events, one `job_completed` event
 /// per new notification of the caller, with the notification id as event id,
-/// and an `unread_count` event (no id) when the stream opens and whenever
-/// the caller's unread count changes, in this process or any other.
+/// an `unread_count` event (no id) when the stream opens and whenever the
+/// caller's unread count changes, in this process or any other, and a
+/// `job_progress` event (no id; only the latest value) when a running job of
+/// the caller reports progress. A job the caller cancelled themselves comes
+/// as a `job_cancelled` event (never in the feed).
 /// With `Last-Event-ID`, first replays what came after it.
 #[utoipa::path(
     get, path = "/notifications/stream", tag = "notifications",
@@ -215,7 +218,7 @@ pub struct StreamQuery {
         ("Last-Event-ID" = Option<String>, Header, description = "Replay what came after this notification"),
     ),
     responses(
-        (status = 200, description = "`job_completed` events (data: a notification, id: its id) and `unread_count` events (data: `{\"unread_count\": n}`, no id)", content_type = "text/event-stream", body = String),
+        (status = 200, description = "`job_completed` events (data: a notification, id: its id) `job_cancelled` events (the same, for a job the caller cancelled), `unread_count` events (data: `{\"unread_count\": n}`, no id) and `job_progress` events (data: `{\"job_id\", \"progress\"}`, no id)", content_type = "text/event-stream", body = String),
         (status = 401, description = "No valid token or ticket (`unauthorized`)", body = Problem, content_type = "application/problem+json"),
     ),
     security(("bearer" = []), ()),
@@ -258,6 +261,8 @@ pub async fn stream(
         sent: VecDeque::new(),
         newest: start,
         unread_count: None,
+        progress_sent: HashMap::new(),
+        closing: state.closing_streams.clone(),
     };
     actix_web::rt::spawn(feed.run(wakes, events));
     Ok(sse::Sse::from_infallible_receiver(receiver).with_keep_alive(state.stream.keep_alive))
@@ -273,29 +278,69 @@ struct LiveFeed {
     newest: Option<NotificationId>,
     /// The unread count last sent.
     unread_count: Option<i64>,
+    /// The progress last sent, per running job.
+    progress_sent: HashMap<JobId, serde_json::Value>,
+    /// The process is shutting down: end the stream (its client resumes elsewhere).
+    closing: tokio_util::sync::CancellationToken,
 }
 
 impl LiveFeed {
-    async fn run(mut self, mut wakes: mpsc::Receiver<()>, events: mpsc::Sender<sse::Event>) {
+    async fn run(mut self, mut wakes: StreamWakes, events: mpsc::Sender<sse::Event>) {
         if let Some(id) = self.newest {
             self.sent.push_back(id);
         }
+        let mut feed_woken = true;
+        let mut progress_woken = true;
         loop {
-            let sent = match self.send_unsent(&events).await {
-                Ok(true) => self.send_unread_count(&events).await,
-                other => other,
-            };
-            match sent {
+            let mut open = Ok(true);
+            if feed_woken {
+                open = match self.send_unsent(&events).await {
+                    Ok(true) => self.send_unread_count(&events).await,
+                    other => other,
+                };
+            }
+            if progress_woken && matches!(open, Ok(true)) {
+                open = self.send_progress(&events).await;
+            }
+            match open {
                 Ok(true) => {}
                 Ok(false) => return,
                 // The database is away: the next wake-up tries again.
                 Err(error) => tracing::warn!(%error, "notification stream could not read the feed"),
             }
             tokio::select! {
-                woken = wakes.recv() => if woken.is_none() { return },
+                woken = wakes.feed.recv() => {
+                    if woken.is_none() { return }
+                    (feed_woken, progress_woken) = (true, false);
+                }
+                woken = wakes.progress.recv() => {
+                    if woken.is_none() { return }
+                    (feed_woken, progress_woken) = (false, true);
+                }
                 _ = events.closed() => return,
+                _ = self.closing.cancelled() => return,
             }
         }
+    }
+
+    /// Sends a `job_progress` event (no id: only the latest value matters,
+    /// and it is never replayed) for each of the caller's running jobs whose
+    /// progress changed since last sent.
+    async fn send_progress(&mut self, events: &mpsc::Sender<sse::Event>) -> Result<bool, crate::store::StoreError> {
+        let running = self.store.for_caller(&self.caller).running_progress().await?;
+        let still_running: std::collections::HashSet<JobId> = running.iter().map(|(job, _)| *job).collect();
+        self.progress_sent.retain(|job, _| still_running.contains(job));
+        for (job, progress) in running {
+            if self.progress_sent.get(&job) == Some(&progress) {
+                continue;
+            }
+            let data = serde_json::json!({ "job_id": job, "progress": progress }).to_string();
+            if events.send(sse::Data::new(data).event("job_progress").into()).await.is_err() {
+                return Ok(false);
+            }
+            self.progress_sent.insert(job, progress);
+        }
+        Ok(true)
     }
 
     /// Sends the caller's unread count when it differs from the one last

@@ -47,12 +47,26 @@ where
         .ok_or_else(|| serde::de::Error::custom(format!("expected a whole number in range, not {number}")))
 }
 
+/// How often `sleep` wakes to report its progress.
+const PROGRESS_STEP: Duration = Duration::from_millis(100);
+
 impl JobHandler for SleepHandler {
     fn run(&self, ctx: JobContext) -> HandlerFuture {
         Box::pin(async move {
-            let params: SleepParams = serde_json::from_value(ctx.params)
+            let params: SleepParams = serde_json::from_value(ctx.params.clone())
                 .map_err(|e| JobError::Permanent(format!("invalid sleep params: {e}")))?;
-            tokio::time::sleep(Duration::from_millis(params.ms)).await;
+            // In steps, reporting the milliseconds slept so far (so that
+            // tests and demos can watch progress move).
+            let started = tokio::time::Instant::now();
+            let total = Duration::from_millis(params.ms);
+            loop {
+                let slept = started.elapsed().min(total);
+                ctx.progress(slept.as_millis() as u64, Some(params.ms), Some("milliseconds slept"));
+                if slept >= total {
+                    break;
+                }
+                tokio::time::sleep((total - slept).min(PROGRESS_STEP)).await;
+            }
             if ctx.attempt <= params.fail_times {
                 return Err(JobError::Retryable(format!("planned failure {} of {}", ctx.attempt, params.fail_times)));
             }

@@ -18,7 +18,10 @@ use deadpool_postgres::Pool;
 use futures_util::StreamExt;
 use serde_json::Value;
 
-use super::{HandlerFuture, JobContext, JobError, JobHandler, JobOutput};
+use super::{HandlerFuture, JobContext, JobError, JobHandler, JobOutput, ProgressReport};
+
+/// Rows between two progress reports of an export.
+const PROGRESS_EVERY_ROWS: u64 = 1000;
 use crate::config::{ExportFormat, ExportSettings};
 use crate::storage::{ObjectKey, ResultFile, Storage};
 
@@ -111,9 +114,17 @@ impl ExportPlan {
         // The database's own error, kept to decide whether a retry can help.
         let source_error = Arc::new(Mutex::new(None));
         let seen = source_error.clone();
+        let (counted, progress, mut reported) = (rows.clone(), ctx.progress.clone(), 0);
         let body = Box::pin(copy.map(move |chunk| match chunk {
             Ok(bytes) => {
                 counter.count(&bytes);
+                // COPY sends a chunk per row: report every thousand or so.
+                let written = counted.load(Ordering::Relaxed);
+                if written >= reported + PROGRESS_EVERY_ROWS {
+                    reported = written;
+                    let message = Some("rows written".to_owned());
+                    progress.report(ProgressReport { done: written, total: None, message });
+                }
                 Ok(bytes)
             }
             Err(error) => {

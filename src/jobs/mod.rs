@@ -4,6 +4,7 @@
 
 mod builtin;
 mod export;
+mod progress;
 mod retry;
 mod types;
 
@@ -14,6 +15,7 @@ use serde_json::Value;
 
 pub use builtin::{NoopHandler, SleepHandler};
 pub use export::SqlExport;
+pub use progress::{Progress, ProgressReport};
 pub use retry::RetryPolicy;
 pub use types::{ExportEnv, HandlerRegistry, JobType, JobTypes, ParamsError, holds_nul};
 
@@ -30,6 +32,18 @@ pub struct JobContext {
     pub params: Value,
     /// 1 for the first attempt.
     pub attempt: u32,
+    /// Where [`JobContext::progress`] reports to.
+    pub progress: Progress,
+}
+
+impl JobContext {
+    /// Reports how far the attempt has come: `done` of `total` (when known),
+    /// with an optional message for a person. Call it as often as is
+    /// convenient: it is stored at most about once a second, and shown in
+    /// `GET /jobs/{id}` and on the owner's streams (`job_progress`).
+    pub fn progress(&self, done: u64, total: Option<u64>, message: Option<&str>) {
+        self.progress.report(ProgressReport { done, total, message: message.map(str::to_owned) });
+    }
 }
 
 /// What a successful attempt produced, stored with the job.

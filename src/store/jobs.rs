@@ -28,6 +28,13 @@ WHERE tenant_id = $1 AND user_id = $2
 ORDER BY id DESC
 LIMIT $6";
 
+/// The progress of the caller's running jobs that reported some (a walk of
+/// the tenant's running queue rows: it does not grow with history).
+const RUNNING_PROGRESS: &str = "
+SELECT q.job_id, q.progress
+FROM job_queue q JOIN jobs j ON j.id = q.job_id
+WHERE q.tenant_id = $1 AND q.state = 'running' AND q.progress IS NOT NULL AND j.user_id = $2";
+
 /// Filters and page of a job list.
 #[derive(Debug, Clone, Default)]
 pub struct JobFilter {
@@ -68,6 +75,14 @@ impl<'a> CallerJobs<'a> {
         let row =
             client.query_opt(&statement, &[&self.caller.tenant.as_str(), &self.caller.user.as_str(), &id.0]).await?;
         row.as_ref().map(job_from_row).transpose()
+    }
+
+    /// The latest progress of each of the caller's running jobs that reported any.
+    pub async fn running_progress(&self) -> Result<Vec<(JobId, serde_json::Value)>, StoreError> {
+        let client = self.pool.get().await?;
+        let statement = client.prepare_cached(RUNNING_PROGRESS).await?;
+        let rows = client.query(&statement, &[&self.caller.tenant.as_str(), &self.caller.user.as_str()]).await?;
+        rows.iter().map(|row| Ok((JobId(row.try_get("job_id")?), row.try_get("progress")?))).collect()
     }
 
     /// A page of the caller's jobs, newest first (keyset pagination on the v7 id).

@@ -111,6 +111,8 @@ pub const WORK_CHANNEL: &str = "errand_jobs";
 /// payload of comma-separated [`crate::domain::OwnerTag`]s: who should be
 /// woken, not what happened (and no tenant or user names).
 pub const NOTIFICATION_CHANNEL: &str = "errand_notifications";
+/// The NOTIFY channel of running jobs' progress (payload: owner tags, as for notifications).
+pub const PROGRESS_CHANNEL: &str = "errand_progress";
 /// The NOTIFY channel of cancels of running jobs (payload: job ids).
 pub const CANCEL_CHANNEL: &str = "errand_cancel";
 

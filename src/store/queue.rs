@@ -26,6 +26,7 @@ use uuid::Uuid;
 
 use super::{Completion, Ender, Outcome, StoreError, WORK_CHANNEL};
 use crate::domain::{JobId, LeaseId, TenantId, UserId};
+use crate::jobs::ProgressReport;
 
 /// A job this process now holds a lease on.
 #[derive(Debug, Clone)]
@@ -109,6 +110,30 @@ UPDATE job_queue q SET lease_expires_at = now() + $3 * interval '1 millisecond'
 FROM held
 WHERE q.job_id = held.job_id
 RETURNING q.job_id, q.cancel_requested_by IS NOT NULL AS cancel_requested";
+
+/// Writes the progress `$3` of the running attempts `$1` (fenced on their
+/// leases `$2`), stamped with the time, locking rows in job order as every
+/// other write of running rows does; tells the owners' streams with one
+/// NOTIFY (a process runs at most a few hundred jobs: one payload holds
+/// their owners' tags).
+const WRITE_PROGRESS: &str = "
+WITH held AS (
+    SELECT q.job_id, p.progress
+    FROM job_queue q JOIN unnest($1::uuid[], $2::uuid[], $3::jsonb[]) AS p (job_id, lease_id, progress)
+        ON p.job_id = q.job_id
+    WHERE q.state = 'running' AND q.lease_id = p.lease_id
+    ORDER BY q.job_id
+    FOR UPDATE OF q
+), written AS (
+    UPDATE job_queue q
+    SET progress = held.progress || jsonb_build_object('updated_at', now())
+    FROM held
+    WHERE q.job_id = held.job_id
+    RETURNING q.job_id
+)
+SELECT pg_notify('errand_progress', string_agg(DISTINCT left(encode(sha256(convert_to(j.tenant_id || chr(31) || j.user_id, 'UTF8')), 'hex'), 16), ','))
+FROM written w JOIN jobs j ON j.id = w.job_id
+HAVING count(*) > 0";
 
 /// Gives back every job `$1` holds, as if its attempt never started.
 const RELEASE_OWNED: &str = "
@@ -206,6 +231,20 @@ impl Queue<'_> {
         let statement = client.prepare_cached(RENEW_LEASES).await?;
         let rows = client.query(&statement, &[&ids, &leases, &millis(duration)]).await?;
         rows.iter().map(|row| Ok((JobId(row.try_get("job_id")?), row.try_get("cancel_requested")?))).collect()
+    }
+
+    /// Writes the latest progress of running attempts, each fenced on its
+    /// lease, in one statement (see `WRITE_PROGRESS`).
+    #[tracing::instrument(skip_all, fields(n = changed.len()))]
+    pub async fn write_progress(&self, changed: &[(JobId, LeaseId, ProgressReport)]) -> Result<(), StoreError> {
+        let ids: Vec<Uuid> = changed.iter().map(|(job, _, _)| job.0).collect();
+        let leases: Vec<Uuid> = changed.iter().map(|(_, lease, _)| lease.0).collect();
+        let reports: Vec<Value> =
+            changed.iter().map(|(_, _, report)| serde_json::to_value(report).unwrap_or(Value::Null)).collect();
+        let client = self.pool.get().await?;
+        let statement = client.prepare_cached(WRITE_PROGRESS).await?;
+        client.query(&statement, &[&ids, &leases, &reports]).await?;
+        Ok(())
     }
 
     /// Hands back every job `owner` still holds, as if its attempt never

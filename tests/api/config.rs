@@ -66,6 +66,25 @@ fn errand_token_prints_a_token_for_the_configured_secret() {
 }
 
 #[test]
+fn errand_token_link_puts_the_token_in_a_fragment_of_the_public_url() {
+    let output = Command::new(env!("CARGO_BIN_EXE_errand"))
+        .args(["--config", concat!(env!("CARGO_MANIFEST_DIR"), "/config.toml")])
+        .args(["token", "--tenant", "demo-1", "--user", "alice", "--link"])
+        .env("ERRAND_AUTH__JWT_SECRET", crate::helpers::SECRET)
+        .env("ERRAND_HTTP__PUBLIC_BASE_URL", "https://errand.example.com/app")
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let link = String::from_utf8(output.stdout).unwrap();
+    let (page, token) = link.trim().split_once("#token=").expect("the token after #token=");
+    assert_eq!(page, "https://errand.example.com/app/", "the demo page, below the public base URL");
+    let key = jsonwebtoken::DecodingKey::from_secret(crate::helpers::SECRET.as_bytes()).unwrap();
+    let validation = jsonwebtoken::Validation::new(jsonwebtoken::Algorithm::HS256);
+    let claims = jsonwebtoken::decode::<errand::http::Claims>(token, &key, &validation).unwrap().claims;
+    assert_eq!((claims.tenant.as_str(), claims.sub.as_str()), ("demo-1", "alice"));
+}
+
+#[test]
 fn the_shipped_secret_is_refused_on_an_address_others_can_reach() {
     let (code, stderr) = errand_with(&[("ERRAND_HTTP__BIND", "0.0.0.0:8080")]);
     assert_eq!(code, 2, "{stderr}");

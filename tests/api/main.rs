@@ -14,6 +14,7 @@ mod notifications;
 mod outage;
 mod private_cluster;
 mod processes;
+mod progress;
 mod queue;
 mod read;
 mod s3;

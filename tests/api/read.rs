@@ -273,3 +273,33 @@ async fn the_api_page_renders_the_document_with_a_bundle_errand_serves_itself() 
     assert!(bundle.headers()["cache-control"].to_str().unwrap().contains("immutable"));
     assert!(bundle.bytes().await.unwrap().len() > 100_000, "the whole bundle");
 }
+
+#[actix_web::test]
+async fn the_demo_page_and_the_browser_client_are_errands_own_files() {
+    let app = spawn_app().await;
+    let page = app.get_without_token("/").await;
+    assert_eq!(page.status(), StatusCode::OK);
+    assert!(page.headers()["content-type"].to_str().unwrap().starts_with("text/html"));
+    let policy = page.headers()["content-security-policy"].to_str().unwrap().to_owned();
+    assert!(policy.contains("default-src 'none'") && policy.contains("script-src 'self'"), "{policy}");
+    let html = page.text().await.unwrap();
+    // Every script and style the page loads is one of errand's, none from elsewhere.
+    let sources: Vec<&str> = ["src=\"", "href=\""]
+        .iter()
+        .flat_map(|attr| html.split(attr).skip(1).map(|s| s.split('"').next().unwrap()))
+        .filter(|url| url.ends_with(".js") || url.ends_with(".css"))
+        .collect();
+    assert!(sources.iter().any(|s| s.ends_with(".js")), "{html}");
+    for source in sources {
+        assert!(source.starts_with("/client/"), "{source}");
+        let file = app.get_without_token(source).await;
+        assert_eq!(file.status(), StatusCode::OK, "{source}");
+    }
+    let client = app.get_without_token("/client/errand.js").await;
+    assert_eq!(client.headers()["content-type"], "text/javascript; charset=utf-8");
+    assert!(client.text().await.unwrap().contains("export "), "an ES module");
+    let elsewhere = app.get_without_token("/client/../config.toml").await;
+    assert_problem(elsewhere, StatusCode::NOT_FOUND, "not_found").await;
+    let unknown = app.get_without_token("/client/secrets.js").await;
+    assert_problem(unknown, StatusCode::NOT_FOUND, "not_found").await;
+}

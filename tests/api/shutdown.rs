@@ -66,3 +66,18 @@ async fn an_in_process_shutdown_stops_claiming_and_releases_what_runs() {
     assert_eq!(state, "available");
     assert_eq!(app.db.notifications_for(&id).await, 0, "a released job is not finished");
 }
+
+#[actix_web::test]
+async fn open_notification_streams_end_at_shutdown_instead_of_holding_it_up() {
+    let db = TestDb::create().await;
+    let mut process = ErrandProcess::start(&db, &[("ERRAND_WORKERS__SHUTDOWN_GRACE", "30s")]);
+    let alice = token("acme", "alice");
+    let mut stream = SseStream::open(&format!("{}/notifications/stream", process.address), Some(&alice), None).await;
+    assert_eq!(stream.next_unread_count(Duration::from_secs(10)).await, Some(0), "the stream is open");
+    let asked = std::time::Instant::now();
+    let status = process.terminate();
+    assert!(status.success(), "{status}");
+    // Nothing ran: only the open stream could have held the exit for the grace period.
+    assert!(asked.elapsed() < Duration::from_secs(10), "exited after {:?}", asked.elapsed());
+    assert_eq!(stream.next(Duration::from_secs(5)).await, None, "the stream ended: its client reconnects elsewhere");
+}
