@@ -41,6 +41,8 @@ pub enum AppError {
     ResultExpired,
     #[error("this job already {0}: it can no longer be cancelled")]
     AlreadyEnded(&'static str),
+    #[error("only failed or cancelled jobs can be retried; this one is {0}")]
+    NotRetryable(&'static str),
     #[error("{0}")]
     Forbidden(String),
     #[error("this route does not answer {method}; it answers {allow}")]
@@ -68,6 +70,7 @@ impl AppError {
             Self::NoResult => ("no_result", S::NOT_FOUND, "No result"),
             Self::ResultExpired => ("result_expired", S::GONE, "Result expired"),
             Self::AlreadyEnded(_) => ("job_already_ended", S::CONFLICT, "Job already ended"),
+            Self::NotRetryable(_) => ("job_not_retryable", S::CONFLICT, "Job not retryable"),
             Self::Forbidden(_) => ("forbidden", S::FORBIDDEN, "Forbidden"),
             Self::MethodNotAllowed { .. } => ("method_not_allowed", S::METHOD_NOT_ALLOWED, "Method not allowed"),
             Self::Unavailable(_) => ("unavailable", S::SERVICE_UNAVAILABLE, "Service unavailable"),

@@ -15,6 +15,8 @@ use crate::storage::ResultFile;
 /// What an email says, before rendering.
 pub struct CompletionEmail<'a> {
     pub job: JobId,
+    /// The job's run (2 and up after operators' retries: each run's end is an email of its own).
+    pub run: i32,
     pub tenant: &'a TenantId,
     pub user: &'a UserId,
     pub recipient: &'a str,
@@ -128,7 +130,10 @@ impl SmtpMailer {
             .from(self.from.clone())
             .to(to)
             .subject(subject.trim())
-            .message_id(Some(format!("<job-{}@{}>", email.job, self.domain)))
+            .message_id(Some(match email.run {
+                1 => format!("<job-{}@{}>", email.job, self.domain),
+                run => format!("<job-{}-{run}@{}>", email.job, self.domain),
+            }))
             .multipart(MultiPart::alternative_plain_html(render("body.txt")?, render("body.html")?))
             .map_err(|e| invalid(&e))
     }

@@ -6,7 +6,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use clap::{Parser, Subcommand};
 use errand::config::Settings;
-use errand::http::{Claims, TokenIssuer};
+use errand::http::{Claims, OperatorClaims, TokenIssuer};
 use errand::jobs::HandlerRegistry;
 use errand::startup::Application;
 use errand::store::Store;
@@ -33,10 +33,11 @@ enum Command {
         #[command(subcommand)]
         command: DemoCommand,
     },
-    /// Print a signed API token for local use.
+    /// Print a signed API token for local use: a tenant's user's, or with
+    /// `--operator` an operator's (for `/admin`, across tenants).
     Token {
-        #[arg(long)]
-        tenant: String,
+        #[arg(long, required_unless_present = "operator")]
+        tenant: Option<String>,
         #[arg(long)]
         user: String,
         #[arg(long)]
@@ -49,6 +50,9 @@ enum Command {
         /// it stays out of every access log.
         #[arg(long)]
         link: bool,
+        /// An operator's token (`scope: operator`): no tenant, the `/admin` routes only.
+        #[arg(long, conflicts_with_all = ["tenant", "email", "link"])]
+        operator: bool,
     },
 }
 
@@ -69,10 +73,11 @@ fn main() -> ExitCode {
     // A token needs only the secret: from the environment it works in any
     // directory, without a configuration file.
     // (A link also needs `http.public_base_url`: it reads the configuration.)
-    if let Command::Token { tenant, user, email, ttl, link: false } = &cli.command
+    if let Command::Token { tenant, user, email, ttl, link: false, operator } = &cli.command
         && let Ok(secret) = std::env::var("ERRAND_AUTH__JWT_SECRET")
     {
-        return exit_code(token(&secret, tenant.clone(), user.clone(), email.clone(), *ttl).map(|t| println!("{t}")));
+        let kind = TokenFor::of(tenant.clone(), user.clone(), email.clone(), *operator);
+        return exit_code(token(&secret, kind, *ttl).map(|t| println!("{t}")));
     }
     let settings = match Settings::load(&cli.config) {
         Ok(settings) => settings,
@@ -94,8 +99,9 @@ fn main() -> ExitCode {
         Command::Demo { command: DemoCommand::Seed { tenants, rows } } => {
             actix_web::rt::System::new().block_on(seed(settings, tenants, rows))
         }
-        Command::Token { tenant, user, email, ttl, link } => {
-            token(settings.auth.jwt_secret.expose_secret(), tenant, user, email, ttl).map(|token| {
+        Command::Token { tenant, user, email, ttl, link, operator } => {
+            let kind = TokenFor::of(tenant, user, email, operator);
+            token(settings.auth.jwt_secret.expose_secret(), kind, ttl).map(|token| {
                 if link {
                     println!("{}#token={token}", settings.http.public_base_url.join_path("/"));
                 } else {
@@ -141,10 +147,29 @@ async fn seed(settings: Settings, tenants: u32, rows: u64) -> Result<(), AnyErro
     Ok(())
 }
 
-fn token(secret: &str, tenant: String, user: String, email: Option<String>, ttl: Duration) -> Result<String, AnyError> {
+/// Whose token `errand token` makes.
+enum TokenFor {
+    User { tenant: String, user: String, email: Option<String> },
+    Operator { name: String },
+}
+
+impl TokenFor {
+    fn of(tenant: Option<String>, user: String, email: Option<String>, operator: bool) -> Self {
+        match (operator, tenant) {
+            (false, Some(tenant)) => Self::User { tenant, user, email },
+            // clap requires a tenant unless --operator.
+            _ => Self::Operator { name: user },
+        }
+    }
+}
+
+fn token(secret: &str, kind: TokenFor, ttl: Duration) -> Result<String, AnyError> {
     let exp = (SystemTime::now() + ttl).duration_since(UNIX_EPOCH)?.as_secs();
-    let claims = Claims { sub: user, tenant, email, exp };
-    Ok(TokenIssuer::new(secret)?.issue(&claims)?)
+    let issuer = TokenIssuer::new(secret)?;
+    Ok(match kind {
+        TokenFor::User { tenant, user, email } => issuer.issue(&Claims { sub: user, tenant, email, exp })?,
+        TokenFor::Operator { name } => issuer.issue(&OperatorClaims { sub: name, scope: "operator".into(), exp })?,
+    })
 }
 
 /// Resolves on SIGTERM or SIGINT.

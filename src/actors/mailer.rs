@@ -80,6 +80,7 @@ async fn deliver(store: &Store, smtp: &SmtpMailer, job_types: &JobTypes, setting
     let display_name = job_types.display_name(&email.job_type);
     let content = CompletionEmail {
         job: email.job,
+        run: email.run,
         tenant: &email.tenant,
         user: &email.user,
         recipient: &email.recipient,

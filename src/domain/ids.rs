@@ -105,6 +105,15 @@ pub struct Caller {
     pub email: Option<String>,
 }
 
+/// An operator: someone who runs errand, acting across tenants (a token whose
+/// `scope` claim holds `operator`). An operator is no user of any tenant: the
+/// user routes refuse operator tokens, and the operator routes user tokens.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Operator {
+    /// The token's `sub`, recorded with every action.
+    pub name: UserId,
+}
+
 /// Who a notification is for, as announced between processes: the first 8
 /// bytes of sha256(tenant, 0x1f, user) in hex. A NOTIFY payload holds a few
 /// hundred of them where it could hold only a handful of 255-byte names, and

@@ -7,5 +7,5 @@ mod ids;
 mod job;
 
 pub use idempotency::{Fingerprint, IdempotencyKey, InvalidIdempotencyKey};
-pub use ids::{Caller, InvalidId, JobId, LeaseId, NotificationId, OwnerTag, TenantId, UserId};
+pub use ids::{Caller, InvalidId, JobId, LeaseId, NotificationId, Operator, OwnerTag, TenantId, UserId};
 pub use job::{Job, JobState, JobStatus, JobTypeName, UnknownState};

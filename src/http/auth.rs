@@ -15,7 +15,7 @@ use serde_json::{Map, Value};
 use super::AppState;
 use super::jwks::{ASYMMETRIC, JwksKeys};
 use crate::config::AuthSettings;
-use crate::domain::{Caller, TenantId, UserId};
+use crate::domain::{Caller, Operator, TenantId, UserId};
 use crate::error::AppError;
 
 /// The claims errand reads from a token.
@@ -151,8 +151,8 @@ impl Authenticator {
         })
     }
 
-    /// The caller an `Authorization: Bearer` API token names.
-    pub async fn caller(&self, authorization: Option<&str>) -> Result<Caller, AppError> {
+    /// The claims of a valid `Authorization: Bearer` API token.
+    async fn claims(&self, authorization: Option<&str>) -> Result<Map<String, Value>, AppError> {
         let value = authorization.ok_or(AppError::Unauthorized("an Authorization: Bearer token is required"))?;
         let token = value
             .strip_prefix("Bearer ")
@@ -176,8 +176,17 @@ impl Authenticator {
                 jsonwebtoken::decode::<Map<String, Value>>(token, &signing.key, validation)
             }
         }
-        .map_err(|_| invalid())?
-        .claims;
+        .map_err(|_| invalid())?;
+        Ok(claims.claims)
+    }
+
+    /// The caller an `Authorization: Bearer` API token names. A token of
+    /// another kind (an operator's) is no user of any tenant: 403.
+    pub async fn caller(&self, authorization: Option<&str>) -> Result<Caller, AppError> {
+        let claims = self.claims(authorization).await?;
+        if let Some(kind) = TokenKind::special(&claims) {
+            return Err(AppError::Forbidden(format!("{kind} tokens cannot use the routes of a tenant's users")));
+        }
         let names = &self.claim_names;
         let text = |name: &str| claims.get(name).and_then(Value::as_str).map(str::to_owned);
         Ok(Caller {
@@ -193,6 +202,39 @@ impl Authenticator {
                 }
                 email => email,
             },
+        })
+    }
+
+    /// The operator an `Authorization: Bearer` token names: its `scope`
+    /// must hold `operator`; any other valid token gets 403.
+    pub async fn operator(&self, authorization: Option<&str>) -> Result<Operator, AppError> {
+        let claims = self.claims(authorization).await?;
+        if TokenKind::special(&claims) != Some(TokenKind::Operator) {
+            return Err(AppError::Forbidden("this route is for operators (a token whose scope is operator)".into()));
+        }
+        let name = claims.get(&self.claim_names.user).and_then(Value::as_str).and_then(|u| UserId::parse(u).ok());
+        Ok(Operator { name: name.ok_or(AppError::Unauthorized("the token's user claim is missing or invalid"))? })
+    }
+}
+
+/// Tokens that are not a tenant's user's, by their `scope` claim (a
+/// space-separated list, as OAuth writes it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TokenKind {
+    Operator,
+}
+
+impl TokenKind {
+    fn special(claims: &Map<String, Value>) -> Option<Self> {
+        let scope = claims.get("scope").and_then(Value::as_str).unwrap_or_default();
+        scope.split_ascii_whitespace().any(|s| s == "operator").then_some(Self::Operator)
+    }
+}
+
+impl std::fmt::Display for TokenKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::Operator => "operator",
         })
     }
 }
@@ -217,6 +259,31 @@ impl FromRequest for Caller {
             Ok(caller)
         })
     }
+}
+
+impl FromRequest for Operator {
+    type Error = AppError;
+    type Future = LocalBoxFuture<'static, Result<Self, AppError>>;
+
+    fn from_request(req: &HttpRequest, _payload: &mut Payload) -> Self::Future {
+        let auth = req.app_data::<web::Data<AppState>>().map(|state| state.auth.clone());
+        let authorization = authorization(req);
+        Box::pin(async move {
+            let auth = auth.ok_or_else(|| AppError::Internal("AppState missing".into()))?;
+            auth.operator(authorization.as_deref()).await
+        })
+    }
+}
+
+/// An operator token's claims (for `errand token --operator` and tests).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct OperatorClaims {
+    /// Who: recorded with every action.
+    pub sub: String,
+    /// `operator`.
+    pub scope: String,
+    /// Expiry, seconds since the epoch.
+    pub exp: u64,
 }
 
 /// Mints tokens, for `errand token`, for tests and benchmarks.

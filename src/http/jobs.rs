@@ -56,7 +56,7 @@ pub struct JobView {
 
 impl JobView {
     /// The job as shown to its owner; a download URL is signed on every read.
-    async fn new(job: Job, state: &AppState) -> Result<Self, AppError> {
+    pub(super) async fn new(job: Job, state: &AppState) -> Result<Self, AppError> {
         let file = ResultFile::of(job.result.as_ref());
         let result_url = match file.as_ref().filter(|f| job.state == JobState::Completed && !f.is_expired()) {
             Some(f) => Some(state.download_url(f).await?),
@@ -202,8 +202,21 @@ pub async fn list(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
     let query = query.into_inner();
-    let status = query
-        .status
+    let status = status_filter(query.status)?;
+    let limit = page::limit(query.limit)?;
+    let before = query.cursor.as_deref().map(page::decode_cursor).transpose()?.map(JobId);
+    let job_type = type_filter(query.job_type)?;
+    let filter = JobFilter { status, job_type, before, limit };
+    let page = state.ask(&caller, ListJobs { caller: caller.clone(), filter }).await??;
+    Ok(HttpResponse::Ok().json(JobList {
+        jobs: futures_util::future::try_join_all(page.jobs.into_iter().map(|job| JobView::new(job, &state))).await?,
+        next_cursor: page.next_before.map(|id| page::encode_cursor(id.0)),
+    }))
+}
+
+/// A list's `status` filter: one of the API's statuses, or a 400.
+pub(super) fn status_filter(status: Option<String>) -> Result<Option<JobStatus>, AppError> {
+    status
         .map(|s| {
             s.parse::<JobStatus>().map_err(|()| {
                 AppError::BadRequest(format!(
@@ -211,22 +224,17 @@ pub async fn list(
                 ))
             })
         })
-        .transpose()?;
-    let limit = page::limit(query.limit)?;
-    let before = query.cursor.as_deref().map(page::decode_cursor).transpose()?.map(JobId);
-    let job_type = query
-        .job_type
+        .transpose()
+}
+
+/// A list's `type` filter: a job type's name (configured or not), or a 400.
+pub(super) fn type_filter(job_type: Option<String>) -> Result<Option<String>, AppError> {
+    job_type
         .map(|t| match crate::domain::JobTypeName::parse(&t) {
             Some(_) => Ok(t),
             None => Err(AppError::BadRequest(format!("type must be a job type's name (a-z, 0-9, _ and -), not {t:?}"))),
         })
-        .transpose()?;
-    let filter = JobFilter { status, job_type, before, limit };
-    let page = state.ask(&caller, ListJobs { caller: caller.clone(), filter }).await??;
-    Ok(HttpResponse::Ok().json(JobList {
-        jobs: futures_util::future::try_join_all(page.jobs.into_iter().map(|job| JobView::new(job, &state))).await?,
-        next_cursor: page.next_before.map(|id| page::encode_cursor(id.0)),
-    }))
+        .transpose()
 }
 
 /// `GET /jobs/{id}/result`: for the job's owner, a 303 to a fresh signed URL

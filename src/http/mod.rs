@@ -1,7 +1,9 @@
 //! The HTTP API: one route table, one file per resource. Handlers parse and
 //! authenticate, then ask the caller's tenant supervisor; they never touch
-//! the job table themselves and never do the work.
+//! the job table themselves and never do the work. (The operators' routes,
+//! which span tenants, use the store's operator door: see `admin.rs`.)
 
+mod admin;
 mod auth;
 mod body;
 mod client;
@@ -19,7 +21,7 @@ mod request_id;
 use actix::prelude::*;
 use actix_web::{FromRequest, HttpRequest, HttpResponse, Resource, Responder, web};
 
-pub use auth::{Claims, TokenIssuer};
+pub use auth::{Claims, OperatorClaims, TokenIssuer};
 pub use request_id::request_id;
 
 use crate::actors::{Notifier, SupervisorFor, SupervisorRegistry};
@@ -139,6 +141,16 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
                 )
                 .service(get("/{id}/result", jobs::result))
                 .service(post("/{id}/cancel", jobs::cancel)),
+        )
+        .service(
+            web::scope("/admin")
+                .service(get("/jobs", admin::list))
+                // Before `/jobs/{id}`, which would take the path otherwise.
+                .service(post("/jobs/retry", admin::retry_matching))
+                .service(get("/jobs/{id}", admin::get))
+                .service(post("/jobs/{id}/retry", admin::retry))
+                .service(post("/jobs/{id}/cancel", admin::cancel))
+                .service(get("/queues", admin::queues)),
         )
         .service(get("/files/{key:.*}", files::download))
         .service(get("/links/jobs/{id}", links::open))

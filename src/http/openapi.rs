@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use utoipa::OpenApi;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 
-use super::{files, health, jobs, links, notifications};
+use super::{admin, files, health, jobs, links, notifications};
 use crate::jobs::JobTypes;
 
 #[derive(OpenApi)]
@@ -19,6 +19,7 @@ use crate::jobs::JobTypes;
         notifications::list, notifications::mark_read, notifications::mark_all_read,
         notifications::stream_ticket, notifications::stream,
         health::healthz, health::readyz, health::metrics,
+        admin::list, admin::get, admin::retry, admin::cancel, admin::retry_matching, admin::queues,
     ),
     modifiers(&BearerJwt),
 )]

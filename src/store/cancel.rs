@@ -8,20 +8,21 @@ use deadpool_postgres::Pool;
 
 use super::StoreError;
 use super::jobs::CallerJobs;
-use crate::domain::{Job, JobId, JobState};
+use crate::domain::{Job, JobId, JobState, Operator};
 
-/// Who asked for the cancel: it decides who is told (see V9).
+/// Who asked for the cancel: it decides who is told (see V9). An operator's
+/// cancel is also audited.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CancelledBy {
+pub enum CancelledBy<'a> {
     Owner,
-    Operator,
+    Operator(&'a Operator),
 }
 
-impl CancelledBy {
+impl CancelledBy<'_> {
     fn as_sql(self) -> &'static str {
         match self {
             Self::Owner => "owner",
-            Self::Operator => "operator",
+            Self::Operator(_) => "operator",
         }
     }
 }
@@ -59,19 +60,19 @@ WITH dequeued AS (
         error_message = CASE $2 WHEN 'owner' THEN 'cancelled by its owner' ELSE 'cancelled by an operator' END
     FROM dequeued d
     WHERE j.id = d.job_id
-    RETURNING j.id, j.tenant_id, j.user_id, j.user_email, j.job_type, j.error_message
+    RETURNING j.id, j.tenant_id, j.user_id, j.user_email, j.job_type, j.error_message, j.run
 ), notified AS (
-    INSERT INTO notifications (tenant_id, user_id, kind, job_id, job_type, job_status, error_message)
+    INSERT INTO notifications (tenant_id, user_id, kind, job_id, run, job_type, job_status, error_message)
     SELECT tenant_id, user_id, CASE $2 WHEN 'owner' THEN 'job_cancelled' ELSE 'job_completed' END,
-           id, job_type, 'cancelled', error_message
+           id, run, job_type, 'cancelled', error_message
     FROM finished
-    ON CONFLICT (job_id, kind) DO NOTHING
+    ON CONFLICT (job_id, run, kind) DO NOTHING
     RETURNING tenant_id, user_id
 ), emailed AS (
-    INSERT INTO email_outbox (job_id, tenant_id, user_id, recipient, job_type, job_status, error_message)
-    SELECT id, tenant_id, user_id, user_email, job_type, 'cancelled', error_message FROM finished
+    INSERT INTO email_outbox (job_id, run, tenant_id, user_id, recipient, job_type, job_status, error_message)
+    SELECT id, run, tenant_id, user_id, user_email, job_type, 'cancelled', error_message FROM finished
     WHERE $3 AND $2 = 'operator' AND user_email IS NOT NULL
-    ON CONFLICT (job_id) DO NOTHING
+    ON CONFLICT (job_id, run) DO NOTHING
 )
 SELECT pg_notify('errand_notifications',
                  left(encode(sha256(convert_to(tenant_id || chr(31) || user_id, 'UTF8')), 'hex'), 16))
@@ -112,7 +113,7 @@ pub(super) async fn cancel_locked(
     lock: &str,
     lock_params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
     id: JobId,
-    by: CancelledBy,
+    by: CancelledBy<'_>,
     email_outbox: bool,
 ) -> Result<(), StoreError> {
     let mut client = pool.get().await?;
@@ -130,6 +131,9 @@ pub(super) async fn cancel_locked(
             tx.query(&ask, &[&id.0, &by.as_sql()]).await?;
         }
         _ => {}
+    }
+    if let CancelledBy::Operator(operator) = by {
+        super::operator::record_action(&tx, operator, "cancel", Some(id), None, u64::from(state.is_some())).await?;
     }
     tx.commit().await?;
     Ok(())

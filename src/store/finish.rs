@@ -99,7 +99,7 @@ WITH input AS (
         AS input (job_id, lease_id, state, result, error, delay_ms, rescue)
 ), ended AS (
     SELECT q.job_id, q.attempt, q.started_at, i.result, i.delay_ms, j.tenant_id, j.user_id, j.user_email, j.job_type,
-           q.cancel_requested_by,
+           j.run, q.cancel_requested_by, i.error AS attempt_error,
            CASE WHEN q.cancel_requested_by IS NOT NULL AND i.state <> 'completed' THEN 'cancelled' ELSE i.state END
                AS state,
            CASE WHEN q.cancel_requested_by IS NOT NULL AND i.state <> 'completed'
@@ -127,20 +127,25 @@ WITH input AS (
         started_at = e.started_at, finished_at = clock_timestamp()
     FROM ended e
     WHERE j.id = e.job_id AND e.state IN ('completed', 'failed', 'cancelled')
-    RETURNING j.id, j.tenant_id, j.user_id, j.user_email, j.job_type, j.state, j.error_message,
+    RETURNING j.id, j.tenant_id, j.user_id, j.user_email, j.job_type, j.state, j.error_message, j.run,
               j.state = 'cancelled' AND e.cancel_requested_by = 'owner' AS owner_cancelled
+), errors_kept AS (
+    INSERT INTO job_attempt_errors (job_id, run, attempt, error)
+    SELECT job_id, run, attempt, attempt_error FROM ended
+    WHERE attempt_error IS NOT NULL AND state <> 'cancelled'
+    ON CONFLICT DO NOTHING
 ), notified AS (
-    INSERT INTO notifications (tenant_id, user_id, kind, job_id, job_type, job_status, error_message)
+    INSERT INTO notifications (tenant_id, user_id, kind, job_id, run, job_type, job_status, error_message)
     SELECT tenant_id, user_id, CASE WHEN owner_cancelled THEN 'job_cancelled' ELSE 'job_completed' END,
-           id, job_type, state::text, error_message
+           id, run, job_type, state::text, error_message
     FROM finished
-    ON CONFLICT (job_id, kind) DO NOTHING
+    ON CONFLICT (job_id, run, kind) DO NOTHING
     RETURNING job_id, id, tenant_id, user_id
 ), emailed AS (
-    INSERT INTO email_outbox (job_id, tenant_id, user_id, recipient, job_type, job_status, error_message)
-    SELECT id, tenant_id, user_id, user_email, job_type, state::text, error_message FROM finished
+    INSERT INTO email_outbox (job_id, run, tenant_id, user_id, recipient, job_type, job_status, error_message)
+    SELECT id, run, tenant_id, user_id, user_email, job_type, state::text, error_message FROM finished
     WHERE $8 AND user_email IS NOT NULL AND NOT owner_cancelled
-    ON CONFLICT (job_id) DO NOTHING
+    ON CONFLICT (job_id, run) DO NOTHING
 ), announced AS (
     SELECT pg_notify('errand_notifications', string_agg(tag, ','))
     FROM (SELECT tag, (row_number() OVER (ORDER BY tag) - 1) / 400 AS chunk

@@ -16,6 +16,7 @@ mod finish;
 mod history;
 mod jobs;
 mod notifications;
+mod operator;
 mod outbox;
 mod queue;
 mod submit;
@@ -27,11 +28,12 @@ pub use cancel::{CancelOutcome, CancelledBy};
 pub use finish::{Completion, EndedAttempt, Ender, Outcome, Rescued};
 pub use jobs::{CallerJobs, JobFilter, JobPage};
 pub use notifications::{CallerNotifications, Notification, NotificationKind, NotificationPage};
+pub use operator::{AttemptError, JobQuery, OperatorJobs, QueueCount, RetryFilter, RetryOutcome};
 pub use outbox::{Outbox, OutboxEmail};
 pub use queue::{Claim, ClaimRequest, ClaimedJob, Queue, QueueDepth, TypeLimits};
 pub use submit::{NewJob, Submission, Submissions};
 
-use crate::domain::Caller;
+use crate::domain::{Caller, Operator};
 
 /// A database failure. The API turns it into a 500 (or 503) without details;
 /// the cause is logged.
@@ -162,6 +164,11 @@ impl Store {
     /// The jobs of the caller's user in the caller's tenant.
     pub fn for_caller<'a>(&'a self, caller: &'a Caller) -> CallerJobs<'a> {
         CallerJobs::new(&self.pool, caller)
+    }
+
+    /// Every tenant's jobs, for an operator (proved by an operator token).
+    pub fn for_operator<'a>(&'a self, operator: &'a Operator) -> OperatorJobs<'a> {
+        OperatorJobs { pool: &self.pool, operator, email_outbox: self.email_outbox }
     }
 
     /// Recording new jobs, each for its own caller.

@@ -19,6 +19,8 @@ use crate::domain::{JobId, JobState, TenantId, UserId};
 pub struct OutboxEmail {
     pub id: Uuid,
     pub job: JobId,
+    /// Which run of the job ended (2 and up after operators' retries).
+    pub run: i32,
     pub tenant: TenantId,
     pub user: UserId,
     pub recipient: String,
@@ -47,9 +49,9 @@ WITH due AS (
     SET state = 'sending', attempts = o.attempts + 1, next_attempt_at = now() + $2 * interval '1 millisecond'
     FROM due
     WHERE o.id = due.id
-    RETURNING o.id, o.job_id, o.recipient, o.job_type, o.job_status, o.error_message, o.attempts
+    RETURNING o.id, o.job_id, o.run, o.recipient, o.job_type, o.job_status, o.error_message, o.attempts
 )
-SELECT c.id, c.job_id, c.recipient, c.job_type, c.job_status, c.error_message, c.attempts,
+SELECT c.id, c.job_id, c.run, c.recipient, c.job_type, c.job_status, c.error_message, c.attempts,
        j.tenant_id, j.user_id, j.params, j.result, j.finished_at
 FROM claimed c JOIN jobs j ON j.id = c.job_id";
 
@@ -111,6 +113,7 @@ fn email_from_row(row: &Row) -> Result<OutboxEmail, StoreError> {
     Ok(OutboxEmail {
         id: row.try_get("id")?,
         job: JobId(row.try_get("job_id")?),
+        run: row.try_get("run")?,
         tenant: TenantId::parse(row.try_get::<_, String>("tenant_id")?)?,
         user: UserId::parse(row.try_get::<_, String>("user_id")?)?,
         recipient: row.try_get("recipient")?,

@@ -244,6 +244,12 @@ pub trait Api {
         self.http().post(format!("{}{path}", self.address())).bearer_auth(token).send().await.expect("POST")
     }
 
+    /// A POST of a JSON body.
+    async fn post_json(&self, token: &str, path: &str, body: Value) -> Response {
+        let url = format!("{}{path}", self.address());
+        self.http().post(url).bearer_auth(token).json(&body).send().await.expect("POST")
+    }
+
     /// A GET with no Authorization header.
     async fn get_without_token(&self, path: &str) -> Response {
         self.http().get(format!("{}{path}", self.address())).send().await.expect("GET")
@@ -281,6 +287,12 @@ impl Api for TestApp {
 /// A valid token for `user` of `tenant`.
 pub fn token(tenant: &str, user: &str) -> String {
     token_with(Claims { sub: user.into(), tenant: tenant.into(), email: None, exp: now_secs() + 3600 })
+}
+
+/// A valid operator token (`scope: operator`) for `name`.
+pub fn operator_token(name: &str) -> String {
+    let claims = errand::http::OperatorClaims { sub: name.into(), scope: "operator".into(), exp: now_secs() + 3600 };
+    TokenIssuer::new(SECRET).unwrap().issue(&claims).unwrap()
 }
 
 pub fn token_with(claims: Claims) -> String {

@@ -11,6 +11,7 @@ mod exports;
 mod helpers;
 mod jwks;
 mod notifications;
+mod operators;
 mod outage;
 mod private_cluster;
 mod processes;

@@ -1,0 +1,261 @@
+//! `/admin/…`: the operators' routes, across tenants. Only an operator token
+//! (`scope` holding `operator`; `errand token --operator`) gets in; a user's
+//! token gets 403, as an operator's does on the user routes. They go through
+//! the store's operator door, which audits every action in its transaction:
+//! there is no tenant supervisor to ask for work that spans tenants.
+
+use actix_web::{HttpResponse, web};
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+use super::AppState;
+use super::jobs::{JobView, status_filter, type_filter};
+use super::page;
+use crate::domain::{Job, JobId, Operator};
+use crate::error::{AppError, Problem, Unauthenticated, Unavailable};
+use crate::store::{AttemptError, CancelOutcome, JobQuery, QueueCount, RetryFilter, RetryOutcome};
+
+/// A job as an operator sees it: whose it is, and (alone) its attempts' errors.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct AdminJobView {
+    tenant: String,
+    user: String,
+    #[serde(flatten)]
+    job: JobView,
+    /// Why each failed attempt failed, oldest first (`GET /admin/jobs/{id}` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Vec<Object>>)]
+    attempt_errors: Option<Vec<AttemptError>>,
+}
+
+impl AdminJobView {
+    async fn new(job: Job, attempt_errors: Option<Vec<AttemptError>>, state: &AppState) -> Result<Self, AppError> {
+        let (tenant, user) = (job.tenant.to_string(), job.user.to_string());
+        Ok(Self { tenant, user, job: JobView::new(job, state).await?, attempt_errors })
+    }
+}
+
+#[derive(Deserialize)]
+pub struct AdminListQuery {
+    tenant: Option<String>,
+    #[serde(rename = "type")]
+    job_type: Option<String>,
+    status: Option<String>,
+    created_after: Option<DateTime<Utc>>,
+    created_before: Option<DateTime<Utc>>,
+    limit: Option<u32>,
+    cursor: Option<String>,
+}
+
+/// A page of any tenant's jobs.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct AdminJobList {
+    jobs: Vec<AdminJobView>,
+    next_cursor: Option<String>,
+}
+
+/// `GET /admin/jobs`: any tenant's jobs, newest first.
+#[utoipa::path(
+    get, path = "/admin/jobs", tag = "operators",
+    params(
+        ("tenant" = Option<String>, Query, description = "Only this tenant's jobs"),
+        ("type" = Option<String>, Query, pattern = "^[a-z0-9_-]{1,64}$", description = "A job type's name"),
+        ("status" = Option<String>, Query, pattern = "^(pending|processing|completed|failed|cancelled)$", description = "pending, processing, completed, failed or cancelled"),
+        ("created_after" = Option<String>, Query, format = DateTime, description = "Created at or after (RFC 3339)"),
+        ("created_before" = Option<String>, Query, format = DateTime, description = "Created before (RFC 3339)"),
+        ("limit" = Option<u32>, Query, minimum = 1, maximum = 100, description = "1 to 100, default 20"),
+        ("cursor" = Option<String>, Query, pattern = "^[A-Za-z0-9_-]{21}[AQgw]$", description = "`next_cursor` of the previous page"),
+    ),
+    responses(
+        (status = 200, description = "A page of jobs", body = AdminJobList),
+        (status = 400, description = "A bad filter, limit or cursor (`bad_request`)", body = Problem, content_type = "application/problem+json"),
+        Unauthenticated,
+        (status = 403, description = "Not an operator token (`forbidden`)", body = Problem, content_type = "application/problem+json"),
+        Unavailable,
+    ),
+    security(("bearer" = [])),
+)]
+pub async fn list(
+    operator: Operator,
+    query: web::Query<AdminListQuery>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    let q = query.into_inner();
+    let query = JobQuery {
+        tenant: q.tenant,
+        job_type: type_filter(q.job_type)?,
+        status: status_filter(q.status)?,
+        created_after: q.created_after,
+        created_before: q.created_before,
+        before: q.cursor.as_deref().map(page::decode_cursor).transpose()?.map(JobId),
+        limit: page::limit(q.limit)?,
+    };
+    let page = state.store.for_operator(&operator).list(&query).await?;
+    let views = page.jobs.into_iter().map(|job| AdminJobView::new(job, None, &state));
+    Ok(HttpResponse::Ok().json(AdminJobList {
+        jobs: futures_util::future::try_join_all(views).await?,
+        next_cursor: page.next_before.map(|id| page::encode_cursor(id.0)),
+    }))
+}
+
+/// `GET /admin/jobs/{id}`: any tenant's job, with its attempts' errors.
+#[utoipa::path(
+    get, path = "/admin/jobs/{id}", tag = "operators",
+    params(("id" = String, Path, format = Uuid, description = "The job's id")),
+    responses(
+        (status = 200, description = "The job", body = AdminJobView),
+        Unauthenticated,
+        (status = 403, description = "Not an operator token (`forbidden`)", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such job (`not_found`)", body = Problem, content_type = "application/problem+json"),
+        Unavailable,
+    ),
+    security(("bearer" = [])),
+)]
+pub async fn get(
+    operator: Operator,
+    path: web::Path<String>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    let id = job_id(&path)?;
+    let (job, errors) = state.store.for_operator(&operator).get(id).await?.ok_or(AppError::NotFound)?;
+    Ok(HttpResponse::Ok().json(AdminJobView::new(job, Some(errors), &state).await?))
+}
+
+/// `POST /admin/jobs/{id}/retry`: a failed or cancelled job goes back to the
+/// queue, same id and key, as a new run with a fresh attempt budget; it ends
+/// with a notification of its own (the old one stays).
+#[utoipa::path(
+    post, path = "/admin/jobs/{id}/retry", tag = "operators",
+    params(("id" = String, Path, format = Uuid, description = "The job's id")),
+    responses(
+        (status = 200, description = "The job, queued again", body = AdminJobView),
+        Unauthenticated,
+        (status = 403, description = "Not an operator token (`forbidden`)", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such job (`not_found`)", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "Neither failed nor cancelled (`job_not_retryable`)", body = Problem, content_type = "application/problem+json"),
+        Unavailable,
+    ),
+    security(("bearer" = [])),
+)]
+pub async fn retry(
+    operator: Operator,
+    path: web::Path<String>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    match state.store.for_operator(&operator).retry(job_id(&path)?).await? {
+        RetryOutcome::Retried(job) => Ok(HttpResponse::Ok().json(AdminJobView::new(*job, None, &state).await?)),
+        RetryOutcome::NotRetryable(job_state) => Err(AppError::NotRetryable(job_state.status().as_str())),
+        RetryOutcome::NotFound => Err(AppError::NotFound),
+    }
+}
+
+/// `POST /admin/jobs/{id}/cancel`: as the owner's cancel, and the owner is
+/// notified (in-app and by email) once it is cancelled.
+#[utoipa::path(
+    post, path = "/admin/jobs/{id}/cancel", tag = "operators",
+    params(("id" = String, Path, format = Uuid, description = "The job's id")),
+    responses(
+        (status = 200, description = "The job, cancelled", body = AdminJobView),
+        (status = 202, description = "The job, being stopped (state `cancelling`)", body = AdminJobView),
+        Unauthenticated,
+        (status = 403, description = "Not an operator token (`forbidden`)", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such job (`not_found`)", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "Already completed or failed (`job_already_ended`)", body = Problem, content_type = "application/problem+json"),
+        Unavailable,
+    ),
+    security(("bearer" = [])),
+)]
+pub async fn cancel(
+    operator: Operator,
+    path: web::Path<String>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    match state.store.for_operator(&operator).cancel(job_id(&path)?).await? {
+        CancelOutcome::Cancelled(job) => Ok(HttpResponse::Ok().json(AdminJobView::new(job, None, &state).await?)),
+        CancelOutcome::Stopping(job) => Ok(HttpResponse::Accepted().json(AdminJobView::new(job, None, &state).await?)),
+        CancelOutcome::AlreadyEnded(ended) => Err(AppError::AlreadyEnded(ended.status().as_str())),
+        CancelOutcome::NotFound => Err(AppError::NotFound),
+    }
+}
+
+/// Which failed jobs `POST /admin/jobs/retry` retries; at least one filter.
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BulkRetry {
+    tenant: Option<String>,
+    #[serde(rename = "type")]
+    job_type: Option<String>,
+    created_after: Option<DateTime<Utc>>,
+    created_before: Option<DateTime<Utc>>,
+}
+
+/// How many jobs a bulk retry put back in the queue.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct Retried {
+    retried: u64,
+}
+
+/// `POST /admin/jobs/retry`: retries every failed job matching the filter
+/// (e.g. every failed `export_sales_report` of the last hour), in batches.
+#[utoipa::path(
+    post, path = "/admin/jobs/retry", tag = "operators",
+    request_body = BulkRetry,
+    responses(
+        (status = 200, description = "How many were retried", body = Retried),
+        (status = 400, description = "No filter, or a bad one (`bad_request`)", body = Problem, content_type = "application/problem+json"),
+        Unauthenticated,
+        (status = 403, description = "Not an operator token (`forbidden`)", body = Problem, content_type = "application/problem+json"),
+        Unavailable,
+    ),
+    security(("bearer" = [])),
+)]
+pub async fn retry_matching(
+    operator: Operator,
+    body: web::Payload,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    let fields = super::body::json_object(body).await?;
+    let filter: BulkRetry = serde_json::from_value(serde_json::Value::Object(fields))
+        .map_err(|e| AppError::BadRequest(format!("the filter is not one errand understands: {e}")))?;
+    if filter.tenant.is_none() && filter.job_type.is_none() && filter.created_after.is_none() {
+        // Every failed job of every tenant is a bad thing to retry by accident.
+        return Err(AppError::BadRequest("name a tenant, a type or created_after to retry".into()));
+    }
+    let filter = RetryFilter {
+        tenant: filter.tenant,
+        job_type: type_filter(filter.job_type)?,
+        created_after: filter.created_after,
+        created_before: filter.created_before,
+    };
+    let retried = state.store.for_operator(&operator).retry_matching(&filter).await?;
+    Ok(HttpResponse::Ok().json(Retried { retried }))
+}
+
+/// Unfinished jobs per type and state.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct Queues {
+    #[schema(value_type = Vec<Object>)]
+    queues: Vec<QueueCount>,
+}
+
+/// `GET /admin/queues`: per job type and state, the counts of waiting,
+/// retrying and running jobs and the oldest due job's wait, read from the
+/// queue table alone (it holds unfinished jobs only).
+#[utoipa::path(
+    get, path = "/admin/queues", tag = "operators",
+    responses(
+        (status = 200, description = "Counts per type and state", body = Queues),
+        Unauthenticated,
+        (status = 403, description = "Not an operator token (`forbidden`)", body = Problem, content_type = "application/problem+json"),
+        Unavailable,
+    ),
+    security(("bearer" = [])),
+)]
+pub async fn queues(operator: Operator, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
+    Ok(HttpResponse::Ok().json(Queues { queues: state.store.for_operator(&operator).queues().await? }))
+}
+
+fn job_id(path: &str) -> Result<JobId, AppError> {
+    Uuid::parse_str(path).map(JobId).map_err(|_| AppError::NotFound)
+}

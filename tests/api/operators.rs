@@ -1,0 +1,220 @@
+//! The operators' routes: across tenants, for operator tokens only, every
+//! action audited in its own transaction.
+
+use std::time::Duration;
+
+use errand::jobs::HandlerRegistry;
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+use crate::helpers::*;
+
+const WITHIN: Duration = Duration::from_secs(20);
+
+async fn json_of(response: reqwest::Response) -> Value {
+    assert_eq!(response.status(), StatusCode::OK, "{}", response.url());
+    response.json().await.unwrap()
+}
+
+/// An app whose sleep jobs fail fast and for good (three quick attempts).
+async fn failing_app(configure: impl FnOnce(&mut errand::config::Settings)) -> TestApp {
+    spawn_app_with(
+        |s| {
+            s.job_types.get_mut("sleep").unwrap().max_attempts = 3;
+            configure(s);
+        },
+        HandlerRegistry::builtin(),
+    )
+    .await
+}
+
+#[actix_web::test]
+async fn operator_and_user_tokens_each_keep_to_their_own_routes() {
+    let app = spawn_app().await;
+    let (alice, ops) = (token("acme", "alice"), operator_token("olga"));
+    assert_problem(app.get(&alice, "/admin/jobs").await, StatusCode::FORBIDDEN, "forbidden").await;
+    assert_problem(app.post(&alice, "/admin/jobs/retry").await, StatusCode::FORBIDDEN, "forbidden").await;
+    assert_problem(app.get_without_token("/admin/queues").await, StatusCode::UNAUTHORIZED, "unauthorized").await;
+    for path in ["/jobs", "/notifications"] {
+        let refused = assert_problem(app.get(&ops, path).await, StatusCode::FORBIDDEN, "forbidden").await;
+        assert!(refused["detail"].as_str().unwrap().contains("operator"), "{refused}");
+    }
+    assert_problem(app.submit(&ops, "noop", "k", json!({})).await, StatusCode::FORBIDDEN, "forbidden").await;
+    assert_eq!(app.get(&ops, "/admin/queues").await.status(), StatusCode::OK);
+
+    // `errand token --operator` makes one.
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_errand"))
+        .args(["token", "--operator", "--user", "olga"])
+        .env("ERRAND_AUTH__JWT_SECRET", SECRET)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let made = String::from_utf8(output.stdout).unwrap();
+    assert_eq!(app.get(made.trim(), "/admin/queues").await.status(), StatusCode::OK);
+    assert_eq!(app.get(made.trim(), "/jobs").await.status(), StatusCode::FORBIDDEN);
+}
+
+#[actix_web::test]
+async fn an_operator_lists_any_tenants_jobs_by_filter_newest_first_in_pages() {
+    let app = spawn_app_with(|s| s.workers.global_limit = 0, HandlerRegistry::builtin()).await;
+    let ops = operator_token("olga");
+    let (alice, bob) = (token("acme", "alice"), token("globex", "bob"));
+    let mut acme = Vec::new();
+    for _ in 0..3 {
+        acme.push(app.create(&alice, "noop", json!({})).await);
+    }
+    let globex = app.create(&bob, "sleep", json!({"ms": 1})).await;
+    let all = json_of(app.get(&ops, "/admin/jobs").await).await;
+    let ids: Vec<&str> = all["jobs"].as_array().unwrap().iter().map(|j| j["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, [globex.as_str(), &acme[2], &acme[1], &acme[0]], "every tenant's, newest first");
+    assert_eq!((all["jobs"][0]["tenant"].as_str(), all["jobs"][0]["user"].as_str()), (Some("globex"), Some("bob")));
+
+    let page = json_of(app.get(&ops, "/admin/jobs?tenant=acme&limit=2").await).await;
+    assert_eq!(page["jobs"].as_array().unwrap().len(), 2);
+    let cursor = page["next_cursor"].as_str().unwrap();
+    let rest = json_of(app.get(&ops, &format!("/admin/jobs?tenant=acme&limit=2&cursor={cursor}")).await).await;
+    assert_eq!(rest["jobs"][0]["id"], acme[0].as_str());
+    assert!(rest["next_cursor"].is_null());
+    let sleeps = json_of(app.get(&ops, "/admin/jobs?type=sleep&status=processing").await).await;
+    assert_eq!(sleeps["jobs"].as_array().unwrap().len(), 1);
+    let future = json_of(app.get(&ops, "/admin/jobs?created_after=2999-01-01T00:00:00Z").await).await;
+    assert!(future["jobs"].as_array().unwrap().is_empty());
+    let past = json_of(app.get(&ops, "/admin/jobs?created_before=2000-01-01T00:00:00Z").await).await;
+    assert!(past["jobs"].as_array().unwrap().is_empty());
+    assert_problem(app.get(&ops, "/admin/jobs?created_after=yesterday").await, StatusCode::BAD_REQUEST, "bad_request")
+        .await;
+
+    let queues = json_of(app.get(&ops, "/admin/queues").await).await;
+    let count = |job_type: &str| {
+        queues["queues"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|q| q["job_type"] == job_type && q["state"] == "available")
+            .cloned()
+    };
+    assert_eq!(count("noop").unwrap()["jobs"], 3);
+    assert_eq!(count("sleep").unwrap()["jobs"], 1);
+    assert!(count("noop").unwrap()["oldest_due_seconds"].as_f64().unwrap() >= 0.0);
+}
+
+#[actix_web::test]
+async fn an_operator_retry_runs_a_failed_job_again_and_it_ends_with_a_notification_of_its_own() {
+    let app = failing_app(|_| {}).await;
+    let (alice, ops) = (token("acme", "alice"), operator_token("olga"));
+    let response = app.submit(&alice, "sleep", "the-one-intent", json!({"ms": 1, "fail_times": 100})).await;
+    let id = id_of(response).await;
+    assert_eq!(app.wait_until_finished(&alice, &id, WITHIN).await["status"], "failed");
+    let detail = json_of(app.get(&ops, &format!("/admin/jobs/{id}")).await).await;
+    let errors: Vec<&str> =
+        detail["attempt_errors"].as_array().unwrap().iter().map(|e| e["error"].as_str().unwrap()).collect();
+    assert_eq!(errors, ["planned failure 1 of 100", "planned failure 2 of 100", "planned failure 3 of 100"]);
+
+    let retried = json_of(app.post(&ops, &format!("/admin/jobs/{id}/retry")).await).await;
+    assert_eq!((retried["id"].as_str(), retried["status"].as_str()), (Some(id.as_str()), Some("processing")));
+    let again = app.wait_until_finished(&alice, &id, WITHIN).await;
+    assert_eq!((again["status"].as_str(), again["attempts"].as_i64()), (Some("failed"), Some(3)), "a fresh budget");
+    let replay = app.submit(&alice, "sleep", "the-one-intent", json!({"ms": 1, "fail_times": 100})).await;
+    assert_eq!(id_of(replay).await, id, "the same job under the same key");
+    let feed: Value = app.get(&alice, "/notifications").await.json().await.unwrap();
+    let ends: Vec<&str> =
+        feed["notifications"].as_array().unwrap().iter().map(|n| n["job_id"].as_str().unwrap()).collect();
+    assert_eq!(ends, [id.as_str(), id.as_str()], "the new end, and the old one kept");
+    let detail = json_of(app.get(&ops, &format!("/admin/jobs/{id}")).await).await;
+    assert_eq!(detail["attempt_errors"].as_array().unwrap().len(), 6, "both runs' attempts");
+
+    let done = app.create(&alice, "noop", json!({})).await;
+    app.wait_until_finished(&alice, &done, WITHIN).await;
+    assert_problem(
+        app.post(&ops, &format!("/admin/jobs/{done}/retry")).await,
+        StatusCode::CONFLICT,
+        "job_not_retryable",
+    )
+    .await;
+    let missing = uuid::Uuid::now_v7();
+    assert_problem(app.post(&ops, &format!("/admin/jobs/{missing}/retry")).await, StatusCode::NOT_FOUND, "not_found")
+        .await;
+    let audit: Vec<(String, String, i32)> = app
+        .db
+        .client()
+        .await
+        .query("SELECT operator, action, affected FROM operator_actions ORDER BY id", &[])
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| (r.get(0), r.get(1), r.get(2)))
+        .collect();
+    let olga = |affected| ("olga".to_owned(), "retry".to_owned(), affected);
+    assert_eq!(audit, [olga(1), olga(0), olga(0)], "every action, done or not");
+}
+
+#[actix_web::test]
+async fn an_operators_cancel_tells_the_owner_once_in_app_and_by_email() {
+    let mail = MailServer::start().await;
+    let app = spawn_app_with(
+        |s| {
+            email_to(mail.smtp_port)(s);
+            s.workers.global_limit = 0;
+        },
+        HandlerRegistry::builtin(),
+    )
+    .await;
+    let (alice, ops) = (token_for("acme", "alice", "alice@example.com"), operator_token("olga"));
+    let id = app.create(&alice, "noop", json!({})).await;
+    let cancelled = json_of(app.post(&ops, &format!("/admin/jobs/{id}/cancel")).await).await;
+    assert_eq!(cancelled["status"], "cancelled");
+    assert_eq!(app.post(&ops, &format!("/admin/jobs/{id}/cancel")).await.status(), StatusCode::OK, "idempotent");
+    let feed: Value = app.get(&alice, "/notifications").await.json().await.unwrap();
+    assert_eq!(feed["unread_count"], 1);
+    let notification = &feed["notifications"][0];
+    assert_eq!(
+        (notification["job_status"].as_str(), notification["title"].as_str()),
+        (Some("cancelled"), Some("Your test job was cancelled"))
+    );
+    let emails = mail.wait_for(1, WITHIN).await;
+    assert_eq!(emails[0]["subject"], "Your test job was cancelled");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(mail.emails().await.len(), 1, "once");
+    let audited: i64 =
+        app.db.scalar("SELECT count(*) FROM operator_actions WHERE action = 'cancel' AND operator = 'olga'", &[]).await;
+    assert_eq!(audited, 2);
+}
+
+#[actix_web::test]
+async fn a_bulk_retry_takes_the_failed_jobs_its_filter_names_in_batches_and_says_how_many() {
+    let app = spawn_app_with(|s| s.workers.global_limit = 0, HandlerRegistry::builtin()).await;
+    let ops = operator_token("olga");
+    // More failed jobs than one batch holds, written directly: 1,201 of acme's exports, one of globex's.
+    let client = app.db.client().await;
+    client
+        .batch_execute(
+            "INSERT INTO jobs (id, tenant_id, user_id, idempotency_key, fingerprint, job_type, params, state,
+                               max_attempts, attempt, finished_at, error_message)
+             SELECT errand_uuid_v7(), t, 'alice', 'k' || g, '\\x00', 'sleep', '{}', 'failed', 3, 3, now(), 'boom'
+             FROM generate_series(1, 1201) AS g, unnest(ARRAY['acme']) AS t;
+             INSERT INTO jobs (id, tenant_id, user_id, idempotency_key, fingerprint, job_type, params, state,
+                               max_attempts, attempt, finished_at, error_message)
+             VALUES (errand_uuid_v7(), 'globex', 'bob', 'k', '\\x00', 'sleep', '{}', 'failed', 3, 3, now(), 'boom')",
+        )
+        .await
+        .unwrap();
+    assert_problem(app.post_json(&ops, "/admin/jobs/retry", json!({})).await, StatusCode::BAD_REQUEST, "bad_request")
+        .await;
+    let answer =
+        json_of(app.post_json(&ops, "/admin/jobs/retry", json!({"tenant": "acme", "type": "sleep"})).await).await;
+    assert_eq!(answer["retried"], 1201);
+    let queued: i64 = app.db.scalar("SELECT count(*) FROM job_queue WHERE tenant_id = 'acme'", &[]).await;
+    assert_eq!(queued, 1201);
+    let globex: String = app.db.scalar("SELECT state::text FROM jobs WHERE tenant_id = 'globex'", &[]).await;
+    assert_eq!(globex, "failed", "outside the filter");
+    let (filter, affected): (Value, i32) = {
+        let row = client
+            .query_one("SELECT filter, affected FROM operator_actions WHERE action = 'bulk_retry'", &[])
+            .await
+            .unwrap();
+        (row.get(0), row.get(1))
+    };
+    assert_eq!((filter["tenant"].as_str(), filter["job_type"].as_str(), affected), (Some("acme"), Some("sleep"), 1201));
+    let again = json_of(app.post_json(&ops, "/admin/jobs/retry", json!({"tenant": "acme"})).await).await;
+    assert_eq!(again["retried"], 0, "nothing failed is left");
+}
