@@ -4,7 +4,8 @@
 #
 #   errand_drain <database> <jobs> <tenants> <processes> [label]
 #
-# migrates a fresh database, inserts <jobs> no-op jobs spread round-robin over
+# migrates a fresh database, inserts <jobs> jobs (no-op ones, or of the type
+# ERRAND_DRAIN_TYPE with params ERRAND_DRAIN_PARAMS) spread round-robin over
 # <tenants> tenants (one statement, then ANALYZE), starts <processes> errand
 # processes on it (settings from the environment, e.g. ERRAND_WORKERS__TENANT_LIMIT),
 # waits until the queue is empty and prints
@@ -25,13 +26,14 @@ errand_stop_drain() {
 
 errand_drain() {
   local db=$1 jobs=$2 tenants=$3 processes=$4 label=${5:-drain} url started i
+  local job_type=${ERRAND_DRAIN_TYPE:-noop} params=${ERRAND_DRAIN_PARAMS:-'{}'}
   url=$base/$db
   psql "$base/postgres" -Xqc "CREATE DATABASE $db"
-  ERRAND_DATABASE__URL=$url "$bin/errand" migrate >/dev/null
-  psql "$url" -Xq -v jobs="$jobs" -v tenants="$tenants" <<'SQL'
+  RUST_LOG=warn ERRAND_DATABASE__URL=$url "$bin/errand" migrate >/dev/null
+  psql "$url" -Xq -v jobs="$jobs" -v tenants="$tenants" -v job_type="$job_type" -v params="$params" <<'SQL'
 WITH recorded AS (
     INSERT INTO jobs (id, tenant_id, user_id, idempotency_key, fingerprint, job_type, params, max_attempts)
-    SELECT errand_uuid_v7(), 'tenant-' || (i % :tenants), 'bench', 'drain-' || i, '\x00', 'noop', '{}', 3
+    SELECT errand_uuid_v7(), 'tenant-' || (i % :tenants), 'bench', 'drain-' || i, '\x00', :'job_type', :'params', 3
     FROM generate_series(1, :jobs) AS i
     RETURNING id, tenant_id, job_type, run_at
 )

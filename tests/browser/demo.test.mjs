@@ -207,15 +207,20 @@ test("the completion email's link downloads the file in a fresh browser without 
   const { jobs: [job] } = await api.get(`/jobs?type=${EXPORT}`);
   const email = await harness.mail.waitFor('the completion email', (e) => e.to?.some((to) => to.address === 'eve@example.com'));
 
-  if (screenshots) {
-    const preview = await harness.browser.newPage({ viewport: { width: 720, height: 420 } });
-    await preview.setContent(email.html);
-    await preview.screenshot({ path: path.join(screenshots, 'email.png'), fullPage: true });
-    await preview.close();
-  }
-
   const link = email.text.match(/https?:\/\/\S+/)?.[0];
   assert.ok(link?.startsWith(`${harness.baseUrl}/links/jobs/${job.id}?`), `a signed link to the job, not ${link}`);
+
+  // The HTML part, rendered as a mail client would: what, how big, until when, and the same link.
+  const preview = await harness.browser.newPage({ viewport: { width: 720, height: 420 } });
+  await preview.setContent(email.html);
+  assert.equal(await preview.getByRole('link', { name: 'Download' }).getAttribute('href'), link);
+  const shown = await preview.locator('body').innerText();
+  for (const expected of [`${job.result.row_count.toLocaleString('en-US')} rows`, job.result.file_name, 'the link works until']) {
+    assert.ok(shown.includes(expected), `the email shows ${expected}: ${shown}`);
+  }
+  if (screenshots) await preview.screenshot({ path: path.join(screenshots, 'email.png'), fullPage: true });
+  await preview.close();
+
   const stranger = await harness.browser.newContext();
   const fresh = await stranger.newPage();
   const [saved] = await Promise.all([fresh.waitForEvent('download'), fresh.goto(link).catch(() => {})]);
