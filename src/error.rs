@@ -43,6 +43,10 @@ pub enum AppError {
     AlreadyEnded(&'static str),
     #[error("only failed or cancelled jobs can be retried; this one is {0}")]
     NotRetryable(&'static str),
+    #[error(
+        "this lease is no longer yours (it expired and the job was given to another worker, or the job ended): stop, and change nothing"
+    )]
+    LeaseLost,
     #[error("{0}")]
     Forbidden(String),
     #[error("this route does not answer {method}; it answers {allow}")]
@@ -71,6 +75,7 @@ impl AppError {
             Self::ResultExpired => ("result_expired", S::GONE, "Result expired"),
             Self::AlreadyEnded(_) => ("job_already_ended", S::CONFLICT, "Job already ended"),
             Self::NotRetryable(_) => ("job_not_retryable", S::CONFLICT, "Job not retryable"),
+            Self::LeaseLost => ("lease_lost", S::CONFLICT, "Lease lost"),
             Self::Forbidden(_) => ("forbidden", S::FORBIDDEN, "Forbidden"),
             Self::MethodNotAllowed { .. } => ("method_not_allowed", S::METHOD_NOT_ALLOWED, "Method not allowed"),
             Self::Unavailable(_) => ("unavailable", S::SERVICE_UNAVAILABLE, "Service unavailable"),

@@ -6,7 +6,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use clap::{Parser, Subcommand};
 use errand::config::Settings;
-use errand::http::{Claims, OperatorClaims, TokenIssuer};
+use errand::http::{Claims, OperatorClaims, TokenIssuer, WorkerClaims};
 use errand::jobs::HandlerRegistry;
 use errand::startup::Application;
 use errand::store::Store;
@@ -36,7 +36,7 @@ enum Command {
     /// Print a signed API token for local use: a tenant's user's, or with
     /// `--operator` an operator's (for `/admin`, across tenants).
     Token {
-        #[arg(long, required_unless_present = "operator")]
+        #[arg(long, required_unless_present_any = ["operator", "worker"])]
         tenant: Option<String>,
         #[arg(long)]
         user: String,
@@ -51,8 +51,14 @@ enum Command {
         #[arg(long)]
         link: bool,
         /// An operator's token (`scope: operator`): no tenant, the `/admin` routes only.
-        #[arg(long, conflicts_with_all = ["tenant", "email", "link"])]
+        #[arg(long, conflicts_with_all = ["tenant", "email", "link", "worker"])]
         operator: bool,
+        /// An external worker's token (`scope: worker`), for the `/worker/v1` routes only.
+        #[arg(long, requires = "types", conflicts_with_all = ["tenant", "email", "link"])]
+        worker: bool,
+        /// The job types a worker token may take, e.g. `render_invoice,send_batch`.
+        #[arg(long, value_delimiter = ',', requires = "worker")]
+        types: Vec<String>,
     },
 }
 
@@ -73,10 +79,11 @@ fn main() -> ExitCode {
     // A token needs only the secret: from the environment it works in any
     // directory, without a configuration file.
     // (A link also needs `http.public_base_url`: it reads the configuration.)
-    if let Command::Token { tenant, user, email, ttl, link: false, operator } = &cli.command
+    if let Command::Token { tenant, user, email, ttl, link: false, operator, worker, types } = &cli.command
         && let Ok(secret) = std::env::var("ERRAND_AUTH__JWT_SECRET")
     {
-        let kind = TokenFor::of(tenant.clone(), user.clone(), email.clone(), *operator);
+        let worker_types = worker.then(|| types.clone());
+        let kind = TokenFor::of(tenant.clone(), user.clone(), email.clone(), *operator, worker_types);
         return exit_code(token(&secret, kind, *ttl).map(|t| println!("{t}")));
     }
     let settings = match Settings::load(&cli.config) {
@@ -99,8 +106,8 @@ fn main() -> ExitCode {
         Command::Demo { command: DemoCommand::Seed { tenants, rows } } => {
             actix_web::rt::System::new().block_on(seed(settings, tenants, rows))
         }
-        Command::Token { tenant, user, email, ttl, link, operator } => {
-            let kind = TokenFor::of(tenant, user, email, operator);
+        Command::Token { tenant, user, email, ttl, link, operator, worker, types } => {
+            let kind = TokenFor::of(tenant, user, email, operator, worker.then_some(types));
             token(settings.auth.jwt_secret.expose_secret(), kind, ttl).map(|token| {
                 if link {
                     println!("{}#token={token}", settings.http.public_base_url.join_path("/"));
@@ -151,13 +158,21 @@ async fn seed(settings: Settings, tenants: u32, rows: u64) -> Result<(), AnyErro
 enum TokenFor {
     User { tenant: String, user: String, email: Option<String> },
     Operator { name: String },
+    Worker { name: String, types: Vec<String> },
 }
 
 impl TokenFor {
-    fn of(tenant: Option<String>, user: String, email: Option<String>, operator: bool) -> Self {
-        match (operator, tenant) {
-            (false, Some(tenant)) => Self::User { tenant, user, email },
-            // clap requires a tenant unless --operator.
+    fn of(
+        tenant: Option<String>,
+        user: String,
+        email: Option<String>,
+        operator: bool,
+        worker: Option<Vec<String>>,
+    ) -> Self {
+        match (operator, worker, tenant) {
+            (false, Some(types), _) => Self::Worker { name: user, types },
+            (false, None, Some(tenant)) => Self::User { tenant, user, email },
+            // clap requires a tenant unless --operator or --worker.
             _ => Self::Operator { name: user },
         }
     }
@@ -169,6 +184,9 @@ fn token(secret: &str, kind: TokenFor, ttl: Duration) -> Result<String, AnyError
     Ok(match kind {
         TokenFor::User { tenant, user, email } => issuer.issue(&Claims { sub: user, tenant, email, exp })?,
         TokenFor::Operator { name } => issuer.issue(&OperatorClaims { sub: name, scope: "operator".into(), exp })?,
+        TokenFor::Worker { name, types } => {
+            issuer.issue(&WorkerClaims { sub: name, scope: "worker".into(), types, exp })?
+        }
     })
 }
 

@@ -14,7 +14,7 @@ use crate::actors::{
 use crate::config::StorageBackend;
 use crate::config::{ConfigError, Settings, invalid};
 use crate::db::{self, MigrateError};
-use crate::http::{self, AppState};
+use crate::http::{self, AppParts, AppState};
 use crate::jobs::{ExportEnv, HandlerRegistry, JobTypes};
 use crate::links::JobLinks;
 use crate::mail::SmtpMailer;
@@ -129,12 +129,15 @@ impl Application {
         };
         let notifier = Notifier::new(store.clone(), mailer).start();
         let w = &settings.workers;
+        let work_arrived = std::sync::Arc::new(tokio::sync::Notify::new());
         let dispatcher_settings = DispatcherSettings {
             global_limit: w.global_limit,
             tenant_limit: w.tenant_limit,
             lease: w.lease,
             poll_interval: w.poll_interval,
             type_limits: std::sync::Arc::new(job_types.limits()),
+            in_process_types: std::sync::Arc::new(job_types.in_process()),
+            work_arrived: work_arrived.clone(),
         };
         // The dispatcher and the registry point at each other (claims go
         // down, freed slots come back up): make the dispatcher's mailbox
@@ -171,9 +174,17 @@ impl Application {
         spawn_listener(settings.database.url.clone(), listeners);
 
         let closing_streams = tokio_util::sync::CancellationToken::new();
-        let state = AppState::new(registry.clone(), notifier, store, job_types, storage, links, &settings)
-            .map_err(|e| invalid("auth.jwt_secret", e.to_string()))?
-            .closing_streams_on(closing_streams.clone());
+        let parts = AppParts {
+            registry: registry.clone(),
+            notifier,
+            store,
+            job_types,
+            storage,
+            links,
+            work_arrived,
+            closing_streams: closing_streams.clone(),
+        };
+        let state = AppState::new(parts, &settings).map_err(|e| invalid("auth.jwt_secret", e.to_string()))?;
         let state = web::Data::new(state);
         let listener = TcpListener::bind(settings.http.bind)
             .map_err(|source| StartupError::Bind { bind: settings.http.bind, source })?;

@@ -48,6 +48,10 @@ pub struct DispatcherSettings {
     pub poll_interval: Duration,
     /// Job types limited across all processes (shared: every claim reads them).
     pub type_limits: std::sync::Arc<TypeLimits>,
+    /// The job types this process runs (external ones are left to external workers).
+    pub in_process_types: std::sync::Arc<Vec<String>>,
+    /// Woken with every wake-up of the dispatcher: the worker API's waiting claims.
+    pub work_arrived: std::sync::Arc<tokio::sync::Notify>,
 }
 
 /// Fewest tenants one claim considers: enough that one tenant at its limit
@@ -121,6 +125,7 @@ impl Dispatcher {
         let (store, owner, tenant_limit, lease) =
             (self.store.clone(), self.owner, self.settings.tenant_limit, self.settings.lease);
         let type_limits = self.settings.type_limits.clone();
+        let in_process = self.settings.in_process_types.clone();
         let after_tenant = self.after_tenant.clone();
         async move {
             let request = ClaimRequest {
@@ -131,6 +136,7 @@ impl Dispatcher {
                 after_tenant: &after_tenant,
                 tenants: free.clamp(MIN_TENANTS_PER_CLAIM, MAX_TENANTS_PER_CLAIM),
                 type_limits: &type_limits,
+                only_types: Some(&in_process),
             };
             store.queue().claim(&request).await
         }
@@ -224,6 +230,7 @@ impl Handler<WorkAvailable> for Dispatcher {
     type Result = ();
 
     fn handle(&mut self, _: WorkAvailable, ctx: &mut Self::Context) {
+        self.settings.work_arrived.notify_waiters();
         // An idle process claims at once (latency); a busy one lets a burst
         // of submissions gather into one claim (throughput).
         if self.running == 0 {

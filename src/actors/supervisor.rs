@@ -186,9 +186,11 @@ impl Handler<SubmitJob> for JobSupervisor {
         let checked = self.check_tenant(&msg.caller);
         let job_type = self.job_type(&msg.job_type);
         let (intake, work_available) = (self.deps.intake.clone(), self.deps.work_available.clone());
+        let store = self.deps.store.clone();
         Box::pin(async move {
             checked?;
             let job_type = job_type.ok_or_else(|| SubmitError::UnknownType(msg.job_type.clone()))?;
+            let external = job_type.handler.is_none();
             job_type.validate_params(&msg.params)?;
             let job = NewJob {
                 caller: msg.caller,
@@ -207,6 +209,10 @@ impl Handler<SubmitJob> for JobSupervisor {
             if matches!(submission, Submission::Created(_)) {
                 // Committed first, then the wake-up: the job cannot be lost if it is dropped.
                 work_available.do_send(WorkAvailable);
+                // External workers may be waiting on any process: tell them all.
+                if external && let Err(error) = store.queue().announce_work().await {
+                    tracing::warn!(%error, "could not announce an external job; waiting claims look again within a second");
+                }
             }
             Ok(submission)
         })

@@ -189,7 +189,14 @@ impl Actor for JobWorker {
             attempt = self.job.attempt,
             tenant = %self.job.tenant,
         );
-        let run = tracing::Instrument::instrument(self.job_type.handler.run(self.context()), span);
+        let Some(handler) = self.job_type.handler.clone() else {
+            // Claims leave external types to external workers: only a process
+            // configured otherwise than the one that recorded the job lands here.
+            tracing::error!(job = %self.job.id, "no handler in this process for an external job type");
+            let error = "this job type is run by external workers, not by errand".to_owned();
+            return self.finish(Outcome::Retry { error, delay: self.job_type.retry.next_delay(self.job.attempt) }, ctx);
+        };
+        let run = tracing::Instrument::instrument(handler.run(self.context()), span);
         let handle = handler_runtime().spawn(tokio::time::timeout(self.job_type.timeout, run));
         let abort = handle.abort_handle();
         let holder = ctx.address().recipient();

@@ -205,6 +205,30 @@ impl Authenticator {
         })
     }
 
+    /// The external worker an `Authorization: Bearer` token names: its
+    /// `scope` must hold `worker`, and its `types` claim lists the job types
+    /// it may take; any other valid token gets 403.
+    pub async fn worker(&self, authorization: Option<&str>) -> Result<ExternalWorker, AppError> {
+        let claims = self.claims(authorization).await?;
+        if TokenKind::special(&claims) != Some(TokenKind::Worker) {
+            return Err(AppError::Forbidden(
+                "this route is for external workers (a token whose scope is worker)".into(),
+            ));
+        }
+        let name = claims.get(&self.claim_names.user).and_then(Value::as_str).and_then(|u| UserId::parse(u).ok());
+        let name = name.ok_or(AppError::Unauthorized("the token's user claim is missing or invalid"))?;
+        let types = claims
+            .get("types")
+            .and_then(Value::as_array)
+            .map(|types| types.iter().filter_map(Value::as_str).map(str::to_owned).collect::<Vec<_>>());
+        Ok(ExternalWorker {
+            name,
+            types: types
+                .filter(|t| !t.is_empty())
+                .ok_or(AppError::Unauthorized("a worker token lists its job types in `types`"))?,
+        })
+    }
+
     /// The operator an `Authorization: Bearer` token names: its `scope`
     /// must hold `operator`; any other valid token gets 403.
     pub async fn operator(&self, authorization: Option<&str>) -> Result<Operator, AppError> {
@@ -222,12 +246,20 @@ impl Authenticator {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum TokenKind {
     Operator,
+    Worker,
 }
 
 impl TokenKind {
     fn special(claims: &Map<String, Value>) -> Option<Self> {
         let scope = claims.get("scope").and_then(Value::as_str).unwrap_or_default();
-        scope.split_ascii_whitespace().any(|s| s == "operator").then_some(Self::Operator)
+        let has = |wanted: &str| scope.split_ascii_whitespace().any(|s| s == wanted);
+        if has("operator") {
+            Some(Self::Operator)
+        } else if has("worker") {
+            Some(Self::Worker)
+        } else {
+            None
+        }
     }
 }
 
@@ -235,6 +267,7 @@ impl std::fmt::Display for TokenKind {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
             Self::Operator => "operator",
+            Self::Worker => "worker",
         })
     }
 }
@@ -273,6 +306,42 @@ impl FromRequest for Operator {
             auth.operator(authorization.as_deref()).await
         })
     }
+}
+
+/// An external worker, as its token names it.
+#[derive(Debug, Clone)]
+pub struct ExternalWorker {
+    /// The token's `sub`.
+    pub name: UserId,
+    /// The job types it may take.
+    pub types: Vec<String>,
+}
+
+impl FromRequest for ExternalWorker {
+    type Error = AppError;
+    type Future = LocalBoxFuture<'static, Result<Self, AppError>>;
+
+    fn from_request(req: &HttpRequest, _payload: &mut Payload) -> Self::Future {
+        let auth = req.app_data::<web::Data<AppState>>().map(|state| state.auth.clone());
+        let authorization = authorization(req);
+        Box::pin(async move {
+            let auth = auth.ok_or_else(|| AppError::Internal("AppState missing".into()))?;
+            auth.worker(authorization.as_deref()).await
+        })
+    }
+}
+
+/// A worker token's claims (for `errand token --worker` and tests).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct WorkerClaims {
+    /// The worker's name.
+    pub sub: String,
+    /// `worker`.
+    pub scope: String,
+    /// The job types it may take.
+    pub types: Vec<String>,
+    /// Expiry, seconds since the epoch.
+    pub exp: u64,
 }
 
 /// An operator token's claims (for `errand token --operator` and tests).

@@ -17,11 +17,12 @@ mod notifications;
 mod openapi;
 mod page;
 mod request_id;
+mod worker_api;
 
 use actix::prelude::*;
 use actix_web::{FromRequest, HttpRequest, HttpResponse, Resource, Responder, web};
 
-pub use auth::{Claims, OperatorClaims, TokenIssuer};
+pub use auth::{Claims, ExternalWorker, OperatorClaims, TokenIssuer, WorkerClaims};
 pub use request_id::request_id;
 
 use crate::actors::{Notifier, SupervisorFor, SupervisorRegistry};
@@ -51,38 +52,47 @@ pub struct AppState {
     pub openapi: web::Bytes,
     /// Cancelled when the process shuts down: live streams end.
     pub closing_streams: tokio_util::sync::CancellationToken,
+    /// The worker API's claims.
+    pub external: std::sync::Arc<worker_api::ExternalClaims>,
+}
+
+/// What start-up hands the HTTP side: the actors and stores it talks to.
+pub struct AppParts {
+    pub registry: Addr<SupervisorRegistry>,
+    pub notifier: Addr<Notifier>,
+    pub store: Store,
+    pub job_types: JobTypes,
+    pub storage: Storage,
+    pub links: JobLinks,
+    /// Woken with the dispatcher's wake-ups: waiting worker API claims look again.
+    pub work_arrived: std::sync::Arc<tokio::sync::Notify>,
+    /// Cancelled at shutdown: live streams end.
+    pub closing_streams: tokio_util::sync::CancellationToken,
 }
 
 impl AppState {
-    pub fn new(
-        registry: Addr<SupervisorRegistry>,
-        notifier: Addr<Notifier>,
-        store: Store,
-        job_types: JobTypes,
-        storage: Storage,
-        links: JobLinks,
-        settings: &Settings,
-    ) -> Result<Self, jsonwebtoken::errors::Error> {
-        let openapi = web::Bytes::from(serde_json::to_vec(&openapi::document(&job_types)).unwrap_or_default());
+    pub fn new(parts: AppParts, settings: &Settings) -> Result<Self, jsonwebtoken::errors::Error> {
+        let openapi = web::Bytes::from(serde_json::to_vec(&openapi::document(&parts.job_types)).unwrap_or_default());
+        let external = worker_api::ExternalClaims::new(
+            settings.workers.lease,
+            settings.workers.tenant_limit,
+            std::sync::Arc::new(parts.job_types.limits()),
+            parts.work_arrived,
+        );
         Ok(Self {
-            registry,
-            notifier,
-            store,
-            job_types,
+            registry: parts.registry,
+            notifier: parts.notifier,
+            store: parts.store,
+            job_types: parts.job_types,
             stream: settings.notifications.clone(),
             auth: auth::Authenticator::new(&settings.auth)?,
-            storage,
+            storage: parts.storage,
             url_expiry: settings.storage.url_expiry,
-            links,
+            links: parts.links,
             openapi,
-            closing_streams: tokio_util::sync::CancellationToken::new(),
+            closing_streams: parts.closing_streams,
+            external: std::sync::Arc::new(external),
         })
-    }
-
-    /// Live streams end when `token` is cancelled (at shutdown).
-    pub fn closing_streams_on(mut self, token: tokio_util::sync::CancellationToken) -> Self {
-        self.closing_streams = token;
-        self
     }
 
     /// A fresh signed URL of a job's result file.
@@ -151,6 +161,14 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
                 .service(post("/jobs/{id}/retry", admin::retry))
                 .service(post("/jobs/{id}/cancel", admin::cancel))
                 .service(get("/queues", admin::queues)),
+        )
+        .service(
+            web::scope("/worker/v1")
+                .service(post("/claim", worker_api::claim))
+                .service(post("/jobs/{id}/heartbeat", worker_api::heartbeat))
+                .service(post("/jobs/{id}/progress", worker_api::progress))
+                .service(post("/jobs/{id}/complete", worker_api::complete))
+                .service(post("/jobs/{id}/fail", worker_api::fail)),
         )
         .service(get("/files/{key:.*}", files::download))
         .service(get("/links/jobs/{id}", links::open))

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use utoipa::OpenApi;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 
-use super::{admin, files, health, jobs, links, notifications};
+use super::{admin, files, health, jobs, links, notifications, worker_api};
 use crate::jobs::JobTypes;
 
 #[derive(OpenApi)]
@@ -20,6 +20,7 @@ use crate::jobs::JobTypes;
         notifications::stream_ticket, notifications::stream,
         health::healthz, health::readyz, health::metrics,
         admin::list, admin::get, admin::retry, admin::cancel, admin::retry_matching, admin::queues,
+        worker_api::claim, worker_api::heartbeat, worker_api::progress, worker_api::complete, worker_api::fail,
     ),
     modifiers(&BearerJwt),
 )]

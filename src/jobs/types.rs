@@ -11,6 +11,9 @@ use super::{JobHandler, NoopHandler, RetryPolicy, SleepHandler, SqlExport};
 use crate::config::{ConfigError, JobTypeSettings, invalid};
 use crate::storage::Storage;
 
+/// The `handler` of job types run by workers outside errand.
+pub const EXTERNAL: &str = "external";
+
 /// What `sql_export` job types need: where to write, what to read by default.
 pub struct ExportEnv {
     pub storage: Storage,
@@ -50,7 +53,9 @@ pub struct JobType {
     pub name: String,
     /// For people: "sales report export".
     pub display_name: String,
-    pub handler: Arc<dyn JobHandler>,
+    /// What runs its jobs in errand; `None` for `handler = "external"`:
+    /// workers outside errand claim them through the worker API.
+    pub handler: Option<Arc<dyn JobHandler>>,
     pub retry: RetryPolicy,
     pub timeout: Duration,
     /// Most jobs of this type running at once across all processes.
@@ -161,7 +166,7 @@ impl JobTypes {
     ) -> Result<Self, ConfigError> {
         let mut types = BTreeMap::new();
         for (name, s) in settings {
-            let handler: Arc<dyn JobHandler> = match &s.export {
+            let handler: Option<Arc<dyn JobHandler>> = match &s.export {
                 Some(export) => {
                     let source = match &export.source_database_url {
                         Some(url) => crate::store::Store::connect(secrecy::ExposeSecret::expose_secret(url), 4)
@@ -174,11 +179,12 @@ impl JobTypes {
                     };
                     let export = SqlExport::new(name, export, source, exports.storage.clone(), exports.retention)
                         .map_err(|e| invalid(format!("job_types.{name}.export.query"), e))?;
-                    Arc::new(export)
+                    Some(Arc::new(export))
                 }
-                None => handlers.get(&s.handler).ok_or_else(|| {
+                None if s.handler == EXTERNAL => None,
+                None => Some(handlers.get(&s.handler).ok_or_else(|| {
                     invalid(format!("job_types.{name}.handler"), format!("unknown handler {:?}", s.handler))
-                })?,
+                })?),
             };
             let schema = s
                 .params_schema
@@ -219,6 +225,16 @@ impl JobTypes {
         crate::store::TypeLimits::new(
             self.types.values().filter_map(|t| Some((t.name.clone(), t.concurrency?))).collect::<Vec<_>>(),
         )
+    }
+
+    /// The types whose jobs run in errand (for its dispatcher's claims).
+    pub fn in_process(&self) -> Vec<String> {
+        self.types.values().filter(|t| t.handler.is_some()).map(|t| t.name.clone()).collect()
+    }
+
+    /// Whether jobs of type `name` are run by external workers.
+    pub fn is_external(&self, name: &str) -> bool {
+        self.get(name).is_some_and(|t| t.handler.is_none())
     }
 
     /// The type called `name`, if configured.

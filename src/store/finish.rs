@@ -100,6 +100,9 @@ WITH input AS (
 ), ended AS (
     SELECT q.job_id, q.attempt, q.started_at, i.result, i.delay_ms, j.tenant_id, j.user_id, j.user_email, j.job_type,
            j.run, q.cancel_requested_by, i.error AS attempt_error,
+           -- A worker's end is remembered under its lease (a retried call
+           -- finds it); a rescue's is not: the worker never ended it.
+           CASE WHEN i.rescue THEN NULL ELSE i.lease_id END AS ended_lease_id,
            CASE WHEN q.cancel_requested_by IS NOT NULL AND i.state <> 'completed' THEN 'cancelled' ELSE i.state END
                AS state,
            CASE WHEN q.cancel_requested_by IS NOT NULL AND i.state <> 'completed'
@@ -114,7 +117,7 @@ WITH input AS (
 ), again AS (
     UPDATE job_queue q
     SET state = e.state, run_at = now() + e.delay_ms * interval '1 millisecond', last_error = e.error,
-        lease_id = NULL, lease_owner = NULL, lease_expires_at = NULL
+        lease_id = NULL, lease_owner = NULL, lease_expires_at = NULL, last_lease_id = e.ended_lease_id
     FROM ended e
     WHERE q.job_id = e.job_id AND e.state IN ('available', 'retryable')
 ), dequeued AS (
@@ -124,7 +127,7 @@ WITH input AS (
     UPDATE jobs j
     SET state = e.state, attempt = e.attempt, result = e.result,
         result_expires_at = (e.result->>'expires_at')::timestamptz, error_message = e.error,
-        started_at = e.started_at, finished_at = clock_timestamp()
+        started_at = e.started_at, finished_at = clock_timestamp(), ended_lease_id = e.ended_lease_id
     FROM ended e
     WHERE j.id = e.job_id AND e.state IN ('completed', 'failed', 'cancelled')
     RETURNING j.id, j.tenant_id, j.user_id, j.user_email, j.job_type, j.state, j.error_message, j.run,

@@ -25,7 +25,7 @@ use tokio_postgres::Row;
 use uuid::Uuid;
 
 use super::{Completion, Ender, Outcome, StoreError, WORK_CHANNEL};
-use crate::domain::{JobId, LeaseId, TenantId, UserId};
+use crate::domain::{JobId, JobState, LeaseId, TenantId, UserId};
 use crate::jobs::ProgressReport;
 
 /// A job this process now holds a lease on.
@@ -70,6 +70,8 @@ pub struct ClaimRequest<'a> {
     /// How many tenants with waiting work to consider at most.
     pub tenants: usize,
     pub type_limits: &'a TypeLimits,
+    /// Claim only jobs of these types (`None`: any).
+    pub only_types: Option<&'a [String]>,
 }
 
 /// What a claim took, and where the next claim should start looking.
@@ -91,8 +93,8 @@ pub struct QueueDepth {
 
 /// Claims, in one call of the function `errand_claim` (see
 /// `migrations/V7__claim_function.sql` for its parameters and rows, and how
-/// it locks before it counts).
-const CLAIM: &str = "SELECT * FROM errand_claim($1, $2, $3, $4, $5, $6, $7, $8)";
+/// it locks before it counts; V11 added the types to claim).
+const CLAIM: &str = "SELECT * FROM errand_claim($1, $2, $3, $4, $5, $6, $7, $8, $9)";
 
 /// Extends the leases `$1` (fenced on lease ids `$2`) by `$3` ms; returns the
 /// jobs whose lease was still theirs, and whether a cancel was asked for. Rows are locked in job order, as
@@ -131,9 +133,21 @@ WITH held AS (
     WHERE q.job_id = held.job_id
     RETURNING q.job_id
 )
-SELECT pg_notify('errand_progress', string_agg(DISTINCT left(encode(sha256(convert_to(j.tenant_id || chr(31) || j.user_id, 'UTF8')), 'hex'), 16), ','))
+SELECT count(*) AS written,
+       pg_notify('errand_progress', string_agg(DISTINCT left(encode(sha256(convert_to(j.tenant_id || chr(31) || j.user_id, 'UTF8')), 'hex'), 16), ','))
 FROM written w JOIN jobs j ON j.id = w.job_id
 HAVING count(*) > 0";
+
+/// The running attempt of job `$1` under lease `$2`: its type and number.
+const RUNNING_ATTEMPT: &str = "
+SELECT job_type, attempt FROM job_queue WHERE job_id = $1 AND lease_id = $2 AND state = 'running'";
+
+/// How job `$1` stands if an attempt under lease `$2` was already ended: the
+/// job's end, or (an attempt that will run again) its queue row's state.
+const ENDED_UNDER: &str = "
+SELECT coalesce(q.state, j.state) AS state
+FROM jobs j LEFT JOIN job_queue q ON q.job_id = j.id
+WHERE j.id = $1 AND (j.ended_lease_id = $2 OR q.last_lease_id = $2)";
 
 /// Gives back every job `$1` holds, as if its attempt never started.
 const RELEASE_OWNED: &str = "
@@ -167,7 +181,7 @@ impl Queue<'_> {
         let tenants = i32::try_from(request.tenants).unwrap_or(i32::MAX);
         let tenant_limit = i64::from(request.tenant_limit);
         let (limit, lease) = (request.limit as i64, millis(request.lease));
-        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 8] = [
+        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 9] = [
             &request.after_tenant,
             &tenants,
             &tenant_limit,
@@ -176,6 +190,7 @@ impl Queue<'_> {
             &limit,
             &request.owner,
             &lease,
+            &request.only_types,
         ];
         let rows = client.query(&claim, &params).await?;
         drop(client);
@@ -236,15 +251,38 @@ impl Queue<'_> {
     /// Writes the latest progress of running attempts, each fenced on its
     /// lease, in one statement (see `WRITE_PROGRESS`).
     #[tracing::instrument(skip_all, fields(n = changed.len()))]
-    pub async fn write_progress(&self, changed: &[(JobId, LeaseId, ProgressReport)]) -> Result<(), StoreError> {
+    /// Returns how many of them were still held under their lease.
+    pub async fn write_progress(&self, changed: &[(JobId, LeaseId, ProgressReport)]) -> Result<u64, StoreError> {
         let ids: Vec<Uuid> = changed.iter().map(|(job, _, _)| job.0).collect();
         let leases: Vec<Uuid> = changed.iter().map(|(_, lease, _)| lease.0).collect();
         let reports: Vec<Value> =
             changed.iter().map(|(_, _, report)| serde_json::to_value(report).unwrap_or(Value::Null)).collect();
         let client = self.pool.get().await?;
         let statement = client.prepare_cached(WRITE_PROGRESS).await?;
-        client.query(&statement, &[&ids, &leases, &reports]).await?;
-        Ok(())
+        let row = client.query_opt(&statement, &[&ids, &leases, &reports]).await?;
+        Ok(match row {
+            Some(row) => u64::try_from(row.try_get::<_, i64>("written")?).unwrap_or(0),
+            None => 0,
+        })
+    }
+
+    /// The type and number of job `id`'s attempt running under `lease`, if any.
+    pub async fn running_attempt(&self, id: JobId, lease: LeaseId) -> Result<Option<(String, u32)>, StoreError> {
+        let client = self.pool.get().await?;
+        let row = client.query_opt(&client.prepare_cached(RUNNING_ATTEMPT).await?, &[&id.0, &lease.0]).await?;
+        row.map(|row| {
+            let attempt: i32 = row.try_get("attempt")?;
+            Ok((row.try_get("job_type")?, u32::try_from(attempt).unwrap_or(0)))
+        })
+        .transpose()
+    }
+
+    /// How job `id` stands if its attempt under `lease` already ended (a
+    /// worker's retried call); `None` if that lease never ended it.
+    pub async fn ended_under(&self, id: JobId, lease: LeaseId) -> Result<Option<JobState>, StoreError> {
+        let client = self.pool.get().await?;
+        let row = client.query_opt(&client.prepare_cached(ENDED_UNDER).await?, &[&id.0, &lease.0]).await?;
+        Ok(row.map(|row| row.try_get("state")).transpose()?)
     }
 
     /// Hands back every job `owner` still holds, as if its attempt never

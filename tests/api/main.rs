@@ -22,3 +22,4 @@ mod s3;
 mod shutdown;
 mod submit;
 mod work;
+mod worker_api;

@@ -49,6 +49,7 @@ async fn claim(store: &Store, limit: usize, tenant_limit: u32, lease: Duration) 
         after_tenant: "",
         tenants: 100,
         type_limits: &limits,
+        only_types: None,
     };
     store.queue().claim(&request).await.unwrap().jobs
 }
@@ -116,6 +117,7 @@ async fn claims_walk_the_tenants_a_window_at_a_time_and_come_round_again() {
             after_tenant: &after,
             tenants: 2,
             type_limits: &limits,
+            only_types: None,
         };
         let claim = store.queue().claim(&request).await.unwrap();
         let mut tenants: Vec<String> = claim.jobs.iter().map(|j| j.tenant.to_string()).collect();
@@ -146,6 +148,7 @@ async fn a_type_limit_holds_across_owners_while_other_types_run() {
                 after_tenant: "",
                 tenants: 10,
                 type_limits: limits,
+                only_types: None,
             };
             store.queue().claim(&request).await.unwrap().jobs
         }
@@ -224,6 +227,7 @@ async fn releasing_hands_jobs_back_without_using_an_attempt() {
         after_tenant: "",
         tenants: 10,
         type_limits: &limits,
+        only_types: None,
     };
     assert_eq!(store.queue().claim(&request).await.unwrap().jobs.len(), 2);
     assert_eq!(store.queue().release_all(owner).await.unwrap(), 2);

@@ -1,0 +1,159 @@
+//! The external worker API: job types run outside errand, claimed over HTTP
+//! (long-polled, under the same limits as errand's own claims) and reported
+//! back under their lease, fenced and idempotent.
+
+use std::time::{Duration, Instant};
+
+use errand::jobs::HandlerRegistry;
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+use crate::helpers::*;
+
+fn worker_token(types: &[&str]) -> String {
+    let claims = errand::http::WorkerClaims {
+        sub: "invoice-renderer".into(),
+        scope: "worker".into(),
+        types: types.iter().map(|t| (*t).to_owned()).collect(),
+        exp: now_secs() + 3600,
+    };
+    errand::http::TokenIssuer::new(SECRET).unwrap().issue(&claims).unwrap()
+}
+
+/// An app with the external type `render_invoice` (quick retries, 1 s leases).
+async fn app_with_external_type() -> TestApp {
+    spawn_app_with(
+        |s| {
+            let mut external = job_type("external");
+            external.max_attempts = 3;
+            s.job_types.insert("render_invoice".into(), external);
+            s.workers.lease = Duration::from_secs(1);
+        },
+        HandlerRegistry::builtin(),
+    )
+    .await
+}
+
+async fn claim(app: &TestApp, token: &str, body: Value) -> Vec<Value> {
+    let response = app.post_json(token, "/worker/v1/claim", body).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let claimed: Value = response.json().await.unwrap();
+    claimed["jobs"].as_array().unwrap().clone()
+}
+
+#[actix_web::test]
+async fn worker_tokens_and_the_others_each_keep_to_their_own_routes() {
+    let app = app_with_external_type().await;
+    let (worker, alice, ops) = (worker_token(&["render_invoice"]), token("acme", "alice"), operator_token("olga"));
+    for path in ["/jobs", "/notifications", "/admin/queues"] {
+        assert_problem(app.get(&worker, path).await, StatusCode::FORBIDDEN, "forbidden").await;
+    }
+    for token in [&alice, &ops] {
+        let refused = app.post_json(token, "/worker/v1/claim", json!({"wait": 0})).await;
+        assert_problem(refused, StatusCode::FORBIDDEN, "forbidden").await;
+    }
+    let other_type = app.post_json(&worker, "/worker/v1/claim", json!({"types": ["noop"], "wait": 0})).await;
+    assert_problem(other_type, StatusCode::BAD_REQUEST, "bad_request").await;
+}
+
+#[actix_web::test]
+async fn a_waiting_worker_gets_a_new_job_at_once_and_completes_it_under_its_lease() {
+    let app = app_with_external_type().await;
+    let (worker, alice) = (worker_token(&["render_invoice"]), token("acme", "alice"));
+    let waiting = {
+        let (address, worker) = (app.address.clone(), worker.clone());
+        tokio::spawn(async move {
+            let asked = Instant::now();
+            let response = reqwest::Client::new()
+                .post(format!("{address}/worker/v1/claim"))
+                .bearer_auth(worker)
+                .json(&json!({"wait": 20}))
+                .send()
+                .await
+                .unwrap();
+            (asked, response.json::<Value>().await.unwrap())
+        })
+    };
+    // The claim is waiting (it would answer an empty list after 20 s); submit.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let id = app.create(&alice, "render_invoice", json!({"invoice": 42})).await;
+    let (asked, claimed) = waiting.await.unwrap();
+    assert!(asked.elapsed() < Duration::from_secs(5), "answered when the job came, not at the wait's end");
+    let job = &claimed["jobs"][0];
+    assert_eq!((job["id"].as_str(), job["type"].as_str()), (Some(id.as_str()), Some("render_invoice")));
+    assert_eq!(
+        (job["tenant"].as_str(), job["user"].as_str(), job["attempt"].as_u64()),
+        (Some("acme"), Some("alice"), Some(1))
+    );
+    assert_eq!(job["params"], json!({"invoice": 42}));
+    let lease = job["lease_id"].as_str().unwrap().to_owned();
+    let call = |what: &str| format!("/worker/v1/jobs/{id}/{what}");
+
+    // Held past its 1 s lease by heartbeats: errand's rescuer leaves it alone.
+    for _ in 0..3 {
+        let renewed = app.post_json(&worker, &call("heartbeat"), json!({"lease_id": lease})).await;
+        assert_eq!(renewed.status(), StatusCode::OK);
+        assert_eq!(renewed.json::<Value>().await.unwrap()["cancel_requested"], false);
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        app.ticks.rescue.send(errand::actors::RescueExpired).await.unwrap();
+    }
+    let progress = json!({"lease_id": lease, "done": 2, "total": 3, "message": "pages"});
+    assert_eq!(app.post_json(&worker, &call("progress"), progress).await.status(), StatusCode::NO_CONTENT);
+    let running = app.job(&alice, &id).await;
+    assert_eq!((running["state"].as_str(), running["progress"]["done"].as_u64()), (Some("running"), Some(2)));
+
+    let done = json!({"lease_id": lease, "result": {"pages": 3}});
+    let completed = app.post_json(&worker, &call("complete"), done.clone()).await;
+    assert_eq!(completed.json::<Value>().await.unwrap()["status"], "completed");
+    let again = app.post_json(&worker, &call("complete"), done).await;
+    assert_eq!(again.status(), StatusCode::OK, "a retried call after a network error gets the same answer");
+    assert_eq!(again.json::<Value>().await.unwrap()["status"], "completed");
+    let job = app.job(&alice, &id).await;
+    assert_eq!((job["status"].as_str(), job["attempts"].as_i64()), (Some("completed"), Some(1)));
+    assert_eq!(app.db.notifications_for(&id).await, 1);
+    let stale = json!({"lease_id": uuid::Uuid::new_v4(), "result": {}});
+    assert_problem(app.post_json(&worker, &call("complete"), stale).await, StatusCode::CONFLICT, "lease_lost").await;
+    let forged = json!({"lease_id": lease, "result": {"storage_key": "tenants/b3RoZXI/jobs/x.csv"}});
+    assert_problem(app.post_json(&worker, &call("complete"), forged).await, StatusCode::BAD_REQUEST, "bad_request")
+        .await;
+}
+
+#[actix_web::test]
+async fn failures_retry_within_the_types_attempts_and_a_lost_lease_changes_nothing() {
+    let app = app_with_external_type().await;
+    let (worker, alice) = (worker_token(&["render_invoice"]), token("acme", "alice"));
+    let id = app.create(&alice, "render_invoice", json!({})).await;
+    let call = |what: &str| format!("/worker/v1/jobs/{id}/{what}");
+
+    let first = claim(&app, &worker, json!({"wait": 5})).await;
+    let lease = first[0]["lease_id"].as_str().unwrap().to_owned();
+    let failed = json!({"lease_id": lease, "error": "the printer is on fire", "retryable": true});
+    let answer: Value = app.post_json(&worker, &call("fail"), failed.clone()).await.json().await.unwrap();
+    assert_eq!(answer["status"], "retry_scheduled");
+    let again: Value = app.post_json(&worker, &call("fail"), failed).await.json().await.unwrap();
+    assert_eq!(again["status"], "retry_scheduled", "idempotent for the same lease");
+
+    let second = claim(&app, &worker, json!({"wait": 5})).await;
+    assert_eq!(second[0]["attempt"], 2);
+    let lost = second[0]["lease_id"].as_str().unwrap().to_owned();
+    // No heartbeat: the 1 s lease runs out and the rescuer gives the job back.
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    app.ticks.rescue.send(errand::actors::RescueExpired).await.unwrap();
+    let heartbeat = app.post_json(&worker, &call("heartbeat"), json!({"lease_id": lost})).await;
+    assert_problem(heartbeat, StatusCode::CONFLICT, "lease_lost").await;
+    let late = app.post_json(&worker, &call("complete"), json!({"lease_id": lost})).await;
+    assert_problem(late, StatusCode::CONFLICT, "lease_lost").await;
+    assert_eq!(app.job(&alice, &id).await["status"], "processing", "the lost lease's completion changed nothing");
+
+    let third = claim(&app, &worker, json!({"wait": 5})).await;
+    let lease = third[0]["lease_id"].as_str().unwrap().to_owned();
+    let permanent = json!({"lease_id": lease, "error": "invoice 42 does not exist", "retryable": false});
+    let answer: Value = app.post_json(&worker, &call("fail"), permanent).await.json().await.unwrap();
+    assert_eq!(answer["status"], "failed");
+    let job = app.job(&alice, &id).await;
+    assert_eq!(
+        (job["status"].as_str(), job["error_message"].as_str()),
+        (Some("failed"), Some("invoice 42 does not exist"))
+    );
+    assert!(claim(&app, &worker, json!({"wait": 0})).await.is_empty(), "nothing left to claim");
+}
