@@ -15,6 +15,11 @@
 ALTER TABLE job_queue ADD COLUMN last_lease_id uuid;
 ALTER TABLE jobs ADD COLUMN ended_lease_id uuid;
 
+-- A file an external worker uploaded for the running attempt
+-- (`PUT /worker/v1/jobs/{id}/result`), fenced on its lease: it becomes the
+-- job's result when that attempt completes.
+ALTER TABLE job_queue ADD COLUMN uploaded_result jsonb;
+
 CREATE FUNCTION errand_claim(
     after_tenant text, max_tenants integer, tenant_limit bigint,
     limited_types text[], type_limits integer[], max_jobs bigint,

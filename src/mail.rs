@@ -115,7 +115,8 @@ impl SmtpMailer {
             cancelled => cancelled,
             error_message => email.error_message.unwrap_or("no reason was recorded"),
             params => param_lines(email.params),
-            rows => file.as_ref().map(|f| thousands(f.row_count)),
+            // Files uploaded by external workers have no rows to count.
+            rows => file.as_ref().filter(|f| f.row_count > 0).map(|f| thousands(f.row_count)),
             size => file.as_ref().map(|f| human_size(f.size_bytes)),
             file_name => file.as_ref().map(|f| f.file_name.clone()),
             link => self.links.link(email.job, email.tenant, email.user, link_expires),

@@ -35,9 +35,10 @@ pub struct JobView {
     state: &'static str,
     #[schema(value_type = Object)]
     params: Value,
-    /// The file the job produced (exports): key, size, rows, type, name, expiry.
+    /// What the job produced: for a file (exports, uploads) its key, size,
+    /// rows, type, name and expiry; an external worker's fields beside them.
     #[schema(value_type = Option<Object>)]
-    result: Option<ResultFile>,
+    result: Option<Value>,
     /// A fresh signed download URL, while the result exists.
     result_url: Option<String>,
     error_message: Option<String>,
@@ -78,7 +79,7 @@ impl JobView {
             state: detail,
             params: job.params,
             result_url,
-            result: file,
+            result: job.result,
             error_message: job.error_message.filter(|_| job.state == JobState::Failed),
             attempts: job.attempt,
             max_attempts: job.max_attempts,

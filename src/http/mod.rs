@@ -46,6 +46,8 @@ pub struct AppState {
     pub storage: Storage,
     /// How long a download URL handed out works.
     pub url_expiry: std::time::Duration,
+    /// How long result files are kept (uploads by external workers).
+    pub result_retention: std::time::Duration,
     /// Checks the signed links of emails.
     pub links: JobLinks,
     /// `GET /openapi.json`, built and written out once.
@@ -88,6 +90,7 @@ impl AppState {
             auth: auth::Authenticator::new(&settings.auth)?,
             storage: parts.storage,
             url_expiry: settings.storage.url_expiry,
+            result_retention: settings.storage.retention,
             links: parts.links,
             openapi,
             closing_streams: parts.closing_streams,
@@ -168,7 +171,8 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
                 .service(post("/jobs/{id}/heartbeat", worker_api::heartbeat))
                 .service(post("/jobs/{id}/progress", worker_api::progress))
                 .service(post("/jobs/{id}/complete", worker_api::complete))
-                .service(post("/jobs/{id}/fail", worker_api::fail)),
+                .service(post("/jobs/{id}/fail", worker_api::fail))
+                .service(resource("/jobs/{id}/result", "PUT").route(web::put().to(worker_api::upload))),
         )
         .service(get("/files/{key:.*}", files::download))
         .service(get("/links/jobs/{id}", links::open))

@@ -21,6 +21,7 @@ use crate::actors::JobFinished;
 use crate::domain::{JobId, LeaseId};
 use crate::error::{AppError, Problem, Unauthenticated, Unavailable};
 use crate::jobs::ProgressReport;
+use crate::storage::{ObjectKey, ResultFile};
 use crate::store::{ClaimRequest, Completion, Ender, Outcome, TypeLimits};
 
 /// What the worker API's claims need, shared by every request.
@@ -316,7 +317,20 @@ pub async fn complete(
         // A storage key would make errand sign download URLs for a file it did not store.
         return Err(AppError::BadRequest("a result may hold neither `storage_key` nor NUL".into()));
     }
-    end(&state, id, LeaseId(body.lease_id), Outcome::Completed { result }).await
+    let lease = LeaseId(body.lease_id);
+    // A file uploaded for this attempt is the result; the worker's fields go with it.
+    let uploaded = state.store.queue().running_attempt(id, lease).await?.and_then(|running| running.uploaded);
+    let result = match (uploaded, result) {
+        (Some(Value::Object(mut file)), Some(Value::Object(fields))) => {
+            for (key, value) in fields {
+                file.entry(key).or_insert(value);
+            }
+            Some(Value::Object(file))
+        }
+        (Some(file), _) => Some(file),
+        (None, result) => result,
+    };
+    end(&state, id, lease, Outcome::Completed { result }).await
 }
 
 /// `POST /worker/v1/jobs/{id}/fail`: the attempt failed; it runs again after
@@ -347,13 +361,92 @@ pub async fn fail(
     let error = body.error.replace('\0', "\u{FFFD}");
     let lease = LeaseId(body.lease_id);
     let outcome = match state.store.queue().running_attempt(id, lease).await? {
-        Some((job_type, attempt)) if body.retryable => match state.job_types.get(&job_type) {
-            Some(t) if t.retry.allows_another(attempt) => Outcome::Retry { delay: t.retry.next_delay(attempt), error },
+        Some(running) if body.retryable => match state.job_types.get(&running.job_type) {
+            Some(t) if t.retry.allows_another(running.attempt) => {
+                Outcome::Retry { delay: t.retry.next_delay(running.attempt), error }
+            }
             _ => Outcome::Failed { error },
         },
         _ => Outcome::Failed { error },
     };
     end(&state, id, lease, outcome).await
+}
+
+#[derive(Deserialize)]
+pub struct UploadQuery {
+    lease_id: Uuid,
+    file_name: String,
+}
+
+/// `PUT /worker/v1/jobs/{id}/result?lease_id=&file_name=`: the attempt's
+/// output file, streamed into errand's storage (constant memory) with the
+/// request's `Content-Type`. When the attempt completes, the file is the
+/// job's result: its owner downloads it through a fresh signed URL, and it is
+/// deleted after the result retention, as an export's is.
+#[utoipa::path(
+    put, path = "/worker/v1/jobs/{id}/result", tag = "workers",
+    params(
+        ("id" = String, Path, format = Uuid, description = "The job's id"),
+        ("lease_id" = String, Query, format = Uuid, description = "The attempt's lease"),
+        ("file_name" = String, Query, description = "What a download is saved as, e.g. `invoice-42.pdf`"),
+    ),
+    request_body(content = Vec<u8>, content_type = "application/octet-stream", description = "The file"),
+    responses(
+        (status = 200, description = "Stored; the job's result once it completes", body = Object),
+        (status = 400, description = "A bad query (`bad_request`)", body = Problem, content_type = "application/problem+json"),
+        Unauthenticated,
+        (status = 403, description = "Not a worker token (`forbidden`)", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "The lease is no longer yours (`lease_lost`)", body = Problem, content_type = "application/problem+json"),
+        Unavailable,
+    ),
+    security(("bearer" = [])),
+)]
+pub async fn upload(
+    _worker: ExternalWorker,
+    req: actix_web::HttpRequest,
+    path: web::Path<String>,
+    query: web::Query<UploadQuery>,
+    body: web::Payload,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    let id = job_id(&path)?;
+    let UploadQuery { lease_id, file_name } = query.into_inner();
+    let lease = LeaseId(lease_id);
+    if file_name.is_empty() || file_name.len() > 255 || file_name.contains(['/', '\\', '\0']) {
+        return Err(AppError::BadRequest("file_name must be 1 to 255 bytes, without / \\ or NUL".into()));
+    }
+    let queue = state.store.queue();
+    let running = queue.running_attempt(id, lease).await?.ok_or(AppError::LeaseLost)?;
+    let content_type = req
+        .headers()
+        .get(actix_web::http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("application/octet-stream")
+        .to_owned();
+    let extension = file_name
+        .rsplit_once('.')
+        .map(|(_, ext)| ext)
+        .filter(|e| e.len() <= 10 && e.chars().all(|c| c.is_ascii_alphanumeric()))
+        .unwrap_or("bin");
+    let key = ObjectKey::for_job(&running.tenant, id, extension);
+    let stored =
+        state.storage.put(&key, &content_type, body).await.map_err(|e| AppError::Unavailable(e.to_string()))?;
+    let file = ResultFile {
+        storage_key: key.as_str().to_owned(),
+        size_bytes: stored.size_bytes,
+        row_count: 0,
+        content_type,
+        file_name,
+        expires_at: chrono::Utc::now() + chrono::Duration::from_std(state.result_retention).unwrap_or_default(),
+        expired: false,
+    };
+    let file = serde_json::to_value(&file).map_err(|e| AppError::Internal(e.to_string()))?;
+    if !queue.keep_upload(id, lease, &file).await? {
+        // Lost while uploading: the file is no one's.
+        let _ = state.storage.delete(&key).await;
+        return Err(AppError::LeaseLost);
+    }
+    Ok(HttpResponse::Ok().json(file))
 }
 
 /// Records an end under `lease`; answers how the job stands, or 409.

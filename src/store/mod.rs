@@ -30,7 +30,7 @@ pub use jobs::{CallerJobs, JobFilter, JobPage};
 pub use notifications::{CallerNotifications, Notification, NotificationKind, NotificationPage};
 pub use operator::{AttemptError, JobQuery, OperatorJobs, QueueCount, RetryFilter, RetryOutcome};
 pub use outbox::{Outbox, OutboxEmail};
-pub use queue::{Claim, ClaimRequest, ClaimedJob, Queue, QueueDepth, TypeLimits};
+pub use queue::{Claim, ClaimRequest, ClaimedJob, Queue, QueueDepth, RunningAttempt, TypeLimits};
 pub use submit::{NewJob, Submission, Submissions};
 
 use crate::domain::{Caller, Operator};

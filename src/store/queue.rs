@@ -41,6 +41,17 @@ pub struct ClaimedJob {
     pub lease: LeaseId,
 }
 
+/// An attempt running under a lease, as the worker API checks it.
+#[derive(Debug, Clone)]
+pub struct RunningAttempt {
+    pub job_type: String,
+    /// 1-based.
+    pub attempt: u32,
+    pub tenant: TenantId,
+    /// The file uploaded for this attempt, if any (a `ResultFile`).
+    pub uploaded: Option<Value>,
+}
+
 /// Job types whose running jobs are limited across all processes.
 #[derive(Debug, Clone, Default)]
 pub struct TypeLimits {
@@ -138,9 +149,15 @@ SELECT count(*) AS written,
 FROM written w JOIN jobs j ON j.id = w.job_id
 HAVING count(*) > 0";
 
-/// The running attempt of job `$1` under lease `$2`: its type and number.
+/// The running attempt of job `$1` under lease `$2`: its type, number, tenant
+/// and any file uploaded for it.
 const RUNNING_ATTEMPT: &str = "
-SELECT job_type, attempt FROM job_queue WHERE job_id = $1 AND lease_id = $2 AND state = 'running'";
+SELECT job_type, attempt, tenant_id, uploaded_result
+FROM job_queue WHERE job_id = $1 AND lease_id = $2 AND state = 'running'";
+
+/// Keeps the file `$3` uploaded for job `$1`'s attempt under lease `$2`.
+const KEEP_UPLOAD: &str = "
+UPDATE job_queue SET uploaded_result = $3 WHERE job_id = $1 AND lease_id = $2 AND state = 'running'";
 
 /// How job `$1` stands if an attempt under lease `$2` was already ended: the
 /// job's end, or (an attempt that will run again) its queue row's state.
@@ -266,15 +283,27 @@ impl Queue<'_> {
         })
     }
 
-    /// The type and number of job `id`'s attempt running under `lease`, if any.
-    pub async fn running_attempt(&self, id: JobId, lease: LeaseId) -> Result<Option<(String, u32)>, StoreError> {
+    /// Job `id`'s attempt running under `lease`, if any.
+    pub async fn running_attempt(&self, id: JobId, lease: LeaseId) -> Result<Option<RunningAttempt>, StoreError> {
         let client = self.pool.get().await?;
         let row = client.query_opt(&client.prepare_cached(RUNNING_ATTEMPT).await?, &[&id.0, &lease.0]).await?;
         row.map(|row| {
             let attempt: i32 = row.try_get("attempt")?;
-            Ok((row.try_get("job_type")?, u32::try_from(attempt).unwrap_or(0)))
+            Ok(RunningAttempt {
+                job_type: row.try_get("job_type")?,
+                attempt: u32::try_from(attempt).unwrap_or(0),
+                tenant: TenantId::parse(row.try_get::<_, String>("tenant_id")?)?,
+                uploaded: row.try_get("uploaded_result")?,
+            })
         })
         .transpose()
+    }
+
+    /// Keeps `file` as what job `id`'s attempt under `lease` uploaded;
+    /// `false` if the lease is no longer held.
+    pub async fn keep_upload(&self, id: JobId, lease: LeaseId, file: &Value) -> Result<bool, StoreError> {
+        let client = self.pool.get().await?;
+        Ok(client.execute(&client.prepare_cached(KEEP_UPLOAD).await?, &[&id.0, &lease.0, file]).await? == 1)
     }
 
     /// How job `id` stands if its attempt under `lease` already ended (a

@@ -157,3 +157,42 @@ async fn failures_retry_within_the_types_attempts_and_a_lost_lease_changes_nothi
     );
     assert!(claim(&app, &worker, json!({"wait": 0})).await.is_empty(), "nothing left to claim");
 }
+
+#[actix_web::test]
+async fn a_file_a_worker_uploads_is_its_jobs_result_behind_a_signed_url() {
+    let dir = std::env::temp_dir().join(format!("errand-uploads-{}", uuid::Uuid::new_v4().simple()));
+    let results = dir.clone();
+    let app = spawn_app_with(
+        move |s| {
+            s.job_types.insert("render_invoice".into(), job_type("external"));
+            s.storage.local_dir = results;
+        },
+        HandlerRegistry::builtin(),
+    )
+    .await;
+    let (worker, alice) = (worker_token(&["render_invoice"]), token("acme", "alice"));
+    let id = app.create(&alice, "render_invoice", json!({})).await;
+    let leased = claim(&app, &worker, json!({"wait": 5})).await;
+    let lease = leased[0]["lease_id"].as_str().unwrap().to_owned();
+    let pdf: Vec<u8> = (0..300_000u32).map(|i| (i % 251) as u8).collect();
+    let upload = |lease: &str| {
+        let url = format!("{}/worker/v1/jobs/{id}/result?lease_id={lease}&file_name=invoice-42.pdf", app.address);
+        reqwest::Client::new().put(url).bearer_auth(&worker).header("content-type", "application/pdf").body(pdf.clone())
+    };
+    let stale = upload(&uuid::Uuid::new_v4().to_string()).send().await.unwrap();
+    assert_problem(stale, StatusCode::CONFLICT, "lease_lost").await;
+    let stored: Value = upload(&lease).send().await.unwrap().json().await.unwrap();
+    assert_eq!((stored["size_bytes"].as_u64(), stored["file_name"].as_str()), (Some(300_000), Some("invoice-42.pdf")));
+    let done = json!({"lease_id": lease, "result": {"pages": 3}});
+    assert_eq!(app.post_json(&worker, &format!("/worker/v1/jobs/{id}/complete"), done).await.status(), StatusCode::OK);
+
+    let job = app.job(&alice, &id).await;
+    assert_eq!(
+        (job["result"]["pages"].as_u64(), job["result"]["content_type"].as_str()),
+        (Some(3), Some("application/pdf"))
+    );
+    let download = app.fetch_signed(job["result_url"].as_str().expect("a signed URL")).await;
+    assert_eq!(download.status(), StatusCode::OK);
+    assert_eq!(download.bytes().await.unwrap().as_ref(), pdf.as_slice(), "the same bytes");
+    let _ = std::fs::remove_dir_all(dir);
+}
