@@ -15,7 +15,7 @@ use crate::config::StorageBackend;
 use crate::config::{ConfigError, Settings, invalid};
 use crate::db::{self, MigrateError};
 use crate::http::{self, AppParts, AppState};
-use crate::jobs::{ExportEnv, HandlerRegistry, JobTypes};
+use crate::jobs::{ExportEnv, HandlerRegistry, JobTypes, PushEnv};
 use crate::links::JobLinks;
 use crate::mail::SmtpMailer;
 use crate::storage::{LocalStorage, S3Storage, Storage};
@@ -109,7 +109,14 @@ impl Application {
                 .clone(),
             retention: settings.storage.retention,
         };
-        let job_types = JobTypes::build(&settings.job_types, &handlers, &exports)?;
+        let push = PushEnv {
+            tokens: std::sync::Arc::new(
+                crate::http::TokenIssuer::new(settings.auth.jwt_secret.expose_secret())
+                    .map_err(|e| invalid("auth.jwt_secret", e.to_string()))?,
+            ),
+            public_base_url: settings.http.public_base_url.clone(),
+        };
+        let job_types = JobTypes::build(&settings.job_types, &handlers, &exports, &push)?;
         let applied = db::migrate(&store).await?;
         let pruner =
             Pruner::new(store.clone(), storage.clone(), settings.storage.prune_interval, settings.history.retention)

@@ -104,6 +104,7 @@ impl JobWorker {
             params: self.job.params.clone(),
             attempt: self.job.attempt,
             progress: self.progress.clone(),
+            lease: self.job.lease,
         }
     }
 

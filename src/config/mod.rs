@@ -297,6 +297,16 @@ pub struct ExportSettings {
     pub source_database_url: Option<SecretString>,
 }
 
+/// A `handler = "http"` job type: errand POSTs each attempt to the app's
+/// own endpoint, signed (see `jobs/push.rs`), within the type's `timeout`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PushSettings {
+    pub url: HttpUrl,
+    /// Signs each push (HMAC-SHA256, at least 32 bytes); the app checks it.
+    pub signing_secret: SecretString,
+}
+
 /// The file format of an export.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -402,6 +412,9 @@ pub struct JobTypeSettings {
     /// For `handler = "sql_export"`: the query and format.
     #[serde(default)]
     pub export: Option<ExportSettings>,
+    /// For `handler = "http"`: the app's endpoint that errand pushes jobs to.
+    #[serde(default)]
+    pub http: Option<PushSettings>,
     /// Most jobs of this type running at once across all processes (none
     /// when absent): keeps heavy types from taking every worker and the
     /// database from light ones.
@@ -594,6 +607,19 @@ impl Settings {
             }
             if job_type.concurrency == Some(0) {
                 return Err(invalid(key("concurrency"), "must be at least 1 (leave it out for no limit)"));
+            }
+            match (&job_type.http, job_type.handler == "http") {
+                (Some(_), false) => return Err(invalid(key("handler"), "an [http] section needs handler = \"http\"")),
+                (None, true) => {
+                    return Err(invalid(
+                        key("http"),
+                        "handler = \"http\" needs an [http] section with url and signing_secret",
+                    ));
+                }
+                (Some(push), true) if push.signing_secret.expose_secret().len() < 32 => {
+                    return Err(invalid(key("http.signing_secret"), "must be at least 32 bytes"));
+                }
+                _ => {}
             }
             match (&job_type.export, job_type.handler == "sql_export") {
                 (Some(_), false) => {

@@ -317,20 +317,8 @@ pub async fn complete(
         // A storage key would make errand sign download URLs for a file it did not store.
         return Err(AppError::BadRequest("a result may hold neither `storage_key` nor NUL".into()));
     }
-    let lease = LeaseId(body.lease_id);
-    // A file uploaded for this attempt is the result; the worker's fields go with it.
-    let uploaded = state.store.queue().running_attempt(id, lease).await?.and_then(|running| running.uploaded);
-    let result = match (uploaded, result) {
-        (Some(Value::Object(mut file)), Some(Value::Object(fields))) => {
-            for (key, value) in fields {
-                file.entry(key).or_insert(value);
-            }
-            Some(Value::Object(file))
-        }
-        (Some(file), _) => Some(file),
-        (None, result) => result,
-    };
-    end(&state, id, lease, Outcome::Completed { result }).await
+    // A file uploaded for this attempt joins the result where the end is recorded.
+    end(&state, id, LeaseId(body.lease_id), Outcome::Completed { result }).await
 }
 
 /// `POST /worker/v1/jobs/{id}/fail`: the attempt failed; it runs again after

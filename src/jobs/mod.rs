@@ -5,6 +5,7 @@
 mod builtin;
 mod export;
 mod progress;
+mod push;
 mod retry;
 mod types;
 
@@ -16,6 +17,7 @@ use serde_json::Value;
 pub use builtin::{NoopHandler, SleepHandler};
 pub use export::SqlExport;
 pub use progress::{Progress, ProgressReport};
+pub use push::{HttpPush, PushEnv, signature as push_signature};
 pub use retry::RetryPolicy;
 pub use types::{ExportEnv, HandlerRegistry, JobType, JobTypes, ParamsError, holds_nul};
 
@@ -34,6 +36,8 @@ pub struct JobContext {
     pub attempt: u32,
     /// Where [`JobContext::progress`] reports to.
     pub progress: Progress,
+    /// The attempt's lease (what an `http` push hands the app, for the worker API).
+    pub lease: crate::domain::LeaseId,
 }
 
 impl JobContext {

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::{JobHandler, NoopHandler, RetryPolicy, SleepHandler, SqlExport};
+use super::{HttpPush, JobHandler, NoopHandler, PushEnv, RetryPolicy, SleepHandler, SqlExport};
 use crate::config::{ConfigError, JobTypeSettings, invalid};
 use crate::storage::Storage;
 
@@ -163,6 +163,7 @@ impl JobTypes {
         settings: &BTreeMap<String, JobTypeSettings>,
         handlers: &HandlerRegistry,
         exports: &ExportEnv,
+        push: &PushEnv,
     ) -> Result<Self, ConfigError> {
         let mut types = BTreeMap::new();
         for (name, s) in settings {
@@ -182,6 +183,13 @@ impl JobTypes {
                     Some(Arc::new(export))
                 }
                 None if s.handler == EXTERNAL => None,
+                None if s.handler == "http" => {
+                    let push_settings =
+                        s.http.as_ref().ok_or_else(|| invalid(format!("job_types.{name}.http"), "missing"))?;
+                    let push = HttpPush::new(name, push_settings, s.timeout, push)
+                        .map_err(|e| invalid(format!("job_types.{name}.http"), e))?;
+                    Some(Arc::new(push))
+                }
                 None => Some(handlers.get(&s.handler).ok_or_else(|| {
                     invalid(format!("job_types.{name}.handler"), format!("unknown handler {:?}", s.handler))
                 })?),

@@ -98,7 +98,12 @@ WITH input AS (
     SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::job_state[], $4::jsonb[], $5::text[], $6::float8[], $7::bool[])
         AS input (job_id, lease_id, state, result, error, delay_ms, rescue)
 ), ended AS (
-    SELECT q.job_id, q.attempt, q.started_at, i.result, i.delay_ms, j.tenant_id, j.user_id, j.user_email, j.job_type,
+    SELECT q.job_id, q.attempt, q.started_at,
+           -- A file uploaded for the attempt (worker API) is its result, the
+           -- ender's fields beside it (the file's own win).
+           CASE WHEN q.uploaded_result IS NOT NULL AND i.state = 'completed'
+                THEN coalesce(i.result, '{}') || q.uploaded_result ELSE i.result END AS result,
+           i.delay_ms, j.tenant_id, j.user_id, j.user_email, j.job_type,
            j.run, q.cancel_requested_by, i.error AS attempt_error,
            -- A worker's end is remembered under its lease (a retried call
            -- finds it); a rescue's is not: the worker never ended it.

@@ -150,6 +150,7 @@ pub fn job_type(handler: &str) -> JobTypeSettings {
         params_schema: None,
         display_name: None,
         export: None,
+        http: None,
         concurrency: None,
     }
 }

@@ -16,6 +16,7 @@ mod outage;
 mod private_cluster;
 mod processes;
 mod progress;
+mod push;
 mod queue;
 mod read;
 mod s3;
