@@ -416,7 +416,7 @@ pub async fn upload(
         .map(|(_, ext)| ext)
         .filter(|e| e.len() <= 10 && e.chars().all(|c| c.is_ascii_alphanumeric()))
         .unwrap_or("bin");
-    let key = ObjectKey::for_job(&running.tenant, id, extension);
+    let key = ObjectKey::for_upload(&running.tenant, id, lease, extension);
     let stored =
         state.storage.put(&key, &content_type, body).await.map_err(|e| AppError::Unavailable(e.to_string()))?;
     let file = ResultFile {

@@ -18,7 +18,7 @@ use futures_util::Stream;
 pub use local::{LocalStorage, SignedFileError, VerifiedFile};
 pub use s3::S3Storage;
 
-use crate::domain::{JobId, TenantId};
+use crate::domain::{JobId, LeaseId, TenantId};
 
 /// Why storing or fetching an object failed.
 #[derive(Debug, thiserror::Error)]
@@ -41,6 +41,13 @@ impl ObjectKey {
     /// free text, so they are encoded to stay one safe path segment.
     pub fn for_job(tenant: &TenantId, job: JobId, extension: &str) -> Self {
         Self(format!("tenants/{}/jobs/{job}.{extension}", URL_SAFE_NO_PAD.encode(tenant.as_str())))
+    }
+
+    /// A file an external worker uploaded for one attempt (lease): each
+    /// attempt its own key, so a lost attempt's late upload, deleted when
+    /// refused, never removes the file of the attempt that took over.
+    pub fn for_upload(tenant: &TenantId, job: JobId, lease: LeaseId, extension: &str) -> Self {
+        Self(format!("tenants/{}/jobs/{job}/{}.{extension}", URL_SAFE_NO_PAD.encode(tenant.as_str()), lease.0))
     }
 
     /// A key read back from a job's result.

@@ -122,7 +122,8 @@ WITH input AS (
 ), again AS (
     UPDATE job_queue q
     SET state = e.state, run_at = now() + e.delay_ms * interval '1 millisecond', last_error = e.error,
-        lease_id = NULL, lease_owner = NULL, lease_expires_at = NULL, last_lease_id = e.ended_lease_id
+        lease_id = NULL, lease_owner = NULL, lease_expires_at = NULL, last_lease_id = e.ended_lease_id,
+        uploaded_result = NULL  -- the next attempt's result is its own
     FROM ended e
     WHERE q.job_id = e.job_id AND e.state IN ('available', 'retryable')
 ), dequeued AS (

@@ -189,7 +189,10 @@ async fn a_cancelled_export_leaves_no_file_behind() {
     let alice = token("demo-1", "alice");
     let id = app.create(&alice, "export_slow", json!({})).await;
     eventually(WITHIN, "the export is writing its file", || async { !files_under(&dir).is_empty() }).await;
-    assert_eq!(cancel(&app, &alice, &id).await.status(), StatusCode::ACCEPTED);
+    // 202 as a rule; 200 if the attempt lost its 3 s test lease on a loaded
+    // machine and was waiting to run again (its file went with it too).
+    let status = cancel(&app, &alice, &id).await.status();
+    assert!([StatusCode::ACCEPTED, StatusCode::OK].contains(&status), "{status}");
     let job = wait_for_state(&app, &alice, &id, "cancelled").await;
     assert!(job["result"].is_null() && job["result_url"].is_null(), "{job}");
     assert_eq!(files_under(&dir), Vec::<std::path::PathBuf>::new(), "no partial or final file is left");

@@ -1,0 +1,227 @@
+"""The HTTP calls of errand's worker API (`/worker/v1/...`), and nothing else.
+
+This module owns the wire: paths, bodies, problem+json errors, and retrying.
+Every call but the claim is idempotent for a given lease (errand answers a
+repeated `/complete` or `/fail` with the answer the first one got), so they
+are retried on network errors and 5xx with exponential backoff. A claim is
+not: a claim whose answer was lost may have leased jobs nobody will run until
+their leases expire, so the claim loop calls again on its own schedule
+instead (see `worker.py`).
+"""
+
+from __future__ import annotations
+
+import email.utils
+import logging
+import os
+import random
+import re
+import time
+from datetime import datetime, timezone
+from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Union
+
+import httpx
+
+from .errors import ApiError, LeaseLost, Unreachable
+
+log = logging.getLogger("errand_worker")
+
+#: Bytes read from a result file per chunk while uploading it.
+UPLOAD_CHUNK = 256 * 1024
+
+#: The longest pause between two tries of a call.
+MAX_BACKOFF = 5.0
+
+
+class ClaimAnswer(NamedTuple):
+    """What `POST /worker/v1/claim` gave: the jobs (raw JSON objects) and the
+    server's clock when it answered, for lease timing."""
+
+    jobs: List[Dict[str, Any]]
+    server_time: Optional[datetime]
+
+
+class HeartbeatAnswer(NamedTuple):
+    """What a heartbeat gave: the lease's new end and whether someone asked
+    for the job to stop."""
+
+    lease_expires_at: datetime
+    cancel_requested: bool
+    server_time: Optional[datetime]
+
+
+class _BearerAuth(httpx.Auth):
+    """`Authorization: Bearer <token>`, asking `token()` on every request so
+    that a long-running worker can hand out a fresh token before one expires."""
+
+    def __init__(self, token: Callable[[], str]) -> None:
+        self._token = token
+
+    def auth_flow(self, request: httpx.Request) -> Iterator[httpx.Request]:
+        request.headers["Authorization"] = f"Bearer {self._token()}"
+        yield request
+
+
+class WorkerApi:
+    """A client of errand's worker routes, authenticated with a worker token
+    (a string, or a function answering the current one).
+
+    Safe to share between threads (httpx's `Client` pools connections behind a
+    lock); the pool is sized by `connections` so that every job thread, the
+    heartbeat thread and the claim loop can each hold one.
+    """
+
+    def __init__(self, url: str, token: Union[str, Callable[[], str]], *, connections: int = 10,
+                 timeout: float = 10.0) -> None:
+        self._timeout = timeout
+        self._client = httpx.Client(
+            base_url=url.rstrip("/"),
+            auth=_BearerAuth(token if callable(token) else (lambda: token)),
+            headers={"User-Agent": "errand-worker-python"},
+            timeout=timeout,
+            limits=httpx.Limits(max_connections=connections, max_keepalive_connections=connections),
+        )
+
+    def close(self) -> None:
+        """Close the pooled connections."""
+        self._client.close()
+
+    def claim(self, types: List[str], max_jobs: int, wait: int) -> ClaimAnswer:
+        """Long-poll for up to `max_jobs` jobs of `types`, waiting at most
+        `wait` seconds. Tried once (see the module doc)."""
+        body = {"types": types, "max": max_jobs, "wait": wait}
+        # The read timeout must outlast errand's own wait, or every idle poll
+        # would end as a timeout error instead of an empty list.
+        timeout = httpx.Timeout(self._timeout, read=wait + self._timeout)
+        response = self._send(lambda: self._client.build_request(
+            "POST", "/worker/v1/claim", json=body, timeout=timeout), retry_for=0)
+        return ClaimAnswer(response.json()["jobs"], _server_time(response))
+
+    def heartbeat(self, job_id: str, lease_id: str, retry_for: float) -> HeartbeatAnswer:
+        """Renew the job's lease; raises `LeaseLost` when it is no longer ours."""
+        response = self._post(f"/worker/v1/jobs/{job_id}/heartbeat", {"lease_id": lease_id}, retry_for)
+        body = response.json()
+        return HeartbeatAnswer(
+            parse_timestamp(body["lease_expires_at"]),
+            bool(body.get("cancel_requested", False)),
+            _server_time(response),
+        )
+
+    def progress(self, job_id: str, lease_id: str, done: int, total: Optional[int],
+                 message: Optional[str], retry_for: float) -> None:
+        """Report how far the job got; raises `LeaseLost` when it is no longer ours."""
+        body: Dict[str, Any] = {"lease_id": lease_id, "done": done}
+        if total is not None:
+            body["total"] = total
+        if message is not None:
+            body["message"] = message
+        self._post(f"/worker/v1/jobs/{job_id}/progress", body, retry_for)
+
+    def complete(self, job_id: str, lease_id: str, result: Optional[Dict[str, Any]], retry_for: float) -> None:
+        """End the attempt as completed, with `result` when given."""
+        body: Dict[str, Any] = {"lease_id": lease_id}
+        if result is not None:
+            body["result"] = result
+        self._post(f"/worker/v1/jobs/{job_id}/complete", body, retry_for)
+
+    def fail(self, job_id: str, lease_id: str, error: str, retryable: bool, retry_for: float) -> str:
+        """End the attempt as failed; answers errand's verdict, `failed` or
+        `retry_scheduled`."""
+        body = {"lease_id": lease_id, "error": error, "retryable": retryable}
+        return str(self._post(f"/worker/v1/jobs/{job_id}/fail", body, retry_for).json().get("status"))
+
+    def upload_result(self, job_id: str, lease_id: str, path: str, content_type: str,
+                      file_name: str, retry_for: float) -> Dict[str, Any]:
+        """Stream the file at `path` as the job's result file; answers its metadata."""
+        size = os.path.getsize(path)
+
+        def build() -> httpx.Request:
+            # A fresh reader per try: a retried upload starts the file over.
+            return self._client.build_request(
+                "PUT", f"/worker/v1/jobs/{job_id}/result",
+                params={"lease_id": lease_id, "file_name": file_name},
+                headers={"Content-Type": content_type, "Content-Length": str(size)},
+                content=_read_chunks(path),
+                # Storing a large file may take errand a while after the last byte.
+                timeout=httpx.Timeout(self._timeout, read=max(60.0, self._timeout)),
+            )
+
+        return self._send(build, retry_for).json()
+
+    def _post(self, path: str, body: Dict[str, Any], retry_for: float) -> httpx.Response:
+        return self._send(lambda: self._client.build_request("POST", path, json=body), retry_for)
+
+    def _send(self, build: Callable[[], httpx.Request], retry_for: float) -> httpx.Response:
+        """Send the request `build` makes, trying again on network errors, 429
+        and 5xx until `retry_for` seconds have passed; then raise `Unreachable`.
+        A 4xx is raised at once (`LeaseLost` or `ApiError`)."""
+        deadline = time.monotonic() + retry_for
+        delay = 0.1
+        while True:
+            request = build()
+            try:
+                response = self._client.send(request)
+            except httpx.TransportError as error:
+                failure = f"{type(error).__name__}: {error}"
+            else:
+                if response.status_code < 400:
+                    return response
+                if response.status_code != 429 and response.status_code < 500:
+                    raise _refusal(response)
+                failure = f"HTTP {response.status_code}"
+            # Full jitter: workers that lost errand together do not all come back at once.
+            pause = random.uniform(delay / 2, delay)
+            if time.monotonic() + pause > deadline:
+                raise Unreachable(f"{request.method} {request.url.path}: {failure}")
+            log.info("retrying %s %s in %.1fs after %s", request.method, request.url.path, pause, failure)
+            time.sleep(pause)
+            delay = min(delay * 2, MAX_BACKOFF)
+
+
+def _refusal(response: httpx.Response) -> Exception:
+    """The exception for a 4xx: `LeaseLost` for errand's `lease_lost`, else `ApiError`."""
+    code = None
+    detail = response.text[:500]
+    if response.headers.get("content-type", "").startswith("application/problem+json"):
+        try:
+            problem = response.json()
+        except ValueError:
+            problem = {}
+        code = problem.get("code")
+        detail = problem.get("detail") or problem.get("title") or detail
+    if response.status_code == 409 and code == "lease_lost":
+        return LeaseLost(detail)
+    return ApiError(response.status_code, code, detail)
+
+
+def _read_chunks(path: str) -> Iterator[bytes]:
+    with open(path, "rb") as file:
+        while True:
+            chunk = file.read(UPLOAD_CHUNK)
+            if not chunk:
+                return
+            yield chunk
+
+
+def _server_time(response: httpx.Response) -> Optional[datetime]:
+    """errand's clock from the `Date` header (whole seconds), if it sent one."""
+    header = response.headers.get("date")
+    if not header:
+        return None
+    try:
+        return email.utils.parsedate_to_datetime(header)
+    except (TypeError, ValueError):
+        return None
+
+
+_FRACTION = re.compile(r"\.(\d+)")
+
+
+def parse_timestamp(text: str) -> datetime:
+    """An RFC 3339 timestamp as an aware datetime. Python 3.9's
+    `fromisoformat` takes no `Z` and only 3 or 6 fractional digits, while
+    errand may write a `Z` and nanoseconds."""
+    text = text.strip().replace("Z", "+00:00").replace("z", "+00:00")
+    text = _FRACTION.sub(lambda m: "." + m.group(1)[:6].ljust(6, "0"), text, count=1)
+    value = datetime.fromisoformat(text)
+    return value if value.tzinfo else value.replace(tzinfo=timezone.utc)

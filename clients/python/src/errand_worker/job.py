@@ -1,0 +1,136 @@
+"""`Job`: one claimed attempt, as a handler sees it.
+
+A job carries what errand sent with the claim and the lease that makes this
+worker its runner. Its methods are the handler's only channel back to errand
+while it runs; each of them first checks whether the job was interrupted
+(lease lost, cancel requested), so that a handler which reports progress or
+calls `check()` now and then stops soon after errand says so.
+"""
+
+from __future__ import annotations
+
+import logging
+import mimetypes
+import os
+import threading
+from datetime import datetime
+from typing import Any, Dict, Optional, Type, Union
+
+from .api import WorkerApi, parse_timestamp
+from .errors import Cancelled, JobInterrupted, LeaseLost, Unreachable
+
+log = logging.getLogger("errand_worker")
+
+#: How long a progress report is retried: progress is advisory, and a handler
+#: should not stall on it (heartbeats tell whether errand is gone for good).
+PROGRESS_RETRY_FOR = 5.0
+
+
+class Job:
+    """One attempt of a job, leased to this worker.
+
+    Attributes a handler reads: `id`, `type`, `params` (the JSON object the
+    user submitted), `tenant`, `user`, `attempt` (1 on the first run).
+    """
+
+    def __init__(self, claimed: Dict[str, Any], api: WorkerApi, retry_for: float) -> None:
+        self.id: str = str(claimed["id"])
+        self.type: str = claimed["type"]
+        self.params: Dict[str, Any] = claimed.get("params") or {}
+        self.tenant: str = claimed.get("tenant", "")
+        self.user: str = claimed.get("user", "")
+        self.attempt: int = int(claimed.get("attempt", 1))
+        self.lease_id: str = str(claimed["lease_id"])
+        self._api = api
+        self._retry_for = retry_for
+        # Written by the heartbeat thread, read by the handler's thread.
+        self._lock = threading.Lock()
+        self._lease_expires_at = parse_timestamp(claimed["lease_expires_at"])
+        self._interruption: Optional[Type[JobInterrupted]] = None
+        self._uploaded: Optional[Dict[str, Any]] = None
+
+    def __repr__(self) -> str:
+        return f"Job(id={self.id!r}, type={self.type!r}, attempt={self.attempt})"
+
+    @property
+    def lease_expires_at(self) -> datetime:
+        """When the lease ends unless renewed (renewed in the background)."""
+        with self._lock:
+            return self._lease_expires_at
+
+    @property
+    def interrupted(self) -> bool:
+        """Whether the worker must stop this job (lease lost or cancelled)."""
+        with self._lock:
+            return self._interruption is not None
+
+    @property
+    def cancel_requested(self) -> bool:
+        """Whether the job's owner or an operator asked for it to stop."""
+        with self._lock:
+            return self._interruption is Cancelled
+
+    def check(self) -> None:
+        """Raise `LeaseLost` or `Cancelled` if the job must stop; else return.
+
+        Costs no request: heartbeats bring the news in the background. Call it
+        between steps of long work that reports no progress."""
+        with self._lock:
+            interruption = self._interruption
+        if interruption is LeaseLost:
+            raise LeaseLost(f"job {self.id}: the lease of attempt {self.attempt} is no longer this worker's")
+        if interruption is Cancelled:
+            raise Cancelled(f"job {self.id} was cancelled")
+
+    def progress(self, done: int, total: Optional[int] = None, message: Optional[str] = None) -> None:
+        """Tell errand how far the job got (whole steps: pages, rows, bytes);
+        the owner sees it in `GET /jobs/{id}` and on their live stream.
+
+        One request per call: call it per step or about once a second, not per
+        row. `message` is up to 1000 bytes. Raises `LeaseLost` or `Cancelled`
+        when the job must stop. A report errand could not be reached for is
+        logged and dropped."""
+        self.check()
+        try:
+            self._api.progress(self.id, self.lease_id, done, total, message, min(PROGRESS_RETRY_FOR, self._retry_for))
+        except LeaseLost:
+            self._interrupt(LeaseLost)
+            raise
+        except Unreachable as error:
+            log.warning("job %s: progress not reported: %s", self.id, error)
+
+    def upload(self, path: Union[str, "os.PathLike[str]"], content_type: Optional[str] = None,
+               file_name: Optional[str] = None) -> Dict[str, Any]:
+        """Stream the file at `path` to errand as the job's result file.
+
+        It becomes the job's `result` once the handler returns (the owner then
+        downloads it through `result_url`). `content_type` is guessed from the
+        name when absent; `file_name`, what a download is saved as, defaults to
+        the file's own name. Answers the file's metadata as errand stored it.
+        Raises `LeaseLost` or `Cancelled` when the job must stop."""
+        path = os.fspath(path)
+        name = file_name or os.path.basename(path)
+        kind = content_type or mimetypes.guess_type(name)[0] or "application/octet-stream"
+        self.check()
+        try:
+            stored = self._api.upload_result(self.id, self.lease_id, path, kind, name, self._retry_for)
+        except LeaseLost:
+            self._interrupt(LeaseLost)
+            raise
+        self._uploaded = stored
+        return stored
+
+    # The worker's side of the job (not for handlers).
+
+    def _interrupt(self, reason: Type[JobInterrupted]) -> bool:
+        """Mark the job interrupted; the first reason stands. Answers whether
+        this call was the one that marked it."""
+        with self._lock:
+            if self._interruption is not None:
+                return False
+            self._interruption = reason
+            return True
+
+    def _renewed(self, lease_expires_at: datetime) -> None:
+        with self._lock:
+            self._lease_expires_at = lease_expires_at
