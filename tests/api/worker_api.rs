@@ -147,6 +147,12 @@ async fn failures_retry_within_the_types_attempts_and_a_lost_lease_changes_nothi
 
     let third = claim(&app, &worker, json!({"wait": 5})).await;
     let lease = third[0]["lease_id"].as_str().unwrap().to_owned();
+    // The stale worker wakes up after the job was claimed again: refused, and
+    // the new attempt goes on as if it never called.
+    let stale = app.post_json(&worker, &call("complete"), json!({"lease_id": lost, "result": {"stale": true}})).await;
+    assert_problem(stale, StatusCode::CONFLICT, "lease_lost").await;
+    let running = app.job(&alice, &id).await;
+    assert_eq!((running["state"].as_str(), running["attempts"].as_i64()), (Some("running"), Some(3)), "{running}");
     let permanent = json!({"lease_id": lease, "error": "invoice 42 does not exist", "retryable": false});
     let answer: Value = app.post_json(&worker, &call("fail"), permanent).await.json().await.unwrap();
     assert_eq!(answer["status"], "failed");
