@@ -193,9 +193,9 @@ export class Errand {
 
   /**
    * Hears the caller's notifications live, over one stream shared by every
-   * subscriber of this client (`GET /notifications/stream`, read with
-   * `fetch` so that the token goes in a header and a reconnect resumes with
-   * `Last-Event-ID`). `onEvent` receives:
+   * subscriber of this client (`GET /notifications/stream?ticket=…`, with a
+   * fresh stream ticket for every connection, read with `fetch` so that a
+   * reconnect resumes with `Last-Event-ID`). `onEvent` receives:
    * - `{type: 'open'}` each time the stream (re)opens: re-check anything
    *   that may have ended while it was closed;
    * - `{type: 'job_completed', notification}` once per notification (repeats dropped);
@@ -215,7 +215,14 @@ export class Errand {
     this.#listeners.add(onEvent);
     if (!this.#stream) {
       this.#stream = new NotificationStream({
-        open: (headers, signal) => this.#open('/notifications/stream', headers, signal),
+        open: async (headers, signal) => {
+          // A fresh ticket for every connection (it lives 60 s and opens
+          // streams only), so a reconnect never presents an expired one, and
+          // the long-lived stream never carries the token itself.
+          const { ticket } = await this.#request('POST', '/notifications/stream-tickets', {});
+          const path = `/notifications/stream?ticket=${encodeURIComponent(ticket)}`;
+          return this.#open(path, headers, signal, { method: 'GET' }, { bearer: false });
+        },
         existingNotificationIds: async () => (await this.notifications({ limit: BASELINE_SIZE })).notifications.map((n) => n.id),
         emit: (event) => this.#emit(event),
       });
@@ -322,12 +329,12 @@ export class Errand {
   }
 
   /**
-   * A successful response to `path` with the bearer token, or an ErrandError.
+   * A successful response to `path` (with the bearer token unless `bearer` is false: a stream ticket in the URL authorises it), or an ErrandError.
    * An error of `token()` itself goes to the caller as it is: it is the host
    * app's (signed out, say), and no retry here would mend it.
    */
-  async #open(path, headers, signal, init = { method: 'GET' }) {
-    const withAuth = { ...headers, Authorization: `Bearer ${await this.#token()}` };
+  async #open(path, headers, signal, init = { method: 'GET' }, { bearer = true } = {}) {
+    const withAuth = bearer ? { ...headers, Authorization: `Bearer ${await this.#token()}` } : { ...headers };
     let response;
     try {
       response = await this.#fetch(this.#baseUrl + path, { ...init, headers: withAuth, signal, cache: 'no-store' });

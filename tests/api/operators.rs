@@ -218,3 +218,19 @@ async fn a_bulk_retry_takes_the_failed_jobs_its_filter_names_in_batches_and_says
     let again = json_of(app.post_json(&ops, "/admin/jobs/retry", json!({"tenant": "acme"})).await).await;
     assert_eq!(again["retried"], 0, "nothing failed is left");
 }
+
+#[actix_web::test]
+async fn an_operators_cancel_of_a_running_job_stops_it_and_notifies_its_owner_once() {
+    let app = spawn_app().await;
+    let (alice, ops) = (token("acme", "alice"), operator_token("olga"));
+    let id = app.create(&alice, "sleep", json!({"ms": 60_000})).await;
+    eventually(WITHIN, "the job runs", || async { app.job(&alice, &id).await["state"] == "running" }).await;
+    let stopping = app.post(&ops, &format!("/admin/jobs/{id}/cancel")).await;
+    assert_eq!(stopping.status(), StatusCode::ACCEPTED);
+    let job = app.wait_until_finished(&alice, &id, WITHIN).await;
+    assert_eq!(job["status"], "cancelled");
+    let feed: Value = app.get(&alice, "/notifications").await.json().await.unwrap();
+    let statuses: Vec<&str> =
+        feed["notifications"].as_array().unwrap().iter().map(|n| n["job_status"].as_str().unwrap()).collect();
+    assert_eq!(statuses, ["cancelled"], "one notification, in the feed");
+}
