@@ -128,12 +128,16 @@ pub async fn claim(
     // process that shuts down gives back its own jobs, not a worker's.
     let owner = worker_owner(&worker);
     let deadline = tokio::time::Instant::now() + wait;
+    // Whether this round of claims covered the tenants before the cursor it
+    // started from: a round that began mid-way wraps around once.
+    let mut covered_start: Option<bool> = None;
     loop {
         // Listen before looking, so that work arriving meanwhile wakes us.
         let arrived = external.work_arrived.notified();
         tokio::pin!(arrived);
         arrived.as_mut().enable();
         let after_tenant = external.after_tenant.lock().map(|cursor| cursor.clone()).unwrap_or_default();
+        let covered = covered_start.get_or_insert(after_tenant.is_empty());
         let request = ClaimRequest {
             owner,
             limit: max as usize,
@@ -150,8 +154,22 @@ pub async fn claim(
         {
             cursor.clone_from(&claim.next_after_tenant);
         }
+        // A walk that stopped part-way through the tenants (those it saw
+        // were at their limit, or locked by another claim) goes on at once,
+        // and one that began mid-way starts again from the first tenant:
+        // the tenants it has not seen may have work.
+        let walk_unfinished = claim.as_ref().is_some_and(|c| !c.next_after_tenant.is_empty());
         let jobs = claim.map(|c| c.jobs).unwrap_or_default();
         let now = tokio::time::Instant::now();
+        if jobs.is_empty() && now < deadline && !types.is_empty() {
+            if walk_unfinished {
+                continue;
+            }
+            if !*covered {
+                *covered = true;
+                continue;
+            }
+        }
         if !jobs.is_empty() || now >= deadline {
             let expires = chrono::Utc::now() + chrono::Duration::from_std(external.lease).unwrap_or_default();
             let jobs = jobs
@@ -169,6 +187,7 @@ pub async fn claim(
                 .collect();
             return Ok(HttpResponse::Ok().json(Claimed { jobs }));
         }
+        covered_start = None;
         let _ = tokio::time::timeout((deadline - now).min(BACKSTOP), arrived).await;
     }
 }
