@@ -172,7 +172,8 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
                 .service(post("/jobs/{id}/progress", worker_api::progress))
                 .service(post("/jobs/{id}/complete", worker_api::complete))
                 .service(post("/jobs/{id}/fail", worker_api::fail))
-                .service(resource("/jobs/{id}/result", "PUT").route(web::put().to(worker_api::upload))),
+                .service(resource("/jobs/{id}/result", "PUT").route(web::put().to(worker_api::upload)))
+                .service(post("/jobs/{id}/result-url", worker_api::upload_url)),
         )
         .service(get("/files/{key:.*}", files::download))
         .service(get("/links/jobs/{id}", links::open))

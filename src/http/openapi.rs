@@ -20,7 +20,7 @@ use crate::jobs::JobTypes;
         notifications::stream_ticket, notifications::stream,
         health::healthz, health::readyz, health::metrics,
         admin::list, admin::get, admin::retry, admin::cancel, admin::retry_matching, admin::queues,
-        worker_api::claim, worker_api::heartbeat, worker_api::progress, worker_api::complete, worker_api::fail, worker_api::upload,
+        worker_api::claim, worker_api::heartbeat, worker_api::progress, worker_api::complete, worker_api::fail, worker_api::upload, worker_api::upload_url,
     ),
     modifiers(&BearerJwt),
 )]

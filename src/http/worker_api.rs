@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use actix_web::{HttpResponse, web};
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{Value, json};
 use uuid::Uuid;
 
 use super::AppState;
@@ -336,8 +336,10 @@ pub async fn complete(
         // A storage key would make errand sign download URLs for a file it did not store.
         return Err(AppError::BadRequest("a result may hold neither `storage_key` nor NUL".into()));
     }
+    let lease = LeaseId(body.lease_id);
+    confirm_presigned_upload(&state, id, lease).await?;
     // A file uploaded for this attempt joins the result where the end is recorded.
-    end(&state, id, LeaseId(body.lease_id), Outcome::Completed { result }).await
+    end(&state, id, lease, Outcome::Completed { result }).await
 }
 
 /// `POST /worker/v1/jobs/{id}/fail`: the attempt failed; it runs again after
@@ -419,9 +421,7 @@ pub async fn upload(
     let id = job_id(&path)?;
     let UploadQuery { lease_id, file_name } = query.into_inner();
     let lease = LeaseId(lease_id);
-    if file_name.is_empty() || file_name.len() > 255 || file_name.contains(['/', '\\', '\0']) {
-        return Err(AppError::BadRequest("file_name must be 1 to 255 bytes, without / \\ or NUL".into()));
-    }
+    check_file_name(&file_name)?;
     let queue = state.store.queue();
     let running = queue.running_attempt(id, lease).await?.ok_or(AppError::LeaseLost)?;
     let content_type = req
@@ -430,12 +430,7 @@ pub async fn upload(
         .and_then(|v| v.to_str().ok())
         .unwrap_or("application/octet-stream")
         .to_owned();
-    let extension = file_name
-        .rsplit_once('.')
-        .map(|(_, ext)| ext)
-        .filter(|e| e.len() <= 10 && e.chars().all(|c| c.is_ascii_alphanumeric()))
-        .unwrap_or("bin");
-    let key = ObjectKey::for_upload(&running.tenant, id, lease, extension);
+    let key = ObjectKey::for_upload(&running.tenant, id, lease, extension_of(&file_name));
     let stored =
         state.storage.put(&key, &content_type, body).await.map_err(|e| AppError::Unavailable(e.to_string()))?;
     let file = ResultFile {
@@ -454,6 +449,117 @@ pub async fn upload(
         return Err(AppError::LeaseLost);
     }
     Ok(HttpResponse::Ok().json(file))
+}
+
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UploadUrlBody {
+    #[schema(value_type = String, format = Uuid)]
+    lease_id: Uuid,
+    /// What a download is saved as.
+    file_name: String,
+    /// The file's media type (default `application/octet-stream`).
+    content_type: Option<String>,
+}
+
+/// Where to PUT the file, until when.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct UploadUrl {
+    url: String,
+    /// `PUT`.
+    method: &'static str,
+    expires_at: String,
+}
+
+/// `POST /worker/v1/jobs/{id}/result-url`: with the S3 backend, a presigned
+/// URL to PUT the attempt's output file straight into the bucket (nothing
+/// passes through errand). `/complete` then checks that the object is there
+/// and makes it the job's result. The local backend answers 400: upload
+/// through `PUT /worker/v1/jobs/{id}/result` instead.
+#[utoipa::path(
+    post, path = "/worker/v1/jobs/{id}/result-url", tag = "workers",
+    params(("id" = String, Path, format = Uuid, description = "The job's id")),
+    request_body = UploadUrlBody,
+    responses(
+        (status = 200, description = "Where to PUT the file", body = UploadUrl),
+        (status = 400, description = "A bad body, or not an S3 deployment (`bad_request`)", body = Problem, content_type = "application/problem+json"),
+        Unauthenticated,
+        (status = 403, description = "Not a worker token (`forbidden`)", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "The lease is no longer yours (`lease_lost`)", body = Problem, content_type = "application/problem+json"),
+        Unavailable,
+    ),
+    security(("bearer" = [])),
+)]
+pub async fn upload_url(
+    _worker: ExternalWorker,
+    path: web::Path<String>,
+    body: web::Payload,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    let id = job_id(&path)?;
+    let body: UploadUrlBody = parse(body).await?;
+    let lease = LeaseId(body.lease_id);
+    check_file_name(&body.file_name)?;
+    let queue = state.store.queue();
+    let running = queue.running_attempt(id, lease).await?.ok_or(AppError::LeaseLost)?;
+    let key = ObjectKey::for_upload(&running.tenant, id, lease, extension_of(&body.file_name));
+    let expires_in = state.url_expiry;
+    let url = state.storage.upload_url(&key, expires_in).await.map_err(|e| AppError::Unavailable(e.to_string()))?;
+    let Some(url) = url else {
+        return Err(AppError::BadRequest(
+            "this errand stores files locally: upload through PUT /worker/v1/jobs/{id}/result".into(),
+        ));
+    };
+    let content_type = body.content_type.unwrap_or_else(|| "application/octet-stream".into());
+    let pending = json!({
+        "storage_key": key.as_str(), "file_name": body.file_name, "content_type": content_type, "pending": true,
+    });
+    if !queue.keep_upload(id, lease, &pending).await? {
+        return Err(AppError::LeaseLost);
+    }
+    let expires_at = chrono::Utc::now() + chrono::Duration::from_std(expires_in).unwrap_or_default();
+    Ok(HttpResponse::Ok().json(UploadUrl { url, method: "PUT", expires_at: super::page::rfc3339(expires_at) }))
+}
+
+/// Before a completion: a file the worker was to PUT through a presigned URL
+/// must be there; it is then kept as an uploaded file, with its size.
+async fn confirm_presigned_upload(state: &AppState, id: JobId, lease: LeaseId) -> Result<(), AppError> {
+    let queue = state.store.queue();
+    let Some(running) = queue.running_attempt(id, lease).await? else { return Ok(()) };
+    let Some(Value::Object(mut pending)) = running.uploaded else { return Ok(()) };
+    if pending.remove("pending").is_none() {
+        return Ok(());
+    }
+    let key = pending.get("storage_key").and_then(Value::as_str).map(|k| ObjectKey::from_stored(k.to_owned()));
+    let Some(key) = key else { return Ok(()) };
+    let size = state.storage.size(&key).await.map_err(|e| AppError::Unavailable(e.to_string()))?;
+    let size = size.ok_or_else(|| {
+        AppError::BadRequest("the file was not uploaded to the presigned URL: PUT it, then complete".into())
+    })?;
+    let expires_at = chrono::Utc::now() + chrono::Duration::from_std(state.result_retention).unwrap_or_default();
+    pending.insert("size_bytes".into(), json!(size));
+    pending.insert("row_count".into(), json!(0));
+    pending.insert("expires_at".into(), json!(super::page::rfc3339(expires_at)));
+    if !queue.keep_upload(id, lease, &Value::Object(pending)).await? {
+        return Err(AppError::LeaseLost);
+    }
+    Ok(())
+}
+
+fn check_file_name(file_name: &str) -> Result<(), AppError> {
+    if file_name.is_empty() || file_name.len() > 255 || file_name.contains(['/', '\\', '\0']) {
+        return Err(AppError::BadRequest("file_name must be 1 to 255 bytes, without / \\ or NUL".into()));
+    }
+    Ok(())
+}
+
+/// The object key's extension: the file name's, when it is a short plain one.
+fn extension_of(file_name: &str) -> &str {
+    file_name
+        .rsplit_once('.')
+        .map(|(_, ext)| ext)
+        .filter(|e| e.len() <= 10 && e.chars().all(|c| c.is_ascii_alphanumeric()))
+        .unwrap_or("bin")
 }
 
 /// Records an end under `lease`; answers how the job stands, or 409.

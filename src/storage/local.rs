@@ -111,6 +111,14 @@ impl LocalStorage {
         Ok(StoredObject { size_bytes: size })
     }
 
+    pub(super) async fn size(&self, key: &ObjectKey) -> Result<Option<u64>, StorageError> {
+        match tokio::fs::metadata(self.path_of(key)).await {
+            Ok(meta) => Ok(Some(meta.len())),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e.into()),
+        }
+    }
+
     pub(super) async fn delete(&self, key: &ObjectKey) -> Result<(), StorageError> {
         match tokio::fs::remove_file(self.path_of(key)).await {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e.into()),

@@ -136,6 +136,23 @@ impl Storage {
         }
     }
 
+    /// A URL a client may PUT the object to itself, until `expires_in` from
+    /// now: S3 only (`None` for `local`, whose uploads go through errand).
+    pub async fn upload_url(&self, key: &ObjectKey, expires_in: Duration) -> Result<Option<String>, StorageError> {
+        match self {
+            Self::Local(_) => Ok(None),
+            Self::S3(s3) => s3.upload_url(key, expires_in).await.map(Some),
+        }
+    }
+
+    /// The size of an object a client uploaded, or `None` if it is not there.
+    pub async fn size(&self, key: &ObjectKey) -> Result<Option<u64>, StorageError> {
+        match self {
+            Self::Local(local) => local.size(key).await,
+            Self::S3(s3) => s3.size(key).await,
+        }
+    }
+
     /// The local backend, which errand serves itself.
     pub fn local(&self) -> Option<&LocalStorage> {
         match self {

@@ -86,4 +86,23 @@ impl S3Storage {
             .await
             .map_err(|e| StorageError::Remote(e.to_string()))
     }
+
+    /// A presigned PUT of `key`, for a client to upload the object itself.
+    pub(super) async fn upload_url(&self, key: &ObjectKey, expires_in: Duration) -> Result<String, StorageError> {
+        let seconds = u32::try_from(expires_in.as_secs()).unwrap_or(u32::MAX);
+        self.public
+            .presign_put(key.as_str(), seconds, None, None)
+            .await
+            .map_err(|e| StorageError::Remote(e.to_string()))
+    }
+
+    /// The object's size, or `None` if it is not there.
+    pub(super) async fn size(&self, key: &ObjectKey) -> Result<Option<u64>, StorageError> {
+        match self.bucket.head_object(key.as_str()).await {
+            Ok((head, 200)) => Ok(head.content_length.and_then(|n| u64::try_from(n).ok())),
+            Ok((_, 404)) | Err(s3::error::S3Error::HttpFailWithBody(404, _)) => Ok(None),
+            Ok((_, status)) => Err(StorageError::Remote(format!("HEAD answered {status}"))),
+            Err(e) => Err(StorageError::Remote(e.to_string())),
+        }
+    }
 }

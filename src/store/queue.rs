@@ -48,6 +48,9 @@ pub struct RunningAttempt {
     /// 1-based.
     pub attempt: u32,
     pub tenant: TenantId,
+    /// The file kept for this attempt (a `ResultFile`; `pending` while a
+    /// presigned upload has not been checked yet).
+    pub uploaded: Option<Value>,
 }
 
 /// Job types whose running jobs are limited across all processes.
@@ -147,9 +150,10 @@ SELECT count(*) AS written,
 FROM written w JOIN jobs j ON j.id = w.job_id
 HAVING count(*) > 0";
 
-/// The running attempt of job `$1` under lease `$2`: its type, number and tenant.
+/// The running attempt of job `$1` under lease `$2`: its type, number,
+/// tenant and any file uploaded (or to be uploaded) for it.
 const RUNNING_ATTEMPT: &str = "
-SELECT job_type, attempt, tenant_id
+SELECT job_type, attempt, tenant_id, uploaded_result
 FROM job_queue WHERE job_id = $1 AND lease_id = $2 AND state = 'running'";
 
 /// Keeps the file `$3` uploaded for job `$1`'s attempt under lease `$2`.
@@ -290,6 +294,7 @@ impl Queue<'_> {
                 job_type: row.try_get("job_type")?,
                 attempt: u32::try_from(attempt).unwrap_or(0),
                 tenant: TenantId::parse(row.try_get::<_, String>("tenant_id")?)?,
+                uploaded: row.try_get("uploaded_result")?,
             })
         })
         .transpose()

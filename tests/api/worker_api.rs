@@ -202,3 +202,43 @@ async fn a_file_a_worker_uploads_is_its_jobs_result_behind_a_signed_url() {
     assert_eq!(download.bytes().await.unwrap().as_ref(), pdf.as_slice(), "the same bytes");
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[actix_web::test]
+async fn with_s3_a_worker_puts_its_file_to_a_presigned_url_and_completion_checks_it_is_there() {
+    let s3 = S3Server::start().await;
+    let storage = s3.settings();
+    let app = spawn_app_with(
+        move |s| {
+            s.job_types.insert("render_invoice".into(), job_type("external"));
+            s.storage.backend = errand::config::StorageBackend::S3;
+            s.storage.s3 = Some(storage);
+        },
+        HandlerRegistry::builtin(),
+    )
+    .await;
+    let (worker, alice) = (worker_token(&["render_invoice"]), token("acme", "alice"));
+    let id = app.create(&alice, "render_invoice", json!({})).await;
+    let leased = claim(&app, &worker, json!({"wait": 5})).await;
+    let lease = leased[0]["lease_id"].as_str().unwrap().to_owned();
+    let call = |what: &str| format!("/worker/v1/jobs/{id}/{what}");
+    let asked = json!({"lease_id": lease, "file_name": "invoice-42.pdf", "content_type": "application/pdf"});
+    let upload: Value = app.post_json(&worker, &call("result-url"), asked).await.json().await.unwrap();
+    let url = upload["url"].as_str().unwrap();
+    assert!(url.starts_with(&s3.endpoint) && url.contains("X-Amz-Signature="), "{upload}");
+
+    let early = app.post_json(&worker, &call("complete"), json!({"lease_id": lease})).await;
+    assert_problem(early, StatusCode::BAD_REQUEST, "bad_request").await;
+    let pdf: Vec<u8> = (0..70_000u32).map(|i| (i % 253) as u8).collect();
+    let put = reqwest::Client::new().put(url).body(pdf.clone()).send().await.unwrap();
+    assert!(put.status().is_success(), "{}", put.status());
+    let done = app.post_json(&worker, &call("complete"), json!({"lease_id": lease})).await;
+    assert_eq!(done.status(), StatusCode::OK);
+
+    let job = app.job(&alice, &id).await;
+    assert_eq!(
+        (job["result"]["size_bytes"].as_u64(), job["result"]["file_name"].as_str()),
+        (Some(70_000), Some("invoice-42.pdf"))
+    );
+    let download = reqwest::get(job["result_url"].as_str().expect("a signed URL")).await.unwrap();
+    assert_eq!(download.bytes().await.unwrap().as_ref(), pdf.as_slice(), "the same bytes, through the bucket");
+}
