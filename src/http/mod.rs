@@ -168,12 +168,12 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
         .service(
             web::scope("/worker/v1")
                 .service(post("/claim", worker_api::claim))
-                .service(post("/jobs/{id}/heartbeat", worker_api::heartbeat))
-                .service(post("/jobs/{id}/progress", worker_api::progress))
-                .service(post("/jobs/{id}/complete", worker_api::complete))
-                .service(post("/jobs/{id}/fail", worker_api::fail))
-                .service(resource("/jobs/{id}/result", "PUT").route(web::put().to(worker_api::upload)))
-                .service(post("/jobs/{id}/result-url", worker_api::upload_url)),
+                .service(post("/jobs/{id}/heartbeat", worker_api::attempts::heartbeat))
+                .service(post("/jobs/{id}/progress", worker_api::attempts::progress))
+                .service(post("/jobs/{id}/complete", worker_api::attempts::complete))
+                .service(post("/jobs/{id}/fail", worker_api::attempts::fail))
+                .service(resource("/jobs/{id}/result", "PUT").route(web::put().to(worker_api::files::upload)))
+                .service(post("/jobs/{id}/result-url", worker_api::files::upload_url)),
         )
         .service(get("/files/{key:.*}", files::download))
         .service(get("/links/jobs/{id}", links::open))

@@ -20,7 +20,9 @@ use crate::jobs::JobTypes;
         notifications::stream_ticket, notifications::stream,
         health::healthz, health::readyz, health::metrics,
         admin::list, admin::get, admin::retry, admin::cancel, admin::retry_matching, admin::queues,
-        worker_api::claim, worker_api::heartbeat, worker_api::progress, worker_api::complete, worker_api::fail, worker_api::upload, worker_api::upload_url,
+        worker_api::claim, worker_api::attempts::heartbeat, worker_api::attempts::progress,
+        worker_api::attempts::complete, worker_api::attempts::fail, worker_api::files::upload,
+        worker_api::files::upload_url,
     ),
     modifiers(&BearerJwt),
 )]

@@ -1,0 +1,196 @@
+//! Result files of external workers: streamed through errand
+//! (`PUT …/result`, both backends) or put straight into the bucket through a
+//! presigned URL (`POST …/result-url`, S3), checked when the attempt completes.
+
+use actix_web::{HttpResponse, web};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use uuid::Uuid;
+
+use super::{job_id, parse};
+use crate::domain::{JobId, LeaseId};
+use crate::error::{AppError, Problem, Unauthenticated, Unavailable};
+use crate::http::AppState;
+use crate::http::auth::ExternalWorker;
+use crate::storage::{ObjectKey, ResultFile};
+
+#[derive(Deserialize)]
+pub struct UploadQuery {
+    lease_id: Uuid,
+    file_name: String,
+}
+
+/// `PUT /worker/v1/jobs/{id}/result?lease_id=&file_name=`: the attempt's
+/// output file, streamed into errand's storage (constant memory) with the
+/// request's `Content-Type`. When the attempt completes, the file is the
+/// job's result: its owner downloads it through a fresh signed URL, and it is
+/// deleted after the result retention, as an export's is.
+#[utoipa::path(
+    put, path = "/worker/v1/jobs/{id}/result", tag = "workers",
+    params(
+        ("id" = String, Path, format = Uuid, description = "The job's id"),
+        ("lease_id" = String, Query, format = Uuid, description = "The attempt's lease"),
+        ("file_name" = String, Query, description = "What a download is saved as, e.g. `invoice-42.pdf`"),
+    ),
+    request_body(content = Vec<u8>, content_type = "application/octet-stream", description = "The file"),
+    responses(
+        (status = 200, description = "Stored; the job's result once it completes", body = Object),
+        (status = 400, description = "A bad query (`bad_request`)", body = Problem, content_type = "application/problem+json"),
+        Unauthenticated,
+        (status = 403, description = "Not a worker token (`forbidden`)", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "The lease is no longer yours (`lease_lost`)", body = Problem, content_type = "application/problem+json"),
+        Unavailable,
+    ),
+    security(("bearer" = [])),
+)]
+pub async fn upload(
+    _worker: ExternalWorker,
+    req: actix_web::HttpRequest,
+    path: web::Path<String>,
+    query: web::Query<UploadQuery>,
+    body: web::Payload,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    let id = job_id(&path)?;
+    let UploadQuery { lease_id, file_name } = query.into_inner();
+    let lease = LeaseId(lease_id);
+    check_file_name(&file_name)?;
+    let queue = state.store.queue();
+    let running = queue.running_attempt(id, lease).await?.ok_or(AppError::LeaseLost)?;
+    let content_type = req
+        .headers()
+        .get(actix_web::http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("application/octet-stream")
+        .to_owned();
+    let key = ObjectKey::for_upload(&running.tenant, id, lease, extension_of(&file_name));
+    let stored =
+        state.storage.put(&key, &content_type, body).await.map_err(|e| AppError::Unavailable(e.to_string()))?;
+    let file = ResultFile {
+        storage_key: key.as_str().to_owned(),
+        size_bytes: stored.size_bytes,
+        row_count: 0,
+        content_type,
+        file_name,
+        expires_at: chrono::Utc::now() + chrono::Duration::from_std(state.result_retention).unwrap_or_default(),
+        expired: false,
+    };
+    let file = serde_json::to_value(&file).map_err(|e| AppError::Internal(e.to_string()))?;
+    if !queue.keep_upload(id, lease, &file).await? {
+        // Lost while uploading: the file is no one's.
+        let _ = state.storage.delete(&key).await;
+        return Err(AppError::LeaseLost);
+    }
+    Ok(HttpResponse::Ok().json(file))
+}
+
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UploadUrlBody {
+    #[schema(value_type = String, format = Uuid)]
+    lease_id: Uuid,
+    /// What a download is saved as.
+    file_name: String,
+    /// The file's media type (default `application/octet-stream`).
+    content_type: Option<String>,
+}
+
+/// Where to PUT the file, until when.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct UploadUrl {
+    url: String,
+    /// `PUT`.
+    method: &'static str,
+    expires_at: String,
+}
+
+/// `POST /worker/v1/jobs/{id}/result-url`: with the S3 backend, a presigned
+/// URL to PUT the attempt's output file straight into the bucket (nothing
+/// passes through errand). `/complete` then checks that the object is there
+/// and makes it the job's result. The local backend answers 400: upload
+/// through `PUT /worker/v1/jobs/{id}/result` instead.
+#[utoipa::path(
+    post, path = "/worker/v1/jobs/{id}/result-url", tag = "workers",
+    params(("id" = String, Path, format = Uuid, description = "The job's id")),
+    request_body = UploadUrlBody,
+    responses(
+        (status = 200, description = "Where to PUT the file", body = UploadUrl),
+        (status = 400, description = "A bad body, or not an S3 deployment (`bad_request`)", body = Problem, content_type = "application/problem+json"),
+        Unauthenticated,
+        (status = 403, description = "Not a worker token (`forbidden`)", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "The lease is no longer yours (`lease_lost`)", body = Problem, content_type = "application/problem+json"),
+        Unavailable,
+    ),
+    security(("bearer" = [])),
+)]
+pub async fn upload_url(
+    _worker: ExternalWorker,
+    path: web::Path<String>,
+    body: web::Payload,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    let id = job_id(&path)?;
+    let body: UploadUrlBody = parse(body).await?;
+    let lease = LeaseId(body.lease_id);
+    check_file_name(&body.file_name)?;
+    let queue = state.store.queue();
+    let running = queue.running_attempt(id, lease).await?.ok_or(AppError::LeaseLost)?;
+    let key = ObjectKey::for_upload(&running.tenant, id, lease, extension_of(&body.file_name));
+    let expires_in = state.url_expiry;
+    let url = state.storage.upload_url(&key, expires_in).await.map_err(|e| AppError::Unavailable(e.to_string()))?;
+    let Some(url) = url else {
+        return Err(AppError::BadRequest(
+            "this errand stores files locally: upload through PUT /worker/v1/jobs/{id}/result".into(),
+        ));
+    };
+    let content_type = body.content_type.unwrap_or_else(|| "application/octet-stream".into());
+    let pending = json!({
+        "storage_key": key.as_str(), "file_name": body.file_name, "content_type": content_type, "pending": true,
+    });
+    if !queue.keep_upload(id, lease, &pending).await? {
+        return Err(AppError::LeaseLost);
+    }
+    let expires_at = chrono::Utc::now() + chrono::Duration::from_std(expires_in).unwrap_or_default();
+    Ok(HttpResponse::Ok().json(UploadUrl { url, method: "PUT", expires_at: crate::http::page::rfc3339(expires_at) }))
+}
+
+/// Before a completion: a file the worker was to PUT through a presigned URL
+/// must be there; it is then kept as an uploaded file, with its size.
+pub(super) async fn confirm_presigned_upload(state: &AppState, id: JobId, lease: LeaseId) -> Result<(), AppError> {
+    let queue = state.store.queue();
+    let Some(running) = queue.running_attempt(id, lease).await? else { return Ok(()) };
+    let Some(Value::Object(mut pending)) = running.uploaded else { return Ok(()) };
+    if pending.remove("pending").is_none() {
+        return Ok(());
+    }
+    let key = pending.get("storage_key").and_then(Value::as_str).map(|k| ObjectKey::from_stored(k.to_owned()));
+    let Some(key) = key else { return Ok(()) };
+    let size = state.storage.size(&key).await.map_err(|e| AppError::Unavailable(e.to_string()))?;
+    let size = size.ok_or_else(|| {
+        AppError::BadRequest("the file was not uploaded to the presigned URL: PUT it, then complete".into())
+    })?;
+    let expires_at = chrono::Utc::now() + chrono::Duration::from_std(state.result_retention).unwrap_or_default();
+    pending.insert("size_bytes".into(), json!(size));
+    pending.insert("row_count".into(), json!(0));
+    pending.insert("expires_at".into(), json!(crate::http::page::rfc3339(expires_at)));
+    if !queue.keep_upload(id, lease, &Value::Object(pending)).await? {
+        return Err(AppError::LeaseLost);
+    }
+    Ok(())
+}
+
+fn check_file_name(file_name: &str) -> Result<(), AppError> {
+    if file_name.is_empty() || file_name.len() > 255 || file_name.contains(['/', '\\', '\0']) {
+        return Err(AppError::BadRequest("file_name must be 1 to 255 bytes, without / \\ or NUL".into()));
+    }
+    Ok(())
+}
+
+/// The object key's extension: the file name's, when it is a short plain one.
+fn extension_of(file_name: &str) -> &str {
+    file_name
+        .rsplit_once('.')
+        .map(|(_, ext)| ext)
+        .filter(|e| e.len() <= 10 && e.chars().all(|c| c.is_ascii_alphanumeric()))
+        .unwrap_or("bin")
+}
