@@ -24,10 +24,11 @@ errand_stop_drain() {
   ERRAND_DRAIN_PIDS=()
 }
 
-errand_drain() {
-  local db=$1 jobs=$2 tenants=$3 processes=$4 label=${5:-drain} url started i
-  local job_type=${ERRAND_DRAIN_TYPE:-noop} params=${ERRAND_DRAIN_PARAMS:-'{}'}
-  url=$base/$db
+# Makes database <db>, migrated, holding <jobs> jobs of <type> (params
+# <params>) round-robin over <tenants> tenants, queued and analyzed; prints
+# its URL. Shared with bench/workers.sh.
+errand_drain_backlog() {
+  local db=$1 jobs=$2 tenants=$3 job_type=$4 params=$5 url=$base/$1
   psql "$base/postgres" -Xqc "CREATE DATABASE $db"
   RUST_LOG=warn ERRAND_DATABASE__URL=$url "$bin/errand" migrate >/dev/null
   psql "$url" -Xq -v jobs="$jobs" -v tenants="$tenants" -v job_type="$job_type" -v params="$params" <<'SQL'
@@ -41,17 +42,34 @@ INSERT INTO job_queue (job_id, tenant_id, job_type, run_at) SELECT id, tenant_id
 VACUUM ANALYZE jobs;
 VACUUM ANALYZE job_queue;
 SQL
+  printf '%s\n' "$url"
+}
+
+# Waits until database <url>'s queue is empty, then prints "<prefix>
+# seconds=<S> jobs_per_s=<R>", timed on the database's clock from <started>
+# to the last job's finished_at.
+errand_drain_timed() {
+  local url=$1 started=$2 prefix=$3
+  until [ "$(psql "$url" -XAtqc "SELECT count(*) FROM job_queue")" = 0 ]; do sleep 0.2; done
+  psql "$url" -XAtqc "SELECT format('%s jobs=%s seconds=%s jobs_per_s=%s', '$prefix', count(*),
+      round(s::numeric, 3), round(count(*) / s))
+    FROM jobs, LATERAL (SELECT extract(epoch FROM (SELECT max(finished_at) FROM jobs) - '$started'::timestamptz) AS s) t
+    WHERE state = 'completed' GROUP BY s"
+}
+
+errand_drain() {
+  local db=$1 jobs=$2 tenants=$3 processes=$4 label=${5:-drain} url started i line
+  local job_type=${ERRAND_DRAIN_TYPE:-noop} params=${ERRAND_DRAIN_PARAMS:-'{}'}
+  url=$(errand_drain_backlog "$db" "$jobs" "$tenants" "$job_type" "$params")
   started=$(psql "$url" -XAtqc "SELECT clock_timestamp()")
   for ((i = 0; i < processes; i++)); do
     RUST_LOG=warn ERRAND_DATABASE__URL=$url ERRAND_HTTP__BIND=127.0.0.1:0 ERRAND_AUTH__JWT_SECRET=$SECRET \
       "$bin/errand" serve >/dev/null &
     ERRAND_DRAIN_PIDS+=($!)
   done
-  until [ "$(psql "$url" -XAtqc "SELECT count(*) FROM job_queue")" = 0 ]; do sleep 0.2; done
+  line=$(errand_drain_timed "$url" "$started" "errand $label")
   errand_stop_drain
-  psql "$url" -XAtqc "SELECT format('errand %s jobs=%s tenants=%s processes=%s seconds=%s jobs_per_s=%s',
-      '$label', count(*), $tenants, $processes, round(s::numeric, 3), round(count(*) / s))
-    FROM jobs, LATERAL (SELECT extract(epoch FROM (SELECT max(finished_at) FROM jobs) - '$started'::timestamptz) AS s) t
-    WHERE state = 'completed' GROUP BY s"
+  # Kept in the order earlier results were written: label, jobs, tenants, processes, timing.
+  printf '%s\n' "$line" | sed "s/ seconds=/ tenants=$tenants processes=$processes seconds=/"
   psql "$base/postgres" -Xqc "DROP DATABASE $db WITH (FORCE)"
 }

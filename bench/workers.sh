@@ -6,7 +6,7 @@
 #   errand_pull_drain <database> <jobs> <worker processes> <concurrency each>
 #
 # prints
-#   pull jobs=<N> workers=<P>x<C> seconds=<S> jobs_per_s=<R>
+#   pull workers=<P>x<C> jobs=<N> seconds=<S> jobs_per_s=<R>
 
 ERRAND_PULL_PIDS=()
 
@@ -30,21 +30,8 @@ errand_python_worker_env() {
 
 errand_pull_drain() {
   local db=$1 jobs=$2 processes=$3 concurrency=$4 url fifo line address started token venv i
-  url=$base/$db
   venv=$(errand_python_worker_env)
-  psql "$base/postgres" -Xqc "CREATE DATABASE $db"
-  RUST_LOG=warn ERRAND_DATABASE__URL=$url "$bin/errand" migrate >/dev/null
-  psql "$url" -Xq -v jobs="$jobs" <<'SQL'
-WITH recorded AS (
-    INSERT INTO jobs (id, tenant_id, user_id, idempotency_key, fingerprint, job_type, params, max_attempts)
-    SELECT errand_uuid_v7(), 'tenant-' || (i % 32), 'bench', 'pull-' || i, '\x00', 'noop_external', '{}', 3
-    FROM generate_series(1, :jobs) AS i
-    RETURNING id, tenant_id, job_type, run_at
-)
-INSERT INTO job_queue (job_id, tenant_id, job_type, run_at) SELECT id, tenant_id, job_type, run_at FROM recorded;
-VACUUM ANALYZE jobs;
-VACUUM ANALYZE job_queue;
-SQL
+  url=$(errand_drain_backlog "$db" "$jobs" 32 noop_external '{}')
   fifo=$(mktemp -u); mkfifo "$fifo"
   RUST_LOG=warn ERRAND_DATABASE__URL=$url ERRAND_HTTP__BIND=127.0.0.1:0 ERRAND_AUTH__JWT_SECRET=$SECRET \
     ERRAND_JOB_TYPES__NOOP_EXTERNAL__HANDLER=external "$bin/errand" serve >"$fifo" &
@@ -57,11 +44,8 @@ SQL
     "$venv/bin/python" bench/python_worker.py "$address" "$token" "$concurrency" >/dev/null 2>&1 &
     ERRAND_PULL_PIDS+=($!)
   done
-  until [ "$(psql "$url" -XAtqc "SELECT count(*) FROM job_queue")" = 0 ]; do sleep 0.2; done
+  line=$(errand_drain_timed "$url" "$started" "pull workers=${processes}x$concurrency")
   errand_stop_pull
-  psql "$url" -XAtqc "SELECT format('pull jobs=%s workers=%sx%s seconds=%s jobs_per_s=%s',
-      count(*), $processes, $concurrency, round(s::numeric, 3), round(count(*) / s))
-    FROM jobs, LATERAL (SELECT extract(epoch FROM (SELECT max(finished_at) FROM jobs) - '$started'::timestamptz) AS s) t
-    WHERE state = 'completed' GROUP BY s"
+  printf '%s\n' "$line"
   psql "$base/postgres" -Xqc "DROP DATABASE $db WITH (FORCE)"
 }

@@ -11,13 +11,18 @@
 -- the call's own transaction: the advisory locks last until it commits.
 --
 -- Parameters: the tenant cursor (consider tenants after `after_tenant`, at
--- most `max_tenants` of them), the most running jobs per tenant, the job
--- types limited across processes with their limits, the most jobs to claim,
--- and the lease (owner, length in ms).
+-- most `max_tenants` of them; a walk that reaches the last tenant goes on
+-- from the first, up to the cursor), the most running jobs per tenant, the
+-- job types limited across processes with their limits, the most jobs to
+-- claim, the lease (owner, length in ms), and the job types to claim
+-- (`only_types`; NULL: any). errand's dispatcher claims the types it has
+-- handlers for; an external worker (`handler = "external"`, the worker API)
+-- the types its token allows.
 --
 -- Rows returned: one per claimed job (`kind` = 'job'), then one with the
 -- cursor for the next claim (`kind` = 'cursor', `next_after_tenant`: the last
--- tenant considered, or '' when the walk reached the last tenant).
+-- tenant considered, or '' when the walk reached the last tenant: the next
+-- claim starts from the first).
 --
 -- Plans: generic, made once per connection. The statements take arrays whose
 -- length the planner cannot see, so a custom plan has the same shape; but
@@ -26,7 +31,7 @@
 CREATE FUNCTION errand_claim(
     after_tenant text, max_tenants integer, tenant_limit bigint,
     limited_types text[], type_limits integer[], max_jobs bigint,
-    claim_owner uuid, lease_ms double precision)
+    claim_owner uuid, lease_ms double precision, only_types text[])
 RETURNS TABLE (kind text, next_after_tenant text, id uuid, tenant_id text, user_id text, job_type text,
                params jsonb, attempt integer, lease_id uuid)
 LANGUAGE plpgsql VOLATILE
@@ -38,12 +43,15 @@ DECLARE
     locked_types boolean[];
     considered integer;
     last_tenant text;
+    wrapped boolean;
 BEGIN
     -- The next tenants with waiting work after the cursor (a loose index
-    -- scan of job_queue_due, one index probe per tenant), each try-locked:
-    -- a tenant another claim holds is skipped, never waited for. Lock key
-    -- spaces: 0x65720001 tenants, 0x65720002 job types.
-    WITH RECURSIVE waiting (tenant_id, n) AS (
+    -- scan of job_queue_due, one index probe per tenant), then, if the walk
+    -- reached the last tenant with room to spare, those from the first up to
+    -- the cursor; each try-locked: a tenant another claim holds is skipped,
+    -- never waited for. Lock key spaces: 0x65720001 tenants, 0x65720002 job
+    -- types.
+    WITH RECURSIVE after_cursor (tenant_id, n) AS (
         (SELECT q.tenant_id, 1 FROM job_queue q
          WHERE q.state IN ('available', 'retryable') AND q.tenant_id > after_tenant
          ORDER BY q.tenant_id LIMIT 1)
@@ -52,16 +60,37 @@ BEGIN
                 WHERE q.state IN ('available', 'retryable') AND q.tenant_id > w.tenant_id
                 ORDER BY q.tenant_id LIMIT 1),
                w.n + 1
-        FROM waiting w
+        FROM after_cursor w
         WHERE w.tenant_id IS NOT NULL AND w.n < max_tenants
+    ), seen_after AS (
+        SELECT count(*)::integer AS n FROM after_cursor WHERE tenant_id IS NOT NULL
+    ), from_start (tenant_id, n) AS (
+        (SELECT q.tenant_id, s.n + 1 FROM job_queue q, seen_after s
+         WHERE after_tenant <> '' AND s.n < max_tenants
+           AND q.state IN ('available', 'retryable') AND q.tenant_id <= after_tenant
+         ORDER BY q.tenant_id LIMIT 1)
+        UNION ALL
+        SELECT (SELECT q.tenant_id FROM job_queue q
+                WHERE q.state IN ('available', 'retryable') AND q.tenant_id > w.tenant_id
+                  AND q.tenant_id <= after_tenant
+                ORDER BY q.tenant_id LIMIT 1),
+               w.n + 1
+        FROM from_start w
+        WHERE w.tenant_id IS NOT NULL AND w.n < max_tenants
+    ), waiting AS (
+        SELECT tenant_id, n, false AS wrapped FROM after_cursor
+        UNION ALL
+        SELECT tenant_id, n, true FROM from_start
     ), tried AS MATERIALIZED (
-        SELECT w.tenant_id, w.n, pg_try_advisory_xact_lock(1701969921, hashtext(w.tenant_id)) AS locked
+        SELECT w.tenant_id, w.n, w.wrapped,
+               pg_try_advisory_xact_lock(1701969921, hashtext(w.tenant_id)) AS locked
         FROM waiting w WHERE w.tenant_id IS NOT NULL
     )
     SELECT coalesce(array_agg(t.tenant_id ORDER BY t.n) FILTER (WHERE t.locked), '{}'),
            count(*),
-           (array_agg(t.tenant_id ORDER BY t.n DESC))[1]
-    INTO locked_tenants, considered, last_tenant
+           (array_agg(t.tenant_id ORDER BY t.n DESC))[1],
+           coalesce(bool_or(t.wrapped), false)
+    INTO locked_tenants, considered, last_tenant, wrapped
     FROM tried t;
 
     IF cardinality(locked_tenants) > 0 THEN
@@ -101,6 +130,7 @@ BEGIN
                 FROM job_queue q
                 WHERE q.tenant_id = t.tenant_id AND q.state IN ('available', 'retryable') AND q.run_at <= now()
                   AND q.job_type <> ALL (ARRAY (SELECT f.job_type FROM type_room f WHERE f.room <= 0))
+                  AND (only_types IS NULL OR q.job_type = ANY (only_types))
                 ORDER BY q.run_at, q.job_id
                 LIMIT least(max_jobs, greatest(0, tenant_limit - t.running))
             ) c
@@ -125,7 +155,7 @@ BEGIN
         WHERE j.id = ANY (ARRAY (SELECT c2.job_id FROM claimed c2));
     END IF;
 
-    RETURN QUERY SELECT 'cursor', CASE WHEN considered < max_tenants THEN '' ELSE last_tenant END,
+    RETURN QUERY SELECT 'cursor', CASE WHEN considered < max_tenants OR wrapped THEN '' ELSE last_tenant END,
                         NULL::uuid, NULL::text, NULL::text, NULL::text, NULL::jsonb, NULL::integer, NULL::uuid;
 END
 $$;

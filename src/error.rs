@@ -96,6 +96,32 @@ pub struct Unauthenticated(Problem<'static>);
 #[expect(dead_code, reason = "only its type is used: by the handlers' OpenAPI annotations")]
 pub struct Unavailable(Problem<'static>);
 
+/// The 403 of every operator route, for tokens that are not an operator's.
+#[derive(utoipa::IntoResponses)]
+#[response(
+    status = 403,
+    description = "Not an operator token (`forbidden`)",
+    content_type = "application/problem+json"
+)]
+#[expect(dead_code, reason = "only its type is used: by the handlers' OpenAPI annotations")]
+pub struct NotAnOperator(Problem<'static>);
+
+/// The 403 of every worker API route, for tokens that are not a worker's.
+#[derive(utoipa::IntoResponses)]
+#[response(status = 403, description = "Not a worker token (`forbidden`)", content_type = "application/problem+json")]
+#[expect(dead_code, reason = "only its type is used: by the handlers' OpenAPI annotations")]
+pub struct NotAWorker(Problem<'static>);
+
+/// The 409 of every worker API call about a held job.
+#[derive(utoipa::IntoResponses)]
+#[response(
+    status = 409,
+    description = "The lease is no longer yours (`lease_lost`): stop, and change nothing",
+    content_type = "application/problem+json"
+)]
+#[expect(dead_code, reason = "only its type is used: by the handlers' OpenAPI annotations")]
+pub struct LeaseNoLongerYours(Problem<'static>);
+
 /// An RFC 9457 problem document, with errand's `code` (and `field` for params) as extensions.
 #[derive(Serialize, utoipa::ToSchema)]
 pub struct Problem<'a> {

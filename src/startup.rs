@@ -137,12 +137,14 @@ impl Application {
         let notifier = Notifier::new(store.clone(), mailer).start();
         let w = &settings.workers;
         let work_arrived = std::sync::Arc::new(tokio::sync::Notify::new());
+        // Read by every claim: the dispatcher's and the worker API's.
+        let type_limits = std::sync::Arc::new(job_types.limits());
         let dispatcher_settings = DispatcherSettings {
             global_limit: w.global_limit,
             tenant_limit: w.tenant_limit,
             lease: w.lease,
             poll_interval: w.poll_interval,
-            type_limits: std::sync::Arc::new(job_types.limits()),
+            type_limits: type_limits.clone(),
             in_process_types: std::sync::Arc::new(job_types.in_process()),
             work_arrived: work_arrived.clone(),
         };
@@ -189,6 +191,7 @@ impl Application {
             storage,
             links,
             work_arrived,
+            type_limits,
             closing_streams: closing_streams.clone(),
         };
         let state = AppState::new(parts, &settings).map_err(|e| invalid("auth.jwt_secret", e.to_string()))?;

@@ -127,7 +127,6 @@ impl Dispatcher {
         let type_limits = self.settings.type_limits.clone();
         let in_process = self.settings.in_process_types.clone();
         let after_tenant = self.after_tenant.clone();
-        let started_mid_walk = !after_tenant.is_empty();
         async move {
             let request = ClaimRequest {
                 owner,
@@ -150,15 +149,11 @@ impl Dispatcher {
                     act.after_tenant = claim.next_after_tenant;
                     metrics::counter!("errand_jobs_claimed_total").increment(jobs.len() as u64);
                     let full = jobs.len() == free;
-                    let empty = jobs.is_empty();
                     jobs.into_iter().for_each(|job| act.start(job));
                     // A full claim, or one that stopped part-way through the
                     // tenants, may have left work: look again at once (a full
-                    // process then tells its idle peers instead). So may the
-                    // tenants before the cursor, when an empty walk began
-                    // mid-way and reached the last tenant: wrap around once.
-                    let wrapped_empty = empty && started_mid_walk && act.after_tenant.is_empty();
-                    if full || !act.after_tenant.is_empty() || wrapped_empty {
+                    // process then tells its idle peers instead).
+                    if full || !act.after_tenant.is_empty() {
                         act.wake_pending = true;
                     }
                 }

@@ -7,13 +7,12 @@
 use actix_web::{HttpResponse, web};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
-use uuid::Uuid;
 
-use super::AppState;
 use super::jobs::{JobView, status_filter, type_filter};
 use super::page;
+use super::{AppState, job_id};
 use crate::domain::{Job, JobId, Operator};
-use crate::error::{AppError, Problem, Unauthenticated, Unavailable};
+use crate::error::{AppError, NotAnOperator, Problem, Unauthenticated, Unavailable};
 use crate::store::{AttemptError, CancelOutcome, JobQuery, QueueCount, RetryFilter, RetryOutcome};
 
 /// A job as an operator sees it: whose it is, and (alone) its attempts' errors.
@@ -71,7 +70,7 @@ pub struct AdminJobList {
         (status = 200, description = "A page of jobs", body = AdminJobList),
         (status = 400, description = "A bad filter, limit or cursor (`bad_request`)", body = Problem, content_type = "application/problem+json"),
         Unauthenticated,
-        (status = 403, description = "Not an operator token (`forbidden`)", body = Problem, content_type = "application/problem+json"),
+        NotAnOperator,
         Unavailable,
     ),
     security(("bearer" = [])),
@@ -106,7 +105,7 @@ pub async fn list(
     responses(
         (status = 200, description = "The job", body = AdminJobView),
         Unauthenticated,
-        (status = 403, description = "Not an operator token (`forbidden`)", body = Problem, content_type = "application/problem+json"),
+        NotAnOperator,
         (status = 404, description = "No such job (`not_found`)", body = Problem, content_type = "application/problem+json"),
         Unavailable,
     ),
@@ -131,7 +130,7 @@ pub async fn get(
     responses(
         (status = 200, description = "The job, queued again", body = AdminJobView),
         Unauthenticated,
-        (status = 403, description = "Not an operator token (`forbidden`)", body = Problem, content_type = "application/problem+json"),
+        NotAnOperator,
         (status = 404, description = "No such job (`not_found`)", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "Neither failed nor cancelled (`job_not_retryable`)", body = Problem, content_type = "application/problem+json"),
         Unavailable,
@@ -159,7 +158,7 @@ pub async fn retry(
         (status = 200, description = "The job, cancelled", body = AdminJobView),
         (status = 202, description = "The job, being stopped (state `cancelling`)", body = AdminJobView),
         Unauthenticated,
-        (status = 403, description = "Not an operator token (`forbidden`)", body = Problem, content_type = "application/problem+json"),
+        NotAnOperator,
         (status = 404, description = "No such job (`not_found`)", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "Already completed or failed (`job_already_ended`)", body = Problem, content_type = "application/problem+json"),
         Unavailable,
@@ -205,7 +204,7 @@ pub struct Retried {
         (status = 200, description = "How many were retried", body = Retried),
         (status = 400, description = "No filter, or a bad one (`bad_request`)", body = Problem, content_type = "application/problem+json"),
         Unauthenticated,
-        (status = 403, description = "Not an operator token (`forbidden`)", body = Problem, content_type = "application/problem+json"),
+        NotAnOperator,
         Unavailable,
     ),
     security(("bearer" = [])),
@@ -215,9 +214,7 @@ pub async fn retry_matching(
     body: web::Payload,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
-    let fields = super::body::json_object(body).await?;
-    let filter: BulkRetry = serde_json::from_value(serde_json::Value::Object(fields))
-        .map_err(|e| AppError::BadRequest(format!("the filter is not one errand understands: {e}")))?;
+    let filter: BulkRetry = super::body::json(body).await?;
     if filter.tenant.is_none() && filter.job_type.is_none() && filter.created_after.is_none() {
         // Every failed job of every tenant is a bad thing to retry by accident.
         return Err(AppError::BadRequest("name a tenant, a type or created_after to retry".into()));
@@ -247,15 +244,11 @@ pub struct Queues {
     responses(
         (status = 200, description = "Counts per type and state", body = Queues),
         Unauthenticated,
-        (status = 403, description = "Not an operator token (`forbidden`)", body = Problem, content_type = "application/problem+json"),
+        NotAnOperator,
         Unavailable,
     ),
     security(("bearer" = [])),
 )]
 pub async fn queues(operator: Operator, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
     Ok(HttpResponse::Ok().json(Queues { queues: state.store.for_operator(&operator).queues().await? }))
-}
-
-fn job_id(path: &str) -> Result<JobId, AppError> {
-    Uuid::parse_str(path).map(JobId).map_err(|_| AppError::NotFound)
 }

@@ -272,6 +272,22 @@ impl std::fmt::Display for TokenKind {
     }
 }
 
+/// What every extractor of a token's holder does: hands the app's
+/// Authenticator and the request's `Authorization` header to `check`.
+fn authenticated<T, F, Fut>(req: &HttpRequest, check: F) -> LocalBoxFuture<'static, Result<T, AppError>>
+where
+    T: 'static,
+    F: FnOnce(Authenticator, Option<String>) -> Fut + 'static,
+    Fut: std::future::Future<Output = Result<T, AppError>> + 'static,
+{
+    let auth = req.app_data::<web::Data<AppState>>().map(|state| state.auth.clone());
+    let header = authorization(req);
+    Box::pin(async move {
+        let auth = auth.ok_or_else(|| AppError::Internal("AppState missing".into()))?;
+        check(auth, header).await
+    })
+}
+
 /// The request's `Authorization` header ("" when it is not text, which the
 /// check then refuses like any malformed header).
 fn authorization(req: &HttpRequest) -> Option<String> {
@@ -283,11 +299,8 @@ impl FromRequest for Caller {
     type Future = LocalBoxFuture<'static, Result<Self, AppError>>;
 
     fn from_request(req: &HttpRequest, _payload: &mut Payload) -> Self::Future {
-        let auth = req.app_data::<web::Data<AppState>>().map(|state| state.auth.clone());
-        let authorization = authorization(req);
-        Box::pin(async move {
-            let auth = auth.ok_or_else(|| AppError::Internal("AppState missing".into()))?;
-            let caller = auth.caller(authorization.as_deref()).await?;
+        authenticated(req, |auth, header| async move {
+            let caller = auth.caller(header.as_deref()).await?;
             super::request_id::record_caller(&caller);
             Ok(caller)
         })
@@ -299,12 +312,7 @@ impl FromRequest for Operator {
     type Future = LocalBoxFuture<'static, Result<Self, AppError>>;
 
     fn from_request(req: &HttpRequest, _payload: &mut Payload) -> Self::Future {
-        let auth = req.app_data::<web::Data<AppState>>().map(|state| state.auth.clone());
-        let authorization = authorization(req);
-        Box::pin(async move {
-            let auth = auth.ok_or_else(|| AppError::Internal("AppState missing".into()))?;
-            auth.operator(authorization.as_deref()).await
-        })
+        authenticated(req, |auth, header| async move { auth.operator(header.as_deref()).await })
     }
 }
 
@@ -322,12 +330,7 @@ impl FromRequest for ExternalWorker {
     type Future = LocalBoxFuture<'static, Result<Self, AppError>>;
 
     fn from_request(req: &HttpRequest, _payload: &mut Payload) -> Self::Future {
-        let auth = req.app_data::<web::Data<AppState>>().map(|state| state.auth.clone());
-        let authorization = authorization(req);
-        Box::pin(async move {
-            let auth = auth.ok_or_else(|| AppError::Internal("AppState missing".into()))?;
-            auth.worker(authorization.as_deref()).await
-        })
+        authenticated(req, |auth, header| async move { auth.worker(header.as_deref()).await })
     }
 }
 

@@ -1,5 +1,5 @@
 //! Reading a JSON object body with a size limit, streamed so an oversized
-//! body is refused without being buffered whole.
+//! body is refused without being buffered whole; as a map, or as a request type.
 
 use actix_web::web;
 use futures_util::StreamExt;
@@ -25,4 +25,12 @@ pub async fn json_object(mut payload: web::Payload) -> Result<Map<String, Value>
         Ok(_) => Err(AppError::BadRequest("the body must be a JSON object (the job's params)".into())),
         Err(e) => Err(AppError::BadRequest(format!("the body is not valid JSON: {e}"))),
     }
+}
+
+/// Reads the body as a JSON object of type `T` (a request of the worker or
+/// operator API); any other shape is a 400 saying why.
+pub async fn json<T: serde::de::DeserializeOwned>(payload: web::Payload) -> Result<T, AppError> {
+    let fields = json_object(payload).await?;
+    serde_json::from_value(Value::Object(fields))
+        .map_err(|e| AppError::BadRequest(format!("the body is not one errand understands: {e}")))
 }

@@ -6,7 +6,6 @@ use actix_web::http::header;
 use actix_web::{HttpRequest, HttpResponse, web};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use uuid::Uuid;
 
 use super::page::{self, rfc3339};
 use super::{AppState, body};
@@ -158,7 +157,7 @@ pub async fn get(
         // `/jobs/{type}` is where jobs of that type are submitted.
         return Err(AppError::MethodNotAllowed { method: "GET".into(), allow: "POST" });
     }
-    let id = Uuid::parse_str(&path).map(JobId).map_err(|_| AppError::NotFound)?;
+    let id = super::job_id(&path)?;
     let job = state.ask(&caller, GetJob { caller: caller.clone(), id }).await??;
     let job = job.ok_or(AppError::NotFound)?;
     Ok(HttpResponse::Ok().json(JobView::new(job, &state).await?))
@@ -258,7 +257,7 @@ pub async fn result(
     path: web::Path<String>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
-    let id = Uuid::parse_str(&path).map(JobId).map_err(|_| AppError::NotFound)?;
+    let id = super::job_id(&path)?;
     let job = state.ask(&caller, GetJob { caller: caller.clone(), id }).await??.ok_or(AppError::NotFound)?;
     if job.state != JobState::Completed {
         return Err(AppError::NotReady(format!("the job is {}, not completed", job.state.status().as_str())));
@@ -294,7 +293,7 @@ pub async fn cancel(
     path: web::Path<String>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
-    let id = Uuid::parse_str(&path).map(JobId).map_err(|_| AppError::NotFound)?;
+    let id = super::job_id(&path)?;
     match state.ask(&caller, CancelJob { caller: caller.clone(), id }).await?? {
         CancelOutcome::Cancelled(job) => Ok(HttpResponse::Ok().json(JobView::new(job, &state).await?)),
         CancelOutcome::Stopping(job) => Ok(HttpResponse::Accepted()

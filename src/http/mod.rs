@@ -68,6 +68,8 @@ pub struct AppParts {
     pub links: JobLinks,
     /// Woken with the dispatcher's wake-ups: waiting worker API claims look again.
     pub work_arrived: std::sync::Arc<tokio::sync::Notify>,
+    /// The job types limited across processes, as the dispatcher's claims read them.
+    pub type_limits: std::sync::Arc<crate::store::TypeLimits>,
     /// Cancelled at shutdown: live streams end.
     pub closing_streams: tokio_util::sync::CancellationToken,
 }
@@ -78,7 +80,7 @@ impl AppState {
         let external = worker_api::ExternalClaims::new(
             settings.workers.lease,
             settings.workers.tenant_limit,
-            std::sync::Arc::new(parts.job_types.limits()),
+            parts.type_limits,
             parts.work_arrived,
         );
         Ok(Self {
@@ -191,6 +193,12 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
         )
         .app_data(web::PathConfig::default().error_handler(|_error, _req| AppError::NotFound.into()))
         .default_service(web::to(|| async { Err::<HttpResponse, _>(AppError::NotFound) }));
+}
+
+/// The job a `{id}` path segment names; anything but a UUID is a 404, as a
+/// job that is not there (or not the caller's) is.
+fn job_id(path: &str) -> Result<crate::domain::JobId, AppError> {
+    uuid::Uuid::parse_str(path).map(crate::domain::JobId).map_err(|_| AppError::NotFound)
 }
 
 /// `path`, whose routes answer `allow`; any other method gets a 405 saying so.

@@ -53,6 +53,20 @@ pub struct JobPage {
     pub next_before: Option<JobId>,
 }
 
+impl JobPage {
+    /// A page of `limit` jobs from up to `limit + 1` fetched: one more than
+    /// the page holds says another page follows.
+    pub(super) fn of(mut jobs: Vec<Job>, limit: u32) -> Self {
+        let next_before = if jobs.len() > limit as usize {
+            jobs.truncate(limit as usize);
+            jobs.last().map(|job| job.id)
+        } else {
+            None
+        };
+        Self { jobs, next_before }
+    }
+}
+
 /// The jobs of one user of one tenant.
 pub struct CallerJobs<'a> {
     pub(super) pool: &'a Pool,
@@ -109,14 +123,8 @@ impl<'a> CallerJobs<'a> {
                 ],
             )
             .await?;
-        let mut jobs = rows.iter().map(job_from_row).collect::<Result<Vec<_>, _>>()?;
-        let next_before = if jobs.len() > filter.limit as usize {
-            jobs.truncate(filter.limit as usize);
-            jobs.last().map(|job| job.id)
-        } else {
-            None
-        };
-        Ok(JobPage { jobs, next_before })
+        let jobs = rows.iter().map(job_from_row).collect::<Result<Vec<_>, _>>()?;
+        Ok(JobPage::of(jobs, filter.limit))
     }
 }
 

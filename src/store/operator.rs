@@ -161,15 +161,9 @@ impl OperatorJobs<'_> {
             &query.before.map(|id| id.0),
             &fetch,
         ];
-        let mut jobs =
-            client.query(&statement, &params).await?.iter().map(job_from_row).collect::<Result<Vec<_>, _>>()?;
-        let next_before = if jobs.len() > query.limit as usize {
-            jobs.truncate(query.limit as usize);
-            jobs.last().map(|job| job.id)
-        } else {
-            None
-        };
-        Ok(JobPage { jobs, next_before })
+        let rows = client.query(&statement, &params).await?;
+        let jobs = rows.iter().map(job_from_row).collect::<Result<Vec<_>, _>>()?;
+        Ok(JobPage::of(jobs, query.limit))
     }
 
     /// Any tenant's job, with why each of its failed attempts failed.

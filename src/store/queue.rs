@@ -105,7 +105,7 @@ pub struct QueueDepth {
 
 /// Claims, in one call of the function `errand_claim` (see
 /// `migrations/V7__claim_function.sql` for its parameters and rows, and how
-/// it locks before it counts; V11 added the types to claim).
+/// it locks before it counts).
 const CLAIM: &str = "SELECT * FROM errand_claim($1, $2, $3, $4, $5, $6, $7, $8, $9)";
 
 /// Extends the leases `$1` (fenced on lease ids `$2`) by `$3` ms; returns the

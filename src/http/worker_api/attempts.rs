@@ -7,12 +7,13 @@ use serde_json::Value;
 use uuid::Uuid;
 
 use super::files::confirm_presigned_upload;
-use super::{job_id, parse};
 use crate::actors::JobFinished;
 use crate::domain::{JobId, LeaseId};
-use crate::error::{AppError, Problem, Unauthenticated, Unavailable};
+use crate::error::{AppError, LeaseNoLongerYours, NotAWorker, Problem, Unauthenticated, Unavailable};
 use crate::http::AppState;
 use crate::http::auth::ExternalWorker;
+use crate::http::body::json as read_json;
+use crate::http::job_id;
 use crate::jobs::ProgressReport;
 use crate::store::{Completion, Ender, Outcome};
 
@@ -39,8 +40,8 @@ pub struct LeaseRenewed {
     responses(
         (status = 200, description = "Still yours", body = LeaseRenewed),
         Unauthenticated,
-        (status = 403, description = "Not a worker token (`forbidden`)", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "The lease is no longer yours (`lease_lost`): stop", body = Problem, content_type = "application/problem+json"),
+        NotAWorker,
+        LeaseNoLongerYours,
         Unavailable,
     ),
     security(("bearer" = [])),
@@ -52,7 +53,7 @@ pub async fn heartbeat(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
     let id = job_id(&path)?;
-    let body: Heartbeat = parse(body).await?;
+    let body: Heartbeat = read_json(body).await?;
     let renewed = state.store.queue().renew_leases(&[(id, LeaseId(body.lease_id))], state.external.lease).await?;
     let (_, cancel_requested) = renewed.first().copied().ok_or(AppError::LeaseLost)?;
     let expires = chrono::Utc::now() + chrono::Duration::from_std(state.external.lease).unwrap_or_default();
@@ -80,8 +81,8 @@ pub struct ProgressBody {
     responses(
         (status = 204, description = "Recorded"),
         Unauthenticated,
-        (status = 403, description = "Not a worker token (`forbidden`)", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "The lease is no longer yours (`lease_lost`): stop", body = Problem, content_type = "application/problem+json"),
+        NotAWorker,
+        LeaseNoLongerYours,
         Unavailable,
     ),
     security(("bearer" = [])),
@@ -93,7 +94,7 @@ pub async fn progress(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
     let id = job_id(&path)?;
-    let body: ProgressBody = parse(body).await?;
+    let body: ProgressBody = read_json(body).await?;
     if body.message.as_deref().is_some_and(|m| m.contains('\0') || m.len() > 1000) {
         return Err(AppError::BadRequest("message must be up to 1000 bytes, without NUL".into()));
     }
@@ -142,8 +143,8 @@ pub struct Ended {
         (status = 200, description = "Recorded (or recorded before, for this lease)", body = Ended),
         (status = 400, description = "A bad body (`bad_request`)", body = Problem, content_type = "application/problem+json"),
         Unauthenticated,
-        (status = 403, description = "Not a worker token (`forbidden`)", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "The lease is no longer yours (`lease_lost`)", body = Problem, content_type = "application/problem+json"),
+        NotAWorker,
+        LeaseNoLongerYours,
         Unavailable,
     ),
     security(("bearer" = [])),
@@ -155,7 +156,7 @@ pub async fn complete(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
     let id = job_id(&path)?;
-    let body: CompleteBody = parse(body).await?;
+    let body: CompleteBody = read_json(body).await?;
     let result = body.result.map(Value::Object);
     if result.as_ref().is_some_and(|r| r.get("storage_key").is_some() || crate::jobs::holds_nul(r)) {
         // A storage key would make errand sign download URLs for a file it did not store.
@@ -178,8 +179,8 @@ pub async fn complete(
         (status = 200, description = "Recorded (or recorded before, for this lease)", body = Ended),
         (status = 400, description = "A bad body (`bad_request`)", body = Problem, content_type = "application/problem+json"),
         Unauthenticated,
-        (status = 403, description = "Not a worker token (`forbidden`)", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "The lease is no longer yours (`lease_lost`)", body = Problem, content_type = "application/problem+json"),
+        NotAWorker,
+        LeaseNoLongerYours,
         Unavailable,
     ),
     security(("bearer" = [])),
@@ -191,7 +192,7 @@ pub async fn fail(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
     let id = job_id(&path)?;
-    let body: FailBody = parse(body).await?;
+    let body: FailBody = read_json(body).await?;
     let error = body.error.replace('\0', "\u{FFFD}");
     let lease = LeaseId(body.lease_id);
     let outcome = match state.store.queue().running_attempt(id, lease).await? {

@@ -7,11 +7,12 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use uuid::Uuid;
 
-use super::{job_id, parse};
 use crate::domain::{JobId, LeaseId};
-use crate::error::{AppError, Problem, Unauthenticated, Unavailable};
+use crate::error::{AppError, LeaseNoLongerYours, NotAWorker, Problem, Unauthenticated, Unavailable};
 use crate::http::AppState;
 use crate::http::auth::ExternalWorker;
+use crate::http::body::json as read_json;
+use crate::http::job_id;
 use crate::storage::{ObjectKey, ResultFile};
 
 #[derive(Deserialize)]
@@ -37,8 +38,8 @@ pub struct UploadQuery {
         (status = 200, description = "Stored; the job's result once it completes", body = Object),
         (status = 400, description = "A bad query (`bad_request`)", body = Problem, content_type = "application/problem+json"),
         Unauthenticated,
-        (status = 403, description = "Not a worker token (`forbidden`)", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "The lease is no longer yours (`lease_lost`)", body = Problem, content_type = "application/problem+json"),
+        NotAWorker,
+        LeaseNoLongerYours,
         Unavailable,
     ),
     security(("bearer" = [])),
@@ -117,8 +118,8 @@ pub struct UploadUrl {
         (status = 200, description = "Where to PUT the file", body = UploadUrl),
         (status = 400, description = "A bad body, or not an S3 deployment (`bad_request`)", body = Problem, content_type = "application/problem+json"),
         Unauthenticated,
-        (status = 403, description = "Not a worker token (`forbidden`)", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "The lease is no longer yours (`lease_lost`)", body = Problem, content_type = "application/problem+json"),
+        NotAWorker,
+        LeaseNoLongerYours,
         Unavailable,
     ),
     security(("bearer" = [])),
@@ -130,7 +131,7 @@ pub async fn upload_url(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
     let id = job_id(&path)?;
-    let body: UploadUrlBody = parse(body).await?;
+    let body: UploadUrlBody = read_json(body).await?;
     let lease = LeaseId(body.lease_id);
     check_file_name(&body.file_name)?;
     let queue = state.store.queue();

@@ -21,7 +21,7 @@ use uuid::Uuid;
 use super::AppState;
 use super::auth::ExternalWorker;
 use crate::domain::JobId;
-use crate::error::{AppError, Problem, Unauthenticated, Unavailable};
+use crate::error::{AppError, NotAWorker, Problem, Unauthenticated, Unavailable};
 use crate::store::{ClaimRequest, TypeLimits};
 
 /// What the worker API's claims need, shared by every request.
@@ -97,7 +97,7 @@ pub struct Claimed {
         (status = 200, description = "The jobs leased (none if nothing came in time)", body = Claimed),
         (status = 400, description = "A bad body, or a type the token does not allow (`bad_request`)", body = Problem, content_type = "application/problem+json"),
         Unauthenticated,
-        (status = 403, description = "Not a worker token (`forbidden`)", body = Problem, content_type = "application/problem+json"),
+        NotAWorker,
         Unavailable,
     ),
     security(("bearer" = [])),
@@ -107,7 +107,7 @@ pub async fn claim(
     body: web::Payload,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
-    let body: ClaimBody = parse(body).await?;
+    let body: ClaimBody = super::body::json(body).await?;
     let types = match body.types {
         Some(types) => {
             if let Some(refused) = types.iter().find(|t| !worker.types.contains(t)) {
@@ -128,16 +128,12 @@ pub async fn claim(
     // process that shuts down gives back its own jobs, not a worker's.
     let owner = worker_owner(&worker);
     let deadline = tokio::time::Instant::now() + wait;
-    // Whether this round of claims covered the tenants before the cursor it
-    // started from: a round that began mid-way wraps around once.
-    let mut covered_start: Option<bool> = None;
     loop {
         // Listen before looking, so that work arriving meanwhile wakes us.
         let arrived = external.work_arrived.notified();
         tokio::pin!(arrived);
         arrived.as_mut().enable();
         let after_tenant = external.after_tenant.lock().map(|cursor| cursor.clone()).unwrap_or_default();
-        let covered = covered_start.get_or_insert(after_tenant.is_empty());
         let request = ClaimRequest {
             owner,
             limit: max as usize,
@@ -154,21 +150,14 @@ pub async fn claim(
         {
             cursor.clone_from(&claim.next_after_tenant);
         }
-        // A walk that stopped part-way through the tenants (those it saw
-        // were at their limit, or locked by another claim) goes on at once,
-        // and one that began mid-way starts again from the first tenant:
-        // the tenants it has not seen may have work.
+        // A walk that stopped part-way round the tenants (those it saw were
+        // at their limit, or locked by another claim) goes on at once: the
+        // tenants it has not seen may have work.
         let walk_unfinished = claim.as_ref().is_some_and(|c| !c.next_after_tenant.is_empty());
         let jobs = claim.map(|c| c.jobs).unwrap_or_default();
         let now = tokio::time::Instant::now();
-        if jobs.is_empty() && now < deadline && !types.is_empty() {
-            if walk_unfinished {
-                continue;
-            }
-            if !*covered {
-                *covered = true;
-                continue;
-            }
+        if jobs.is_empty() && walk_unfinished && now < deadline {
+            continue;
         }
         if !jobs.is_empty() || now >= deadline {
             let expires = chrono::Utc::now() + chrono::Duration::from_std(external.lease).unwrap_or_default();
@@ -187,15 +176,8 @@ pub async fn claim(
                 .collect();
             return Ok(HttpResponse::Ok().json(Claimed { jobs }));
         }
-        covered_start = None;
         let _ = tokio::time::timeout((deadline - now).min(BACKSTOP), arrived).await;
     }
-}
-
-async fn parse<T: serde::de::DeserializeOwned>(body: web::Payload) -> Result<T, AppError> {
-    let fields = super::body::json_object(body).await?;
-    serde_json::from_value(Value::Object(fields))
-        .map_err(|e| AppError::BadRequest(format!("the body is not one errand understands: {e}")))
 }
 
 /// The lease owner of a worker's claims: derived from its name, so the same
@@ -204,8 +186,4 @@ fn worker_owner(worker: &ExternalWorker) -> Uuid {
     use sha2::Digest;
     let digest = sha2::Sha256::digest(format!("errand-worker\0{}", worker.name));
     Uuid::from_slice(&digest[..16]).unwrap_or_default()
-}
-
-fn job_id(path: &str) -> Result<JobId, AppError> {
-    Uuid::parse_str(path).map(JobId).map_err(|_| AppError::NotFound)
 }
