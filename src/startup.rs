@@ -8,8 +8,9 @@ use actix::prelude::*;
 use actix_web::{App, HttpServer, dev::Server, web};
 
 use crate::actors::{
-    Completer, Dispatcher, DispatcherSettings, Drain, Intake, LeaseKeeper, Listeners, Mailer, Notifier, ProgressWriter,
-    Prune, Pruner, RenewLeases, RescueExpired, Rescuer, SupervisorDeps, SupervisorRegistry, spawn_listener,
+    Completer, Dispatcher, DispatcherSettings, Drain, Intake, IntakeLinks, LeaseKeeper, Listeners, Mailer, Notifier,
+    ProgressWriter, Prune, Pruner, RenewLeases, RescueExpired, Rescuer, SupervisorDeps, SupervisorRegistry,
+    spawn_listener,
 };
 use crate::config::StorageBackend;
 use crate::config::{ConfigError, Settings, invalid};
@@ -156,13 +157,21 @@ impl Application {
         let dispatcher = dispatcher_context.address();
         let registry = SupervisorRegistry::new(SupervisorDeps {
             store: store.clone(),
-            intake: Intake::new(store.clone()).start().recipient(),
+            intake: Intake::new(
+                store.clone(),
+                IntakeLinks {
+                    lend_slots: dispatcher.clone().recipient(),
+                    slots_used: dispatcher.clone().recipient(),
+                    work_available: dispatcher.clone().recipient(),
+                },
+            )
+            .start()
+            .recipient(),
             job_types: job_types.clone(),
             idle_after: w.supervisor_idle,
             completer: Completer::new(store.clone()).start().recipient(),
             leases: leases.clone().recipient(),
             progress: ProgressWriter::new(store.clone()).start().recipient(),
-            work_available: dispatcher.clone().recipient(),
             slot_freed: dispatcher.clone().recipient(),
             notifier: notifier.clone().recipient(),
         })

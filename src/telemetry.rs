@@ -28,6 +28,15 @@ fn install(format: LogFormat, level: &str) {
     };
 }
 
+/// Records how long a job's attempt waited from when it became due (the
+/// database's clock) until a worker took it (this host's clock, which the
+/// figure trusts to agree: on one host it does; across hosts NTP keeps them
+/// within a millisecond or so): `errand_job_wait_seconds{job_type}`.
+pub fn record_job_wait(job_type: &str, due_at: chrono::DateTime<chrono::Utc>) {
+    let waited = (chrono::Utc::now() - due_at).to_std().unwrap_or_default();
+    metrics::histogram!("errand_job_wait_seconds", "job_type" => job_type.to_owned()).record(waited.as_secs_f64());
+}
+
 /// The process's metrics recorder, installed on first use (a process has one,
 /// however many errand instances a test starts in it).
 pub fn prometheus() -> &'static PrometheusHandle {

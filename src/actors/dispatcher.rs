@@ -12,6 +12,7 @@
 //!
 //! Its counters and cursor are a cache: the queue table says which jobs are running.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use actix::prelude::*;
@@ -19,7 +20,7 @@ use tokio::sync::oneshot;
 use uuid::Uuid;
 
 use super::registry::{RunJob, StopAllWorkers, SupervisorRegistry};
-use crate::store::{ClaimRequest, ClaimedJob, Store, TypeLimits};
+use crate::store::{BatchClaim, ClaimRequest, ClaimedJob, Store, TypeLimits};
 
 /// There may be work to claim.
 #[derive(Debug, Clone, Copy, Message)]
@@ -30,6 +31,47 @@ pub struct WorkAvailable;
 #[derive(Debug, Clone, Copy, Message)]
 #[rtype(result = "()")]
 pub struct SlotFreed;
+
+/// Asked by the Intake before it records a batch of `wanted` submissions:
+/// may it claim jobs for this process in the batch's own transaction? While
+/// the dispatcher is quiet (no claim in flight or due, no other loan out),
+/// it lends up to `wanted` free slots; else none, and its own claim serves.
+#[derive(Debug, Clone, Copy, Message)]
+#[rtype(result = "Option<SlotLoan>")]
+pub struct LendSlots {
+    pub wanted: usize,
+}
+
+/// Free slots lent to the Intake, counted as running until they come back
+/// with [`SlotsUsed`], and how to claim for them.
+#[derive(Debug, Clone)]
+pub struct SlotLoan {
+    pub slots: usize,
+    spec: ClaimSpec,
+}
+
+impl SlotLoan {
+    /// A claim of up to the lent slots, of the types it may take.
+    pub fn claim(&self) -> BatchClaim<'_> {
+        let spec = &self.spec;
+        BatchClaim {
+            owner: spec.owner,
+            limit: self.slots,
+            tenant_limit: spec.tenant_limit,
+            lease: spec.lease,
+            types: &spec.unlimited_types,
+        }
+    }
+}
+
+/// What the Intake claimed with a [`SlotLoan`] of `lent` slots (the rest
+/// come back free). The jobs are committed as running under our lease.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct SlotsUsed {
+    pub lent: usize,
+    pub claimed: Vec<ClaimedJob>,
+}
 
 /// Stop claiming, wait up to `grace` for running jobs, then stop the rest and
 /// release their leases so another process takes them at once.
@@ -47,11 +89,40 @@ pub struct DispatcherSettings {
     pub lease: Duration,
     pub poll_interval: Duration,
     /// Job types limited across all processes (shared: every claim reads them).
-    pub type_limits: std::sync::Arc<TypeLimits>,
+    pub type_limits: Arc<TypeLimits>,
     /// The job types this process runs (external ones are left to external workers).
-    pub in_process_types: std::sync::Arc<Vec<String>>,
+    pub in_process_types: Arc<Vec<String>>,
     /// Woken with every wake-up of the dispatcher: the worker API's waiting claims.
-    pub work_arrived: std::sync::Arc<tokio::sync::Notify>,
+    pub work_arrived: Arc<tokio::sync::Notify>,
+}
+
+/// What every claim for this process asks, whoever sends it.
+#[derive(Debug, Clone)]
+struct ClaimSpec {
+    owner: Uuid,
+    tenant_limit: u32,
+    lease: Duration,
+    type_limits: Arc<TypeLimits>,
+    in_process_types: Arc<Vec<String>>,
+    /// The in-process types without a cluster-wide limit: those a claim
+    /// beside a batch of submissions takes.
+    unlimited_types: Arc<Vec<String>>,
+}
+
+impl ClaimSpec {
+    /// A claim of up to `limit` jobs, walking the tenants after `after_tenant`.
+    fn request<'a>(&'a self, limit: usize, after_tenant: &'a str) -> ClaimRequest<'a> {
+        ClaimRequest {
+            owner: self.owner,
+            limit,
+            tenant_limit: self.tenant_limit,
+            lease: self.lease,
+            after_tenant,
+            tenants: limit.clamp(MIN_TENANTS_PER_CLAIM, MAX_TENANTS_PER_CLAIM),
+            type_limits: &self.type_limits,
+            only_types: Some(&self.in_process_types),
+        }
+    }
 }
 
 /// Fewest tenants one claim considers: enough that one tenant at its limit
@@ -67,10 +138,13 @@ const ANNOUNCE_EVERY: Duration = Duration::from_millis(100);
 pub struct Dispatcher {
     store: Store,
     settings: DispatcherSettings,
-    /// This process's identity as a lease owner.
-    owner: Uuid,
+    /// Every claim's terms, with this process's identity as a lease owner.
+    spec: ClaimSpec,
     registry: Addr<SupervisorRegistry>,
+    /// Jobs running here, and slots lent to the Intake.
     running: usize,
+    /// Slots lent to the Intake and not back yet (also counted in `running`).
+    lent: usize,
     /// Where the next claim starts walking the tenants.
     after_tenant: String,
     claiming: bool,
@@ -86,12 +160,23 @@ pub struct Dispatcher {
 
 impl Dispatcher {
     pub fn new(store: Store, settings: DispatcherSettings, registry: Addr<SupervisorRegistry>) -> Self {
+        let spec = ClaimSpec {
+            owner: Uuid::new_v4(),
+            tenant_limit: settings.tenant_limit,
+            lease: settings.lease,
+            type_limits: settings.type_limits.clone(),
+            in_process_types: settings.in_process_types.clone(),
+            unlimited_types: Arc::new(
+                settings.in_process_types.iter().filter(|name| !settings.type_limits.limits(name)).cloned().collect(),
+            ),
+        };
         Self {
             store,
             settings,
-            owner: Uuid::new_v4(),
+            spec,
             registry,
             running: 0,
+            lent: 0,
             after_tenant: String::new(),
             claiming: false,
             claim_scheduled: false,
@@ -122,50 +207,35 @@ impl Dispatcher {
         let free = free.min(self.settings.global_limit.div_ceil(2));
         self.claiming = true;
         self.wake_pending = false;
-        let (store, owner, tenant_limit, lease) =
-            (self.store.clone(), self.owner, self.settings.tenant_limit, self.settings.lease);
-        let type_limits = self.settings.type_limits.clone();
-        let in_process = self.settings.in_process_types.clone();
-        let after_tenant = self.after_tenant.clone();
-        async move {
-            let request = ClaimRequest {
-                owner,
-                limit: free,
-                tenant_limit,
-                lease,
-                after_tenant: &after_tenant,
-                tenants: free.clamp(MIN_TENANTS_PER_CLAIM, MAX_TENANTS_PER_CLAIM),
-                type_limits: &type_limits,
-                only_types: Some(&in_process),
-            };
-            store.queue().claim(&request).await
-        }
-        .into_actor(self)
-        .map(move |claimed, act, ctx| {
-            act.claiming = false;
-            match claimed {
-                Ok(claim) => {
-                    let jobs = claim.jobs;
-                    act.after_tenant = claim.next_after_tenant;
-                    metrics::counter!("errand_jobs_claimed_total").increment(jobs.len() as u64);
-                    let full = jobs.len() == free;
-                    jobs.into_iter().for_each(|job| act.start(job));
-                    // A full claim, or one that stopped part-way through the
-                    // tenants, may have left work: look again at once (a full
-                    // process then tells its idle peers instead).
-                    if full || !act.after_tenant.is_empty() {
-                        act.wake_pending = true;
+        let (store, spec, after_tenant) = (self.store.clone(), self.spec.clone(), self.after_tenant.clone());
+        async move { store.queue().claim(&spec.request(free, &after_tenant)).await }
+            .into_actor(self)
+            .map(move |claimed, act, ctx| {
+                act.claiming = false;
+                match claimed {
+                    Ok(claim) => {
+                        let jobs = claim.jobs;
+                        act.after_tenant = claim.next_after_tenant;
+                        metrics::counter!("errand_jobs_claimed_total", "by" => "dispatcher")
+                            .increment(jobs.len() as u64);
+                        let full = jobs.len() == free;
+                        jobs.into_iter().for_each(|job| act.start(job));
+                        // A full claim, or one that stopped part-way through the
+                        // tenants, may have left work: look again at once (a full
+                        // process then tells its idle peers instead).
+                        if full || !act.after_tenant.is_empty() {
+                            act.wake_pending = true;
+                        }
+                    }
+                    Err(error) => {
+                        tracing::warn!(%error, "claiming jobs failed; the next poll retries")
                     }
                 }
-                Err(error) => {
-                    tracing::warn!(%error, "claiming jobs failed; the next poll retries")
+                if act.wake_pending {
+                    act.claim(ctx);
                 }
-            }
-            if act.wake_pending {
-                act.claim(ctx);
-            }
-        })
-        .spawn(ctx);
+            })
+            .spawn(ctx);
     }
 
     /// Claims after [`WAKE_UPS_GATHER`]: slots free up in bursts (the
@@ -181,6 +251,17 @@ impl Dispatcher {
             act.claim_scheduled = false;
             act.claim(ctx);
         });
+    }
+
+    /// `n` fewer running (workers ended, or lent slots came back).
+    fn free_slots(&mut self, n: usize) {
+        self.running = self.running.saturating_sub(n);
+        metrics::gauge!("errand_jobs_running").set(self.running as f64);
+        if self.running == 0
+            && let Some(done) = self.drained.take()
+        {
+            let _ = done.send(());
+        }
     }
 
     fn start(&mut self, job: ClaimedJob) {
@@ -220,7 +301,7 @@ impl Actor for Dispatcher {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Self::Context) {
-        tracing::info!(owner = %self.owner, "dispatcher started");
+        tracing::info!(owner = %self.spec.owner, "dispatcher started");
         ctx.run_interval(self.settings.poll_interval, |act, ctx| act.claim(ctx));
         self.claim(ctx);
     }
@@ -245,14 +326,35 @@ impl Handler<SlotFreed> for Dispatcher {
     type Result = ();
 
     fn handle(&mut self, _: SlotFreed, ctx: &mut Self::Context) {
-        self.running = self.running.saturating_sub(1);
-        metrics::gauge!("errand_jobs_running").set(self.running as f64);
-        if self.running == 0
-            && let Some(done) = self.drained.take()
-        {
-            let _ = done.send(());
-        }
+        self.free_slots(1);
         self.claim_soon(ctx);
+    }
+}
+
+impl Handler<LendSlots> for Dispatcher {
+    type Result = Option<SlotLoan>;
+
+    fn handle(&mut self, LendSlots { wanted }: LendSlots, _ctx: &mut Self::Context) -> Self::Result {
+        let quiet = self.accepting && !self.claiming && !self.claim_scheduled && self.lent == 0;
+        let slots = wanted.min(self.settings.global_limit.saturating_sub(self.running));
+        if !quiet || slots == 0 {
+            return None;
+        }
+        self.lent = slots;
+        self.running += slots;
+        Some(SlotLoan { slots, spec: self.spec.clone() })
+    }
+}
+
+impl Handler<SlotsUsed> for Dispatcher {
+    type Result = ();
+
+    fn handle(&mut self, SlotsUsed { lent, claimed }: SlotsUsed, _ctx: &mut Self::Context) {
+        metrics::counter!("errand_jobs_claimed_total", "by" => "submission").increment(claimed.len() as u64);
+        self.lent = self.lent.saturating_sub(lent);
+        // Started first, so that a drain cannot see zero running in between.
+        claimed.into_iter().for_each(|job| self.start(job));
+        self.free_slots(lent);
     }
 }
 
@@ -267,7 +369,8 @@ impl Handler<Drain> for Dispatcher {
         } else {
             self.drained = Some(done);
         }
-        let (store, owner, registry, running) = (self.store.clone(), self.owner, self.registry.clone(), self.running);
+        let (store, owner, registry, running) =
+            (self.store.clone(), self.spec.owner, self.registry.clone(), self.running);
         tracing::info!(running, ?grace, "draining: waiting for running jobs");
         Box::pin(
             async move {

@@ -9,10 +9,18 @@
 //! Batching changes no guarantee: each row keeps its caller's tenant, user and
 //! key, the unique constraint still makes one job per key, and every
 //! submission is answered only after its statement committed.
+//!
+//! A batch written while no other is under way first asks the dispatcher
+//! for free slots ([`LendSlots`]); if it lends some, the batch's transaction
+//! also claims the due jobs of the batch's tenants for them (see
+//! `store::BatchClaim`: within the same limits as the dispatcher's claims),
+//! so a quiet process starts a new job one transaction and commit sooner.
+//! New jobs left unclaimed wake the dispatcher once their batch committed.
 
 use actix::prelude::*;
 use tokio::sync::oneshot;
 
+use super::dispatcher::{LendSlots, SlotsUsed, WorkAvailable};
 use crate::store::{NewJob, Store, StoreError, Submission};
 
 /// Record a job (or find the one its key names). Answered once committed.
@@ -28,26 +36,59 @@ const MAX_WRITING: usize = 2;
 
 type Reply = oneshot::Sender<Result<Submission, StoreError>>;
 
+/// The dispatcher, as the Intake sees it.
+#[derive(Clone)]
+pub struct IntakeLinks {
+    /// Asked for free slots to claim in a batch's transaction.
+    pub lend_slots: Recipient<LendSlots>,
+    /// Told what a batch claimed with them.
+    pub slots_used: Recipient<SlotsUsed>,
+    /// Told of new jobs no claim took yet.
+    pub work_available: Recipient<WorkAvailable>,
+}
+
 pub struct Intake {
     store: Store,
+    links: IntakeLinks,
     pending: Vec<(NewJob, Reply)>,
     writing: usize,
 }
 
 impl Intake {
-    pub fn new(store: Store) -> Self {
-        Self { store, pending: Vec::new(), writing: 0 }
+    pub fn new(store: Store, links: IntakeLinks) -> Self {
+        Self { store, links, pending: Vec::new(), writing: 0 }
     }
 
     fn write_batches(&mut self, ctx: &mut Context<Self>) {
         while self.writing < MAX_WRITING && !self.pending.is_empty() {
             let batch: Vec<_> = self.pending.drain(..self.pending.len().min(MAX_BATCH)).collect();
+            // Under load (another batch under way) the dispatcher's own
+            // claims, which gather many jobs each, serve better.
+            let quiet = self.writing == 0;
             self.writing += 1;
-            let store = self.store.clone();
+            let (store, links) = (self.store.clone(), self.links.clone());
             async move {
                 let (jobs, replies): (Vec<_>, Vec<_>) = batch.into_iter().unzip();
                 tracing::debug!(jobs = jobs.len(), "writing a batch of submissions");
-                let answers = store.submissions().submit_many(&jobs).await;
+                let loan = match quiet {
+                    true => links.lend_slots.send(LendSlots { wanted: jobs.len() }).await.ok().flatten(),
+                    false => None,
+                };
+                let (answers, claimed) = match &loan {
+                    Some(loan) => store.submissions().submit_and_claim(&jobs, &loan.claim()).await,
+                    None => (store.submissions().submit_many(&jobs).await, Vec::new()),
+                };
+                let unclaimed = answers.iter().any(|answer| match answer {
+                    Ok(Submission::Created(job)) => !claimed.iter().any(|claimed| claimed.id == job.id),
+                    _ => false,
+                });
+                if let Some(loan) = loan {
+                    links.slots_used.do_send(SlotsUsed { lent: loan.slots, claimed });
+                }
+                // Committed first, then the wake-up: the job cannot be lost if it is dropped.
+                if unclaimed {
+                    links.work_available.do_send(WorkAvailable);
+                }
                 metrics::histogram!("errand_submission_batch_size").record(jobs.len() as f64);
                 for (reply, answer) in replies.into_iter().zip(answers) {
                     // The request may have gone (client hung up): its job is recorded all the same.

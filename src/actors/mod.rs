@@ -39,7 +39,7 @@ mod worker;
 
 pub use completer::{Complete, Completer, CompletionFailed};
 pub use dispatcher::{Dispatcher, DispatcherSettings, Drain, SlotFreed, WorkAvailable};
-pub use intake::{Intake, Record};
+pub use intake::{Intake, IntakeLinks, Record};
 pub use leases::{CancelRequested, LeaseChange, LeaseKeeper, LeaseNotice, RenewLeases};
 pub use listener::{Listeners, spawn_listener};
 pub use mailer::{MailDue, Mailer};

@@ -14,7 +14,7 @@ use actix::prelude::*;
 use serde_json::Value;
 
 use super::completer::Complete;
-use super::dispatcher::{SlotFreed, WorkAvailable};
+use super::dispatcher::SlotFreed;
 use super::intake::Record;
 use super::leases::LeaseChange;
 use super::notifier::JobFinished;
@@ -92,7 +92,6 @@ pub struct SupervisorDeps {
     pub leases: Recipient<LeaseChange>,
     /// Writes running jobs' progress.
     pub progress: Recipient<ProgressChange>,
-    pub work_available: Recipient<WorkAvailable>,
     pub slot_freed: Recipient<SlotFreed>,
     pub notifier: Recipient<JobFinished>,
 }
@@ -185,7 +184,7 @@ impl Handler<SubmitJob> for JobSupervisor {
     fn handle(&mut self, msg: SubmitJob, _ctx: &mut Self::Context) -> Self::Result {
         let checked = self.check_tenant(&msg.caller);
         let job_type = self.job_type(&msg.job_type);
-        let (intake, work_available) = (self.deps.intake.clone(), self.deps.work_available.clone());
+        let intake = self.deps.intake.clone();
         let store = self.deps.store.clone();
         Box::pin(async move {
             checked?;
@@ -207,8 +206,6 @@ impl Handler<SubmitJob> for JobSupervisor {
             };
             metrics::counter!("errand_jobs_submitted_total", "outcome" => outcome).increment(1);
             if matches!(submission, Submission::Created(_)) {
-                // Committed first, then the wake-up: the job cannot be lost if it is dropped.
-                work_available.do_send(WorkAvailable);
                 // External workers may be waiting on any process: tell them all.
                 if external && let Err(error) = store.queue().announce_work().await {
                     tracing::warn!(%error, "could not announce an external job; waiting claims look again within a second");

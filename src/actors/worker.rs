@@ -197,7 +197,14 @@ impl Actor for JobWorker {
             let error = "this job type is run by external workers, not by errand".to_owned();
             return self.finish(Outcome::Retry { error, delay: self.job_type.retry.next_delay(self.job.attempt) }, ctx);
         };
-        let run = tracing::Instrument::instrument(handler.run(self.context()), span);
+        let (job_type, due_at, context) = (self.job.job_type.clone(), self.job.due_at, self.context());
+        let run = tracing::Instrument::instrument(
+            async move {
+                crate::telemetry::record_job_wait(&job_type, due_at);
+                handler.run(context).await
+            },
+            span,
+        );
         let handle = handler_runtime().spawn(tokio::time::timeout(self.job_type.timeout, run));
         let abort = handle.abort_handle();
         let holder = ctx.address().recipient();

@@ -11,6 +11,7 @@
 //!   finished jobs leave (`history.rs`). It returns claimed work, never a
 //!   caller's view of jobs.
 
+mod batch_claim;
 mod cancel;
 mod finish;
 mod history;
@@ -24,6 +25,7 @@ mod submit;
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
 use tokio_postgres::NoTls;
 
+pub use batch_claim::BatchClaim;
 pub use cancel::{CancelOutcome, CancelledBy};
 pub use finish::{Completion, EndedAttempt, Ender, Outcome, Rescued};
 pub use jobs::{CallerJobs, JobFilter, JobPage};
@@ -173,7 +175,7 @@ impl Store {
 
     /// Recording new jobs, each for its own caller.
     pub fn submissions(&self) -> Submissions<'_> {
-        Submissions { pool: &self.pool }
+        Submissions { pool: &self.pool, email_outbox: self.email_outbox }
     }
 
     /// The notifications of the caller's user in the caller's tenant.

@@ -19,6 +19,7 @@
 
 use std::time::Duration;
 
+use chrono::{DateTime, Utc};
 use deadpool_postgres::Pool;
 use serde_json::Value;
 use tokio_postgres::Row;
@@ -39,6 +40,9 @@ pub struct ClaimedJob {
     /// This attempt's number, 1-based.
     pub attempt: u32,
     pub lease: LeaseId,
+    /// When the attempt became due (the database's clock): how long it
+    /// waited for a worker is measured from here.
+    pub due_at: DateTime<Utc>,
 }
 
 /// An attempt running under a lease, as the worker API checks it.
@@ -65,6 +69,11 @@ impl TypeLimits {
     pub fn new(limits: impl IntoIterator<Item = (String, u32)>) -> Self {
         let (names, limits) = limits.into_iter().map(|(n, l)| (n, i32::try_from(l).unwrap_or(i32::MAX))).unzip();
         Self { names, limits }
+    }
+
+    /// Whether jobs of type `name` are limited across processes.
+    pub fn limits(&self, name: &str) -> bool {
+        self.names.iter().any(|limited| limited == name)
     }
 }
 
@@ -103,10 +112,46 @@ pub struct QueueDepth {
     pub oldest_due_seconds: f64,
 }
 
-/// Claims, in one call of the function `errand_claim` (see
+/// Claims, in one call of the function `errand_claim_due` (see
 /// `migrations/V7__claim_function.sql` for its parameters and rows, and how
-/// it locks before it counts).
-const CLAIM: &str = "SELECT * FROM errand_claim($1, $2, $3, $4, $5, $6, $7, $8, $9)";
+/// it locks before it counts; V12 added the column `due_at`).
+const CLAIM: &str = "SELECT * FROM errand_claim_due($1, $2, $3, $4, $5, $6, $7, $8, $9)";
+
+/// A [`ClaimRequest`] as the parameters of [`CLAIM`].
+struct ClaimArgs<'a> {
+    request: &'a ClaimRequest<'a>,
+    tenants: i32,
+    tenant_limit: i64,
+    limit: i64,
+    lease_ms: f64,
+}
+
+impl<'a> ClaimArgs<'a> {
+    fn new(request: &'a ClaimRequest<'a>) -> Self {
+        Self {
+            request,
+            tenants: i32::try_from(request.tenants).unwrap_or(i32::MAX),
+            tenant_limit: i64::from(request.tenant_limit),
+            limit: i64::try_from(request.limit).unwrap_or(i64::MAX),
+            lease_ms: millis(request.lease),
+        }
+    }
+
+    fn params(&self) -> [&(dyn tokio_postgres::types::ToSql + Sync); 9] {
+        let request = self.request;
+        [
+            &request.after_tenant,
+            &self.tenants,
+            &self.tenant_limit,
+            &request.type_limits.names,
+            &request.type_limits.limits,
+            &self.limit,
+            &request.owner,
+            &self.lease_ms,
+            &request.only_types,
+        ]
+    }
+}
 
 /// Extends the leases `$1` (fenced on lease ids `$2`) by `$3` ms; returns the
 /// jobs whose lease was still theirs, and whether a cancel was asked for. Rows are locked in job order, as
@@ -195,29 +240,23 @@ impl Queue<'_> {
     pub async fn claim(&self, request: &ClaimRequest<'_>) -> Result<Claim, StoreError> {
         let client = self.pool.get().await?;
         let claim = client.prepare_cached(CLAIM).await?;
-        let limits = request.type_limits;
-        let tenants = i32::try_from(request.tenants).unwrap_or(i32::MAX);
-        let tenant_limit = i64::from(request.tenant_limit);
-        let (limit, lease) = (request.limit as i64, millis(request.lease));
-        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 9] = [
-            &request.after_tenant,
-            &tenants,
-            &tenant_limit,
-            &limits.names,
-            &limits.limits,
-            &limit,
-            &request.owner,
-            &lease,
-            &request.only_types,
-        ];
-        let rows = client.query(&claim, &params).await?;
+        let rows = client.query(&claim, &ClaimArgs::new(request).params()).await?;
         drop(client);
+        let cursor = rows.iter().find(|row| row.try_get::<_, &str>("kind").is_ok_and(|kind| kind == "cursor"));
+        let next_after_tenant = cursor
+            .map(|row| row.try_get("next_after_tenant"))
+            .transpose()?
+            .ok_or_else(|| StoreError::Corrupt("a claim returned no cursor".into()))?;
+        Ok(Claim { jobs: self.claimed_jobs(&rows).await?, next_after_tenant })
+    }
+
+    /// The jobs in a claim's rows of kind `job`. One that cannot be read is
+    /// failed (see `fail_unreadable`) rather than failing the claim.
+    pub(super) async fn claimed_jobs(&self, rows: &[Row]) -> Result<Vec<ClaimedJob>, StoreError> {
         let mut jobs = Vec::with_capacity(rows.len());
         let mut unreadable = Vec::new();
-        let mut next_after_tenant = None;
-        for row in &rows {
-            if row.try_get::<_, &str>("kind")? == "cursor" {
-                next_after_tenant = Some(row.try_get("next_after_tenant")?);
+        for row in rows {
+            if row.try_get::<_, &str>("kind")? != "job" {
                 continue;
             }
             match claimed_from_row(row) {
@@ -228,9 +267,7 @@ impl Queue<'_> {
         if !unreadable.is_empty() {
             self.fail_unreadable(&unreadable).await;
         }
-        let next_after_tenant =
-            next_after_tenant.ok_or_else(|| StoreError::Corrupt("a claim returned no cursor".into()))?;
-        Ok(Claim { jobs, next_after_tenant })
+        Ok(jobs)
     }
 
     /// Ends claimed jobs whose record cannot be read back (a job stored by an
@@ -362,5 +399,6 @@ fn claimed_from_row(row: &Row) -> Result<ClaimedJob, StoreError> {
         params: row.try_get("params")?,
         attempt: u32::try_from(attempt).map_err(|_| StoreError::Corrupt(format!("attempt {attempt}")))?,
         lease: LeaseId(row.try_get("lease_id")?),
+        due_at: row.try_get("due_at")?,
     })
 }

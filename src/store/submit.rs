@@ -8,7 +8,7 @@
 
 use std::collections::HashMap;
 
-use deadpool_postgres::Pool;
+use deadpool_postgres::{Client, Pool};
 use tokio_postgres::Row;
 
 use super::StoreError;
@@ -24,7 +24,7 @@ use crate::domain::{Caller, Fingerprint, IdempotencyKey, Job, JobId};
 /// in one order and cannot deadlock. Answers one row per submission whose
 /// job was inserted or committed before this statement began; `input_id`
 /// tells which submission a row answers.
-const INSERT_OR_FIND: &str = "
+pub(super) const INSERT_OR_FIND: &str = "
 WITH input AS (
     SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bytea[], $7::text[],
                          $8::jsonb[], $9::integer[])
@@ -94,6 +94,8 @@ impl NewJob {
 /// The submission side of the job table.
 pub struct Submissions<'a> {
     pub(super) pool: &'a Pool,
+    /// Whether ending a job also writes its completion email (for claimed jobs that must be failed at once).
+    pub(super) email_outbox: bool,
 }
 
 impl Submissions<'_> {
@@ -134,33 +136,81 @@ impl Submissions<'_> {
 
     /// One [`INSERT_OR_FIND`] for `jobs`: an answer each, in their order.
     async fn insert_or_find(&self, jobs: &[NewJob]) -> Result<Vec<Result<Submission, StoreError>>, StoreError> {
+        let batch = InsertBatch::new(jobs);
+        let client = self.pool.get().await?;
+        let statement = client.prepare_cached(INSERT_OR_FIND).await?;
+        let rows = client.query(&statement, &batch.params()).await?;
+        batch.answers(&client, rows).await
+    }
+}
+
+/// A batch of submissions as the parameters of [`INSERT_OR_FIND`], rows in
+/// key order (see there), and how its answers are read back.
+pub(super) struct InsertBatch<'a> {
+    jobs: &'a [NewJob],
+    ids: Vec<JobId>,
+    fingerprints: Vec<Fingerprint>,
+    id_column: Vec<uuid::Uuid>,
+    tenants: Vec<&'a str>,
+    users: Vec<&'a str>,
+    emails: Vec<Option<&'a str>>,
+    keys: Vec<&'a str>,
+    prints: Vec<Vec<u8>>,
+    types: Vec<&'a str>,
+    params: Vec<&'a serde_json::Value>,
+    attempts: Vec<i32>,
+}
+
+impl<'a> InsertBatch<'a> {
+    pub(super) fn new(jobs: &'a [NewJob]) -> Self {
         // Insert in key order (see INSERT_OR_FIND), answer in the callers' order.
         let mut order: Vec<usize> = (0..jobs.len()).collect();
         order.sort_by(|&a, &b| jobs[a].key_owner().cmp(&jobs[b].key_owner()));
         let ids: Vec<JobId> = jobs.iter().map(|_| JobId::new()).collect();
         let fingerprints: Vec<Fingerprint> = jobs.iter().map(|j| Fingerprint::of(&j.job_type, &j.params)).collect();
-        let id_column: Vec<uuid::Uuid> = order.iter().map(|&i| ids[i].0).collect();
-        let tenants: Vec<&str> = order.iter().map(|&i| jobs[i].caller.tenant.as_str()).collect();
-        let users: Vec<&str> = order.iter().map(|&i| jobs[i].caller.user.as_str()).collect();
-        let emails: Vec<Option<&str>> = order.iter().map(|&i| jobs[i].caller.email.as_deref()).collect();
-        let keys: Vec<&str> = order.iter().map(|&i| jobs[i].key.as_str()).collect();
-        let prints: Vec<&[u8]> = order.iter().map(|&i| &fingerprints[i].0[..]).collect();
-        let types: Vec<&str> = order.iter().map(|&i| jobs[i].job_type.as_str()).collect();
-        let params: Vec<&serde_json::Value> = order.iter().map(|&i| &jobs[i].params).collect();
-        let attempts: Vec<i32> = order.iter().map(|&i| jobs[i].max_attempts_sql()).collect();
+        Self {
+            jobs,
+            id_column: order.iter().map(|&i| ids[i].0).collect(),
+            tenants: order.iter().map(|&i| jobs[i].caller.tenant.as_str()).collect(),
+            users: order.iter().map(|&i| jobs[i].caller.user.as_str()).collect(),
+            emails: order.iter().map(|&i| jobs[i].caller.email.as_deref()).collect(),
+            keys: order.iter().map(|&i| jobs[i].key.as_str()).collect(),
+            prints: order.iter().map(|&i| fingerprints[i].0.to_vec()).collect(),
+            types: order.iter().map(|&i| jobs[i].job_type.as_str()).collect(),
+            params: order.iter().map(|&i| &jobs[i].params).collect(),
+            attempts: order.iter().map(|&i| jobs[i].max_attempts_sql()).collect(),
+            ids,
+            fingerprints,
+        }
+    }
 
-        let client = self.pool.get().await?;
-        let statement = client.prepare_cached(INSERT_OR_FIND).await?;
-        let rows = client
-            .query(&statement, &[&id_column, &tenants, &users, &emails, &keys, &prints, &types, &params, &attempts])
-            .await?;
+    pub(super) fn params(&self) -> [&(dyn tokio_postgres::types::ToSql + Sync); 9] {
+        [
+            &self.id_column,
+            &self.tenants,
+            &self.users,
+            &self.emails,
+            &self.keys,
+            &self.prints,
+            &self.types,
+            &self.params,
+            &self.attempts,
+        ]
+    }
+
+    /// An answer per submission, in the callers' order, from the statement's `rows`.
+    pub(super) async fn answers(
+        &self,
+        client: &Client,
+        rows: Vec<Row>,
+    ) -> Result<Vec<Result<Submission, StoreError>>, StoreError> {
         let mut by_input: HashMap<uuid::Uuid, Row> = HashMap::with_capacity(rows.len());
         for row in rows {
             by_input.insert(row.try_get("input_id")?, row);
         }
-        let mut answers = Vec::with_capacity(jobs.len());
-        for (i, job) in jobs.iter().enumerate() {
-            let row = match by_input.remove(&ids[i].0) {
+        let mut answers = Vec::with_capacity(self.jobs.len());
+        for (i, job) in self.jobs.iter().enumerate() {
+            let row = match by_input.remove(&self.ids[i].0) {
                 Some(row) => row,
                 // The key's row was committed after this statement's snapshot
                 // was taken, by a concurrent request (the insert waited for
@@ -171,7 +221,7 @@ impl Submissions<'_> {
                     client.query_one(&client.prepare_cached(FIND_BY_KEY).await?, &[&tenant, &user, &key]).await?
                 }
             };
-            answers.push(submission_from_row(&row, &fingerprints[i]));
+            answers.push(submission_from_row(&row, &self.fingerprints[i]));
         }
         Ok(answers)
     }

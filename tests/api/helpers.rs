@@ -748,6 +748,19 @@ impl Drop for S3Server {
     }
 }
 
+/// errand with the builtin job types and `held`, whose jobs the returned
+/// [`Gate`] holds running until the test releases them.
+pub async fn spawn_app_with_gate(configure: impl FnOnce(&mut Settings)) -> (TestApp, Gate) {
+    let gate = Gate::new();
+    let mut handlers = HandlerRegistry::builtin();
+    handlers.register("gate", gate.clone());
+    let configure = |s: &mut Settings| {
+        s.job_types.insert("held".into(), job_type("gate"));
+        configure(s);
+    };
+    (spawn_app_with(configure, handlers).await, gate)
+}
+
 /// A handler that holds every job it runs "running" until the test lets it
 /// go, and signals each start: tests wait on it instead of polling.
 #[derive(Clone)]

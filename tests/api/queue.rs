@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use errand::domain::{JobId, JobState, LeaseId, TenantId, UserId};
 use errand::store::{
-    ClaimRequest, ClaimedJob, Completion, EndedAttempt, Ender, Outcome, Store, Submission, TypeLimits,
+    BatchClaim, ClaimRequest, ClaimedJob, Completion, EndedAttempt, Ender, Outcome, Store, Submission, TypeLimits,
 };
 use serde_json::json;
 use uuid::Uuid;
@@ -362,4 +362,72 @@ async fn history_pruning_deletes_old_finished_jobs_and_keeps_the_rest() {
     assert_eq!(kept, 0, "nothing is younger than the cutoff");
     let again = store.submissions().submit(&new_job("acme", "u", &key, "noop", json!({}))).await.unwrap();
     assert!(matches!(again, Submission::Created(_)), "a pruned job's key is free again");
+}
+
+/// Records `jobs` and claims beside them, as a quiet process's Intake does.
+async fn submit_and_claim(
+    store: &Store,
+    jobs: &[errand::store::NewJob],
+    limit: usize,
+    tenant_limit: u32,
+    types: &[&str],
+) -> (Vec<Submission>, Vec<ClaimedJob>) {
+    let types: Vec<String> = types.iter().map(|t| t.to_string()).collect();
+    let claim = BatchClaim { owner: Uuid::new_v4(), limit, tenant_limit, lease: LEASE, types: &types };
+    let (answers, claimed) = store.submissions().submit_and_claim(jobs, &claim).await;
+    (answers.into_iter().map(Result::unwrap).collect(), claimed)
+}
+
+#[tokio::test]
+async fn a_claim_beside_submissions_takes_their_tenants_oldest_jobs_within_the_tenant_limit() {
+    let (db, store) = migrated_store().await;
+    submit(&store, "acme", 3).await;
+    submit(&store, "globex", 1).await;
+    let oldest = "SELECT job_id FROM job_queue WHERE tenant_id = 'acme' ORDER BY run_at, job_id LIMIT 2";
+    let oldest: Vec<Uuid> = db.client().await.query(oldest, &[]).await.unwrap().iter().map(|row| row.get(0)).collect();
+    let new = new_job("acme", "u", "new", "noop", json!({}));
+    let (answers, claimed) = submit_and_claim(&store, &[new], 10, 2, &["noop"]).await;
+    assert!(matches!(answers[..], [Submission::Created(_)]));
+    // Oldest first, up to acme's room of two; globex is not the batch's tenant.
+    let ids: Vec<Uuid> = claimed.iter().map(|job| job.id.0).collect();
+    assert_eq!(ids, oldest);
+    let again = new_job("acme", "u", "another", "noop", json!({}));
+    let (_, claimed) = submit_and_claim(&store, &[again], 10, 2, &["noop"]).await;
+    assert!(claimed.is_empty(), "acme already runs two: {claimed:?}");
+    assert_eq!(claim(&store, 10, 2, LEASE).await.len(), 1, "only globex's job is left to claim");
+}
+
+#[tokio::test]
+async fn a_claim_beside_submissions_keeps_to_its_slots_and_its_types() {
+    let (_db, store) = migrated_store().await;
+    submit_typed(&store, "acme", "export", 1).await;
+    let jobs: Vec<_> = (0..3).map(|i| new_job("acme", "u", &format!("k{i}"), "noop", json!({}))).collect();
+    let (answers, claimed) = submit_and_claim(&store, &jobs, 2, 10, &["noop"]).await;
+    assert_eq!(answers.len(), 3);
+    assert_eq!(claimed.len(), 2, "two slots lent");
+    assert!(claimed.iter().all(|job| job.job_type == "noop"), "{claimed:?}");
+    // The claimed jobs are the new ones, and a replay of their keys finds them.
+    let created: Vec<JobId> = answers
+        .iter()
+        .map(|a| match a {
+            Submission::Created(job) => job.id,
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert!(claimed.iter().all(|job| created.contains(&job.id)));
+    let (replayed, claimed) = submit_and_claim(&store, &jobs, 5, 10, &["noop"]).await;
+    assert!(replayed.iter().all(|a| matches!(a, Submission::Replayed(_))), "{replayed:?}");
+    assert_eq!(claimed.len(), 1, "the third noop job, not the export");
+}
+
+#[tokio::test]
+async fn the_claim_function_of_the_previous_version_still_claims() {
+    // Processes not yet upgraded keep calling errand_claim, prepared with its nine columns.
+    let (db, store) = migrated_store().await;
+    submit(&store, "acme", 1).await;
+    let old = "SELECT * FROM errand_claim('', 16, 4, '{}', '{}', 10, gen_random_uuid(), 30000, NULL)";
+    let rows = db.client().await.query(old, &[]).await.unwrap();
+    let kinds: Vec<&str> = rows.iter().map(|row| row.get("kind")).collect();
+    assert_eq!(kinds, ["job", "cursor"]);
+    assert_eq!(rows[0].columns().len(), 9);
 }

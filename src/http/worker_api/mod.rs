@@ -163,6 +163,7 @@ pub async fn claim(
             let expires = chrono::Utc::now() + chrono::Duration::from_std(external.lease).unwrap_or_default();
             let jobs = jobs
                 .into_iter()
+                .inspect(|job| crate::telemetry::record_job_wait(&job.job_type, job.due_at))
                 .map(|job| LeasedJob {
                     id: job.id,
                     job_type: job.job_type,

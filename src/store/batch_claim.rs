@@ -1,0 +1,165 @@
+//! Claims beside submissions: a batch of new jobs recorded and, in the same
+//! transaction, the due jobs of the batch's tenants claimed for slots the
+//! dispatcher lent (see the `Intake` actor). A quiet process then starts a
+//! new job without a second transaction and commit of its own.
+//!
+//! The claim is [`CLAIM_FOR_TENANTS`], not the dispatcher's `errand_claim`:
+//! it need not walk the tenants (the batch names them), and it leaves out
+//! job types with a cluster-wide limit, whose jobs run long and can wait for
+//! the dispatcher. Limits hold as in the dispatcher's claim: the tenants are
+//! locked by one statement, and their running jobs counted by the next,
+//! whose snapshot is taken after the locks were granted. Here the locks are
+//! waited for (in tenant order) rather than tried: the transaction holds no
+//! lock that a claim could be waiting for, and a wait is as long as one claim.
+
+use deadpool_postgres::Client;
+use futures_util::future::join5;
+use uuid::Uuid;
+
+use super::StoreError;
+use super::queue::{ClaimedJob, Queue, millis};
+use super::submit::{INSERT_OR_FIND, InsertBatch, NewJob, Submission, Submissions};
+
+/// The transaction of a batch and its claim: READ COMMITTED, on which the
+/// claim's counting after its locks relies, whatever the database's default.
+const BEGIN: &str = "BEGIN ISOLATION LEVEL READ COMMITTED";
+const COMMIT: &str = "COMMIT";
+
+/// Takes the tenant locks of claims (key space 0x65720001, as in
+/// `errand_claim`) for each of the tenants in $1, in tenant order; held
+/// until the transaction ends. Also has the claim after it planned
+/// generically, as `errand_claim` is (see V7): PostgreSQL would otherwise
+/// find a custom plan cheaper for one tenant and plan the claim anew on every
+/// call, which took longer than running it (0.2 ms of an idle submission).
+const LOCK_TENANTS: &str = "
+SELECT count(pg_advisory_xact_lock(1701969921, hashtext(t.tenant_id))) AS locked,
+       set_config('plan_cache_mode', 'force_generic_plan', true) AS plans
+FROM (SELECT DISTINCT tenant_id FROM unnest($1::text[]) AS u (tenant_id) ORDER BY tenant_id) t";
+
+/// For each tenant in $1 (locked by [`LOCK_TENANTS`] before this statement
+/// began), its oldest due jobs of the types in $3 up to its room ($2 minus
+/// its running jobs), oldest first, at most $4 in all, claimed under the
+/// lease of owner $5 for $6 ms. Rows as `errand_claim`'s of kind `job`.
+const CLAIM_FOR_TENANTS: &str = "
+WITH tenants AS MATERIALIZED (
+    SELECT t.tenant_id,
+           $2::bigint - (SELECT count(*) FROM job_queue r WHERE r.tenant_id = t.tenant_id AND r.state = 'running') AS room
+    FROM (SELECT DISTINCT tenant_id FROM unnest($1::text[]) AS u (tenant_id)) t
+), picked AS (
+    SELECT c.job_id
+    FROM tenants t
+    CROSS JOIN LATERAL (
+        SELECT q.job_id, q.run_at
+        FROM job_queue q
+        WHERE q.tenant_id = t.tenant_id AND q.state IN ('available', 'retryable') AND q.run_at <= now()
+          AND q.job_type = ANY ($3::text[])
+        ORDER BY q.run_at, q.job_id
+        LIMIT greatest(0, t.room)
+    ) c
+    ORDER BY c.run_at, c.job_id
+    LIMIT $4
+), claimed AS (
+    UPDATE job_queue q
+    SET state = 'running', attempt = q.attempt + 1, lease_id = gen_random_uuid(), lease_owner = $5,
+        lease_expires_at = now() + $6::float8 * interval '1 millisecond', started_at = clock_timestamp()
+    WHERE q.job_id = ANY (ARRAY (SELECT p.job_id FROM picked p)) AND q.state IN ('available', 'retryable')
+    RETURNING q.job_id, q.attempt, q.lease_id, q.run_at
+)
+SELECT 'job' AS kind, j.id, j.tenant_id, j.user_id, j.job_type, j.params, c.attempt, c.lease_id, c.run_at AS due_at
+FROM jobs j JOIN claimed c ON c.job_id = j.id
+WHERE j.id = ANY (ARRAY (SELECT c2.job_id FROM claimed c2))";
+
+/// What to claim beside a batch of submissions.
+#[derive(Debug, Clone)]
+pub struct BatchClaim<'a> {
+    pub owner: Uuid,
+    /// Most jobs to claim.
+    pub limit: usize,
+    /// Most jobs one tenant may have running, across all processes.
+    pub tenant_limit: u32,
+    pub lease: std::time::Duration,
+    /// Claim only jobs of these types (run in this process, no cluster-wide limit).
+    pub types: &'a [String],
+}
+
+impl Submissions<'_> {
+    /// [`Self::submit_many`], and in the same transaction a claim of the due
+    /// jobs of the batch's tenants (see the module doc). Answers the
+    /// submissions and the jobs claimed. If the transaction fails, the
+    /// submissions are recorded alone (and claimed later, as any other job).
+    #[tracing::instrument(skip_all, fields(jobs = jobs.len(), limit = claim.limit))]
+    pub async fn submit_and_claim(
+        &self,
+        jobs: &[NewJob],
+        claim: &BatchClaim<'_>,
+    ) -> (Vec<Result<Submission, StoreError>>, Vec<ClaimedJob>) {
+        let (answers, claimed) = match self.pool.get().await {
+            Ok(client) => self.insert_or_find_and_claim(&client, jobs, claim).await,
+            Err(error) => (Err(error.into()), Ok(Vec::new())),
+        };
+        let claimed = claimed.unwrap_or_else(|error| {
+            tracing::warn!(%error, "a claim beside a batch of submissions failed");
+            Vec::new()
+        });
+        let answers = match answers {
+            Ok(answers) => answers,
+            Err(error) => {
+                tracing::info!(%error, "recording submissions with a claim failed; recording them alone");
+                self.submit_many(jobs).await
+            }
+        };
+        (answers, claimed)
+    }
+
+    /// `BEGIN`, [`INSERT_OR_FIND`], the lock, the claim and `COMMIT`, sent
+    /// together (pipelined: one wait for the server instead of five). The
+    /// claim's jobs are ours if it and the commit succeeded; the submissions
+    /// are recorded if every statement succeeded (any failure rolls back).
+    async fn insert_or_find_and_claim(
+        &self,
+        client: &Client,
+        jobs: &[NewJob],
+        claim: &BatchClaim<'_>,
+    ) -> (Result<Vec<Result<Submission, StoreError>>, StoreError>, Result<Vec<ClaimedJob>, StoreError>) {
+        let prepared = async {
+            Ok::<_, StoreError>((
+                client.prepare_cached(BEGIN).await?,
+                client.prepare_cached(INSERT_OR_FIND).await?,
+                client.prepare_cached(LOCK_TENANTS).await?,
+                client.prepare_cached(CLAIM_FOR_TENANTS).await?,
+                client.prepare_cached(COMMIT).await?,
+            ))
+        };
+        let (begin, insert, lock, take, commit) = match prepared.await {
+            Ok(statements) => statements,
+            Err(error) => return (Err(error), Ok(Vec::new())),
+        };
+        let batch = InsertBatch::new(jobs);
+        let tenants: Vec<&str> = jobs.iter().map(|job| job.caller.tenant.as_str()).collect();
+        let (tenant_limit, limit) = (i64::from(claim.tenant_limit), i64::try_from(claim.limit).unwrap_or(i64::MAX));
+        let lease_ms = millis(claim.lease);
+        // join5 polls its futures in order, and each sends its statement when
+        // first polled: the server receives them in this order.
+        let (begun, inserted, locked, claimed, committed) = join5(
+            client.execute(&begin, &[]),
+            client.query(&insert, &batch.params()),
+            client.query(&lock, &[&tenants]),
+            client.query(&take, &[&tenants, &tenant_limit, &claim.types, &limit, &claim.owner, &lease_ms]),
+            client.execute(&commit, &[]),
+        )
+        .await;
+        let claimed = match (begun, locked, claimed, committed) {
+            (Ok(_), Ok(_), Ok(rows), Ok(_)) => rows,
+            (Err(error), ..) | (_, Err(error), ..) | (_, _, Err(error), _) | (.., Err(error)) => {
+                return (Err(error.into()), Ok(Vec::new()));
+            }
+        };
+        let queue = Queue { pool: self.pool, email_outbox: self.email_outbox };
+        let claimed = queue.claimed_jobs(&claimed).await;
+        let answers = match inserted {
+            Ok(rows) => batch.answers(client, rows).await,
+            Err(error) => Err(error.into()),
+        };
+        (answers, claimed)
+    }
+}
