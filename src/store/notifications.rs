@@ -9,7 +9,23 @@ use tokio_postgres::Row;
 use super::StoreError;
 use crate::domain::{Caller, JobId, JobState, NotificationId, OwnerTag};
 
-const COLUMNS: &str = "id, job_id, job_type, job_status, error_message, created_at, read_at, kind";
+/// A page of the caller's feed (job ends only), newest first, before the
+/// notification $4 if given, unread ones only if $3; $5 rows.
+const FEED_PAGE: &str = "
+SELECT id, job_id, job_type, job_status, error_message, created_at, read_at, kind
+FROM notifications
+WHERE tenant_id = $1 AND user_id = $2 AND kind = 'job_completed' AND (NOT $3 OR read_at IS NULL)
+  AND ($4::uuid IS NULL OR id < $4)
+ORDER BY id DESC
+LIMIT $5";
+
+/// The caller's notifications of every kind after $3 (all if NULL), oldest first, $4 rows.
+const NEWER_THAN: &str = "
+SELECT id, job_id, job_type, job_status, error_message, created_at, read_at, kind
+FROM notifications
+WHERE tenant_id = $1 AND user_id = $2 AND ($3::uuid IS NULL OR id > $3)
+ORDER BY id
+LIMIT $4";
 
 /// What a notification tells.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -87,13 +103,7 @@ impl<'a> CallerNotifications<'a> {
     ) -> Result<NotificationPage, StoreError> {
         let client = self.pool.get().await?;
         let (tenant, user) = self.owner();
-        let sql = format!(
-            "SELECT {COLUMNS} FROM notifications \
-             WHERE tenant_id = $1 AND user_id = $2 AND kind = 'job_completed' AND (NOT $3 OR read_at IS NULL) \
-               AND ($4::uuid IS NULL OR id < $4) \
-             ORDER BY id DESC LIMIT $5"
-        );
-        let statement = client.prepare_cached(&sql).await?;
+        let statement = client.prepare_cached(FEED_PAGE).await?;
         let fetch = i64::from(limit) + 1;
         let rows = client.query(&statement, &[&tenant, &user, &unread_only, &before.map(|id| id.0), &fetch]).await?;
         let mut notifications = rows.iter().map(notification_from_row).collect::<Result<Vec<_>, _>>()?;
@@ -116,12 +126,7 @@ impl<'a> CallerNotifications<'a> {
     async fn after_once(&self, after: Option<NotificationId>, limit: i64) -> Result<Vec<Notification>, StoreError> {
         let client = self.pool.get().await?;
         let (tenant, user) = self.owner();
-        let sql = format!(
-            "SELECT {COLUMNS} FROM notifications \
-             WHERE tenant_id = $1 AND user_id = $2 AND ($3::uuid IS NULL OR id > $3) \
-             ORDER BY id LIMIT $4"
-        );
-        let statement = client.prepare_cached(&sql).await?;
+        let statement = client.prepare_cached(NEWER_THAN).await?;
         let rows = client.query(&statement, &[&tenant, &user, &after.map(|id| id.0), &limit]).await?;
         rows.iter().map(notification_from_row).collect()
     }

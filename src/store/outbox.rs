@@ -9,6 +9,7 @@ use chrono::{DateTime, Utc};
 
 use deadpool_postgres::Pool;
 use tokio_postgres::Row;
+use tokio_postgres::types::ToSql;
 use uuid::Uuid;
 
 use super::StoreError;
@@ -55,6 +56,25 @@ SELECT c.id, c.job_id, c.run, c.recipient, c.job_type, c.job_status, c.error_mes
        j.tenant_id, j.user_id, j.params, j.result, j.finished_at
 FROM claimed c JOIN jobs j ON j.id = c.job_id";
 
+/// Ends email $1's send number $2, if still this sender's: the server
+/// accepted it, answering $3.
+const RECORD_SENT: &str = "
+UPDATE email_outbox
+SET state = 'sent', sent_at = now(), smtp_response = $3, last_error = NULL, next_attempt_at = now()
+WHERE id = $1 AND state = 'sending' AND attempts = $2";
+
+/// As [`RECORD_SENT`], for a transient failure $3: due again in $4 ms.
+const RECORD_RETRY: &str = "
+UPDATE email_outbox
+SET state = 'pending', last_error = $3, next_attempt_at = now() + $4::float8 * interval '1 millisecond'
+WHERE id = $1 AND state = 'sending' AND attempts = $2";
+
+/// As [`RECORD_SENT`], for a failure $3 that ends the email.
+const RECORD_FAILED: &str = "
+UPDATE email_outbox
+SET state = 'failed', last_error = $3, next_attempt_at = now()
+WHERE id = $1 AND state = 'sending' AND attempts = $2";
+
 /// The outbox.
 pub struct Outbox<'a> {
     pool: &'a Pool,
@@ -76,35 +96,26 @@ impl<'a> Outbox<'a> {
 
     /// The server accepted the email: it is sent, with the server's answer.
     pub async fn record_sent(&self, email: &OutboxEmail, response: &str) -> Result<bool, StoreError> {
-        self.record(email, "'sent', sent_at = now(), smtp_response = $3, last_error = NULL", response, None).await
+        self.record(RECORD_SENT, &[&email.id, &email.attempt, &response]).await
     }
 
     /// A transient failure: try again after `delay`.
     pub async fn record_retry(&self, email: &OutboxEmail, error: &str, delay: Duration) -> Result<bool, StoreError> {
-        self.record(email, "'pending', last_error = $3", error, Some(delay)).await
+        let delay_ms = delay.as_secs_f64() * 1000.0;
+        self.record(RECORD_RETRY, &[&email.id, &email.attempt, &error, &delay_ms]).await
     }
 
     /// A failure that will never succeed (address rejected), or the last attempt failed.
     pub async fn record_failed(&self, email: &OutboxEmail, error: &str) -> Result<bool, StoreError> {
-        self.record(email, "'failed', last_error = $3", error, None).await
+        self.record(RECORD_FAILED, &[&email.id, &email.attempt, &error]).await
     }
 
-    async fn record(
-        &self,
-        email: &OutboxEmail,
-        set_state: &str,
-        text: &str,
-        delay: Option<Duration>,
-    ) -> Result<bool, StoreError> {
+    /// Runs one of the `RECORD_*` statements; `false` if the send was no
+    /// longer this sender's (its lock ran out and another took it).
+    async fn record(&self, statement: &str, params: &[&(dyn ToSql + Sync)]) -> Result<bool, StoreError> {
         let client = self.pool.get().await?;
-        let sql = format!(
-            "UPDATE email_outbox SET state = {set_state}, \
-                 next_attempt_at = now() + coalesce($4::float8, 0) * interval '1 millisecond' \
-             WHERE id = $1 AND state = 'sending' AND attempts = $2"
-        );
-        let statement = client.prepare_cached(&sql).await?;
-        let delay_ms = delay.map(|d| d.as_secs_f64() * 1000.0);
-        Ok(client.execute(&statement, &[&email.id, &email.attempt, &text, &delay_ms]).await? == 1)
+        let statement = client.prepare_cached(statement).await?;
+        Ok(client.execute(&statement, params).await? == 1)
     }
 }
 
