@@ -1,7 +1,9 @@
 //! The Pruner: gives what finished jobs leave behind a lifetime. Each pass it
 //! deletes result files whose retention ended, then marks their jobs so the
 //! API says "expired" (and `/result` answers 410) instead of handing out a
-//! dead link; and it deletes, in batches, finished jobs older than
+//! dead link; it deletes the files external workers uploaded for attempts
+//! that did not complete (recorded by the statement that ended them); and it
+//! deletes, in batches, finished jobs older than
 //! `history.retention` with their notifications and outbox emails (their
 //! idempotency keys are then free again). Deleting twice is harmless, so
 //! several processes may prune at once and a crash between deleting a file
@@ -45,6 +47,7 @@ impl Pruner {
         let (store, storage, retention) = (self.store.clone(), self.storage.clone(), self.history_retention);
         async move {
             prune_results(&store, &storage).await;
+            prune_discarded_files(&store, &storage).await;
             prune_history(&store, retention).await;
         }
     }
@@ -80,6 +83,26 @@ async fn prune_results(store: &Store, storage: &Storage) {
         if let Err(error) = store.queue().mark_result_expired(job).await {
             tracing::warn!(%error, %job, "deleted an expired result but could not mark its job");
         }
+    }
+}
+
+async fn prune_discarded_files(store: &Store, storage: &Storage) {
+    let keys = match store.queue().discarded_files(FILE_BATCH).await {
+        Ok(keys) => keys,
+        Err(error) => return tracing::warn!(%error, "could not look for discarded uploads"),
+    };
+    let mut deleted = Vec::with_capacity(keys.len());
+    for key in keys {
+        match storage.delete(&ObjectKey::from_stored(key.clone())).await {
+            Ok(()) => deleted.push(key),
+            Err(error) => tracing::warn!(%error, key, "could not delete a discarded upload"),
+        }
+    }
+    if !deleted.is_empty()
+        && let Err(error) = store.queue().forget_discarded(&deleted).await
+    {
+        // Deleted again next pass: deleting an absent file is fine.
+        tracing::warn!(%error, "deleted discarded uploads but could not forget them");
     }
 }
 

@@ -103,6 +103,7 @@ WITH input AS (
            -- ender's fields beside it (the file's own win).
            CASE WHEN q.uploaded_result IS NOT NULL AND i.state = 'completed'
                 THEN coalesce(i.result, '{}') || q.uploaded_result ELSE i.result END AS result,
+           q.uploaded_result AS uploaded,
            i.delay_ms, j.tenant_id, j.user_id, j.user_email, j.job_type,
            j.run, q.cancel_requested_by, i.error AS attempt_error,
            -- A worker's end is remembered under its lease (a retried call
@@ -119,6 +120,11 @@ WITH input AS (
     WHERE q.state = 'running' AND q.lease_id = i.lease_id AND (NOT i.rescue OR q.lease_expires_at < now())
     ORDER BY q.job_id  -- locked in job order, as RENEW_LEASES locks: no deadlock between them
     FOR UPDATE OF q
+), discarded AS (  -- an upload of an attempt that did not complete: the Pruner deletes it
+    INSERT INTO discarded_files (storage_key)
+    SELECT uploaded->>'storage_key' FROM ended
+    WHERE state <> 'completed' AND uploaded->>'storage_key' IS NOT NULL
+    ON CONFLICT DO NOTHING
 ), again AS (
     UPDATE job_queue q
     SET state = e.state, run_at = now() + e.delay_ms * interval '1 millisecond', last_error = e.error,

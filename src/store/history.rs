@@ -1,5 +1,6 @@
 //! The lifetime of what jobs leave behind: result files past their retention
-//! (the Pruner deletes the file, then marks the job), and the history itself
+//! (the Pruner deletes the file, then marks the job), uploads that never
+//! became a result (deleted, then forgotten), and the history itself
 //! (finished jobs, their notifications, outbox emails and idempotency keys),
 //! deleted in batches once older than `history.retention`.
 
@@ -42,7 +43,29 @@ WITH doomed AS (
 )
 DELETE FROM jobs WHERE id IN (SELECT id FROM doomed)";
 
+/// Files discarded by attempts that did not complete (see V13), oldest first.
+const DISCARDED_FILES: &str = "
+SELECT storage_key FROM discarded_files ORDER BY discarded_at LIMIT $1";
+
+/// Forgets discarded files once deleted from storage.
+const FORGET_DISCARDED: &str = "
+DELETE FROM discarded_files WHERE storage_key = ANY ($1)";
+
 impl Queue<'_> {
+    /// Up to `limit` storage keys of discarded uploads, oldest first.
+    pub async fn discarded_files(&self, limit: i64) -> Result<Vec<String>, StoreError> {
+        let client = self.pool.get().await?;
+        let rows = client.query(&client.prepare_cached(DISCARDED_FILES).await?, &[&limit]).await?;
+        rows.iter().map(|row| Ok(row.try_get("storage_key")?)).collect()
+    }
+
+    /// Forgets discarded files that were deleted from storage.
+    pub async fn forget_discarded(&self, keys: &[String]) -> Result<(), StoreError> {
+        let client = self.pool.get().await?;
+        client.execute(&client.prepare_cached(FORGET_DISCARDED).await?, &[&keys]).await?;
+        Ok(())
+    }
+
     /// Completed jobs whose result file is past its retention: (job, storage key).
     pub async fn results_past_retention(&self, limit: i64) -> Result<Vec<(JobId, String)>, StoreError> {
         let client = self.pool.get().await?;

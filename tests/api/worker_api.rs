@@ -204,6 +204,49 @@ async fn a_file_a_worker_uploads_is_its_jobs_result_behind_a_signed_url() {
 }
 
 #[actix_web::test]
+async fn uploads_that_never_became_a_result_are_deleted_and_the_result_stays() {
+    let dir = std::env::temp_dir().join(format!("errand-uploads-{}", uuid::Uuid::new_v4().simple()));
+    let results = dir.clone();
+    let app = spawn_app_with(
+        move |s| {
+            s.job_types.insert("render_invoice".into(), job_type("external"));
+            s.storage.local_dir = results;
+        },
+        HandlerRegistry::builtin(),
+    )
+    .await;
+    let (worker, alice) = (worker_token(&["render_invoice"]), token("acme", "alice"));
+    let id = app.create(&alice, "render_invoice", json!({})).await;
+    let upload = |lease: &str, file_name: &str, body: &'static [u8]| {
+        let url = format!("{}/worker/v1/jobs/{id}/result?lease_id={lease}&file_name={file_name}", app.address);
+        reqwest::Client::new().put(url).bearer_auth(&worker).body(body).send()
+    };
+    // The first attempt uploads a draft, then another file in its place, then fails.
+    let first = claim(&app, &worker, json!({"wait": 5})).await[0]["lease_id"].as_str().unwrap().to_owned();
+    assert_eq!(upload(&first, "draft.txt", b"draft").await.unwrap().status(), StatusCode::OK);
+    assert_eq!(upload(&first, "invoice.pdf", b"first try").await.unwrap().status(), StatusCode::OK);
+    let failed = json!({"lease_id": first, "error": "the printer jammed", "retryable": true});
+    app.post_json(&worker, &format!("/worker/v1/jobs/{id}/fail"), failed).await;
+    // The second uploads its own and completes.
+    let second = claim(&app, &worker, json!({"wait": 5})).await[0]["lease_id"].as_str().unwrap().to_owned();
+    assert_eq!(upload(&second, "invoice.pdf", b"the invoice").await.unwrap().status(), StatusCode::OK);
+    let done = json!({"lease_id": second});
+    assert_eq!(app.post_json(&worker, &format!("/worker/v1/jobs/{id}/complete"), done).await.status(), StatusCode::OK);
+    assert_eq!(files_under(&dir).len(), 3, "nothing deleted before the pruner runs");
+
+    app.ticks.prune.send(errand::actors::Prune).await.unwrap();
+    let left = files_under(&dir);
+    assert_eq!(left.len(), 1, "{left:?}");
+    assert_eq!(std::fs::read(&left[0]).unwrap(), b"the invoice");
+    let job = app.job(&alice, &id).await;
+    let download = app.fetch_signed(job["result_url"].as_str().expect("a signed URL")).await;
+    assert_eq!(download.bytes().await.unwrap().as_ref(), b"the invoice");
+    let discarded: i64 = app.db.scalar("SELECT count(*) FROM discarded_files", &[]).await;
+    assert_eq!(discarded, 0, "forgotten once deleted");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[actix_web::test]
 async fn with_s3_a_worker_puts_its_file_to_a_presigned_url_and_completion_checks_it_is_there() {
     let s3 = S3Server::start().await;
     let storage = s3.settings();
