@@ -132,13 +132,13 @@ impl AppState {
 /// The route table. Each path is a resource that answers its own methods;
 /// any other method gets a 405 naming them (`resource`).
 pub fn routes(cfg: &mut web::ServiceConfig) {
-    cfg.service(get("/", client::demo_page))
-        .service(get("/client/{file}", client::file))
-        .service(get("/openapi.json", openapi_json))
-        .service(get("/docs", docs::page))
-        .service(get(&format!("/docs/{}", docs::REDOC_BUNDLE), docs::redoc))
-        .service(get("/healthz", health::healthz))
-        .service(get("/readyz", health::readyz))
+    cfg.service(get_or_head("/", client::demo_page))
+        .service(get_or_head("/client/{file}", client::file))
+        .service(get_or_head("/openapi.json", openapi_json))
+        .service(get_or_head("/docs", docs::page))
+        .service(get_or_head(&format!("/docs/{}", docs::REDOC_BUNDLE), docs::redoc))
+        .service(get_or_head("/healthz", health::healthz))
+        .service(get_or_head("/readyz", health::readyz))
         .service(get("/metrics", health::metrics))
         .service(
             web::scope("/jobs")
@@ -213,6 +213,19 @@ where
     F::Output: Responder + 'static,
 {
     resource(path, "GET").route(web::get().to(handler))
+}
+
+/// [`get`] that also answers `HEAD` (the same headers, no body: actix-web
+/// leaves it out), for the pages, files and probes that load balancers, link
+/// checkers and caches ask about. Not for routes whose GET does work.
+fn get_or_head<F, Args>(path: &str, handler: F) -> Resource
+where
+    F: actix_web::Handler<Args>,
+    Args: FromRequest + 'static,
+    F::Output: Responder + 'static,
+{
+    let get_or_head = actix_web::guard::Any(actix_web::guard::Get()).or(actix_web::guard::Head());
+    resource(path, "GET, HEAD").route(web::route().guard(get_or_head).to(handler))
 }
 
 fn post<F, Args>(path: &str, handler: F) -> Resource

@@ -242,7 +242,7 @@ async fn a_known_path_asked_with_another_method_is_405_and_an_unknown_one_404() 
         .send()
         .await
         .unwrap();
-    assert_eq!(trace.headers()["allow"], "GET");
+    assert_eq!(trace.headers()["allow"], "GET, HEAD");
     assert_problem(trace, StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed").await;
     let delete = app.http.delete(format!("{}/jobs", app.address)).bearer_auth(&alice).send().await.unwrap();
     assert_problem(delete, StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed").await;
@@ -272,6 +272,21 @@ async fn the_api_page_renders_the_document_with_a_bundle_errand_serves_itself() 
     assert!(bundle.headers()["content-type"].to_str().unwrap().starts_with("text/javascript"));
     assert!(bundle.headers()["cache-control"].to_str().unwrap().contains("immutable"));
     assert!(bundle.bytes().await.unwrap().len() > 100_000, "the whole bundle");
+}
+
+#[actix_web::test]
+async fn pages_files_and_probes_answer_head_with_the_gets_headers_and_no_body() {
+    let app = spawn_app().await;
+    for path in ["/", "/client/errand.js", "/openapi.json", "/healthz", "/readyz"] {
+        let get = app.get_without_token(path).await;
+        let head = app.http.head(format!("{}{path}", app.address)).send().await.unwrap();
+        assert_eq!((head.status(), get.status()), (StatusCode::OK, StatusCode::OK), "{path}");
+        assert_eq!(head.headers().get("content-type"), get.headers().get("content-type"), "{path}");
+        assert!(head.bytes().await.unwrap().is_empty(), "{path}");
+    }
+    // A route whose GET reads data is not one of them.
+    let jobs = app.http.head(format!("{}/jobs", app.address)).bearer_auth(token("acme", "alice")).send().await.unwrap();
+    assert_eq!((jobs.status(), jobs.headers()["allow"].to_str().unwrap()), (StatusCode::METHOD_NOT_ALLOWED, "GET"));
 }
 
 #[actix_web::test]
