@@ -167,7 +167,12 @@ impl Dispatcher {
             type_limits: settings.type_limits.clone(),
             in_process_types: settings.in_process_types.clone(),
             unlimited_types: Arc::new(
-                settings.in_process_types.iter().filter(|name| !settings.type_limits.limits(name)).cloned().collect(),
+                settings
+                    .in_process_types
+                    .iter()
+                    .filter(|name| !settings.type_limits.is_limited(name))
+                    .cloned()
+                    .collect(),
             ),
         };
         Self {

@@ -70,9 +70,10 @@ impl Intake {
             async move {
                 let (jobs, replies): (Vec<_>, Vec<_>) = batch.into_iter().unzip();
                 tracing::debug!(jobs = jobs.len(), "writing a batch of submissions");
-                let loan = match quiet {
-                    true => links.lend_slots.send(LendSlots { wanted: jobs.len() }).await.ok().flatten(),
-                    false => None,
+                let loan = if quiet {
+                    links.lend_slots.send(LendSlots { wanted: jobs.len() }).await.ok().flatten()
+                } else {
+                    None
                 };
                 let (answers, claimed) = match &loan {
                     Some(loan) => store.submissions().submit_and_claim(&jobs, &loan.claim()).await,

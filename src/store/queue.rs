@@ -72,7 +72,7 @@ impl TypeLimits {
     }
 
     /// Whether jobs of type `name` are limited across processes.
-    pub fn limits(&self, name: &str) -> bool {
+    pub fn is_limited(&self, name: &str) -> bool {
         self.names.iter().any(|limited| limited == name)
     }
 }
@@ -116,42 +116,6 @@ pub struct QueueDepth {
 /// `migrations/V7__claim_function.sql` for its parameters and rows, and how
 /// it locks before it counts; V12 added the column `due_at`).
 const CLAIM: &str = "SELECT * FROM errand_claim_due($1, $2, $3, $4, $5, $6, $7, $8, $9)";
-
-/// A [`ClaimRequest`] as the parameters of [`CLAIM`].
-struct ClaimArgs<'a> {
-    request: &'a ClaimRequest<'a>,
-    tenants: i32,
-    tenant_limit: i64,
-    limit: i64,
-    lease_ms: f64,
-}
-
-impl<'a> ClaimArgs<'a> {
-    fn new(request: &'a ClaimRequest<'a>) -> Self {
-        Self {
-            request,
-            tenants: i32::try_from(request.tenants).unwrap_or(i32::MAX),
-            tenant_limit: i64::from(request.tenant_limit),
-            limit: i64::try_from(request.limit).unwrap_or(i64::MAX),
-            lease_ms: millis(request.lease),
-        }
-    }
-
-    fn params(&self) -> [&(dyn tokio_postgres::types::ToSql + Sync); 9] {
-        let request = self.request;
-        [
-            &request.after_tenant,
-            &self.tenants,
-            &self.tenant_limit,
-            &request.type_limits.names,
-            &request.type_limits.limits,
-            &self.limit,
-            &request.owner,
-            &self.lease_ms,
-            &request.only_types,
-        ]
-    }
-}
 
 /// Extends the leases `$1` (fenced on lease ids `$2`) by `$3` ms; returns the
 /// jobs whose lease was still theirs, and whether a cancel was asked for. Rows are locked in job order, as
@@ -271,7 +235,22 @@ impl Queue<'_> {
     pub async fn claim(&self, request: &ClaimRequest<'_>) -> Result<Claim, StoreError> {
         let client = self.pool.get().await?;
         let claim = client.prepare_cached(CLAIM).await?;
-        let rows = client.query(&claim, &ClaimArgs::new(request).params()).await?;
+        let limits = request.type_limits;
+        let tenants = i32::try_from(request.tenants).unwrap_or(i32::MAX);
+        let tenant_limit = i64::from(request.tenant_limit);
+        let (limit, lease) = (i64::try_from(request.limit).unwrap_or(i64::MAX), millis(request.lease));
+        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 9] = [
+            &request.after_tenant,
+            &tenants,
+            &tenant_limit,
+            &limits.names,
+            &limits.limits,
+            &limit,
+            &request.owner,
+            &lease,
+            &request.only_types,
+        ];
+        let rows = client.query(&claim, &params).await?;
         drop(client);
         let cursor = rows.iter().find(|row| row.try_get::<_, &str>("kind").is_ok_and(|kind| kind == "cursor"));
         let next_after_tenant = cursor
