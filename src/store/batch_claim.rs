@@ -84,15 +84,20 @@ pub struct BatchClaim<'a> {
 
 impl Submissions<'_> {
     /// [`Self::submit_many`], and in the same transaction a claim of the due
-    /// jobs of the batch's tenants (see the module doc). Answers the
-    /// submissions and the jobs claimed. If the transaction fails, the
-    /// submissions are recorded alone (and claimed later, as any other job).
+    /// jobs of the batch's tenants (see the module doc), if any job of the
+    /// batch is of a type it takes. Answers the submissions and the jobs
+    /// claimed. If the transaction fails, the submissions are recorded alone
+    /// (and claimed later, as any other job).
     #[tracing::instrument(skip_all, fields(jobs = jobs.len(), limit = claim.limit))]
     pub async fn submit_and_claim(
         &self,
         jobs: &[NewJob],
         claim: &BatchClaim<'_>,
     ) -> (Vec<Result<Submission, StoreError>>, Vec<ClaimedJob>) {
+        // A batch of exports or external jobs only: nothing of it to claim here.
+        if !jobs.iter().any(|job| claim.types.contains(&job.job_type)) {
+            return (self.submit_many(jobs).await, Vec::new());
+        }
         let (answers, claimed) = match self.pool.get().await {
             Ok(client) => self.insert_or_find_and_claim(&client, jobs, claim).await,
             Err(error) => (Err(error.into()), Ok(Vec::new())),
