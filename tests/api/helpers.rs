@@ -207,6 +207,18 @@ impl TestApp {
     }
 }
 
+/// Checks the answer to a cancel of a running job: 202 `cancelling`, or, if
+/// its worker stopped before the answer read the job, 200 `cancelled` (the
+/// answer tells the job's state when it is given).
+pub async fn assert_stopping(response: Response) {
+    let status = response.status();
+    let state = response.json::<Value>().await.unwrap()["state"].clone();
+    assert!(
+        (status == StatusCode::ACCEPTED && state == "cancelling") || (status == StatusCode::OK && state == "cancelled"),
+        "a running job is being stopped: {status} {state}"
+    );
+}
+
 /// The `id` of the job a response shows.
 pub async fn id_of(response: Response) -> String {
     response.json::<Value>().await.unwrap()["id"].as_str().unwrap().to_owned()

@@ -225,8 +225,7 @@ async fn an_operators_cancel_of_a_running_job_stops_it_and_notifies_its_owner_on
     let (alice, ops) = (token("acme", "alice"), operator_token("olga"));
     let id = app.create(&alice, "sleep", json!({"ms": 60_000})).await;
     eventually(WITHIN, "the job runs", || async { app.job(&alice, &id).await["state"] == "running" }).await;
-    let stopping = app.post(&ops, &format!("/admin/jobs/{id}/cancel")).await;
-    assert_eq!(stopping.status(), StatusCode::ACCEPTED);
+    assert_stopping(app.post(&ops, &format!("/admin/jobs/{id}/cancel")).await).await;
     let job = app.wait_until_finished(&alice, &id, WITHIN).await;
     assert_eq!(job["status"], "cancelled");
     let feed: Value = app.get(&alice, "/notifications").await.json().await.unwrap();
