@@ -1,5 +1,6 @@
 //! The browser side, served by errand itself: the JavaScript client
-//! (`/client/errand.js`), its web components (`/client/errand-elements.js`)
+//! (`/client/errand.js`), its web components (`/client/errand-elements.js`,
+//! which imports one module per element and their shared base)
 //! and the demo page at `/` that uses both. The files live in
 //! `assets/client/` and are embedded in release builds, so a deployment needs
 //! no CDN and no build step; debug builds read them from the source tree on
@@ -14,6 +15,9 @@ use crate::error::AppError;
 const FILES: &[(&str, &str)] = &[
     ("errand.js", "text/javascript; charset=utf-8"),
     ("errand-elements.js", "text/javascript; charset=utf-8"),
+    ("errand-element-base.js", "text/javascript; charset=utf-8"),
+    ("errand-bell.js", "text/javascript; charset=utf-8"),
+    ("errand-export-button.js", "text/javascript; charset=utf-8"),
     ("demo.js", "text/javascript; charset=utf-8"),
     ("demo.css", "text/css; charset=utf-8"),
 ];
@@ -35,7 +39,16 @@ fn read(name: &str) -> Option<std::borrow::Cow<'static, [u8]>> {
             }
         };
     }
-    embedded!("index.html", "errand.js", "errand-elements.js", "demo.js", "demo.css")
+    embedded!(
+        "index.html",
+        "errand.js",
+        "errand-elements.js",
+        "errand-element-base.js",
+        "errand-bell.js",
+        "errand-export-button.js",
+        "demo.js",
+        "demo.css"
+    )
 }
 
 #[cfg(debug_assertions)]
