@@ -121,8 +121,8 @@ WITH input AS (
     ORDER BY q.job_id  -- locked in job order, as RENEW_LEASES locks: no deadlock between them
     FOR UPDATE OF q
 ), discarded AS (  -- an upload of an attempt that did not complete: the Pruner deletes it
-    INSERT INTO discarded_files (storage_key)
-    SELECT uploaded->>'storage_key' FROM ended
+    INSERT INTO discarded_files (storage_key, delete_after)
+    SELECT uploaded->>'storage_key', greatest(now(), (uploaded->>'url_expires_at')::timestamptz) FROM ended
     WHERE state <> 'completed' AND uploaded->>'storage_key' IS NOT NULL
     ON CONFLICT DO NOTHING
 ), again AS (

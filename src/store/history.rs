@@ -43,16 +43,17 @@ WITH doomed AS (
 )
 DELETE FROM jobs WHERE id IN (SELECT id FROM doomed)";
 
-/// Files discarded by attempts that did not complete (see V13), oldest first.
+/// Files discarded by attempts that did not complete (see V13) that may be
+/// deleted now, longest due first.
 const DISCARDED_FILES: &str = "
-SELECT storage_key FROM discarded_files ORDER BY discarded_at LIMIT $1";
+SELECT storage_key FROM discarded_files WHERE delete_after <= now() ORDER BY delete_after LIMIT $1";
 
 /// Forgets discarded files once deleted from storage.
 const FORGET_DISCARDED: &str = "
 DELETE FROM discarded_files WHERE storage_key = ANY ($1)";
 
 impl Queue<'_> {
-    /// Up to `limit` storage keys of discarded uploads, oldest first.
+    /// Up to `limit` storage keys of discarded uploads due for deletion.
     pub async fn discarded_files(&self, limit: i64) -> Result<Vec<String>, StoreError> {
         let client = self.pool.get().await?;
         let rows = client.query(&client.prepare_cached(DISCARDED_FILES).await?, &[&limit]).await?;

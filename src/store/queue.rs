@@ -178,8 +178,8 @@ WITH held AS (
     WHERE q.job_id = h.job_id
     RETURNING h.uploaded_result AS replaced
 ), discarded AS (
-    INSERT INTO discarded_files (storage_key)
-    SELECT replaced->>'storage_key' FROM kept
+    INSERT INTO discarded_files (storage_key, delete_after)
+    SELECT replaced->>'storage_key', greatest(now(), (replaced->>'url_expires_at')::timestamptz) FROM kept
     WHERE replaced->>'storage_key' IS DISTINCT FROM $3::jsonb->>'storage_key'
       AND replaced->>'storage_key' IS NOT NULL
     ON CONFLICT DO NOTHING
@@ -208,8 +208,9 @@ WITH held AS (
     WHERE q.job_id = h.job_id
     RETURNING h.uploaded_result AS uploaded
 ), discarded AS (
-    INSERT INTO discarded_files (storage_key)
-    SELECT uploaded->>'storage_key' FROM released WHERE uploaded->>'storage_key' IS NOT NULL
+    INSERT INTO discarded_files (storage_key, delete_after)
+    SELECT uploaded->>'storage_key', greatest(now(), (uploaded->>'url_expires_at')::timestamptz) FROM released
+    WHERE uploaded->>'storage_key' IS NOT NULL
     ON CONFLICT DO NOTHING
 )
 SELECT count(*) AS released FROM released";

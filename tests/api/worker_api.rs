@@ -282,6 +282,45 @@ async fn with_s3_a_worker_puts_its_file_to_a_presigned_url_and_completion_checks
         (job["result"]["size_bytes"].as_u64(), job["result"]["file_name"].as_str()),
         (Some(70_000), Some("invoice-42.pdf"))
     );
+    let internal = ["pending", "url_expires_at"].map(|field| job["result"].get(field));
+    assert_eq!(internal, [None, None], "the upload's bookkeeping stays out of the result: {job}");
     let download = reqwest::get(job["result_url"].as_str().expect("a signed URL")).await.unwrap();
     assert_eq!(download.bytes().await.unwrap().as_ref(), pdf.as_slice(), "the same bytes, through the bucket");
+}
+
+#[actix_web::test]
+async fn a_discarded_presigned_upload_is_deleted_only_once_its_url_expired() {
+    let s3 = S3Server::start().await;
+    let storage = s3.settings();
+    let app = spawn_app_with(
+        move |s| {
+            s.job_types.insert("render_invoice".into(), job_type("external"));
+            s.storage.backend = errand::config::StorageBackend::S3;
+            s.storage.s3 = Some(storage);
+        },
+        HandlerRegistry::builtin(),
+    )
+    .await;
+    let (worker, alice) = (worker_token(&["render_invoice"]), token("acme", "alice"));
+    let id = app.create(&alice, "render_invoice", json!({})).await;
+    let lease = claim(&app, &worker, json!({"wait": 5})).await[0]["lease_id"].as_str().unwrap().to_owned();
+    let asked = json!({"lease_id": lease, "file_name": "invoice-42.pdf"});
+    let upload: Value =
+        app.post_json(&worker, &format!("/worker/v1/jobs/{id}/result-url"), asked).await.json().await.unwrap();
+    let put = reqwest::Client::new().put(upload["url"].as_str().unwrap()).body("a draft").send().await.unwrap();
+    assert!(put.status().is_success(), "{}", put.status());
+    let failed = json!({"lease_id": lease, "error": "invoice 42 does not exist", "retryable": false});
+    app.post_json(&worker, &format!("/worker/v1/jobs/{id}/fail"), failed).await;
+
+    // The URL still works for a while: a PUT could still come, so the file waits.
+    app.ticks.prune.send(errand::actors::Prune).await.unwrap();
+    assert_eq!(s3.objects_and_uploads().0.len(), 1, "kept while its URL lives");
+    let waits: bool = app.db.scalar("SELECT bool_and(delete_after > now()) FROM discarded_files", &[]).await;
+    assert!(waits, "due when the URL expires");
+    // The URL's expiry passing, as the database will see it:
+    app.db.client().await.batch_execute("UPDATE discarded_files SET delete_after = now()").await.unwrap();
+    app.ticks.prune.send(errand::actors::Prune).await.unwrap();
+    assert!(s3.objects_and_uploads().0.is_empty(), "deleted once due");
+    let left: i64 = app.db.scalar("SELECT count(*) FROM discarded_files", &[]).await;
+    assert_eq!(left, 0);
 }

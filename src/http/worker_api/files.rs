@@ -145,13 +145,15 @@ pub async fn upload_url(
         ));
     };
     let content_type = body.content_type.unwrap_or_else(|| "application/octet-stream".into());
+    let expires_at = chrono::Utc::now() + chrono::Duration::from_std(expires_in).unwrap_or_default();
+    // Until the URL expires a PUT may still come: a discarded file is deleted only after (V13).
     let pending = json!({
         "storage_key": key.as_str(), "file_name": body.file_name, "content_type": content_type, "pending": true,
+        "url_expires_at": crate::http::page::rfc3339(expires_at),
     });
     if !queue.keep_upload(id, lease, &pending).await? {
         return Err(AppError::LeaseLost);
     }
-    let expires_at = chrono::Utc::now() + chrono::Duration::from_std(expires_in).unwrap_or_default();
     Ok(HttpResponse::Ok().json(UploadUrl { url, method: "PUT", expires_at: crate::http::page::rfc3339(expires_at) }))
 }
 
@@ -164,6 +166,7 @@ pub(super) async fn confirm_presigned_upload(state: &AppState, id: JobId, lease:
     if pending.remove("pending").is_none() {
         return Ok(());
     }
+    pending.remove("url_expires_at");
     let key = pending.get("storage_key").and_then(Value::as_str).map(|k| ObjectKey::from_stored(k.to_owned()));
     let Some(key) = key else { return Ok(()) };
     let size = state.storage.size(&key).await.map_err(|e| AppError::Unavailable(e.to_string()))?;
