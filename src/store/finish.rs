@@ -103,7 +103,6 @@ WITH input AS (
            -- ender's fields beside it (the file's own win).
            CASE WHEN q.uploaded_result IS NOT NULL AND i.state = 'completed'
                 THEN coalesce(i.result, '{}') || q.uploaded_result ELSE i.result END AS result,
-           q.uploaded_result AS uploaded,
            i.delay_ms, j.tenant_id, j.user_id, j.user_email, j.job_type,
            j.run, q.cancel_requested_by, i.error AS attempt_error,
            -- A worker's end is remembered under its lease (a retried call
@@ -120,16 +119,11 @@ WITH input AS (
     WHERE q.state = 'running' AND q.lease_id = i.lease_id AND (NOT i.rescue OR q.lease_expires_at < now())
     ORDER BY q.job_id  -- locked in job order, as RENEW_LEASES locks: no deadlock between them
     FOR UPDATE OF q
-), discarded AS (  -- an upload of an attempt that did not complete: the Pruner deletes it
-    INSERT INTO discarded_files (storage_key, delete_after)
-    SELECT uploaded->>'storage_key', greatest(now(), (uploaded->>'url_expires_at')::timestamptz) FROM ended
-    WHERE state <> 'completed' AND uploaded->>'storage_key' IS NOT NULL
-    ON CONFLICT DO NOTHING
 ), again AS (
     UPDATE job_queue q
     SET state = e.state, run_at = now() + e.delay_ms * interval '1 millisecond', last_error = e.error,
         lease_id = NULL, lease_owner = NULL, lease_expires_at = NULL, last_lease_id = e.ended_lease_id,
-        uploaded_result = NULL  -- the next attempt's result is its own
+        uploaded_result = NULL  -- the next attempt's result is its own (V13 discards this one's)
     FROM ended e
     WHERE q.job_id = e.job_id AND e.state IN ('available', 'retryable')
 ), dequeued AS (

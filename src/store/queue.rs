@@ -165,26 +165,10 @@ const RUNNING_ATTEMPT: &str = "
 SELECT job_type, attempt, tenant_id, uploaded_result
 FROM job_queue WHERE job_id = $1 AND lease_id = $2 AND state = 'running'";
 
-/// Keeps the file `$3` uploaded for job `$1`'s attempt under lease `$2`; a
-/// file the attempt uploaded before under another key is discarded (see V13).
+/// Keeps the file `$3` uploaded for job `$1`'s attempt under lease `$2` (a
+/// file it replaces under another key is discarded: see V13).
 const KEEP_UPLOAD: &str = "
-WITH held AS (
-    SELECT job_id, uploaded_result FROM job_queue
-    WHERE job_id = $1 AND lease_id = $2 AND state = 'running'
-    FOR UPDATE
-), kept AS (
-    UPDATE job_queue q SET uploaded_result = $3::jsonb
-    FROM held h
-    WHERE q.job_id = h.job_id
-    RETURNING h.uploaded_result AS replaced
-), discarded AS (
-    INSERT INTO discarded_files (storage_key, delete_after)
-    SELECT replaced->>'storage_key', greatest(now(), (replaced->>'url_expires_at')::timestamptz) FROM kept
-    WHERE replaced->>'storage_key' IS DISTINCT FROM $3::jsonb->>'storage_key'
-      AND replaced->>'storage_key' IS NOT NULL
-    ON CONFLICT DO NOTHING
-)
-SELECT count(*) AS kept FROM kept";
+UPDATE job_queue SET uploaded_result = $3 WHERE job_id = $1 AND lease_id = $2 AND state = 'running'";
 
 /// How job `$1` stands if an attempt under lease `$2` was already ended: the
 /// job's end, or (an attempt that will run again) its queue row's state.
@@ -195,25 +179,11 @@ WHERE j.id = $1 AND (j.ended_lease_id = $2 OR q.last_lease_id = $2)";
 
 /// Gives back every job `$1` holds, as if its attempt never started.
 const RELEASE_OWNED: &str = "
-WITH held AS (
-    SELECT job_id, uploaded_result FROM job_queue
-    WHERE lease_owner = $1 AND state = 'running'
-    FOR UPDATE
-), released AS (
-    UPDATE job_queue q
-    SET state = 'available', attempt = q.attempt - 1, run_at = now(), started_at = NULL,
-        lease_id = NULL, lease_owner = NULL, lease_expires_at = NULL,
-        uploaded_result = NULL  -- the next attempt's result is its own
-    FROM held h
-    WHERE q.job_id = h.job_id
-    RETURNING h.uploaded_result AS uploaded
-), discarded AS (
-    INSERT INTO discarded_files (storage_key, delete_after)
-    SELECT uploaded->>'storage_key', greatest(now(), (uploaded->>'url_expires_at')::timestamptz) FROM released
-    WHERE uploaded->>'storage_key' IS NOT NULL
-    ON CONFLICT DO NOTHING
-)
-SELECT count(*) AS released FROM released";
+UPDATE job_queue
+SET state = 'available', attempt = attempt - 1, run_at = now(), started_at = NULL,
+    lease_id = NULL, lease_owner = NULL, lease_expires_at = NULL,
+    uploaded_result = NULL  -- the next attempt's result is its own (V13 discards this one's)
+WHERE lease_owner = $1 AND state = 'running'";
 
 /// Jobs waiting (now or after a backoff), running, and the oldest due job's wait.
 const DEPTH: &str = "
@@ -352,8 +322,7 @@ impl Queue<'_> {
     /// `false` if the lease is no longer held.
     pub async fn keep_upload(&self, id: JobId, lease: LeaseId, file: &Value) -> Result<bool, StoreError> {
         let client = self.pool.get().await?;
-        let row = client.query_one(&client.prepare_cached(KEEP_UPLOAD).await?, &[&id.0, &lease.0, file]).await?;
-        Ok(row.try_get::<_, i64>("kept")? == 1)
+        Ok(client.execute(&client.prepare_cached(KEEP_UPLOAD).await?, &[&id.0, &lease.0, file]).await? == 1)
     }
 
     /// How job `id` stands if its attempt under `lease` already ended (a
@@ -369,8 +338,7 @@ impl Queue<'_> {
     /// owner's workers for those jobs have been stopped.
     pub async fn release_all(&self, owner: Uuid) -> Result<u64, StoreError> {
         let client = self.pool.get().await?;
-        let row = client.query_one(RELEASE_OWNED, &[&owner]).await?;
-        let n = u64::try_from(row.try_get::<_, i64>("released")?).unwrap_or(0);
+        let n = client.execute(RELEASE_OWNED, &[&owner]).await?;
         if n > 0 {
             self.announce_work().await?;
         }

@@ -34,6 +34,15 @@ async fn app_with_external_type() -> TestApp {
     .await
 }
 
+/// An app with the external type `render_invoice` whose files go where `storage` says.
+async fn app_storing_files(storage: impl FnOnce(&mut errand::config::Settings)) -> TestApp {
+    let configure = |s: &mut errand::config::Settings| {
+        s.job_types.insert("render_invoice".into(), job_type("external"));
+        storage(s);
+    };
+    spawn_app_with(configure, HandlerRegistry::builtin()).await
+}
+
 async fn claim(app: &TestApp, token: &str, body: Value) -> Vec<Value> {
     let response = app.post_json(token, "/worker/v1/claim", body).await;
     assert_eq!(response.status(), StatusCode::OK);
@@ -168,14 +177,7 @@ async fn failures_retry_within_the_types_attempts_and_a_lost_lease_changes_nothi
 async fn a_file_a_worker_uploads_is_its_jobs_result_behind_a_signed_url() {
     let dir = std::env::temp_dir().join(format!("errand-uploads-{}", uuid::Uuid::new_v4().simple()));
     let results = dir.clone();
-    let app = spawn_app_with(
-        move |s| {
-            s.job_types.insert("render_invoice".into(), job_type("external"));
-            s.storage.local_dir = results;
-        },
-        HandlerRegistry::builtin(),
-    )
-    .await;
+    let app = app_storing_files(move |s| s.storage.local_dir = results).await;
     let (worker, alice) = (worker_token(&["render_invoice"]), token("acme", "alice"));
     let id = app.create(&alice, "render_invoice", json!({})).await;
     let leased = claim(&app, &worker, json!({"wait": 5})).await;
@@ -207,14 +209,7 @@ async fn a_file_a_worker_uploads_is_its_jobs_result_behind_a_signed_url() {
 async fn uploads_that_never_became_a_result_are_deleted_and_the_result_stays() {
     let dir = std::env::temp_dir().join(format!("errand-uploads-{}", uuid::Uuid::new_v4().simple()));
     let results = dir.clone();
-    let app = spawn_app_with(
-        move |s| {
-            s.job_types.insert("render_invoice".into(), job_type("external"));
-            s.storage.local_dir = results;
-        },
-        HandlerRegistry::builtin(),
-    )
-    .await;
+    let app = app_storing_files(move |s| s.storage.local_dir = results).await;
     let (worker, alice) = (worker_token(&["render_invoice"]), token("acme", "alice"));
     let id = app.create(&alice, "render_invoice", json!({})).await;
     let upload = |lease: &str, file_name: &str, body: &'static [u8]| {
@@ -250,14 +245,10 @@ async fn uploads_that_never_became_a_result_are_deleted_and_the_result_stays() {
 async fn with_s3_a_worker_puts_its_file_to_a_presigned_url_and_completion_checks_it_is_there() {
     let s3 = S3Server::start().await;
     let storage = s3.settings();
-    let app = spawn_app_with(
-        move |s| {
-            s.job_types.insert("render_invoice".into(), job_type("external"));
-            s.storage.backend = errand::config::StorageBackend::S3;
-            s.storage.s3 = Some(storage);
-        },
-        HandlerRegistry::builtin(),
-    )
+    let app = app_storing_files(move |s| {
+        s.storage.backend = errand::config::StorageBackend::S3;
+        s.storage.s3 = Some(storage);
+    })
     .await;
     let (worker, alice) = (worker_token(&["render_invoice"]), token("acme", "alice"));
     let id = app.create(&alice, "render_invoice", json!({})).await;
@@ -292,14 +283,10 @@ async fn with_s3_a_worker_puts_its_file_to_a_presigned_url_and_completion_checks
 async fn a_discarded_presigned_upload_is_deleted_only_once_its_url_expired() {
     let s3 = S3Server::start().await;
     let storage = s3.settings();
-    let app = spawn_app_with(
-        move |s| {
-            s.job_types.insert("render_invoice".into(), job_type("external"));
-            s.storage.backend = errand::config::StorageBackend::S3;
-            s.storage.s3 = Some(storage);
-        },
-        HandlerRegistry::builtin(),
-    )
+    let app = app_storing_files(move |s| {
+        s.storage.backend = errand::config::StorageBackend::S3;
+        s.storage.s3 = Some(storage);
+    })
     .await;
     let (worker, alice) = (worker_token(&["render_invoice"]), token("acme", "alice"));
     let id = app.create(&alice, "render_invoice", json!({})).await;
