@@ -6,10 +6,10 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use clap::{Parser, Subcommand};
 use errand::config::Settings;
-use errand::http::{Claims, OperatorClaims, TokenIssuer, WorkerClaims};
 use errand::jobs::HandlerRegistry;
 use errand::startup::Application;
 use errand::store::Store;
+use errand::tokens::{OperatorClaims, TokenIssuer, UserClaims, WorkerClaims};
 use secrecy::ExposeSecret;
 
 #[derive(Parser)]
@@ -182,7 +182,7 @@ fn token(secret: &str, kind: TokenFor, ttl: Duration) -> Result<String, AnyError
     let exp = (SystemTime::now() + ttl).duration_since(UNIX_EPOCH)?.as_secs();
     let issuer = TokenIssuer::new(secret)?;
     Ok(match kind {
-        TokenFor::User { tenant, user, email } => issuer.issue(&Claims { sub: user, tenant, email, exp })?,
+        TokenFor::User { tenant, user, email } => issuer.issue(&UserClaims { sub: user, tenant, email, exp })?,
         TokenFor::Operator { name } => issuer.issue(&OperatorClaims { sub: name, scope: "operator".into(), exp })?,
         TokenFor::Worker { name, types } => {
             issuer.issue(&WorkerClaims { sub: name, scope: "worker".into(), types, exp })?

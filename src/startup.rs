@@ -112,7 +112,7 @@ impl Application {
         };
         let push = PushEnv {
             tokens: std::sync::Arc::new(
-                crate::http::TokenIssuer::new(settings.auth.jwt_secret.expose_secret())
+                crate::tokens::TokenIssuer::new(settings.auth.jwt_secret.expose_secret())
                     .map_err(|e| invalid("auth.jwt_secret", e.to_string()))?,
             ),
             public_base_url: settings.http.public_base_url.clone(),

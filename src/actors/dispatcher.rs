@@ -19,59 +19,11 @@ use actix::prelude::*;
 use tokio::sync::oneshot;
 use uuid::Uuid;
 
-use super::registry::{RunJob, StopAllWorkers, SupervisorRegistry};
-use crate::store::{BatchClaim, ClaimRequest, ClaimedJob, Store, TypeLimits};
-
-/// There may be work to claim.
-#[derive(Debug, Clone, Copy, Message)]
-#[rtype(result = "()")]
-pub struct WorkAvailable;
-
-/// A worker of this process ended (however it ended): one slot is free.
-#[derive(Debug, Clone, Copy, Message)]
-#[rtype(result = "()")]
-pub struct SlotFreed;
-
-/// Asked by the Intake before it records a batch of `wanted` submissions:
-/// may it claim jobs for this process in the batch's own transaction? While
-/// the dispatcher is quiet (no claim in flight or due, no other loan out),
-/// it lends up to `wanted` free slots; else none, and its own claim serves.
-#[derive(Debug, Clone, Copy, Message)]
-#[rtype(result = "Option<SlotLoan>")]
-pub struct LendSlots {
-    pub wanted: usize,
-}
-
-/// Free slots lent to the Intake, counted as running until they come back
-/// with [`SlotsUsed`], and how to claim for them.
-#[derive(Debug, Clone)]
-pub struct SlotLoan {
-    pub slots: usize,
-    spec: ClaimSpec,
-}
-
-impl SlotLoan {
-    /// A claim of up to the lent slots, of the types it may take.
-    pub fn claim(&self) -> BatchClaim<'_> {
-        let spec = &self.spec;
-        BatchClaim {
-            owner: spec.owner,
-            limit: self.slots,
-            tenant_limit: spec.tenant_limit,
-            lease: spec.lease,
-            types: &spec.unlimited_types,
-        }
-    }
-}
-
-/// What the Intake claimed with a [`SlotLoan`] of `lent` slots (the rest
-/// come back free). The jobs are committed as running under our lease.
-#[derive(Debug, Message)]
-#[rtype(result = "()")]
-pub struct SlotsUsed {
-    pub lent: usize,
-    pub claimed: Vec<ClaimedJob>,
-}
+use super::intake::{LendSlots, SlotLoan, SlotsUsed};
+use super::registry::{StopAllWorkers, SupervisorRegistry};
+use super::signals::WorkAvailable;
+use super::supervisor::{RunJob, SlotFreed};
+use crate::store::{ClaimSpec, ClaimedJob, Store, TypeLimits};
 
 /// Stop claiming, wait up to `grace` for running jobs, then stop the rest and
 /// release their leases so another process takes them at once.
@@ -96,40 +48,6 @@ pub struct DispatcherSettings {
     pub work_arrived: Arc<tokio::sync::Notify>,
 }
 
-/// What every claim for this process asks, whoever sends it.
-#[derive(Debug, Clone)]
-struct ClaimSpec {
-    owner: Uuid,
-    tenant_limit: u32,
-    lease: Duration,
-    type_limits: Arc<TypeLimits>,
-    in_process_types: Arc<Vec<String>>,
-    /// The in-process types without a cluster-wide limit: those a claim
-    /// beside a batch of submissions takes.
-    unlimited_types: Arc<Vec<String>>,
-}
-
-impl ClaimSpec {
-    /// A claim of up to `limit` jobs, walking the tenants after `after_tenant`.
-    fn request<'a>(&'a self, limit: usize, after_tenant: &'a str) -> ClaimRequest<'a> {
-        ClaimRequest {
-            owner: self.owner,
-            limit,
-            tenant_limit: self.tenant_limit,
-            lease: self.lease,
-            after_tenant,
-            tenants: limit.clamp(MIN_TENANTS_PER_CLAIM, MAX_TENANTS_PER_CLAIM),
-            type_limits: &self.type_limits,
-            only_types: Some(&self.in_process_types),
-        }
-    }
-}
-
-/// Fewest tenants one claim considers: enough that one tenant at its limit
-/// does not leave a small claim empty-handed.
-const MIN_TENANTS_PER_CLAIM: usize = 16;
-/// Most tenants one claim considers, however many slots are free.
-const MAX_TENANTS_PER_CLAIM: usize = 256;
 /// How long wake-ups (freed slots; submissions while busy) gather into one claim.
 const WAKE_UPS_GATHER: Duration = Duration::from_micros(500);
 /// Telling other processes about work we cannot take ourselves happens at most this often.
@@ -160,21 +78,13 @@ pub struct Dispatcher {
 
 impl Dispatcher {
     pub fn new(store: Store, settings: DispatcherSettings, registry: Addr<SupervisorRegistry>) -> Self {
-        let spec = ClaimSpec {
-            owner: Uuid::new_v4(),
-            tenant_limit: settings.tenant_limit,
-            lease: settings.lease,
-            type_limits: settings.type_limits.clone(),
-            in_process_types: settings.in_process_types.clone(),
-            unlimited_types: Arc::new(
-                settings
-                    .in_process_types
-                    .iter()
-                    .filter(|name| !settings.type_limits.is_limited(name))
-                    .cloned()
-                    .collect(),
-            ),
-        };
+        let spec = ClaimSpec::new(
+            Uuid::new_v4(),
+            settings.tenant_limit,
+            settings.lease,
+            settings.type_limits.clone(),
+            settings.in_process_types.to_vec(),
+        );
         Self {
             store,
             settings,

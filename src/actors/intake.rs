@@ -20,13 +20,40 @@
 use actix::prelude::*;
 use tokio::sync::oneshot;
 
-use super::dispatcher::{LendSlots, SlotsUsed, WorkAvailable};
-use crate::store::{NewJob, Store, StoreError, Submission};
+use super::signals::WorkAvailable;
+use crate::store::{ClaimSpec, ClaimedJob, NewJob, Store, StoreError, Submission};
 
 /// Record a job (or find the one its key names). Answered once committed.
 #[derive(Debug, Message)]
 #[rtype(result = "Result<Submission, StoreError>")]
 pub struct Record(pub NewJob);
+
+/// Asked of the dispatcher before a batch of `wanted` submissions is
+/// recorded: may the batch's own transaction claim jobs for this process?
+/// While the dispatcher is quiet (no claim in flight or due, no other loan
+/// out), it lends up to `wanted` free slots; else none, and its own claim serves.
+#[derive(Debug, Clone, Message)]
+#[rtype(result = "Option<SlotLoan>")]
+pub struct LendSlots {
+    pub wanted: usize,
+}
+
+/// Free slots lent to the Intake, counted as running until they come back
+/// with [`SlotsUsed`], and the claim spec of the process they belong to.
+#[derive(Debug, Clone)]
+pub struct SlotLoan {
+    pub slots: usize,
+    pub spec: ClaimSpec,
+}
+
+/// What the Intake claimed with a [`SlotLoan`] of `lent` slots (the rest
+/// come back free). The jobs are committed as running under the loan's lease owner.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct SlotsUsed {
+    pub lent: usize,
+    pub claimed: Vec<ClaimedJob>,
+}
 
 /// Most submissions written in one statement.
 const MAX_BATCH: usize = 128;
@@ -76,7 +103,9 @@ impl Intake {
                     None
                 };
                 let (answers, claimed) = match &loan {
-                    Some(loan) => store.submissions().submit_and_claim(&jobs, &loan.claim()).await,
+                    Some(loan) => {
+                        store.submissions().submit_and_claim(&jobs, &loan.spec.beside_submissions(loan.slots)).await
+                    }
                     None => (store.submissions().submit_many(&jobs).await, Vec::new()),
                 };
                 let unclaimed = answers.iter().any(|answer| match answer {

@@ -12,9 +12,9 @@ use actix::Recipient;
 use futures_util::StreamExt;
 use tokio_postgres::{AsyncMessage, NoTls};
 
-use super::dispatcher::WorkAvailable;
 use super::leases::CancelRequested;
 use super::notifier::{NotificationsCommitted, ProgressCommitted};
+use super::signals::WorkAvailable;
 use crate::domain::{JobId, OwnerTag};
 use crate::store::{CANCEL_CHANNEL, NOTIFICATION_CHANNEL, PROGRESS_CHANNEL, WORK_CHANNEL};
 

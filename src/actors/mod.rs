@@ -34,12 +34,13 @@ mod progress;
 mod pruner;
 mod registry;
 mod rescuer;
+mod signals;
 mod supervisor;
 mod worker;
 
 pub use completer::{Complete, Completer, CompletionFailed};
-pub use dispatcher::{Dispatcher, DispatcherSettings, Drain, SlotFreed, WorkAvailable};
-pub use intake::{Intake, IntakeLinks, Record};
+pub use dispatcher::{Dispatcher, DispatcherSettings, Drain};
+pub use intake::{Intake, IntakeLinks, LendSlots, Record, SlotLoan, SlotsUsed};
 pub use leases::{CancelRequested, LeaseChange, LeaseKeeper, LeaseNotice, RenewLeases};
 pub use listener::{Listeners, spawn_listener};
 pub use mailer::{MailDue, Mailer};
@@ -51,4 +52,7 @@ pub use progress::{ProgressChange, ProgressWriter};
 pub use pruner::{Prune, Pruner};
 pub use registry::{CountSupervisors, SupervisorFor, SupervisorRegistry};
 pub use rescuer::{RescueExpired, Rescuer};
-pub use supervisor::{CancelJob, GetJob, JobSupervisor, ListJobs, SubmitError, SubmitJob, SupervisorDeps};
+pub use signals::WorkAvailable;
+pub use supervisor::{
+    CancelJob, GetJob, JobSupervisor, ListJobs, RunJob, SlotFreed, SubmitError, SubmitJob, SupervisorDeps,
+};

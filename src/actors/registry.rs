@@ -8,9 +8,8 @@ use std::collections::HashMap;
 use actix::prelude::*;
 use futures_util::future::join_all;
 
-use super::supervisor::{JobSupervisor, StopWorkers, SupervisorDeps};
+use super::supervisor::{JobSupervisor, RunJob, StopWorkers, SupervisorDeps, SupervisorIdle};
 use crate::domain::TenantId;
-use crate::store::ClaimedJob;
 
 /// The supervisor of `tenant`, started if need be.
 #[derive(Debug, Message)]
@@ -21,19 +20,6 @@ pub struct SupervisorFor(pub TenantId);
 #[derive(Debug, Message)]
 #[rtype(result = "usize")]
 pub struct CountSupervisors;
-
-/// Run a claimed job under its tenant's supervisor.
-#[derive(Debug, Message)]
-#[rtype(result = "()")]
-pub struct RunJob(pub ClaimedJob);
-
-/// A supervisor has been idle: may it stop? (Only if it is still the one on record.)
-#[derive(Message)]
-#[rtype(result = "bool")]
-pub(super) struct SupervisorIdle {
-    pub tenant: TenantId,
-    pub supervisor: Addr<JobSupervisor>,
-}
 
 /// Stop every worker of every supervisor (shutdown, after the grace period).
 #[derive(Debug, Message)]

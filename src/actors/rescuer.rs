@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use actix::prelude::*;
 
-use super::dispatcher::WorkAvailable;
 use super::notifier::JobFinished;
+use super::signals::WorkAvailable;
 use crate::store::Store;
 
 /// Rescue now; answered when a pass begun after the request is done (tests

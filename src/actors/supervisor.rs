@@ -14,17 +14,16 @@ use actix::prelude::*;
 use serde_json::Value;
 
 use super::completer::Complete;
-use super::dispatcher::SlotFreed;
 use super::intake::Record;
 use super::leases::LeaseChange;
 use super::notifier::JobFinished;
 use super::progress::ProgressChange;
-use super::registry::{RunJob, SupervisorIdle};
 use super::worker::{Abandon, JobWorker, WorkerDone, WorkerLinks};
+use crate::domain::Outcome;
 use crate::domain::{Caller, IdempotencyKey, Job, JobId, TenantId};
 use crate::jobs::{JobType, JobTypes, ParamsError};
 use crate::store::{
-    CancelOutcome, Completion, Ender, JobFilter, JobPage, NewJob, Outcome, Store, StoreError, Submission,
+    CancelOutcome, ClaimedJob, Completion, Ender, JobFilter, JobPage, NewJob, Store, StoreError, Submission,
 };
 
 /// Record a job for the caller, or find the one its key already names.
@@ -59,6 +58,27 @@ pub struct CancelJob {
 pub struct ListJobs {
     pub caller: Caller,
     pub filter: JobFilter,
+}
+
+/// Run a claimed job (sent by the dispatcher, through the registry, which
+/// finds the job's tenant's supervisor).
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct RunJob(pub ClaimedJob);
+
+/// A worker of this process ended (however it ended): one slot is free.
+/// Told to the dispatcher.
+#[derive(Debug, Clone, Copy, Message)]
+#[rtype(result = "()")]
+pub struct SlotFreed;
+
+/// This supervisor has been idle: may it stop? Asked of the registry, which
+/// consents only if it is still the one on record.
+#[derive(Message)]
+#[rtype(result = "bool")]
+pub(super) struct SupervisorIdle {
+    pub tenant: TenantId,
+    pub supervisor: Addr<JobSupervisor>,
 }
 
 /// Stop every worker now (shutdown).
@@ -139,7 +159,7 @@ impl JobSupervisor {
     }
 
     /// Ends a claimed job that this process cannot run (its type is no longer configured).
-    fn fail_unrunnable(&self, job: crate::store::ClaimedJob, ctx: &mut Context<Self>) {
+    fn fail_unrunnable(&self, job: ClaimedJob, ctx: &mut Context<Self>) {
         let (completer, notifier, slot_freed) =
             (self.deps.completer.clone(), self.deps.notifier.clone(), self.deps.slot_freed.clone());
         let outcome = Outcome::Failed { error: format!("job type {:?} is not configured", job.job_type) };

@@ -20,8 +20,9 @@ use super::completer::Complete;
 use super::leases::{LeaseChange, LeaseNotice};
 use super::progress::ProgressChange;
 use crate::domain::JobId;
+use crate::domain::Outcome;
 use crate::jobs::{JobContext, JobError, JobOutput, JobType, Progress};
-use crate::store::{ClaimedJob, Completion, EndedAttempt, Ender, Outcome};
+use crate::store::{ClaimedJob, Completion, EndedAttempt, Ender};
 
 /// The worker of `job` has stopped; `ended` is set when it recorded the end of
 /// its attempt (a terminal state, or a retry).

@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use clap::Parser;
-use errand::http::{Claims, TokenIssuer};
+use errand::tokens::{TokenIssuer, UserClaims};
 use serde_json::Value;
 
 #[derive(Parser)]
@@ -85,7 +85,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     let mut clients = Vec::new();
     for i in 0..args.concurrency {
-        let claims = Claims { sub: "bench".into(), tenant: format!("bench-{run}-{i}"), email: None, exp };
+        let claims = UserClaims { sub: "bench".into(), tenant: format!("bench-{run}-{i}"), email: None, exp };
         clients.push(Client { token: issuer.issue(&claims)?, keys: Vec::new() });
     }
     let per_client = args.requests / args.concurrency;
@@ -109,7 +109,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 streams.run(&http, &args.url, &issuer, &run, exp).await?;
             }
             Phase::Export => {
-                let claims = Claims { sub: "bench".into(), tenant: args.export_tenant.clone(), email: None, exp };
+                let claims = UserClaims { sub: "bench".into(), tenant: args.export_tenant.clone(), email: None, exp };
                 let token = issuer.issue(&claims)?;
                 let params: Value = serde_json::from_str(&args.export_params)?;
                 run_export(&http, &args.url, &token, &args.export_type, &params, &run, args.server_pid).await?;
@@ -260,7 +260,8 @@ impl StreamBench {
 
         let tokens: Vec<String> = (0..self.streams)
             .map(|i| {
-                let claims = Claims { sub: format!("viewer-{i}"), tenant: format!("streams-{run}"), email: None, exp };
+                let claims =
+                    UserClaims { sub: format!("viewer-{i}"), tenant: format!("streams-{run}"), email: None, exp };
                 issuer.issue(&claims)
             })
             .collect::<Result<_, _>>()?;

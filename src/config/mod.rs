@@ -14,7 +14,7 @@ use std::time::Duration;
 use secrecy::{ExposeSecret, SecretString};
 use serde::{Deserialize, Deserializer};
 
-use crate::jobs::RetryPolicy;
+use crate::domain::RetryPolicy;
 
 /// Everything errand reads from configuration.
 #[derive(Debug, Clone, Deserialize)]

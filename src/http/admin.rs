@@ -12,7 +12,7 @@ use super::jobs::{JobView, status_filter, type_filter};
 use super::page;
 use super::{AppState, job_id};
 use crate::domain::{Job, JobId, Operator};
-use crate::error::{AppError, NotAnOperator, Problem, Unauthenticated, Unavailable};
+use crate::http::error::{AppError, NotAnOperator, Problem, Unauthenticated, Unavailable};
 use crate::store::{AttemptError, CancelOutcome, JobQuery, QueueCount, RetryFilter, RetryOutcome};
 
 /// A job as an operator sees it: whose it is, and (alone) its attempts' errors.

@@ -8,29 +8,16 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use actix_web::{FromRequest, HttpRequest, dev::Payload, http::header, web};
 use futures_util::future::LocalBoxFuture;
-use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
+use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::AppState;
+use super::error::AppError;
 use super::jwks::{ASYMMETRIC, JwksKeys};
 use crate::config::AuthSettings;
 use crate::domain::{Caller, Operator, TenantId, UserId};
-use crate::error::AppError;
-
-/// The claims errand reads from a token.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Claims {
-    /// The user id.
-    pub sub: String,
-    /// The tenant id.
-    pub tenant: String,
-    /// Where completion emails go.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub email: Option<String>,
-    /// Expiry, seconds since the epoch. Required.
-    pub exp: u64,
-}
+use crate::tokens::TokenIssuer;
 
 /// The audience of stream tickets. API tokens must carry no audience, so a
 /// ticket (which may appear in a URL) is useless against the rest of the API.
@@ -331,45 +318,5 @@ impl FromRequest for ExternalWorker {
 
     fn from_request(req: &HttpRequest, _payload: &mut Payload) -> Self::Future {
         authenticated(req, |auth, header| async move { auth.worker(header.as_deref()).await })
-    }
-}
-
-/// A worker token's claims (for `errand token --worker` and tests).
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct WorkerClaims {
-    /// The worker's name.
-    pub sub: String,
-    /// `worker`.
-    pub scope: String,
-    /// The job types it may take.
-    pub types: Vec<String>,
-    /// Expiry, seconds since the epoch.
-    pub exp: u64,
-}
-
-/// An operator token's claims (for `errand token --operator` and tests).
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct OperatorClaims {
-    /// Who: recorded with every action.
-    pub sub: String,
-    /// `operator`.
-    pub scope: String,
-    /// Expiry, seconds since the epoch.
-    pub exp: u64,
-}
-
-/// Mints tokens, for `errand token`, for tests and benchmarks.
-pub struct TokenIssuer {
-    key: EncodingKey,
-}
-
-impl TokenIssuer {
-    pub fn new(secret: &str) -> Result<Self, jsonwebtoken::errors::Error> {
-        Ok(Self { key: EncodingKey::from_secret(secret.as_bytes())? })
-    }
-
-    /// A signed HS256 token with these claims (an API token's [`Claims`], or a stream ticket's).
-    pub fn issue(&self, claims: &impl Serialize) -> Result<String, jsonwebtoken::errors::Error> {
-        jsonwebtoken::encode(&Header::new(Algorithm::HS256), claims, &self.key)
     }
 }

@@ -5,7 +5,7 @@ use actix_web::web;
 use futures_util::StreamExt;
 use serde_json::{Map, Value};
 
-use crate::error::AppError;
+use crate::http::error::AppError;
 
 /// The largest params body accepted.
 pub const MAX_BODY: usize = 64 * 1024;

@@ -9,7 +9,7 @@
 use actix_web::http::header;
 use actix_web::{HttpRequest, HttpResponse};
 
-use crate::error::AppError;
+use crate::http::error::AppError;
 
 /// The files under `/client/`, with their media types.
 const FILES: &[(&str, &str)] = &[

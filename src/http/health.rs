@@ -4,7 +4,7 @@
 use actix_web::{HttpResponse, web};
 
 use super::AppState;
-use crate::error::{AppError, Problem};
+use crate::http::error::{AppError, Problem};
 
 /// What the health routes answer.
 #[derive(serde::Serialize, utoipa::ToSchema)]

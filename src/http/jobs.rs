@@ -11,7 +11,7 @@ use super::page::{self, rfc3339};
 use super::{AppState, body};
 use crate::actors::{CancelJob, GetJob, ListJobs, SubmitJob};
 use crate::domain::{Caller, IdempotencyKey, InvalidIdempotencyKey, Job, JobId, JobState, JobStatus};
-use crate::error::{AppError, Problem, Unauthenticated, Unavailable};
+use crate::http::error::{AppError, Problem, Unauthenticated, Unavailable};
 use crate::storage::ResultFile;
 use crate::store::{CancelOutcome, JobFilter, Submission};
 

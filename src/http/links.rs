@@ -14,7 +14,7 @@ use minijinja::{Environment, context};
 use super::AppState;
 use crate::actors::GetJob;
 use crate::domain::JobState;
-use crate::error::AppError;
+use crate::http::error::AppError;
 use crate::links::{LinkError, LinkQuery};
 use crate::storage::ResultFile;
 

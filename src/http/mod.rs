@@ -8,6 +8,7 @@ mod auth;
 mod body;
 mod client;
 mod docs;
+pub mod error;
 mod files;
 mod health;
 mod jobs;
@@ -22,13 +23,13 @@ mod worker_api;
 use actix::prelude::*;
 use actix_web::{FromRequest, HttpRequest, HttpResponse, Resource, Responder, web};
 
-pub use auth::{Claims, ExternalWorker, OperatorClaims, TokenIssuer, WorkerClaims};
+pub use auth::ExternalWorker;
 pub use request_id::request_id;
 
 use crate::actors::{Notifier, SupervisorFor, SupervisorRegistry};
 use crate::config::{NotificationSettings, Settings};
 use crate::domain::Caller;
-use crate::error::AppError;
+use crate::http::error::AppError;
 use crate::jobs::JobTypes;
 use crate::links::JobLinks;
 use crate::storage::{ObjectKey, ResultFile, Storage};

@@ -14,7 +14,7 @@ use super::AppState;
 use super::page::{self, rfc3339};
 use crate::actors::{ListNotifications, MarkAllRead, MarkRead, StreamWakes, Subscribe};
 use crate::domain::{Caller, JobId, JobState, NotificationId};
-use crate::error::{AppError, Problem, Unauthenticated, Unavailable};
+use crate::http::error::{AppError, Problem, Unauthenticated, Unavailable};
 use crate::jobs::JobTypes;
 use crate::store::{Notification, NotificationKind, Store};
 

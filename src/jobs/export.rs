@@ -18,7 +18,8 @@ use deadpool_postgres::Pool;
 use futures_util::StreamExt;
 use serde_json::Value;
 
-use super::{HandlerFuture, JobContext, JobError, JobHandler, JobOutput, ProgressReport};
+use super::{HandlerFuture, JobContext, JobError, JobHandler, JobOutput};
+use crate::domain::ProgressReport;
 
 /// Rows between two progress reports of an export.
 const PROGRESS_EVERY_ROWS: u64 = 1000;

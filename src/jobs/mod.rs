@@ -1,12 +1,11 @@
 //! What jobs do, apart from how they are scheduled: the [`JobHandler`] trait a
-//! crate user implements, the built-in handlers, retry policy, and the table of
+//! crate user implements, the built-in handlers, and the table of
 //! configured [`JobTypes`].
 
 mod builtin;
 mod export;
 mod progress;
 mod push;
-mod retry;
 mod types;
 
 use std::future::Future;
@@ -16,12 +15,11 @@ use serde_json::Value;
 
 pub use builtin::{NoopHandler, SleepHandler};
 pub use export::SqlExport;
-pub use progress::{Progress, ProgressReport};
+pub use progress::Progress;
 pub use push::{HttpPush, PushEnv, signature as push_signature};
-pub use retry::RetryPolicy;
 pub use types::{ExportEnv, HandlerRegistry, JobType, JobTypes, ParamsError, holds_nul};
 
-use crate::domain::{JobId, TenantId, UserId};
+use crate::domain::{JobId, ProgressReport, TenantId, UserId};
 
 /// What a handler is given for one attempt of one job.
 #[derive(Debug, Clone)]

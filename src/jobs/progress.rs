@@ -8,16 +8,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use serde::Serialize;
-
-/// What a handler last reported.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct ProgressReport {
-    pub done: u64,
-    /// When the handler knows how much there is to do.
-    pub total: Option<u64>,
-    pub message: Option<String>,
-}
+use crate::domain::ProgressReport;
 
 /// One attempt's progress: shared by its handler (which reports) and the
 /// ProgressWriter (which takes what changed).

@@ -20,7 +20,7 @@ use sha2::Sha256;
 
 use super::{HandlerFuture, JobContext, JobError, JobHandler, JobOutput};
 use crate::config::{HttpUrl, PushSettings};
-use crate::http::{TokenIssuer, WorkerClaims};
+use crate::tokens::{TokenIssuer, WorkerClaims};
 
 /// What a push handler needs beyond its settings.
 pub struct PushEnv {

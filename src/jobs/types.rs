@@ -7,8 +7,9 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::{HttpPush, JobHandler, NoopHandler, PushEnv, RetryPolicy, SleepHandler, SqlExport};
+use super::{HttpPush, JobHandler, NoopHandler, PushEnv, SleepHandler, SqlExport};
 use crate::config::{ConfigError, JobTypeSettings, invalid};
+use crate::domain::RetryPolicy;
 use crate::storage::Storage;
 
 /// The `handler` of job types run by workers outside errand.

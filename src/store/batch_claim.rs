@@ -3,7 +3,7 @@
 //! dispatcher lent (see the `Intake` actor). A quiet process then starts a
 //! new job without a second transaction and commit of its own.
 //!
-//! The claim is [`CLAIM_FOR_TENANTS`], not the dispatcher's `errand_claim`:
+//! The claim is [`CLAIM_FOR_TENANTS`], not the dispatcher's `errand_claim_due`:
 //! it need not walk the tenants (the batch names them), and it leaves out
 //! job types with a cluster-wide limit, whose jobs run long and can wait for
 //! the dispatcher. Limits hold as in the dispatcher's claim: the tenants are
@@ -12,13 +12,11 @@
 //! waited for (in tenant order) rather than tried: the transaction holds no
 //! lock that a claim could be waiting for, and a wait is as long as one claim.
 
+use super::claim::{BatchClaim, ClaimedJob};
+use super::submit::{INSERT_OR_FIND, InsertBatch, NewJob, Submission, Submissions};
+use super::{Queue, StoreError, millis};
 use deadpool_postgres::Client;
 use futures_util::future::join5;
-use uuid::Uuid;
-
-use super::StoreError;
-use super::queue::{ClaimedJob, Queue, millis};
-use super::submit::{INSERT_OR_FIND, InsertBatch, NewJob, Submission, Submissions};
 
 /// The transaction of a batch and its claim: READ COMMITTED, on which the
 /// claim's counting after its locks relies, whatever the database's default.
@@ -26,9 +24,9 @@ const BEGIN: &str = "BEGIN ISOLATION LEVEL READ COMMITTED";
 const COMMIT: &str = "COMMIT";
 
 /// Takes the tenant locks of claims (key space 0x65720001, as in
-/// `errand_claim`) for each of the tenants in $1, in tenant order; held
+/// `errand_claim_due`) for each of the tenants in $1, in tenant order; held
 /// until the transaction ends. Also has the claim after it planned
-/// generically, as `errand_claim` is (see V7): PostgreSQL would otherwise
+/// generically, as `errand_claim_due` is: PostgreSQL would otherwise
 /// find a custom plan cheaper for one tenant and plan the claim anew on every
 /// call, which took longer than running it (0.2 ms of an idle submission).
 const LOCK_TENANTS: &str = "
@@ -39,7 +37,7 @@ FROM (SELECT DISTINCT tenant_id FROM unnest($1::text[]) AS u (tenant_id) ORDER B
 /// For each tenant in $1 (locked by [`LOCK_TENANTS`] before this statement
 /// began), its oldest due jobs of the types in $3 up to its room ($2 minus
 /// its running jobs), oldest first, at most $4 in all, claimed under the
-/// lease of owner $5 for $6 ms. Rows as `errand_claim`'s of kind `job`.
+/// lease of owner $5 for $6 ms. Rows as `errand_claim_due`'s of kind `job`.
 const CLAIM_FOR_TENANTS: &str = "
 WITH tenants AS MATERIALIZED (
     SELECT t.tenant_id,
@@ -68,19 +66,6 @@ WITH tenants AS MATERIALIZED (
 SELECT 'job' AS kind, j.id, j.tenant_id, j.user_id, j.job_type, j.params, c.attempt, c.lease_id, c.run_at AS due_at
 FROM jobs j JOIN claimed c ON c.job_id = j.id
 WHERE j.id = ANY (ARRAY (SELECT c2.job_id FROM claimed c2))";
-
-/// What to claim beside a batch of submissions.
-#[derive(Debug, Clone)]
-pub struct BatchClaim<'a> {
-    pub owner: Uuid,
-    /// Most jobs to claim.
-    pub limit: usize,
-    /// Most jobs one tenant may have running, across all processes.
-    pub tenant_limit: u32,
-    pub lease: std::time::Duration,
-    /// Claim only jobs of these types (run in this process, no cluster-wide limit).
-    pub types: &'a [String],
-}
 
 impl Submissions<'_> {
     /// [`Self::submit_many`], and in the same transaction a claim of the due

@@ -4,25 +4,24 @@
 //! A job still waiting ends at once; a running one is asked to stop, and the
 //! process holding its lease hears of it through `NOTIFY errand_cancel`.
 
-use deadpool_postgres::Pool;
+use deadpool_postgres::Transaction;
 
 use super::StoreError;
 use super::jobs::CallerJobs;
-use crate::domain::{Job, JobId, JobState, Operator};
+use crate::domain::{Job, JobId, JobState};
 
-/// Who asked for the cancel: it decides who is told (see V9). An operator's
-/// cancel is also audited.
+/// Who asked for the cancel: it decides who is told (see V9).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CancelledBy<'a> {
+pub enum CancelledBy {
     Owner,
-    Operator(&'a Operator),
+    Operator,
 }
 
-impl CancelledBy<'_> {
+impl CancelledBy {
     fn as_sql(self) -> &'static str {
         match self {
             Self::Owner => "owner",
-            Self::Operator(_) => "operator",
+            Self::Operator => "operator",
         }
     }
 }
@@ -93,7 +92,10 @@ impl CallerJobs<'_> {
     /// second call finds the job cancelled, or still stopping.
     pub async fn cancel(&self, id: JobId) -> Result<CancelOutcome, StoreError> {
         let (tenant, user) = (self.caller.tenant.as_str(), self.caller.user.as_str());
-        cancel_locked(self.pool, LOCK_OWN, &[&tenant, &user, &id.0], id, CancelledBy::Owner, false).await?;
+        let mut client = self.pool.get().await?;
+        let tx = client.transaction().await?;
+        cancel_locked(&tx, LOCK_OWN, &[&tenant, &user, &id.0], id, CancelledBy::Owner, false).await?;
+        tx.commit().await?;
         Ok(match self.get(id).await? {
             None => CancelOutcome::NotFound,
             Some(job) if job.state == JobState::Cancelled => CancelOutcome::Cancelled(job),
@@ -105,19 +107,19 @@ impl CallerJobs<'_> {
     }
 }
 
-/// In one transaction: locks the job's queue row with `lock` (scoped as its
-/// caller must be; it returns the row's `state`), then ends a waiting job or
-/// asks a running one to stop. No row: the job has ended, or is not there.
+/// Within the caller's transaction (which neither begins nor commits
+/// here, so that an operator's door can write its audit row beside it):
+/// locks the job's queue row with `lock` (scoped as its caller must be; it
+/// returns the row's `state`), then ends a waiting job or asks a running one
+/// to stop. Answers the state it found; `None`: the job has ended, or is not there.
 pub(super) async fn cancel_locked(
-    pool: &Pool,
+    tx: &Transaction<'_>,
     lock: &str,
     lock_params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
     id: JobId,
-    by: CancelledBy<'_>,
+    by: CancelledBy,
     email_outbox: bool,
-) -> Result<(), StoreError> {
-    let mut client = pool.get().await?;
-    let tx = client.transaction().await?;
+) -> Result<Option<JobState>, StoreError> {
     let lock = tx.prepare_cached(lock).await?;
     let state: Option<JobState> =
         tx.query_opt(&lock, lock_params).await?.map(|row| row.try_get("state")).transpose()?;
@@ -132,9 +134,5 @@ pub(super) async fn cancel_locked(
         }
         _ => {}
     }
-    if let CancelledBy::Operator(operator) = by {
-        super::operator::record_action(&tx, operator, "cancel", Some(id), None, u64::from(state.is_some())).await?;
-    }
-    tx.commit().await?;
-    Ok(())
+    Ok(state)
 }

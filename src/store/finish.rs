@@ -10,38 +10,12 @@
 //! notifications with one NOTIFY per 400 distinct owners (NOTIFY takes a
 //! cluster-wide lock at commit, so never one per job).
 
-use std::time::Duration;
-
 use serde_json::Value;
 use tokio_postgres::Row;
 use uuid::Uuid;
 
-use super::queue::millis;
-use super::{Queue, StoreError};
-use crate::domain::{JobId, JobState, LeaseId, TenantId, UserId};
-
-/// How an attempt ended, as its ender reports it.
-#[derive(Debug, Clone)]
-pub enum Outcome {
-    Completed {
-        result: Option<Value>,
-    },
-    /// Try again after `delay`.
-    Retry {
-        error: String,
-        delay: Duration,
-    },
-    /// Run again now, as a fresh claim would (a rescue with attempts left).
-    Requeue {
-        error: String,
-    },
-    /// No more attempts: the job fails.
-    Failed {
-        error: String,
-    },
-    /// Its worker stopped it because a cancel was asked for.
-    Cancelled,
-}
+use super::{Queue, StoreError, millis};
+use crate::domain::{JobId, JobState, LeaseId, Outcome, TenantId, UserId};
 
 /// Who ends an attempt: its worker, or the rescuer once its lease expired.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

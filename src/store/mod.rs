@@ -13,6 +13,7 @@
 
 mod batch_claim;
 mod cancel;
+mod claim;
 mod finish;
 mod history;
 mod jobs;
@@ -25,14 +26,14 @@ mod submit;
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
 use tokio_postgres::NoTls;
 
-pub use batch_claim::BatchClaim;
 pub use cancel::{CancelOutcome, CancelledBy};
-pub use finish::{Completion, EndedAttempt, Ender, Outcome, Rescued};
+pub use claim::{BatchClaim, Claim, ClaimRequest, ClaimSpec, ClaimedJob, TypeLimits};
+pub use finish::{Completion, EndedAttempt, Ender, Rescued};
 pub use jobs::{CallerJobs, JobFilter, JobPage};
 pub use notifications::{CallerNotifications, Notification, NotificationKind, NotificationPage};
 pub use operator::{AttemptError, JobQuery, OperatorJobs, QueueCount, RetryFilter, RetryOutcome};
 pub use outbox::{Outbox, OutboxEmail};
-pub use queue::{Claim, ClaimRequest, ClaimedJob, Queue, QueueDepth, RunningAttempt, TypeLimits};
+pub use queue::{QueueDepth, RunningAttempt};
 pub use submit::{NewJob, Submission, Submissions};
 
 use crate::domain::{Caller, Operator};
@@ -122,6 +123,19 @@ pub const CANCEL_CHANNEL: &str = "errand_cancel";
 
 /// How long anything waits for a database connection.
 const POOL_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// The worker side of the queue: claims (`claim.rs`), ends (`finish.rs`),
+/// leases and progress (`queue.rs`), history (`history.rs`).
+pub struct Queue<'a> {
+    pool: &'a Pool,
+    /// Whether ending a job also writes its completion email to the outbox.
+    email_outbox: bool,
+}
+
+/// A duration as the float milliseconds errand's statements take.
+fn millis(d: std::time::Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
 
 /// errand's database: cheap to clone (it is a pool).
 #[derive(Clone)]

@@ -227,8 +227,11 @@ impl OperatorJobs<'_> {
     /// Cancels any tenant's job (as its owner's cancel does, but the owner
     /// is notified, in-app and by email, once it has stopped).
     pub async fn cancel(&self, id: JobId) -> Result<CancelOutcome, StoreError> {
-        let by = CancelledBy::Operator(self.operator);
-        cancel_locked(self.pool, LOCK_QUEUED, &[&id.0], id, by, self.email_outbox).await?;
+        let mut client = self.pool.get().await?;
+        let tx = client.transaction().await?;
+        let found = cancel_locked(&tx, LOCK_QUEUED, &[&id.0], id, CancelledBy::Operator, self.email_outbox).await?;
+        self.audit(&tx, "cancel", Some(id), None, u64::from(found.is_some())).await?;
+        tx.commit().await?;
         Ok(match self.get(id).await? {
             None => CancelOutcome::NotFound,
             Some((job, _)) if job.state == JobState::Cancelled => CancelOutcome::Cancelled(job),
@@ -253,6 +256,7 @@ impl OperatorJobs<'_> {
             .collect()
     }
 
+    /// Writes the action's audit row, in the action's own transaction.
     async fn audit(
         &self,
         tx: &Transaction<'_>,
@@ -261,23 +265,11 @@ impl OperatorJobs<'_> {
         filter: Option<&serde_json::Value>,
         affected: u64,
     ) -> Result<(), StoreError> {
-        record_action(tx, self.operator, action, job, filter, affected).await
+        let statement = tx.prepare_cached(AUDIT).await?;
+        let affected = i32::try_from(affected).unwrap_or(i32::MAX);
+        tx.execute(&statement, &[&self.operator.name.as_str(), &action, &job.map(|j| j.0), &filter, &affected]).await?;
+        Ok(())
     }
-}
-
-/// Writes an operator action's audit row, in the action's transaction.
-pub(super) async fn record_action(
-    tx: &Transaction<'_>,
-    operator: &Operator,
-    action: &str,
-    job: Option<JobId>,
-    filter: Option<&serde_json::Value>,
-    affected: u64,
-) -> Result<(), StoreError> {
-    let statement = tx.prepare_cached(AUDIT).await?;
-    let affected = i32::try_from(affected).unwrap_or(i32::MAX);
-    tx.execute(&statement, &[&operator.name.as_str(), &action, &job.map(|j| j.0), &filter, &affected]).await?;
-    Ok(())
 }
 
 async fn requeue(tx: &Transaction<'_>, ids: &[Uuid]) -> Result<u64, StoreError> {

@@ -1,6 +1,6 @@
-//! The worker side of the queue: claim due jobs fairly and within limits,
-//! renew leases, give jobs back at shutdown, measure the queue's depth. (How
-//! attempts end is in `finish.rs`.)
+//! The worker side of the queue, apart from claims (`claim.rs`) and ends
+//! (`finish.rs`): renew leases, write progress, keep an attempt's upload,
+//! give jobs back at shutdown, measure the queue's depth.
 //!
 //! All of it reads and writes `job_queue`, the narrow table of unfinished
 //! jobs (see `migrations/V5__job_queue.sql`), and touches `jobs` only to read
@@ -19,31 +19,12 @@
 
 use std::time::Duration;
 
-use chrono::{DateTime, Utc};
-use deadpool_postgres::Pool;
 use serde_json::Value;
-use tokio_postgres::Row;
 use uuid::Uuid;
 
-use super::{Completion, Ender, Outcome, StoreError, WORK_CHANNEL};
-use crate::domain::{JobId, JobState, LeaseId, TenantId, UserId};
-use crate::jobs::ProgressReport;
-
-/// A job this process now holds a lease on.
-#[derive(Debug, Clone)]
-pub struct ClaimedJob {
-    pub id: JobId,
-    pub tenant: TenantId,
-    pub user: UserId,
-    pub job_type: String,
-    pub params: Value,
-    /// This attempt's number, 1-based.
-    pub attempt: u32,
-    pub lease: LeaseId,
-    /// When the attempt became due (the database's clock): how long it
-    /// waited for a worker is measured from here.
-    pub due_at: DateTime<Utc>,
-}
+use super::{Queue, StoreError, WORK_CHANNEL, millis};
+use crate::domain::ProgressReport;
+use crate::domain::{JobId, JobState, LeaseId, TenantId};
 
 /// An attempt running under a lease, as the worker API checks it.
 #[derive(Debug, Clone)]
@@ -57,53 +38,6 @@ pub struct RunningAttempt {
     pub uploaded: Option<Value>,
 }
 
-/// Job types whose running jobs are limited across all processes.
-#[derive(Debug, Clone, Default)]
-pub struct TypeLimits {
-    names: Vec<String>,
-    limits: Vec<i32>,
-}
-
-impl TypeLimits {
-    /// The limits, as (job type, most running at once).
-    pub fn new(limits: impl IntoIterator<Item = (String, u32)>) -> Self {
-        let (names, limits) = limits.into_iter().map(|(n, l)| (n, i32::try_from(l).unwrap_or(i32::MAX))).unzip();
-        Self { names, limits }
-    }
-
-    /// Whether jobs of type `name` are limited across processes.
-    pub fn is_limited(&self, name: &str) -> bool {
-        self.names.iter().any(|limited| limited == name)
-    }
-}
-
-/// What to claim.
-#[derive(Debug, Clone)]
-pub struct ClaimRequest<'a> {
-    pub owner: Uuid,
-    /// Most jobs to claim.
-    pub limit: usize,
-    /// Most jobs one tenant may have running, across all processes.
-    pub tenant_limit: u32,
-    pub lease: Duration,
-    /// Consider tenants after this one in tenant order ("" for the first).
-    pub after_tenant: &'a str,
-    /// How many tenants with waiting work to consider at most.
-    pub tenants: usize,
-    pub type_limits: &'a TypeLimits,
-    /// Claim only jobs of these types (`None`: any).
-    pub only_types: Option<&'a [String]>,
-}
-
-/// What a claim took, and where the next claim should start looking.
-#[derive(Debug)]
-pub struct Claim {
-    pub jobs: Vec<ClaimedJob>,
-    /// The last tenant considered, or "" when the walk reached the end of
-    /// the tenants (the next claim starts from the first again).
-    pub next_after_tenant: String,
-}
-
 /// How much work the queue holds.
 #[derive(Debug, Clone, Copy)]
 pub struct QueueDepth {
@@ -111,11 +45,6 @@ pub struct QueueDepth {
     pub running: i64,
     pub oldest_due_seconds: f64,
 }
-
-/// Claims, in one call of the function `errand_claim_due` (see
-/// `migrations/V7__claim_function.sql` for its parameters and rows, and how
-/// it locks before it counts; V12 added the column `due_at`).
-const CLAIM: &str = "SELECT * FROM errand_claim_due($1, $2, $3, $4, $5, $6, $7, $8, $9)";
 
 /// Extends the leases `$1` (fenced on lease ids `$2`) by `$3` ms; returns the
 /// jobs whose lease was still theirs, and whether a cancel was asked for. Rows are locked in job order, as
@@ -192,82 +121,7 @@ SELECT (SELECT count(*) FROM job_queue WHERE state IN ('available', 'retryable')
        coalesce((SELECT extract(epoch FROM now() - min(run_at)) FROM job_queue
                  WHERE state IN ('available', 'retryable') AND run_at <= now()), 0)::float8 AS oldest_due_seconds";
 
-/// The worker side of the queue.
-pub struct Queue<'a> {
-    pub(super) pool: &'a Pool,
-    /// Whether ending a job also writes its completion email to the outbox.
-    pub(super) email_outbox: bool,
-}
-
 impl Queue<'_> {
-    /// Claims up to `request.limit` due jobs (see the module doc for how
-    /// limits and fairness hold), in one round trip.
-    #[tracing::instrument(skip_all, fields(limit = request.limit))]
-    pub async fn claim(&self, request: &ClaimRequest<'_>) -> Result<Claim, StoreError> {
-        let client = self.pool.get().await?;
-        let claim = client.prepare_cached(CLAIM).await?;
-        let limits = request.type_limits;
-        let tenants = i32::try_from(request.tenants).unwrap_or(i32::MAX);
-        let tenant_limit = i64::from(request.tenant_limit);
-        let (limit, lease) = (i64::try_from(request.limit).unwrap_or(i64::MAX), millis(request.lease));
-        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 9] = [
-            &request.after_tenant,
-            &tenants,
-            &tenant_limit,
-            &limits.names,
-            &limits.limits,
-            &limit,
-            &request.owner,
-            &lease,
-            &request.only_types,
-        ];
-        let rows = client.query(&claim, &params).await?;
-        drop(client);
-        let cursor = rows.iter().find(|row| row.try_get::<_, &str>("kind").is_ok_and(|kind| kind == "cursor"));
-        let next_after_tenant = cursor
-            .map(|row| row.try_get("next_after_tenant"))
-            .transpose()?
-            .ok_or_else(|| StoreError::Corrupt("a claim returned no cursor".into()))?;
-        Ok(Claim { jobs: self.claimed_jobs(&rows).await?, next_after_tenant })
-    }
-
-    /// The jobs in a claim's rows of kind `job`. One that cannot be read is
-    /// failed (see `fail_unreadable`) rather than failing the claim.
-    pub(super) async fn claimed_jobs(&self, rows: &[Row]) -> Result<Vec<ClaimedJob>, StoreError> {
-        let mut jobs = Vec::with_capacity(rows.len());
-        let mut unreadable = Vec::new();
-        for row in rows {
-            if row.try_get::<_, &str>("kind")? != "job" {
-                continue;
-            }
-            match claimed_from_row(row) {
-                Ok(job) => jobs.push(job),
-                Err(error) => unreadable.push((row, error)),
-            }
-        }
-        if !unreadable.is_empty() {
-            self.fail_unreadable(&unreadable).await;
-        }
-        Ok(jobs)
-    }
-
-    /// Ends claimed jobs whose record cannot be read back (a job stored by an
-    /// older errand that this one cannot decode): failed with their
-    /// notification, rather than failing the whole claim and, through
-    /// rescues, every later one.
-    async fn fail_unreadable(&self, unreadable: &[(&Row, StoreError)]) {
-        let mut batch = Vec::with_capacity(unreadable.len());
-        for (row, error) in unreadable {
-            let (Ok(id), Ok(lease)) = (row.try_get("id"), row.try_get("lease_id")) else { continue };
-            tracing::error!(job = %JobId(id), %error, "a claimed job cannot be read; failing it");
-            let outcome = Outcome::Failed { error: "the job's record could not be read".into() };
-            batch.push(Completion { id: JobId(id), lease: LeaseId(lease), outcome, ender: Ender::Worker });
-        }
-        if let Err(error) = self.finish_many_if_running(&batch).await {
-            tracing::warn!(%error, "could not fail unreadable jobs; their leases will expire");
-        }
-    }
-
     /// Extends the leases of `held` in one statement; returns the jobs whose
     /// lease was still theirs, each with whether a cancel was asked for. Any
     /// other has lost its lease and must stop.
@@ -364,22 +218,4 @@ impl Queue<'_> {
         client.batch_execute(&format!("NOTIFY {WORK_CHANNEL}")).await?;
         Ok(())
     }
-}
-
-pub(super) fn millis(d: Duration) -> f64 {
-    d.as_secs_f64() * 1000.0
-}
-
-fn claimed_from_row(row: &Row) -> Result<ClaimedJob, StoreError> {
-    let attempt: i32 = row.try_get("attempt")?;
-    Ok(ClaimedJob {
-        id: JobId(row.try_get("id")?),
-        tenant: TenantId::parse(row.try_get::<_, String>("tenant_id")?)?,
-        user: UserId::parse(row.try_get::<_, String>("user_id")?)?,
-        job_type: row.try_get("job_type")?,
-        params: row.try_get("params")?,
-        attempt: u32::try_from(attempt).map_err(|_| StoreError::Corrupt(format!("attempt {attempt}")))?,
-        lease: LeaseId(row.try_get("lease_id")?),
-        due_at: row.try_get("due_at")?,
-    })
 }

@@ -1,6 +1,6 @@
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use errand::http::{Claims, TokenIssuer};
+use errand::tokens::{TokenIssuer, UserClaims};
 use reqwest::StatusCode;
 use serde_json::json;
 
@@ -14,8 +14,8 @@ async fn status_with(app: &TestApp, authorization: Option<&str>) -> reqwest::Res
     request.send().await.unwrap()
 }
 
-fn claims(exp: u64) -> Claims {
-    Claims { sub: "alice".into(), tenant: "acme".into(), email: None, exp }
+fn claims(exp: u64) -> UserClaims {
+    UserClaims { sub: "alice".into(), tenant: "acme".into(), email: None, exp }
 }
 
 #[actix_web::test]
@@ -80,7 +80,7 @@ async fn a_claim_holding_nul_is_not_an_identity_on_any_route() {
     let app = spawn_app().await;
     let exp = now_secs() + 60;
     let with = |sub: &str, tenant: &str, email: Option<&str>| {
-        token_with(Claims { sub: sub.into(), tenant: tenant.into(), email: email.map(Into::into), exp })
+        token_with(UserClaims { sub: sub.into(), tenant: tenant.into(), email: email.map(Into::into), exp })
     };
     for token in [with("alice", "ac\0me", None), with("al\0ice", "acme", None), with("alice", "acme", Some("a\0@x.io"))]
     {

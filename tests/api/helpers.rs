@@ -9,9 +9,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use errand::config::{JobTypeSettings, Settings};
-use errand::http::{Claims, TokenIssuer};
 use errand::jobs::HandlerRegistry;
 use errand::startup::Application;
+use errand::tokens::{TokenIssuer, UserClaims};
 use reqwest::{Response, StatusCode};
 use serde_json::{Value, json};
 use tokio_postgres::NoTls;
@@ -299,16 +299,16 @@ impl Api for TestApp {
 
 /// A valid token for `user` of `tenant`.
 pub fn token(tenant: &str, user: &str) -> String {
-    token_with(Claims { sub: user.into(), tenant: tenant.into(), email: None, exp: now_secs() + 3600 })
+    token_with(UserClaims { sub: user.into(), tenant: tenant.into(), email: None, exp: now_secs() + 3600 })
 }
 
 /// A valid operator token (`scope: operator`) for `name`.
 pub fn operator_token(name: &str) -> String {
-    let claims = errand::http::OperatorClaims { sub: name.into(), scope: "operator".into(), exp: now_secs() + 3600 };
+    let claims = errand::tokens::OperatorClaims { sub: name.into(), scope: "operator".into(), exp: now_secs() + 3600 };
     TokenIssuer::new(SECRET).unwrap().issue(&claims).unwrap()
 }
 
-pub fn token_with(claims: Claims) -> String {
+pub fn token_with(claims: UserClaims) -> String {
     TokenIssuer::new(SECRET).unwrap().issue(&claims).unwrap()
 }
 
@@ -610,7 +610,12 @@ pub fn email_to(smtp_port: u16) -> impl FnOnce(&mut Settings) {
 
 /// A token whose `email` claim is `email`.
 pub fn token_for(tenant: &str, user: &str, email: &str) -> String {
-    token_with(Claims { sub: user.into(), tenant: tenant.into(), email: Some(email.into()), exp: now_secs() + 3600 })
+    token_with(UserClaims {
+        sub: user.into(),
+        tenant: tenant.into(),
+        email: Some(email.into()),
+        exp: now_secs() + 3600,
+    })
 }
 
 /// Adds an export job type `name` running `export`, with test-friendly retries.

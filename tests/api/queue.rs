@@ -4,9 +4,9 @@
 
 use std::time::Duration;
 
-use errand::domain::{JobId, JobState, LeaseId, TenantId, UserId};
+use errand::domain::{JobId, JobState, LeaseId, Outcome, TenantId, UserId};
 use errand::store::{
-    BatchClaim, ClaimRequest, ClaimedJob, Completion, EndedAttempt, Ender, Outcome, Store, Submission, TypeLimits,
+    BatchClaim, ClaimRequest, ClaimedJob, Completion, EndedAttempt, Ender, Store, Submission, TypeLimits,
 };
 use serde_json::json;
 use uuid::Uuid;

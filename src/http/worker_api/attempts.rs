@@ -9,13 +9,13 @@ use uuid::Uuid;
 use super::files::confirm_presigned_upload;
 use crate::actors::JobFinished;
 use crate::domain::{JobId, LeaseId};
-use crate::error::{AppError, LeaseNoLongerYours, NotAWorker, Problem, Unauthenticated, Unavailable};
+use crate::domain::{Outcome, ProgressReport};
 use crate::http::AppState;
 use crate::http::auth::ExternalWorker;
 use crate::http::body::json as read_json;
+use crate::http::error::{AppError, LeaseNoLongerYours, NotAWorker, Problem, Unauthenticated, Unavailable};
 use crate::http::job_id;
-use crate::jobs::ProgressReport;
-use crate::store::{Completion, Ender, Outcome};
+use crate::store::{Completion, Ender};
 
 #[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]

@@ -8,10 +8,10 @@ use serde_json::{Value, json};
 use uuid::Uuid;
 
 use crate::domain::{JobId, LeaseId};
-use crate::error::{AppError, LeaseNoLongerYours, NotAWorker, Problem, Unauthenticated, Unavailable};
 use crate::http::AppState;
 use crate::http::auth::ExternalWorker;
 use crate::http::body::json as read_json;
+use crate::http::error::{AppError, LeaseNoLongerYours, NotAWorker, Problem, Unauthenticated, Unavailable};
 use crate::http::job_id;
 use crate::storage::{ObjectKey, ResultFile};
 

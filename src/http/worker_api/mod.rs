@@ -21,7 +21,7 @@ use uuid::Uuid;
 use super::AppState;
 use super::auth::ExternalWorker;
 use crate::domain::JobId;
-use crate::error::{AppError, NotAWorker, Problem, Unauthenticated, Unavailable};
+use crate::http::error::{AppError, NotAWorker, Problem, Unauthenticated, Unavailable};
 use crate::store::{ClaimRequest, TypeLimits};
 
 /// What the worker API's claims need, shared by every request.

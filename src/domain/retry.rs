@@ -1,6 +1,9 @@
-//! Exponential backoff with jitter, per job type.
+//! Exponential backoff with jitter, per job type, and the one decision of
+//! what a failed attempt means for its job.
 
 use std::time::Duration;
+
+use super::attempt::{Failure, Outcome, storable};
 
 /// When to try again after a failed attempt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,6 +38,18 @@ impl RetryPolicy {
     pub fn next_delay(&self, attempt: u32) -> Duration {
         self.backoff(attempt, fastrand::f64())
     }
+
+    /// What failed attempt `attempt` (1-based) means for its job: another
+    /// attempt after a backoff, or the job's end. Every runner's failures
+    /// are decided here.
+    pub fn outcome(&self, attempt: u32, failure: Failure) -> Outcome {
+        match failure {
+            Failure::Retryable(error) if self.allows_another(attempt) => {
+                Outcome::Retry { delay: self.next_delay(attempt), error: storable(error) }
+            }
+            Failure::Retryable(error) | Failure::Permanent(error) => Outcome::Failed { error: storable(error) },
+        }
+    }
 }
 
 #[cfg(test)]
@@ -54,6 +69,15 @@ mod tests {
         assert_eq!(p.backoff(3, 1.0), Duration::from_secs(4));
         assert_eq!(p.backoff(20, 1.0), Duration::from_secs(60));
         assert_eq!(p.backoff(3, 0.0), Duration::from_secs(2));
+    }
+
+    #[test]
+    fn a_retryable_failure_retries_while_attempts_remain_and_a_permanent_one_never() {
+        let p = policy();
+        let retryable = || Failure::Retryable("flaky\0".into());
+        assert!(matches!(p.outcome(4, retryable()), Outcome::Retry { error, .. } if error == "flaky\u{FFFD}"));
+        assert!(matches!(p.outcome(5, retryable()), Outcome::Failed { .. }));
+        assert!(matches!(p.outcome(1, Failure::Permanent("bad".into())), Outcome::Failed { error } if error == "bad"));
     }
 
     #[test]

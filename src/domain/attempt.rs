@@ -1,0 +1,58 @@
+//! How an attempt ends, as whoever ran it reports it, and what a running
+//! attempt reports of its progress. Every runner (errand's own workers,
+//! external workers through the worker API, the HTTP push handler) ends
+//! attempts in these words; [`super::RetryPolicy::outcome`] is the one
+//! place a failure becomes a retry or the job's end.
+
+use std::time::Duration;
+
+use serde::Serialize;
+use serde_json::Value;
+
+/// How an attempt ended, as its ender reports it.
+#[derive(Debug, Clone)]
+pub enum Outcome {
+    Completed {
+        result: Option<Value>,
+    },
+    /// Try again after `delay`.
+    Retry {
+        error: String,
+        delay: Duration,
+    },
+    /// Run again now, as a fresh claim would (a rescue with attempts left).
+    Requeue {
+        error: String,
+    },
+    /// No more attempts: the job fails.
+    Failed {
+        error: String,
+    },
+    /// Its worker stopped it because a cancel was asked for.
+    Cancelled,
+}
+
+/// Why an attempt failed. The message is shown to the person who asked for
+/// the job.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Failure {
+    /// Another attempt may succeed (within the type's attempts and backoff).
+    Retryable(String),
+    /// No attempt will: the job fails now.
+    Permanent(String),
+}
+
+/// What a running attempt last reported of its progress.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ProgressReport {
+    pub done: u64,
+    /// When the handler knows how much there is to do.
+    pub total: Option<u64>,
+    pub message: Option<String>,
+}
+
+/// A message as PostgreSQL text can hold it: NUL would make the statement
+/// that ends the job fail, again on every try.
+pub fn storable(message: String) -> String {
+    if message.contains('\0') { message.replace('\0', "\u{FFFD}") } else { message }
+}
