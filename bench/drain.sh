@@ -9,9 +9,16 @@
 # <tenants> tenants (one statement, then ANALYZE), starts <processes> errand
 # processes on it (settings from the environment, e.g. ERRAND_WORKERS__TENANT_LIMIT),
 # waits until the queue is empty and prints
-#   errand <label> jobs=<N> tenants=<T> processes=<P> seconds=<S> jobs_per_s=<R>
-# timed on the database's clock: from just before the processes start to the
-# last job's finished_at (so the 200 ms wait between checks adds nothing).
+#   errand <label> jobs=<N> tenants=<T> processes=<P> seconds=<S> jobs_per_s=<R> busy_seconds=<B> busy_jobs_per_s=<Q>
+# timed twice on the database's clock (so the 200 ms wait between checks adds
+# nothing):
+#   seconds: from just before the processes start to the last job's
+#     finished_at (the end statement's clock, as it records the end);
+#   busy_seconds: from the first job's started_at (its claim's clock, just
+#     before its handler starts) to the last job's finished_at: errand's jobs
+#     carry no handler stamps, so this span includes the first claim's and
+#     the last end's writes, which graphile-worker's busy_seconds (its
+#     handlers' own stamps) leaves out.
 
 # The errand processes of the drain under way (for errand_stop_drain).
 ERRAND_DRAIN_PIDS=()
@@ -31,7 +38,16 @@ errand_drain_backlog() {
   local db=$1 jobs=$2 tenants=$3 job_type=$4 params=$5 url=$base/$1
   psql "$base/postgres" -Xqc "CREATE DATABASE $db"
   RUST_LOG=warn ERRAND_DATABASE__URL=$url "$bin/errand" migrate >/dev/null
-  psql "$url" -Xq -v jobs="$jobs" -v tenants="$tenants" -v job_type="$job_type" -v params="$params" <<'SQL'
+  errand_drain_insert "$url" "$jobs" "$tenants" "$job_type" "$params"
+  printf '%s\n' "$url"
+}
+
+# Inserts the backlog into the migrated, empty database <url>: <jobs> jobs of
+# <type> (params <params>) round-robin over <tenants> tenants, queued, then
+# vacuumed and analyzed. Shared with bench/ceiling.sh.
+errand_drain_insert() {
+  local url=$1 jobs=$2 tenants=$3 job_type=$4 params=$5
+  psql "$url" -Xq -v ON_ERROR_STOP=1 -v jobs="$jobs" -v tenants="$tenants" -v job_type="$job_type" -v params="$params" <<'SQL'
 WITH recorded AS (
     INSERT INTO jobs (id, tenant_id, user_id, idempotency_key, fingerprint, job_type, params, max_attempts)
     SELECT errand_uuid_v7(), 'tenant-' || (i % :tenants), 'bench', 'drain-' || i, '\x00', :'job_type', :'params', 3
@@ -42,19 +58,21 @@ INSERT INTO job_queue (job_id, tenant_id, job_type, run_at) SELECT id, tenant_id
 VACUUM ANALYZE jobs;
 VACUUM ANALYZE job_queue;
 SQL
-  printf '%s\n' "$url"
 }
 
 # Waits until database <url>'s queue is empty, then prints "<prefix>
-# seconds=<S> jobs_per_s=<R>", timed on the database's clock from <started>
-# to the last job's finished_at.
+# jobs=<N> seconds=<S> jobs_per_s=<R> busy_seconds=<B> busy_jobs_per_s=<Q>",
+# timed on the database's clock from <started> to the last job's
+# finished_at, and from the first job's started_at to the same.
 errand_drain_timed() {
   local url=$1 started=$2 prefix=$3
   until [ "$(psql "$url" -XAtqc "SELECT count(*) FROM job_queue")" = 0 ]; do sleep 0.2; done
-  psql "$url" -XAtqc "SELECT format('%s jobs=%s seconds=%s jobs_per_s=%s', '$prefix', count(*),
-      round(s::numeric, 3), round(count(*) / s))
-    FROM jobs, LATERAL (SELECT extract(epoch FROM (SELECT max(finished_at) FROM jobs) - '$started'::timestamptz) AS s) t
-    WHERE state = 'completed' GROUP BY s"
+  psql "$url" -XAtqc "SELECT format('%s jobs=%s seconds=%s jobs_per_s=%s busy_seconds=%s busy_jobs_per_s=%s', '$prefix', n,
+      round(s::numeric, 3), round(n / s), round(b::numeric, 3), round(n / b))
+    FROM (SELECT count(*) FILTER (WHERE state = 'completed') AS n,
+                 extract(epoch FROM max(finished_at) - '$started'::timestamptz) AS s,
+                 extract(epoch FROM max(finished_at) - min(started_at)) AS b
+          FROM jobs) t"
 }
 
 errand_drain() {

@@ -24,12 +24,6 @@ pub async fn migrate(store: &Store) -> Result<usize, MigrateError> {
     run(store, refinery::Target::Latest).await
 }
 
-/// Applies the migrations up to `version` only: the schema an older errand
-/// left, for tests of what an upgrade does to existing data.
-pub async fn migrate_to(store: &Store, version: i32) -> Result<usize, MigrateError> {
-    run(store, refinery::Target::Version(version)).await
-}
-
 async fn run(store: &Store, target: refinery::Target) -> Result<usize, MigrateError> {
     let mut client = store.pool().get().await.map_err(StoreError::from)?;
     client.execute("SELECT pg_advisory_lock($1)", &[&MIGRATION_LOCK]).await.map_err(StoreError::from)?;

@@ -5,16 +5,29 @@
 //! returns at once; a worker does the work off the request cycle, with
 //! retries, and its end is written together with a notification for the user.
 //!
-//! The map:
-//! * [`domain`]: ids, states, idempotency keys and fingerprints; no I/O.
-//! * [`store`]: every SQL statement; caller-scoped reads, fenced worker writes.
-//! * [`jobs`]: what job types do: the [`jobs::JobHandler`] trait, built-ins, retry policy.
-//! * [`actors`]: who moves jobs: registry, per-tenant supervisors, dispatcher, workers, notifier.
-//! * [`http`]: the API; handlers ask a tenant's supervisor.
-//! * [`mail`]: completion emails (templates, SMTP).
-//! * [`storage`]: where results live (local directory; signed download URLs).
-//! * [`demo`]: the demo tables the shipped export types read.
-//! * [`config`], [`error`], [`db`] (migrations), [`startup`] ([`startup::Application`]).
+//! The map, lowest layer first:
+//! * [`domain`]: ids, states, idempotency keys and fingerprints, how an
+//!   attempt ends ([`domain::Outcome`]) and the one retry decision
+//!   ([`domain::RetryPolicy::outcome`]); no I/O.
+//! * [`store`]: every SQL statement; caller-scoped reads, one claim spec
+//!   ([`store::ClaimSpec`]) for every claimer, fenced worker writes.
+//! * [`config`], [`telemetry`], [`tokens`] (minting tokens), [`storage`]
+//!   (where results live), [`links`], [`mail`] (completion emails), [`db`] (migrations).
+//! * [`jobs`]: what job types do: the [`jobs::JobHandler`] trait, built-ins, exports, HTTP push.
+//! * [`actors`]: who moves jobs: registry, per-tenant supervisors,
+//!   dispatcher, broker (external workers' claims), workers, the completer
+//!   (the one door every attempt's end goes through), notifier.
+//! * [`http`]: the API; handlers authenticate, parse, ask an actor and map
+//!   the answer (the problem table is [`http::error`]).
+//! * [`demo`]: the demo tables the shipped export types read; [`startup`] ([`startup::Application`]).
+//!
+//! Imports point one way, as messages flow: down the layers above, and down
+//! the actors' tree. A command going down is declared by the actor that
+//! handles it; a report or request going up is declared by its sender (and
+//! received through a `Recipient`); a signal with many senders lives in the
+//! leaf `actors::signals`. The store hands a transaction down rather than
+//! one store module calling into another. `tests/module_tree.rs` checks
+//! that no two modules, at any level, depend on each other.
 
 pub mod actors;
 pub mod config;

@@ -8,8 +8,8 @@ use actix::prelude::*;
 use actix_web::{App, HttpServer, dev::Server, web};
 
 use crate::actors::{
-    Completer, Dispatcher, DispatcherSettings, Drain, Intake, IntakeLinks, LeaseKeeper, Listeners, Mailer, Notifier,
-    ProgressWriter, Prune, Pruner, RenewLeases, RescueExpired, Rescuer, SupervisorDeps, SupervisorRegistry,
+    Broker, Completer, Dispatcher, DispatcherSettings, Drain, Intake, IntakeLinks, LeaseKeeper, Listeners, Mailer,
+    Notifier, ProgressWriter, Prune, Pruner, RenewLeases, RescueExpired, Rescuer, SupervisorDeps, SupervisorRegistry,
     spawn_listener,
 };
 use crate::config::StorageBackend;
@@ -20,7 +20,7 @@ use crate::jobs::{ExportEnv, HandlerRegistry, JobTypes, PushEnv};
 use crate::links::JobLinks;
 use crate::mail::SmtpMailer;
 use crate::storage::{LocalStorage, S3Storage, Storage};
-use crate::store::Store;
+use crate::store::{ClaimSpec, Store};
 use secrecy::ExposeSecret;
 use sha2::{Digest, Sha256};
 
@@ -136,6 +136,7 @@ impl Application {
             None
         };
         let notifier = Notifier::new(store.clone(), mailer).start();
+        let completer = Completer::new(store.clone(), notifier.clone().recipient(), job_types.clone()).start();
         let w = &settings.workers;
         let work_arrived = std::sync::Arc::new(tokio::sync::Notify::new());
         // Read by every claim: the dispatcher's and the worker API's.
@@ -169,18 +170,19 @@ impl Application {
             .recipient(),
             job_types: job_types.clone(),
             idle_after: w.supervisor_idle,
-            completer: Completer::new(store.clone()).start().recipient(),
+            completer: completer.clone().recipient(),
             leases: leases.clone().recipient(),
             progress: ProgressWriter::new(store.clone()).start().recipient(),
             slot_freed: dispatcher.clone().recipient(),
-            notifier: notifier.clone().recipient(),
         })
         .start();
         dispatcher_context.run(Dispatcher::new(store.clone(), dispatcher_settings, registry.clone()));
         let rescue_every = (w.lease / 2).max(w.poll_interval);
-        let rescuer =
-            Rescuer::new(store.clone(), rescue_every, dispatcher.clone().recipient(), notifier.clone().recipient())
-                .start();
+        let rescuer = Rescuer::new(rescue_every, completer.clone().recipient(), dispatcher.clone().recipient()).start();
+        // External workers claim with the dispatcher's terms, for the external types.
+        let external_spec =
+            ClaimSpec::new(uuid::Uuid::nil(), w.tenant_limit, w.lease, type_limits.clone(), job_types.external());
+        let broker = Broker::new(store.clone(), external_spec, work_arrived.clone()).start();
         let ticks =
             Ticks { rescue: rescuer.recipient(), prune: pruner.recipient(), renew_leases: leases.clone().recipient() };
         let listeners = Listeners {
@@ -199,8 +201,8 @@ impl Application {
             job_types,
             storage,
             links,
-            work_arrived,
-            type_limits,
+            broker,
+            completer,
             closing_streams: closing_streams.clone(),
         };
         let state = AppState::new(parts, &settings).map_err(|e| invalid("auth.jwt_secret", e.to_string()))?;

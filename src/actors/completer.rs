@@ -1,29 +1,82 @@
-//! The Completer: one per process. Workers hand it the end of their attempt;
-//! it records ends in batches, one statement for all that arrived while the
+//! The Completer: one per process, and the one door through which attempts
+//! end, whoever ran them: errand's own workers ([`Complete`]), external
+//! workers through the worker API ([`EndAttempt`]), and the rescue of
+//! attempts whose lease expired ([`Rescue`]). Every terminal end
+//! reaches the Notifier from here, once its statement has committed.
+//!
+//! It records ends in batches, one statement for all that arrived while the
 //! previous batch was being written, or within half a millisecond of the
 //! first. Under load that turns thousands of single-row transactions into a
-//! few dozen.
-//!
-//! Each end is still fenced on its own lease, and each terminal end writes
-//! its notification in the same statement, so batching changes no guarantee.
+//! few dozen. Each end is still fenced on its own lease, and each terminal
+//! end writes its notification in the same statement, so batching changes
+//! no guarantee.
 
 use std::collections::HashMap;
 
 use actix::prelude::*;
+use serde_json::Value;
 use tokio::sync::oneshot;
 
-use crate::store::{Completion, EndedAttempt, Store};
+use super::notifier::JobFinished;
+use crate::domain::{Failure, JobId, JobState, LeaseId, Outcome, storable};
+use crate::jobs::JobTypes;
+use crate::store::{Completion, EndedAttempt, Ender, Rescued, Store, StoreError};
 
-/// Record the end of an attempt. Answers with the recorded end, `None` when
-/// the lease was no longer the worker's, or an error to retry.
+/// Record the end of an attempt of one of errand's own workers. Answers
+/// with the recorded end, `None` when the lease was no longer the worker's,
+/// or an error to retry.
 #[derive(Debug, Message)]
 #[rtype(result = "Result<Option<EndedAttempt>, CompletionFailed>")]
 pub struct Complete(pub Completion);
+
+/// An external worker ends the attempt it holds under `lease`. Idempotent
+/// for the same lease: a retried call is told how the job stands.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<Recorded, CompletionFailed>")]
+pub struct EndAttempt {
+    pub id: JobId,
+    pub lease: LeaseId,
+    pub end: WorkerEnd,
+}
+
+/// How an external worker says its attempt ended.
+#[derive(Debug, Clone)]
+pub enum WorkerEnd {
+    Completed { result: Option<Value> },
+    Failed(Failure),
+}
+
+/// What became of an [`EndAttempt`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Recorded {
+    /// Recorded now: the job's new state (terminal, or waiting to run again).
+    Now(JobState),
+    /// Recorded before under the same lease (a retried call): how the job stands.
+    Before(JobState),
+    /// The lease is not the caller's (expired and given to another, or the job ended).
+    LeaseLost,
+}
+
+/// End the attempts whose lease expired (their worker died or lost the
+/// database): they run again, or fail with their one notification when no
+/// attempts remain. Answers what the pass did.
+#[derive(Debug, Clone, Copy, Message)]
+#[rtype(result = "Result<Rescued, CompletionFailed>")]
+pub struct Rescue {
+    /// Rows one pass handles at most.
+    pub limit: i64,
+}
 
 /// The batch holding this completion could not be written (database trouble).
 #[derive(Debug, Clone, thiserror::Error)]
 #[error("recording the attempt failed: {0}")]
 pub struct CompletionFailed(String);
+
+impl From<StoreError> for CompletionFailed {
+    fn from(error: StoreError) -> Self {
+        Self(error.to_string())
+    }
+}
 
 /// Most completions written in one statement.
 const MAX_BATCH: usize = 500;
@@ -35,6 +88,10 @@ type Reply = oneshot::Sender<Result<Option<EndedAttempt>, CompletionFailed>>;
 
 pub struct Completer {
     store: Store,
+    /// Told of every terminal end, once committed.
+    notifier: Recipient<JobFinished>,
+    /// Their retry policies decide what an external worker's failure means.
+    job_types: JobTypes,
     pending: Vec<(Completion, Reply)>,
     writing: bool,
     /// A write is scheduled for when the first completions have gathered.
@@ -42,8 +99,26 @@ pub struct Completer {
 }
 
 impl Completer {
-    pub fn new(store: Store) -> Self {
-        Self { store, pending: Vec::new(), writing: false, scheduled: false }
+    pub fn new(store: Store, notifier: Recipient<JobFinished>, job_types: JobTypes) -> Self {
+        Self { store, notifier, job_types, pending: Vec::new(), writing: false, scheduled: false }
+    }
+
+    /// Queues `completion` for the next batch; the answer comes once it is written.
+    fn enqueue(
+        &mut self,
+        completion: Completion,
+        ctx: &mut Context<Self>,
+    ) -> oneshot::Receiver<Result<Option<EndedAttempt>, CompletionFailed>> {
+        let (reply, answer) = oneshot::channel();
+        self.pending.push((completion, reply));
+        if !self.writing && !self.scheduled {
+            self.scheduled = true;
+            ctx.run_later(GATHER, |act, ctx| {
+                act.scheduled = false;
+                act.write_batch(ctx);
+            });
+        }
+        answer
     }
 
     fn write_batch(&mut self, ctx: &mut Context<Self>) {
@@ -66,15 +141,16 @@ impl Completer {
                     for e in ended {
                         let labels = [("job_type", e.job_type.clone()), ("state", e.state.as_sql().to_owned())];
                         metrics::counter!("errand_job_attempts_ended_total", &labels).increment(1);
+                        act.notify_if_terminal(&e);
                         by_job.insert(e.job, e);
                     }
-                    // A job missing from the answer was fenced off: its worker hears `None`.
+                    // A job missing from the answer was fenced off: its ender hears `None`.
                     for (completion, reply) in batch.iter().zip(replies) {
                         let _ = reply.send(Ok(by_job.remove(&completion.id)));
                     }
                 }
                 Err(error) => {
-                    let failed = CompletionFailed(error.to_string());
+                    let failed = CompletionFailed::from(error);
                     for reply in replies {
                         let _ = reply.send(Err(failed.clone()));
                     }
@@ -84,6 +160,14 @@ impl Completer {
             act.write_batch(ctx);
         })
         .spawn(ctx);
+    }
+
+    /// Wakes the owner's streams and mail (`do_send`: the notification is
+    /// already committed, so a lost wake-up only delays it).
+    fn notify_if_terminal(&self, ended: &EndedAttempt) {
+        if ended.state.is_terminal() {
+            self.notifier.do_send(JobFinished(ended.clone()));
+        }
     }
 }
 
@@ -95,15 +179,61 @@ impl Handler<Complete> for Completer {
     type Result = ResponseFuture<Result<Option<EndedAttempt>, CompletionFailed>>;
 
     fn handle(&mut self, Complete(completion): Complete, ctx: &mut Self::Context) -> Self::Result {
-        let (reply, answer) = oneshot::channel();
-        self.pending.push((completion, reply));
-        if !self.writing && !self.scheduled {
-            self.scheduled = true;
-            ctx.run_later(GATHER, |act, ctx| {
-                act.scheduled = false;
-                act.write_batch(ctx);
-            });
-        }
+        let answer = self.enqueue(completion, ctx);
         Box::pin(async move { answer.await.unwrap_or_else(|_| Err(CompletionFailed("the completer stopped".into()))) })
+    }
+}
+
+impl Handler<EndAttempt> for Completer {
+    type Result = ResponseActFuture<Self, Result<Recorded, CompletionFailed>>;
+
+    fn handle(&mut self, EndAttempt { id, lease, end }: EndAttempt, _ctx: &mut Self::Context) -> Self::Result {
+        let (store, job_types) = (self.store.clone(), self.job_types.clone());
+        let outcome = async move {
+            Ok::<_, CompletionFailed>(match end {
+                WorkerEnd::Completed { result } => Outcome::Completed { result },
+                // The attempt's number and type decide, as for errand's own
+                // workers; an attempt no longer running is fenced off anyway.
+                WorkerEnd::Failed(failure) => match store.queue().running_attempt(id, lease).await? {
+                    Some(running) => match job_types.get(&running.job_type) {
+                        Some(job_type) => job_type.retry.outcome(running.attempt, failure),
+                        None => Outcome::Failed { error: storable(failure.into_message()) },
+                    },
+                    None => Outcome::Failed { error: storable(failure.into_message()) },
+                },
+            })
+        };
+        Box::pin(outcome.into_actor(self).then(move |outcome, act, ctx| {
+            let answer =
+                outcome.map(|outcome| act.enqueue(Completion { id, lease, outcome, ender: Ender::Worker }, ctx));
+            let store = act.store.clone();
+            async move {
+                let recorded =
+                    answer?.await.unwrap_or_else(|_| Err(CompletionFailed("the completer stopped".into())))?;
+                if let Some(ended) = recorded {
+                    return Ok(Recorded::Now(ended.state));
+                }
+                // Not running under this lease: ended before under it (a
+                // retried call), or the lease was lost.
+                Ok(match store.queue().ended_under(id, lease).await? {
+                    Some(state) => Recorded::Before(state),
+                    None => Recorded::LeaseLost,
+                })
+            }
+            .into_actor(act)
+        }))
+    }
+}
+
+impl Handler<Rescue> for Completer {
+    type Result = ResponseActFuture<Self, Result<Rescued, CompletionFailed>>;
+
+    fn handle(&mut self, Rescue { limit }: Rescue, _ctx: &mut Self::Context) -> Self::Result {
+        let store = self.store.clone();
+        Box::pin(async move { store.queue().rescue_expired(limit).await }.into_actor(self).map(|rescued, act, _| {
+            let rescued = rescued?;
+            rescued.failed.iter().for_each(|ended| act.notify_if_terminal(ended));
+            Ok(rescued)
+        }))
     }
 }

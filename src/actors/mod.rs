@@ -10,19 +10,22 @@
 //! HTTP handler --SubmitJob/GetJob/ListJobs--> JobSupervisor (one per tenant,
 //!      |                                        made on demand by the SupervisorRegistry)
 //!      |                                             | Record --> Intake (batched INSERTs, all tenants)
-//!      |                                             | WorkAvailable
-//!      |                                             v
-//!      |   LISTEN errand_jobs, poll, Rescuer ---> Dispatcher --claim (SQL, batched)--> RunJob
-//!      |                                             ^                                    |
-//!      |                                   SlotFreed |                                    v
+//!      |                                             |              | WorkAvailable, LendSlots/SlotsUsed
+//!      |                                             |              v
+//!      |   LISTEN errand_jobs, poll, Rescuer -----------------> Dispatcher --claim (ClaimSpec)--> RunJob
+//!      |                                             ^                                              |
+//!      |                                   SlotFreed |                                              v
 //!      |                                       JobSupervisor <--WorkerDone-- JobWorker (per job)
-//!      |                                             | JobFinished         |   | Hold/Release lease
-//!      v                                             v                     |   v
-//!   PostgreSQL (the truth)                        Notifier     Complete    |  LeaseKeeper (one renewal
-//!                                                                  v       |   statement per interval)
-//!                                                              Completer (batched, fenced ends)
+//!      |                                                                      |   | Hold/Release lease
+//!      |                                                             Complete |   v
+//!      |   worker API --ClaimForWorker--> Broker (claim, same spec)           |  LeaseKeeper (one renewal
+//!      |   worker API --EndAttempt----------------------------------+         |   statement per interval)
+//!      |   Rescuer --Rescue-----------------------------------------+         v
+//!      v                                                            +--> Completer (batched, fenced ends:
+//!   PostgreSQL (the truth)                                                   the one door) --JobFinished--> Notifier
 //! ```
 
+mod broker;
 mod completer;
 mod dispatcher;
 mod intake;
@@ -38,7 +41,8 @@ mod signals;
 mod supervisor;
 mod worker;
 
-pub use completer::{Complete, Completer, CompletionFailed};
+pub use broker::{Broker, ClaimForWorker};
+pub use completer::{Complete, Completer, CompletionFailed, EndAttempt, Recorded, Rescue, WorkerEnd};
 pub use dispatcher::{Dispatcher, DispatcherSettings, Drain};
 pub use intake::{Intake, IntakeLinks, LendSlots, Record, SlotLoan, SlotsUsed};
 pub use leases::{CancelRequested, LeaseChange, LeaseKeeper, LeaseNotice, RenewLeases};

@@ -2,16 +2,16 @@
 //! every rescue is fenced on the expired lease). Every half lease it ends the
 //! attempts whose lease expired, because their worker died (`kill -9`, a lost
 //! machine) or lost the database: the job runs again, or fails with its one
-//! notification when no attempts remain.
+//! notification when no attempts remain. The ends are recorded through the
+//! Completer, the door every end goes through.
 
 use std::future::Future;
 use std::time::Duration;
 
 use actix::prelude::*;
 
-use super::notifier::JobFinished;
+use super::completer::Rescue;
 use super::signals::WorkAvailable;
-use crate::store::Store;
 
 /// Rescue now; answered when a pass begun after the request is done (tests
 /// drive the rescuer with it instead of waiting for its timer).
@@ -23,31 +23,25 @@ pub struct RescueExpired;
 const BATCH: i64 = 500;
 
 pub struct Rescuer {
-    store: Store,
     every: Duration,
+    /// Records the rescues (and notifies the jobs that failed for good).
+    completer: Recipient<Rescue>,
     /// Told when rescued jobs wait to run again.
     work_available: Recipient<WorkAvailable>,
-    /// Told of each job the rescue failed for good.
-    notifier: Recipient<JobFinished>,
 }
 
 impl Rescuer {
-    pub fn new(
-        store: Store,
-        every: Duration,
-        work_available: Recipient<WorkAvailable>,
-        notifier: Recipient<JobFinished>,
-    ) -> Self {
-        Self { store, every, work_available, notifier }
+    pub fn new(every: Duration, completer: Recipient<Rescue>, work_available: Recipient<WorkAvailable>) -> Self {
+        Self { every, completer, work_available }
     }
 
     /// One rescue pass.
     fn pass(&self) -> impl Future<Output = ()> + 'static {
-        let (store, work_available, notifier) =
-            (self.store.clone(), self.work_available.clone(), self.notifier.clone());
+        let (completer, work_available) = (self.completer.clone(), self.work_available.clone());
         async move {
-            let rescued = match store.queue().rescue_expired(BATCH).await {
-                Ok(rescued) => rescued,
+            let rescued = match completer.send(Rescue { limit: BATCH }).await {
+                Ok(Ok(rescued)) => rescued,
+                Ok(Err(error)) => return tracing::warn!(%error, "rescuing expired leases failed"),
                 Err(error) => return tracing::warn!(%error, "rescuing expired leases failed"),
             };
             let failed = rescued.failed.len() as u64;
@@ -55,9 +49,6 @@ impl Rescuer {
             metrics::counter!("errand_jobs_rescued_total", "outcome" => "failed").increment(failed);
             if rescued.requeued > 0 || failed > 0 {
                 tracing::warn!(requeued = rescued.requeued, failed, "rescued jobs with expired leases");
-            }
-            for ended in rescued.failed {
-                notifier.do_send(JobFinished(ended));
             }
             if rescued.requeued > 0 {
                 work_available.do_send(WorkAvailable);

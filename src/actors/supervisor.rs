@@ -16,7 +16,6 @@ use serde_json::Value;
 use super::completer::Complete;
 use super::intake::Record;
 use super::leases::LeaseChange;
-use super::notifier::JobFinished;
 use super::progress::ProgressChange;
 use super::worker::{Abandon, JobWorker, WorkerDone, WorkerLinks};
 use crate::domain::Outcome;
@@ -113,7 +112,6 @@ pub struct SupervisorDeps {
     /// Writes running jobs' progress.
     pub progress: Recipient<ProgressChange>,
     pub slot_freed: Recipient<SlotFreed>,
-    pub notifier: Recipient<JobFinished>,
 }
 
 pub struct JobSupervisor {
@@ -160,15 +158,13 @@ impl JobSupervisor {
 
     /// Ends a claimed job that this process cannot run (its type is no longer configured).
     fn fail_unrunnable(&self, job: ClaimedJob, ctx: &mut Context<Self>) {
-        let (completer, notifier, slot_freed) =
-            (self.deps.completer.clone(), self.deps.notifier.clone(), self.deps.slot_freed.clone());
+        let (completer, slot_freed) = (self.deps.completer.clone(), self.deps.slot_freed.clone());
         let outcome = Outcome::Failed { error: format!("job type {:?} is not configured", job.job_type) };
         let completion = Completion { id: job.id, lease: job.lease, outcome, ender: Ender::Worker };
         ctx.spawn(
             async move {
                 match completer.send(Complete(completion)).await {
-                    Ok(Ok(Some(finished))) => notifier.do_send(JobFinished(finished)),
-                    Ok(Ok(None)) => {}
+                    Ok(Ok(_)) => {}
                     // The lease will expire and the rescuer will end the job.
                     Ok(Err(error)) => tracing::warn!(%error, job = %job.id, "could not fail a job of an unknown type"),
                     Err(error) => tracing::warn!(%error, job = %job.id, "could not fail a job of an unknown type"),
@@ -302,9 +298,6 @@ impl Handler<WorkerDone> for JobSupervisor {
     fn handle(&mut self, done: WorkerDone, _ctx: &mut Self::Context) {
         self.last_active = Instant::now();
         self.workers.remove(&done.job);
-        if let Some(ended) = done.ended.filter(|ended| ended.state.is_terminal()) {
-            self.deps.notifier.do_send(JobFinished(ended));
-        }
         self.deps.slot_freed.do_send(SlotFreed);
     }
 }

@@ -19,18 +19,16 @@ use tokio::task::AbortHandle;
 use super::completer::Complete;
 use super::leases::{LeaseChange, LeaseNotice};
 use super::progress::ProgressChange;
-use crate::domain::JobId;
-use crate::domain::Outcome;
+use crate::domain::{Failure, JobId, Outcome};
 use crate::jobs::{JobContext, JobError, JobOutput, JobType, Progress};
-use crate::store::{ClaimedJob, Completion, EndedAttempt, Ender};
+use crate::store::{ClaimedJob, Completion, Ender};
 
-/// The worker of `job` has stopped; `ended` is set when it recorded the end of
-/// its attempt (a terminal state, or a retry).
+/// The worker of `job` has stopped, however its attempt ended (the
+/// Completer told the Notifier of a terminal end).
 #[derive(Debug, Message)]
 #[rtype(result = "()")]
 pub struct WorkerDone {
     pub job: JobId,
-    pub ended: Option<EndedAttempt>,
 }
 
 /// Stop now without writing anything (shutdown; the lease is released after).
@@ -79,21 +77,11 @@ pub struct JobWorker {
     cancelling: bool,
     /// What the handler reports of its progress.
     progress: Progress,
-    ended: Option<EndedAttempt>,
 }
 
 impl JobWorker {
     pub(super) fn new(job: ClaimedJob, job_type: Arc<JobType>, links: WorkerLinks) -> Self {
-        Self {
-            job,
-            job_type,
-            links,
-            abort: None,
-            finishing: false,
-            cancelling: false,
-            progress: Progress::default(),
-            ended: None,
-        }
+        Self { job, job_type, links, abort: None, finishing: false, cancelling: false, progress: Progress::default() }
     }
 
     fn context(&self) -> JobContext {
@@ -111,26 +99,20 @@ impl JobWorker {
 
     /// What the attempt's result means for the job.
     fn outcome(&self, result: Result<Result<JobOutput, JobError>, AttemptEnd>) -> Outcome {
-        let retry_or_fail = |error: String| {
-            let error = storable(error);
-            if self.job_type.retry.allows_another(self.job.attempt) {
-                Outcome::Retry { delay: self.job_type.retry.next_delay(self.job.attempt), error }
-            } else {
-                Outcome::Failed { error }
-            }
-        };
+        let failed = |failure| self.job_type.retry.outcome(self.job.attempt, failure);
         match result {
             Ok(Ok(output)) if output.result.as_ref().is_some_and(crate::jobs::holds_nul) => {
                 tracing::error!(job = %self.job.id, "the handler's result holds NUL, which cannot be stored");
                 Outcome::Failed { error: "the job finished but its result could not be stored".into() }
             }
             Ok(Ok(output)) => Outcome::Completed { result: output.result },
-            Ok(Err(JobError::Permanent(error))) => Outcome::Failed { error: storable(error) },
-            Ok(Err(JobError::Retryable(error))) => retry_or_fail(error),
-            Err(AttemptEnd::TimedOut) => {
-                retry_or_fail(format!("timed out after {}", humantime::format_duration(self.job_type.timeout)))
-            }
-            Err(AttemptEnd::Crashed) => retry_or_fail("the job stopped unexpectedly".into()),
+            Ok(Err(JobError::Permanent(error))) => failed(Failure::Permanent(error)),
+            Ok(Err(JobError::Retryable(error))) => failed(Failure::Retryable(error)),
+            Err(AttemptEnd::TimedOut) => failed(Failure::Retryable(format!(
+                "timed out after {}",
+                humantime::format_duration(self.job_type.timeout)
+            ))),
+            Err(AttemptEnd::Crashed) => failed(Failure::Retryable("the job stopped unexpectedly".into())),
         }
     }
 
@@ -160,17 +142,10 @@ impl JobWorker {
             if let Some(None) = recorded {
                 tracing::info!(job = %act.job.id, "attempt ended but the job is no longer ours; nothing written");
             }
-            act.ended = recorded.flatten();
             ctx.stop();
         })
         .wait(ctx);
     }
-}
-
-/// A handler's error message as PostgreSQL text can hold it: NUL would make
-/// the statement that ends the job fail, again on every try.
-fn storable(error: String) -> String {
-    if error.contains('\0') { error.replace('\0', "\u{FFFD}") } else { error }
 }
 
 /// An attempt that ended without the handler returning.
@@ -195,8 +170,8 @@ impl Actor for JobWorker {
             // Claims leave external types to external workers: only a process
             // configured otherwise than the one that recorded the job lands here.
             tracing::error!(job = %self.job.id, "no handler in this process for an external job type");
-            let error = "this job type is run by external workers, not by errand".to_owned();
-            return self.finish(Outcome::Retry { error, delay: self.job_type.retry.next_delay(self.job.attempt) }, ctx);
+            let failure = Failure::Retryable("this job type is run by external workers, not by errand".into());
+            return self.finish(self.job_type.retry.outcome(self.job.attempt, failure), ctx);
         };
         let (job_type, due_at, context) = (self.job.job_type.clone(), self.job.due_at, self.context());
         let run = tracing::Instrument::instrument(
@@ -246,7 +221,7 @@ impl Actor for JobWorker {
         }
         self.links.leases.do_send(LeaseChange::Release { job: self.job.id });
         self.links.progress.do_send(ProgressChange::Untrack { job: self.job.id });
-        self.links.report_to.do_send(WorkerDone { job: self.job.id, ended: self.ended.take() });
+        self.links.report_to.do_send(WorkerDone { job: self.job.id });
     }
 }
 

@@ -42,6 +42,15 @@ pub enum Failure {
     Permanent(String),
 }
 
+impl Failure {
+    /// The message, whichever kind of failure it is.
+    pub fn into_message(self) -> String {
+        match self {
+            Self::Retryable(message) | Self::Permanent(message) => message,
+        }
+    }
+}
+
 /// What a running attempt last reported of its progress.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ProgressReport {

@@ -36,7 +36,7 @@ impl fmt::Display for JobTypeName {
 }
 
 /// Where a job is in its life cycle, as stored (the `job_state` enum).
-/// See `migrations/V5__job_queue.sql` for who moves jobs between states.
+/// See `job_queue` in `migrations/` for who moves jobs between states.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, postgres_types::ToSql, postgres_types::FromSql)]
 #[serde(rename_all = "snake_case")]
 #[postgres(name = "job_state", rename_all = "snake_case")]
@@ -72,6 +72,20 @@ impl JobState {
     /// (but an operator's retry).
     pub fn is_terminal(self) -> bool {
         matches!(self, Self::Completed | Self::Failed | Self::Cancelled)
+    }
+
+    /// The word the API shows for the state (a job's `state`), finer than
+    /// its [`JobStatus`]: the one table for every view of a job.
+    pub fn api_word(self, cancel_requested: bool) -> &'static str {
+        match self {
+            Self::Available => "queued",
+            Self::Running if cancel_requested => "cancelling",
+            Self::Running => "running",
+            Self::Retryable => "retry_scheduled",
+            Self::Completed => "completed",
+            Self::Failed => "failed",
+            Self::Cancelled => "cancelled",
+        }
     }
 
     /// The coarse status the API shows.

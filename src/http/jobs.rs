@@ -62,15 +62,7 @@ impl JobView {
             Some(f) => Some(state.download_url(f).await?),
             None => None,
         };
-        let detail = match job.state {
-            JobState::Available => "queued",
-            JobState::Running if job.cancel_requested => "cancelling",
-            JobState::Running => "running",
-            JobState::Retryable => "retry_scheduled",
-            JobState::Completed => "completed",
-            JobState::Failed => "failed",
-            JobState::Cancelled => "cancelled",
-        };
+        let detail = job.state.api_word(job.cancel_requested);
         Ok(Self {
             id: job.id,
             job_type: job.job_type,

@@ -26,7 +26,7 @@ use actix_web::{FromRequest, HttpRequest, HttpResponse, Resource, Responder, web
 pub use auth::ExternalWorker;
 pub use request_id::request_id;
 
-use crate::actors::{Notifier, SupervisorFor, SupervisorRegistry};
+use crate::actors::{Broker, Completer, Notifier, SupervisorFor, SupervisorRegistry};
 use crate::config::{NotificationSettings, Settings};
 use crate::domain::Caller;
 use crate::http::error::AppError;
@@ -55,8 +55,12 @@ pub struct AppState {
     pub openapi: web::Bytes,
     /// Cancelled when the process shuts down: live streams end.
     pub closing_streams: tokio_util::sync::CancellationToken,
-    /// The worker API's claims.
-    pub external: std::sync::Arc<worker_api::ExternalClaims>,
+    /// Leases jobs to external workers.
+    pub broker: Addr<Broker>,
+    /// Records the ends external workers report.
+    pub completer: Addr<Completer>,
+    /// How long an external worker's lease lasts (renewed by its heartbeats).
+    pub worker_lease: std::time::Duration,
 }
 
 /// What start-up hands the HTTP side: the actors and stores it talks to.
@@ -67,10 +71,8 @@ pub struct AppParts {
     pub job_types: JobTypes,
     pub storage: Storage,
     pub links: JobLinks,
-    /// Woken with the dispatcher's wake-ups: waiting worker API claims look again.
-    pub work_arrived: std::sync::Arc<tokio::sync::Notify>,
-    /// The job types limited across processes, as the dispatcher's claims read them.
-    pub type_limits: std::sync::Arc<crate::store::TypeLimits>,
+    pub broker: Addr<Broker>,
+    pub completer: Addr<Completer>,
     /// Cancelled at shutdown: live streams end.
     pub closing_streams: tokio_util::sync::CancellationToken,
 }
@@ -78,12 +80,6 @@ pub struct AppParts {
 impl AppState {
     pub fn new(parts: AppParts, settings: &Settings) -> Result<Self, jsonwebtoken::errors::Error> {
         let openapi = web::Bytes::from(serde_json::to_vec(&openapi::document(&parts.job_types)).unwrap_or_default());
-        let external = worker_api::ExternalClaims::new(
-            settings.workers.lease,
-            settings.workers.tenant_limit,
-            parts.type_limits,
-            parts.work_arrived,
-        );
         Ok(Self {
             registry: parts.registry,
             notifier: parts.notifier,
@@ -97,7 +93,9 @@ impl AppState {
             links: parts.links,
             openapi,
             closing_streams: parts.closing_streams,
-            external: std::sync::Arc::new(external),
+            broker: parts.broker,
+            completer: parts.completer,
+            worker_lease: settings.workers.lease,
         })
     }
 

@@ -241,6 +241,11 @@ impl JobTypes {
         self.types.values().filter(|t| t.handler.is_some()).map(|t| t.name.clone()).collect()
     }
 
+    /// The types run by external workers (for the Broker's claims).
+    pub fn external(&self) -> Vec<String> {
+        self.types.values().filter(|t| t.handler.is_none()).map(|t| t.name.clone()).collect()
+    }
+
     /// Whether jobs of type `name` are run by external workers.
     pub fn is_external(&self, name: &str) -> bool {
         self.get(name).is_some_and(|t| t.handler.is_none())

@@ -1,4 +1,4 @@
-//! Cancelling a job (see `migrations/V9__cancel_and_progress.sql`): one
+//! Cancelling a job (see `job_queue.cancel_requested_by` in `migrations/`): one
 //! transaction that locks the job's queue row, so it is settled against a
 //! claim, an end or a rescue of the same job by the row lock, not by timing.
 //! A job still waiting ends at once; a running one is asked to stop, and the
@@ -10,7 +10,7 @@ use super::StoreError;
 use super::jobs::CallerJobs;
 use crate::domain::{Job, JobId, JobState};
 
-/// Who asked for the cancel: it decides who is told (see V9).
+/// Who asked for the cancel: it decides who is told (see `notifications.kind`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CancelledBy {
     Owner,
@@ -74,7 +74,7 @@ WITH dequeued AS (
     ON CONFLICT (job_id, run) DO NOTHING
 )
 SELECT pg_notify('errand_notifications',
-                 left(encode(sha256(convert_to(tenant_id || chr(31) || user_id, 'UTF8')), 'hex'), 16))
+                 errand_owner_tag(tenant_id, user_id))
 FROM notified";
 
 /// Asks the worker of the running job `$1` to stop (the first to ask is
@@ -92,10 +92,13 @@ impl CallerJobs<'_> {
     /// second call finds the job cancelled, or still stopping.
     pub async fn cancel(&self, id: JobId) -> Result<CancelOutcome, StoreError> {
         let (tenant, user) = (self.caller.tenant.as_str(), self.caller.user.as_str());
-        let mut client = self.pool.get().await?;
-        let tx = client.transaction().await?;
-        cancel_locked(&tx, LOCK_OWN, &[&tenant, &user, &id.0], id, CancelledBy::Owner, false).await?;
-        tx.commit().await?;
+        {
+            // Given back before the read below, which takes a connection of its own.
+            let mut client = self.pool.get().await?;
+            let tx = client.transaction().await?;
+            cancel_locked(&tx, LOCK_OWN, &[&tenant, &user, &id.0], id, CancelledBy::Owner, false).await?;
+            tx.commit().await?;
+        }
         Ok(match self.get(id).await? {
             None => CancelOutcome::NotFound,
             Some(job) if job.state == JobState::Cancelled => CancelOutcome::Cancelled(job),

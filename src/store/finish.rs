@@ -64,7 +64,7 @@ pub struct Rescued {
 /// The owner tag is `OwnerTag` in `domain/ids.rs`: who to wake, not what happened.
 ///
 /// A job whose cancel was asked for (`cancel_requested_by`) never runs
-/// again: any end but a completion ends it `cancelled` (see V9). An owner's
+/// again: any end but a completion ends it `cancelled` (see `job_queue.cancel_requested_by`). An owner's
 /// cancel is told to their streams only (`job_cancelled`, kept out of the
 /// feed, no email); an operator's is a `job_completed` like any end.
 const FINISH_FENCED: &str = "
@@ -97,7 +97,7 @@ WITH input AS (
     UPDATE job_queue q
     SET state = e.state, run_at = now() + e.delay_ms * interval '1 millisecond', last_error = e.error,
         lease_id = NULL, lease_owner = NULL, lease_expires_at = NULL, last_lease_id = e.ended_lease_id,
-        uploaded_result = NULL  -- the next attempt's result is its own (V13 discards this one's)
+        uploaded_result = NULL  -- the next attempt's result is its own (errand_discard_upload discards this one's)
     FROM ended e
     WHERE q.job_id = e.job_id AND e.state IN ('available', 'retryable')
 ), dequeued AS (
@@ -132,7 +132,7 @@ WITH input AS (
 ), announced AS (
     SELECT pg_notify('errand_notifications', string_agg(tag, ','))
     FROM (SELECT tag, (row_number() OVER (ORDER BY tag) - 1) / 400 AS chunk
-          FROM (SELECT DISTINCT left(encode(sha256(convert_to(tenant_id || chr(31) || user_id, 'UTF8')), 'hex'), 16) AS tag
+          FROM (SELECT DISTINCT errand_owner_tag(tenant_id, user_id) AS tag
                 FROM notified) owners) tags
     GROUP BY chunk
 )

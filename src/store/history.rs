@@ -43,7 +43,7 @@ WITH doomed AS (
 )
 DELETE FROM jobs WHERE id IN (SELECT id FROM doomed)";
 
-/// Files discarded by attempts that did not complete (see V13) that may be
+/// Files discarded by attempts that did not complete (see `discarded_files`) that may be
 /// deleted now, longest due first.
 const DISCARDED_FILES: &str = "
 SELECT storage_key FROM discarded_files WHERE delete_after <= now() ORDER BY delete_after LIMIT $1";

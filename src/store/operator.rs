@@ -1,4 +1,4 @@
-//! The operators' door (see `migrations/V10__operators.sql`): any tenant's
+//! The operators' door (see `operator_actions` in `migrations/`): any tenant's
 //! jobs, read and acted on by someone who runs errand. Only an [`Operator`]
 //! (proved by an operator token) opens it, and every action writes its audit
 //! row in the transaction that does it.
@@ -227,11 +227,14 @@ impl OperatorJobs<'_> {
     /// Cancels any tenant's job (as its owner's cancel does, but the owner
     /// is notified, in-app and by email, once it has stopped).
     pub async fn cancel(&self, id: JobId) -> Result<CancelOutcome, StoreError> {
-        let mut client = self.pool.get().await?;
-        let tx = client.transaction().await?;
-        let found = cancel_locked(&tx, LOCK_QUEUED, &[&id.0], id, CancelledBy::Operator, self.email_outbox).await?;
-        self.audit(&tx, "cancel", Some(id), None, u64::from(found.is_some())).await?;
-        tx.commit().await?;
+        {
+            // Given back before the read below, which takes a connection of its own.
+            let mut client = self.pool.get().await?;
+            let tx = client.transaction().await?;
+            let found = cancel_locked(&tx, LOCK_QUEUED, &[&id.0], id, CancelledBy::Operator, self.email_outbox).await?;
+            self.audit(&tx, "cancel", Some(id), None, u64::from(found.is_some())).await?;
+            tx.commit().await?;
+        }
         Ok(match self.get(id).await? {
             None => CancelOutcome::NotFound,
             Some((job, _)) if job.state == JobState::Cancelled => CancelOutcome::Cancelled(job),

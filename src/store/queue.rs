@@ -3,19 +3,7 @@
 //! give jobs back at shutdown, measure the queue's depth.
 //!
 //! All of it reads and writes `job_queue`, the narrow table of unfinished
-//! jobs (see `migrations/V5__job_queue.sql`), and touches `jobs` only to read
-//! a claimed job's params: the history of finished jobs never sits in the
-//! claim path.
-//!
-//! A claim is one call of a PL/pgSQL function, one round trip, of two
-//! statements. The first walks a bounded number of tenants with waiting work,
-//! from a cursor the caller keeps, and try-locks each one (and each job type
-//! with a cluster-wide concurrency) with a transaction-scoped advisory lock;
-//! a tenant another claim holds is skipped, never waited for. The second runs
-//! with a snapshot taken after those locks were granted, so its count of the
-//! tenant's running jobs includes every claim committed before: per-tenant
-//! and per-type limits hold exactly across processes, and claims for
-//! different tenants never wait on each other.
+//! jobs (see `migrations/V1__baseline.sql` for who moves them between states).
 
 use std::time::Duration;
 
@@ -84,7 +72,7 @@ WITH held AS (
     RETURNING q.job_id
 )
 SELECT count(*) AS written,
-       pg_notify('errand_progress', string_agg(DISTINCT left(encode(sha256(convert_to(j.tenant_id || chr(31) || j.user_id, 'UTF8')), 'hex'), 16), ','))
+       pg_notify('errand_progress', string_agg(DISTINCT errand_owner_tag(j.tenant_id, j.user_id), ','))
 FROM written w JOIN jobs j ON j.id = w.job_id
 HAVING count(*) > 0";
 
@@ -95,7 +83,7 @@ SELECT job_type, attempt, tenant_id, uploaded_result
 FROM job_queue WHERE job_id = $1 AND lease_id = $2 AND state = 'running'";
 
 /// Keeps the file `$3` uploaded for job `$1`'s attempt under lease `$2` (a
-/// file it replaces under another key is discarded: see V13).
+/// file it replaces under another key is discarded: see `errand_discard_upload`).
 const KEEP_UPLOAD: &str = "
 UPDATE job_queue SET uploaded_result = $3 WHERE job_id = $1 AND lease_id = $2 AND state = 'running'";
 
@@ -111,7 +99,7 @@ const RELEASE_OWNED: &str = "
 UPDATE job_queue
 SET state = 'available', attempt = attempt - 1, run_at = now(), started_at = NULL,
     lease_id = NULL, lease_owner = NULL, lease_expires_at = NULL,
-    uploaded_result = NULL  -- the next attempt's result is its own (V13 discards this one's)
+    uploaded_result = NULL  -- the next attempt's result is its own (errand_discard_upload discards this one's)
 WHERE lease_owner = $1 AND state = 'running'";
 
 /// Jobs waiting (now or after a backoff), running, and the oldest due job's wait.

@@ -118,7 +118,7 @@ fn a_token_can_be_made_anywhere_with_the_secret_and_says_what_it_needs_without()
 
 #[tokio::test]
 async fn json_logs_are_one_object_per_line() {
-    let db = crate::helpers::TestDb::create().await;
+    let db = crate::helpers::TestDb::create_empty().await;
     let (code, stderr) =
         errand_with(&[("ERRAND_DATABASE__URL", &db.url), ("ERRAND_LOG__FORMAT", "json"), ("RUST_LOG", "info")]);
     assert_eq!(code, 0, "{stderr}");

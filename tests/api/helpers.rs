@@ -40,15 +40,30 @@ pub struct TestDb {
 }
 
 impl TestDb {
-    /// A database on the shared test server.
+    /// A migrated database on the shared test server: a copy of the
+    /// template database (see [`template`]), not a migration run of its own.
     pub async fn create() -> Self {
+        let template = template().await;
+        Self::create_with(&admin_url(), &format!("TEMPLATE {template}")).await
+    }
+
+    /// An empty database (not migrated) on the shared test server.
+    pub async fn create_empty() -> Self {
         Self::create_on(&admin_url()).await
     }
 
-    /// A database on the server of `admin` (a URL of any database there).
+    /// An empty database on the server of `admin` (a URL of any database there).
     pub async fn create_on(admin: &str) -> Self {
+        Self::create_with(admin, "").await
+    }
+
+    async fn create_with(admin: &str, options: &str) -> Self {
         let name = format!("errand_test_{}", Uuid::new_v4().simple());
-        connect(admin).await.batch_execute(&format!("CREATE DATABASE {name}")).await.expect("create test database");
+        connect(admin)
+            .await
+            .batch_execute(&format!("CREATE DATABASE {name} {options}"))
+            .await
+            .expect("create test database");
         Self { url: with_database(admin, &name), name, admin: admin.to_owned() }
     }
 
@@ -88,6 +103,62 @@ impl Drop for TestDb {
         })
         .join();
     }
+}
+
+/// The name of a database holding errand's schema, from which each test's
+/// database is copied: made once per schema (its name carries a hash of
+/// `migrations/`), under an advisory lock so that concurrent test processes
+/// make it once, and never connected to afterwards (a copy needs that).
+async fn template() -> &'static str {
+    static TEMPLATE: tokio::sync::OnceCell<String> = tokio::sync::OnceCell::const_new();
+    TEMPLATE
+        .get_or_init(|| async {
+            use sha2::Digest;
+            let mut files: Vec<_> = std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/migrations"))
+                .expect("migrations/ is readable")
+                .map(|entry| entry.expect("a migration").path())
+                .collect();
+            files.sort();
+            let mut hash = sha2::Sha256::new();
+            for file in files {
+                hash.update(std::fs::read(file).expect("a readable migration"));
+            }
+            let name = format!("errand_template_{}", &hex::encode(hash.finalize())[..12]);
+            let admin = connect(&admin_url()).await;
+            admin
+                .batch_execute("SELECT pg_advisory_lock(hashtext('errand test template'))")
+                .await
+                .expect("the template lock");
+            let exists = !admin
+                .query("SELECT 1 FROM pg_database WHERE datname = $1", &[&name])
+                .await
+                .expect("look for the template")
+                .is_empty();
+            if !exists {
+                // Made under another name and renamed once whole, so that a
+                // run stopped half-way leaves no half-made template behind.
+                let making = TestDb::create_on(&admin_url()).await;
+                let store = errand::store::Store::connect(&making.url, 1).unwrap();
+                errand::db::migrate(&store).await.expect("migrate the template");
+                drop(store);
+                // A copy, like a rename, needs the pool's connection gone.
+                let making_name = making.name.clone();
+                eventually(Duration::from_secs(20), "the template's migrating connection to close", || async {
+                    let sql = "SELECT count(*) FROM pg_stat_activity WHERE datname = $1";
+                    admin.query_one(sql, &[&making_name]).await.expect(sql).get::<_, i64>(0) == 0
+                })
+                .await;
+                let rename = format!("ALTER DATABASE {} RENAME TO {name}", making.name);
+                admin.batch_execute(&rename).await.expect("name the template");
+                std::mem::forget(making);
+            }
+            admin
+                .batch_execute("SELECT pg_advisory_unlock(hashtext('errand test template'))")
+                .await
+                .expect("the template lock");
+            name
+        })
+        .await
 }
 
 /// A fresh database, migrated, and a store on it: for tests that drive the store directly.

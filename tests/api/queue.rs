@@ -419,15 +419,3 @@ async fn a_claim_beside_submissions_keeps_to_its_slots_and_its_types() {
     assert!(replayed.iter().all(|a| matches!(a, Submission::Replayed(_))), "{replayed:?}");
     assert_eq!(claimed.len(), 1, "the third noop job, not the export");
 }
-
-#[tokio::test]
-async fn the_claim_function_of_the_previous_version_still_claims() {
-    // Processes not yet upgraded keep calling errand_claim, prepared with its nine columns.
-    let (db, store) = migrated_store().await;
-    submit(&store, "acme", 1).await;
-    let old = "SELECT * FROM errand_claim('', 16, 4, '{}', '{}', 10, gen_random_uuid(), 30000, NULL)";
-    let rows = db.client().await.query(old, &[]).await.unwrap();
-    let kinds: Vec<&str> = rows.iter().map(|row| row.get("kind")).collect();
-    assert_eq!(kinds, ["job", "cursor"]);
-    assert_eq!(rows[0].columns().len(), 9);
-}

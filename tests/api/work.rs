@@ -257,44 +257,6 @@ async fn one_tenants_burst_does_not_starve_another_tenants_job() {
 }
 
 #[actix_web::test]
-async fn jobs_queued_running_or_retrying_before_an_upgrade_run_after_it_without_any_request() {
-    errand::telemetry::init_with_default("warn");
-    let db = TestDb::create().await;
-    let store = errand::store::Store::connect(&db.url, 2).unwrap();
-    // The schema before the queue table (V5) existed; errand migrates it when it starts.
-    errand::db::migrate_to(&store, 4).await.unwrap();
-    let client = db.client().await;
-    // One job recorded but never started, one whose worker vanished mid-attempt,
-    // one waiting for its retry.
-    client
-        .batch_execute(
-            "INSERT INTO jobs (id, tenant_id, user_id, idempotency_key, fingerprint, job_type, params, max_attempts) \
-             VALUES ('01a22b18-0000-7000-8000-000000000001', 'acme', 'alice', 'a', '\\x00', 'noop', '{}', 3); \
-             INSERT INTO jobs (id, tenant_id, user_id, idempotency_key, fingerprint, job_type, params, max_attempts, \
-                               state, attempt, lease_id, lease_owner, lease_expires_at, started_at) \
-             VALUES ('01a22b18-0000-7000-8000-000000000002', 'acme', 'alice', 'b', '\\x00', 'noop', '{}', 3, \
-                     'running', 1, gen_random_uuid(), gen_random_uuid(), now() - interval '1 second', now()); \
-             INSERT INTO jobs (id, tenant_id, user_id, idempotency_key, fingerprint, job_type, params, max_attempts, \
-                               state, attempt, run_at, error_message) \
-             VALUES ('01a22b18-0000-7000-8000-000000000003', 'acme', 'alice', 'c', '\\x00', 'noop', '{}', 3, \
-                     'retryable', 1, now(), 'busy');",
-        )
-        .await
-        .unwrap();
-    let app = spawn_app_on(db, |_| {}, HandlerRegistry::builtin()).await;
-    let alice = token("acme", "alice");
-    let queued = app.wait_until_finished(&alice, "01a22b18-0000-7000-8000-000000000001", WITHIN).await;
-    assert_eq!((queued["status"].as_str(), queued["attempts"].as_i64()), (Some("completed"), Some(1)));
-    let rescued = app.wait_until_finished(&alice, "01a22b18-0000-7000-8000-000000000002", WITHIN).await;
-    assert_eq!((rescued["status"].as_str(), rescued["attempts"].as_i64()), (Some("completed"), Some(2)));
-    assert_eq!(app.db.notifications_for("01a22b18-0000-7000-8000-000000000002").await, 1);
-    let retried = app.wait_until_finished(&alice, "01a22b18-0000-7000-8000-000000000003", WITHIN).await;
-    assert_eq!((retried["status"].as_str(), retried["attempts"].as_i64()), (Some("completed"), Some(2)));
-    let queued: i64 = app.db.scalar("SELECT count(*) FROM job_queue", &[]).await;
-    assert_eq!(queued, 0);
-}
-
-#[actix_web::test]
 async fn an_idle_tenant_supervisor_stops_and_comes_back_on_demand() {
     let app =
         spawn_app_with(|s| s.workers.supervisor_idle = Duration::from_millis(100), HandlerRegistry::builtin()).await;

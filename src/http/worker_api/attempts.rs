@@ -7,15 +7,13 @@ use serde_json::Value;
 use uuid::Uuid;
 
 use super::files::confirm_presigned_upload;
-use crate::actors::JobFinished;
-use crate::domain::{JobId, LeaseId};
-use crate::domain::{Outcome, ProgressReport};
+use crate::actors::{EndAttempt, Recorded, WorkerEnd};
+use crate::domain::{Failure, JobState, LeaseId, ProgressReport};
 use crate::http::AppState;
 use crate::http::auth::ExternalWorker;
 use crate::http::body::json as read_json;
 use crate::http::error::{AppError, LeaseNoLongerYours, NotAWorker, Problem, Unauthenticated, Unavailable};
 use crate::http::job_id;
-use crate::store::{Completion, Ender};
 
 #[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -54,9 +52,9 @@ pub async fn heartbeat(
 ) -> Result<HttpResponse, AppError> {
     let id = job_id(&path)?;
     let body: Heartbeat = read_json(body).await?;
-    let renewed = state.store.queue().renew_leases(&[(id, LeaseId(body.lease_id))], state.external.lease).await?;
+    let renewed = state.store.queue().renew_leases(&[(id, LeaseId(body.lease_id))], state.worker_lease).await?;
     let (_, cancel_requested) = renewed.first().copied().ok_or(AppError::LeaseLost)?;
-    let expires = chrono::Utc::now() + chrono::Duration::from_std(state.external.lease).unwrap_or_default();
+    let expires = chrono::Utc::now() + chrono::Duration::from_std(state.worker_lease).unwrap_or_default();
     Ok(HttpResponse::Ok()
         .json(LeaseRenewed { lease_expires_at: crate::http::page::rfc3339(expires), cancel_requested }))
 }
@@ -165,7 +163,7 @@ pub async fn complete(
     let lease = LeaseId(body.lease_id);
     confirm_presigned_upload(&state, id, lease).await?;
     // A file uploaded for this attempt joins the result where the end is recorded.
-    end(&state, id, lease, Outcome::Completed { result }).await
+    end(&state, EndAttempt { id, lease, end: WorkerEnd::Completed { result } }).await
 }
 
 /// `POST /worker/v1/jobs/{id}/fail`: the attempt failed; it runs again after
@@ -193,45 +191,23 @@ pub async fn fail(
 ) -> Result<HttpResponse, AppError> {
     let id = job_id(&path)?;
     let body: FailBody = read_json(body).await?;
-    let error = body.error.replace('\0', "\u{FFFD}");
-    let lease = LeaseId(body.lease_id);
-    let outcome = match state.store.queue().running_attempt(id, lease).await? {
-        Some(running) if body.retryable => match state.job_types.get(&running.job_type) {
-            Some(t) if t.retry.allows_another(running.attempt) => {
-                Outcome::Retry { delay: t.retry.next_delay(running.attempt), error }
-            }
-            _ => Outcome::Failed { error },
-        },
-        _ => Outcome::Failed { error },
-    };
-    end(&state, id, lease, outcome).await
+    let failure = if body.retryable { Failure::Retryable(body.error) } else { Failure::Permanent(body.error) };
+    end(&state, EndAttempt { id, lease: LeaseId(body.lease_id), end: WorkerEnd::Failed(failure) }).await
 }
 
-/// Records an end under `lease`; answers how the job stands, or 409.
-async fn end(state: &AppState, id: JobId, lease: LeaseId, outcome: Outcome) -> Result<HttpResponse, AppError> {
-    let completion = Completion { id, lease, outcome, ender: Ender::Worker };
-    let queue = state.store.queue();
-    if let Some(ended) = queue.finish_many_if_running(&[completion]).await?.into_iter().next() {
-        let status = status_of(ended.state);
-        if ended.state.is_terminal() {
-            state.notifier.do_send(JobFinished(ended));
+/// Records an end through the Completer; answers how the job stands, or 409.
+async fn end(state: &AppState, end: EndAttempt) -> Result<HttpResponse, AppError> {
+    let recorded = state.completer.send(end).await.map_err(|e| AppError::Unavailable(e.to_string()))?;
+    match recorded.map_err(|e| AppError::Unavailable(e.to_string()))? {
+        Recorded::Now(state) | Recorded::Before(state) => {
+            Ok(HttpResponse::Ok().json(Ended { status: status_of(state) }))
         }
-        return Ok(HttpResponse::Ok().json(Ended { status }));
-    }
-    // Not running under this lease: recorded before under it (a retried
-    // call), or the lease was lost.
-    match queue.ended_under(id, lease).await? {
-        Some(state) => Ok(HttpResponse::Ok().json(Ended { status: status_of(state) })),
-        None => Err(AppError::LeaseLost),
+        Recorded::LeaseLost => Err(AppError::LeaseLost),
     }
 }
 
-fn status_of(state: crate::domain::JobState) -> &'static str {
-    use crate::domain::JobState as S;
-    match state {
-        S::Completed => "completed",
-        S::Failed => "failed",
-        S::Cancelled => "cancelled",
-        S::Available | S::Retryable | S::Running => "retry_scheduled",
-    }
+/// What an ended attempt means for the worker: the job's end, or that it
+/// will run again.
+fn status_of(state: JobState) -> &'static str {
+    if state.is_terminal() { state.api_word(false) } else { "retry_scheduled" }
 }

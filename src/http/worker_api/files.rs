@@ -146,7 +146,7 @@ pub async fn upload_url(
     };
     let content_type = body.content_type.unwrap_or_else(|| "application/octet-stream".into());
     let expires_at = chrono::Utc::now() + chrono::Duration::from_std(expires_in).unwrap_or_default();
-    // Until the URL expires a PUT may still come: a discarded file is deleted only after (V13).
+    // Until the URL expires a PUT may still come: a discarded file is deleted only after (`discarded_files.delete_after`).
     let pending = json!({
         "storage_key": key.as_str(), "file_name": body.file_name, "content_type": content_type, "pending": true,
         "url_expires_at": crate::http::page::rfc3339(expires_at),
