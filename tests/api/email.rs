@@ -142,11 +142,8 @@ async fn a_failed_job_emails_the_reason_and_a_retried_one_emails_once() {
     let page = app.open_link(&link_in(failure)).await;
     assert_eq!(page.status(), 200, "a failed job's link shows its error");
     assert!(page.text().await.unwrap().contains("What went wrong: planned failure 3 of 5"));
-    // Nothing more arrives: one email per job, however many attempts it took.
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    assert_eq!(mail.emails().await.len(), 2);
-    let rows: i64 = app.db.scalar("SELECT count(*) FROM email_outbox WHERE state = 'sent'", &[]).await;
-    assert_eq!(rows, 2);
+    // One email per job, however many attempts it took.
+    mail.assert_all_sent(&app.db, 2).await;
 }
 
 #[actix_web::test]

@@ -173,8 +173,7 @@ async fn an_operators_cancel_tells_the_owner_once_in_app_and_by_email() {
     );
     let emails = mail.wait_for(1, WITHIN).await;
     assert_eq!(emails[0]["subject"], "Your test job was cancelled");
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    assert_eq!(mail.emails().await.len(), 1, "once");
+    mail.assert_all_sent(&app.db, 1).await;
     let audited: i64 =
         app.db.scalar("SELECT count(*) FROM operator_actions WHERE action = 'cancel' AND operator = 'olga'", &[]).await;
     assert_eq!(audited, 2);

@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use errand::jobs::{HandlerFuture, HandlerRegistry, JobContext, JobHandler, JobOutput};
+use errand::jobs::{HandlerFuture, JobContext, JobHandler, JobOutput};
 use futures_util::StreamExt;
 use serde_json::{Value, json};
 
@@ -64,9 +64,7 @@ impl JobHandler for Chatty {
 
 #[actix_web::test]
 async fn progress_reported_in_a_tight_loop_is_written_about_once_a_second() {
-    let mut handlers = HandlerRegistry::builtin();
-    handlers.register("chatty", Chatty);
-    let app = spawn_app_with(|s| drop(s.job_types.insert("chatty".into(), job_type("chatty"))), handlers).await;
+    let app = TestApp::builder().job_type("chatty", Chatty).spawn().await;
     // Every progress write announces itself once on errand_progress: count them.
     let (listener, mut connection) = tokio_postgres::connect(&app.db.url, tokio_postgres::NoTls).await.unwrap();
     let (tx, mut announcements) = tokio::sync::mpsc::unbounded_channel();

@@ -158,9 +158,7 @@ impl JobHandler for Refuses {
 
 #[actix_web::test]
 async fn a_permanent_error_fails_at_once_without_retry() {
-    let mut handlers = HandlerRegistry::builtin();
-    handlers.register("refuses", Refuses);
-    let app = spawn_app_with(|s| _ = s.job_types.insert("refuses".into(), job_type("refuses")), handlers).await;
+    let app = TestApp::builder().job_type("refuses", Refuses).spawn().await;
     let alice = token("acme", "alice");
     let id = app.create(&alice, "refuses", json!({})).await;
     let job = app.wait_until_finished(&alice, &id, WITHIN).await;
@@ -376,9 +374,7 @@ impl JobHandler for SaysNul {
 
 #[actix_web::test]
 async fn a_handler_answering_with_nul_still_ends_its_job_once_with_one_notification() {
-    let mut handlers = HandlerRegistry::builtin();
-    handlers.register("says_nul", SaysNul);
-    let app = spawn_app_with(|s| _ = s.job_types.insert("says_nul".into(), job_type("says_nul")), handlers).await;
+    let app = TestApp::builder().job_type("says_nul", SaysNul).spawn().await;
     let alice = token("acme", "alice");
     for place in ["error", "result"] {
         let id = app.create(&alice, "says_nul", json!({"in": place})).await;
@@ -414,9 +410,7 @@ async fn a_handler_hogging_its_thread_holds_up_no_other_job() {
     let (release, released) = std::sync::mpsc::channel();
     let starts = Gate::new();
     let hog = Hog { starts: starts.clone(), release: std::sync::Arc::new(std::sync::Mutex::new(released)) };
-    let mut handlers = HandlerRegistry::builtin();
-    handlers.register("hog", hog);
-    let app = spawn_app_with(|s| drop(s.job_types.insert("hog".into(), job_type("hog"))), handlers).await;
+    let app = TestApp::builder().job_type("hog", hog).spawn().await;
     let alice = token("acme", "alice");
     let hogging = app.create(&alice, "hog", json!({})).await;
     starts.started(1, WITHIN).await;

@@ -1,0 +1,37 @@
+//! The test harness: a fresh database per test, errand started in-process
+//! (`spawn_app`, `TestApp::builder()`) or as real processes
+//! (`ErrandProcess`), and a client that speaks the API, so a new test is a
+//! few lines long. One module per concern; tests `use crate::helpers::*`.
+
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use errand::config::{JobTypeSettings, Settings};
+use errand::jobs::HandlerRegistry;
+use errand::startup::Application;
+use errand::tokens::{TokenIssuer, UserClaims};
+use reqwest::{Response, StatusCode};
+use serde_json::{Value, json};
+use tokio_postgres::NoTls;
+use uuid::Uuid;
+
+mod api;
+mod app;
+mod db;
+mod gate;
+mod mail;
+mod process;
+mod s3;
+mod sse;
+
+pub use api::*;
+pub use app::*;
+pub use db::*;
+pub use gate::*;
+pub use mail::*;
+pub use process::*;
+pub use s3::*;
+pub use sse::*;

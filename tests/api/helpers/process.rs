@@ -1,0 +1,78 @@
+//! Real `errand serve` processes, for tests across processes, `SIGKILL` and `SIGTERM`.
+
+use super::*;
+
+/// A real `errand serve` process.
+pub struct ErrandProcess {
+    pub child: Child,
+    pub address: String,
+    /// The address errand said it listens on (its bind address, port chosen).
+    pub listening: String,
+    http: reqwest::Client,
+}
+
+impl ErrandProcess {
+    /// Starts `errand serve` on `db` with extra `ERRAND_*` settings, and waits until it listens.
+    pub fn start(db: &TestDb, env: &[(&str, &str)]) -> Self {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_errand"));
+        command
+            .arg("serve")
+            .arg("--config")
+            .arg(repo_path("config.toml"))
+            .env_remove("DATABASE_URL")
+            .env("ERRAND_DATABASE__URL", &db.url)
+            .env("ERRAND_DATABASE__POOL_SIZE", "8")
+            .env("ERRAND_HTTP__BIND", "127.0.0.1:0")
+            .env("ERRAND_HTTP__WORKERS", "2")
+            .env("ERRAND_AUTH__JWT_SECRET", SECRET)
+            .env("ERRAND_WORKERS__POLL_INTERVAL", "200ms")
+            .env("RUST_LOG", "warn")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit());
+        for (key, value) in env {
+            command.env(key, value);
+        }
+        let mut child = command.spawn().expect("start errand");
+        let stdout = child.stdout.take().unwrap();
+        let mut line = String::new();
+        BufReader::new(stdout).read_line(&mut line).expect("errand prints its address");
+        let listening = line
+            .trim()
+            .strip_prefix("errand listening on ")
+            .unwrap_or_else(|| panic!("errand did not start: {line:?}"));
+        let port = listening.rsplit(':').next().unwrap_or_default();
+        let address = format!("http://127.0.0.1:{port}");
+        Self { child, address, listening: listening.to_owned(), http: reqwest::Client::new() }
+    }
+
+    /// SIGKILL: no chance to clean up.
+    pub fn kill_hard(&mut self) {
+        self.child.kill().expect("SIGKILL");
+        self.child.wait().expect("reap");
+    }
+
+    /// SIGTERM, then wait for the process to exit.
+    pub fn terminate(&mut self) -> std::process::ExitStatus {
+        let pid = self.child.id().to_string();
+        Command::new("kill").args(["-TERM", &pid]).status().expect("kill -TERM");
+        self.child.wait().expect("reap")
+    }
+}
+
+impl Drop for ErrandProcess {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+impl Api for ErrandProcess {
+    fn address(&self) -> &str {
+        &self.address
+    }
+    fn http(&self) -> &reqwest::Client {
+        &self.http
+    }
+}
