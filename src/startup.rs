@@ -65,7 +65,7 @@ fn job_links_from(settings: &Settings) -> JobLinks {
 fn export_slots(settings: &Settings) -> usize {
     let limit = settings.workers.global_limit;
     let exports = settings.job_types.values().filter(|t| t.export.is_some());
-    let slots: usize = exports.map(|t| t.concurrency.map_or(limit, |c| c as usize)).sum();
+    let slots: usize = exports.map(|t| t.concurrency.map_or(limit, |c| c.get() as usize)).sum();
     slots.min(limit).max(2)
 }
 
@@ -143,7 +143,7 @@ impl Application {
         let type_limits = std::sync::Arc::new(job_types.limits());
         let dispatcher_settings = DispatcherSettings {
             global_limit: w.global_limit,
-            tenant_limit: w.tenant_limit,
+            tenant_limit: w.tenant_limit.get(),
             lease: w.lease,
             poll_interval: w.poll_interval,
             type_limits: type_limits.clone(),
@@ -181,7 +181,7 @@ impl Application {
         let rescuer = Rescuer::new(rescue_every, completer.clone().recipient(), dispatcher.clone().recipient()).start();
         // External workers claim with the dispatcher's terms, for the external types.
         let external_spec =
-            ClaimSpec::new(uuid::Uuid::nil(), w.tenant_limit, w.lease, type_limits.clone(), job_types.external());
+            ClaimSpec::new(uuid::Uuid::nil(), w.tenant_limit.get(), w.lease, type_limits.clone(), job_types.external());
         let broker = Broker::new(store.clone(), external_spec, work_arrived.clone()).start();
         let ticks =
             Ticks { rescue: rescuer.recipient(), prune: pruner.recipient(), renew_leases: leases.clone().recipient() };
@@ -220,7 +220,7 @@ impl Application {
         .disable_signals()
         .shutdown_timeout(settings.workers.shutdown_grace.as_secs().max(1));
         if let Some(workers) = settings.http.workers {
-            server = server.workers(workers);
+            server = server.workers(workers.get());
         }
         let server =
             server.listen(listener).map_err(|source| StartupError::Bind { bind: settings.http.bind, source })?.run();

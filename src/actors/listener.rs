@@ -28,7 +28,7 @@ pub struct Listeners {
 }
 
 /// Starts the listening loop on the current arbiter; it runs until the arbiter stops.
-pub fn spawn_listener(database_url: secrecy::SecretString, listeners: Listeners) {
+pub fn spawn_listener(database_url: crate::config::PostgresUrl, listeners: Listeners) {
     actix::spawn(async move {
         let mut backoff = Duration::from_millis(100);
         loop {

@@ -14,12 +14,12 @@
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use hmac::{Hmac, KeyInit, Mac};
-use secrecy::{ExposeSecret, SecretString};
+use secrecy::ExposeSecret;
 use serde_json::{Value, json};
 use sha2::Sha256;
 
 use super::{HandlerFuture, JobContext, JobError, JobHandler, JobOutput};
-use crate::config::{HttpUrl, PushSettings};
+use crate::config::{HttpUrl, LongSecret, PushSettings};
 use crate::tokens::{TokenIssuer, WorkerClaims};
 
 /// What a push handler needs beyond its settings.
@@ -34,7 +34,7 @@ pub struct PushEnv {
 pub struct HttpPush {
     job_type: String,
     url: String,
-    secret: SecretString,
+    secret: LongSecret,
     client: reqwest::Client,
     tokens: std::sync::Arc<TokenIssuer>,
     worker_api: String,

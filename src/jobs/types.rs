@@ -8,12 +8,9 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::{HttpPush, JobHandler, NoopHandler, PushEnv, SleepHandler, SqlExport};
-use crate::config::{ConfigError, JobTypeSettings, invalid};
+use crate::config::{ConfigError, HandlerKind, JobTypeSettings, invalid};
 use crate::domain::RetryPolicy;
 use crate::storage::Storage;
-
-/// The `handler` of job types run by workers outside errand.
-pub const EXTERNAL: &str = "external";
 
 /// What `sql_export` job types need: where to write, what to read by default.
 pub struct ExportEnv {
@@ -183,16 +180,16 @@ impl JobTypes {
                         .map_err(|e| invalid(format!("job_types.{name}.export.query"), e))?;
                     Some(Arc::new(export))
                 }
-                None if s.handler == EXTERNAL => None,
-                None if s.handler == "http" => {
+                None if s.handler == HandlerKind::External => None,
+                None if s.handler == HandlerKind::Http => {
                     let push_settings =
                         s.http.as_ref().ok_or_else(|| invalid(format!("job_types.{name}.http"), "missing"))?;
                     let push = HttpPush::new(name, push_settings, s.timeout, push)
                         .map_err(|e| invalid(format!("job_types.{name}.http"), e))?;
                     Some(Arc::new(push))
                 }
-                None => Some(handlers.get(&s.handler).ok_or_else(|| {
-                    invalid(format!("job_types.{name}.handler"), format!("unknown handler {:?}", s.handler))
+                None => Some(handlers.get(s.handler.name()).ok_or_else(|| {
+                    invalid(format!("job_types.{name}.handler"), format!("unknown handler {:?}", s.handler.name()))
                 })?),
             };
             let schema = s
@@ -210,7 +207,7 @@ impl JobTypes {
                 handler,
                 retry: s.retry_policy(),
                 timeout: s.timeout,
-                concurrency: s.concurrency,
+                concurrency: s.concurrency.map(std::num::NonZeroU32::get),
                 params_schema: s.params_schema.clone(),
                 schema,
             };

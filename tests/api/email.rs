@@ -60,7 +60,7 @@ async fn a_tampered_foreign_or_expired_link_is_refused_with_a_page_for_a_person(
     let mail = MailServer::start().await;
     let configure = |s: &mut errand::config::Settings| {
         email_to(mail.smtp_port)(s);
-        s.email.link_secret = Some(LINK_SECRET.into());
+        s.email.link_secret = Some(LINK_SECRET.to_owned().try_into().unwrap());
     };
     let app = spawn_app_with(configure, HandlerRegistry::builtin()).await;
     let alice = token_for("acme", "alice", "alice@example.com");
@@ -184,7 +184,7 @@ async fn mail_written_while_smtp_is_down_goes_out_when_it_returns() {
             configure(s);
             // Retries every 50-200 ms here: enough attempts to outlast the outage however slow
             // the machine (the shipped settings outlast about 50 minutes).
-            s.email.max_attempts = 100_000;
+            s.email.max_attempts = nonzero(100_000);
         },
         HandlerRegistry::builtin(),
     )

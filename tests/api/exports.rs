@@ -177,7 +177,7 @@ async fn ndjson_exports_one_object_per_line_from_a_separate_source_database() {
     let ndjson = ExportSettings {
         query: "SELECT id, customer, unit_price FROM sales WHERE tenant_id = :tenant ORDER BY id".into(),
         format: ExportFormat::Ndjson,
-        source_database_url: Some(source.url.clone().into()),
+        source_database_url: Some(source.url.clone().try_into().unwrap()),
     };
     let (app, _dir) = spawn_exporting_app(move |s| {
         add_export_type(s, "export_lines", ndjson);

@@ -29,7 +29,7 @@ async fn see_one_event_and_disconnect(app: &TestApp, caller: &str) -> (String, O
 /// Settings for stream tests: short keep-alives, quick retries.
 fn quick_streams(s: &mut errand::config::Settings) {
     s.notifications.keep_alive = Duration::from_millis(200);
-    s.job_types.get_mut("sleep").unwrap().max_attempts = 1;
+    s.job_types.get_mut("sleep").unwrap().max_attempts = nonzero(1);
 }
 
 #[actix_web::test]

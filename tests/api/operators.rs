@@ -20,7 +20,7 @@ async fn json_of(response: reqwest::Response) -> Value {
 async fn failing_app(configure: impl FnOnce(&mut errand::config::Settings)) -> TestApp {
     spawn_app_with(
         |s| {
-            s.job_types.get_mut("sleep").unwrap().max_attempts = 3;
+            s.job_types.get_mut("sleep").unwrap().max_attempts = nonzero(3);
             configure(s);
         },
         HandlerRegistry::builtin(),

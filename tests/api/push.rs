@@ -65,7 +65,7 @@ async fn pushed_jobs_complete_fail_for_good_or_retry_as_the_app_answers() {
             let mut push = job_type("http");
             push.http = Some(errand::config::PushSettings {
                 url: errand::config::HttpUrl::parse(&format!("http://127.0.0.1:{port}/errand")).unwrap(),
-                signing_secret: SIGNING_SECRET.into(),
+                signing_secret: SIGNING_SECRET.to_owned().try_into().unwrap(),
             });
             s.job_types.insert("render_invoice".into(), push);
         },

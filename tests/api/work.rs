@@ -66,7 +66,7 @@ async fn a_quiet_process_claims_a_new_job_in_the_transaction_that_records_it() {
 async fn claims_beside_submissions_keep_to_the_tenant_and_process_limits() {
     for (tenant_limit, global_limit, second_tenant) in [(1, 10, "acme"), (10, 1, "globex")] {
         let (app, gate) = quiet_app_with_gate(|s| {
-            s.workers.tenant_limit = tenant_limit;
+            s.workers.tenant_limit = nonzero(tenant_limit);
             s.workers.global_limit = global_limit;
         })
         .await;
@@ -102,7 +102,8 @@ async fn a_flaky_job_retries_until_it_succeeds_and_notifies_once() {
 #[actix_web::test]
 async fn a_job_that_keeps_failing_fails_after_its_last_attempt_and_notifies() {
     let app =
-        spawn_app_with(|s| s.job_types.get_mut("sleep").unwrap().max_attempts = 3, HandlerRegistry::builtin()).await;
+        spawn_app_with(|s| s.job_types.get_mut("sleep").unwrap().max_attempts = nonzero(3), HandlerRegistry::builtin())
+            .await;
     let alice = token("acme", "alice");
     let id = app.create(&alice, "sleep", json!({"ms": 1, "fail_times": 10})).await;
     let job = app.wait_until_finished(&alice, &id, WITHIN).await;
@@ -174,7 +175,7 @@ async fn an_attempt_past_the_timeout_is_cancelled_and_counts_as_failed() {
         |s| {
             let sleep = s.job_types.get_mut("sleep").unwrap();
             sleep.timeout = Duration::from_millis(200);
-            sleep.max_attempts = 2;
+            sleep.max_attempts = nonzero(2);
         },
         HandlerRegistry::builtin(),
     )
@@ -205,7 +206,7 @@ async fn started_and_finished(app: &TestApp, tenant: &str) -> Vec<Span> {
 async fn a_tenant_never_runs_more_than_its_limit_at_once() {
     let app = spawn_app_with(
         |s| {
-            s.workers.tenant_limit = 2;
+            s.workers.tenant_limit = nonzero(2);
             s.workers.global_limit = 8;
         },
         HandlerRegistry::builtin(),
@@ -231,7 +232,7 @@ async fn a_tenant_never_runs_more_than_its_limit_at_once() {
 async fn one_tenants_burst_does_not_starve_another_tenants_job() {
     let app = spawn_app_with(
         |s| {
-            s.workers.tenant_limit = 4;
+            s.workers.tenant_limit = nonzero(4);
             s.workers.global_limit = 2;
         },
         HandlerRegistry::builtin(),

@@ -25,7 +25,7 @@ async fn app_with_external_type() -> TestApp {
     spawn_app_with(
         |s| {
             let mut external = job_type("external");
-            external.max_attempts = 3;
+            external.max_attempts = nonzero(3);
             s.job_types.insert("render_invoice".into(), external);
             s.workers.lease = Duration::from_secs(1);
         },

@@ -11,11 +11,11 @@ pub(super) fn repo_path(relative: &str) -> PathBuf {
 /// The shipped `config.toml`, pointed at `db`, on a free port, with fast loops for tests.
 pub fn test_settings(db: &TestDb) -> Settings {
     let mut settings = Settings::load(&repo_path("config.toml")).expect("shipped config.toml loads");
-    settings.database.url = db.url.clone().into();
+    settings.database.url = db.url.clone().try_into().unwrap();
     settings.database.pool_size = 8;
     settings.http.bind = "127.0.0.1:0".parse().unwrap();
-    settings.http.workers = Some(2);
-    settings.auth.jwt_secret = SECRET.into();
+    settings.http.workers = std::num::NonZeroUsize::new(2);
+    settings.auth.jwt_secret = SECRET.to_owned().try_into().unwrap();
     settings.workers.poll_interval = Duration::from_millis(200);
     settings.workers.lease = Duration::from_secs(3);
     settings.workers.shutdown_grace = Duration::from_secs(2);
@@ -26,20 +26,19 @@ pub fn test_settings(db: &TestDb) -> Settings {
     settings
 }
 
+/// A count that is not zero, for settings typed so (`NonZeroU32`).
+pub fn nonzero(n: u32) -> std::num::NonZeroU32 {
+    std::num::NonZeroU32::new(n).expect("not zero")
+}
+
 /// A job type running `handler` with test-friendly retry settings.
 pub fn job_type(handler: &str) -> JobTypeSettings {
-    JobTypeSettings {
-        handler: handler.into(),
-        max_attempts: 3,
-        backoff_base: Duration::from_millis(20),
-        backoff_max: Duration::from_millis(100),
-        timeout: Duration::from_secs(30),
-        params_schema: None,
-        display_name: None,
-        export: None,
-        http: None,
-        concurrency: None,
-    }
+    let mut settings = JobTypeSettings::new(handler.to_owned().into());
+    settings.max_attempts = nonzero(3);
+    settings.backoff_base = Duration::from_millis(20);
+    settings.backoff_max = Duration::from_millis(100);
+    settings.timeout = Duration::from_secs(30);
+    settings
 }
 
 /// errand running in this test's actix system.

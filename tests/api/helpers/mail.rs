@@ -96,7 +96,7 @@ pub fn email_to(smtp_port: u16) -> impl FnOnce(&mut Settings) {
         s.email.backoff_base = Duration::from_millis(50);
         s.email.backoff_max = Duration::from_millis(200);
         s.email.poll_interval = Duration::from_millis(100);
-        s.job_types.get_mut("sleep").unwrap().max_attempts = 3;
+        s.job_types.get_mut("sleep").unwrap().max_attempts = nonzero(3);
     }
 }
 

@@ -1,0 +1,153 @@
+//! The settings of one job type: which kind of handler runs it, how it
+//! retries, what params it takes, and the sections of the kinds that have
+//! settings of their own (`[export]` for `sql_export`, `[http]` for `http`).
+//! `jobs::JobTypes` turns them into running job types.
+
+use std::num::NonZeroU32;
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde_inline_default::serde_inline_default;
+
+use super::HttpUrl;
+use super::values::{LongSecret, PostgresUrl, duration_text};
+use crate::domain::RetryPolicy;
+
+/// One job type: which handler runs it, how it retries, what params it takes.
+#[serde_inline_default]
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JobTypeSettings {
+    pub handler: HandlerKind,
+    #[serde_inline_default(NonZeroU32::new(5).expect("not zero"))]
+    pub max_attempts: NonZeroU32,
+    #[serde_inline_default(Duration::from_secs(1))]
+    #[serde(with = "duration_text")]
+    pub backoff_base: Duration,
+    #[serde_inline_default(Duration::from_secs(300))]
+    #[serde(with = "duration_text")]
+    pub backoff_max: Duration,
+    /// An attempt running longer is cancelled and counts as failed.
+    #[serde_inline_default(Duration::from_secs(300))]
+    #[serde(with = "duration_text")]
+    pub timeout: Duration,
+    /// JSON Schema the params must satisfy; any JSON object when absent.
+    #[serde(default)]
+    pub params_schema: Option<serde_json::Value>,
+    /// How people are told about it: "Your {display_name} is ready". Defaults
+    /// to the type's name with spaces for underscores.
+    #[serde(default)]
+    pub display_name: Option<String>,
+    /// For `handler = "sql_export"`: the query and format.
+    #[serde(default)]
+    pub export: Option<ExportSettings>,
+    /// For `handler = "http"`: the app's endpoint that errand pushes jobs to.
+    #[serde(default)]
+    pub http: Option<PushSettings>,
+    /// Most jobs of this type running at once across all processes (none
+    /// when absent): keeps heavy types from taking every worker and the
+    /// database from light ones.
+    #[serde(default)]
+    pub concurrency: Option<NonZeroU32>,
+}
+
+impl JobTypeSettings {
+    /// Settings of a type run by `handler`, every other setting at its default.
+    pub fn new(handler: HandlerKind) -> Self {
+        let handler = serde_json::to_value(handler.name()).expect("a string");
+        serde_json::from_value(serde_json::json!({ "handler": handler })).expect("every other field has a default")
+    }
+
+    /// The retry policy these settings describe.
+    pub fn retry_policy(&self) -> RetryPolicy {
+        RetryPolicy { max_attempts: self.max_attempts.get(), base: self.backoff_base, max: self.backoff_max }
+    }
+}
+
+/// What runs a job type's jobs.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(from = "String")]
+pub enum HandlerKind {
+    /// Workers outside errand, through the worker API (`external`).
+    External,
+    /// The app's own endpoint, pushed to (`http`, with an `[http]` section).
+    Http,
+    /// A query whose rows become a file (`sql_export`, with an `[export]` section).
+    SqlExport,
+    /// A handler in errand's registry: a built-in (`noop`, `sleep`) or one an
+    /// embedding crate registered.
+    Registered(String),
+}
+
+impl From<String> for HandlerKind {
+    fn from(name: String) -> Self {
+        match name.as_str() {
+            "external" => Self::External,
+            "http" => Self::Http,
+            "sql_export" => Self::SqlExport,
+            _ => Self::Registered(name),
+        }
+    }
+}
+
+impl HandlerKind {
+    /// The name written in `handler = "…"`.
+    pub fn name(&self) -> &str {
+        match self {
+            Self::External => "external",
+            Self::Http => "http",
+            Self::SqlExport => "sql_export",
+            Self::Registered(name) => name,
+        }
+    }
+}
+
+/// A `sql_export` job type: a query whose rows become a file.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExportSettings {
+    /// The SELECT to export. `:tenant`, `:user` and `:<param>` stand for values
+    /// bound from the job (never spliced into the text), e.g. `:from::date`.
+    pub query: String,
+    #[serde(default)]
+    pub format: ExportFormat,
+    /// Where to read from (e.g. a read replica); errand's own database when unset.
+    #[serde(default)]
+    pub source_database_url: Option<PostgresUrl>,
+}
+
+/// The file format of an export.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ExportFormat {
+    /// RFC 4180 CSV with a header row, UTF-8.
+    #[default]
+    Csv,
+    /// One JSON object per line.
+    Ndjson,
+}
+
+/// A `handler = "http"` job type: errand POSTs each attempt to the app's
+/// own endpoint, signed (see `jobs/push.rs`), within the type's `timeout`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PushSettings {
+    pub url: HttpUrl,
+    /// Signs each push (HMAC-SHA256); the app checks it.
+    pub signing_secret: LongSecret,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn handler_names_map_to_kinds_and_back() {
+        for name in ["external", "http", "sql_export", "noop"] {
+            assert_eq!(HandlerKind::from(name.to_owned()).name(), name);
+        }
+        assert_eq!(HandlerKind::from("noop".to_owned()), HandlerKind::Registered("noop".into()));
+        let settings = JobTypeSettings::new(HandlerKind::External);
+        assert_eq!((settings.handler, settings.max_attempts.get()), (HandlerKind::External, 5));
+    }
+}

@@ -1,0 +1,293 @@
+//! The sections of the configuration, each setting declared once with its
+//! default beside it. A section that may be left out entirely takes its
+//! defaults from those same declarations ([`defaults`]).
+
+use std::net::SocketAddr;
+use std::num::{NonZeroU32, NonZeroUsize};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use secrecy::SecretString;
+use serde::Deserialize;
+use serde_inline_default::serde_inline_default;
+
+use super::HttpUrl;
+use super::values::{LongSecret, PostgresUrl, defaults, duration_text};
+use crate::domain::RetryPolicy;
+
+/// Implements `Default` from the fields' own defaults.
+macro_rules! default_from_fields {
+    ($($section:ty),*) => {$(
+        impl Default for $section {
+            fn default() -> Self {
+                defaults()
+            }
+        }
+    )*};
+}
+
+default_from_fields!(
+    HttpSettings,
+    WorkerSettings,
+    LogSettings,
+    HistorySettings,
+    NotificationSettings,
+    StorageSettings,
+    EmailSettings
+);
+
+#[serde_inline_default]
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HttpSettings {
+    /// Listen address, e.g. `127.0.0.1:8080`; port 0 picks a free port.
+    #[serde_inline_default(SocketAddr::from(([127, 0, 0, 1], 8080)))]
+    pub bind: SocketAddr,
+    /// HTTP worker threads; defaults to the number of cores.
+    #[serde(default)]
+    pub workers: Option<NonZeroUsize>,
+    /// Where people reach errand: the base of links in emails and of signed download URLs.
+    #[serde_inline_default(HttpUrl::parse("http://127.0.0.1:8080").expect("a valid URL"))]
+    pub public_base_url: HttpUrl,
+}
+
+#[serde_inline_default]
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DatabaseSettings {
+    /// A libpq-style URL, e.g. `postgres://postgres@127.0.0.1:5432/errand`.
+    pub url: PostgresUrl,
+    /// At least 2: a claim and an end may need one each at once.
+    #[serde_inline_default(16)]
+    pub pool_size: usize,
+}
+
+#[serde_inline_default]
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AuthSettings {
+    /// errand's own secret: signs stream tickets, and verifies API tokens
+    /// (HS256) unless `jwks_url` is set.
+    pub jwt_secret: LongSecret,
+    /// An identity provider's JWKS: API tokens are then verified with its
+    /// keys (RS/PS/ES/EdDSA), never with the shared secret.
+    #[serde(default)]
+    pub jwks_url: Option<HttpUrl>,
+    /// A key id not seen yet fetches the JWKS again, at most this often.
+    #[serde_inline_default(Duration::from_secs(30))]
+    #[serde(with = "duration_text")]
+    pub jwks_min_refresh: Duration,
+    /// When set, API tokens must carry this `iss`.
+    #[serde(default)]
+    pub issuer: Option<String>,
+    /// When set, API tokens must carry this `aud`; when not, tokens with any
+    /// `aud` are refused.
+    #[serde(default)]
+    pub audience: Option<String>,
+    /// The claims naming the caller's tenant, user and email address.
+    #[serde_inline_default("tenant".into())]
+    pub tenant_claim: String,
+    #[serde_inline_default("sub".into())]
+    pub user_claim: String,
+    #[serde_inline_default("email".into())]
+    pub email_claim: String,
+}
+
+/// How this process takes and runs work.
+#[serde_inline_default]
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkerSettings {
+    /// Jobs this process runs at once, across all tenants. 0 makes an API-only
+    /// process: it records jobs and announces them, and other processes run them.
+    #[serde_inline_default(100)]
+    pub global_limit: usize,
+    /// Jobs one tenant may have running at once, across all processes.
+    #[serde_inline_default(NonZeroU32::new(4).expect("not zero"))]
+    pub tenant_limit: NonZeroU32,
+    /// How long a claim lasts without a heartbeat; renewed every third of it.
+    #[serde_inline_default(Duration::from_secs(30))]
+    #[serde(with = "duration_text")]
+    pub lease: Duration,
+    /// Backstop poll for work that no notification announced (other processes, due retries).
+    #[serde_inline_default(Duration::from_secs(1))]
+    #[serde(with = "duration_text")]
+    pub poll_interval: Duration,
+    /// How long a SIGTERM waits for running jobs before releasing them.
+    #[serde_inline_default(Duration::from_secs(10))]
+    #[serde(with = "duration_text")]
+    pub shutdown_grace: Duration,
+    /// A tenant's supervisor stops after this long with nothing to do.
+    #[serde_inline_default(Duration::from_secs(60))]
+    #[serde(with = "duration_text")]
+    pub supervisor_idle: Duration,
+}
+
+/// How errand writes its log (to stderr; the level comes from `RUST_LOG`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LogSettings {
+    #[serde(default)]
+    pub format: LogFormat,
+}
+
+/// `text` for people, `json` (one object per line) for log pipelines.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogFormat {
+    #[default]
+    Text,
+    Json,
+}
+
+/// How long finished jobs are kept.
+#[serde_inline_default]
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HistorySettings {
+    /// Finished jobs (with their notifications, emails and idempotency keys)
+    /// are deleted this long after they were created and finished, but never
+    /// while their result file is still downloadable.
+    #[serde_inline_default(Duration::from_secs(90 * 24 * 3600))]
+    #[serde(with = "duration_text")]
+    pub retention: Duration,
+}
+
+/// The live notification stream.
+#[serde_inline_default]
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NotificationSettings {
+    /// How often an idle stream sends a keep-alive comment.
+    #[serde_inline_default(Duration::from_secs(15))]
+    #[serde(with = "duration_text")]
+    pub keep_alive: Duration,
+    /// How long a stream ticket (for `GET /notifications/stream?ticket=`) is valid.
+    #[serde_inline_default(Duration::from_secs(60))]
+    #[serde(with = "duration_text")]
+    pub stream_ticket_ttl: Duration,
+}
+
+/// Where job results are stored and for how long.
+#[serde_inline_default]
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StorageSettings {
+    #[serde_inline_default(StorageBackend::Local)]
+    pub backend: StorageBackend,
+    /// The directory of the `local` backend.
+    #[serde_inline_default(".errand/results".into())]
+    pub local_dir: PathBuf,
+    /// The bucket of the `s3` backend.
+    #[serde(default)]
+    pub s3: Option<S3Settings>,
+    /// Signs download URLs of the `local` backend; derived from `auth.jwt_secret` when unset.
+    #[serde(default)]
+    pub signing_key: Option<LongSecret>,
+    /// How long a download URL works; a fresh one is made on every read.
+    #[serde_inline_default(Duration::from_secs(15 * 60))]
+    #[serde(with = "duration_text")]
+    pub url_expiry: Duration,
+    /// How long results are kept; then errand deletes them and says they expired.
+    #[serde_inline_default(Duration::from_secs(7 * 24 * 3600))]
+    #[serde(with = "duration_text")]
+    pub retention: Duration,
+    /// How often expired results are looked for.
+    #[serde_inline_default(Duration::from_secs(60))]
+    #[serde(with = "duration_text")]
+    pub prune_interval: Duration,
+}
+
+/// Which storage backend holds results.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StorageBackend {
+    /// A directory; errand serves the signed download URLs itself.
+    Local,
+    /// An S3-compatible bucket; downloads are presigned GETs.
+    S3,
+}
+
+/// An S3-compatible bucket.
+#[serde_inline_default]
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct S3Settings {
+    /// e.g. `https://s3.eu-west-1.amazonaws.com` or `http://127.0.0.1:9000`
+    /// (an http(s) URL: checked by `Settings::validate`, and kept as written
+    /// for the S3 client).
+    pub endpoint: String,
+    /// The endpoint people download from, when it differs (presigned URLs name their host).
+    #[serde(default)]
+    pub public_endpoint: Option<String>,
+    #[serde_inline_default("us-east-1".into())]
+    pub region: String,
+    pub bucket: String,
+    /// `endpoint/bucket/key` rather than `bucket.endpoint/key` (most S3-compatible servers).
+    #[serde(default)]
+    pub path_style: bool,
+    /// Else `AWS_ACCESS_KEY_ID` / `AWS_SECRET_ACCESS_KEY`.
+    #[serde(default)]
+    pub access_key: Option<SecretString>,
+    #[serde(default)]
+    pub secret_key: Option<SecretString>,
+}
+
+/// Completion emails over SMTP.
+#[serde_inline_default]
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EmailSettings {
+    /// Off: no outbox rows are written and nothing is sent.
+    #[serde(default)]
+    pub enabled: bool,
+    #[serde_inline_default("127.0.0.1".into())]
+    pub smtp_host: String,
+    #[serde_inline_default(25)]
+    pub smtp_port: u16,
+    #[serde_inline_default(SmtpSecurity::None)]
+    pub security: SmtpSecurity,
+    #[serde(default)]
+    pub username: Option<String>,
+    #[serde(default)]
+    pub password: Option<SecretString>,
+    /// `Name <address>` or a bare address.
+    #[serde_inline_default("errand <errand@localhost>".parse().expect("a valid mailbox"))]
+    pub from: lettre::message::Mailbox,
+    /// Delivery attempts before an email is given up on.
+    #[serde_inline_default(NonZeroU32::new(12).expect("not zero"))]
+    pub max_attempts: NonZeroU32,
+    #[serde_inline_default(Duration::from_secs(5))]
+    #[serde(with = "duration_text")]
+    pub backoff_base: Duration,
+    #[serde_inline_default(Duration::from_secs(600))]
+    #[serde(with = "duration_text")]
+    pub backoff_max: Duration,
+    /// Backstop poll of the outbox (a local job end wakes the sender at once).
+    #[serde_inline_default(Duration::from_secs(1))]
+    #[serde(with = "duration_text")]
+    pub poll_interval: Duration,
+    /// Signs the links in emails; derived from `auth.jwt_secret` when unset,
+    /// never the secret itself. Changing it breaks the links of emails already sent.
+    #[serde(default)]
+    pub link_secret: Option<LongSecret>,
+}
+
+impl EmailSettings {
+    /// The retry policy of deliveries.
+    pub fn retry_policy(&self) -> RetryPolicy {
+        RetryPolicy { max_attempts: self.max_attempts.get(), base: self.backoff_base, max: self.backoff_max }
+    }
+}
+
+/// How the SMTP connection is protected.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SmtpSecurity {
+    /// Plain SMTP (a local relay or a test server).
+    None,
+    /// STARTTLS, required.
+    Starttls,
+    /// TLS from the first byte (SMTPS, usually port 465).
+    Tls,
+}
