@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# A/B of two errand binaries on the drain, alternating (the machine is noisy:
+# compare within one run only):
+#   bench/ab.sh <errand-A> <errand-B> [pairs=3] [jobs=40000]
+# Each drain: a fresh database migrated by the binary under test, <jobs>
+# no-op jobs over 32 tenants (bench/drain.sh's backlog), one process at the
+# shipped defaults. Prints jobs/s, the commits it took, and the CPU seconds
+# of errand and of the PostgreSQL backends, which tell whether the drain was
+# bound by CPU or by the latency of its pipeline. E.g. the previous commit's
+# binary: git worktree add /tmp/old HEAD~1 && (cd /tmp/old && cargo build --release --bin errand).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/lib.sh
+a=$1 b=$2 pairs=${3:-3} jobs=${4:-40000}
+SECRET=bench-secret-that-is-long-enough-0123456789
+errand_database_server
+base=${ERRAND_PG_SERVER%/postgres}
+source bench/drain.sh
+db=errand_ab_$$
+errand_pid=""
+cleanup() {
+  if [ -n "$errand_pid" ]; then kill -TERM "$errand_pid" 2>/dev/null; wait "$errand_pid" 2>/dev/null || true; fi
+  psql "$base/postgres" -Xqc "DROP DATABASE IF EXISTS $db WITH (FORCE)" 2>/dev/null || true
+  errand_stop_private_cluster
+}
+trap cleanup EXIT
+# CPU ticks of the PostgreSQL processes still running (a drain's backends are).
+postgres_ticks() {
+  local total=0 pid fields
+  for pid in $(pgrep -x postgres); do
+    fields=$(cut -d' ' -f14,15 "/proc/$pid/stat" 2>/dev/null) || continue
+    total=$((total + ${fields% *} + ${fields#* }))
+  done
+  echo "$total"
+}
+commits() { psql "$base/$db" -XAtqc "SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()"; }
+drain() {
+  local errand=$1 label=$2 pg0 pg1 x0 x1 started fields line
+  psql "$base/postgres" -Xqc "CREATE DATABASE $db"
+  RUST_LOG=warn ERRAND_DATABASE__URL=$base/$db ERRAND_AUTH__JWT_SECRET=$SECRET "$errand" --config config.toml migrate >/dev/null
+  errand_drain_insert "$base/$db" "$jobs" 32 noop '{}'
+  pg0=$(postgres_ticks); x0=$(commits)
+  started=$(psql "$base/$db" -XAtqc "SELECT clock_timestamp()")
+  RUST_LOG=warn ERRAND_DATABASE__URL=$base/$db ERRAND_HTTP__BIND=127.0.0.1:0 ERRAND_AUTH__JWT_SECRET=$SECRET \
+    "$errand" --config config.toml serve >/dev/null 2>&1 &
+  errand_pid=$!
+  until [ "$(psql "$base/$db" -XAtqc "SELECT count(*) FROM job_queue")" = 0 ]; do sleep 0.2; done
+  fields=$(cut -d' ' -f14,15 "/proc/$errand_pid/stat")
+  pg1=$(postgres_ticks); x1=$(commits)
+  kill -TERM "$errand_pid"; wait "$errand_pid" 2>/dev/null || true; errand_pid=""
+  line=$(errand_drain_timed "$base/$db" "$started" "$label")
+  echo "$line commits=$((x1 - x0)) errand_cpu_s=$(((${fields% *} + ${fields#* }) / 100)).$(printf '%02d' $(((${fields% *} + ${fields#* }) % 100))) postgres_cpu_s=$(((pg1 - pg0) / 100)).$(printf '%02d' $(((pg1 - pg0) % 100)))"
+  psql "$base/postgres" -Xqc "DROP DATABASE $db WITH (FORCE)"
+}
+for ((i = 1; i <= pairs; i++)); do
+  drain "$a" "A"
+  drain "$b" "B"
+done
