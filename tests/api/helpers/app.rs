@@ -68,11 +68,14 @@ pub async fn spawn_app_on(db: TestDb, configure: impl FnOnce(&mut Settings), han
     TestApp::builder().on(db).handlers(handlers).configure(configure).spawn().await
 }
 
+/// A change to the test settings.
+type Configure<'a> = Box<dyn FnOnce(&mut Settings) + 'a>;
+
 /// A [`TestApp`] to be: `TestApp::builder().job_type("flaky", Flaky).spawn().await`.
 pub struct TestAppBuilder<'a> {
     db: Option<TestDb>,
     handlers: HandlerRegistry,
-    configure: Vec<Box<dyn FnOnce(&mut Settings) + 'a>>,
+    configure: Vec<Configure<'a>>,
 }
 
 impl<'a> TestAppBuilder<'a> {
