@@ -1,5 +1,7 @@
-//! The Broker: one per process. It leases jobs of external types (`handler =
-//! "external"`) to the workers that pull them through the worker API, with
+//! The Broker: one per process, the external workers' side of the engine. It
+//! leases jobs of external types (`handler = "external"`) to the workers that
+//! pull them through the worker API, renews those leases on their heartbeats
+//! and writes their progress (their ends go through the Completer), with
 //! the claim spec of errand's own dispatcher (tenant and type limits, the
 //! same bounded walk of tenants), under a lease owner of the worker's own.
 //! A pull waits up to the time it asked for, and is answered as soon as a
@@ -15,17 +17,54 @@ use actix::prelude::*;
 use tokio::sync::Notify;
 use uuid::Uuid;
 
+use chrono::{DateTime, Utc};
+
+use crate::domain::{JobId, LeaseId, ProgressReport};
 use crate::store::{ClaimSpec, ClaimedJob, Store, StoreError};
 
 /// Lease up to `max` jobs of `types` to the worker named `worker`, waiting
 /// up to `wait` for one to arrive. Types that are not external are ignored.
 #[derive(Debug, Clone, Message)]
-#[rtype(result = "Result<Vec<ClaimedJob>, StoreError>")]
+#[rtype(result = "Result<Leased, StoreError>")]
 pub struct ClaimForWorker {
     pub worker: String,
     pub types: Vec<String>,
     pub max: usize,
     pub wait: Duration,
+}
+
+/// Jobs leased to an external worker, until when (unless renewed).
+#[derive(Debug)]
+pub struct Leased {
+    pub jobs: Vec<ClaimedJob>,
+    pub expires_at: DateTime<Utc>,
+}
+
+/// An external worker's heartbeat: extend its lease on `job`. `None`: the
+/// lease is no longer its own.
+#[derive(Debug, Clone, Copy, Message)]
+#[rtype(result = "Result<Option<Renewed>, StoreError>")]
+pub struct RenewWorkerLease {
+    pub job: JobId,
+    pub lease: LeaseId,
+}
+
+/// A lease renewed.
+#[derive(Debug, Clone, Copy)]
+pub struct Renewed {
+    pub expires_at: DateTime<Utc>,
+    /// The job's owner or an operator asked for it to stop.
+    pub cancel_requested: bool,
+}
+
+/// How far an external worker's attempt on `job` has come. Answers `false`
+/// when the lease is no longer its own.
+#[derive(Debug, Clone, Message)]
+#[rtype(result = "Result<bool, StoreError>")]
+pub struct ReportProgress {
+    pub job: JobId,
+    pub lease: LeaseId,
+    pub report: ProgressReport,
 }
 
 /// One claim with `spec`, from the broker's cursor; answers the jobs and
@@ -61,8 +100,15 @@ impl Actor for Broker {
     type Context = Context<Self>;
 }
 
+impl Broker {
+    /// When a lease given or renewed now runs out.
+    fn lease_expiry(&self) -> DateTime<Utc> {
+        Utc::now() + chrono::Duration::from_std(self.spec.lease).unwrap_or_default()
+    }
+}
+
 impl Handler<ClaimForWorker> for Broker {
-    type Result = ResponseFuture<Result<Vec<ClaimedJob>, StoreError>>;
+    type Result = ResponseFuture<Result<Leased, StoreError>>;
 
     fn handle(&mut self, pull: ClaimForWorker, ctx: &mut Self::Context) -> Self::Result {
         let types = pull.types.into_iter().filter(|t| self.spec.types.contains(t)).collect();
@@ -71,6 +117,7 @@ impl Handler<ClaimForWorker> for Broker {
         let spec = self.spec.for_owner(worker_owner(&pull.worker), types);
         let (broker, work_arrived) = (ctx.address(), self.work_arrived.clone());
         let deadline = tokio::time::Instant::now() + pull.wait;
+        let lease = self.spec.lease;
         Box::pin(async move {
             loop {
                 // Listen before looking, so that work arriving meanwhile wakes us.
@@ -94,7 +141,8 @@ impl Handler<ClaimForWorker> for Broker {
                 }
                 if !jobs.is_empty() || now >= deadline {
                     jobs.iter().for_each(|job| crate::telemetry::record_job_wait(&job.job_type, job.due_at));
-                    return Ok(jobs);
+                    let expires_at = Utc::now() + chrono::Duration::from_std(lease).unwrap_or_default();
+                    return Ok(Leased { jobs, expires_at });
                 }
                 let _ = tokio::time::timeout((deadline - now).min(BACKSTOP), arrived).await;
             }
@@ -113,6 +161,30 @@ impl Handler<ClaimRound> for Broker {
             act.after_tenant.clone_from(&claim.next_after_tenant);
             Ok((claim.jobs, !claim.next_after_tenant.is_empty()))
         }))
+    }
+}
+
+impl Handler<RenewWorkerLease> for Broker {
+    type Result = ResponseFuture<Result<Option<Renewed>, StoreError>>;
+
+    fn handle(&mut self, RenewWorkerLease { job, lease }: RenewWorkerLease, _ctx: &mut Self::Context) -> Self::Result {
+        let (store, duration, expires_at) = (self.store.clone(), self.spec.lease, self.lease_expiry());
+        Box::pin(async move {
+            let renewed = store.queue().renew_leases(&[(job, lease)], duration).await?;
+            Ok(renewed.first().map(|&(_, cancel_requested)| Renewed { expires_at, cancel_requested }))
+        })
+    }
+}
+
+impl Handler<ReportProgress> for Broker {
+    type Result = ResponseFuture<Result<bool, StoreError>>;
+
+    fn handle(&mut self, progress: ReportProgress, _ctx: &mut Self::Context) -> Self::Result {
+        let store = self.store.clone();
+        Box::pin(async move {
+            let written = store.queue().write_progress(&[(progress.job, progress.lease, progress.report)]).await?;
+            Ok(written > 0)
+        })
     }
 }
 

@@ -18,7 +18,7 @@
 //!      |                                       JobSupervisor <--WorkerDone-- JobWorker (per job)
 //!      |                                                                      |   | Hold/Release lease
 //!      |                                                             Complete |   v
-//!      |   worker API --ClaimForWorker--> Broker (claim, same spec)           |  LeaseKeeper (one renewal
+//!      |   worker API --ClaimForWorker, RenewWorkerLease, ReportProgress--> Broker  |  LeaseKeeper (one renewal
 //!      |   worker API --EndAttempt----------------------------------+         |   statement per interval)
 //!      |   Rescuer --Rescue-----------------------------------------+         v
 //!      v                                                            +--> Completer (batched, fenced ends:
@@ -41,7 +41,7 @@ mod signals;
 mod supervisor;
 mod worker;
 
-pub use broker::{Broker, ClaimForWorker};
+pub use broker::{Broker, ClaimForWorker, Leased, RenewWorkerLease, Renewed, ReportProgress};
 pub use completer::{Complete, Completer, CompletionFailed, EndAttempt, Recorded, Rescue, WorkerEnd};
 pub use dispatcher::{Dispatcher, DispatcherSettings, Drain};
 pub use intake::{Intake, IntakeLinks, LendSlots, Record, SlotLoan, SlotsUsed};

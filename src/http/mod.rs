@@ -59,8 +59,6 @@ pub struct AppState {
     pub broker: Addr<Broker>,
     /// Records the ends external workers report.
     pub completer: Addr<Completer>,
-    /// How long an external worker's lease lasts (renewed by its heartbeats).
-    pub worker_lease: std::time::Duration,
 }
 
 /// What start-up hands the HTTP side: the actors and stores it talks to.
@@ -95,7 +93,6 @@ impl AppState {
             closing_streams: parts.closing_streams,
             broker: parts.broker,
             completer: parts.completer,
-            worker_lease: settings.workers.lease,
         })
     }
 

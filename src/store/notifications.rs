@@ -1,6 +1,6 @@
 //! Reads and read-marks of one caller's notifications: tenant and user are
 //! bound into every statement from the [`Caller`]. Notifications are written
-//! only by the statements that end jobs (see `queue.rs`).
+//! only by the statements that end jobs (see `finish.rs`, `cancel.rs`).
 
 use chrono::{DateTime, Utc};
 use deadpool_postgres::Pool;
@@ -26,6 +26,32 @@ FROM notifications
 WHERE tenant_id = $1 AND user_id = $2 AND ($3::uuid IS NULL OR id > $3)
 ORDER BY id
 LIMIT $4";
+
+/// The caller's newest notification of any kind: where a new live stream starts.
+const NEWEST: &str = "
+SELECT id FROM notifications WHERE tenant_id = $1 AND user_id = $2 ORDER BY id DESC LIMIT 1";
+
+/// How many of the caller's feed notifications are unread.
+const UNREAD_COUNT: &str = "
+SELECT count(*) AS unread FROM notifications
+WHERE tenant_id = $1 AND user_id = $2 AND kind = 'job_completed' AND read_at IS NULL";
+
+/// Marks the caller's feed notification $3 read, if it is unread.
+const MARK_READ: &str = "
+UPDATE notifications SET read_at = now()
+WHERE tenant_id = $1 AND user_id = $2 AND id = $3 AND kind = 'job_completed' AND read_at IS NULL";
+
+/// Whether the caller has the feed notification $3 (read or not).
+const EXISTS: &str = "
+SELECT 1 FROM notifications WHERE tenant_id = $1 AND user_id = $2 AND id = $3 AND kind = 'job_completed'";
+
+/// Marks every unread feed notification of the caller read.
+const MARK_ALL_READ: &str = "
+UPDATE notifications SET read_at = now()
+WHERE tenant_id = $1 AND user_id = $2 AND kind = 'job_completed' AND read_at IS NULL";
+
+/// Wakes the streams of owner tag $2 on channel $1 (a read-mark changes their count).
+const ANNOUNCE: &str = "SELECT pg_notify($1, $2)";
 
 /// What a notification tells.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -135,13 +161,9 @@ impl<'a> CallerNotifications<'a> {
     pub async fn after_newest(&self) -> Result<Option<NotificationId>, StoreError> {
         let client = self.pool.get().await?;
         let (tenant, user) = self.owner();
-        let statement = client
-            .prepare_cached(
-                "SELECT id FROM notifications WHERE tenant_id = $1 AND user_id = $2 ORDER BY id DESC LIMIT 1",
-            )
-            .await?;
+        let statement = client.prepare_cached(NEWEST).await?;
         let newest = client.query_opt(&statement, &[&tenant, &user]).await?;
-        Ok(newest.map(|row| NotificationId(row.get(0))))
+        Ok(newest.map(|row| row.try_get("id").map(NotificationId)).transpose()?)
     }
 
     /// How many of the caller's notifications are unread.
@@ -152,34 +174,20 @@ impl<'a> CallerNotifications<'a> {
 
     async fn unread_count_on(&self, client: &deadpool_postgres::Client) -> Result<i64, StoreError> {
         let (tenant, user) = self.owner();
-        let statement = client
-            .prepare_cached(
-                "SELECT count(*) FROM notifications \
-                 WHERE tenant_id = $1 AND user_id = $2 AND kind = 'job_completed' AND read_at IS NULL",
-            )
-            .await?;
-        Ok(client.query_one(&statement, &[&tenant, &user]).await?.try_get(0)?)
+        let statement = client.prepare_cached(UNREAD_COUNT).await?;
+        Ok(client.query_one(&statement, &[&tenant, &user]).await?.try_get("unread")?)
     }
 
     /// Marks one notification read; `false` if the caller has no such notification.
     pub async fn mark_read(&self, id: NotificationId) -> Result<bool, StoreError> {
         let client = self.pool.get().await?;
         let (tenant, user) = self.owner();
-        let mark = client
-            .prepare_cached(
-                "UPDATE notifications SET read_at = now() \
-                 WHERE tenant_id = $1 AND user_id = $2 AND id = $3 AND kind = 'job_completed' AND read_at IS NULL",
-            )
-            .await?;
+        let mark = client.prepare_cached(MARK_READ).await?;
         if client.execute(&mark, &[&tenant, &user, &id.0]).await? == 1 {
             self.announce_read(&client).await?;
             return Ok(true);
         }
-        let exists = client
-            .prepare_cached(
-                "SELECT 1 FROM notifications WHERE tenant_id = $1 AND user_id = $2 AND id = $3 AND kind = 'job_completed'",
-            )
-            .await?;
+        let exists = client.prepare_cached(EXISTS).await?;
         Ok(client.query_opt(&exists, &[&tenant, &user, &id.0]).await?.is_some())
     }
 
@@ -187,12 +195,7 @@ impl<'a> CallerNotifications<'a> {
     pub async fn mark_all_read(&self) -> Result<u64, StoreError> {
         let client = self.pool.get().await?;
         let (tenant, user) = self.owner();
-        let statement = client
-            .prepare_cached(
-                "UPDATE notifications SET read_at = now() \
-                 WHERE tenant_id = $1 AND user_id = $2 AND kind = 'job_completed' AND read_at IS NULL",
-            )
-            .await?;
+        let statement = client.prepare_cached(MARK_ALL_READ).await?;
         let marked = client.execute(&statement, &[&tenant, &user]).await?;
         if marked > 0 {
             self.announce_read(&client).await?;
@@ -206,26 +209,26 @@ impl<'a> CallerNotifications<'a> {
     /// device shows the count the server has.
     async fn announce_read(&self, client: &deadpool_postgres::Client) -> Result<(), StoreError> {
         let owner = OwnerTag::of(&self.caller.tenant, &self.caller.user);
-        let statement = client.prepare_cached("SELECT pg_notify($1, $2)").await?;
+        let statement = client.prepare_cached(ANNOUNCE).await?;
         client.execute(&statement, &[&super::NOTIFICATION_CHANNEL, &owner.as_str()]).await?;
         Ok(())
     }
 }
 
 fn notification_from_row(row: &Row) -> Result<Notification, StoreError> {
-    let status: String = row.try_get(3)?;
-    let kind = match row.try_get::<_, &str>(7)? {
+    let status: String = row.try_get("job_status")?;
+    let kind = match row.try_get::<_, &str>("kind")? {
         "job_cancelled" => NotificationKind::JobCancelled,
         _ => NotificationKind::JobCompleted,
     };
     Ok(Notification {
-        id: NotificationId(row.try_get(0)?),
+        id: NotificationId(row.try_get("id")?),
         kind,
-        job: JobId(row.try_get(1)?),
-        job_type: row.try_get(2)?,
+        job: JobId(row.try_get("job_id")?),
+        job_type: row.try_get("job_type")?,
         job_status: status.parse::<JobState>()?,
-        error_message: row.try_get(4)?,
-        created_at: row.try_get(5)?,
-        read_at: row.try_get(6)?,
+        error_message: row.try_get("error_message")?,
+        created_at: row.try_get("created_at")?,
+        read_at: row.try_get("read_at")?,
     })
 }

@@ -7,7 +7,7 @@ use serde_json::Value;
 use uuid::Uuid;
 
 use super::files::confirm_presigned_upload;
-use crate::actors::{EndAttempt, Recorded, WorkerEnd};
+use crate::actors::{EndAttempt, Recorded, RenewWorkerLease, ReportProgress, WorkerEnd};
 use crate::domain::{Failure, JobState, LeaseId, ProgressReport};
 use crate::http::AppState;
 use crate::http::auth::ExternalWorker;
@@ -52,11 +52,11 @@ pub async fn heartbeat(
 ) -> Result<HttpResponse, AppError> {
     let id = job_id(&path)?;
     let body: Heartbeat = read_json(body).await?;
-    let renewed = state.store.queue().renew_leases(&[(id, LeaseId(body.lease_id))], state.worker_lease).await?;
-    let (_, cancel_requested) = renewed.first().copied().ok_or(AppError::LeaseLost)?;
-    let expires = chrono::Utc::now() + chrono::Duration::from_std(state.worker_lease).unwrap_or_default();
-    Ok(HttpResponse::Ok()
-        .json(LeaseRenewed { lease_expires_at: crate::http::page::rfc3339(expires), cancel_requested }))
+    let heartbeat = RenewWorkerLease { job: id, lease: LeaseId(body.lease_id) };
+    let renewed = state.broker.send(heartbeat).await.map_err(|e| AppError::Unavailable(e.to_string()))??;
+    let renewed = renewed.ok_or(AppError::LeaseLost)?;
+    let lease_expires_at = crate::http::page::rfc3339(renewed.expires_at);
+    Ok(HttpResponse::Ok().json(LeaseRenewed { lease_expires_at, cancel_requested: renewed.cancel_requested }))
 }
 
 #[derive(Deserialize, utoipa::ToSchema)]
@@ -97,9 +97,10 @@ pub async fn progress(
         return Err(AppError::BadRequest("message must be up to 1000 bytes, without NUL".into()));
     }
     let report = ProgressReport { done: body.done, total: body.total, message: body.message };
-    match state.store.queue().write_progress(&[(id, LeaseId(body.lease_id), report)]).await? {
-        0 => Err(AppError::LeaseLost),
-        _ => Ok(HttpResponse::NoContent().finish()),
+    let progress = ReportProgress { job: id, lease: LeaseId(body.lease_id), report };
+    match state.broker.send(progress).await.map_err(|e| AppError::Unavailable(e.to_string()))?? {
+        true => Ok(HttpResponse::NoContent().finish()),
+        false => Err(AppError::LeaseLost),
     }
 }
 

@@ -98,9 +98,10 @@ pub async fn claim(
     }
     let wait = Duration::from_secs(body.wait.unwrap_or(30).min(MAX_WAIT_SECS));
     let pull = ClaimForWorker { worker: worker.name.to_string(), types, max: max as usize, wait };
-    let jobs = state.broker.send(pull).await.map_err(|e| AppError::Unavailable(e.to_string()))??;
-    let expires = chrono::Utc::now() + chrono::Duration::from_std(state.worker_lease).unwrap_or_default();
-    let jobs = jobs
+    let leased = state.broker.send(pull).await.map_err(|e| AppError::Unavailable(e.to_string()))??;
+    let expires = crate::http::page::rfc3339(leased.expires_at);
+    let jobs = leased
+        .jobs
         .into_iter()
         .map(|job| LeasedJob {
             id: job.id,
@@ -110,7 +111,7 @@ pub async fn claim(
             user: job.user.to_string(),
             attempt: job.attempt,
             lease_id: job.lease.0,
-            lease_expires_at: crate::http::page::rfc3339(expires),
+            lease_expires_at: expires.clone(),
         })
         .collect();
     Ok(HttpResponse::Ok().json(Claimed { jobs }))
