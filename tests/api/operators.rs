@@ -220,10 +220,10 @@ async fn a_bulk_retry_takes_the_failed_jobs_its_filter_names_in_batches_and_says
 
 #[actix_web::test]
 async fn an_operators_cancel_of_a_running_job_stops_it_and_notifies_its_owner_once() {
-    let app = spawn_app().await;
+    let (app, gate) = spawn_app_with_gate(|_| {}).await;
     let (alice, ops) = (token("acme", "alice"), operator_token("olga"));
-    let id = app.create(&alice, "sleep", json!({"ms": 60_000})).await;
-    eventually(WITHIN, "the job runs", || async { app.job(&alice, &id).await["state"] == "running" }).await;
+    let id = app.create(&alice, "held", json!({})).await;
+    gate.started(1, WITHIN).await;
     assert_stopping(app.post(&ops, &format!("/admin/jobs/{id}/cancel")).await).await;
     let job = app.wait_until_finished(&alice, &id, WITHIN).await;
     assert_eq!(job["status"], "cancelled");
