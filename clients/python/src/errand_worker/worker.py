@@ -40,6 +40,9 @@ GENERIC_ERROR = "The job failed because of an unexpected error in its worker."
 
 #: The most jobs one claim may ask for (errand's limit).
 MAX_CLAIM = 100
+#: How often the main thread, waiting for a free slot, lets a pending signal's
+#: handler run.
+SIGNAL_CHECK_SECONDS = 0.2
 
 #: The longest pause of the claim loop after errand could not be reached.
 MAX_CLAIM_BACKOFF = 30.0
@@ -161,7 +164,11 @@ class Worker:
         """Block until a slot is free; answer how many are, or 0 once stopping."""
         with self._slots:
             while self._running >= self.concurrency and not self._stopping.is_set():
-                self._slots.wait()
+                # Timed: Python runs signal handlers on the main thread, but
+                # the OS may deliver SIGTERM to a pool or heartbeat thread,
+                # which leaves an untimed wait here blocked, and the handler
+                # unrun, until a job ends.
+                self._slots.wait(timeout=SIGNAL_CHECK_SECONDS)
             return 0 if self._stopping.is_set() else self.concurrency - self._running
 
     def _start(self, pool: ThreadPoolExecutor, claimed: Dict[str, Any], server_time: Optional[datetime]) -> None:
