@@ -1,5 +1,6 @@
 //! errand's integration tests: one binary, one module per feature. Every test
-//! gets a fresh database on a real PostgreSQL (see `helpers.rs`).
+//! gets a fresh database on a real PostgreSQL, a copy of a migrated template
+//! (see `helpers/`).
 
 mod auth;
 mod browser;
