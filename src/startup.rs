@@ -139,15 +139,16 @@ impl Application {
         let completer = Completer::new(store.clone(), notifier.clone().recipient(), job_types.clone()).start();
         let w = &settings.workers;
         let work_arrived = std::sync::Arc::new(tokio::sync::Notify::new());
-        // Read by every claim: the dispatcher's and the worker API's.
+        // The one claim spec: this process's, and (for the external types,
+        // under each worker's own owner) the Broker's.
         let type_limits = std::sync::Arc::new(job_types.limits());
+        let spec =
+            ClaimSpec::new(uuid::Uuid::new_v4(), w.tenant_limit.get(), w.lease, type_limits, job_types.in_process());
+        let external_spec = spec.for_owner(uuid::Uuid::nil(), job_types.external());
         let dispatcher_settings = DispatcherSettings {
             global_limit: w.global_limit,
-            tenant_limit: w.tenant_limit.get(),
-            lease: w.lease,
             poll_interval: w.poll_interval,
-            type_limits: type_limits.clone(),
-            in_process_types: std::sync::Arc::new(job_types.in_process()),
+            spec,
             work_arrived: work_arrived.clone(),
         };
         // The dispatcher and the registry point at each other (claims go
@@ -179,9 +180,6 @@ impl Application {
         dispatcher_context.run(Dispatcher::new(store.clone(), dispatcher_settings, registry.clone()));
         let rescue_every = (w.lease / 2).max(w.poll_interval);
         let rescuer = Rescuer::new(rescue_every, completer.clone().recipient(), dispatcher.clone().recipient()).start();
-        // External workers claim with the dispatcher's terms, for the external types.
-        let external_spec =
-            ClaimSpec::new(uuid::Uuid::nil(), w.tenant_limit.get(), w.lease, type_limits.clone(), job_types.external());
         let broker = Broker::new(store.clone(), external_spec, work_arrived.clone()).start();
         let ticks =
             Ticks { rescue: rescuer.recipient(), prune: pruner.recipient(), renew_leases: leases.clone().recipient() };

@@ -22,16 +22,53 @@ struct Module {
     code: String,
 }
 
+/// At each level (the parent module), the edges between its children, each
+/// with one reference as evidence.
+type Levels = BTreeMap<ModPath, BTreeMap<(String, String), String>>;
+
 #[test]
 fn no_module_depends_on_a_sibling_that_depends_back() {
-    let modules = read_modules(Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/src")));
-    let reexports = reexports(&modules);
-    // At each level (the parent module), the edges between its children, with
-    // one reference of each edge as evidence.
-    let mut levels: BTreeMap<ModPath, BTreeMap<(String, String), String>> = BTreeMap::new();
-    for (path, module) in &modules {
+    let levels = sibling_edges(&read_modules(Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/src"))));
+    let mut circles = Vec::new();
+    for (level, edges) in &levels {
+        for component in strongly_connected(edges) {
+            let inside: Vec<&str> = edges
+                .iter()
+                .filter(|((a, b), _)| component.contains(a) && component.contains(b))
+                .map(|(_, e)| e.as_str())
+                .collect();
+            circles.push(format!("in crate::{}: {:?}\n    {}", level.join("::"), component, inside.join("\n    ")));
+        }
+    }
+    assert!(circles.is_empty(), "modules that depend on each other:\n{}", circles.join("\n"));
+}
+
+#[test]
+fn the_checker_sees_a_circle_between_siblings_and_not_a_facade_using_its_children() {
+    let modules: BTreeMap<ModPath, Module> = [
+        (vec![], "pub use a::A; fn f() -> b::B { todo!() }"),
+        (vec!["a"], "use crate::b::B; pub struct A;"),
+        (vec!["b"], "pub struct B; fn f() -> crate::a::A { todo!() }"),
+        (vec!["c"], "use super::A; pub struct C;"),
+    ]
+    .into_iter()
+    .map(|(path, code)| {
+        let path = path.into_iter().map(str::to_owned).collect();
+        (path, Module { file: PathBuf::new(), code: code.to_owned() })
+    })
+    .collect();
+    let levels = sibling_edges(&modules);
+    assert_eq!(strongly_connected(&levels[&vec![]]), vec![BTreeSet::from(["a".to_owned(), "b".to_owned()])]);
+    assert!(levels[&vec![]].contains_key(&("c".to_owned(), "a".to_owned())), "followed through the re-export");
+}
+
+/// Every edge between sibling modules that the code's references make.
+fn sibling_edges(modules: &BTreeMap<ModPath, Module>) -> Levels {
+    let reexports = reexports(modules);
+    let mut levels = Levels::new();
+    for (path, module) in modules {
         for reference in references(&module.code) {
-            let Some(target) = resolve(path, &reference.segments, &modules, &reexports) else { continue };
+            let Some(target) = resolve(path, &reference.segments, modules, &reexports) else { continue };
             if reference.reexport && target.starts_with(path) {
                 continue; // a facade re-exporting its own child
             }
@@ -47,44 +84,7 @@ fn no_module_depends_on_a_sibling_that_depends_back() {
                 .or_insert(evidence);
         }
     }
-    let mut circles = Vec::new();
-    for (level, edges) in &levels {
-        for component in strongly_connected(edges) {
-            let inside: Vec<&String> = edges
-                .iter()
-                .filter(|((a, b), _)| component.contains(a) && component.contains(b))
-                .map(|(_, e)| e)
-                .collect();
-            circles.push(format!(
-                "in crate::{}: {:?}\n    {}",
-                level.join("::"),
-                component,
-                inside.iter().map(|e| e.as_str()).collect::<Vec<_>>().join("\n    ")
-            ));
-        }
-    }
-    assert!(circles.is_empty(), "modules that depend on each other:\n{}", circles.join("\n"));
-}
-
-#[test]
-fn the_checker_sees_a_circle_between_siblings() {
-    let mut modules = BTreeMap::new();
-    for (path, code) in [
-        (vec!["a".to_owned()], "use crate::b::B; pub struct A;"),
-        (vec!["b".to_owned()], "pub struct B; fn f() -> crate::a::A { todo!() }"),
-    ] {
-        modules.insert(path, Module { file: PathBuf::new(), code: code.to_owned() });
-    }
-    let reexports = reexports(&modules);
-    let mut edges = BTreeMap::new();
-    for (path, module) in &modules {
-        for reference in references(&module.code) {
-            if let Some(target) = resolve(path, &reference.segments, &modules, &reexports) {
-                edges.insert((path[0].clone(), target[0].clone()), String::new());
-            }
-        }
-    }
-    assert_eq!(strongly_connected(&edges), vec![BTreeSet::from(["a".to_owned(), "b".to_owned()])]);
+    levels
 }
 
 /// Every module file under `src` (the library only: `main.rs` and `bin/` are

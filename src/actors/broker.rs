@@ -14,10 +14,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use actix::prelude::*;
+use chrono::{DateTime, Utc};
 use tokio::sync::Notify;
 use uuid::Uuid;
-
-use chrono::{DateTime, Utc};
 
 use crate::domain::{JobId, LeaseId, ProgressReport};
 use crate::store::{ClaimSpec, ClaimedJob, Store, StoreError};
@@ -100,13 +99,6 @@ impl Actor for Broker {
     type Context = Context<Self>;
 }
 
-impl Broker {
-    /// When a lease given or renewed now runs out.
-    fn lease_expiry(&self) -> DateTime<Utc> {
-        Utc::now() + chrono::Duration::from_std(self.spec.lease).unwrap_or_default()
-    }
-}
-
 impl Handler<ClaimForWorker> for Broker {
     type Result = ResponseFuture<Result<Leased, StoreError>>;
 
@@ -116,8 +108,7 @@ impl Handler<ClaimForWorker> for Broker {
         // process that shuts down gives back its own jobs, not a worker's.
         let spec = self.spec.for_owner(worker_owner(&pull.worker), types);
         let (broker, work_arrived) = (ctx.address(), self.work_arrived.clone());
-        let deadline = tokio::time::Instant::now() + pull.wait;
-        let lease = self.spec.lease;
+        let (deadline, lease) = (tokio::time::Instant::now() + pull.wait, self.spec.lease);
         Box::pin(async move {
             loop {
                 // Listen before looking, so that work arriving meanwhile wakes us.
@@ -141,8 +132,7 @@ impl Handler<ClaimForWorker> for Broker {
                 }
                 if !jobs.is_empty() || now >= deadline {
                     jobs.iter().for_each(|job| crate::telemetry::record_job_wait(&job.job_type, job.due_at));
-                    let expires_at = Utc::now() + chrono::Duration::from_std(lease).unwrap_or_default();
-                    return Ok(Leased { jobs, expires_at });
+                    return Ok(Leased { jobs, expires_at: expiry_of(lease) });
                 }
                 let _ = tokio::time::timeout((deadline - now).min(BACKSTOP), arrived).await;
             }
@@ -168,7 +158,7 @@ impl Handler<RenewWorkerLease> for Broker {
     type Result = ResponseFuture<Result<Option<Renewed>, StoreError>>;
 
     fn handle(&mut self, RenewWorkerLease { job, lease }: RenewWorkerLease, _ctx: &mut Self::Context) -> Self::Result {
-        let (store, duration, expires_at) = (self.store.clone(), self.spec.lease, self.lease_expiry());
+        let (store, duration, expires_at) = (self.store.clone(), self.spec.lease, expiry_of(self.spec.lease));
         Box::pin(async move {
             let renewed = store.queue().renew_leases(&[(job, lease)], duration).await?;
             Ok(renewed.first().map(|&(_, cancel_requested)| Renewed { expires_at, cancel_requested }))
@@ -186,6 +176,11 @@ impl Handler<ReportProgress> for Broker {
             Ok(written > 0)
         })
     }
+}
+
+/// When a lease of `length` given or renewed now runs out.
+fn expiry_of(length: Duration) -> DateTime<Utc> {
+    Utc::now() + chrono::Duration::from_std(length).unwrap_or_default()
 }
 
 /// The lease owner of a worker's claims: derived from its name, so the same

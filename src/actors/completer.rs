@@ -23,10 +23,10 @@ use crate::jobs::JobTypes;
 use crate::store::{Completion, EndedAttempt, Ender, Rescued, Store, StoreError};
 
 /// Record the end of an attempt of one of errand's own workers. Answers
-/// with the recorded end, `None` when the lease was no longer the worker's,
-/// or an error to retry.
+/// with the job's new state, `None` when the lease was no longer the
+/// worker's, or an error to retry.
 #[derive(Debug, Message)]
-#[rtype(result = "Result<Option<EndedAttempt>, CompletionFailed>")]
+#[rtype(result = "Result<Option<JobState>, CompletionFailed>")]
 pub struct Complete(pub Completion);
 
 /// An external worker ends the attempt it holds under `lease`. Idempotent
@@ -84,7 +84,8 @@ const MAX_BATCH: usize = 500;
 /// when no batch is being written (while one is, the next gathers anyway).
 const GATHER: std::time::Duration = std::time::Duration::from_micros(500);
 
-type Reply = oneshot::Sender<Result<Option<EndedAttempt>, CompletionFailed>>;
+type Answer = Result<Option<JobState>, CompletionFailed>;
+type Reply = oneshot::Sender<Answer>;
 
 pub struct Completer {
     store: Store,
@@ -104,11 +105,7 @@ impl Completer {
     }
 
     /// Queues `completion` for the next batch; the answer comes once it is written.
-    fn enqueue(
-        &mut self,
-        completion: Completion,
-        ctx: &mut Context<Self>,
-    ) -> oneshot::Receiver<Result<Option<EndedAttempt>, CompletionFailed>> {
+    fn enqueue(&mut self, completion: Completion, ctx: &mut Context<Self>) -> oneshot::Receiver<Answer> {
         let (reply, answer) = oneshot::channel();
         self.pending.push((completion, reply));
         if !self.writing && !self.scheduled {
@@ -137,16 +134,15 @@ impl Completer {
         .map(move |(batch, result), act, ctx| {
             match result {
                 Ok(ended) => {
-                    let mut by_job = HashMap::with_capacity(ended.len());
+                    let by_job: HashMap<JobId, JobState> = ended.iter().map(|e| (e.job, e.state)).collect();
                     for e in ended {
                         let labels = [("job_type", e.job_type.clone()), ("state", e.state.as_sql().to_owned())];
                         metrics::counter!("errand_job_attempts_ended_total", &labels).increment(1);
-                        act.notify_if_terminal(&e);
-                        by_job.insert(e.job, e);
+                        act.notify_if_terminal(e);
                     }
                     // A job missing from the answer was fenced off: its ender hears `None`.
                     for (completion, reply) in batch.iter().zip(replies) {
-                        let _ = reply.send(Ok(by_job.remove(&completion.id)));
+                        let _ = reply.send(Ok(by_job.get(&completion.id).copied()));
                     }
                 }
                 Err(error) => {
@@ -164,9 +160,9 @@ impl Completer {
 
     /// Wakes the owner's streams and mail (`do_send`: the notification is
     /// already committed, so a lost wake-up only delays it).
-    fn notify_if_terminal(&self, ended: &EndedAttempt) {
+    fn notify_if_terminal(&self, ended: EndedAttempt) {
         if ended.state.is_terminal() {
-            self.notifier.do_send(JobFinished(ended.clone()));
+            self.notifier.do_send(JobFinished(ended));
         }
     }
 }
@@ -176,7 +172,7 @@ impl Actor for Completer {
 }
 
 impl Handler<Complete> for Completer {
-    type Result = ResponseFuture<Result<Option<EndedAttempt>, CompletionFailed>>;
+    type Result = ResponseFuture<Answer>;
 
     fn handle(&mut self, Complete(completion): Complete, ctx: &mut Self::Context) -> Self::Result {
         let answer = self.enqueue(completion, ctx);
@@ -194,13 +190,14 @@ impl Handler<EndAttempt> for Completer {
                 WorkerEnd::Completed { result } => Outcome::Completed { result },
                 // The attempt's number and type decide, as for errand's own
                 // workers; an attempt no longer running is fenced off anyway.
-                WorkerEnd::Failed(failure) => match store.queue().running_attempt(id, lease).await? {
-                    Some(running) => match job_types.get(&running.job_type) {
-                        Some(job_type) => job_type.retry.outcome(running.attempt, failure),
+                WorkerEnd::Failed(failure) => {
+                    let running = store.queue().running_attempt(id, lease).await?;
+                    let policy = running.and_then(|r| Some((job_types.get(&r.job_type)?.retry, r.attempt)));
+                    match policy {
+                        Some((retry, attempt)) => retry.outcome(attempt, failure),
                         None => Outcome::Failed { error: storable(failure.into_message()) },
-                    },
-                    None => Outcome::Failed { error: storable(failure.into_message()) },
-                },
+                    }
+                }
             })
         };
         Box::pin(outcome.into_actor(self).then(move |outcome, act, ctx| {
@@ -210,8 +207,8 @@ impl Handler<EndAttempt> for Completer {
             async move {
                 let recorded =
                     answer?.await.unwrap_or_else(|_| Err(CompletionFailed("the completer stopped".into())))?;
-                if let Some(ended) = recorded {
-                    return Ok(Recorded::Now(ended.state));
+                if let Some(state) = recorded {
+                    return Ok(Recorded::Now(state));
                 }
                 // Not running under this lease: ended before under it (a
                 // retried call), or the lease was lost.
@@ -232,7 +229,7 @@ impl Handler<Rescue> for Completer {
         let store = self.store.clone();
         Box::pin(async move { store.queue().rescue_expired(limit).await }.into_actor(self).map(|rescued, act, _| {
             let rescued = rescued?;
-            rescued.failed.iter().for_each(|ended| act.notify_if_terminal(ended));
+            rescued.failed.iter().cloned().for_each(|ended| act.notify_if_terminal(ended));
             Ok(rescued)
         }))
     }

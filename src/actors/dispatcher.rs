@@ -17,13 +17,12 @@ use std::time::{Duration, Instant};
 
 use actix::prelude::*;
 use tokio::sync::oneshot;
-use uuid::Uuid;
 
 use super::intake::{LendSlots, SlotLoan, SlotsUsed};
 use super::registry::{StopAllWorkers, SupervisorRegistry};
 use super::signals::WorkAvailable;
 use super::supervisor::{RunJob, SlotFreed};
-use crate::store::{ClaimSpec, ClaimedJob, Store, TypeLimits};
+use crate::store::{ClaimSpec, ClaimedJob, Store};
 
 /// Stop claiming, wait up to `grace` for running jobs, then stop the rest and
 /// release their leases so another process takes them at once.
@@ -37,13 +36,10 @@ pub struct Drain {
 #[derive(Debug, Clone)]
 pub struct DispatcherSettings {
     pub global_limit: usize,
-    pub tenant_limit: u32,
-    pub lease: Duration,
     pub poll_interval: Duration,
-    /// Job types limited across all processes (shared: every claim reads them).
-    pub type_limits: Arc<TypeLimits>,
-    /// The job types this process runs (external ones are left to external workers).
-    pub in_process_types: Arc<Vec<String>>,
+    /// Every claim's terms, with this process's identity as the lease owner
+    /// and the job types it runs (external ones are left to external workers).
+    pub spec: ClaimSpec,
     /// Woken with every wake-up of the dispatcher: the worker API's waiting claims.
     pub work_arrived: Arc<tokio::sync::Notify>,
 }
@@ -56,8 +52,6 @@ const ANNOUNCE_EVERY: Duration = Duration::from_millis(100);
 pub struct Dispatcher {
     store: Store,
     settings: DispatcherSettings,
-    /// Every claim's terms, with this process's identity as a lease owner.
-    spec: ClaimSpec,
     registry: Addr<SupervisorRegistry>,
     /// Jobs running here, and slots lent to the Intake.
     running: usize,
@@ -78,17 +72,9 @@ pub struct Dispatcher {
 
 impl Dispatcher {
     pub fn new(store: Store, settings: DispatcherSettings, registry: Addr<SupervisorRegistry>) -> Self {
-        let spec = ClaimSpec::new(
-            Uuid::new_v4(),
-            settings.tenant_limit,
-            settings.lease,
-            settings.type_limits.clone(),
-            settings.in_process_types.to_vec(),
-        );
         Self {
             store,
             settings,
-            spec,
             registry,
             running: 0,
             lent: 0,
@@ -122,7 +108,7 @@ impl Dispatcher {
         let free = free.min(self.settings.global_limit.div_ceil(2));
         self.claiming = true;
         self.wake_pending = false;
-        let (store, spec, after_tenant) = (self.store.clone(), self.spec.clone(), self.after_tenant.clone());
+        let (store, spec, after_tenant) = (self.store.clone(), self.settings.spec.clone(), self.after_tenant.clone());
         async move { store.queue().claim(&spec.request(free, &after_tenant)).await }
             .into_actor(self)
             .map(move |claimed, act, ctx| {
@@ -216,7 +202,7 @@ impl Actor for Dispatcher {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Self::Context) {
-        tracing::info!(owner = %self.spec.owner, "dispatcher started");
+        tracing::info!(owner = %self.settings.spec.owner, "dispatcher started");
         ctx.run_interval(self.settings.poll_interval, |act, ctx| act.claim(ctx));
         self.claim(ctx);
     }
@@ -257,7 +243,7 @@ impl Handler<LendSlots> for Dispatcher {
         }
         self.lent = slots;
         self.running += slots;
-        Some(SlotLoan { slots, spec: self.spec.clone() })
+        Some(SlotLoan { slots, spec: self.settings.spec.clone() })
     }
 }
 
@@ -285,7 +271,7 @@ impl Handler<Drain> for Dispatcher {
             self.drained = Some(done);
         }
         let (store, owner, registry, running) =
-            (self.store.clone(), self.spec.owner, self.registry.clone(), self.running);
+            (self.store.clone(), self.settings.spec.owner, self.registry.clone(), self.running);
         tracing::info!(running, ?grace, "draining: waiting for running jobs");
         Box::pin(
             async move {

@@ -18,8 +18,7 @@ use super::intake::Record;
 use super::leases::LeaseChange;
 use super::progress::ProgressChange;
 use super::worker::{Abandon, JobWorker, WorkerDone, WorkerLinks};
-use crate::domain::Outcome;
-use crate::domain::{Caller, IdempotencyKey, Job, JobId, TenantId};
+use crate::domain::{Caller, IdempotencyKey, Job, JobId, Outcome, TenantId};
 use crate::jobs::{JobType, JobTypes, ParamsError};
 use crate::store::{
     CancelOutcome, ClaimedJob, Completion, Ender, JobFilter, JobPage, NewJob, Store, StoreError, Submission,

@@ -243,11 +243,6 @@ impl JobTypes {
         self.types.values().filter(|t| t.handler.is_none()).map(|t| t.name.clone()).collect()
     }
 
-    /// Whether jobs of type `name` are run by external workers.
-    pub fn is_external(&self, name: &str) -> bool {
-        self.get(name).is_some_and(|t| t.handler.is_none())
-    }
-
     /// The type called `name`, if configured.
     pub fn get(&self, name: &str) -> Option<&Arc<JobType>> {
         self.types.get(name)
