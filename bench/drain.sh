@@ -52,9 +52,10 @@ WITH recorded AS (
     INSERT INTO jobs (id, tenant_id, user_id, idempotency_key, fingerprint, job_type, params, max_attempts)
     SELECT errand_uuid_v7(), 'tenant-' || (i % :tenants), 'bench', 'drain-' || i, '\x00', :'job_type', :'params', 3
     FROM generate_series(1, :jobs) AS i
-    RETURNING id, tenant_id, job_type, run_at
+    RETURNING id, tenant_id, user_id, job_type, run_at
 )
-INSERT INTO job_queue (job_id, tenant_id, job_type, run_at) SELECT id, tenant_id, job_type, run_at FROM recorded;
+INSERT INTO job_queue (job_id, tenant_id, user_id, job_type, run_at)
+SELECT id, tenant_id, user_id, job_type, run_at FROM recorded;
 VACUUM ANALYZE jobs;
 VACUUM ANALYZE job_queue;
 SQL

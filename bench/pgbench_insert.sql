@@ -10,8 +10,8 @@ WITH inserted AS (
     RETURNING id, tenant_id, user_id, job_type, params, state, attempt, max_attempts, run_at, result,
               error_message, created_at, finished_at, fingerprint
 ), queued AS (
-    INSERT INTO job_queue (job_id, tenant_id, job_type, run_at)
-    SELECT id, tenant_id, job_type, run_at FROM inserted
+    INSERT INTO job_queue (job_id, tenant_id, user_id, job_type, run_at)
+    SELECT id, tenant_id, user_id, job_type, run_at FROM inserted
 )
 SELECT id, tenant_id, user_id, job_type, params, state, attempt, max_attempts, run_at, result,
        error_message, created_at, finished_at, fingerprint, true AS created

@@ -98,7 +98,8 @@ impl Application {
     pub async fn build(settings: Settings, handlers: HandlerRegistry) -> Result<Self, StartupError> {
         crate::telemetry::prometheus();
         let store = Store::connect(settings.database.url.expose_secret(), settings.database.pool_size)?
-            .with_email_outbox(settings.email.enabled);
+            .with_email_outbox(settings.email.enabled)
+            .with_quotas(settings.quotas());
         let storage = storage_from(&settings)?;
         let exports = ExportEnv {
             storage: storage.clone(),

@@ -218,6 +218,7 @@ impl Handler<SubmitJob> for JobSupervisor {
                 Submission::Created(_) => "created",
                 Submission::Replayed(_) => "replayed",
                 Submission::KeyReused => "key_reused",
+                Submission::OverQuota(_) => "over_quota",
             };
             metrics::counter!("errand_jobs_submitted_total", "outcome" => outcome).increment(1);
             if matches!(submission, Submission::Created(_)) {

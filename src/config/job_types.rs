@@ -49,6 +49,10 @@ pub struct JobTypeSettings {
     /// database from light ones.
     #[serde(default)]
     pub concurrency: Option<NonZeroU32>,
+    /// Most unfinished jobs of this type one user may have (beside the
+    /// `[quotas]` caps, which count every type); none when absent.
+    #[serde(default)]
+    pub max_unfinished_per_user: Option<u32>,
 }
 
 impl JobTypeSettings {

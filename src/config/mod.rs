@@ -15,9 +15,9 @@ pub use http_url::HttpUrl;
 pub use job_types::{ExportFormat, ExportSettings, HandlerKind, JobTypeSettings, PushSettings};
 pub use sections::{
     AuthSettings, DatabaseSettings, EmailSettings, HistorySettings, HttpSettings, LogFormat, LogSettings,
-    NotificationSettings, S3Settings, SmtpSecurity, StorageBackend, StorageSettings, WorkerSettings,
+    NotificationSettings, QuotaSettings, S3Settings, SmtpSecurity, StorageBackend, StorageSettings, WorkerSettings,
 };
-pub use values::{LongSecret, PostgresUrl};
+pub use values::{CountCap, LongSecret, PostgresUrl};
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -46,6 +46,8 @@ pub struct Settings {
     pub history: HistorySettings,
     #[serde(default)]
     pub log: LogSettings,
+    #[serde(default)]
+    pub quotas: QuotaSettings,
     /// Job types by name: what `POST /jobs/{type}` accepts.
     pub job_types: BTreeMap<String, JobTypeSettings>,
 }
@@ -149,7 +151,29 @@ impl Settings {
             "notifications.stream_ticket_ttl",
             "must be between 1s and 1h",
         )?;
-        check(self.history.retention >= Duration::from_secs(1), "history.retention", "must be at least 1s")
+        check(self.history.retention >= Duration::from_secs(1), "history.retention", "must be at least 1s")?;
+        check(
+            (Duration::from_secs(1)..=Duration::from_secs(24 * 3600)).contains(&self.quotas.retry_after),
+            "quotas.retry_after",
+            "must be between 1s and 24h",
+        )
+    }
+
+    /// The quotas every submission keeps to.
+    pub fn quotas(&self) -> crate::domain::Quotas {
+        let q = &self.quotas;
+        crate::domain::Quotas {
+            defaults: crate::domain::TenantCaps {
+                per_user: q.max_unfinished_per_user.0,
+                per_tenant: q.max_unfinished_per_tenant.0,
+            },
+            per_user_of_type: self
+                .job_types
+                .iter()
+                .filter_map(|(name, t)| Some((name.clone(), t.max_unfinished_per_user?)))
+                .collect(),
+            retry_after: q.retry_after,
+        }
     }
 
     fn validate_email_and_storage(&self) -> Result<(), ConfigError> {

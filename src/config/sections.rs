@@ -12,7 +12,7 @@ use serde::Deserialize;
 use serde_inline_default::serde_inline_default;
 
 use super::HttpUrl;
-use super::values::{LongSecret, PostgresUrl, defaults, duration_text};
+use super::values::{CountCap, LongSecret, PostgresUrl, defaults, duration_text};
 use crate::domain::RetryPolicy;
 
 /// Implements `Default` from the fields' own defaults.
@@ -33,7 +33,8 @@ default_from_fields!(
     HistorySettings,
     NotificationSettings,
     StorageSettings,
-    EmailSettings
+    EmailSettings,
+    QuotaSettings
 );
 
 #[serde_inline_default]
@@ -121,6 +122,27 @@ pub struct WorkerSettings {
     #[serde_inline_default(Duration::from_secs(60))]
     #[serde(with = "duration_text")]
     pub supervisor_idle: Duration,
+}
+
+/// Caps on unfinished work (waiting or running jobs), so that one user or
+/// tenant cannot fill the queue for everyone. A new job over a cap gets 429
+/// `quota_exceeded`; replays of existing keys are answered as ever. An
+/// operator can override the caps per tenant (`PUT /admin/tenants/{tenant}/quotas`),
+/// and a job type can cap each user's jobs of that type (`max_unfinished_per_user`).
+#[serde_inline_default]
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct QuotaSettings {
+    /// Unfinished jobs one user may have, of every type; `"unlimited"` for no cap.
+    #[serde_inline_default(CountCap(Some(1000)))]
+    pub max_unfinished_per_user: CountCap,
+    /// Unfinished jobs one tenant may have, of all its users; `"unlimited"` for no cap.
+    #[serde_inline_default(CountCap(Some(10_000)))]
+    pub max_unfinished_per_tenant: CountCap,
+    /// The `Retry-After` of a refusal: how long until it is worth trying again.
+    #[serde_inline_default(Duration::from_secs(30))]
+    #[serde(with = "duration_text")]
+    pub retry_after: Duration,
 }
 
 /// How errand writes its log (to stderr; the level comes from `RUST_LOG`).

@@ -53,6 +53,36 @@ impl ExposeSecret<str> for PostgresUrl {
     }
 }
 
+/// A cap on a count: a whole number, or `"unlimited"` for none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(try_from = "CapText")]
+pub struct CountCap(pub Option<u32>);
+
+/// How a cap is written: a TOML integer, or text (`"unlimited"`, or digits
+/// from an environment variable).
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum CapText {
+    Number(i64),
+    Text(String),
+}
+
+impl TryFrom<CapText> for CountCap {
+    type Error = String;
+
+    fn try_from(text: CapText) -> Result<Self, Self::Error> {
+        let number = match text {
+            CapText::Text(word) if word.trim() == "unlimited" => return Ok(Self(None)),
+            CapText::Text(digits) => digits
+                .trim()
+                .parse::<i64>()
+                .map_err(|_| format!("{digits:?} is neither a whole number nor \"unlimited\""))?,
+            CapText::Number(n) => n,
+        };
+        u32::try_from(number).map(|n| Self(Some(n))).map_err(|_| format!("{number} is not between 0 and {}", u32::MAX))
+    }
+}
+
 /// Durations written as text, e.g. `"30s"`, `"1m 30s"`, `"250ms"`.
 pub(super) mod duration_text {
     use super::*;
@@ -80,6 +110,17 @@ mod tests {
         assert!(LongSecret::try_from("x".repeat(31)).is_err());
         assert_eq!(LongSecret::try_from("x".repeat(32)).unwrap().expose_secret(), "x".repeat(32));
         assert!(!format!("{:?}", LongSecret::try_from("y".repeat(40)).unwrap()).contains('y'), "redacted");
+    }
+
+    #[test]
+    fn a_cap_is_a_whole_number_or_unlimited() {
+        let cap = |json: serde_json::Value| serde_json::from_value::<CountCap>(json).map(|c| c.0).ok();
+        assert_eq!(cap(serde_json::json!(1000)), Some(Some(1000)));
+        assert_eq!(cap(serde_json::json!(0)), Some(Some(0)));
+        assert_eq!(cap(serde_json::json!("unlimited")), Some(None));
+        assert_eq!(cap(serde_json::json!("25")), Some(Some(25)));
+        assert_eq!(cap(serde_json::json!(-1)), None);
+        assert_eq!(cap(serde_json::json!("lots")), None);
     }
 
     #[test]

@@ -1,16 +1,19 @@
 //! The vocabulary of errand, free of I/O: who is asking ([`Caller`]), which job
 //! ([`JobId`]), in what state ([`JobState`], [`JobStatus`]), and what makes two
 //! submissions the same ([`IdempotencyKey`], [`Fingerprint`]), how an
-//! attempt ends ([`Outcome`]) and when a failed one runs again ([`RetryPolicy`]).
+//! attempt ends ([`Outcome`]), when a failed one runs again ([`RetryPolicy`]),
+//! and how much unfinished work one user or tenant may have ([`Quotas`]).
 
 mod attempt;
 mod idempotency;
 mod ids;
 mod job;
+mod quota;
 mod retry;
 
 pub use attempt::{Failure, Outcome, ProgressReport, storable};
 pub use idempotency::{Fingerprint, IdempotencyKey, InvalidIdempotencyKey};
 pub use ids::{Caller, InvalidId, JobId, LeaseId, NotificationId, Operator, OwnerTag, TenantId, UserId};
 pub use job::{Job, JobState, JobStatus, JobTypeName, UnknownState};
+pub use quota::{Cap, QuotaExceeded, QuotaScope, Quotas, TenantCaps, Usage};
 pub use retry::RetryPolicy;

@@ -13,7 +13,7 @@ use super::page;
 use super::{AppState, job_id};
 use crate::domain::{Job, JobId, Operator};
 use crate::http::error::{AppError, NotAnOperator, Problem, Unauthenticated, Unavailable};
-use crate::store::{AttemptError, CancelOutcome, JobQuery, QueueCount, RetryFilter, RetryOutcome};
+use crate::store::{AttemptError, CancelOutcome, JobQuery, NearestQuotas, QueueCount, RetryFilter, RetryOutcome};
 
 /// A job as an operator sees it: whose it is, and (alone) its attempts' errors.
 #[derive(Serialize, utoipa::ToSchema)]
@@ -234,11 +234,19 @@ pub async fn retry_matching(
 pub struct Queues {
     #[schema(value_type = Vec<Object>)]
     queues: Vec<QueueCount>,
+    /// The tenants and the users with the most unfinished jobs against their
+    /// caps (`limit`; `null`: none), nearest first: `{tenants, users}`.
+    #[schema(value_type = Object)]
+    nearest_quotas: NearestQuotas,
 }
 
+/// How many tenants and users `GET /admin/queues` lists as nearest to their caps.
+const NEAREST_QUOTAS: i64 = 10;
+
 /// `GET /admin/queues`: per job type and state, the counts of waiting,
-/// retrying and running jobs and the oldest due job's wait, read from the
-/// queue table alone (it holds unfinished jobs only).
+/// retrying and running jobs and the oldest due job's wait, and who is
+/// nearest to their quotas, read from the queue table alone (it holds
+/// unfinished jobs only).
 #[utoipa::path(
     get, path = "/admin/queues", tag = "operators",
     responses(
@@ -250,5 +258,7 @@ pub struct Queues {
     security(("bearer" = [])),
 )]
 pub async fn queues(operator: Operator, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
-    Ok(HttpResponse::Ok().json(Queues { queues: state.store.for_operator(&operator).queues().await? }))
+    let queues = state.store.for_operator(&operator).queues().await?;
+    let nearest_quotas = state.store.quotas_for_operator(&operator).nearest(NEAREST_QUOTAS).await?;
+    Ok(HttpResponse::Ok().json(Queues { queues, nearest_quotas }))
 }

@@ -10,7 +10,7 @@ use actix_web::{HttpResponse, ResponseError};
 use serde::Serialize;
 
 use crate::actors::SubmitError;
-use crate::domain::InvalidIdempotencyKey;
+use crate::domain::{InvalidIdempotencyKey, QuotaExceeded};
 use crate::jobs::ParamsError;
 use crate::store::StoreError;
 
@@ -51,6 +51,11 @@ pub enum AppError {
     Forbidden(String),
     #[error("this route does not answer {method}; it answers {allow}")]
     MethodNotAllowed { method: String, allow: &'static str },
+    #[error(
+        "{} unfinished jobs already count against a cap of {} ({}); wait for some to finish, then try again with the same Idempotency-Key",
+        exceeded.count, exceeded.limit, quota_scope_text(exceeded.scope)
+    )]
+    QuotaExceeded { exceeded: QuotaExceeded, retry_after: std::time::Duration },
     #[error("the service is temporarily unable to handle the request; try again shortly")]
     Unavailable(String),
     #[error("an internal error occurred")]
@@ -78,6 +83,7 @@ impl AppError {
             Self::LeaseLost => ("lease_lost", S::CONFLICT, "Lease lost"),
             Self::Forbidden(_) => ("forbidden", S::FORBIDDEN, "Forbidden"),
             Self::MethodNotAllowed { .. } => ("method_not_allowed", S::METHOD_NOT_ALLOWED, "Method not allowed"),
+            Self::QuotaExceeded { .. } => ("quota_exceeded", S::TOO_MANY_REQUESTS, "Quota exceeded"),
             Self::Unavailable(_) => ("unavailable", S::SERVICE_UNAVAILABLE, "Service unavailable"),
             Self::Internal(_) => ("internal", S::INTERNAL_SERVER_ERROR, "Internal error"),
         }
@@ -138,6 +144,16 @@ pub struct Problem<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<String>)]
     field: Option<&'a str>,
+    /// For `quota_exceeded`: which cap (`user_job_type`, `user` or `tenant`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<String>)]
+    scope: Option<&'a str>,
+    /// For `quota_exceeded`: the cap.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    limit: Option<u32>,
+    /// For `quota_exceeded`: the unfinished jobs that count against it now.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    count: Option<u64>,
 }
 
 impl ResponseError for AppError {
@@ -160,7 +176,23 @@ impl ResponseError for AppError {
                 Self::InvalidParams(e) => Some(e.field.as_str()),
                 _ => None,
             },
+            scope: None,
+            limit: None,
+            count: None,
         };
+        let problem = match self {
+            Self::QuotaExceeded { exceeded, .. } => Problem {
+                scope: Some(exceeded.scope.name()),
+                limit: Some(exceeded.limit),
+                count: Some(exceeded.count),
+                ..problem
+            },
+            _ => problem,
+        };
+        if status == StatusCode::TOO_MANY_REQUESTS {
+            // Refusals by reason, never by tenant: the label set stays small.
+            metrics::counter!("errand_requests_refused_total", "reason" => code).increment(1);
+        }
         let mut response = HttpResponse::build(status);
         response.insert_header((header::CONTENT_TYPE, HeaderValue::from_static("application/problem+json")));
         match self {
@@ -169,6 +201,9 @@ impl ResponseError for AppError {
             }
             Self::Unavailable(_) => {
                 response.insert_header((header::RETRY_AFTER, HeaderValue::from_static("1")));
+            }
+            Self::QuotaExceeded { retry_after, .. } => {
+                response.insert_header((header::RETRY_AFTER, retry_after_seconds(*retry_after)));
             }
             Self::MethodNotAllowed { allow, .. } => {
                 response.insert_header((header::ALLOW, HeaderValue::from_static(allow)));
@@ -187,6 +222,20 @@ impl From<StoreError> for AppError {
             Self::Internal(cause_chain(&error))
         }
     }
+}
+
+/// How a refusal names the cap it met.
+fn quota_scope_text(scope: crate::domain::QuotaScope) -> &'static str {
+    match scope {
+        crate::domain::QuotaScope::UserJobType => "your unfinished jobs of this type",
+        crate::domain::QuotaScope::User => "your unfinished jobs",
+        crate::domain::QuotaScope::Tenant => "your organisation's unfinished jobs",
+    }
+}
+
+/// A `Retry-After` of whole seconds, at least 1 (RFC 9110: delay-seconds).
+fn retry_after_seconds(wait: std::time::Duration) -> HeaderValue {
+    HeaderValue::from(wait.as_secs_f64().ceil().max(1.0) as u64)
 }
 
 /// An error with its sources, for the log ("db error" alone says nothing).

@@ -98,6 +98,8 @@ impl JobView {
         (status = 404, description = "Unknown job type (`unknown_job_type`)", body = Problem, content_type = "application/problem+json"),
         (status = 413, description = "Body over 64 KiB (`payload_too_large`)", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "Params refused (`invalid_params`, with `field`), or the key reused for another request (`idempotency_key_reused`)", body = Problem, content_type = "application/problem+json"),
+        (status = 429, description = "A new job over one of the caller's quotas of unfinished jobs (`quota_exceeded`, with `scope`, `limit` and `count`); a replay of an existing key is answered as ever", body = Problem, content_type = "application/problem+json",
+            headers(("Retry-After" = u64, description = "Seconds to wait before trying again (with the same key)"))),
         Unavailable,
     ),
     security(("bearer" = [])),
@@ -125,6 +127,9 @@ pub async fn submit(
             .insert_header((header::LOCATION, format!("/jobs/{}", job.id)))
             .json(JobView::new(job, &state).await?)),
         Submission::KeyReused => Err(AppError::IdempotencyKeyReused),
+        Submission::OverQuota(exceeded) => {
+            Err(AppError::QuotaExceeded { exceeded, retry_after: state.store.quotas().retry_after })
+        }
     }
 }
 

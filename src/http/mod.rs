@@ -4,6 +4,7 @@
 //! which span tenants, use the store's operator door: see `admin.rs`.)
 
 mod admin;
+mod admin_quotas;
 mod auth;
 mod body;
 mod client;
@@ -161,7 +162,12 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
                 .service(get("/jobs/{id}", admin::get))
                 .service(post("/jobs/{id}/retry", admin::retry))
                 .service(post("/jobs/{id}/cancel", admin::cancel))
-                .service(get("/queues", admin::queues)),
+                .service(get("/queues", admin::queues))
+                .service(
+                    resource("/tenants/{tenant}/quotas", "GET, PUT")
+                        .route(web::get().to(admin_quotas::get))
+                        .route(web::put().to(admin_quotas::set)),
+                ),
         )
         .service(
             web::scope("/worker/v1")

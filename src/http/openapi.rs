@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use utoipa::OpenApi;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 
-use super::{admin, files, health, jobs, links, notifications, worker_api};
+use super::{admin, admin_quotas, files, health, jobs, links, notifications, worker_api};
 use crate::jobs::JobTypes;
 
 #[derive(OpenApi)]
@@ -19,7 +19,7 @@ use crate::jobs::JobTypes;
         notifications::list, notifications::mark_read, notifications::mark_all_read,
         notifications::stream_ticket, notifications::stream,
         health::healthz, health::readyz, health::metrics,
-        admin::list, admin::get, admin::retry, admin::cancel, admin::retry_matching, admin::queues,
+        admin::list, admin::get, admin::retry, admin::cancel, admin::retry_matching, admin::queues, admin_quotas::get, admin_quotas::set,
         worker_api::claim, worker_api::attempts::heartbeat, worker_api::attempts::progress,
         worker_api::attempts::complete, worker_api::attempts::fail, worker_api::files::upload,
         worker_api::files::upload_url,

@@ -13,15 +13,11 @@
 //! lock that a claim could be waiting for, and a wait is as long as one claim.
 
 use super::claim::{BatchClaim, ClaimedJob};
+use super::quota::{self, BEGIN, COMMIT};
 use super::submit::{INSERT_OR_FIND, InsertBatch, NewJob, Submission, Submissions};
 use super::{Queue, StoreError, millis};
 use deadpool_postgres::Client;
 use futures_util::future::join5;
-
-/// The transaction of a batch and its claim: READ COMMITTED, on which the
-/// claim's counting after its locks relies, whatever the database's default.
-const BEGIN: &str = "BEGIN ISOLATION LEVEL READ COMMITTED";
-const COMMIT: &str = "COMMIT";
 
 /// Takes the tenant locks of claims (key space 0x65720001, as in
 /// `errand_claim_due`) for each of the tenants in $1, in tenant order; held
@@ -101,10 +97,11 @@ impl Submissions<'_> {
         (answers, claimed)
     }
 
-    /// `BEGIN`, [`INSERT_OR_FIND`], the lock, the claim and `COMMIT`, sent
-    /// together (pipelined: one wait for the server instead of five). The
-    /// claim's jobs are ours if it and the commit succeeded; the submissions
-    /// are recorded if every statement succeeded (any failure rolls back).
+    /// The quota check (see `quota.rs`), then [`INSERT_OR_FIND`] of the jobs
+    /// it admits, the lock, the claim and `COMMIT`, sent together (pipelined:
+    /// one wait for the server instead of four). The claim's jobs are ours if
+    /// it and the commit succeeded; the submissions are recorded if every
+    /// statement succeeded (any failure rolls back).
     async fn insert_or_find_and_claim(
         &self,
         client: &Client,
@@ -124,14 +121,19 @@ impl Submissions<'_> {
             Ok(statements) => statements,
             Err(error) => return (Err(error), Ok(Vec::new())),
         };
-        let batch = InsertBatch::new(jobs);
-        let tenants: Vec<&str> = jobs.iter().map(|job| job.caller.tenant.as_str()).collect();
+        let admission = match quota::begin_admitting(client, jobs, self.quotas).await {
+            Ok(admission) => admission,
+            Err(error) => return (Err(error), Ok(Vec::new())),
+        };
+        let admitted = admission.admitted(jobs);
+        let batch = InsertBatch::new(&admitted);
+        let tenants: Vec<&str> = admitted.iter().map(|job| job.caller.tenant.as_str()).collect();
         let (tenant_limit, limit) = (i64::from(claim.tenant_limit), i64::try_from(claim.limit).unwrap_or(i64::MAX));
         let lease_ms = millis(claim.lease);
         // join5 polls its futures in order, and each sends its statement when
         // first polled: the server receives them in this order.
         let (begun, inserted, locked, claimed, committed) = join5(
-            client.execute(&begin, &[]),
+            admission.begin(client, &begin),
             client.query(&insert, &batch.params()),
             client.query(&lock, &[&tenants]),
             client.query(&take, &[&tenants, &tenant_limit, &claim.types, &limit, &claim.owner, &lease_ms]),
@@ -140,14 +142,15 @@ impl Submissions<'_> {
         .await;
         let claimed = match (begun, locked, claimed, committed) {
             (Ok(_), Ok(_), Ok(rows), Ok(_)) => rows,
-            (Err(error), ..) | (_, Err(error), ..) | (_, _, Err(error), _) | (.., Err(error)) => {
+            (Err(error), ..) => return (Err(error), Ok(Vec::new())),
+            (_, Err(error), ..) | (_, _, Err(error), _) | (.., Err(error)) => {
                 return (Err(error.into()), Ok(Vec::new()));
             }
         };
         let queue = Queue { pool: self.pool, email_outbox: self.email_outbox };
         let claimed = queue.claimed_jobs(&claimed).await;
         let answers = match inserted {
-            Ok(rows) => batch.answers(client, rows).await,
+            Ok(rows) => batch.answers(client, rows).await.map(|recorded| admission.answers(recorded)),
             Err(error) => Err(error.into()),
         };
         (answers, claimed)

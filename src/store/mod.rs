@@ -21,7 +21,11 @@ mod notifications;
 mod operator;
 mod outbox;
 mod queue;
+mod quota;
 mod submit;
+mod tenant_quotas;
+
+use std::sync::Arc;
 
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
 use tokio_postgres::NoTls;
@@ -35,8 +39,9 @@ pub use operator::{AttemptError, JobQuery, OperatorJobs, QueueCount, RetryFilter
 pub use outbox::{Outbox, OutboxEmail};
 pub use queue::{QueueDepth, RunningAttempt};
 pub use submit::{NewJob, Submission, Submissions};
+pub use tenant_quotas::{Caps, NearQuota, NearestQuotas, QuotaOverrides, TenantQuota};
 
-use crate::domain::{Caller, Operator};
+use crate::domain::{Caller, Operator, Quotas};
 
 /// A database failure. The API turns it into a 500 (or 503) without details;
 /// the cause is logged.
@@ -142,6 +147,7 @@ fn millis(d: std::time::Duration) -> f64 {
 pub struct Store {
     pool: Pool,
     email_outbox: bool,
+    quotas: Arc<Quotas>,
 }
 
 impl Store {
@@ -163,13 +169,24 @@ impl Store {
             .runtime(deadpool_postgres::Runtime::Tokio1)
             .build()
             .expect("a pool with a runtime always builds");
-        Ok(Self { pool, email_outbox: false })
+        Ok(Self { pool, email_outbox: false, quotas: Arc::new(Quotas::off()) })
     }
 
     /// Makes the statements that end jobs also queue their completion emails.
     pub fn with_email_outbox(mut self, enabled: bool) -> Self {
         self.email_outbox = enabled;
         self
+    }
+
+    /// Makes every submission keep to `quotas` (none are kept otherwise).
+    pub fn with_quotas(mut self, quotas: Quotas) -> Self {
+        self.quotas = Arc::new(quotas);
+        self
+    }
+
+    /// The quotas submissions keep to.
+    pub fn quotas(&self) -> &Quotas {
+        &self.quotas
     }
 
     /// The completion emails waiting to be sent (the Mailer's side).
@@ -187,9 +204,14 @@ impl Store {
         OperatorJobs { pool: &self.pool, operator, email_outbox: self.email_outbox }
     }
 
+    /// Tenants' quota overrides, and who is near their caps, for an operator.
+    pub fn quotas_for_operator<'a>(&'a self, operator: &'a Operator) -> QuotaOverrides<'a> {
+        QuotaOverrides { pool: &self.pool, operator, quotas: &self.quotas }
+    }
+
     /// Recording new jobs, each for its own caller.
     pub fn submissions(&self) -> Submissions<'_> {
-        Submissions { pool: &self.pool, email_outbox: self.email_outbox }
+        Submissions { pool: &self.pool, quotas: &self.quotas, email_outbox: self.email_outbox }
     }
 
     /// The notifications of the caller's user in the caller's tenant.

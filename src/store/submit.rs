@@ -13,7 +13,8 @@ use tokio_postgres::Row;
 
 use super::StoreError;
 use super::jobs::job_from_row;
-use crate::domain::{Caller, Fingerprint, IdempotencyKey, Job, JobId};
+use super::quota::{self, BEGIN, COMMIT};
+use crate::domain::{Caller, Fingerprint, IdempotencyKey, Job, JobId, QuotaExceeded, Quotas};
 
 /// Records and queues a job for each array element, unless its caller's key
 /// already names a job: then reads that one (with its live state from the
@@ -38,8 +39,8 @@ WITH input AS (
     RETURNING id, tenant_id, user_id, job_type, params, state, attempt, max_attempts, run_at, result,
               error_message, created_at, finished_at, fingerprint
 ), queued AS (
-    INSERT INTO job_queue (job_id, tenant_id, job_type, run_at)
-    SELECT id, tenant_id, job_type, run_at FROM inserted
+    INSERT INTO job_queue (job_id, tenant_id, user_id, job_type, run_at)
+    SELECT id, tenant_id, user_id, job_type, run_at FROM inserted
 )
 SELECT id AS input_id, id, tenant_id, user_id, job_type, params, state, attempt, max_attempts, run_at, result,
        error_message, created_at, finished_at, NULL::jsonb AS progress, NULL::text AS cancel_requested_by,
@@ -68,6 +69,8 @@ pub enum Submission {
     Replayed(Job),
     /// The key was used before for a different request (type or params).
     KeyReused,
+    /// A new job over one of its caller's quotas: nothing was recorded.
+    OverQuota(QuotaExceeded),
 }
 
 /// A job to record for its caller, already checked against its type.
@@ -94,6 +97,8 @@ impl NewJob {
 /// The submission side of the job table.
 pub struct Submissions<'a> {
     pub(super) pool: &'a Pool,
+    /// Checked in the recording transaction of every new job.
+    pub(super) quotas: &'a Quotas,
     /// Whether ending a job also writes its completion email (for claimed jobs that must be failed at once).
     pub(super) email_outbox: bool,
 }
@@ -134,20 +139,36 @@ impl Submissions<'_> {
         }
     }
 
-    /// One [`INSERT_OR_FIND`] for `jobs`: an answer each, in their order.
+    /// The quota check and one [`INSERT_OR_FIND`] for `jobs`, in one
+    /// transaction: an answer each, in their order.
     async fn insert_or_find(&self, jobs: &[NewJob]) -> Result<Vec<Result<Submission, StoreError>>, StoreError> {
-        let batch = InsertBatch::new(jobs);
         let client = self.pool.get().await?;
-        let statement = client.prepare_cached(INSERT_OR_FIND).await?;
-        let rows = client.query(&statement, &batch.params()).await?;
-        batch.answers(&client, rows).await
+        let (begin, insert, commit) = (
+            client.prepare_cached(BEGIN).await?,
+            client.prepare_cached(INSERT_OR_FIND).await?,
+            client.prepare_cached(COMMIT).await?,
+        );
+        let admission = quota::begin_admitting(&client, jobs, self.quotas).await?;
+        let admitted = admission.admitted(jobs);
+        let batch = InsertBatch::new(&admitted);
+        // Pipelined: one wait for all. If the insert fails, the COMMIT rolls back.
+        let (begun, inserted, committed) = futures_util::future::join3(
+            admission.begin(&client, &begin),
+            client.query(&insert, &batch.params()),
+            client.execute(&commit, &[]),
+        )
+        .await;
+        begun?;
+        let rows = inserted?;
+        committed?;
+        Ok(admission.answers(batch.answers(&client, rows).await?))
     }
 }
 
 /// A batch of submissions as the parameters of [`INSERT_OR_FIND`], rows in
 /// key order (see there), and how its answers are read back.
 pub(super) struct InsertBatch<'a> {
-    jobs: &'a [NewJob],
+    jobs: &'a [&'a NewJob],
     ids: Vec<JobId>,
     fingerprints: Vec<Fingerprint>,
     id_column: Vec<uuid::Uuid>,
@@ -162,7 +183,7 @@ pub(super) struct InsertBatch<'a> {
 }
 
 impl<'a> InsertBatch<'a> {
-    pub(super) fn new(jobs: &'a [NewJob]) -> Self {
+    pub(super) fn new(jobs: &'a [&'a NewJob]) -> Self {
         // Insert in key order (see INSERT_OR_FIND), answer in the callers' order.
         let mut order: Vec<usize> = (0..jobs.len()).collect();
         order.sort_by(|&a, &b| jobs[a].key_owner().cmp(&jobs[b].key_owner()));

@@ -19,6 +19,7 @@ mod processes;
 mod progress;
 mod push;
 mod queue;
+mod quotas;
 mod read;
 mod s3;
 mod shutdown;

@@ -300,7 +300,7 @@ async fn a_number_that_could_not_be_read_back_is_422_and_the_queue_keeps_moving(
         .batch_execute(&format!(
             "INSERT INTO jobs (id, tenant_id, user_id, idempotency_key, fingerprint, job_type, params, max_attempts) \
              VALUES ('{poison}', 'acme', 'alice', 'old', '\\x00', 'noop', '{{\"x\": -1.7976931348623157e+308}}', 3); \
-             INSERT INTO job_queue (job_id, tenant_id, job_type) VALUES ('{poison}', 'acme', 'noop');"
+             INSERT INTO job_queue (job_id, tenant_id, user_id, job_type) VALUES ('{poison}', 'acme', 'alice', 'noop');"
         ))
         .await
         .unwrap();
@@ -325,6 +325,7 @@ fn outcomes(answers: &[Result<errand::store::Submission, errand::store::StoreErr
             Ok(Submission::Created(_)) => "created",
             Ok(Submission::Replayed(_)) => "replayed",
             Ok(Submission::KeyReused) => "reused",
+            Ok(Submission::OverQuota(_)) => "over_quota",
             Err(_) => "error",
         })
         .collect()

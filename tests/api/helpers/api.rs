@@ -61,6 +61,12 @@ pub trait Api {
         self.http().post(url).bearer_auth(token).json(&body).send().await.expect("POST")
     }
 
+    /// A PUT of a JSON body.
+    async fn put_json(&self, token: &str, path: &str, body: Value) -> Response {
+        let url = format!("{}{path}", self.address());
+        self.http().put(url).bearer_auth(token).json(&body).send().await.expect("PUT")
+    }
+
     /// A GET with no Authorization header.
     async fn get_without_token(&self, path: &str) -> Response {
         self.http().get(format!("{}{path}", self.address())).send().await.expect("GET")

@@ -1,0 +1,210 @@
+//! The quota check of a batch of submissions, in the transaction that records
+//! them (see `domain::Usage` for the rule, `migrations/V2__quotas.sql` for
+//! the schema).
+//!
+//! Two processes must not both let a cap's next job in, so the batch first
+//! takes each of its tenants' quota locks (advisory, in tenant order, held
+//! until the transaction ends), and only then counts: under READ COMMITTED
+//! each statement sees what was committed before it began, so the count
+//! includes every job recorded under the lock before. The locks are not the
+//! claims' (another key space): recording and claiming never wait for each other.
+//!
+//! A submission whose key already names a job is a replay, answered whatever
+//! the quota: it is looked up only when some job of the batch would be
+//! refused, so a batch within its caps costs the lock and the count alone.
+
+use std::collections::{HashMap, HashSet};
+
+use deadpool_postgres::Client;
+use tokio_postgres::Row;
+
+use super::StoreError;
+use super::submit::{NewJob, Submission};
+use crate::domain::{QuotaExceeded, Quotas, TenantCaps, Usage};
+
+/// Opens the recording transaction: READ COMMITTED, on which counting after
+/// locks relies (the quota's here, the claim's beside submissions in
+/// `batch_claim.rs`), whatever the database's default.
+pub(super) const BEGIN: &str = "BEGIN ISOLATION LEVEL READ COMMITTED";
+pub(super) const COMMIT: &str = "COMMIT";
+const ROLLBACK: &str = "ROLLBACK";
+
+/// The quota lock (key space 0x65720002) of each tenant in $1, in tenant order.
+const LOCK_QUOTAS: &str = "
+SELECT count(pg_advisory_xact_lock(1701969922, hashtext(t.tenant_id))) AS locked
+FROM (SELECT DISTINCT tenant_id FROM unnest($1::text[]) AS u (tenant_id) ORDER BY tenant_id) t";
+
+/// Unfinished jobs of the tenants in $1, by tenant, user and type: the
+/// waiting ones through their partial index, the running ones through theirs.
+const UNFINISHED: &str = "
+SELECT tenant_id, user_id, job_type, count(*) AS jobs
+FROM job_queue
+WHERE tenant_id = ANY ($1) AND state IN ('available', 'retryable')
+GROUP BY tenant_id, user_id, job_type
+UNION ALL
+SELECT tenant_id, user_id, job_type, count(*)
+FROM job_queue
+WHERE tenant_id = ANY ($1) AND state = 'running'
+GROUP BY tenant_id, user_id, job_type";
+
+/// The operators' overrides of the tenants in $1.
+const OVERRIDES: &str = "
+SELECT tenant_id, max_unfinished_per_user, max_unfinished_per_tenant FROM tenant_quotas WHERE tenant_id = ANY ($1)";
+
+/// Which of the keys ($1 tenants, $2 users, $3 keys) already name a job: the
+/// 1-based positions in the arrays.
+const EXISTING: &str = "
+SELECT i.n
+FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS i (tenant_id, user_id, idempotency_key, n)
+WHERE EXISTS (SELECT 1 FROM jobs j
+              WHERE j.tenant_id = i.tenant_id AND j.user_id = i.user_id AND j.idempotency_key = i.idempotency_key)";
+
+/// A batch's transaction, begun and past its quota check: which submissions
+/// go on to be recorded (or found), and which were refused.
+pub(super) struct Admission {
+    /// Per submission, in the batch's order: `Some` if refused.
+    pub refused: Vec<Option<QuotaExceeded>>,
+    /// Whether `BEGIN` was sent. With no quota to check it is not: the
+    /// caller sends it with its own statements, in one round trip.
+    pub begun: bool,
+}
+
+impl Admission {
+    /// The submissions that go on, in the batch's order.
+    /// `BEGIN`, unless it was sent: the first statement of the caller's pipeline.
+    pub async fn begin(&self, client: &Client, begin: &tokio_postgres::Statement) -> Result<(), StoreError> {
+        if !self.begun {
+            client.execute(begin, &[]).await?;
+        }
+        Ok(())
+    }
+
+    pub fn admitted<'a>(&self, jobs: &'a [NewJob]) -> Vec<&'a NewJob> {
+        jobs.iter().zip(&self.refused).filter(|(_, refused)| refused.is_none()).map(|(job, _)| job).collect()
+    }
+
+    /// Every submission's answer, in the batch's order: the refusals, and
+    /// `recorded`, the answers of [`Self::admitted`] in their order.
+    pub fn answers(&self, recorded: Vec<Result<Submission, StoreError>>) -> Vec<Result<Submission, StoreError>> {
+        let mut recorded = recorded.into_iter();
+        self.refused
+            .iter()
+            .map(|refused| match refused {
+                Some(refused) => Ok(Submission::OverQuota(*refused)),
+                None => {
+                    recorded.next().unwrap_or_else(|| Err(StoreError::Corrupt("a submission went unanswered".into())))
+                }
+            })
+            .collect()
+    }
+}
+
+/// When `quotas` are enforced: sends `BEGIN`, takes the batch's quota locks
+/// and decides which of `jobs` may be recorded, leaving the transaction open
+/// on `client` for the caller to record in and commit (if this fails, it is
+/// rolled back). Else admits every job and sends nothing.
+pub(super) async fn begin_admitting(
+    client: &Client,
+    jobs: &[NewJob],
+    quotas: &Quotas,
+) -> Result<Admission, StoreError> {
+    if !quotas.enforced() {
+        return Ok(Admission { refused: vec![None; jobs.len()], begun: false });
+    }
+    let admitted = async {
+        let begin = client.prepare_cached(BEGIN).await?;
+        let (lock, unfinished, overrides) = (
+            client.prepare_cached(LOCK_QUOTAS).await?,
+            client.prepare_cached(UNFINISHED).await?,
+            client.prepare_cached(OVERRIDES).await?,
+        );
+        let mut tenants: Vec<&str> = jobs.iter().map(|job| job.caller.tenant.as_str()).collect();
+        tenants.sort_unstable();
+        tenants.dedup();
+        // Pipelined, in this order: the count's snapshot is taken after the locks are granted.
+        let (begun, locked, counted, overridden) = futures_util::future::join4(
+            client.execute(&begin, &[]),
+            client.query(&lock, &[&tenants]),
+            client.query(&unfinished, &[&tenants]),
+            client.query(&overrides, &[&tenants]),
+        )
+        .await;
+        begun?;
+        locked?;
+        let mut usage: HashMap<String, Usage> = HashMap::new();
+        for row in counted? {
+            let (tenant, user, job_type): (String, &str, &str) =
+                (row.try_get("tenant_id")?, row.try_get("user_id")?, row.try_get("job_type")?);
+            let jobs: i64 = row.try_get("jobs")?;
+            usage.entry(tenant).or_default().count(user, job_type, u64::try_from(jobs).unwrap_or(0));
+        }
+        let mut caps: HashMap<String, TenantCaps> = HashMap::new();
+        for row in overridden? {
+            caps.insert(row.try_get("tenant_id")?, quotas.for_tenant(Some(caps_from_row(&row)?)));
+        }
+        let decide = |replays: &HashSet<usize>| decide(jobs, quotas, &caps, usage.clone(), replays);
+        let refused = decide(&HashSet::new());
+        if refused.iter().all(Option::is_none) {
+            return Ok(Admission { refused, begun: true });
+        }
+        // Some would be refused: replays among them (or among those admitted
+        // before them) take no room. Decide again knowing which they are.
+        let replays = existing_keys(client, jobs).await?;
+        Ok(Admission { refused: decide(&replays), begun: true })
+    }
+    .await;
+    if admitted.is_err() {
+        // Best effort: a connection that fails here is discarded by the pool.
+        let _ = client.batch_execute(ROLLBACK).await;
+    }
+    admitted
+}
+
+/// Admits `jobs` in their order against `usage`: a replay (its position in
+/// `replays`) is admitted and takes no room, and a key repeated in the batch
+/// gets its first submission's answer (the statement records it once).
+fn decide(
+    jobs: &[NewJob],
+    quotas: &Quotas,
+    caps: &HashMap<String, TenantCaps>,
+    mut usage: HashMap<String, Usage>,
+    replays: &HashSet<usize>,
+) -> Vec<Option<QuotaExceeded>> {
+    let mut decided = HashMap::new();
+    jobs.iter()
+        .enumerate()
+        .map(|(i, job)| {
+            if replays.contains(&i) {
+                return None;
+            }
+            *decided.entry(job.key_owner()).or_insert_with(|| {
+                let tenant = job.caller.tenant.as_str();
+                let caps = caps.get(tenant).copied().unwrap_or_else(|| quotas.for_tenant(None));
+                let type_cap = quotas.per_user_of_type.get(&job.job_type).copied();
+                let usage = usage.entry(tenant.to_owned()).or_default();
+                usage.admit(job.caller.user.as_str(), &job.job_type, caps, type_cap).err()
+            })
+        })
+        .collect()
+}
+
+/// The positions in `jobs` of those whose key already names a job.
+async fn existing_keys(client: &Client, jobs: &[NewJob]) -> Result<HashSet<usize>, StoreError> {
+    let (tenants, users, keys): (Vec<&str>, Vec<&str>, Vec<&str>) =
+        jobs.iter().map(NewJob::key_owner).fold((vec![], vec![], vec![]), |(mut t, mut u, mut k), (a, b, c)| {
+            t.push(a);
+            u.push(b);
+            k.push(c);
+            (t, u, k)
+        });
+    let rows = client.query(&client.prepare_cached(EXISTING).await?, &[&tenants, &users, &keys]).await?;
+    rows.iter().map(|row| Ok(usize::try_from(row.try_get::<_, i64>("n")? - 1).unwrap_or(usize::MAX))).collect()
+}
+
+/// A `tenant_quotas` row's caps (`NULL`: none set).
+pub(super) fn caps_from_row(row: &Row) -> Result<TenantCaps, StoreError> {
+    let cap = |column: &str| -> Result<Option<u32>, StoreError> {
+        Ok(row.try_get::<_, Option<i32>>(column)?.map(|n| u32::try_from(n).unwrap_or(0)))
+    };
+    Ok(TenantCaps { per_user: cap("max_unfinished_per_user")?, per_tenant: cap("max_unfinished_per_tenant")? })
+}

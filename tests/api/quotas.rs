@@ -1,0 +1,190 @@
+//! Quotas on unfinished work: a new job over a cap is refused with 429 and
+//! leaves nothing behind, a replay is answered as ever, the cap holds across
+//! processes, and an operator's override holds at once.
+
+use futures_util::future::join_all;
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+use crate::helpers::*;
+use errand::config::{CountCap, Settings};
+
+/// An API-only process (nothing runs, so every job stays unfinished) with these caps.
+fn capped(per_user: u32, per_tenant: u32) -> impl FnOnce(&mut Settings) {
+    move |s| {
+        s.workers.global_limit = 0;
+        s.quotas.max_unfinished_per_user = CountCap(Some(per_user));
+        s.quotas.max_unfinished_per_tenant = CountCap(Some(per_tenant));
+    }
+}
+
+async fn jobs_with_key(db: &TestDb, key: &str) -> i64 {
+    db.scalar("SELECT count(*) FROM jobs WHERE idempotency_key = $1", &[&key]).await
+}
+
+#[actix_web::test]
+async fn a_user_at_the_cap_is_refused_and_another_user_of_the_tenant_is_not() {
+    let app = TestApp::builder().configure(capped(3, 100)).spawn().await;
+    let (alice, bob) = (token("acme", "alice"), token("acme", "bob"));
+    let first = app.submit(&alice, "noop", "first", json!({})).await;
+    assert_eq!(first.status(), StatusCode::ACCEPTED);
+    let first = id_of(first).await;
+    for _ in 0..2 {
+        app.create(&alice, "noop", json!({})).await;
+    }
+
+    let refused = app.submit(&alice, "noop", "fourth", json!({})).await;
+    assert_eq!(refused.headers()["retry-after"], "30");
+    let problem = assert_problem(refused, StatusCode::TOO_MANY_REQUESTS, "quota_exceeded").await;
+    assert_eq!((&problem["scope"], &problem["limit"], &problem["count"]), (&json!("user"), &json!(3), &json!(3)));
+    assert_eq!(jobs_with_key(&app.db, "fourth").await, 0, "a refusal leaves no row and no key");
+    let notifications: i64 = app.db.scalar("SELECT count(*) FROM notifications", &[]).await;
+    assert_eq!(notifications, 0);
+
+    // Only new work is refused: the first key's replay is answered as ever.
+    let replay = app.submit(&alice, "noop", "first", json!({})).await;
+    assert_eq!(replay.status(), StatusCode::OK);
+    assert_eq!(id_of(replay).await, first);
+
+    app.create(&bob, "noop", json!({})).await;
+}
+
+#[actix_web::test]
+async fn finished_jobs_free_their_room() {
+    let app = TestApp::builder().configure(|s| s.quotas.max_unfinished_per_user = CountCap(Some(2))).spawn().await;
+    let alice = token("acme", "alice");
+    let ids = [app.create(&alice, "noop", json!({})).await, app.create(&alice, "noop", json!({})).await];
+    for id in &ids {
+        app.wait_until_finished(&alice, id, std::time::Duration::from_secs(10)).await;
+    }
+    app.create(&alice, "noop", json!({})).await;
+    app.create(&alice, "noop", json!({})).await;
+}
+
+#[actix_web::test]
+async fn the_tenant_cap_counts_every_user_and_a_type_cap_only_its_type() {
+    let app = TestApp::builder()
+        .configure(capped(100, 4))
+        .configure(|s| s.job_types.get_mut("noop").unwrap().max_unfinished_per_user = Some(1))
+        .spawn()
+        .await;
+    let (alice, bob) = (token("acme", "alice"), token("acme", "bob"));
+    app.create(&alice, "noop", json!({})).await;
+    let problem = assert_problem(
+        app.submit(&alice, "noop", "second-noop", json!({})).await,
+        StatusCode::TOO_MANY_REQUESTS,
+        "quota_exceeded",
+    )
+    .await;
+    assert_eq!((&problem["scope"], &problem["limit"]), (&json!("user_job_type"), &json!(1)));
+    app.create(&alice, "sleep", json!({"ms": 1})).await;
+    app.create(&bob, "noop", json!({})).await;
+    app.create(&bob, "sleep", json!({"ms": 1})).await;
+
+    let problem = assert_problem(
+        app.submit(&bob, "sleep", "fifth", json!({"ms": 1})).await,
+        StatusCode::TOO_MANY_REQUESTS,
+        "quota_exceeded",
+    )
+    .await;
+    assert_eq!((&problem["scope"], &problem["limit"], &problem["count"]), (&json!("tenant"), &json!(4), &json!(4)));
+    app.create(&token("initech", "carol"), "sleep", json!({"ms": 1})).await;
+}
+
+#[actix_web::test]
+async fn a_batch_of_concurrent_submissions_keeps_to_the_cap_and_repeats_of_a_key_make_one_job() {
+    let app = TestApp::builder().configure(capped(5, 100)).spawn().await;
+    let alice = token("acme", "alice");
+    // 20 distinct keys, each sent twice, all at once: they share the Intake's batches.
+    let keys: Vec<String> = (0..40).map(|i| format!("k{}", i % 20)).collect();
+    let requests = keys.iter().map(|key| app.submit(&alice, "noop", key, json!({})));
+    let statuses: Vec<StatusCode> = join_all(requests).await.iter().map(|r| r.status()).collect();
+    let jobs: i64 = app.db.scalar("SELECT count(*) FROM jobs", &[]).await;
+    assert_eq!(jobs, 5);
+    let accepted = statuses.iter().filter(|s| **s == StatusCode::ACCEPTED).count();
+    assert_eq!(accepted, 5, "{statuses:?}");
+    assert!(statuses.iter().all(|s| [StatusCode::ACCEPTED, StatusCode::OK, StatusCode::TOO_MANY_REQUESTS].contains(s)));
+}
+
+#[actix_web::test]
+async fn the_cap_holds_across_processes() {
+    let db = TestDb::create().await;
+    let env = [
+        ("ERRAND_WORKERS__GLOBAL_LIMIT", "0"),
+        ("ERRAND_QUOTAS__MAX_UNFINISHED_PER_USER", "10"),
+        ("ERRAND_QUOTAS__MAX_UNFINISHED_PER_TENANT", "unlimited"),
+    ];
+    let (a, b) = (ErrandProcess::start(&db, &env), ErrandProcess::start(&db, &env));
+    let alice = token("acme", "alice");
+    let keys: Vec<String> = (0..64).map(|i| format!("edge-{i}")).collect();
+    let requests = keys.iter().enumerate().map(|(i, key)| {
+        let process = if i % 2 == 0 { &a } else { &b };
+        process.submit(&alice, "noop", key, json!({}))
+    });
+    let responses = join_all(requests).await;
+    let accepted = responses.iter().filter(|r| r.status() == StatusCode::ACCEPTED).count();
+    let refused = responses.iter().filter(|r| r.status() == StatusCode::TOO_MANY_REQUESTS).count();
+    assert_eq!((accepted, refused), (10, 54));
+    let jobs: i64 = db.scalar("SELECT count(*) FROM jobs", &[]).await;
+    assert_eq!(jobs, 10);
+}
+
+#[actix_web::test]
+async fn an_operator_override_holds_at_once_and_is_audited() {
+    let app = TestApp::builder().configure(capped(100, 1000)).spawn().await;
+    let (olga, alice) = (operator_token("olga"), token("acme", "alice"));
+    app.create(&alice, "noop", json!({})).await;
+
+    let set = app
+        .put_json(
+            &olga,
+            "/admin/tenants/acme/quotas",
+            json!({"max_unfinished_per_user": 1, "max_unfinished_per_tenant": 2}),
+        )
+        .await;
+    assert_eq!(set.status(), StatusCode::OK);
+    let quotas: Value = set.json().await.unwrap();
+    assert_eq!(quotas["override"], json!({"max_unfinished_per_user": 1, "max_unfinished_per_tenant": 2}));
+    assert_eq!(quotas["caps"], json!({"max_unfinished_per_user": 1, "max_unfinished_per_tenant": 2}));
+    assert_eq!(quotas["unfinished"], 1);
+
+    let problem = assert_problem(
+        app.submit(&alice, "noop", "k", json!({})).await,
+        StatusCode::TOO_MANY_REQUESTS,
+        "quota_exceeded",
+    )
+    .await;
+    assert_eq!(problem["limit"], 1);
+    app.create(&token("initech", "alice"), "noop", json!({})).await;
+
+    let queues: Value = app.get(&olga, "/admin/queues").await.json().await.unwrap();
+    let nearest = &queues["nearest_quotas"];
+    assert_eq!(nearest["users"][0], json!({"tenant": "acme", "user": "alice", "unfinished": 1, "limit": 1}));
+    assert_eq!(nearest["tenants"][0], json!({"tenant": "acme", "unfinished": 1, "limit": 2}));
+    assert_eq!(nearest["tenants"][1], json!({"tenant": "initech", "unfinished": 1, "limit": 1000}));
+
+    let audit: Value = app
+        .db
+        .scalar("SELECT filter FROM operator_actions WHERE action = 'set_quotas' AND operator = 'olga'", &[])
+        .await;
+    assert_eq!(audit["tenant"], "acme");
+
+    // Both caps back to the configured ones: the override is gone.
+    let cleared = app.put_json(&olga, "/admin/tenants/acme/quotas", json!({})).await;
+    assert_eq!(cleared.json::<Value>().await.unwrap()["caps"]["max_unfinished_per_user"], 100);
+    app.create(&alice, "noop", json!({})).await;
+
+    // Only operators; a bad body is a 400.
+    assert_problem(
+        app.put_json(&alice, "/admin/tenants/acme/quotas", json!({})).await,
+        StatusCode::FORBIDDEN,
+        "forbidden",
+    )
+    .await;
+    assert_problem(
+        app.put_json(&olga, "/admin/tenants/acme/quotas", json!({"max_unfinished_per_user": -1})).await,
+        StatusCode::BAD_REQUEST,
+        "bad_request",
+    )
+    .await;
+}
