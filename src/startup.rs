@@ -9,8 +9,8 @@ use actix_web::{App, HttpServer, dev::Server, web};
 
 use crate::actors::{
     Broker, Completer, Dispatcher, DispatcherSettings, Drain, Intake, IntakeLinks, LeaseKeeper, Listeners, Mailer,
-    Notifier, ProgressWriter, Prune, Pruner, RenewLeases, RescueExpired, Rescuer, SupervisorDeps, SupervisorRegistry,
-    spawn_listener,
+    Notifier, ProgressWriter, Prune, Pruner, RenewLeases, RescueExpired, Rescuer, StreamLimits, SupervisorDeps,
+    SupervisorRegistry, spawn_listener,
 };
 use crate::config::StorageBackend;
 use crate::config::{ConfigError, Settings, invalid};
@@ -136,7 +136,11 @@ impl Application {
         } else {
             None
         };
-        let notifier = Notifier::new(store.clone(), mailer).start();
+        let stream_limits = StreamLimits {
+            per_user: settings.notifications.max_streams_per_user.get(),
+            per_process: settings.notifications.max_streams.get(),
+        };
+        let notifier = Notifier::new(store.clone(), mailer, stream_limits).start();
         let completer = Completer::new(store.clone(), notifier.clone().recipient(), job_types.clone()).start();
         let w = &settings.workers;
         let work_arrived = std::sync::Arc::new(tokio::sync::Notify::new());

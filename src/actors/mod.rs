@@ -50,7 +50,7 @@ pub use listener::{Listeners, spawn_listener};
 pub use mailer::{MailDue, Mailer};
 pub use notifier::{
     JobFinished, ListNotifications, MarkAllRead, MarkRead, NotificationsCommitted, Notifier, ProgressCommitted,
-    StreamWakes, Subscribe,
+    StreamLimits, StreamWakes, Subscribe, TooManyStreams,
 };
 pub use progress::{ProgressChange, ProgressWriter};
 pub use pruner::{Prune, Pruner};

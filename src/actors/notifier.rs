@@ -61,11 +61,31 @@ pub struct MarkAllRead {
 
 /// Wake me when a notification of the caller is committed, or progress of
 /// their running jobs written. Each receiver gets a unit per wake-up
-/// (coalesced: at most one pending); dropping them unsubscribes.
+/// (coalesced: at most one pending); dropping them unsubscribes. Refused
+/// when the caller, or this process, has as many streams open as allowed.
 #[derive(Debug, Clone, Message)]
-#[rtype(result = "StreamWakes")]
+#[rtype(result = "Result<StreamWakes, TooManyStreams>")]
 pub struct Subscribe {
     pub caller: Caller,
+}
+
+/// How many streams one process keeps open: per user, and in all.
+#[derive(Debug, Clone, Copy)]
+pub struct StreamLimits {
+    pub per_user: usize,
+    pub per_process: usize,
+}
+
+/// A stream refused: the user's streams on this process, or all of its
+/// streams, are at their limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum TooManyStreams {
+    #[error(
+        "you already have {0} notification streams open here, the most one person may; close one (another tab?) first"
+    )]
+    User(usize),
+    #[error("this server holds {0} notification streams, the most it may; try again shortly")]
+    Process(usize),
 }
 
 /// A stream's wake-ups: one for its feed (notifications, read-marks), one for progress.
@@ -92,18 +112,30 @@ pub struct Notifier {
     store: Store,
     /// Open streams by whose notifications they show.
     streams: HashMap<OwnerTag, Vec<StreamWakers>>,
+    limits: StreamLimits,
     /// The email channel, when email is enabled.
     mailer: Option<Recipient<MailDue>>,
 }
 
 impl Notifier {
-    pub fn new(store: Store, mailer: Option<Recipient<MailDue>>) -> Self {
-        Self { store, streams: HashMap::new(), mailer }
+    pub fn new(store: Store, mailer: Option<Recipient<MailDue>>, limits: StreamLimits) -> Self {
+        Self { store, streams: HashMap::new(), limits, mailer }
+    }
+
+    fn open_streams(&self) -> usize {
+        self.streams.values().map(Vec::len).sum()
     }
 
     fn record_open_streams(&self) {
-        let open: usize = self.streams.values().map(Vec::len).sum();
-        metrics::gauge!("errand_notification_streams").set(open as f64);
+        metrics::gauge!("errand_notification_streams").set(self.open_streams() as f64);
+    }
+
+    /// Forgets the streams whose clients went away.
+    fn forget_closed(&mut self) {
+        self.streams.retain(|_, senders| {
+            senders.retain(|wakers| !wakers.feed.is_closed());
+            !senders.is_empty()
+        });
     }
 
     fn wake(&mut self, key: OwnerTag, what: Wake) {
@@ -130,10 +162,7 @@ impl Actor for Notifier {
     fn started(&mut self, ctx: &mut Self::Context) {
         // Forget streams whose clients went away without a notification to prompt it.
         ctx.run_interval(std::time::Duration::from_secs(30), |act, _| {
-            act.streams.retain(|_, senders| {
-                senders.retain(|wakers| !wakers.feed.is_closed());
-                !senders.is_empty()
-            });
+            act.forget_closed();
             act.record_open_streams();
         });
     }
@@ -175,12 +204,23 @@ impl Handler<Subscribe> for Notifier {
     type Result = MessageResult<Subscribe>;
 
     fn handle(&mut self, msg: Subscribe, _ctx: &mut Self::Context) -> Self::Result {
+        let owner = OwnerTag::of(&msg.caller.tenant, &msg.caller.user);
+        if self.open_streams() >= self.limits.per_process {
+            self.forget_closed();
+            if self.open_streams() >= self.limits.per_process {
+                return MessageResult(Err(TooManyStreams::Process(self.limits.per_process)));
+            }
+        }
+        let theirs = self.streams.entry(owner).or_default();
+        theirs.retain(|wakers| !wakers.feed.is_closed());
+        if theirs.len() >= self.limits.per_user {
+            return MessageResult(Err(TooManyStreams::User(self.limits.per_user)));
+        }
         let (feed, feed_wakes) = mpsc::channel(1);
         let (progress, progress_wakes) = mpsc::channel(1);
-        let owner = OwnerTag::of(&msg.caller.tenant, &msg.caller.user);
-        self.streams.entry(owner).or_default().push(StreamWakers { feed, progress });
+        theirs.push(StreamWakers { feed, progress });
         self.record_open_streams();
-        MessageResult(StreamWakes { feed: feed_wakes, progress: progress_wakes })
+        MessageResult(Ok(StreamWakes { feed: feed_wakes, progress: progress_wakes }))
     }
 }
 

@@ -188,6 +188,13 @@ pub struct NotificationSettings {
     #[serde_inline_default(Duration::from_secs(60))]
     #[serde(with = "duration_text")]
     pub stream_ticket_ttl: Duration,
+    /// Live streams one user may hold open on one process; the next gets 429
+    /// `too_many_streams` (each browser tab holds one).
+    #[serde_inline_default(NonZeroUsize::new(10).expect("not zero"))]
+    pub max_streams_per_user: NonZeroUsize,
+    /// Live streams one process holds open, of all users.
+    #[serde_inline_default(NonZeroUsize::new(10_000).expect("not zero"))]
+    pub max_streams: NonZeroUsize,
 }
 
 /// Where job results are stored and for how long.

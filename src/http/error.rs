@@ -9,7 +9,7 @@ use actix_web::http::header::{self, HeaderValue};
 use actix_web::{HttpResponse, ResponseError};
 use serde::Serialize;
 
-use crate::actors::SubmitError;
+use crate::actors::{SubmitError, TooManyStreams};
 use crate::domain::{InvalidIdempotencyKey, QuotaExceeded};
 use crate::jobs::ParamsError;
 use crate::store::StoreError;
@@ -56,6 +56,8 @@ pub enum AppError {
         exceeded.count, exceeded.limit, quota_scope_text(exceeded.scope)
     )]
     QuotaExceeded { exceeded: QuotaExceeded, retry_after: std::time::Duration },
+    #[error(transparent)]
+    TooManyStreams(#[from] TooManyStreams),
     #[error("the service is temporarily unable to handle the request; try again shortly")]
     Unavailable(String),
     #[error("an internal error occurred")]
@@ -84,6 +86,7 @@ impl AppError {
             Self::Forbidden(_) => ("forbidden", S::FORBIDDEN, "Forbidden"),
             Self::MethodNotAllowed { .. } => ("method_not_allowed", S::METHOD_NOT_ALLOWED, "Method not allowed"),
             Self::QuotaExceeded { .. } => ("quota_exceeded", S::TOO_MANY_REQUESTS, "Quota exceeded"),
+            Self::TooManyStreams(_) => ("too_many_streams", S::TOO_MANY_REQUESTS, "Too many streams"),
             Self::Unavailable(_) => ("unavailable", S::SERVICE_UNAVAILABLE, "Service unavailable"),
             Self::Internal(_) => ("internal", S::INTERNAL_SERVER_ERROR, "Internal error"),
         }
@@ -205,6 +208,9 @@ impl ResponseError for AppError {
             Self::QuotaExceeded { retry_after, .. } => {
                 response.insert_header((header::RETRY_AFTER, retry_after_seconds(*retry_after)));
             }
+            Self::TooManyStreams(_) => {
+                response.insert_header((header::RETRY_AFTER, retry_after_seconds(STREAM_RETRY_AFTER)));
+            }
             Self::MethodNotAllowed { allow, .. } => {
                 response.insert_header((header::ALLOW, HeaderValue::from_static(allow)));
             }
@@ -223,6 +229,10 @@ impl From<StoreError> for AppError {
         }
     }
 }
+
+/// When a refused stream is worth trying again: a closed tab frees its slot
+/// within a keep-alive or so.
+const STREAM_RETRY_AFTER: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// How a refusal names the cap it met.
 fn quota_scope_text(scope: crate::domain::QuotaScope) -> &'static str {

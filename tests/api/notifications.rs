@@ -253,3 +253,45 @@ async fn a_reconnect_after_many_notifications_catches_up_on_all_of_them() {
     }
     assert_eq!(replayed, missed);
 }
+
+#[actix_web::test]
+async fn a_users_streams_are_capped_and_a_closed_one_frees_its_slot() {
+    let app = TestApp::builder()
+        .configure(|s| {
+            s.notifications.max_streams_per_user = std::num::NonZeroUsize::new(2).unwrap();
+            s.notifications.keep_alive = Duration::from_millis(100);
+        })
+        .spawn()
+        .await;
+    let url = format!("{}/notifications/stream", app.address);
+    let alice = token("acme", "alice");
+    let first = SseStream::open(&url, Some(&alice), None).await;
+    let _second = SseStream::open(&url, Some(&alice), None).await;
+    let refused = app.get(&alice, "/notifications/stream").await;
+    assert_eq!(refused.headers()["retry-after"], "5");
+    assert_problem(refused, StatusCode::TOO_MANY_REQUESTS, "too_many_streams").await;
+    let _bobs = SseStream::open(&url, Some(&token("acme", "bob")), None).await;
+
+    drop(first);
+    eventually(Duration::from_secs(10), "a closed stream frees its slot", || async {
+        app.get(&alice, "/notifications/stream").await.status() == StatusCode::OK
+    })
+    .await;
+}
+
+#[actix_web::test]
+async fn a_process_holds_at_most_its_streams() {
+    let app = TestApp::builder()
+        .configure(|s| s.notifications.max_streams = std::num::NonZeroUsize::new(1).unwrap())
+        .spawn()
+        .await;
+    let url = format!("{}/notifications/stream", app.address);
+    let _alices = SseStream::open(&url, Some(&token("acme", "alice")), None).await;
+    let problem = assert_problem(
+        app.get(&token("initech", "bob"), "/notifications/stream").await,
+        StatusCode::TOO_MANY_REQUESTS,
+        "too_many_streams",
+    )
+    .await;
+    assert!(problem["detail"].as_str().unwrap().contains("this server"), "{problem}");
+}
