@@ -14,7 +14,7 @@
 
 use super::claim::{BatchClaim, ClaimedJob};
 use super::quota::{self, BEGIN, COMMIT};
-use super::submit::{INSERT_OR_FIND, InsertBatch, NewJob, Submission, Submissions};
+use super::submit::{INSERT_OR_FIND, InsertBatch, NewJob, Submission, Submissions, admitted, answers, submitters};
 use super::{Queue, StoreError, millis};
 use deadpool_postgres::Client;
 use futures_util::future::join5;
@@ -121,11 +121,11 @@ impl Submissions<'_> {
             Ok(statements) => statements,
             Err(error) => return (Err(error), Ok(Vec::new())),
         };
-        let admission = match quota::begin_admitting(client, jobs, self.quotas).await {
+        let admission = match quota::begin_admitting(client, &submitters(jobs), self.quotas).await {
             Ok(admission) => admission,
             Err(error) => return (Err(error), Ok(Vec::new())),
         };
-        let admitted = admission.admitted(jobs);
+        let admitted = admitted(jobs, &admission);
         let batch = InsertBatch::new(&admitted);
         let tenants: Vec<&str> = admitted.iter().map(|job| job.caller.tenant.as_str()).collect();
         let (tenant_limit, limit) = (i64::from(claim.tenant_limit), i64::try_from(claim.limit).unwrap_or(i64::MAX));
@@ -150,7 +150,7 @@ impl Submissions<'_> {
         let queue = Queue { pool: self.pool, email_outbox: self.email_outbox };
         let claimed = queue.claimed_jobs(&claimed).await;
         let answers = match inserted {
-            Ok(rows) => batch.answers(client, rows).await.map(|recorded| admission.answers(recorded)),
+            Ok(rows) => batch.answers(client, rows).await.map(|recorded| answers(&admission, recorded)),
             Err(error) => Err(error.into()),
         };
         (answers, claimed)

@@ -19,7 +19,6 @@ use deadpool_postgres::Client;
 use tokio_postgres::Row;
 
 use super::StoreError;
-use super::submit::{NewJob, Submission};
 use crate::domain::{QuotaExceeded, Quotas, TenantCaps, Usage};
 
 /// Opens the recording transaction: READ COMMITTED, on which counting after
@@ -59,6 +58,21 @@ FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS i (tenant_id,
 WHERE EXISTS (SELECT 1 FROM jobs j
               WHERE j.tenant_id = i.tenant_id AND j.user_id = i.user_id AND j.idempotency_key = i.idempotency_key)";
 
+/// One submission as the quota check sees it: whose key, and of which type.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Submitter<'a> {
+    pub tenant: &'a str,
+    pub user: &'a str,
+    pub key: &'a str,
+    pub job_type: &'a str,
+}
+
+impl Submitter<'_> {
+    fn key_owner(&self) -> (&str, &str, &str) {
+        (self.tenant, self.user, self.key)
+    }
+}
+
 /// A batch's transaction, begun and past its quota check: which submissions
 /// go on to be recorded (or found), and which were refused.
 pub(super) struct Admission {
@@ -79,23 +93,9 @@ impl Admission {
         Ok(())
     }
 
-    pub fn admitted<'a>(&self, jobs: &'a [NewJob]) -> Vec<&'a NewJob> {
-        jobs.iter().zip(&self.refused).filter(|(_, refused)| refused.is_none()).map(|(job, _)| job).collect()
-    }
-
-    /// Every submission's answer, in the batch's order: the refusals, and
-    /// `recorded`, the answers of [`Self::admitted`] in their order.
-    pub fn answers(&self, recorded: Vec<Result<Submission, StoreError>>) -> Vec<Result<Submission, StoreError>> {
-        let mut recorded = recorded.into_iter();
-        self.refused
-            .iter()
-            .map(|refused| match refused {
-                Some(refused) => Ok(Submission::OverQuota(*refused)),
-                None => {
-                    recorded.next().unwrap_or_else(|| Err(StoreError::Corrupt("a submission went unanswered".into())))
-                }
-            })
-            .collect()
+    /// Whether the `i`th submission goes on to be recorded (or found).
+    pub fn is_admitted(&self, i: usize) -> bool {
+        self.refused.get(i).is_some_and(Option::is_none)
     }
 }
 
@@ -105,7 +105,7 @@ impl Admission {
 /// rolled back). Else admits every job and sends nothing.
 pub(super) async fn begin_admitting(
     client: &Client,
-    jobs: &[NewJob],
+    jobs: &[Submitter<'_>],
     quotas: &Quotas,
 ) -> Result<Admission, StoreError> {
     if !quotas.enforced() {
@@ -118,7 +118,7 @@ pub(super) async fn begin_admitting(
             client.prepare_cached(UNFINISHED).await?,
             client.prepare_cached(OVERRIDES).await?,
         );
-        let mut tenants: Vec<&str> = jobs.iter().map(|job| job.caller.tenant.as_str()).collect();
+        let mut tenants: Vec<&str> = jobs.iter().map(|job| job.tenant).collect();
         tenants.sort_unstable();
         tenants.dedup();
         // Pipelined, in this order: the count's snapshot is taken after the locks are granted.
@@ -164,7 +164,7 @@ pub(super) async fn begin_admitting(
 /// `replays`) is admitted and takes no room, and a key repeated in the batch
 /// gets its first submission's answer (the statement records it once).
 fn decide(
-    jobs: &[NewJob],
+    jobs: &[Submitter<'_>],
     quotas: &Quotas,
     caps: &HashMap<String, TenantCaps>,
     mut usage: HashMap<String, Usage>,
@@ -178,20 +178,19 @@ fn decide(
                 return None;
             }
             *decided.entry(job.key_owner()).or_insert_with(|| {
-                let tenant = job.caller.tenant.as_str();
-                let caps = caps.get(tenant).copied().unwrap_or_else(|| quotas.for_tenant(None));
-                let type_cap = quotas.per_user_of_type.get(&job.job_type).copied();
-                let usage = usage.entry(tenant.to_owned()).or_default();
-                usage.admit(job.caller.user.as_str(), &job.job_type, caps, type_cap).err()
+                let caps = caps.get(job.tenant).copied().unwrap_or_else(|| quotas.for_tenant(None));
+                let type_cap = quotas.per_user_of_type.get(job.job_type).copied();
+                let usage = usage.entry(job.tenant.to_owned()).or_default();
+                usage.admit(job.user, job.job_type, caps, type_cap).err()
             })
         })
         .collect()
 }
 
 /// The positions in `jobs` of those whose key already names a job.
-async fn existing_keys(client: &Client, jobs: &[NewJob]) -> Result<HashSet<usize>, StoreError> {
+async fn existing_keys(client: &Client, jobs: &[Submitter<'_>]) -> Result<HashSet<usize>, StoreError> {
     let (tenants, users, keys): (Vec<&str>, Vec<&str>, Vec<&str>) =
-        jobs.iter().map(NewJob::key_owner).fold((vec![], vec![], vec![]), |(mut t, mut u, mut k), (a, b, c)| {
+        jobs.iter().map(Submitter::key_owner).fold((vec![], vec![], vec![]), |(mut t, mut u, mut k), (a, b, c)| {
             t.push(a);
             u.push(b);
             k.push(c);

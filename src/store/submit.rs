@@ -13,7 +13,7 @@ use tokio_postgres::Row;
 
 use super::StoreError;
 use super::jobs::job_from_row;
-use super::quota::{self, BEGIN, COMMIT};
+use super::quota::{self, Admission, BEGIN, COMMIT, Submitter};
 use crate::domain::{Caller, Fingerprint, IdempotencyKey, Job, JobId, QuotaExceeded, Quotas};
 
 /// Records and queues a job for each array element, unless its caller's key
@@ -83,6 +83,40 @@ pub struct NewJob {
     pub max_attempts: u32,
 }
 
+/// The submissions of a batch as the quota check sees them.
+pub(super) fn submitters(jobs: &[NewJob]) -> Vec<Submitter<'_>> {
+    jobs.iter()
+        .map(|job| Submitter {
+            tenant: job.caller.tenant.as_str(),
+            user: job.caller.user.as_str(),
+            key: job.key.as_str(),
+            job_type: &job.job_type,
+        })
+        .collect()
+}
+
+/// The submissions of `jobs` that the quota check let through, in their order.
+pub(super) fn admitted<'a>(jobs: &'a [NewJob], admission: &Admission) -> Vec<&'a NewJob> {
+    jobs.iter().enumerate().filter(|(i, _)| admission.is_admitted(*i)).map(|(_, job)| job).collect()
+}
+
+/// Every submission's answer, in the batch's order: the refusals, and
+/// `recorded`, the answers of the [`admitted`] ones in their order.
+pub(super) fn answers(
+    admission: &Admission,
+    recorded: Vec<Result<Submission, StoreError>>,
+) -> Vec<Result<Submission, StoreError>> {
+    let mut recorded = recorded.into_iter();
+    admission
+        .refused
+        .iter()
+        .map(|refused| match refused {
+            Some(refused) => Ok(Submission::OverQuota(*refused)),
+            None => recorded.next().unwrap_or_else(|| Err(StoreError::Corrupt("a submission went unanswered".into()))),
+        })
+        .collect()
+}
+
 impl NewJob {
     /// What makes two submissions with one key the same: whose key it is.
     pub fn key_owner(&self) -> (&str, &str, &str) {
@@ -148,8 +182,8 @@ impl Submissions<'_> {
             client.prepare_cached(INSERT_OR_FIND).await?,
             client.prepare_cached(COMMIT).await?,
         );
-        let admission = quota::begin_admitting(&client, jobs, self.quotas).await?;
-        let admitted = admission.admitted(jobs);
+        let admission = quota::begin_admitting(&client, &submitters(jobs), self.quotas).await?;
+        let admitted = admitted(jobs, &admission);
         let batch = InsertBatch::new(&admitted);
         // Pipelined: one wait for all. If the insert fails, the COMMIT rolls back.
         let (begun, inserted, committed) = futures_util::future::join3(
@@ -161,7 +195,7 @@ impl Submissions<'_> {
         begun?;
         let rows = inserted?;
         committed?;
-        Ok(admission.answers(batch.answers(&client, rows).await?))
+        Ok(answers(&admission, batch.answers(&client, rows).await?))
     }
 }
 
