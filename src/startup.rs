@@ -210,12 +210,14 @@ impl Application {
         };
         let state = AppState::new(parts, &settings).map_err(|e| invalid("auth.jwt_secret", e.to_string()))?;
         let state = web::Data::new(state);
+        share_rate_limits(state.store.clone(), state.rate_limits.clone());
         let listener = TcpListener::bind(settings.http.bind)
             .map_err(|source| StartupError::Bind { bind: settings.http.bind, source })?;
         let address =
             listener.local_addr().map_err(|source| StartupError::Bind { bind: settings.http.bind, source })?;
         let mut server = HttpServer::new(move || {
             App::new()
+                .wrap(actix_web::middleware::from_fn(http::rate_limit::headers))
                 .wrap(actix_web::middleware::from_fn(http::request_id))
                 .app_data(state.clone())
                 .configure(http::routes)
@@ -268,4 +270,23 @@ impl Application {
         }
         server.await.map_err(std::io::Error::other)?
     }
+}
+
+/// How often a process counts the others it shares the rate limits with.
+const RATE_LIMIT_SHARE_EVERY: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Keeps `limits` divided among the errand processes on the database, and
+/// their memory to recent callers (see `http::rate_limit`).
+fn share_rate_limits(store: Store, limits: http::rate_limit::RateLimits) {
+    actix_web::rt::spawn(async move {
+        let mut every = tokio::time::interval(RATE_LIMIT_SHARE_EVERY);
+        loop {
+            every.tick().await;
+            match store.live_processes().await {
+                Ok(processes) => limits.share_among(processes),
+                Err(error) => tracing::debug!(%error, "could not count errand processes; rate limits stay as they are"),
+            }
+            limits.forget_idle();
+        }
+    });
 }

@@ -15,7 +15,8 @@ pub use http_url::HttpUrl;
 pub use job_types::{ExportFormat, ExportSettings, HandlerKind, JobTypeSettings, PushSettings};
 pub use sections::{
     AuthSettings, DatabaseSettings, EmailSettings, HistorySettings, HttpSettings, LogFormat, LogSettings,
-    NotificationSettings, QuotaSettings, S3Settings, SmtpSecurity, StorageBackend, StorageSettings, WorkerSettings,
+    NotificationSettings, QuotaSettings, RateLimitSettings, S3Settings, SmtpSecurity, StorageBackend, StorageSettings,
+    WorkerSettings,
 };
 pub use values::{CountCap, LongSecret, PostgresUrl};
 
@@ -48,6 +49,8 @@ pub struct Settings {
     pub log: LogSettings,
     #[serde(default)]
     pub quotas: QuotaSettings,
+    #[serde(default)]
+    pub rate_limits: RateLimitSettings,
     /// Job types by name: what `POST /jobs/{type}` accepts.
     pub job_types: BTreeMap<String, JobTypeSettings>,
 }
@@ -156,7 +159,16 @@ impl Settings {
             (Duration::from_secs(1)..=Duration::from_secs(24 * 3600)).contains(&self.quotas.retry_after),
             "quotas.retry_after",
             "must be between 1s and 24h",
-        )
+        )?;
+        let r = &self.rate_limits;
+        for (key, budget) in [
+            ("rate_limits.per_user", r.per_user),
+            ("rate_limits.creates_per_user", r.creates_per_user),
+            ("rate_limits.per_tenant", r.per_tenant),
+        ] {
+            check(budget.0 != Some(0), key, "must be at least 1 (or \"unlimited\")")?;
+        }
+        Ok(())
     }
 
     /// The quotas every submission keeps to.

@@ -34,7 +34,8 @@ default_from_fields!(
     NotificationSettings,
     StorageSettings,
     EmailSettings,
-    QuotaSettings
+    QuotaSettings,
+    RateLimitSettings
 );
 
 #[serde_inline_default]
@@ -143,6 +144,27 @@ pub struct QuotaSettings {
     #[serde_inline_default(Duration::from_secs(30))]
     #[serde(with = "duration_text")]
     pub retry_after: Duration,
+}
+
+/// Budgets of requests a minute on the user routes (reads, the feed, stream
+/// tickets, creates), each a steady rate with a burst of a whole minute's
+/// budget. Past one, 429 `rate_limited` with `Retry-After`; every answer
+/// carries the `RateLimit` and `RateLimit-Policy` headers. Each process
+/// allows its share: the budget over the number of errand processes on the
+/// database. `"unlimited"` turns a budget off.
+#[serde_inline_default]
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RateLimitSettings {
+    /// Requests a minute of one user.
+    #[serde_inline_default(CountCap(Some(600)))]
+    pub per_user: CountCap,
+    /// Of those, new jobs (`POST /jobs/{type}`) a minute.
+    #[serde_inline_default(CountCap(Some(120)))]
+    pub creates_per_user: CountCap,
+    /// Requests a minute of all of one tenant's users together.
+    #[serde_inline_default(CountCap(Some(6000)))]
+    pub per_tenant: CountCap,
 }
 
 /// How errand writes its log (to stderr; the level comes from `RUST_LOG`).

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use actix_web::{FromRequest, HttpRequest, dev::Payload, http::header, web};
+use actix_web::{FromRequest, HttpMessage, HttpRequest, dev::Payload, http::header, web};
 use futures_util::future::LocalBoxFuture;
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use serde::{Deserialize, Serialize};
@@ -15,6 +15,7 @@ use serde_json::{Map, Value};
 use super::AppState;
 use super::error::AppError;
 use super::jwks::{ASYMMETRIC, JwksKeys};
+use super::rate_limit::Spend;
 use crate::config::AuthSettings;
 use crate::domain::{Caller, Operator, TenantId, UserId};
 use crate::tokens::TokenIssuer;
@@ -285,10 +286,18 @@ impl FromRequest for Caller {
     type Error = AppError;
     type Future = LocalBoxFuture<'static, Result<Self, AppError>>;
 
+    /// Authenticates the caller, then spends a request of their rate limits
+    /// (leaving its standing on the request for the `RateLimit` headers).
     fn from_request(req: &HttpRequest, _payload: &mut Payload) -> Self::Future {
-        authenticated(req, |auth, header| async move {
+        let request = req.clone();
+        authenticated(req, move |auth, header| async move {
             let caller = auth.caller(header.as_deref()).await?;
             super::request_id::record_caller(&caller);
+            if let Some(state) = request.app_data::<web::Data<AppState>>()
+                && let Some(standing) = state.rate_limits.spend(&caller, Spend::of(&request))?
+            {
+                request.extensions_mut().insert(standing);
+            }
             Ok(caller)
         })
     }

@@ -9,6 +9,7 @@ use actix_web::http::header::{self, HeaderValue};
 use actix_web::{HttpResponse, ResponseError};
 use serde::Serialize;
 
+use super::rate_limit::{RATE_LIMIT, RATE_LIMIT_POLICY, RateLimited};
 use crate::actors::{SubmitError, TooManyStreams};
 use crate::domain::{InvalidIdempotencyKey, QuotaExceeded};
 use crate::jobs::ParamsError;
@@ -58,6 +59,8 @@ pub enum AppError {
     QuotaExceeded { exceeded: QuotaExceeded, retry_after: std::time::Duration },
     #[error(transparent)]
     TooManyStreams(#[from] TooManyStreams),
+    #[error(transparent)]
+    RateLimited(#[from] RateLimited),
     #[error("the service is temporarily unable to handle the request; try again shortly")]
     Unavailable(String),
     #[error("an internal error occurred")]
@@ -86,6 +89,7 @@ impl AppError {
             Self::Forbidden(_) => ("forbidden", S::FORBIDDEN, "Forbidden"),
             Self::MethodNotAllowed { .. } => ("method_not_allowed", S::METHOD_NOT_ALLOWED, "Method not allowed"),
             Self::QuotaExceeded { .. } => ("quota_exceeded", S::TOO_MANY_REQUESTS, "Quota exceeded"),
+            Self::RateLimited(_) => ("rate_limited", S::TOO_MANY_REQUESTS, "Rate limited"),
             Self::TooManyStreams(_) => ("too_many_streams", S::TOO_MANY_REQUESTS, "Too many streams"),
             Self::Unavailable(_) => ("unavailable", S::SERVICE_UNAVAILABLE, "Service unavailable"),
             Self::Internal(_) => ("internal", S::INTERNAL_SERVER_ERROR, "Internal error"),
@@ -98,6 +102,21 @@ impl AppError {
 #[response(status = 401, description = "No valid token (`unauthorized`)", content_type = "application/problem+json")]
 #[expect(dead_code, reason = "only its type is used: by the handlers' OpenAPI annotations")]
 pub struct Unauthenticated(Problem<'static>);
+
+/// The 429 of every user route past a rate limit, as the OpenAPI document shows it.
+#[derive(utoipa::IntoResponses)]
+#[response(
+    status = 429,
+    description = "Past a rate limit (`rate_limited`): every answer of a user route carries `RateLimit-Policy` (`\"user\";q=600;w=60`) and `RateLimit` (`\"user\";r=598;t=1`) of the IETF httpapi draft",
+    content_type = "application/problem+json",
+    headers(
+        ("Retry-After" = u64, description = "Seconds until a request passes again"),
+        ("RateLimit-Policy" = String, description = "The budget nearest its end: name, quota `q` per window `w` seconds"),
+        ("RateLimit" = String, description = "Its standing: remaining `r`, seconds `t` until it is whole again"),
+    )
+)]
+#[expect(dead_code, reason = "only its type is used: by the handlers' OpenAPI annotations")]
+pub struct RateLimitedResponse(Problem<'static>);
 
 /// The 503 of every route that needs the database, as the OpenAPI document shows it.
 #[derive(utoipa::IntoResponses)]
@@ -210,6 +229,11 @@ impl ResponseError for AppError {
             }
             Self::TooManyStreams(_) => {
                 response.insert_header((header::RETRY_AFTER, retry_after_seconds(STREAM_RETRY_AFTER)));
+            }
+            Self::RateLimited(limited) => {
+                response.insert_header((header::RETRY_AFTER, retry_after_seconds(limited.retry_after)));
+                response.insert_header((RATE_LIMIT_POLICY.clone(), limited.standing.policy_header()));
+                response.insert_header((RATE_LIMIT.clone(), limited.standing.limit_header()));
             }
             Self::MethodNotAllowed { allow, .. } => {
                 response.insert_header((header::ALLOW, HeaderValue::from_static(allow)));

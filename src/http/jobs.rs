@@ -11,7 +11,7 @@ use super::page::{self, rfc3339};
 use super::{AppState, body};
 use crate::actors::{CancelJob, GetJob, ListJobs, SubmitJob};
 use crate::domain::{Caller, IdempotencyKey, InvalidIdempotencyKey, Job, JobId, JobState, JobStatus};
-use crate::http::error::{AppError, Problem, Unauthenticated, Unavailable};
+use crate::http::error::{AppError, Problem, RateLimitedResponse, Unauthenticated, Unavailable};
 use crate::storage::ResultFile;
 use crate::store::{CancelOutcome, JobFilter, Submission};
 
@@ -98,7 +98,7 @@ impl JobView {
         (status = 404, description = "Unknown job type (`unknown_job_type`)", body = Problem, content_type = "application/problem+json"),
         (status = 413, description = "Body over 64 KiB (`payload_too_large`)", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "Params refused (`invalid_params`, with `field`), or the key reused for another request (`idempotency_key_reused`)", body = Problem, content_type = "application/problem+json"),
-        (status = 429, description = "A new job over one of the caller's quotas of unfinished jobs (`quota_exceeded`, with `scope`, `limit` and `count`); a replay of an existing key is answered as ever", body = Problem, content_type = "application/problem+json",
+        (status = 429, description = "A new job over one of the caller's quotas of unfinished jobs (`quota_exceeded`, with `scope`, `limit` and `count`; a replay of an existing key is answered as ever), or past a rate limit (`rate_limited`, with the `RateLimit` headers)", body = Problem, content_type = "application/problem+json",
             headers(("Retry-After" = u64, description = "Seconds to wait before trying again (with the same key)"))),
         Unavailable,
     ),
@@ -140,6 +140,7 @@ pub async fn submit(
     responses(
         (status = 200, description = "The caller's job", body = JobView),
         Unauthenticated,
+        RateLimitedResponse,
         (status = 404, description = "No such job of the caller's (`not_found`)", body = Problem, content_type = "application/problem+json"),
         Unavailable,
     ),
@@ -189,6 +190,7 @@ pub struct JobList {
         (status = 200, description = "A page of jobs", body = JobList),
         (status = 400, description = "A bad filter, limit or cursor (`bad_request`)", body = Problem, content_type = "application/problem+json"),
         Unauthenticated,
+        RateLimitedResponse,
         Unavailable,
     ),
     security(("bearer" = [])),
@@ -243,6 +245,7 @@ pub(super) fn type_filter(job_type: Option<String>) -> Result<Option<String>, Ap
     responses(
         (status = 303, description = "To a fresh signed download URL (`Location`)"),
         Unauthenticated,
+        RateLimitedResponse,
         (status = 404, description = "No such job of the caller's, or one without a file (`not_found`, `no_result`)", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "The job has not completed (`result_not_ready`)", body = Problem, content_type = "application/problem+json"),
         (status = 410, description = "The file's retention ended (`result_expired`)", body = Problem, content_type = "application/problem+json"),
@@ -279,6 +282,7 @@ pub async fn result(
         (status = 200, description = "The job, cancelled", body = JobView),
         (status = 202, description = "The job, being stopped (state `cancelling`)", body = JobView),
         Unauthenticated,
+        RateLimitedResponse,
         (status = 404, description = "No such job of the caller's (`not_found`)", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "The job already completed or failed (`job_already_ended`)", body = Problem, content_type = "application/problem+json"),
         Unavailable,

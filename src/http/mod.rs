@@ -18,6 +18,7 @@ mod links;
 mod notifications;
 mod openapi;
 mod page;
+pub mod rate_limit;
 mod request_id;
 mod worker_api;
 
@@ -60,6 +61,8 @@ pub struct AppState {
     pub broker: Addr<Broker>,
     /// Records the ends external workers report.
     pub completer: Addr<Completer>,
+    /// The user routes' request budgets.
+    pub rate_limits: rate_limit::RateLimits,
 }
 
 /// What start-up hands the HTTP side: the actors and stores it talks to.
@@ -94,6 +97,11 @@ impl AppState {
             closing_streams: parts.closing_streams,
             broker: parts.broker,
             completer: parts.completer,
+            rate_limits: rate_limit::RateLimits::new(rate_limit::Budgets {
+                per_user: settings.rate_limits.per_user.0,
+                creates_per_user: settings.rate_limits.creates_per_user.0,
+                per_tenant: settings.rate_limits.per_tenant.0,
+            }),
         })
     }
 

@@ -14,7 +14,7 @@ use super::AppState;
 use super::page::{self, rfc3339};
 use crate::actors::{ListNotifications, MarkAllRead, MarkRead, StreamWakes, Subscribe};
 use crate::domain::{Caller, JobId, JobState, NotificationId};
-use crate::http::error::{AppError, Problem, Unauthenticated, Unavailable};
+use crate::http::error::{AppError, Problem, RateLimitedResponse, Unauthenticated, Unavailable};
 use crate::jobs::JobTypes;
 use crate::store::{Notification, NotificationKind, Store};
 
@@ -120,6 +120,7 @@ pub struct StreamTicket {
         (status = 200, description = "A page of the feed", body = FeedPage),
         (status = 400, description = "Bad limit or cursor (`bad_request`)", body = Problem, content_type = "application/problem+json"),
         Unauthenticated,
+        RateLimitedResponse,
         Unavailable,
     ),
     security(("bearer" = [])),
@@ -148,6 +149,7 @@ pub async fn list(
     responses(
         (status = 204, description = "Marked read"),
         Unauthenticated,
+        RateLimitedResponse,
         (status = 404, description = "No such notification of the caller (`not_found`)", body = Problem, content_type = "application/problem+json"),
         Unavailable,
     ),
@@ -172,6 +174,7 @@ pub async fn mark_read(
     responses(
         (status = 200, description = "How many were marked", body = MarkedRead),
         Unauthenticated,
+        RateLimitedResponse,
         Unavailable,
     ),
     security(("bearer" = [])),
@@ -189,6 +192,7 @@ pub async fn mark_all_read(caller: Caller, state: web::Data<AppState>) -> Result
     responses(
         (status = 201, description = "A ticket for the stream", body = StreamTicket),
         Unauthenticated,
+        RateLimitedResponse,
     ),
     security(("bearer" = [])),
 )]

@@ -126,6 +126,16 @@ pub const PROGRESS_CHANNEL: &str = "errand_progress";
 /// The NOTIFY channel of cancels of running jobs (payload: job ids).
 pub const CANCEL_CHANNEL: &str = "errand_cancel";
 
+/// The `application_name` of errand's connections: this, then the process's own id.
+const PROCESS_NAME_PREFIX: &str = "errand/";
+
+/// The errand processes connected to the database now: the distinct
+/// `application_name`s of their connections.
+const LIVE_PROCESSES: &str = "
+SELECT count(DISTINCT application_name) AS processes
+FROM pg_stat_activity
+WHERE datname = current_database() AND starts_with(application_name, $1)";
+
 /// How long anything waits for a database connection.
 const POOL_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
@@ -159,6 +169,11 @@ impl Store {
         // for 70-400 ms to run a statement of 2 ms. A URL's own options win.
         if pg_config.get_options().is_none() {
             pg_config.options("-c jit=off");
+        }
+        // Names this process's connections, so that processes can count each
+        // other (`live_processes`). A URL's own name wins.
+        if pg_config.get_application_name().is_none() {
+            pg_config.application_name(format!("{PROCESS_NAME_PREFIX}{}", uuid::Uuid::new_v4()));
         }
         let manager = Manager::from_config(pg_config, NoTls, ManagerConfig { recycling_method: RecyclingMethod::Fast });
         let pool = Pool::builder(manager)
@@ -222,6 +237,14 @@ impl Store {
     /// The worker side of the job table.
     pub fn queue(&self) -> Queue<'_> {
         Queue { pool: &self.pool, email_outbox: self.email_outbox }
+    }
+
+    /// How many errand processes (this one included, once it has a
+    /// connection) are connected to the database now.
+    pub async fn live_processes(&self) -> Result<u32, StoreError> {
+        let client = self.pool.get().await?;
+        let row = client.query_one(&client.prepare_cached(LIVE_PROCESSES).await?, &[&PROCESS_NAME_PREFIX]).await?;
+        Ok(u32::try_from(row.try_get::<_, i64>("processes")?).unwrap_or(u32::MAX))
     }
 
     /// The pool, for migrations and health checks.

@@ -20,6 +20,7 @@ mod progress;
 mod push;
 mod queue;
 mod quotas;
+mod rate_limits;
 mod read;
 mod s3;
 mod shutdown;

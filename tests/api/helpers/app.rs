@@ -19,6 +19,10 @@ pub fn test_settings(db: &TestDb) -> Settings {
     settings.workers.poll_interval = Duration::from_millis(200);
     settings.workers.lease = Duration::from_secs(3);
     settings.workers.shutdown_grace = Duration::from_secs(2);
+    // Tests poll and burst far past a person's pace; the rate limit tests turn budgets on.
+    settings.rate_limits.per_user = errand::config::CountCap(None);
+    settings.rate_limits.creates_per_user = errand::config::CountCap(None);
+    settings.rate_limits.per_tenant = errand::config::CountCap(None);
     for job_type in settings.job_types.values_mut() {
         job_type.backoff_base = Duration::from_millis(20);
         job_type.backoff_max = Duration::from_millis(100);

@@ -26,6 +26,10 @@ impl ErrandProcess {
             .env("ERRAND_HTTP__WORKERS", "2")
             .env("ERRAND_AUTH__JWT_SECRET", SECRET)
             .env("ERRAND_WORKERS__POLL_INTERVAL", "200ms")
+            // As in test_settings: tests poll far past a person's pace.
+            .env("ERRAND_RATE_LIMITS__PER_USER", "unlimited")
+            .env("ERRAND_RATE_LIMITS__CREATES_PER_USER", "unlimited")
+            .env("ERRAND_RATE_LIMITS__PER_TENANT", "unlimited")
             .env("RUST_LOG", "warn")
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit());

@@ -1,0 +1,271 @@
+//! Rate limits on the user routes: per user, per user's creates, and per
+//! tenant, each a GCRA budget of requests a minute (`governor`), answered
+//! with the `RateLimit` and `RateLimit-Policy` headers of the IETF httpapi
+//! draft (draft-ietf-httpapi-ratelimit-headers), and a 429 `rate_limited`
+//! past it.
+//!
+//! Across processes the budget is divided, not shared: each process allows
+//! its share, the budget over the number of errand processes connected to
+//! the database (counted every few seconds by their `application_name`, see
+//! `Store::live_processes`). When requests spread over the processes (a load
+//! balancer's round robin), the whole budget holds to within one process's
+//! burst; when one user's requests all reach one process, they get that
+//! process's share alone: stricter, never looser. Sharing state through
+//! PostgreSQL would cost a write per request on the hot path, to count
+//! requests that are meant to be cheap. When the number of processes
+//! changes, the limiters start afresh (each key's budget full again).
+
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+use actix_web::body::MessageBody;
+use actix_web::dev::{ServiceRequest, ServiceResponse};
+use actix_web::http::header::{HeaderName, HeaderValue};
+use actix_web::middleware::Next;
+use actix_web::{HttpMessage, HttpRequest};
+use governor::middleware::StateInformationMiddleware;
+use governor::{DefaultKeyedRateLimiter, Quota};
+
+use crate::domain::Caller;
+
+/// The window every budget is stated over.
+const WINDOW: Duration = Duration::from_secs(60);
+
+pub static RATE_LIMIT: HeaderName = HeaderName::from_static("ratelimit");
+pub static RATE_LIMIT_POLICY: HeaderName = HeaderName::from_static("ratelimit-policy");
+
+/// Requests a minute, per key; `None` is no limit.
+#[derive(Debug, Clone, Copy)]
+pub struct Budgets {
+    pub per_user: Option<u32>,
+    pub creates_per_user: Option<u32>,
+    pub per_tenant: Option<u32>,
+}
+
+/// Which budget a request draws on besides the user's and the tenant's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Spend {
+    Request,
+    /// `POST /jobs/{type}`: also the user's creates.
+    Create,
+}
+
+impl Spend {
+    /// A POST to the `/jobs/{id_or_type}` resource of `http::routes` is a create.
+    pub fn of(req: &HttpRequest) -> Self {
+        if req.method() == actix_web::http::Method::POST && req.match_pattern().as_deref() == Some("/jobs/{id_or_type}")
+        {
+            Self::Create
+        } else {
+            Self::Request
+        }
+    }
+}
+
+/// One budget's standing after a request: what the `RateLimit` headers say.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Standing {
+    /// The policy's name: `user`, `user_creates` or `tenant`.
+    pub policy: &'static str,
+    /// This process's quota of requests per [`WINDOW`].
+    pub quota: u32,
+    pub remaining: u32,
+    /// Seconds until the budget is whole again (or, refused, until one request passes).
+    pub reset: u64,
+}
+
+impl Standing {
+    /// `RateLimit-Policy: "user";q=600;w=60`
+    pub fn policy_header(&self) -> HeaderValue {
+        header(format!("\"{}\";q={};w={}", self.policy, self.quota, WINDOW.as_secs()))
+    }
+
+    /// `RateLimit: "user";r=598;t=1`
+    pub fn limit_header(&self) -> HeaderValue {
+        header(format!("\"{}\";r={};t={}", self.policy, self.remaining, self.reset))
+    }
+}
+
+fn header(text: String) -> HeaderValue {
+    HeaderValue::from_str(&text).unwrap_or_else(|_| HeaderValue::from_static(""))
+}
+
+/// A request past a budget: the budget's standing (none remaining) and when to try again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("too many requests ({} a minute at most, {}); try again in {} s", .standing.quota, policy_text(.standing.policy), .retry_after.as_secs().max(1))]
+pub struct RateLimited {
+    pub standing: Standing,
+    pub retry_after: Duration,
+}
+
+fn policy_text(policy: &str) -> &'static str {
+    match policy {
+        "user_creates" => "new jobs of one user",
+        "tenant" => "of one organisation",
+        _ => "of one user",
+    }
+}
+
+type Keyed = DefaultKeyedRateLimiter<String, StateInformationMiddleware>;
+
+/// One budget's limiter, with its per-process quota.
+struct Limiter {
+    policy: &'static str,
+    quota: u32,
+    keyed: Keyed,
+}
+
+impl Limiter {
+    fn new(policy: &'static str, per_minute: Option<u32>, processes: u32) -> Option<Self> {
+        let quota = per_minute?.div_ceil(processes.max(1)).max(1);
+        let per_minute = std::num::NonZeroU32::new(quota)?;
+        let keyed = DefaultKeyedRateLimiter::keyed(Quota::per_minute(per_minute))
+            .with_middleware::<StateInformationMiddleware>();
+        Some(Self { policy, quota, keyed })
+    }
+
+    fn check(&self, key: &String) -> Result<Standing, RateLimited> {
+        let per_request = WINDOW / self.quota;
+        match self.keyed.check_key(key) {
+            Ok(state) => {
+                let remaining = state.remaining_burst_capacity();
+                let reset = (per_request * (self.quota - remaining)).as_secs_f64().ceil() as u64;
+                Ok(Standing { policy: self.policy, quota: self.quota, remaining, reset })
+            }
+            Err(not_until) => {
+                let retry_after =
+                    not_until.wait_time_from(governor::clock::Clock::now(&governor::clock::DefaultClock::default()));
+                let reset = retry_after.as_secs_f64().ceil().max(1.0) as u64;
+                let standing = Standing { policy: self.policy, quota: self.quota, remaining: 0, reset };
+                Err(RateLimited { standing, retry_after })
+            }
+        }
+    }
+}
+
+/// This process's limiters, for the processes it shares the budgets with.
+struct Limiters {
+    processes: u32,
+    user: Option<Limiter>,
+    creates: Option<Limiter>,
+    tenant: Option<Limiter>,
+}
+
+impl Limiters {
+    fn new(budgets: Budgets, processes: u32) -> Self {
+        Self {
+            processes,
+            user: Limiter::new("user", budgets.per_user, processes),
+            creates: Limiter::new("user_creates", budgets.creates_per_user, processes),
+            tenant: Limiter::new("tenant", budgets.per_tenant, processes),
+        }
+    }
+}
+
+/// The rate limits of one process: cheap to clone.
+#[derive(Clone)]
+pub struct RateLimits {
+    budgets: Budgets,
+    limiters: Arc<RwLock<Limiters>>,
+}
+
+impl RateLimits {
+    pub fn new(budgets: Budgets) -> Self {
+        Self { budgets, limiters: Arc::new(RwLock::new(Limiters::new(budgets, 1))) }
+    }
+
+    /// Divides the budgets among `processes` processes from now on.
+    pub fn share_among(&self, processes: u32) {
+        let processes = processes.max(1);
+        let mut limiters = self.limiters.write().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if limiters.processes != processes {
+            tracing::info!(processes, "rate limits: budgets now divided among this many processes");
+            *limiters = Limiters::new(self.budgets, processes);
+        }
+    }
+
+    /// Forgets keys whose budgets are whole again (memory stays bounded by recent callers).
+    pub fn forget_idle(&self) {
+        let limiters = self.limiters.read().unwrap_or_else(std::sync::PoisonError::into_inner);
+        for limiter in [&limiters.user, &limiters.creates, &limiters.tenant].into_iter().flatten() {
+            limiter.keyed.retain_recent();
+            limiter.keyed.shrink_to_fit();
+        }
+    }
+
+    /// Spends one request of `caller`'s budgets: the standing of the one
+    /// nearest to its end, or the first one past it.
+    pub fn spend(&self, caller: &Caller, spend: Spend) -> Result<Option<Standing>, RateLimited> {
+        let limiters = self.limiters.read().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let user_key = format!("{}\u{0}{}", caller.tenant, caller.user);
+        let tenant_key = caller.tenant.to_string();
+        let creates = if spend == Spend::Create { limiters.creates.as_ref() } else { None };
+        let mut nearest: Option<Standing> = None;
+        for (limiter, key) in
+            [(limiters.user.as_ref(), &user_key), (creates, &user_key), (limiters.tenant.as_ref(), &tenant_key)]
+        {
+            let Some(limiter) = limiter else { continue };
+            let standing = limiter.check(key)?;
+            let fraction = |s: &Standing| f64::from(s.remaining) / f64::from(s.quota);
+            if nearest.is_none_or(|n| fraction(&standing) < fraction(&n)) {
+                nearest = Some(standing);
+            }
+        }
+        Ok(nearest)
+    }
+}
+
+/// Adds the `RateLimit` and `RateLimit-Policy` headers of the budget a
+/// request spent (the Caller extractor leaves its [`Standing`] on the request).
+pub async fn headers(
+    req: ServiceRequest,
+    next: Next<impl MessageBody>,
+) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
+    let mut response = next.call(req).await?;
+    let standing = response.request().extensions().get::<Standing>().copied();
+    if let Some(standing) = standing {
+        let headers = response.headers_mut();
+        headers.insert(RATE_LIMIT_POLICY.clone(), standing.policy_header());
+        headers.insert(RATE_LIMIT.clone(), standing.limit_header());
+    }
+    Ok(response)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::{TenantId, UserId};
+
+    fn caller(tenant: &str, user: &str) -> Caller {
+        Caller { tenant: TenantId::parse(tenant).unwrap(), user: UserId::parse(user).unwrap(), email: None }
+    }
+
+    #[test]
+    fn a_budget_counts_down_then_refuses_and_others_are_untouched() {
+        let limits = RateLimits::new(Budgets { per_user: Some(3), creates_per_user: Some(2), per_tenant: Some(100) });
+        let alice = caller("acme", "alice");
+        let remaining: Vec<u32> =
+            (0..3).map(|_| limits.spend(&alice, Spend::Request).unwrap().unwrap().remaining).collect();
+        assert_eq!(remaining, [2, 1, 0]);
+        let refused = limits.spend(&alice, Spend::Request).unwrap_err();
+        assert_eq!((refused.standing.policy, refused.standing.remaining), ("user", 0));
+        assert!(refused.retry_after > Duration::ZERO && refused.retry_after <= Duration::from_secs(20));
+        let bob = caller("acme", "bob");
+        assert_eq!(limits.spend(&bob, Spend::Create).unwrap().unwrap().policy, "user_creates");
+    }
+
+    #[test]
+    fn the_budget_is_divided_among_processes() {
+        let limits = RateLimits::new(Budgets { per_user: Some(10), creates_per_user: None, per_tenant: None });
+        limits.share_among(4);
+        let standing = limits.spend(&caller("acme", "alice"), Spend::Request).unwrap().unwrap();
+        assert_eq!((standing.quota, standing.remaining), (3, 2));
+        assert_eq!(standing.policy_header(), "\"user\";q=3;w=60");
+    }
+
+    #[test]
+    fn no_budget_no_headers() {
+        let limits = RateLimits::new(Budgets { per_user: None, creates_per_user: None, per_tenant: None });
+        assert_eq!(limits.spend(&caller("acme", "alice"), Spend::Create), Ok(None));
+    }
+}

@@ -1,0 +1,120 @@
+//! Rate limits on the user routes: budgets per user, per user's creates and
+//! per tenant, told in the `RateLimit` headers, refused with 429 past them,
+//! and divided among the processes on one database.
+
+use std::time::Duration;
+
+use reqwest::{Response, StatusCode};
+use serde_json::json;
+
+use crate::helpers::*;
+use errand::config::CountCap;
+
+/// The `r` (remaining) and `t` (reset) of a `RateLimit` header, with its policy name.
+fn standing(response: &Response) -> (String, u64, u64) {
+    let value = response.headers()["ratelimit"].to_str().unwrap().to_owned();
+    let (name, params) = value.split_once(';').unwrap();
+    let param = |key: &str| -> u64 {
+        params.split(';').find_map(|p| p.strip_prefix(&format!("{key}="))).unwrap().parse().unwrap()
+    };
+    (name.trim_matches('"').to_owned(), param("r"), param("t"))
+}
+
+fn policy(response: &Response) -> String {
+    response.headers()["ratelimit-policy"].to_str().unwrap().to_owned()
+}
+
+#[actix_web::test]
+async fn creates_past_the_budget_are_refused_with_the_headers_and_pass_again_later() {
+    let app = TestApp::builder()
+        .configure(|s| {
+            s.rate_limits.per_user = CountCap(Some(600));
+            s.rate_limits.creates_per_user = CountCap(Some(60));
+        })
+        .spawn()
+        .await;
+    let alice = token("acme", "alice");
+    let mut remaining = Vec::new();
+    for i in 0..60 {
+        let response = app.submit(&alice, "noop", &format!("k{i}"), json!({})).await;
+        assert_eq!(response.status(), StatusCode::ACCEPTED);
+        assert_eq!(policy(&response), "\"user_creates\";q=60;w=60");
+        let (name, r, _) = standing(&response);
+        assert_eq!(name, "user_creates");
+        remaining.push(r);
+    }
+    assert!(remaining.windows(2).all(|w| w[1] <= w[0]), "remaining never grows within a burst: {remaining:?}");
+    assert!(remaining[59] <= 1, "{remaining:?}");
+
+    let (refused, key) = eventually_refused(&app, &alice).await;
+    let wait: u64 = refused.headers()["retry-after"].to_str().unwrap().parse().unwrap();
+    assert!((1..=2).contains(&wait), "one create a second comes back: {wait}");
+    assert_eq!(standing(&refused).1, 0);
+    let problem = assert_problem(refused, StatusCode::TOO_MANY_REQUESTS, "rate_limited").await;
+    assert!(problem["detail"].as_str().unwrap().contains("new jobs"), "{problem}");
+    assert_eq!(app.db.scalar::<i64>("SELECT count(*) FROM jobs WHERE idempotency_key = $1", &[&key]).await, 0);
+
+    // Reads draw on the user's budget, not on the creates'.
+    let read = app.get(&alice, "/jobs").await;
+    assert_eq!(read.status(), StatusCode::OK);
+    assert_eq!(standing(&read).0, "user");
+    // Another user's budget is their own.
+    app.create(&token("acme", "bob"), "noop", json!({})).await;
+    // After the wait, creates pass again.
+    eventually(Duration::from_secs(5), "a create passes again", || async {
+        app.submit(&alice, "noop", &key, json!({})).await.status() == StatusCode::ACCEPTED
+    })
+    .await;
+}
+
+/// Submits new jobs until one is refused (the budget may have regained a
+/// request or two while the burst was sent): the refusal and its key.
+async fn eventually_refused(app: &TestApp, token: &str) -> (Response, String) {
+    for i in 0..5 {
+        let key = format!("late-{i}");
+        let response = app.submit(token, "noop", &key, json!({})).await;
+        if response.status() == StatusCode::TOO_MANY_REQUESTS {
+            return (response, key);
+        }
+        assert_eq!(response.status(), StatusCode::ACCEPTED);
+    }
+    panic!("never refused");
+}
+
+#[actix_web::test]
+async fn a_tenants_users_share_its_budget_and_other_tenants_do_not() {
+    let app = TestApp::builder().configure(|s| s.rate_limits.per_tenant = CountCap(Some(4))).spawn().await;
+    let (alice, bob) = (token("acme", "alice"), token("acme", "bob"));
+    for caller in [&alice, &bob, &alice, &bob] {
+        assert_eq!(app.get(caller, "/notifications").await.status(), StatusCode::OK);
+    }
+    let refused = app.get(&bob, "/notifications").await;
+    assert_eq!(policy(&refused), "\"tenant\";q=4;w=60");
+    assert_problem(refused, StatusCode::TOO_MANY_REQUESTS, "rate_limited").await;
+    assert_eq!(app.get(&token("initech", "carol"), "/notifications").await.status(), StatusCode::OK);
+    // Unauthenticated and operator requests are not counted against a tenant.
+    assert_eq!(app.get(&operator_token("olga"), "/admin/queues").await.status(), StatusCode::OK);
+}
+
+#[actix_web::test]
+async fn processes_on_one_database_divide_the_budget() {
+    let db = TestDb::create().await;
+    let env = [("ERRAND_RATE_LIMITS__PER_USER", "20")];
+    let (a, b) = (ErrandProcess::start(&db, &env), ErrandProcess::start(&db, &env));
+    let alice = token("acme", "alice");
+    // Each process counts the other within a few seconds: its policy then shows half the budget.
+    for process in [&a, &b] {
+        eventually(Duration::from_secs(15), "the budget is divided in two", || async {
+            policy(&process.get(&alice, "/notifications").await) == "\"user\";q=10;w=60"
+        })
+        .await;
+    }
+    // The probe that saw the division spent one request of each half.
+    let mut passed = 0;
+    for i in 0..40 {
+        let process = if i % 2 == 0 { &a } else { &b };
+        passed += usize::from(process.get(&alice, "/notifications").await.status() == StatusCode::OK);
+    }
+    // 9 + 9 left, and at most one more each regained (one per 6 s) while this ran.
+    assert!((18..=20).contains(&passed), "{passed} of 40 passed; the budget is 20 a minute");
+}
