@@ -9,8 +9,8 @@ use actix_web::{App, HttpServer, dev::Server, web};
 
 use crate::actors::{
     Broker, Completer, Dispatcher, DispatcherSettings, Drain, Intake, IntakeLinks, LeaseKeeper, Listeners, Mailer,
-    Notifier, ProgressWriter, Prune, Pruner, RenewLeases, RescueExpired, Rescuer, StreamLimits, SupervisorDeps,
-    SupervisorRegistry, spawn_listener,
+    Notifier, ProgressWriter, Prune, Pruner, RenewLeases, RescueExpired, Rescuer, Shedding, StreamLimits,
+    SupervisorDeps, SupervisorRegistry, spawn_listener,
 };
 use crate::config::StorageBackend;
 use crate::config::{ConfigError, Settings, invalid};
@@ -170,6 +170,10 @@ impl Application {
                     lend_slots: dispatcher.clone().recipient(),
                     slots_used: dispatcher.clone().recipient(),
                     work_available: dispatcher.clone().recipient(),
+                },
+                Shedding {
+                    max_pending: settings.overload.max_pending_submissions.get(),
+                    saturated_for: settings.overload.pool_saturated_for,
                 },
             )
             .start()

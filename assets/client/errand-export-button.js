@@ -128,7 +128,12 @@ export class ErrandExportButton extends ClientElement {
     this.#start.disabled = true;
     this.#showWorking('Starting…');
     try {
-      const job = await client.createJob(this.type, formParams(this.#form), { intent: this.intent });
+      // Busy (a quota or rate limit, errand overloaded): say so, and when the next try is.
+      const onRetry = ({ inMs, error }) => {
+        const why = error.status === 0 ? 'Connection lost' : 'Busy';
+        if (this.isCurrent(client)) this.#showWorking(`${why}, retrying in ${Math.max(1, Math.round(inMs / 1000))} s…`);
+      };
+      const job = await client.createJob(this.type, formParams(this.#form), { intent: this.intent, onRetry });
       if (this.isCurrent(client)) this.#show(client, job);
     } catch (error) {
       if (!this.isCurrent(client)) return;

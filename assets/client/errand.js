@@ -22,8 +22,8 @@
 const INTENT_PREFIX = 'errand:intent:';
 /** A job in one of these states is over: its intent may take a new key. */
 const ENDED = new Set(['completed', 'failed', 'cancelled']);
-/** A submit is retried this many times after a network error or a 503. */
-const SUBMIT_RETRIES = 4;
+/** A submit is retried this many times after a network error, a 503 or a 429 (busy: errand's Retry-After is waited out). */
+const SUBMIT_RETRIES = 10;
 /** Notification ids remembered to drop repeats (the stream is at-least-once). */
 const REMEMBERED_IDS = 500;
 /** Newest notifications read before the first connection: they are not news. */
@@ -103,15 +103,18 @@ export class Errand {
    * double-click, a retried request or a page reload while the job runs all
    * name the same job. A new key is made only once the intent's job has
    * ended, or for other params. Concurrent calls for one intent share one
-   * request; network errors and 503s are retried with the same key.
+   * request; network errors, 503s and 429s (a quota or rate limit) are
+   * retried with the same key, after errand's `Retry-After`: `onRetry`
+   * hears of each wait, e.g. to show "busy, retrying in 30 s".
    *
    * @param {string} type a configured job type, e.g. `export_sales_report`
    * @param {object} [params] the job's params (a JSON object)
-   * @param {{intent?: string}} [options] what the user means to do; default: the type
+   * @param {{intent?: string, onRetry?: (wait: {inMs: number, error: ErrandError}) => void}} [options]
+   *   what the user means to do (default: the type), and who hears of waits
    * @returns {Promise<object>} the job
    * @throws {ErrandError}
    */
-  async createJob(type, params = {}, { intent = type } = {}) {
+  async createJob(type, params = {}, { intent = type, onRetry } = {}) {
     const fingerprint = stableJson([type, params]);
     for (let current; (current = this.#submitting.get(intent)); ) {
       if (current.fingerprint === fingerprint) return current.promise;
@@ -119,7 +122,7 @@ export class Errand {
       await current.promise.catch(() => {});
     }
     const entry = { fingerprint, promise: null };
-    entry.promise = this.#submit(type, params, intent, fingerprint).finally(() => {
+    entry.promise = this.#submit(type, params, intent, fingerprint, onRetry).finally(() => {
       if (this.#submitting.get(intent) === entry) this.#submitting.delete(intent);
     });
     this.#submitting.set(intent, entry);
@@ -253,7 +256,7 @@ export class Errand {
     }
   }
 
-  async #submit(type, params, intent, fingerprint) {
+  async #submit(type, params, intent, fingerprint, onRetry) {
     let record = this.#readIntent(intent);
     if (!record || record.fingerprint !== fingerprint || (await this.#intentEnded(record))) {
       record = { key: newKey(), fingerprint, jobId: null, ended: false };
@@ -263,6 +266,7 @@ export class Errand {
       body: params,
       headers: { 'Idempotency-Key': record.key },
       retries: SUBMIT_RETRIES,
+      onRetry,
     });
     this.#writeIntent(intent, { ...record, jobId: job.id, ended: ENDED.has(job.status) });
     return job;
@@ -309,8 +313,8 @@ export class Errand {
     this.#storage.setItem(INTENT_PREFIX + intent, JSON.stringify(record));
   }
 
-  /** Sends one request, retrying network errors and 503s `retries` times; JSON answer or null. */
-  async #request(method, path, { body, headers = {}, retries = 0 }) {
+  /** Sends one request, retrying network errors, 503s and 429s `retries` times; JSON answer or null. */
+  async #request(method, path, { body, headers = {}, retries = 0, onRetry }) {
     for (let attempt = 0; ; attempt++) {
       try {
         const init = { method, headers: { Accept: 'application/json', ...headers } };
@@ -321,9 +325,15 @@ export class Errand {
         const response = await this.#open(path, init.headers, undefined, init);
         return response.status === 204 ? null : await response.json();
       } catch (error) {
-        const transient = error instanceof ErrandError && (error.status === 0 || error.status === 503);
+        const transient = error instanceof ErrandError && [0, 429, 503].includes(error.status);
         if (!transient || attempt >= retries) throw error;
-        await sleep(Math.max(error.retryAfterMs ?? 0, fullJitter(attempt, 500, 8_000)));
+        const inMs = Math.max(error.retryAfterMs ?? 0, fullJitter(attempt, 500, 8_000));
+        try {
+          onRetry?.({ inMs, error });
+        } catch (listenerError) {
+          globalThis.reportError?.(listenerError);
+        }
+        await sleep(inMs);
       }
     }
   }

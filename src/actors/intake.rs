@@ -16,6 +16,14 @@
 //! `store::BatchClaim`: within the same limits as the dispatcher's claims),
 //! so a quiet process starts a new job one transaction and commit sooner.
 //! New jobs left unclaimed wake the dispatcher once their batch committed.
+//!
+//! Under overload it sheds new submissions at once rather than letting them
+//! wait until their requests time out: when more than `max_pending` wait to
+//! be written, or when the connection pool has stayed exhausted (every
+//! connection in use and callers waiting) for `saturated_for`. Reads do not
+//! pass through here and go on as long as the database answers them.
+
+use std::time::{Duration, Instant};
 
 use actix::prelude::*;
 use tokio::sync::oneshot;
@@ -23,10 +31,63 @@ use tokio::sync::oneshot;
 use super::signals::WorkAvailable;
 use crate::store::{ClaimSpec, ClaimedJob, NewJob, Store, StoreError, Submission};
 
-/// Record a job (or find the one its key names). Answered once committed.
+/// Record a job (or find the one its key names). Answered once committed,
+/// or at once when shed.
 #[derive(Debug, Message)]
-#[rtype(result = "Result<Submission, StoreError>")]
+#[rtype(result = "Result<Submission, RecordError>")]
 pub struct Record(pub NewJob);
+
+/// Why a submission was not recorded.
+#[derive(Debug, thiserror::Error)]
+pub enum RecordError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Shed(#[from] Overloaded),
+}
+
+/// A submission shed under overload: nothing of it was recorded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum Overloaded {
+    #[error("errand is overloaded: {0} submissions are already waiting to be recorded; try again shortly")]
+    IntakeFull(usize),
+    #[error("errand is overloaded: every database connection has been busy for a while; try again shortly")]
+    PoolSaturated,
+}
+
+impl Overloaded {
+    /// The metric label.
+    pub fn reason(self) -> &'static str {
+        match self {
+            Self::IntakeFull(_) => "intake_full",
+            Self::PoolSaturated => "pool_saturated",
+        }
+    }
+}
+
+/// When the Intake sheds new submissions.
+#[derive(Debug, Clone, Copy)]
+pub struct Shedding {
+    /// Most submissions waiting for a statement.
+    pub max_pending: usize,
+    /// How long the pool must stay exhausted before submissions are shed.
+    pub saturated_for: Duration,
+}
+
+/// Whether the pool has been exhausted for long enough to shed: updates
+/// `since`, the first moment of the current exhaustion.
+fn pool_saturated(
+    status: deadpool_postgres::Status,
+    since: &mut Option<Instant>,
+    now: Instant,
+    bound: Duration,
+) -> bool {
+    if status.available > 0 || status.waiting == 0 {
+        *since = None;
+        return false;
+    }
+    now.duration_since(*since.get_or_insert(now)) >= bound
+}
 
 /// Asked of the dispatcher before a batch of `wanted` submissions is
 /// recorded: may the batch's own transaction claim jobs for this process?
@@ -61,7 +122,7 @@ const MAX_BATCH: usize = 128;
 /// batch gathers; more would only make each batch smaller.
 const MAX_WRITING: usize = 2;
 
-type Reply = oneshot::Sender<Result<Submission, StoreError>>;
+type Reply = oneshot::Sender<Result<Submission, RecordError>>;
 
 /// The dispatcher, as the Intake sees it.
 #[derive(Clone)]
@@ -77,13 +138,26 @@ pub struct IntakeLinks {
 pub struct Intake {
     store: Store,
     links: IntakeLinks,
+    shedding: Shedding,
     pending: Vec<(NewJob, Reply)>,
     writing: usize,
+    /// Since when the pool has been exhausted, if it is.
+    saturated_since: Option<Instant>,
 }
 
 impl Intake {
-    pub fn new(store: Store, links: IntakeLinks) -> Self {
-        Self { store, links, pending: Vec::new(), writing: 0 }
+    pub fn new(store: Store, links: IntakeLinks, shedding: Shedding) -> Self {
+        Self { store, links, shedding, pending: Vec::new(), writing: 0, saturated_since: None }
+    }
+
+    /// Whether a new submission is to be shed now, and why.
+    fn overloaded(&mut self) -> Option<Overloaded> {
+        if self.pending.len() >= self.shedding.max_pending {
+            return Some(Overloaded::IntakeFull(self.pending.len()));
+        }
+        let status = self.store.pool().status();
+        pool_saturated(status, &mut self.saturated_since, Instant::now(), self.shedding.saturated_for)
+            .then_some(Overloaded::PoolSaturated)
     }
 
     fn write_batches(&mut self, ctx: &mut Context<Self>) {
@@ -122,7 +196,7 @@ impl Intake {
                 metrics::histogram!("errand_submission_batch_size").record(jobs.len() as f64);
                 for (reply, answer) in replies.into_iter().zip(answers) {
                     // The request may have gone (client hung up): its job is recorded all the same.
-                    let _ = reply.send(answer);
+                    let _ = reply.send(answer.map_err(RecordError::from));
                 }
             }
             .into_actor(self)
@@ -140,14 +214,48 @@ impl Actor for Intake {
 }
 
 impl Handler<Record> for Intake {
-    type Result = ResponseFuture<Result<Submission, StoreError>>;
+    type Result = ResponseFuture<Result<Submission, RecordError>>;
 
     fn handle(&mut self, Record(job): Record, ctx: &mut Self::Context) -> Self::Result {
+        if let Some(overloaded) = self.overloaded() {
+            metrics::counter!("errand_submissions_shed_total", "reason" => overloaded.reason()).increment(1);
+            return Box::pin(std::future::ready(Err(overloaded.into())));
+        }
         let (reply, answer) = oneshot::channel();
         self.pending.push((job, reply));
         self.write_batches(ctx);
         Box::pin(async move {
-            answer.await.unwrap_or_else(|_| Err(StoreError::ConnectionLost("the intake stopped".into())))
+            answer.await.unwrap_or_else(|_| Err(StoreError::ConnectionLost("the intake stopped".into()).into()))
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn status(available: usize, waiting: usize) -> deadpool_postgres::Status {
+        deadpool_postgres::Status { max_size: 4, size: 4, available, waiting }
+    }
+
+    #[test]
+    fn only_a_pool_exhausted_for_long_enough_sheds() {
+        let (bound, start) = (Duration::from_secs(1), Instant::now());
+        let mut since = None;
+        assert!(!pool_saturated(status(0, 3), &mut since, start, bound), "just exhausted");
+        assert!(!pool_saturated(status(0, 3), &mut since, start + Duration::from_millis(900), bound));
+        assert!(pool_saturated(status(0, 1), &mut since, start + Duration::from_millis(1000), bound));
+        assert!(
+            !pool_saturated(status(1, 0), &mut since, start + Duration::from_millis(1100), bound),
+            "a free connection ends it"
+        );
+        assert!(
+            !pool_saturated(status(0, 2), &mut since, start + Duration::from_millis(1200), bound),
+            "and the clock starts again"
+        );
+        assert!(
+            !pool_saturated(status(0, 0), &mut since, start + Duration::from_secs(5), bound),
+            "busy but nobody waiting"
+        );
     }
 }

@@ -44,7 +44,7 @@ mod worker;
 pub use broker::{Broker, ClaimForWorker, Leased, RenewWorkerLease, Renewed, ReportProgress};
 pub use completer::{Complete, Completer, CompletionFailed, EndAttempt, Recorded, Rescue, WorkerEnd};
 pub use dispatcher::{Dispatcher, DispatcherSettings, Drain};
-pub use intake::{Intake, IntakeLinks, LendSlots, Record, SlotLoan, SlotsUsed};
+pub use intake::{Intake, IntakeLinks, LendSlots, Overloaded, Record, RecordError, Shedding, SlotLoan, SlotsUsed};
 pub use leases::{CancelRequested, LeaseChange, LeaseKeeper, LeaseNotice, RenewLeases};
 pub use listener::{Listeners, spawn_listener};
 pub use mailer::{MailDue, Mailer};

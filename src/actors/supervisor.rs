@@ -14,7 +14,7 @@ use actix::prelude::*;
 use serde_json::Value;
 
 use super::completer::Complete;
-use super::intake::Record;
+use super::intake::{Overloaded, Record, RecordError};
 use super::leases::LeaseChange;
 use super::progress::ProgressChange;
 use super::worker::{Abandon, JobWorker, WorkerDone, WorkerLinks};
@@ -93,8 +93,19 @@ pub enum SubmitError {
     InvalidParams(#[from] ParamsError),
     #[error(transparent)]
     Store(#[from] StoreError),
+    #[error(transparent)]
+    Overloaded(#[from] Overloaded),
     #[error("the intake is not answering: {0}")]
     Intake(#[from] MailboxError),
+}
+
+impl From<RecordError> for SubmitError {
+    fn from(error: RecordError) -> Self {
+        match error {
+            RecordError::Store(e) => Self::Store(e),
+            RecordError::Shed(e) => Self::Overloaded(e),
+        }
+    }
 }
 
 /// What every tenant supervisor needs from the rest of the process; the

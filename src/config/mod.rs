@@ -15,8 +15,8 @@ pub use http_url::HttpUrl;
 pub use job_types::{ExportFormat, ExportSettings, HandlerKind, JobTypeSettings, PushSettings};
 pub use sections::{
     AuthSettings, DatabaseSettings, EmailSettings, HistorySettings, HttpSettings, LogFormat, LogSettings,
-    NotificationSettings, QuotaSettings, RateLimitSettings, S3Settings, SmtpSecurity, StorageBackend, StorageSettings,
-    WorkerSettings,
+    NotificationSettings, OverloadSettings, QuotaSettings, RateLimitSettings, S3Settings, SmtpSecurity, StorageBackend,
+    StorageSettings, WorkerSettings,
 };
 pub use values::{CountCap, LongSecret, PostgresUrl};
 
@@ -51,6 +51,8 @@ pub struct Settings {
     pub quotas: QuotaSettings,
     #[serde(default)]
     pub rate_limits: RateLimitSettings,
+    #[serde(default)]
+    pub overload: OverloadSettings,
     /// Job types by name: what `POST /jobs/{type}` accepts.
     pub job_types: BTreeMap<String, JobTypeSettings>,
 }

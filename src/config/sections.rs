@@ -35,7 +35,8 @@ default_from_fields!(
     StorageSettings,
     EmailSettings,
     QuotaSettings,
-    RateLimitSettings
+    RateLimitSettings,
+    OverloadSettings
 );
 
 #[serde_inline_default]
@@ -165,6 +166,23 @@ pub struct RateLimitSettings {
     /// Requests a minute of all of one tenant's users together.
     #[serde_inline_default(CountCap(Some(6000)))]
     pub per_tenant: CountCap,
+}
+
+/// When a process sheds new submissions (503 `overloaded` with
+/// `Retry-After`) at once, rather than letting them wait until they time out.
+/// Reads are never shed.
+#[serde_inline_default]
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OverloadSettings {
+    /// Submissions waiting to be written, past which new ones are shed.
+    #[serde_inline_default(NonZeroUsize::new(2048).expect("not zero"))]
+    pub max_pending_submissions: NonZeroUsize,
+    /// How long every database connection must stay busy, with callers
+    /// waiting for one, before new submissions are shed.
+    #[serde_inline_default(Duration::from_secs(1))]
+    #[serde(with = "duration_text")]
+    pub pool_saturated_for: Duration,
 }
 
 /// How errand writes its log (to stderr; the level comes from `RUST_LOG`).

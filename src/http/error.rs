@@ -10,7 +10,7 @@ use actix_web::{HttpResponse, ResponseError};
 use serde::Serialize;
 
 use super::rate_limit::{RATE_LIMIT, RATE_LIMIT_POLICY, RateLimited};
-use crate::actors::{SubmitError, TooManyStreams};
+use crate::actors::{Overloaded, SubmitError, TooManyStreams};
 use crate::domain::{InvalidIdempotencyKey, QuotaExceeded};
 use crate::jobs::ParamsError;
 use crate::store::StoreError;
@@ -61,6 +61,8 @@ pub enum AppError {
     TooManyStreams(#[from] TooManyStreams),
     #[error(transparent)]
     RateLimited(#[from] RateLimited),
+    #[error(transparent)]
+    Overloaded(#[from] Overloaded),
     #[error("the service is temporarily unable to handle the request; try again shortly")]
     Unavailable(String),
     #[error("an internal error occurred")]
@@ -91,6 +93,7 @@ impl AppError {
             Self::QuotaExceeded { .. } => ("quota_exceeded", S::TOO_MANY_REQUESTS, "Quota exceeded"),
             Self::RateLimited(_) => ("rate_limited", S::TOO_MANY_REQUESTS, "Rate limited"),
             Self::TooManyStreams(_) => ("too_many_streams", S::TOO_MANY_REQUESTS, "Too many streams"),
+            Self::Overloaded(_) => ("overloaded", S::SERVICE_UNAVAILABLE, "Overloaded"),
             Self::Unavailable(_) => ("unavailable", S::SERVICE_UNAVAILABLE, "Service unavailable"),
             Self::Internal(_) => ("internal", S::INTERNAL_SERVER_ERROR, "Internal error"),
         }
@@ -221,7 +224,7 @@ impl ResponseError for AppError {
             Self::Unauthorized(_) => {
                 response.insert_header((header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer")));
             }
-            Self::Unavailable(_) => {
+            Self::Unavailable(_) | Self::Overloaded(_) => {
                 response.insert_header((header::RETRY_AFTER, HeaderValue::from_static("1")));
             }
             Self::QuotaExceeded { retry_after, .. } => {
@@ -290,6 +293,7 @@ impl From<SubmitError> for AppError {
             SubmitError::UnknownType(name) => Self::UnknownJobType(name),
             SubmitError::InvalidParams(e) => Self::InvalidParams(e),
             SubmitError::Store(e) => e.into(),
+            SubmitError::Overloaded(e) => Self::Overloaded(e),
             SubmitError::Intake(e) => e.into(),
         }
     }

@@ -100,7 +100,8 @@ impl JobView {
         (status = 422, description = "Params refused (`invalid_params`, with `field`), or the key reused for another request (`idempotency_key_reused`)", body = Problem, content_type = "application/problem+json"),
         (status = 429, description = "A new job over one of the caller's quotas of unfinished jobs (`quota_exceeded`, with `scope`, `limit` and `count`; a replay of an existing key is answered as ever), or past a rate limit (`rate_limited`, with the `RateLimit` headers)", body = Problem, content_type = "application/problem+json",
             headers(("Retry-After" = u64, description = "Seconds to wait before trying again (with the same key)"))),
-        Unavailable,
+        (status = 503, description = "The database is away (`unavailable`), or errand sheds new jobs under overload (`overloaded`): nothing was recorded; try again with the same key", body = Problem, content_type = "application/problem+json",
+            headers(("Retry-After" = u64, description = "Seconds to wait before trying again"))),
     ),
     security(("bearer" = [])),
 )]

@@ -14,6 +14,7 @@ mod jwks;
 mod notifications;
 mod operators;
 mod outage;
+mod overload;
 mod private_cluster;
 mod processes;
 mod progress;

@@ -117,6 +117,42 @@ test('a double-click, a lost answer and a reload while the export runs make one 
   await context.close();
 });
 
+test('over its quota the export button says busy, retries with the same key when there is room, and makes one job', { timeout: 45_000 }, async () => {
+  const context = await harness.browser.newContext();
+  const { page, problems } = await openSignedIn(harness, context, 'cat');
+  const api = await harness.api('cat');
+  const keys = [];
+  await page.route(`**/jobs/${EXPORT}`, (route) => {
+    keys.push(route.request().headers()['idempotency-key']);
+    return route.continue();
+  });
+  // The shipped sales export allows each person 5 unfinished at once: cat
+  // fills them, held mid-run by the lock, so the button's is refused (429).
+  const gate = await harness.holdTable('sales');
+  let earlier;
+  try {
+    earlier = await Promise.all(
+      Array.from({ length: 5 }, (_, i) => api.submit(EXPORT, { from: '2026-01-01', to: `2026-01-0${i + 2}` })),
+    );
+    await page.locator('#from').fill('2026-02-01');
+    await page.locator('#to').fill('2026-02-28');
+    await page.getByRole('button', { name: 'Export CSV' }).click();
+    await exportStatus(page).getByText(/^Busy, retrying in \d+ s/).waitFor({ timeout: 10_000 });
+  } finally {
+    await gate.release();
+  }
+  // The held exports end, one frees room, and the button's next try makes its job.
+  await exportLink(page).waitFor({ timeout: 30_000 });
+  assert.ok(keys.length >= 2, `refused, then retried: ${keys.length} requests`);
+  assert.equal(new Set(keys).size, 1, 'every try sent the same Idempotency-Key');
+  const { jobs } = await api.get(`/jobs?type=${EXPORT}&limit=100`);
+  const fromButton = jobs.filter((job) => job.params.from === '2026-02-01');
+  assert.equal(fromButton.length, 1, 'one job for the click');
+  assert.equal(jobs.length, earlier.length + 1);
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
 test('two tabs agree on the unread count within a second of a read-mark in either', { timeout: 30_000 }, async () => {
   const api = await harness.api('cat');
   for (let i = 0; i < 3; i++) await api.submit('noop');

@@ -219,6 +219,8 @@ export class Harness {
       // errand waits this long on SIGTERM for open connections, and a live
       // stream stays open: the restart test would wait the default 10 s.
       ERRAND_WORKERS__SHUTDOWN_GRACE: '2s',
+      // A refusal over a quota is retried after this: the quota test need not wait the default 30 s.
+      ERRAND_QUOTAS__RETRY_AFTER: '1s',
       RUST_LOG: 'warn',
     };
     await this.#errandCommand(['demo', 'seed', '--config', configPath, '--tenants', '2', '--rows', '2000']);

@@ -139,7 +139,7 @@ class LineReader:
 class Errand:
     """One `errand serve` process on a database of its own."""
 
-    def __init__(self, template_db: str, work_dir: Path) -> None:
+    def __init__(self, template_db: str, work_dir: Path, env: Optional[Dict[str, str]] = None) -> None:
         self.db_name = f"errand_pyw_{uuid.uuid4().hex[:12]}"
         psql(f'CREATE DATABASE "{self.db_name}" TEMPLATE "{template_db}"')
         port = free_port()
@@ -150,6 +150,7 @@ class Errand:
             "ERRAND_HTTP__BIND": f"127.0.0.1:{port}",
             "ERRAND_HTTP__PUBLIC_BASE_URL": self.url,
             "ERRAND_STORAGE__LOCAL_DIR": str(work_dir / "results"),
+            **(env or {}),
         })
         self.process = subprocess.Popen(
             [errand_bin(), "serve", "--config", str(CONFIG)], env=env, cwd=work_dir,

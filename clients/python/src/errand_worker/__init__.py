@@ -16,11 +16,14 @@ which pull them over HTTP (`/worker/v1`)::
     worker.run()
 
 Modules: `worker` (the claim loop and the pool), `job` (what a handler gets),
-`heartbeat` (lease renewal), `api` (the HTTP calls), `errors`.
+`heartbeat` (lease renewal), `api` (the HTTP calls), `errors`, and `submit`
+(`submit_job`: creating a job for a user from a backend, retried through 429
+and 503 with one idempotency key).
 """
 
 from .errors import ApiError, Cancelled, JobFailed, JobInterrupted, LeaseLost, Permanent, Retryable, Unreachable
 from .job import Job
+from .submit import submit_job
 from .worker import Worker
 
 __all__ = [
@@ -34,6 +37,7 @@ __all__ = [
     "Retryable",
     "Unreachable",
     "Worker",
+    "submit_job",
 ]
 
 __version__ = "0.1.0"

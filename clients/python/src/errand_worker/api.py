@@ -154,11 +154,13 @@ class WorkerApi:
     def _send(self, build: Callable[[], httpx.Request], retry_for: float) -> httpx.Response:
         """Send the request `build` makes, trying again on network errors, 429
         and 5xx until `retry_for` seconds have passed; then raise `Unreachable`.
-        A 4xx is raised at once (`LeaseLost` or `ApiError`)."""
+        A 4xx is raised at once (`LeaseLost` or `ApiError`). A `Retry-After`
+        is waited out before the next try."""
         deadline = time.monotonic() + retry_for
         delay = 0.1
         while True:
             request = build()
+            wait = 0.0
             try:
                 response = self._client.send(request)
             except httpx.TransportError as error:
@@ -169,13 +171,23 @@ class WorkerApi:
                 if response.status_code != 429 and response.status_code < 500:
                     raise _refusal(response)
                 failure = f"HTTP {response.status_code}"
+                wait = retry_after(response)
             # Full jitter: workers that lost errand together do not all come back at once.
-            pause = random.uniform(delay / 2, delay)
+            pause = max(wait, random.uniform(delay / 2, delay))
             if time.monotonic() + pause > deadline:
                 raise Unreachable(f"{request.method} {request.url.path}: {failure}")
             log.info("retrying %s %s in %.1fs after %s", request.method, request.url.path, pause, failure)
             time.sleep(pause)
             delay = min(delay * 2, MAX_BACKOFF)
+
+
+def retry_after(response: httpx.Response) -> float:
+    """The seconds a response's `Retry-After` asks for (delay-seconds only;
+    errand sends no dates), or 0."""
+    try:
+        return max(0.0, float(response.headers.get("retry-after", "0")))
+    except ValueError:
+        return 0.0
 
 
 def _refusal(response: httpx.Response) -> Exception:

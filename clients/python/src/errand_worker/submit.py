@@ -1,0 +1,62 @@
+"""Submitting jobs for a user, from a backend: `POST /jobs/{type}` with one
+idempotency key per intent, retried (with that same key) through network
+errors, 429 and 503, waiting as long as errand's `Retry-After` asks::
+
+    from errand_worker import submit_job
+
+    job = submit_job("https://errand.example.com", user_token, "export_sales_report",
+                     {"from": "2026-01-01", "to": "2026-03-31"}, idempotency_key=intent_id)
+
+The key makes every retry name the same job: however many tries it takes,
+there is one job. A refusal that waiting will not mend (a bad param, a key
+reused for another request) raises `ApiError` at once; running out of
+`retry_for` raises `Unreachable`.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from typing import Any, Dict, Optional
+
+import httpx
+
+from .api import _refusal, retry_after
+from .errors import Unreachable
+
+#: The longest pause between tries when errand gives no Retry-After.
+MAX_BACKOFF = 10.0
+
+
+def submit_job(base_url: str, token: str, job_type: str, params: Dict[str, Any], idempotency_key: str,
+               retry_for: float = 120.0, client: Optional[httpx.Client] = None) -> Dict[str, Any]:
+    """Record the job (or find the one `idempotency_key` names) and answer it
+    as errand shows it (`status` `pending` at first)."""
+    own = client is None
+    http = client or httpx.Client(timeout=30)
+    try:
+        deadline = time.monotonic() + retry_for
+        delay = 0.2
+        url = f"{base_url.rstrip('/')}/jobs/{job_type}"
+        headers = {"Authorization": f"Bearer {token}", "Idempotency-Key": idempotency_key}
+        while True:
+            wait = 0.0
+            try:
+                response = http.post(url, json=params, headers=headers)
+            except httpx.TransportError as error:
+                failure = f"{type(error).__name__}: {error}"
+            else:
+                if response.status_code in (200, 202):
+                    return response.json()
+                if response.status_code not in (429, 503) and response.status_code < 500:
+                    raise _refusal(response)
+                failure = f"HTTP {response.status_code}"
+                wait = retry_after(response)
+            pause = max(wait, random.uniform(delay / 2, delay))
+            if time.monotonic() + pause > deadline:
+                raise Unreachable(f"POST /jobs/{job_type}: {failure}")
+            time.sleep(pause)
+            delay = min(delay * 2, MAX_BACKOFF)
+    finally:
+        if own:
+            http.close()
