@@ -232,6 +232,10 @@ pub struct NotificationSettings {
     /// `too_many_streams` (each browser tab holds one).
     #[serde_inline_default(NonZeroUsize::new(10).expect("not zero"))]
     pub max_streams_per_user: NonZeroUsize,
+    /// Stream tickets one user may hold unused at once (each opens a stream
+    /// within `stream_ticket_ttl`); the next gets 429 `too_many_streams`.
+    #[serde_inline_default(NonZeroUsize::new(20).expect("not zero"))]
+    pub max_unused_tickets_per_user: NonZeroUsize,
     /// Live streams one process holds open, of all users.
     #[serde_inline_default(NonZeroUsize::new(10_000).expect("not zero"))]
     pub max_streams: NonZeroUsize,

@@ -31,6 +31,9 @@ struct TicketClaims {
     tenant: String,
     exp: u64,
     aud: String,
+    /// The ticket's id, for the ledger of unused tickets (`tickets.rs`).
+    #[serde(default)]
+    jti: Option<uuid::Uuid>,
 }
 
 /// Who signs API tokens.
@@ -114,7 +117,7 @@ impl Authenticator {
 
     /// A short-lived ticket that lets `caller` open a notification stream,
     /// for clients (browsers' EventSource) that cannot send headers.
-    pub fn stream_ticket(&self, caller: &Caller, ttl: Duration) -> Result<String, AppError> {
+    pub fn stream_ticket(&self, caller: &Caller, ttl: Duration, id: uuid::Uuid) -> Result<String, AppError> {
         let exp =
             (SystemTime::now() + ttl).duration_since(UNIX_EPOCH).map_err(|e| AppError::Internal(e.to_string()))?;
         let claims = TicketClaims {
@@ -122,21 +125,23 @@ impl Authenticator {
             tenant: caller.tenant.to_string(),
             exp: exp.as_secs(),
             aud: STREAM_AUDIENCE.into(),
+            jti: Some(id),
         };
         self.issuer.issue(&claims).map_err(|e| AppError::Internal(e.to_string()))
     }
 
-    /// The caller a stream ticket names, if it is valid and unexpired.
-    pub fn caller_from_ticket(&self, ticket: &str) -> Result<Caller, AppError> {
+    /// The caller a stream ticket names, if it is valid and unexpired, and the ticket's id.
+    pub fn caller_from_ticket(&self, ticket: &str) -> Result<(Caller, Option<uuid::Uuid>), AppError> {
         let invalid = || AppError::Unauthorized("the stream ticket is invalid or expired");
         let claims = jsonwebtoken::decode::<TicketClaims>(ticket, &self.key, &self.ticket_validation)
             .map_err(|_| invalid())?
             .claims;
-        Ok(Caller {
+        let caller = Caller {
             tenant: TenantId::parse(claims.tenant).map_err(|_| invalid())?,
             user: UserId::parse(claims.sub).map_err(|_| invalid())?,
             email: None,
-        })
+        };
+        Ok((caller, claims.jti))
     }
 
     /// The claims of a valid `Authorization: Bearer` API token.

@@ -10,6 +10,7 @@ use actix_web::{HttpResponse, ResponseError};
 use serde::Serialize;
 
 use super::rate_limit::{RATE_LIMIT, RATE_LIMIT_POLICY, RateLimited};
+use super::tickets::TooManyTickets;
 use crate::actors::{Overloaded, SubmitError, TooManyStreams};
 use crate::domain::{InvalidIdempotencyKey, QuotaExceeded};
 use crate::jobs::ParamsError;
@@ -60,6 +61,8 @@ pub enum AppError {
     #[error(transparent)]
     TooManyStreams(#[from] TooManyStreams),
     #[error(transparent)]
+    TooManyTickets(#[from] TooManyTickets),
+    #[error(transparent)]
     RateLimited(#[from] RateLimited),
     #[error(transparent)]
     Overloaded(#[from] Overloaded),
@@ -92,7 +95,9 @@ impl AppError {
             Self::MethodNotAllowed { .. } => ("method_not_allowed", S::METHOD_NOT_ALLOWED, "Method not allowed"),
             Self::QuotaExceeded { .. } => ("quota_exceeded", S::TOO_MANY_REQUESTS, "Quota exceeded"),
             Self::RateLimited(_) => ("rate_limited", S::TOO_MANY_REQUESTS, "Rate limited"),
-            Self::TooManyStreams(_) => ("too_many_streams", S::TOO_MANY_REQUESTS, "Too many streams"),
+            Self::TooManyStreams(_) | Self::TooManyTickets(_) => {
+                ("too_many_streams", S::TOO_MANY_REQUESTS, "Too many streams")
+            }
             Self::Overloaded(_) => ("overloaded", S::SERVICE_UNAVAILABLE, "Overloaded"),
             Self::Unavailable(_) => ("unavailable", S::SERVICE_UNAVAILABLE, "Service unavailable"),
             Self::Internal(_) => ("internal", S::INTERNAL_SERVER_ERROR, "Internal error"),
@@ -230,7 +235,7 @@ impl ResponseError for AppError {
             Self::QuotaExceeded { retry_after, .. } => {
                 response.insert_header((header::RETRY_AFTER, retry_after_seconds(*retry_after)));
             }
-            Self::TooManyStreams(_) => {
+            Self::TooManyStreams(_) | Self::TooManyTickets(_) => {
                 response.insert_header((header::RETRY_AFTER, retry_after_seconds(STREAM_RETRY_AFTER)));
             }
             Self::RateLimited(limited) => {

@@ -20,6 +20,7 @@ mod openapi;
 mod page;
 pub mod rate_limit;
 mod request_id;
+mod tickets;
 mod worker_api;
 
 use actix::prelude::*;
@@ -63,6 +64,8 @@ pub struct AppState {
     pub completer: Addr<Completer>,
     /// The user routes' request budgets.
     pub rate_limits: rate_limit::RateLimits,
+    /// Stream tickets issued and not yet used.
+    pub tickets: std::sync::Arc<tickets::TicketLedger>,
 }
 
 /// What start-up hands the HTTP side: the actors and stores it talks to.
@@ -97,6 +100,10 @@ impl AppState {
             closing_streams: parts.closing_streams,
             broker: parts.broker,
             completer: parts.completer,
+            tickets: std::sync::Arc::new(tickets::TicketLedger::new(
+                settings.notifications.max_unused_tickets_per_user.get(),
+                settings.notifications.stream_ticket_ttl,
+            )),
             rate_limits: rate_limit::RateLimits::new(rate_limit::Budgets {
                 per_user: settings.rate_limits.per_user.0,
                 creates_per_user: settings.rate_limits.creates_per_user.0,

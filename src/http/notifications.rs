@@ -191,14 +191,15 @@ pub async fn mark_all_read(caller: Caller, state: web::Data<AppState>) -> Result
     post, path = "/notifications/stream-tickets", tag = "notifications",
     responses(
         (status = 201, description = "A ticket for the stream", body = StreamTicket),
+        (status = 429, description = "Too many of the caller's tickets are unused (`too_many_streams`), or past a rate limit (`rate_limited`)", body = Problem, content_type = "application/problem+json"),
         Unauthenticated,
-        RateLimitedResponse,
     ),
     security(("bearer" = [])),
 )]
 pub async fn stream_ticket(caller: Caller, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
     let ttl = state.stream.stream_ticket_ttl;
-    let ticket = state.auth.stream_ticket(&caller, ttl)?;
+    let id = state.tickets.issue(&caller)?;
+    let ticket = state.auth.stream_ticket(&caller, ttl, id)?;
     Ok(HttpResponse::Created().json(StreamTicket { ticket, expires_in: ttl.as_secs() }))
 }
 
@@ -236,7 +237,10 @@ pub async fn stream(
 ) -> Result<impl Responder, AppError> {
     let caller = match &query.ticket {
         Some(ticket) => {
-            let caller = state.auth.caller_from_ticket(ticket)?;
+            let (caller, id) = state.auth.caller_from_ticket(ticket)?;
+            if let Some(id) = id {
+                state.tickets.used(&caller, id);
+            }
             super::request_id::record_caller(&caller);
             caller
         }

@@ -295,3 +295,25 @@ async fn a_process_holds_at_most_its_streams() {
     .await;
     assert!(problem["detail"].as_str().unwrap().contains("this server"), "{problem}");
 }
+
+#[actix_web::test]
+async fn unused_stream_tickets_are_capped_and_using_one_frees_its_place() {
+    let app = TestApp::builder()
+        .configure(|s| s.notifications.max_unused_tickets_per_user = std::num::NonZeroUsize::new(2).unwrap())
+        .spawn()
+        .await;
+    let alice = token("acme", "alice");
+    let ticket = |response: reqwest::Response| async move {
+        assert_eq!(response.status(), StatusCode::CREATED);
+        response.json::<Value>().await.unwrap()["ticket"].as_str().unwrap().to_owned()
+    };
+    let first = ticket(app.post(&alice, "/notifications/stream-tickets").await).await;
+    ticket(app.post(&alice, "/notifications/stream-tickets").await).await;
+    let refused = app.post(&alice, "/notifications/stream-tickets").await;
+    assert_problem(refused, StatusCode::TOO_MANY_REQUESTS, "too_many_streams").await;
+    ticket(app.post(&token("acme", "bob"), "/notifications/stream-tickets").await).await;
+
+    let url = format!("{}/notifications/stream?ticket={first}", app.address);
+    let _stream = SseStream::open(&url, None, None).await;
+    ticket(app.post(&alice, "/notifications/stream-tickets").await).await;
+}

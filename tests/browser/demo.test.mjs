@@ -119,14 +119,15 @@ test('a double-click, a lost answer and a reload while the export runs make one 
 
 test('over its quota the export button says busy, retries with the same key when there is room, and makes one job', { timeout: 45_000 }, async () => {
   const context = await harness.browser.newContext();
-  const { page, problems } = await openSignedIn(harness, context, 'cat');
-  const api = await harness.api('cat');
+  // A user of its own: the other tests count their users' notifications.
+  const { page, problems } = await openSignedIn(harness, context, 'dee');
+  const api = await harness.api('dee');
   const keys = [];
   await page.route(`**/jobs/${EXPORT}`, (route) => {
     keys.push(route.request().headers()['idempotency-key']);
     return route.continue();
   });
-  // The shipped sales export allows each person 5 unfinished at once: cat
+  // The shipped sales export allows each person 5 unfinished at once: dee
   // fills them, held mid-run by the lock, so the button's is refused (429).
   const gate = await harness.holdTable('sales');
   let earlier;

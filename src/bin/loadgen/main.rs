@@ -6,7 +6,9 @@
 //! * `wait`: until every job of this run has run;
 //! * `replay`: the same keys again (every answer must be a 200 replay);
 //! * `drain`:  `--drain` more noop jobs, timed from the first request until
-//!   the last job is completed (polled through `GET /jobs`).
+//!   the last job is completed (polled through `GET /jobs`);
+//! * `noisy`: a quiet tenant's latencies alone and beside a flooding one
+//!   (`noisy.rs`).
 //!
 //! Each client is its own tenant, so per-tenant limits do not throttle the drain.
 //! Build with `--features bench`; `scripts/bench` runs it beside pgbench.
@@ -14,6 +16,8 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+mod noisy;
 
 use clap::Parser;
 use errand::tokens::{TokenIssuer, UserClaims};
@@ -55,6 +59,12 @@ struct Args {
     export_type: String,
     #[arg(long, default_value = r#"{"from": "2000-01-01", "to": "2100-01-01"}"#)]
     export_params: String,
+    /// `noisy` phase: seconds of each round (the quiet tenant alone, then beside the flood).
+    #[arg(long, default_value_t = 10)]
+    noisy_seconds: u64,
+    /// `noisy` phase: the flooding tenant's clients.
+    #[arg(long, default_value_t = 64)]
+    flooders: usize,
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -65,6 +75,7 @@ enum Phase {
     Drain,
     Streams,
     Export,
+    Noisy,
 }
 
 /// One client: a tenant of its own and the keys it used.
@@ -107,6 +118,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 let streams =
                     StreamBench { streams: args.streams, jobs: args.stream_jobs, server_pid: args.server_pid };
                 streams.run(&http, &args.url, &issuer, &run, exp).await?;
+            }
+            Phase::Noisy => {
+                let noisy = noisy::Noisy { seconds: args.noisy_seconds, flooders: args.flooders };
+                noisy.run(&http, &args.url, &issuer, &run, exp).await.map_err(|e| e.to_string())?;
             }
             Phase::Export => {
                 let claims = UserClaims { sub: "bench".into(), tenant: args.export_tenant.clone(), email: None, exp };

@@ -1,0 +1,181 @@
+//! The `noisy` phase: what a flooding tenant costs a quiet one.
+//!
+//! Tenant B submits one short (`noop`) job every 100 ms, spread over ten
+//! users (one a second each, within a person's rate limits), first alone,
+//! then while tenant A floods: `--flooders` clients, each a user of A,
+//! sending long `sleep` jobs back to back and ignoring every `Retry-After`,
+//! as a runaway script would. For B, per round: each create's latency, and
+//! each job's time from its submission (B's clock) to its `completed_at`
+//! (the database's clock, on the same machine). For A: what its requests
+//! were answered.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant, SystemTime};
+
+use errand::tokens::{TokenIssuer, UserClaims};
+use serde_json::Value;
+
+use super::percentile;
+
+type Error = Box<dyn std::error::Error + Send + Sync>;
+
+/// B's submissions a second, and how many users share them.
+const QUIET_EVERY: Duration = Duration::from_millis(100);
+const QUIET_USERS: usize = 10;
+/// How long each of A's jobs runs.
+const FLOOD_JOB_MS: u64 = 5_000;
+
+pub struct Noisy {
+    pub seconds: u64,
+    pub flooders: usize,
+}
+
+/// B's figures in one round.
+struct Quiet {
+    creates: Vec<Duration>,
+    completions: Vec<Duration>,
+}
+
+impl Noisy {
+    pub async fn run(
+        &self,
+        http: &reqwest::Client,
+        url: &str,
+        issuer: &TokenIssuer,
+        run: &str,
+        exp: u64,
+    ) -> Result<(), Error> {
+        let token = |tenant: String, user: String| {
+            issuer.issue(&UserClaims { sub: user, tenant, email: None, exp }).map_err(|e| e.to_string())
+        };
+        let quiet: Vec<String> =
+            (0..QUIET_USERS).map(|i| token(format!("quiet-{run}"), format!("b{i}"))).collect::<Result<_, _>>()?;
+        let idle = self.quiet_round(http, url, &quiet, "idle").await?;
+        report("idle", &idle);
+
+        let stop = Arc::new(AtomicBool::new(false));
+        let mut flooders = Vec::new();
+        for i in 0..self.flooders {
+            let (http, url, stop) = (http.clone(), url.to_owned(), stop.clone());
+            let token = token(format!("noisy-{run}"), format!("a{i}"))?;
+            flooders.push(tokio::spawn(async move { flood(&http, &url, &token, i, &stop).await }));
+        }
+        let noisy = self.quiet_round(http, url, &quiet, "noisy").await?;
+        stop.store(true, Ordering::Relaxed);
+        let mut answers: BTreeMap<u16, u64> = BTreeMap::new();
+        for flooder in flooders {
+            for (status, count) in flooder.await? {
+                *answers.entry(status).or_default() += count;
+            }
+        }
+        report("noisy", &noisy);
+        let answers: Vec<String> = answers.iter().map(|(status, n)| format!("{status}:{n}")).collect();
+        println!("noisy   flooders={} their answers {}", self.flooders, answers.join(" "));
+        let p95 = |q: &Quiet| percentile(&q.completions, 95.0).as_secs_f64();
+        println!("noisy   quiet tenant's p95 submit-to-completion, noisy/idle = {:.2}", p95(&noisy) / p95(&idle));
+        Ok(())
+    }
+
+    /// B's jobs for `self.seconds`, one each [`QUIET_EVERY`], then waits for them all.
+    async fn quiet_round(
+        &self,
+        http: &reqwest::Client,
+        url: &str,
+        users: &[String],
+        round: &str,
+    ) -> Result<Quiet, Error> {
+        let mut tick = tokio::time::interval(QUIET_EVERY);
+        let deadline = Instant::now() + Duration::from_secs(self.seconds);
+        let mut submitted = Vec::new();
+        let mut creates = Vec::new();
+        let mut n = 0;
+        while Instant::now() < deadline {
+            tick.tick().await;
+            let token = &users[n % users.len()];
+            let (at, started) = (SystemTime::now(), Instant::now());
+            let response = http
+                .post(format!("{url}/jobs/noop"))
+                .bearer_auth(token)
+                .header("Idempotency-Key", format!("{round}-{n}"))
+                .header("Content-Type", "application/json")
+                .body("{}")
+                .send()
+                .await?;
+            creates.push(started.elapsed());
+            if response.status() != reqwest::StatusCode::ACCEPTED {
+                return Err(format!("the quiet tenant's create got {}", response.status()).into());
+            }
+            let job: Value = response.json().await?;
+            submitted.push((token.clone(), job["id"].as_str().unwrap_or_default().to_owned(), at));
+            n += 1;
+        }
+        let mut completions = Vec::with_capacity(submitted.len());
+        for (token, id, at) in submitted {
+            let completed_at = completed_at(http, url, &token, &id).await?;
+            completions.push(completed_at.duration_since(at).unwrap_or_default());
+        }
+        creates.sort();
+        completions.sort();
+        Ok(Quiet { creates, completions })
+    }
+}
+
+/// One of A's clients: long jobs back to back until `stop`; its answers by status.
+async fn flood(http: &reqwest::Client, url: &str, token: &str, client: usize, stop: &AtomicBool) -> BTreeMap<u16, u64> {
+    let mut answers = BTreeMap::new();
+    let body = format!("{{\"ms\": {FLOOD_JOB_MS}}}");
+    let mut n = 0u64;
+    while !stop.load(Ordering::Relaxed) {
+        let response = http
+            .post(format!("{url}/jobs/sleep"))
+            .bearer_auth(token)
+            .header("Idempotency-Key", format!("flood-{client}-{n}"))
+            .header("Content-Type", "application/json")
+            .body(body.clone())
+            .send()
+            .await;
+        let status = match response {
+            Ok(response) => {
+                let status = response.status().as_u16();
+                let _ = response.bytes().await;
+                status
+            }
+            Err(_) => 0,
+        };
+        *answers.entry(status).or_default() += 1;
+        n += 1;
+    }
+    answers
+}
+
+/// When job `id` completed, by the database's clock (polled until it has).
+async fn completed_at(http: &reqwest::Client, url: &str, token: &str, id: &str) -> Result<SystemTime, Error> {
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        let job: Value = http.get(format!("{url}/jobs/{id}")).bearer_auth(token).send().await?.json().await?;
+        if let Some(at) = job["completed_at"].as_str() {
+            let at = chrono::DateTime::parse_from_rfc3339(at)?;
+            return Ok(SystemTime::from(at));
+        }
+        if Instant::now() > deadline {
+            return Err(format!("the quiet tenant's job {id} did not complete within 2 minutes").into());
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+fn report(round: &str, quiet: &Quiet) {
+    let ms = |sorted: &[Duration], p: f64| percentile(sorted, p).as_secs_f64() * 1000.0;
+    println!(
+        "noisy   round={round} quiet_jobs={} create p50={:.1}ms p95={:.1}ms p99={:.1}ms; submit-to-completion p50={:.1}ms p95={:.1}ms p99={:.1}ms",
+        quiet.completions.len(),
+        ms(&quiet.creates, 50.0),
+        ms(&quiet.creates, 95.0),
+        ms(&quiet.creates, 99.0),
+        ms(&quiet.completions, 50.0),
+        ms(&quiet.completions, 95.0),
+        ms(&quiet.completions, 99.0),
+    );
+}
