@@ -1,13 +1,22 @@
 #!/usr/bin/env bash
-# A/B of two errand binaries on the drain, alternating (the machine is noisy:
-# compare within one run only):
+# A/B of two errand binaries, alternating (the machine is noisy: compare
+# within one run only):
 #   bench/ab.sh <errand-A> <errand-B> [pairs=3] [jobs=40000]
-# Each drain: a fresh database migrated by the binary under test, <jobs>
-# no-op jobs over 32 tenants (bench/drain.sh's backlog), one process at the
-# shipped defaults. Prints jobs/s, the commits it took, and the CPU seconds
-# of errand and of the PostgreSQL backends, which tell whether the drain was
-# bound by CPU or by the latency of its pipeline. E.g. the previous commit's
-# binary: git worktree add /tmp/old HEAD~1 && (cd /tmp/old && cargo build --release --bin errand).
+# AB_WHAT=drain (the default): each drain on a fresh database migrated by the
+# binary under test, <jobs> no-op jobs over 32 tenants (bench/drain.sh's
+# backlog), one process at the shipped defaults. Prints jobs/s, the commits
+# it took, and the CPU seconds of errand and of the PostgreSQL backends,
+# which tell whether the drain was bound by CPU or by the latency of its
+# pipeline.
+# AB_WHAT=create: creation through the API, an API-only process (the jobs
+# wait), errand-loadgen's create phase with <jobs> requests from 32 clients
+# (build it first: cargo build --release --features bench --bin errand-loadgen).
+# Each side runs with its own config.toml and settings: AB_CONFIG_A/B (default
+# ./config.toml), AB_ENV_A/B (NAME=value words, e.g. turning rate limits off
+# for a binary that has them). E.g. the previous commit's binary:
+#   git worktree add /tmp/old HEAD~1 && (cd /tmp/old && cargo build --release --bin errand)
+#   AB_CONFIG_A=/tmp/old/config.toml bench/ab.sh $CARGO_TARGET_DIR/release/errand-old ...
+# (copy the old binary aside first: both worktrees build into one target directory).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh
@@ -34,15 +43,35 @@ postgres_ticks() {
   echo "$total"
 }
 commits() { psql "$base/$db" -XAtqc "SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()"; }
-drain() {
-  local errand=$1 label=$2 pg0 pg1 x0 x1 started fields line
+# Side $1's config file and settings: sets cfg and envs.
+side() {
+  if [ "$1" = A ]; then cfg=${AB_CONFIG_A:-config.toml}; read -ra envs <<<"${AB_ENV_A:-}"
+  else cfg=${AB_CONFIG_B:-config.toml}; read -ra envs <<<"${AB_ENV_B:-}"; fi
+  envs+=(RUST_LOG=warn "ERRAND_DATABASE__URL=$base/$db" "ERRAND_AUTH__JWT_SECRET=$SECRET")
+}
+create() {
+  local errand=$1 label=$2 fifo line cfg envs
   psql "$base/postgres" -Xqc "CREATE DATABASE $db"
-  RUST_LOG=warn ERRAND_DATABASE__URL=$base/$db ERRAND_AUTH__JWT_SECRET=$SECRET "$errand" --config config.toml migrate >/dev/null
+  side "$label"
+  env "${envs[@]}" "$errand" --config "$cfg" migrate >/dev/null
+  fifo=$(mktemp -u); mkfifo "$fifo"
+  env "${envs[@]}" ERRAND_WORKERS__GLOBAL_LIMIT=0 ERRAND_HTTP__BIND=127.0.0.1:0 "$errand" --config "$cfg" serve >"$fifo" 2>/dev/null &
+  errand_pid=$!
+  read -r line <"$fifo"; rm -f "$fifo"
+  "${CARGO_TARGET_DIR:-target}/release/errand-loadgen" --url "http://${line##* }" --secret "$SECRET" \
+    --run-id "ab-$label-$RANDOM" --phases create --requests "$jobs" | sed "s/^/$label /"
+  kill -TERM "$errand_pid"; wait "$errand_pid" 2>/dev/null || true; errand_pid=""
+  psql "$base/postgres" -Xqc "DROP DATABASE $db WITH (FORCE)"
+}
+drain() {
+  local errand=$1 label=$2 pg0 pg1 x0 x1 started fields line cfg envs
+  psql "$base/postgres" -Xqc "CREATE DATABASE $db"
+  side "$label"
+  env "${envs[@]}" "$errand" --config "$cfg" migrate >/dev/null
   errand_drain_insert "$base/$db" "$jobs" 32 noop '{}'
   pg0=$(postgres_ticks); x0=$(commits)
   started=$(psql "$base/$db" -XAtqc "SELECT clock_timestamp()")
-  RUST_LOG=warn ERRAND_DATABASE__URL=$base/$db ERRAND_HTTP__BIND=127.0.0.1:0 ERRAND_AUTH__JWT_SECRET=$SECRET \
-    "$errand" --config config.toml serve >/dev/null 2>&1 &
+  env "${envs[@]}" ERRAND_HTTP__BIND=127.0.0.1:0 "$errand" --config "$cfg" serve >/dev/null 2>&1 &
   errand_pid=$!
   until [ "$(psql "$base/$db" -XAtqc "SELECT count(*) FROM job_queue")" = 0 ]; do sleep 0.2; done
   fields=$(cut -d' ' -f14,15 "/proc/$errand_pid/stat")
@@ -52,7 +81,8 @@ drain() {
   echo "$line commits=$((x1 - x0)) errand_cpu_s=$(((${fields% *} + ${fields#* }) / 100)).$(printf '%02d' $(((${fields% *} + ${fields#* }) % 100))) postgres_cpu_s=$(((pg1 - pg0) / 100)).$(printf '%02d' $(((pg1 - pg0) % 100)))"
   psql "$base/postgres" -Xqc "DROP DATABASE $db WITH (FORCE)"
 }
+what=${AB_WHAT:-drain}
 for ((i = 1; i <= pairs; i++)); do
-  drain "$a" "A"
-  drain "$b" "B"
+  "$what" "$a" "A"
+  "$what" "$b" "B"
 done

@@ -225,7 +225,7 @@ pub struct StreamQuery {
     responses(
         (status = 200, description = "`job_completed` events (data: a notification, id: its id) `job_cancelled` events (the same, for a job the caller cancelled), `unread_count` events (data: `{\"unread_count\": n}`, no id) and `job_progress` events (data: `{\"job_id\", \"progress\"}`, no id)", content_type = "text/event-stream", body = String),
         (status = 401, description = "No valid token or ticket (`unauthorized`)", body = Problem, content_type = "application/problem+json"),
-        (status = 429, description = "The caller (or this server) has as many streams open as allowed (`too_many_streams`)", body = Problem, content_type = "application/problem+json",
+        (status = 429, description = "The caller (or this server) has as many streams open as allowed (`too_many_streams`), or the caller is past a rate limit (`rate_limited`, with the `RateLimit` headers)", body = Problem, content_type = "application/problem+json",
             headers(("Retry-After" = u64, description = "Seconds to wait before opening a stream again"))),
     ),
     security(("bearer" = []), ()),

@@ -26,7 +26,7 @@ def test_a_rate_limited_submit_waits_then_makes_exactly_one_job(template_db, tmp
 
         started = time.monotonic()
         job = submit_job(server.url, harness.user_token(), harness.JOB_TYPE, {"n": 1}, "one-intent", retry_for=30)
-        assert job["status"] == "pending"
+        assert job["status"] == "processing"
         # It was refused at least once and waited for the budget to come back.
         assert time.monotonic() - started >= 0.5
         again = submit_job(server.url, harness.user_token(), harness.JOB_TYPE, {"n": 1}, "one-intent", retry_for=30)
@@ -47,4 +47,4 @@ def test_a_refusal_waiting_cannot_mend_is_raised_at_once(errand):
     # The client is its own: a caller's httpx.Client is used as given.
     with httpx.Client(timeout=5) as client:
         job = submit_job(errand.url, harness.user_token(), harness.JOB_TYPE, {}, "k2", client=client)
-    assert job["status"] == "pending"
+    assert job["status"] == "processing"

@@ -31,7 +31,7 @@ MAX_BACKOFF = 10.0
 def submit_job(base_url: str, token: str, job_type: str, params: Dict[str, Any], idempotency_key: str,
                retry_for: float = 120.0, client: Optional[httpx.Client] = None) -> Dict[str, Any]:
     """Record the job (or find the one `idempotency_key` names) and answer it
-    as errand shows it (`status` `pending` at first)."""
+    as errand shows it (`status` `processing` at first)."""
     own = client is None
     http = client or httpx.Client(timeout=30)
     try:
