@@ -33,18 +33,10 @@ const LOCK_QUOTAS: &str = "
 SELECT count(pg_advisory_xact_lock(1701969922, hashtext(t.tenant_id))) AS locked
 FROM (SELECT DISTINCT tenant_id FROM unnest($1::text[]) AS u (tenant_id) ORDER BY tenant_id) t";
 
-/// Unfinished jobs of the tenants in $1, by tenant, user and type: the
-/// waiting ones through their partial index, the running ones through theirs.
+/// Unfinished jobs of the tenants in $1, by tenant, user and type, as the
+/// queue's triggers count them (`unfinished_jobs`).
 const UNFINISHED: &str = "
-SELECT tenant_id, user_id, job_type, count(*) AS jobs
-FROM job_queue
-WHERE tenant_id = ANY ($1) AND state IN ('available', 'retryable')
-GROUP BY tenant_id, user_id, job_type
-UNION ALL
-SELECT tenant_id, user_id, job_type, count(*)
-FROM job_queue
-WHERE tenant_id = ANY ($1) AND state = 'running'
-GROUP BY tenant_id, user_id, job_type";
+SELECT tenant_id, user_id, job_type, jobs FROM unfinished_jobs WHERE tenant_id = ANY ($1) AND jobs > 0";
 
 /// The operators' overrides of the tenants in $1.
 const OVERRIDES: &str = "

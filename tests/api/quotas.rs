@@ -188,3 +188,40 @@ async fn an_operator_override_holds_at_once_and_is_audited() {
     )
     .await;
 }
+
+/// Rows where the triggers' counts and the queue itself disagree.
+async fn miscounted(db: &TestDb) -> i64 {
+    db.scalar(
+        "SELECT count(*) FROM (SELECT tenant_id, user_id, job_type, count(*) AS jobs FROM job_queue GROUP BY 1, 2, 3) q
+         FULL JOIN (SELECT * FROM unfinished_jobs WHERE jobs > 0) u USING (tenant_id, user_id, job_type)
+         WHERE q.jobs IS DISTINCT FROM u.jobs",
+        &[],
+    )
+    .await
+}
+
+#[actix_web::test]
+async fn the_counts_follow_every_way_a_job_enters_or_leaves_the_queue() {
+    let app = TestApp::builder().spawn().await;
+    let (alice, olga) = (token("acme", "alice"), operator_token("olga"));
+    let done = app.create(&alice, "noop", json!({})).await;
+    let failing = app.create(&alice, "sleep", json!({"ms": 1, "fail_times": 100})).await;
+    let long = app.create(&alice, "sleep", json!({"ms": 60_000})).await;
+    let waiting = app.create(&token("acme", "bob"), "sleep", json!({"ms": 1})).await;
+    assert_eq!(miscounted(&app.db).await, 0, "queued");
+    for id in [&done, &failing] {
+        app.wait_until_finished(&alice, id, std::time::Duration::from_secs(20)).await;
+    }
+    assert_eq!(app.post(&alice, &format!("/jobs/{long}/cancel")).await.status().as_u16() / 100, 2);
+    app.wait_until_finished(&alice, &long, std::time::Duration::from_secs(20)).await;
+    app.wait_until_finished(&token("acme", "bob"), &waiting, std::time::Duration::from_secs(20)).await;
+    assert_eq!(miscounted(&app.db).await, 0, "completed, failed, cancelled");
+    let unfinished: i64 = app.db.scalar("SELECT coalesce(sum(jobs), 0)::bigint FROM unfinished_jobs", &[]).await;
+    assert_eq!(unfinished, 0);
+
+    // An operator's retry queues the failed job again: counted again.
+    assert_eq!(app.post(&olga, &format!("/admin/jobs/{failing}/retry")).await.status(), StatusCode::OK);
+    assert_eq!(miscounted(&app.db).await, 0, "retried");
+    app.wait_until_finished(&alice, &failing, std::time::Duration::from_secs(20)).await;
+    assert_eq!(miscounted(&app.db).await, 0, "failed again");
+}
