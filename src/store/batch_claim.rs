@@ -14,10 +14,12 @@
 
 use super::claim::{BatchClaim, ClaimedJob};
 use super::quota::{self, BEGIN, COMMIT};
-use super::submit::{INSERT_OR_FIND, InsertBatch, NewJob, Submission, Submissions, admitted, answers, submitters};
+use super::submit::{
+    INSERT_OR_FIND, INSERT_OR_FIND_IF_FITS, InsertBatch, NewJob, Submission, Submissions, fits, tenants_of,
+};
 use super::{Queue, StoreError, millis};
 use deadpool_postgres::Client;
-use futures_util::future::join5;
+use futures_util::future::{join, join3};
 
 /// Takes the tenant locks of claims (key space 0x65720001, as in
 /// `errand_claim_due`) for each of the tenants in $1, in tenant order; held
@@ -97,61 +99,71 @@ impl Submissions<'_> {
         (answers, claimed)
     }
 
-    /// The quota check (see `quota.rs`), then [`INSERT_OR_FIND`] of the jobs
-    /// it admits, the lock, the claim and `COMMIT`, sent together (pipelined:
-    /// one wait for the server instead of four). The claim's jobs are ours if
-    /// it and the commit succeeded; the submissions are recorded if every
-    /// statement succeeded (any failure rolls back).
+    /// `BEGIN`, the batch's quota locks and [`INSERT_OR_FIND_IF_FITS`] (when
+    /// quotas are kept; else [`INSERT_OR_FIND`]), the claim's locks, the claim
+    /// and `COMMIT`, sent together (pipelined: one wait for the server). The
+    /// claim's jobs are ours if it and the commit succeeded; the submissions
+    /// are recorded if every statement succeeded (any failure rolls back). A
+    /// batch near a cap is then recorded job by job, in a transaction of its own.
     async fn insert_or_find_and_claim(
         &self,
         client: &Client,
         jobs: &[NewJob],
         claim: &BatchClaim<'_>,
     ) -> (Result<Vec<Result<Submission, StoreError>>, StoreError>, Result<Vec<ClaimedJob>, StoreError>) {
+        let quotas = self.quotas.enforced();
         let prepared = async {
             Ok::<_, StoreError>((
                 client.prepare_cached(BEGIN).await?,
-                client.prepare_cached(INSERT_OR_FIND).await?,
+                client.prepare_cached(quota::LOCK_QUOTAS).await?,
+                client.prepare_cached(if quotas { INSERT_OR_FIND_IF_FITS } else { INSERT_OR_FIND }).await?,
                 client.prepare_cached(LOCK_TENANTS).await?,
                 client.prepare_cached(CLAIM_FOR_TENANTS).await?,
                 client.prepare_cached(COMMIT).await?,
             ))
         };
-        let (begin, insert, lock, take, commit) = match prepared.await {
+        let (begin, lock_quotas, insert, lock, take, commit) = match prepared.await {
             Ok(statements) => statements,
             Err(error) => return (Err(error), Ok(Vec::new())),
         };
-        let admission = match quota::begin_admitting(client, &submitters(jobs), self.quotas).await {
-            Ok(admission) => admission,
-            Err(error) => return (Err(error), Ok(Vec::new())),
-        };
-        let admitted = admitted(jobs, &admission);
-        let batch = InsertBatch::new(&admitted);
-        let tenants: Vec<&str> = admitted.iter().map(|job| job.caller.tenant.as_str()).collect();
+        let all: Vec<&NewJob> = jobs.iter().collect();
+        let batch = InsertBatch::new(&all);
+        let caps = quota::BatchCaps::of(self.quotas);
+        let insert_params = if quotas { batch.params_with(&caps) } else { batch.params().to_vec() };
+        let tenants = tenants_of(jobs);
         let (tenant_limit, limit) = (i64::from(claim.tenant_limit), i64::try_from(claim.limit).unwrap_or(i64::MAX));
         let lease_ms = millis(claim.lease);
-        // join5 polls its futures in order, and each sends its statement when
+        // join polls its futures in order, and each sends its statement when
         // first polled: the server receives them in this order.
-        let (begun, inserted, locked, claimed, committed) = join5(
-            admission.begin(client, &begin),
-            client.query(&insert, &batch.params()),
-            client.query(&lock, &[&tenants]),
-            client.query(&take, &[&tenants, &tenant_limit, &claim.types, &limit, &claim.owner, &lease_ms]),
-            client.execute(&commit, &[]),
+        let ((begun, locked_quotas, inserted), (locked, claimed, committed)) = join(
+            join3(
+                client.execute(&begin, &[]),
+                async { if quotas { client.query(&lock_quotas, &[&tenants]).await.map(drop) } else { Ok(()) } },
+                client.query(&insert, &insert_params),
+            ),
+            join3(
+                client.query(&lock, &[&tenants]),
+                client.query(&take, &[&tenants, &tenant_limit, &claim.types, &limit, &claim.owner, &lease_ms]),
+                client.execute(&commit, &[]),
+            ),
         )
         .await;
-        let claimed = match (begun, locked, claimed, committed) {
-            (Ok(_), Ok(_), Ok(rows), Ok(_)) => rows,
-            (Err(error), ..) => return (Err(error), Ok(Vec::new())),
-            (_, Err(error), ..) | (_, _, Err(error), _) | (.., Err(error)) => {
+        let claimed = match (begun, locked_quotas, locked, claimed, committed) {
+            (Ok(_), Ok(()), Ok(_), Ok(rows), Ok(_)) => rows,
+            (Err(error), ..)
+            | (_, Err(error), ..)
+            | (.., Err(error), _, _)
+            | (.., Err(error), _)
+            | (.., Err(error)) => {
                 return (Err(error.into()), Ok(Vec::new()));
             }
         };
         let queue = Queue { pool: self.pool, email_outbox: self.email_outbox };
         let claimed = queue.claimed_jobs(&claimed).await;
-        let answers = match inserted {
-            Ok(rows) => batch.answers(client, rows).await.map(|recorded| answers(&admission, recorded)),
-            Err(error) => Err(error.into()),
+        let answers = match inserted.map_err(StoreError::from).and_then(|rows| Ok((fits(&rows)?, rows))) {
+            Ok((true, rows)) => batch.answers(client, rows).await,
+            Ok((false, _)) => self.insert_or_find_one_by_one(client, jobs).await,
+            Err(error) => Err(error),
         };
         (answers, claimed)
     }

@@ -29,7 +29,7 @@ pub(super) const COMMIT: &str = "COMMIT";
 const ROLLBACK: &str = "ROLLBACK";
 
 /// The quota lock (key space 0x65720002) of each tenant in $1, in tenant order.
-const LOCK_QUOTAS: &str = "
+pub(super) const LOCK_QUOTAS: &str = "
 SELECT count(pg_advisory_xact_lock(1701969922, hashtext(t.tenant_id))) AS locked
 FROM (SELECT DISTINCT tenant_id FROM unnest($1::text[]) AS u (tenant_id) ORDER BY tenant_id) t";
 
@@ -70,39 +70,49 @@ impl Submitter<'_> {
 pub(super) struct Admission {
     /// Per submission, in the batch's order: `Some` if refused.
     pub refused: Vec<Option<QuotaExceeded>>,
-    /// Whether `BEGIN` was sent. With no quota to check it is not: the
-    /// caller sends it with its own statements, in one round trip.
-    pub begun: bool,
+}
+
+/// The configured caps as `INSERT_OR_FIND_IF_FITS` takes them (`$10` to `$13`).
+pub(super) struct BatchCaps {
+    per_user: Option<i64>,
+    per_tenant: Option<i64>,
+    types: Vec<String>,
+    type_caps: Vec<i64>,
+}
+
+impl BatchCaps {
+    pub fn of(quotas: &Quotas) -> Self {
+        let (types, type_caps) = quotas.per_user_of_type.iter().map(|(t, cap)| (t.clone(), i64::from(*cap))).unzip();
+        Self {
+            per_user: quotas.defaults.per_user.map(i64::from),
+            per_tenant: quotas.defaults.per_tenant.map(i64::from),
+            types,
+            type_caps,
+        }
+    }
+
+    pub fn params(&self) -> [&(dyn tokio_postgres::types::ToSql + Sync); 4] {
+        [&self.per_user, &self.per_tenant, &self.types, &self.type_caps]
+    }
 }
 
 impl Admission {
     /// The submissions that go on, in the batch's order.
-    /// `BEGIN`, unless it was sent: the first statement of the caller's pipeline.
-    pub async fn begin(&self, client: &Client, begin: &tokio_postgres::Statement) -> Result<(), StoreError> {
-        if !self.begun {
-            client.execute(begin, &[]).await?;
-        }
-        Ok(())
-    }
-
     /// Whether the `i`th submission goes on to be recorded (or found).
     pub fn is_admitted(&self, i: usize) -> bool {
         self.refused.get(i).is_some_and(Option::is_none)
     }
 }
 
-/// When `quotas` are enforced: sends `BEGIN`, takes the batch's quota locks
-/// and decides which of `jobs` may be recorded, leaving the transaction open
-/// on `client` for the caller to record in and commit (if this fails, it is
-/// rolled back). Else admits every job and sends nothing.
+/// Sends `BEGIN`, takes the batch's quota locks and decides job by job
+/// which of `jobs` may be recorded, leaving the transaction open on `client`
+/// for the caller to record in and commit (if this fails, it is rolled back).
+/// For a batch that `INSERT_OR_FIND_IF_FITS` found near a cap.
 pub(super) async fn begin_admitting(
     client: &Client,
     jobs: &[Submitter<'_>],
     quotas: &Quotas,
 ) -> Result<Admission, StoreError> {
-    if !quotas.enforced() {
-        return Ok(Admission { refused: vec![None; jobs.len()], begun: false });
-    }
     let admitted = async {
         let begin = client.prepare_cached(BEGIN).await?;
         let (lock, unfinished, overrides) = (
@@ -137,12 +147,12 @@ pub(super) async fn begin_admitting(
         let decide = |replays: &HashSet<usize>| decide(jobs, quotas, &caps, usage.clone(), replays);
         let refused = decide(&HashSet::new());
         if refused.iter().all(Option::is_none) {
-            return Ok(Admission { refused, begun: true });
+            return Ok(Admission { refused });
         }
         // Some would be refused: replays among them (or among those admitted
         // before them) take no room. Decide again knowing which they are.
         let replays = existing_keys(client, jobs).await?;
-        Ok(Admission { refused: decide(&replays), begun: true })
+        Ok(Admission { refused: decide(&replays) })
     }
     .await;
     if admitted.is_err() {

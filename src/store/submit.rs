@@ -16,25 +16,25 @@ use super::jobs::job_from_row;
 use super::quota::{self, Admission, BEGIN, COMMIT, Submitter};
 use crate::domain::{Caller, Fingerprint, IdempotencyKey, Job, JobId, QuotaExceeded, Quotas};
 
-/// Records and queues a job for each array element, unless its caller's key
-/// already names a job: then reads that one (with its live state from the
-/// queue). (An element repeating an earlier one's key is skipped; its answer
-/// is read after the statement, see `insert_or_find`.) One round trip for both common
-/// cases, for one submission or many. Rows are inserted in array order, which
-/// the caller sorts by key: two batches sharing keys then wait on each other
-/// in one order and cannot deadlock. Answers one row per submission whose
-/// job was inserted or committed before this statement began; `input_id`
-/// tells which submission a row answers.
-pub(super) const INSERT_OR_FIND: &str = "
+/// The text of [`INSERT_OR_FIND`], with `$ctes` after `input` and the batch
+/// inserted only where `$insert_if` holds, then `$tail` after the answers.
+macro_rules! insert_or_find {
+    ($ctes:literal, $insert_if:literal, $tail:literal) => {
+        concat!(
+            "
 WITH input AS (
     SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bytea[], $7::text[],
                          $8::jsonb[], $9::integer[])
         WITH ORDINALITY AS i (id, tenant_id, user_id, user_email, idempotency_key, fingerprint, job_type, params,
                               max_attempts, n)
-), inserted AS (
+)",
+            $ctes,
+            ", inserted AS (
     INSERT INTO jobs (id, tenant_id, user_id, user_email, idempotency_key, fingerprint, job_type, params, max_attempts)
     SELECT id, tenant_id, user_id, user_email, idempotency_key, fingerprint, job_type, params, max_attempts
-    FROM input ORDER BY n
+    FROM input WHERE ",
+            $insert_if,
+            " ORDER BY n
     ON CONFLICT (tenant_id, user_id, idempotency_key) DO NOTHING
     RETURNING id, tenant_id, user_id, job_type, params, state, attempt, max_attempts, run_at, result,
               error_message, created_at, finished_at, fingerprint
@@ -51,7 +51,59 @@ SELECT i.id, j.id, j.tenant_id, j.user_id, j.job_type, j.params, j.state, j.atte
        j.result, j.error_message, j.created_at, j.finished_at, j.progress, j.cancel_requested_by, j.fingerprint, false
 FROM input i
 JOIN jobs_live j ON j.tenant_id = i.tenant_id AND j.user_id = i.user_id AND j.idempotency_key = i.idempotency_key
-WHERE NOT EXISTS (SELECT 1 FROM inserted x WHERE x.id = i.id)";
+WHERE NOT EXISTS (SELECT 1 FROM inserted x WHERE x.id = i.id)",
+            $tail
+        )
+    };
+}
+
+/// Records and queues a job for each array element, unless its caller's key
+/// already names a job: then reads that one (with its live state from the
+/// queue). (An element repeating an earlier one's key is skipped; its answer
+/// is read after the statement, see `insert_or_find`.) One round trip for both common
+/// cases, for one submission or many. Rows are inserted in array order, which
+/// the caller sorts by key: two batches sharing keys then wait on each other
+/// in one order and cannot deadlock. Answers one row per submission whose
+/// job was inserted or committed before this statement began; `input_id`
+/// tells which submission a row answers.
+pub(super) const INSERT_OR_FIND: &str = insert_or_find!("", "true", "");
+
+/// [`INSERT_OR_FIND`] when quotas are kept, run right after the batch's quota
+/// locks (`quota.rs`): the whole batch is recorded if it fits within every
+/// cap even were each of its submissions new (`$10` per user and `$11` per
+/// tenant unless the tenant's override says otherwise, `$12`/`$13` per user
+/// and type), which far from the caps it does, in the same round trip as
+/// before quotas. Otherwise nothing is inserted and one extra row answers,
+/// with a NULL `input_id`: the caller then decides job by job (`quota.rs`).
+pub(super) const INSERT_OR_FIND_IF_FITS: &str = insert_or_find!(
+    ", caps AS (
+    SELECT t.tenant_id,
+           coalesce(o.max_unfinished_per_user::bigint, $10::bigint) AS per_user,
+           coalesce(o.max_unfinished_per_tenant::bigint, $11::bigint) AS per_tenant
+    FROM (SELECT DISTINCT tenant_id FROM input) t LEFT JOIN tenant_quotas o ON o.tenant_id = t.tenant_id
+), fits AS (
+    SELECT NOT EXISTS (
+               SELECT 1 FROM caps c
+               WHERE (SELECT coalesce(sum(u.jobs), 0) FROM unfinished_jobs u WHERE u.tenant_id = c.tenant_id)
+                     + (SELECT count(*) FROM input i WHERE i.tenant_id = c.tenant_id) > c.per_tenant)
+       AND NOT EXISTS (
+               SELECT 1 FROM (SELECT tenant_id, user_id, count(*) AS n FROM input GROUP BY 1, 2) b
+               JOIN caps c USING (tenant_id)
+               WHERE (SELECT coalesce(sum(u.jobs), 0) FROM unfinished_jobs u
+                      WHERE u.tenant_id = b.tenant_id AND u.user_id = b.user_id) + b.n > c.per_user)
+       AND NOT EXISTS (
+               SELECT 1 FROM (SELECT tenant_id, user_id, job_type, count(*) AS n FROM input GROUP BY 1, 2, 3) b
+               JOIN unnest($12::text[], $13::bigint[]) AS t (job_type, cap) USING (job_type)
+               WHERE coalesce((SELECT u.jobs FROM unfinished_jobs u
+                               WHERE u.tenant_id = b.tenant_id AND u.user_id = b.user_id
+                                 AND u.job_type = b.job_type), 0) + b.n > t.cap) AS ok
+)",
+    "(SELECT ok FROM fits)",
+    "
+UNION ALL
+SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, false
+WHERE NOT (SELECT ok FROM fits)"
+);
 
 /// The job the caller's key names, read with a fresh snapshot.
 const FIND_BY_KEY: &str = "
@@ -173,30 +225,80 @@ impl Submissions<'_> {
         }
     }
 
-    /// The quota check and one [`INSERT_OR_FIND`] for `jobs`, in one
-    /// transaction: an answer each, in their order.
+    /// One [`INSERT_OR_FIND`] for `jobs`: an answer each, in their order.
+    /// With quotas, the batch's quota locks and [`INSERT_OR_FIND_IF_FITS`]
+    /// in one transaction and round trip; near a cap, the check job by job.
     async fn insert_or_find(&self, jobs: &[NewJob]) -> Result<Vec<Result<Submission, StoreError>>, StoreError> {
         let client = self.pool.get().await?;
-        let (begin, insert, commit) = (
+        let all: Vec<&NewJob> = jobs.iter().collect();
+        let batch = InsertBatch::new(&all);
+        if !self.quotas.enforced() {
+            let rows = client.query(&client.prepare_cached(INSERT_OR_FIND).await?, &batch.params()).await?;
+            return batch.answers(&client, rows).await;
+        }
+        let (begin, lock, insert, commit) = (
             client.prepare_cached(BEGIN).await?,
-            client.prepare_cached(INSERT_OR_FIND).await?,
+            client.prepare_cached(quota::LOCK_QUOTAS).await?,
+            client.prepare_cached(INSERT_OR_FIND_IF_FITS).await?,
             client.prepare_cached(COMMIT).await?,
         );
-        let admission = quota::begin_admitting(&client, &submitters(jobs), self.quotas).await?;
-        let admitted = admitted(jobs, &admission);
-        let batch = InsertBatch::new(&admitted);
-        // Pipelined: one wait for all. If the insert fails, the COMMIT rolls back.
-        let (begun, inserted, committed) = futures_util::future::join3(
-            admission.begin(&client, &begin),
-            client.query(&insert, &batch.params()),
+        let caps = quota::BatchCaps::of(self.quotas);
+        let tenants = tenants_of(jobs);
+        // Pipelined: one wait for all. If a statement fails, the COMMIT rolls back.
+        let (begun, locked, inserted, committed) = futures_util::future::join4(
+            client.execute(&begin, &[]),
+            client.query(&lock, &[&tenants]),
+            client.query(&insert, &batch.params_with(&caps)),
             client.execute(&commit, &[]),
         )
         .await;
         begun?;
+        locked?;
         let rows = inserted?;
         committed?;
-        Ok(answers(&admission, batch.answers(&client, rows).await?))
+        if fits(&rows)? {
+            batch.answers(&client, rows).await
+        } else {
+            self.insert_or_find_one_by_one(&client, jobs).await
+        }
     }
+
+    /// The quota check job by job (`quota.rs`), then one [`INSERT_OR_FIND`]
+    /// for the jobs it admits, in one transaction: an answer each, in their order.
+    pub(super) async fn insert_or_find_one_by_one(
+        &self,
+        client: &Client,
+        jobs: &[NewJob],
+    ) -> Result<Vec<Result<Submission, StoreError>>, StoreError> {
+        let (insert, commit) = (client.prepare_cached(INSERT_OR_FIND).await?, client.prepare_cached(COMMIT).await?);
+        let admission = quota::begin_admitting(client, &submitters(jobs), self.quotas).await?;
+        let admitted = admitted(jobs, &admission);
+        let batch = InsertBatch::new(&admitted);
+        // Pipelined: one wait for both. If the insert fails, the COMMIT rolls back.
+        let (inserted, committed) =
+            futures_util::future::join(client.query(&insert, &batch.params()), client.execute(&commit, &[])).await;
+        let rows = inserted?;
+        committed?;
+        Ok(answers(&admission, batch.answers(client, rows).await?))
+    }
+}
+
+/// Whether [`INSERT_OR_FIND_IF_FITS`] recorded its batch: no row with a NULL `input_id`.
+pub(super) fn fits(rows: &[Row]) -> Result<bool, StoreError> {
+    for row in rows {
+        if row.try_get::<_, Option<uuid::Uuid>>("input_id")?.is_none() {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+/// The tenants of a batch, each once, in order (as the quota locks are taken).
+pub(super) fn tenants_of(jobs: &[NewJob]) -> Vec<&str> {
+    let mut tenants: Vec<&str> = jobs.iter().map(|job| job.caller.tenant.as_str()).collect();
+    tenants.sort_unstable();
+    tenants.dedup();
+    tenants
 }
 
 /// A batch of submissions as the parameters of [`INSERT_OR_FIND`], rows in
@@ -237,6 +339,16 @@ impl<'a> InsertBatch<'a> {
             ids,
             fingerprints,
         }
+    }
+
+    /// The parameters of [`INSERT_OR_FIND_IF_FITS`]: [`Self::params`] and the caps.
+    pub(super) fn params_with<'b>(
+        &'b self,
+        caps: &'b quota::BatchCaps,
+    ) -> Vec<&'b (dyn tokio_postgres::types::ToSql + Sync)> {
+        let mut params = self.params().to_vec();
+        params.extend(caps.params());
+        params
     }
 
     pub(super) fn params(&self) -> [&(dyn tokio_postgres::types::ToSql + Sync); 9] {
