@@ -176,6 +176,9 @@ impl Settings {
     /// The quotas every submission keeps to.
     pub fn quotas(&self) -> crate::domain::Quotas {
         let q = &self.quotas;
+        if !q.enabled {
+            return crate::domain::Quotas { retry_after: q.retry_after, ..crate::domain::Quotas::off() };
+        }
         crate::domain::Quotas {
             defaults: crate::domain::TenantCaps {
                 per_user: q.max_unfinished_per_user.0,
@@ -284,6 +287,17 @@ mod tests {
             .join("\n");
         assert_ne!(uncommented, shipped, "config.toml shows some defaults");
         assert_eq!(format!("{:?}", parse(&uncommented)), format!("{:?}", parse(shipped)));
+    }
+
+    #[test]
+    fn quotas_are_on_by_default_with_the_job_types_caps_and_can_be_turned_off() {
+        let shipped = include_str!("../../config.toml");
+        let quotas = parse(shipped).quotas();
+        assert!(quotas.enforced());
+        assert_eq!((quotas.defaults.per_user, quotas.defaults.per_tenant), (Some(1000), Some(10_000)));
+        assert_eq!(quotas.per_user_of_type.get("export_sales_report"), Some(&5));
+        let off = parse(&shipped.replace("[quotas]", "[quotas]\nenabled = false")).quotas();
+        assert!(!off.enforced(), "off means no cap at all, a job type's included");
     }
 
     fn is_key(text: &str) -> bool {

@@ -135,6 +135,9 @@ pub struct WorkerSettings {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct QuotaSettings {
+    /// Off: no cap is kept, not even a job type's or a tenant's override.
+    #[serde_inline_default(true)]
+    pub enabled: bool,
     /// Unfinished jobs one user may have, of every type; `"unlimited"` for no cap.
     #[serde_inline_default(CountCap(Some(1000)))]
     pub max_unfinished_per_user: CountCap,
