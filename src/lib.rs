@@ -8,9 +8,11 @@
 //! The map, lowest layer first:
 //! * [`domain`]: ids, states, idempotency keys and fingerprints, how an
 //!   attempt ends ([`domain::Outcome`]) and the one retry decision
-//!   ([`domain::RetryPolicy::outcome`]); no I/O.
+//!   ([`domain::RetryPolicy::outcome`]), and the quota rule
+//!   ([`domain::Usage::admit`]); no I/O.
 //! * [`store`]: every SQL statement; caller-scoped reads, one claim spec
-//!   ([`store::ClaimSpec`]) for every claimer, fenced worker writes.
+//!   ([`store::ClaimSpec`]) for every claimer, fenced worker writes, quotas
+//!   checked in the transaction that records a job.
 //! * [`config`], [`telemetry`], [`tokens`] (minting tokens), [`storage`]
 //!   (where results live), [`links`], [`mail`] (completion emails), [`db`] (migrations).
 //! * [`jobs`]: what job types do: the [`jobs::JobHandler`] trait, built-ins, exports, HTTP push.
@@ -18,7 +20,8 @@
 //!   dispatcher, broker (external workers' claims), workers, the completer
 //!   (the one door every attempt's end goes through), notifier.
 //! * [`http`]: the API; handlers authenticate, parse, ask an actor and map
-//!   the answer (the problem table is [`http::error`]).
+//!   the answer (the problem table is [`http::error`]); the caller's
+//!   extractor spends their rate limits ([`http::rate_limit`]).
 //! * [`demo`]: the demo tables the shipped export types read; [`startup`] ([`startup::Application`]).
 //!
 //! Imports point one way, as messages flow: down the layers above, and down
