@@ -9,9 +9,13 @@
 //! includes every job recorded under the lock before. The locks are not the
 //! claims' (another key space): recording and claiming never wait for each other.
 //!
-//! A submission whose key already names a job is a replay, answered whatever
-//! the quota: it is looked up only when some job of the batch would be
-//! refused, so a batch within its caps costs the lock and the count alone.
+//! Most batches are far from every cap: `submit.rs`'s
+//! `INSERT_OR_FIND_IF_FITS` takes the locks and records such a batch whole
+//! in one round trip, testing that it fits even were all of it new. A batch
+//! near a cap comes here ([`begin_admitting`]) and is decided job by job, in
+//! order. A submission whose key already names a job is a replay, answered
+//! whatever the quota: it is looked up only when some job of the batch would
+//! be refused.
 
 use std::collections::{HashMap, HashSet};
 
@@ -97,7 +101,6 @@ impl BatchCaps {
 }
 
 impl Admission {
-    /// The submissions that go on, in the batch's order.
     /// Whether the `i`th submission goes on to be recorded (or found).
     pub fn is_admitted(&self, i: usize) -> bool {
         self.refused.get(i).is_some_and(Option::is_none)
