@@ -65,6 +65,9 @@ struct Args {
     /// `noisy` phase: the flooding tenant's clients.
     #[arg(long, default_value_t = 64)]
     flooders: usize,
+    /// `noisy` phase: the flooders wait out each `Retry-After`.
+    #[arg(long)]
+    flood_obeys_retry_after: bool,
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -120,7 +123,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 streams.run(&http, &args.url, &issuer, &run, exp).await?;
             }
             Phase::Noisy => {
-                let noisy = noisy::Noisy { seconds: args.noisy_seconds, flooders: args.flooders };
+                let noisy = noisy::Noisy {
+                    seconds: args.noisy_seconds,
+                    flooders: args.flooders,
+                    obey_retry_after: args.flood_obeys_retry_after,
+                };
                 noisy.run(&http, &args.url, &issuer, &run, exp).await.map_err(|e| e.to_string())?;
             }
             Phase::Export => {

@@ -4,7 +4,8 @@
 //! users (one a second each, within a person's rate limits), first alone,
 //! then while tenant A floods: `--flooders` clients, each a user of A,
 //! sending long `sleep` jobs back to back and ignoring every `Retry-After`,
-//! as a runaway script would. For B, per round: each create's latency, and
+//! as a runaway script would (or, with `--flood-obeys-retry-after`, waiting
+//! as errand asks, as errand's clients do). For B, per round: each create's latency, and
 //! each job's time from its submission (B's clock) to its `completed_at`
 //! (the database's clock, on the same machine). For A: what its requests
 //! were answered.
@@ -30,6 +31,8 @@ const FLOOD_JOB_MS: u64 = 5_000;
 pub struct Noisy {
     pub seconds: u64,
     pub flooders: usize,
+    /// The flooders wait out each `Retry-After`.
+    pub obey_retry_after: bool,
 }
 
 /// B's figures in one round.
@@ -60,7 +63,8 @@ impl Noisy {
         for i in 0..self.flooders {
             let (http, url, stop) = (http.clone(), url.to_owned(), stop.clone());
             let token = token(format!("noisy-{run}"), format!("a{i}"))?;
-            flooders.push(tokio::spawn(async move { flood(&http, &url, &token, i, &stop).await }));
+            let obey = self.obey_retry_after;
+            flooders.push(tokio::spawn(async move { flood(&http, &url, &token, i, obey, &stop).await }));
         }
         let noisy = self.quiet_round(http, url, &quiet, "noisy").await?;
         stop.store(true, Ordering::Relaxed);
@@ -72,7 +76,12 @@ impl Noisy {
         }
         report("noisy", &noisy);
         let answers: Vec<String> = answers.iter().map(|(status, n)| format!("{status}:{n}")).collect();
-        println!("noisy   flooders={} their answers {}", self.flooders, answers.join(" "));
+        println!(
+            "noisy   flooders={} obeying_retry_after={} their answers {}",
+            self.flooders,
+            self.obey_retry_after,
+            answers.join(" ")
+        );
         let p95 = |q: &Quiet| percentile(&q.completions, 95.0).as_secs_f64();
         println!("noisy   quiet tenant's p95 submit-to-completion, noisy/idle = {:.2}", p95(&noisy) / p95(&idle));
         Ok(())
@@ -122,8 +131,16 @@ impl Noisy {
     }
 }
 
-/// One of A's clients: long jobs back to back until `stop`; its answers by status.
-async fn flood(http: &reqwest::Client, url: &str, token: &str, client: usize, stop: &AtomicBool) -> BTreeMap<u16, u64> {
+/// One of A's clients: long jobs back to back until `stop` (waiting out
+/// each `Retry-After` if it `obeys`); its answers by status.
+async fn flood(
+    http: &reqwest::Client,
+    url: &str,
+    token: &str,
+    client: usize,
+    obeys: bool,
+    stop: &AtomicBool,
+) -> BTreeMap<u16, u64> {
     let mut answers = BTreeMap::new();
     let body = format!("{{\"ms\": {FLOOD_JOB_MS}}}");
     let mut n = 0u64;
@@ -136,16 +153,29 @@ async fn flood(http: &reqwest::Client, url: &str, token: &str, client: usize, st
             .body(body.clone())
             .send()
             .await;
-        let status = match response {
+        let (status, wait) = match response {
             Ok(response) => {
                 let status = response.status().as_u16();
+                let wait = response
+                    .headers()
+                    .get("retry-after")
+                    .and_then(|v| v.to_str().ok()?.parse::<u64>().ok())
+                    // A refusal's Retry-After; a 202's is only a polling hint.
+                    .filter(|_| obeys && matches!(status, 429 | 503));
                 let _ = response.bytes().await;
-                status
+                (status, wait)
             }
-            Err(_) => 0,
+            Err(_) => (0, None),
         };
         *answers.entry(status).or_default() += 1;
         n += 1;
+        if let Some(seconds) = wait {
+            // In slices, so that the round's end stops a waiting flooder too.
+            let until = Instant::now() + Duration::from_secs(seconds);
+            while Instant::now() < until && !stop.load(Ordering::Relaxed) {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        }
     }
     answers
 }
