@@ -170,7 +170,11 @@ impl Settings {
         ] {
             check(budget.0 != Some(0), key, "must be at least 1 (or \"unlimited\")")?;
         }
-        Ok(())
+        check(
+            (Duration::from_secs(1)..=Duration::from_secs(60)).contains(&r.burst),
+            "rate_limits.burst",
+            "must be between 1s and 1m",
+        )
     }
 
     /// The quotas every submission keeps to.

@@ -152,7 +152,7 @@ pub struct QuotaSettings {
 
 /// Budgets of requests a minute on the user routes (reads, the feed, stream
 /// tickets, creates), each a steady rate with a burst of a whole minute's
-/// budget. Past one, 429 `rate_limited` with `Retry-After`; every answer
+/// budget, spent at most `burst`'s worth at once. Past one, 429 `rate_limited` with `Retry-After`; every answer
 /// carries the `RateLimit` and `RateLimit-Policy` headers. Each process
 /// allows its share: the budget over the number of errand processes on the
 /// database. `"unlimited"` turns a budget off.
@@ -169,6 +169,10 @@ pub struct RateLimitSettings {
     /// Requests a minute of all of one tenant's users together.
     #[serde_inline_default(CountCap(Some(6000)))]
     pub per_tenant: CountCap,
+    /// How many seconds' worth of a budget may be spent at once (1s to 1m).
+    #[serde_inline_default(Duration::from_secs(10))]
+    #[serde(with = "duration_text")]
+    pub burst: Duration,
 }
 
 /// When a process sheds new submissions (503 `overloaded` with

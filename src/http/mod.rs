@@ -108,6 +108,7 @@ impl AppState {
                 per_user: settings.rate_limits.per_user.0,
                 creates_per_user: settings.rate_limits.creates_per_user.0,
                 per_tenant: settings.rate_limits.per_tenant.0,
+                burst: settings.rate_limits.burst,
             }),
         })
     }

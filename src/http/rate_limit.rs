@@ -1,8 +1,10 @@
 //! Rate limits on the user routes: per user, per user's creates, and per
-//! tenant, each a GCRA budget of requests a minute (`governor`), answered
-//! with the `RateLimit` and `RateLimit-Policy` headers of the IETF httpapi
-//! draft (draft-ietf-httpapi-ratelimit-headers), and a 429 `rate_limited`
-//! past it.
+//! tenant, each a GCRA budget of requests a minute (`governor`) whose burst
+//! is a few seconds' worth of it (`rate_limits.burst`: a flood gets that
+//! much in at once, not a whole minute's), answered with the `RateLimit`
+//! and `RateLimit-Policy` headers of the IETF httpapi draft
+//! (draft-ietf-httpapi-ratelimit-headers: the policy is the burst over its
+//! window, e.g. 600 a minute is `q=100;w=10`), and a 429 `rate_limited` past it.
 //!
 //! Across processes the budget is divided, not shared: each process allows
 //! its share, the budget over the number of errand processes connected to
@@ -28,18 +30,20 @@ use governor::{DefaultKeyedRateLimiter, Quota};
 
 use crate::domain::Caller;
 
-/// The window every budget is stated over.
-const WINDOW: Duration = Duration::from_secs(60);
+/// The window every budget is configured over.
+const MINUTE: Duration = Duration::from_secs(60);
 
 pub static RATE_LIMIT: HeaderName = HeaderName::from_static("ratelimit");
 pub static RATE_LIMIT_POLICY: HeaderName = HeaderName::from_static("ratelimit-policy");
 
-/// Requests a minute, per key; `None` is no limit.
+/// Requests a minute, per key (`None` is no limit), and how many seconds'
+/// worth of them may be spent at once.
 #[derive(Debug, Clone, Copy)]
 pub struct Budgets {
     pub per_user: Option<u32>,
     pub creates_per_user: Option<u32>,
     pub per_tenant: Option<u32>,
+    pub burst: Duration,
 }
 
 /// Which budget a request draws on besides the user's and the tenant's.
@@ -67,17 +71,18 @@ impl Spend {
 pub struct Standing {
     /// The policy's name: `user`, `user_creates` or `tenant`.
     pub policy: &'static str,
-    /// This process's quota of requests per [`WINDOW`].
+    /// This process's burst: requests per `window` seconds.
     pub quota: u32,
+    pub window: u64,
     pub remaining: u32,
     /// Seconds until the budget is whole again (or, refused, until one request passes).
     pub reset: u64,
 }
 
 impl Standing {
-    /// `RateLimit-Policy: "user";q=600;w=60`
+    /// `RateLimit-Policy: "user";q=100;w=10`
     pub fn policy_header(&self) -> HeaderValue {
-        header(format!("\"{}\";q={};w={}", self.policy, self.quota, WINDOW.as_secs()))
+        header(format!("\"{}\";q={};w={}", self.policy, self.quota, self.window))
     }
 
     /// `RateLimit: "user";r=598;t=1`
@@ -92,7 +97,7 @@ fn header(text: String) -> HeaderValue {
 
 /// A request past a budget: the budget's standing (none remaining) and when to try again.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-#[error("too many requests ({} a minute at most, {}); try again in {} s", .standing.quota, policy_text(.standing.policy), .retry_after.as_secs().max(1))]
+#[error("too many requests ({} in {} s at most, {}); try again in {} s", .standing.quota, .standing.window, policy_text(.standing.policy), .retry_after.as_secs().max(1))]
 pub struct RateLimited {
     pub standing: Standing,
     pub retry_after: Duration,
@@ -108,36 +113,48 @@ fn policy_text(policy: &str) -> &'static str {
 
 type Keyed = DefaultKeyedRateLimiter<String, StateInformationMiddleware>;
 
-/// One budget's limiter, with its per-process quota.
+/// One budget's limiter: its per-process rate, and its burst.
 struct Limiter {
     policy: &'static str,
-    quota: u32,
+    /// Requests a minute.
+    rate: u32,
+    /// Requests at once: `rate` over the burst's `window` seconds.
+    burst: u32,
+    window: u64,
     keyed: Keyed,
 }
 
 impl Limiter {
-    fn new(policy: &'static str, per_minute: Option<u32>, processes: u32) -> Option<Self> {
-        let quota = per_minute?.div_ceil(processes.max(1)).max(1);
-        let per_minute = std::num::NonZeroU32::new(quota)?;
-        let keyed = DefaultKeyedRateLimiter::keyed(Quota::per_minute(per_minute))
-            .with_middleware::<StateInformationMiddleware>();
-        Some(Self { policy, quota, keyed })
+    fn new(policy: &'static str, per_minute: Option<u32>, processes: u32, burst: Duration) -> Option<Self> {
+        let rate = per_minute?.div_ceil(processes.max(1)).max(1);
+        let window = burst.as_secs().clamp(1, MINUTE.as_secs());
+        let at_once = u32::try_from((u64::from(rate) * window).div_ceil(MINUTE.as_secs())).unwrap_or(rate).max(1);
+        let quota =
+            Quota::per_minute(std::num::NonZeroU32::new(rate)?).allow_burst(std::num::NonZeroU32::new(at_once)?);
+        let keyed = DefaultKeyedRateLimiter::keyed(quota).with_middleware::<StateInformationMiddleware>();
+        Some(Self { policy, rate, burst: at_once, window, keyed })
     }
 
     fn check(&self, key: &String) -> Result<Standing, RateLimited> {
-        let per_request = WINDOW / self.quota;
+        let per_request = MINUTE / self.rate;
+        let standing = |remaining: u32, reset: u64| Standing {
+            policy: self.policy,
+            quota: self.burst,
+            window: self.window,
+            remaining,
+            reset,
+        };
         match self.keyed.check_key(key) {
             Ok(state) => {
                 let remaining = state.remaining_burst_capacity();
-                let reset = (per_request * (self.quota - remaining)).as_secs_f64().ceil() as u64;
-                Ok(Standing { policy: self.policy, quota: self.quota, remaining, reset })
+                let reset = (per_request * (self.burst - remaining)).as_secs_f64().ceil() as u64;
+                Ok(standing(remaining, reset))
             }
             Err(not_until) => {
                 let retry_after =
                     not_until.wait_time_from(governor::clock::Clock::now(&governor::clock::DefaultClock::default()));
                 let reset = retry_after.as_secs_f64().ceil().max(1.0) as u64;
-                let standing = Standing { policy: self.policy, quota: self.quota, remaining: 0, reset };
-                Err(RateLimited { standing, retry_after })
+                Err(RateLimited { standing: standing(0, reset), retry_after })
             }
         }
     }
@@ -155,9 +172,9 @@ impl Limiters {
     fn new(budgets: Budgets, processes: u32) -> Self {
         Self {
             processes,
-            user: Limiter::new("user", budgets.per_user, processes),
-            creates: Limiter::new("user_creates", budgets.creates_per_user, processes),
-            tenant: Limiter::new("tenant", budgets.per_tenant, processes),
+            user: Limiter::new("user", budgets.per_user, processes, budgets.burst),
+            creates: Limiter::new("user_creates", budgets.creates_per_user, processes, budgets.burst),
+            tenant: Limiter::new("tenant", budgets.per_tenant, processes, budgets.burst),
         }
     }
 }
@@ -242,7 +259,12 @@ mod tests {
 
     #[test]
     fn a_budget_counts_down_then_refuses_and_others_are_untouched() {
-        let limits = RateLimits::new(Budgets { per_user: Some(3), creates_per_user: Some(2), per_tenant: Some(100) });
+        let limits = RateLimits::new(Budgets {
+            per_user: Some(3),
+            creates_per_user: Some(2),
+            per_tenant: Some(100),
+            burst: MINUTE,
+        });
         let alice = caller("acme", "alice");
         let remaining: Vec<u32> =
             (0..3).map(|_| limits.spend(&alice, Spend::Request).unwrap().unwrap().remaining).collect();
@@ -256,7 +278,8 @@ mod tests {
 
     #[test]
     fn the_budget_is_divided_among_processes() {
-        let limits = RateLimits::new(Budgets { per_user: Some(10), creates_per_user: None, per_tenant: None });
+        let limits =
+            RateLimits::new(Budgets { per_user: Some(10), creates_per_user: None, per_tenant: None, burst: MINUTE });
         limits.share_among(4);
         let standing = limits.spend(&caller("acme", "alice"), Spend::Request).unwrap().unwrap();
         assert_eq!((standing.quota, standing.remaining), (3, 2));
@@ -264,8 +287,21 @@ mod tests {
     }
 
     #[test]
+    fn a_burst_is_its_seconds_worth_of_the_budget() {
+        let burst = Duration::from_secs(10);
+        let limits = RateLimits::new(Budgets { per_user: Some(600), creates_per_user: None, per_tenant: None, burst });
+        let alice = caller("acme", "alice");
+        let first = limits.spend(&alice, Spend::Request).unwrap().unwrap();
+        assert_eq!((first.quota, first.window, first.remaining), (100, 10, 99));
+        assert_eq!(first.policy_header(), "\"user\";q=100;w=10");
+        let passed = (0..200).filter(|_| limits.spend(&alice, Spend::Request).is_ok()).count();
+        assert!((99..=101).contains(&passed), "a burst of 100, give or take the time the loop took: {passed}");
+    }
+
+    #[test]
     fn no_budget_no_headers() {
-        let limits = RateLimits::new(Budgets { per_user: None, creates_per_user: None, per_tenant: None });
+        let limits =
+            RateLimits::new(Budgets { per_user: None, creates_per_user: None, per_tenant: None, burst: MINUTE });
         assert_eq!(limits.spend(&caller("acme", "alice"), Spend::Create), Ok(None));
     }
 }

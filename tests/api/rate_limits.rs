@@ -30,6 +30,8 @@ async fn creates_past_the_budget_are_refused_with_the_headers_and_pass_again_lat
         .configure(|s| {
             s.rate_limits.per_user = CountCap(Some(600));
             s.rate_limits.creates_per_user = CountCap(Some(60));
+            // A whole minute's budget at once: this test spends it all.
+            s.rate_limits.burst = Duration::from_secs(60);
         })
         .spawn()
         .await;
@@ -83,7 +85,13 @@ async fn eventually_refused(app: &TestApp, token: &str) -> (Response, String) {
 
 #[actix_web::test]
 async fn a_tenants_users_share_its_budget_and_other_tenants_do_not() {
-    let app = TestApp::builder().configure(|s| s.rate_limits.per_tenant = CountCap(Some(4))).spawn().await;
+    let app = TestApp::builder()
+        .configure(|s| {
+            s.rate_limits.per_tenant = CountCap(Some(4));
+            s.rate_limits.burst = Duration::from_secs(60);
+        })
+        .spawn()
+        .await;
     let (alice, bob) = (token("acme", "alice"), token("acme", "bob"));
     for caller in [&alice, &bob, &alice, &bob] {
         assert_eq!(app.get(caller, "/notifications").await.status(), StatusCode::OK);
@@ -99,7 +107,7 @@ async fn a_tenants_users_share_its_budget_and_other_tenants_do_not() {
 #[actix_web::test]
 async fn processes_on_one_database_divide_the_budget() {
     let db = TestDb::create().await;
-    let env = [("ERRAND_RATE_LIMITS__PER_USER", "20")];
+    let env = [("ERRAND_RATE_LIMITS__PER_USER", "20"), ("ERRAND_RATE_LIMITS__BURST", "60s")];
     let (a, b) = (ErrandProcess::start(&db, &env), ErrandProcess::start(&db, &env));
     let alice = token("acme", "alice");
     // Each process counts the other within a few seconds: its policy then shows half the budget.
