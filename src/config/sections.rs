@@ -151,9 +151,9 @@ pub struct QuotaSettings {
 }
 
 /// Budgets of requests a minute on the user routes (reads, the feed, stream
-/// tickets, creates), each a steady rate with a burst of a whole minute's
-/// budget, spent at most `burst`'s worth at once. Past one, 429 `rate_limited` with `Retry-After`; every answer
-/// carries the `RateLimit` and `RateLimit-Policy` headers. Each process
+/// tickets, creates), each a steady rate of which at most `burst`'s worth
+/// may be spent at once. Past one, 429 `rate_limited` with `Retry-After`;
+/// every answer carries the `RateLimit` and `RateLimit-Policy` headers. Each process
 /// allows its share: the budget over the number of errand processes on the
 /// database. `"unlimited"` turns a budget off.
 #[serde_inline_default]

@@ -115,7 +115,7 @@ pub struct Unauthenticated(Problem<'static>);
 #[derive(utoipa::IntoResponses)]
 #[response(
     status = 429,
-    description = "Past a rate limit (`rate_limited`): every answer of a user route carries `RateLimit-Policy` (`\"user\";q=600;w=60`) and `RateLimit` (`\"user\";r=598;t=1`) of the IETF httpapi draft",
+    description = "Past a rate limit (`rate_limited`): every answer of a user route carries `RateLimit-Policy` (`\"user\";q=100;w=10`: a burst over its window) and `RateLimit` (`\"user\";r=98;t=1`) of the IETF httpapi draft",
     content_type = "application/problem+json",
     headers(
         ("Retry-After" = u64, description = "Seconds until a request passes again"),

@@ -85,7 +85,7 @@ impl Standing {
         header(format!("\"{}\";q={};w={}", self.policy, self.quota, self.window))
     }
 
-    /// `RateLimit: "user";r=598;t=1`
+    /// `RateLimit: "user";r=98;t=1`
     pub fn limit_header(&self) -> HeaderValue {
         header(format!("\"{}\";r={};t={}", self.policy, self.remaining, self.reset))
     }
