@@ -2,7 +2,7 @@
 -- of one type, and a tenant may have waiting or running at once.
 --
 -- A new job is checked in the transaction that records it, after taking the
--- tenant's quota lock (advisory, key space 0x65720002, see store/quota.rs):
+-- tenant's quota lock (advisory, key space 0x65720003, see store/quota.rs):
 -- two processes then cannot both let the cap's next job in. The counts are
 -- kept by the database itself, per tenant, user and job type, by triggers on
 -- the queue (which holds unfinished jobs only): every path that queues a job

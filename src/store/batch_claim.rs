@@ -11,6 +11,8 @@
 //! whose snapshot is taken after the locks were granted. Here the locks are
 //! waited for (in tenant order) rather than tried: the transaction holds no
 //! lock that a claim could be waiting for, and a wait is as long as one claim.
+//! (With quotas, it first holds its tenants' quota locks, of a key space no
+//! claim takes.)
 
 use super::claim::{BatchClaim, ClaimedJob};
 use super::quota::{self, BEGIN, COMMIT};

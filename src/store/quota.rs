@@ -32,9 +32,10 @@ pub(super) const BEGIN: &str = "BEGIN ISOLATION LEVEL READ COMMITTED";
 pub(super) const COMMIT: &str = "COMMIT";
 const ROLLBACK: &str = "ROLLBACK";
 
-/// The quota lock (key space 0x65720002) of each tenant in $1, in tenant order.
+/// The quota lock of each tenant in $1, in tenant order. Key space
+/// 0x65720003: claims use 0x65720001 (tenants) and 0x65720002 (job types).
 pub(super) const LOCK_QUOTAS: &str = "
-SELECT count(pg_advisory_xact_lock(1701969922, hashtext(t.tenant_id))) AS locked
+SELECT count(pg_advisory_xact_lock(1701969923, hashtext(t.tenant_id))) AS locked
 FROM (SELECT DISTINCT tenant_id FROM unnest($1::text[]) AS u (tenant_id) ORDER BY tenant_id) t";
 
 /// Unfinished jobs of the tenants in $1, by tenant, user and type, as the
