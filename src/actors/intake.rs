@@ -116,6 +116,8 @@ pub struct SlotsUsed {
     pub claimed: Vec<ClaimedJob>,
 }
 
+/// How often the Intake looks at the connection pool.
+const POOL_SAMPLE_EVERY: Duration = Duration::from_millis(50);
 /// Most submissions written in one statement.
 const MAX_BATCH: usize = 128;
 /// Statements under way at once. Two keep the database busy while the next
@@ -211,6 +213,15 @@ impl Intake {
 
 impl Actor for Intake {
     type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Self::Context) {
+        // The pool is watched continuously, not only when submissions
+        // arrive: "stayed exhausted" is about the time between them too.
+        ctx.run_interval(POOL_SAMPLE_EVERY, |act, _| {
+            let status = act.store.pool().status();
+            pool_saturated(status, &mut act.saturated_since, Instant::now(), act.shedding.saturated_for);
+        });
+    }
 }
 
 impl Handler<Record> for Intake {

@@ -69,3 +69,60 @@ async fn a_full_intake_sheds_new_submissions_at_once_and_reads_go_on() {
     // The load is gone: submissions pass again.
     app.create(&alice, "noop", json!({})).await;
 }
+
+#[actix_web::test]
+async fn an_exhausted_pool_sheds_new_submissions_until_a_connection_frees() {
+    let app = TestApp::builder()
+        .configure(|s| {
+            s.workers.global_limit = 0;
+            s.database.pool_size = 2;
+            s.overload.pool_saturated_for = Duration::from_millis(200);
+        })
+        .spawn()
+        .await;
+    let alice = token("acme", "alice");
+    app.create(&alice, "noop", json!({})).await;
+
+    // Two reads of the feed wait behind this lock, each holding one of the
+    // pool's two connections; whatever asks for one next waits.
+    let mut blocker = app.db.client().await;
+    let lock = blocker.transaction().await.unwrap();
+    lock.batch_execute("LOCK TABLE notifications IN ACCESS EXCLUSIVE MODE").await.unwrap();
+    let readers: Vec<_> = (0..2)
+        .map(|_| {
+            let request = app.http.get(format!("{}/notifications", app.address)).bearer_auth(&alice);
+            actix_web::rt::spawn(async move { request.send().await.map(|r| r.status()) })
+        })
+        .collect();
+    // A submission not shed waits for a connection too: this client gives up
+    // on it early (errand records it once the pool frees).
+    let submit = || async {
+        let response = app
+            .http
+            .post(format!("{}/jobs/noop", app.address))
+            .bearer_auth(&alice)
+            .header("Idempotency-Key", uuid::Uuid::new_v4().to_string())
+            .json(&json!({}))
+            .timeout(Duration::from_millis(300))
+            .send()
+            .await;
+        match response {
+            Ok(response) => (response.status(), response.text().await.unwrap_or_default()),
+            Err(_) => (StatusCode::REQUEST_TIMEOUT, String::new()),
+        }
+    };
+    eventually(Duration::from_secs(4), "a submission is shed while the pool stays exhausted", || async {
+        let (status, body) = submit().await;
+        status == StatusCode::SERVICE_UNAVAILABLE && body.contains("every database connection")
+    })
+    .await;
+
+    lock.commit().await.unwrap();
+    for reader in readers {
+        assert_eq!(reader.await.unwrap().unwrap(), StatusCode::OK, "the reads waited, and were answered");
+    }
+    eventually(Duration::from_secs(10), "submissions pass again", || async {
+        submit().await.0 == StatusCode::ACCEPTED
+    })
+    .await;
+}
