@@ -29,6 +29,8 @@ const FILE_BATCH: i64 = 100;
 const HISTORY_BATCH: i64 = 1000;
 /// History statements per pass at most, so one pass cannot run for long.
 const HISTORY_BATCHES_PER_PASS: usize = 20;
+/// Quota counts at zero forgotten per pass (a busy table keeps many: they come back).
+const IDLE_COUNTS_PER_PASS: i64 = 10_000;
 
 pub struct Pruner {
     store: Store,
@@ -42,13 +44,16 @@ impl Pruner {
         Self { store, storage, every, history_retention }
     }
 
-    /// One pass: expired result files, then old history.
+    /// One pass: expired result files, then old history, then quota counts at zero.
     fn pass(&self) -> impl Future<Output = ()> + 'static {
         let (store, storage, retention) = (self.store.clone(), self.storage.clone(), self.history_retention);
         async move {
             prune_results(&store, &storage).await;
             prune_discarded_files(&store, &storage).await;
             prune_history(&store, retention).await;
+            if let Err(error) = store.queue().forget_idle_counts(IDLE_COUNTS_PER_PASS).await {
+                tracing::warn!(%error, "could not forget quota counts at zero");
+            }
         }
     }
 }

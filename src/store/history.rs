@@ -43,6 +43,16 @@ WITH doomed AS (
 )
 DELETE FROM jobs WHERE id IN (SELECT id FROM doomed)";
 
+/// Forgets up to `$1` counts of owners with no unfinished job of a type left
+/// (`unfinished_jobs` rows at zero), so that the table holds those with work
+/// rather than everyone who ever had some. A row counted up meanwhile stays:
+/// its lock re-checks `jobs = 0` on the newest version, and one another
+/// statement holds is skipped, never waited for.
+const FORGET_IDLE_COUNTS: &str = "
+DELETE FROM unfinished_jobs
+WHERE (tenant_id, user_id, job_type) IN (
+    SELECT tenant_id, user_id, job_type FROM unfinished_jobs WHERE jobs = 0 LIMIT $1 FOR UPDATE SKIP LOCKED)";
+
 /// Files discarded by attempts that did not complete (see `discarded_files`) that may be
 /// deleted now, longest due first.
 const DISCARDED_FILES: &str = "
@@ -85,6 +95,12 @@ impl Queue<'_> {
         let client = self.pool.get().await?;
         client.execute(&client.prepare_cached(MARK_RESULT_EXPIRED).await?, &[&id.0]).await?;
         Ok(())
+    }
+
+    /// Forgets up to `limit` quota counts at zero; returns how many.
+    pub async fn forget_idle_counts(&self, limit: i64) -> Result<u64, StoreError> {
+        let client = self.pool.get().await?;
+        Ok(client.execute(&client.prepare_cached(FORGET_IDLE_COUNTS).await?, &[&limit]).await?)
     }
 
     /// Deletes up to `limit` finished jobs older than `cutoff` (created and

@@ -224,4 +224,13 @@ async fn the_counts_follow_every_way_a_job_enters_or_leaves_the_queue() {
     assert_eq!(miscounted(&app.db).await, 0, "retried");
     app.wait_until_finished(&alice, &failing, std::time::Duration::from_secs(20)).await;
     assert_eq!(miscounted(&app.db).await, 0, "failed again");
+
+    // The pruner forgets the counts at zero; a new job is counted afresh.
+    let counts: i64 = app.db.scalar("SELECT count(*) FROM unfinished_jobs", &[]).await;
+    assert!(counts > 0);
+    app.ticks.prune.send(errand::actors::Prune).await.unwrap();
+    let counts: i64 = app.db.scalar("SELECT count(*) FROM unfinished_jobs", &[]).await;
+    assert_eq!(counts, 0);
+    app.create(&alice, "sleep", json!({"ms": 60_000})).await;
+    assert_eq!(miscounted(&app.db).await, 0, "counted afresh");
 }
