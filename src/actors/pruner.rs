@@ -29,7 +29,7 @@ const FILE_BATCH: i64 = 100;
 const HISTORY_BATCH: i64 = 1000;
 /// History statements per pass at most, so one pass cannot run for long.
 const HISTORY_BATCHES_PER_PASS: usize = 20;
-/// Quota counts at zero forgotten per pass (a busy table keeps many: they come back).
+/// Quota counts at zero forgotten per pass; any left wait for the next one.
 const IDLE_COUNTS_PER_PASS: i64 = 10_000;
 
 pub struct Pruner {
