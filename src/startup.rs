@@ -282,6 +282,9 @@ const RATE_LIMIT_SHARE_EVERY: std::time::Duration = std::time::Duration::from_se
 /// Keeps `limits` divided among the errand processes on the database, and
 /// their memory to recent callers (see `http::rate_limit`).
 fn share_rate_limits(store: Store, limits: http::rate_limit::RateLimits) {
+    if !limits.any() {
+        return;
+    }
     actix_web::rt::spawn(async move {
         let mut every = tokio::time::interval(RATE_LIMIT_SHARE_EVERY);
         loop {

@@ -143,7 +143,7 @@ pub struct Intake {
     shedding: Shedding,
     pending: Vec<(NewJob, Reply)>,
     writing: usize,
-    /// Since when the pool has been exhausted, if it is.
+    /// Since when the pool has been exhausted, if it is, as last sampled.
     saturated_since: Option<Instant>,
 }
 
@@ -157,9 +157,8 @@ impl Intake {
         if self.pending.len() >= self.shedding.max_pending {
             return Some(Overloaded::IntakeFull(self.pending.len()));
         }
-        let status = self.store.pool().status();
-        pool_saturated(status, &mut self.saturated_since, Instant::now(), self.shedding.saturated_for)
-            .then_some(Overloaded::PoolSaturated)
+        let saturated = self.saturated_since.is_some_and(|since| since.elapsed() >= self.shedding.saturated_for);
+        saturated.then_some(Overloaded::PoolSaturated)
     }
 
     fn write_batches(&mut self, ctx: &mut Context<Self>) {

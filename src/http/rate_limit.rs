@@ -191,6 +191,12 @@ impl RateLimits {
         Self { budgets, limiters: Arc::new(RwLock::new(Limiters::new(budgets, 1))) }
     }
 
+    /// Whether any budget is kept (else nothing is counted or shared).
+    pub fn any(&self) -> bool {
+        let b = &self.budgets;
+        b.per_user.is_some() || b.creates_per_user.is_some() || b.per_tenant.is_some()
+    }
+
     /// Divides the budgets among `processes` processes from now on.
     pub fn share_among(&self, processes: u32) {
         let processes = processes.max(1);

@@ -130,8 +130,7 @@ impl Submissions<'_> {
         };
         let all: Vec<&NewJob> = jobs.iter().collect();
         let batch = InsertBatch::new(&all);
-        let caps = quota::BatchCaps::of(self.quotas);
-        let insert_params = if quotas { batch.params_with(&caps) } else { batch.params().to_vec() };
+        let insert_params = if quotas { batch.params_with(self.batch_caps) } else { batch.params().to_vec() };
         let tenants = tenants_of(jobs);
         let (tenant_limit, limit) = (i64::from(claim.tenant_limit), i64::try_from(claim.limit).unwrap_or(i64::MAX));
         let lease_ms = millis(claim.lease);

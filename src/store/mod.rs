@@ -158,6 +158,8 @@ pub struct Store {
     pool: Pool,
     email_outbox: bool,
     quotas: Arc<Quotas>,
+    /// The configured caps as the recording statement binds them, made once.
+    batch_caps: Arc<quota::BatchCaps>,
 }
 
 impl Store {
@@ -184,7 +186,7 @@ impl Store {
             .runtime(deadpool_postgres::Runtime::Tokio1)
             .build()
             .expect("a pool with a runtime always builds");
-        Ok(Self { pool, email_outbox: false, quotas: Arc::new(Quotas::off()) })
+        Ok(Self { pool, email_outbox: false, quotas: Arc::new(Quotas::off()), batch_caps: Arc::default() })
     }
 
     /// Makes the statements that end jobs also queue their completion emails.
@@ -195,6 +197,7 @@ impl Store {
 
     /// Makes every submission keep to `quotas` (none are kept otherwise).
     pub fn with_quotas(mut self, quotas: Quotas) -> Self {
+        self.batch_caps = Arc::new(quota::BatchCaps::of(&quotas));
         self.quotas = Arc::new(quotas);
         self
     }
@@ -226,7 +229,12 @@ impl Store {
 
     /// Recording new jobs, each for its own caller.
     pub fn submissions(&self) -> Submissions<'_> {
-        Submissions { pool: &self.pool, quotas: &self.quotas, email_outbox: self.email_outbox }
+        Submissions {
+            pool: &self.pool,
+            quotas: &self.quotas,
+            batch_caps: &self.batch_caps,
+            email_outbox: self.email_outbox,
+        }
     }
 
     /// The notifications of the caller's user in the caller's tenant.

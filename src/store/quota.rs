@@ -78,6 +78,7 @@ pub(super) struct Admission {
 }
 
 /// The configured caps as `INSERT_OR_FIND_IF_FITS` takes them (`$10` to `$13`).
+#[derive(Default)]
 pub(super) struct BatchCaps {
     per_user: Option<i64>,
     per_tenant: Option<i64>,

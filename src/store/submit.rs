@@ -193,6 +193,8 @@ pub struct Submissions<'a> {
     pub(super) pool: &'a Pool,
     /// Checked in the recording transaction of every new job.
     pub(super) quotas: &'a Quotas,
+    /// `quotas` as the recording statement binds them.
+    pub(super) batch_caps: &'a quota::BatchCaps,
     /// Whether ending a job also writes its completion email (for claimed jobs that must be failed at once).
     pub(super) email_outbox: bool,
 }
@@ -250,13 +252,12 @@ impl Submissions<'_> {
             client.prepare_cached(INSERT_OR_FIND_IF_FITS).await?,
             client.prepare_cached(COMMIT).await?,
         );
-        let caps = quota::BatchCaps::of(self.quotas);
         let tenants = tenants_of(jobs);
         // Pipelined: one wait for all. If a statement fails, the COMMIT rolls back.
         let (begun, locked, inserted, committed) = futures_util::future::join4(
             client.execute(&begin, &[]),
             client.query(&lock, &[&tenants]),
-            client.query(&insert, &batch.params_with(&caps)),
+            client.query(&insert, &batch.params_with(self.batch_caps)),
             client.execute(&commit, &[]),
         )
         .await;

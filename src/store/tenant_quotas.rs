@@ -3,7 +3,7 @@
 //! to their caps. Submissions read the overrides in their own transaction
 //! (`quota.rs`), so a change holds from the next submission on, everywhere.
 
-use deadpool_postgres::Pool;
+use deadpool_postgres::{Client, Pool};
 
 use super::StoreError;
 use super::quota::caps_from_row;
@@ -110,7 +110,11 @@ pub struct QuotaOverrides<'a> {
 impl QuotaOverrides<'_> {
     /// Tenant `tenant`'s quotas.
     pub async fn get(&self, tenant: &TenantId) -> Result<TenantQuota, StoreError> {
-        let client = self.pool.get().await?;
+        self.read(&self.pool.get().await?, tenant).await
+    }
+
+    /// Tenant `tenant`'s quotas, read on `client`.
+    async fn read(&self, client: &Client, tenant: &TenantId) -> Result<TenantQuota, StoreError> {
         let row = client.query_one(&client.prepare_cached(GET).await?, &[&tenant.as_str()]).await?;
         let override_caps = caps_from_row(&row)?;
         Ok(TenantQuota {
@@ -137,8 +141,7 @@ impl QuotaOverrides<'_> {
         let filter = serde_json::json!({ "tenant": tenant.as_str(), "quotas": caps });
         tx.execute(&tx.prepare_cached(AUDIT).await?, &[&self.operator.name.as_str(), &filter]).await?;
         tx.commit().await?;
-        drop(client);
-        self.get(tenant).await
+        self.read(&client, tenant).await
     }
 
     /// The `limit` tenants and the `limit` users nearest to their caps.

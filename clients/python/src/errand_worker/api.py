@@ -1,6 +1,7 @@
-"""The HTTP calls of errand's worker API (`/worker/v1/...`), and nothing else.
+"""The HTTP calls of errand's worker API (`/worker/v1/...`).
 
-This module owns the wire: paths, bodies, problem+json errors, and retrying.
+This module owns the wire: paths, bodies, problem+json errors, and retrying
+(`send_retrying`, which `submit.py`'s user-side call goes through too).
 Every call but the claim is idempotent for a given lease (errand answers a
 repeated `/complete` or `/fail` with the answer the first one got), so they
 are retried on network errors and 5xx with exponential backoff. A claim is
@@ -152,33 +153,38 @@ class WorkerApi:
         return self._send(lambda: self._client.build_request("POST", path, json=body), retry_for)
 
     def _send(self, build: Callable[[], httpx.Request], retry_for: float) -> httpx.Response:
-        """Send the request `build` makes, trying again on network errors, 429
-        and 5xx until `retry_for` seconds have passed; then raise `Unreachable`.
-        A 4xx is raised at once (`LeaseLost` or `ApiError`). A `Retry-After`
-        is waited out before the next try."""
-        deadline = time.monotonic() + retry_for
-        delay = 0.1
-        while True:
-            request = build()
-            wait = 0.0
-            try:
-                response = self._client.send(request)
-            except httpx.TransportError as error:
-                failure = f"{type(error).__name__}: {error}"
-            else:
-                if response.status_code < 400:
-                    return response
-                if response.status_code != 429 and response.status_code < 500:
-                    raise _refusal(response)
-                failure = f"HTTP {response.status_code}"
-                wait = retry_after(response)
-            # Full jitter: workers that lost errand together do not all come back at once.
-            pause = max(wait, random.uniform(delay / 2, delay))
-            if time.monotonic() + pause > deadline:
-                raise Unreachable(f"{request.method} {request.url.path}: {failure}")
-            log.info("retrying %s %s in %.1fs after %s", request.method, request.url.path, pause, failure)
-            time.sleep(pause)
-            delay = min(delay * 2, MAX_BACKOFF)
+        return send_retrying(self._client, build, retry_for)
+
+
+def send_retrying(client: httpx.Client, build: Callable[[], httpx.Request], retry_for: float) -> httpx.Response:
+    """Send the request `build` makes, trying again on network errors, 429
+    and 5xx until `retry_for` seconds have passed; then raise `Unreachable`.
+    A 4xx is raised at once (`LeaseLost` or `ApiError`). A `Retry-After`
+    is waited out before the next try. (`build` makes the request anew for
+    each try, so that a request body that is read as it is sent is sent whole.)"""
+    deadline = time.monotonic() + retry_for
+    delay = 0.1
+    while True:
+        request = build()
+        wait = 0.0
+        try:
+            response = client.send(request)
+        except httpx.TransportError as error:
+            failure = f"{type(error).__name__}: {error}"
+        else:
+            if response.status_code < 400:
+                return response
+            if response.status_code != 429 and response.status_code < 500:
+                raise _refusal(response)
+            failure = f"HTTP {response.status_code}"
+            wait = retry_after(response)
+        # Full jitter: clients that lost errand together do not all come back at once.
+        pause = max(wait, random.uniform(delay / 2, delay))
+        if time.monotonic() + pause > deadline:
+            raise Unreachable(f"{request.method} {request.url.path}: {failure}")
+        log.info("retrying %s %s in %.1fs after %s", request.method, request.url.path, pause, failure)
+        time.sleep(pause)
+        delay = min(delay * 2, MAX_BACKOFF)
 
 
 def retry_after(response: httpx.Response) -> float:

@@ -15,17 +15,11 @@ reused for another request) raises `ApiError` at once; running out of
 
 from __future__ import annotations
 
-import random
-import time
 from typing import Any, Dict, Optional
 
 import httpx
 
-from .api import _refusal, retry_after
-from .errors import Unreachable
-
-#: The longest pause between tries when errand gives no Retry-After.
-MAX_BACKOFF = 10.0
+from .api import send_retrying
 
 
 def submit_job(base_url: str, token: str, job_type: str, params: Dict[str, Any], idempotency_key: str,
@@ -35,28 +29,13 @@ def submit_job(base_url: str, token: str, job_type: str, params: Dict[str, Any],
     own = client is None
     http = client or httpx.Client(timeout=30)
     try:
-        deadline = time.monotonic() + retry_for
-        delay = 0.2
         url = f"{base_url.rstrip('/')}/jobs/{job_type}"
         headers = {"Authorization": f"Bearer {token}", "Idempotency-Key": idempotency_key}
-        while True:
-            wait = 0.0
-            try:
-                response = http.post(url, json=params, headers=headers)
-            except httpx.TransportError as error:
-                failure = f"{type(error).__name__}: {error}"
-            else:
-                if response.status_code in (200, 202):
-                    return response.json()
-                if response.status_code not in (429, 503) and response.status_code < 500:
-                    raise _refusal(response)
-                failure = f"HTTP {response.status_code}"
-                wait = retry_after(response)
-            pause = max(wait, random.uniform(delay / 2, delay))
-            if time.monotonic() + pause > deadline:
-                raise Unreachable(f"POST /jobs/{job_type}: {failure}")
-            time.sleep(pause)
-            delay = min(delay * 2, MAX_BACKOFF)
+
+        def build() -> httpx.Request:
+            return http.build_request("POST", url, json=params, headers=headers)
+
+        return send_retrying(http, build, retry_for).json()
     finally:
         if own:
             http.close()
