@@ -79,5 +79,11 @@ async fn open_notification_streams_end_at_shutdown_instead_of_holding_it_up() {
     assert!(status.success(), "{status}");
     // Nothing ran: only the open stream could have held the exit for the grace period.
     assert!(asked.elapsed() < Duration::from_secs(10), "exited after {:?}", asked.elapsed());
-    assert_eq!(stream.next(Duration::from_secs(5)).await, None, "the stream ended: its client reconnects elsewhere");
+    // On a loaded machine the stream may have lived past its keep-alive
+    // period before the end: that one comment may come first.
+    let mut last = stream.next(Duration::from_secs(5)).await;
+    if matches!(last, Some(SseFrame::Comment(_))) {
+        last = stream.next(Duration::from_secs(5)).await;
+    }
+    assert_eq!(last, None, "the stream ended: its client reconnects elsewhere");
 }
