@@ -11,14 +11,10 @@
 //! whose snapshot is taken after the locks were granted. Here the locks are
 //! waited for (in tenant order) rather than tried: the transaction holds no
 //! lock that a claim could be waiting for, and a wait is as long as one claim.
-//! (With quotas, it first holds its tenants' quota locks, of a key space no
-//! claim takes.)
 
 use super::claim::{BatchClaim, ClaimedJob};
 use super::quota::{self, BEGIN, COMMIT};
-use super::submit::{
-    INSERT_OR_FIND, INSERT_OR_FIND_IF_FITS, InsertBatch, NewJob, Submission, Submissions, fits, tenants_of,
-};
+use super::submit::{INSERT_OR_FIND, INSERT_OR_FIND_CAPPED, InsertBatch, NewJob, Submission, Submissions};
 use super::{Queue, StoreError, millis};
 use deadpool_postgres::Client;
 use futures_util::future::{join, join3};
@@ -101,12 +97,12 @@ impl Submissions<'_> {
         (answers, claimed)
     }
 
-    /// `BEGIN`, the batch's quota locks and [`INSERT_OR_FIND_IF_FITS`] (when
-    /// quotas are kept; else [`INSERT_OR_FIND`]), the claim's locks, the claim
-    /// and `COMMIT`, sent together (pipelined: one wait for the server). The
-    /// claim's jobs are ours if it and the commit succeeded; the submissions
-    /// are recorded if every statement succeeded (any failure rolls back). A
-    /// batch near a cap is then recorded job by job, in a transaction of its own.
+    /// `BEGIN`, [`INSERT_OR_FIND_CAPPED`] (when quotas are kept; else
+    /// [`INSERT_OR_FIND`]), the claim's locks, the claim and `COMMIT`, sent
+    /// together (pipelined: one wait for the server). The claim's jobs are
+    /// ours if it and the commit succeeded; the submissions are recorded if
+    /// every statement succeeded (any failure rolls back). A batch over a cap
+    /// is then recorded job by job, in a transaction of its own, and nothing claimed.
     async fn insert_or_find_and_claim(
         &self,
         client: &Client,
@@ -117,31 +113,28 @@ impl Submissions<'_> {
         let prepared = async {
             Ok::<_, StoreError>((
                 client.prepare_cached(BEGIN).await?,
-                client.prepare_cached(quota::LOCK_QUOTAS).await?,
-                client.prepare_cached(if quotas { INSERT_OR_FIND_IF_FITS } else { INSERT_OR_FIND }).await?,
+                client.prepare_cached(if quotas { INSERT_OR_FIND_CAPPED } else { INSERT_OR_FIND }).await?,
                 client.prepare_cached(LOCK_TENANTS).await?,
                 client.prepare_cached(CLAIM_FOR_TENANTS).await?,
                 client.prepare_cached(COMMIT).await?,
             ))
         };
-        let (begin, lock_quotas, insert, lock, take, commit) = match prepared.await {
+        let (begin, insert, lock, take, commit) = match prepared.await {
             Ok(statements) => statements,
             Err(error) => return (Err(error), Ok(Vec::new())),
         };
         let all: Vec<&NewJob> = jobs.iter().collect();
         let batch = InsertBatch::new(&all);
         let insert_params = if quotas { batch.params_with(self.batch_caps) } else { batch.params().to_vec() };
-        let tenants = tenants_of(jobs);
+        let mut tenants: Vec<&str> = jobs.iter().map(|job| job.caller.tenant.as_str()).collect();
+        tenants.sort_unstable();
+        tenants.dedup();
         let (tenant_limit, limit) = (i64::from(claim.tenant_limit), i64::try_from(claim.limit).unwrap_or(i64::MAX));
         let lease_ms = millis(claim.lease);
         // join polls its futures in order, and each sends its statement when
         // first polled: the server receives them in this order.
-        let ((begun, locked_quotas, inserted), (locked, claimed, committed)) = join(
-            join3(
-                client.execute(&begin, &[]),
-                async { if quotas { client.query(&lock_quotas, &[&tenants]).await.map(drop) } else { Ok(()) } },
-                client.query(&insert, &insert_params),
-            ),
+        let ((begun, inserted), (locked, claimed, committed)) = join(
+            join(client.execute(&begin, &[]), client.query(&insert, &insert_params)),
             join3(
                 client.query(&lock, &[&tenants]),
                 client.query(&take, &[&tenants, &tenant_limit, &claim.types, &limit, &claim.owner, &lease_ms]),
@@ -149,22 +142,24 @@ impl Submissions<'_> {
             ),
         )
         .await;
-        let claimed = match (begun, locked_quotas, locked, claimed, committed) {
-            (Ok(_), Ok(()), Ok(_), Ok(rows), Ok(_)) => rows,
-            (Err(error), ..)
-            | (_, Err(error), ..)
-            | (.., Err(error), _, _)
-            | (.., Err(error), _)
-            | (.., Err(error)) => {
+        let rows = match inserted {
+            // Rolled back whole, the claim with it.
+            Err(error) if quota::is_over_quota(&error) => {
+                return (self.insert_or_find_one_by_one(client, jobs).await, Ok(Vec::new()));
+            }
+            inserted => inserted,
+        };
+        let claimed = match (begun, locked, claimed, committed) {
+            (Ok(_), Ok(_), Ok(rows), Ok(_)) => rows,
+            (Err(error), ..) | (_, Err(error), _, _) | (.., Err(error), _) | (.., Err(error)) => {
                 return (Err(error.into()), Ok(Vec::new()));
             }
         };
         let queue = Queue { pool: self.pool, email_outbox: self.email_outbox };
         let claimed = queue.claimed_jobs(&claimed).await;
-        let answers = match inserted.map_err(StoreError::from).and_then(|rows| Ok((fits(&rows)?, rows))) {
-            Ok((true, rows)) => batch.answers(client, rows).await,
-            Ok((false, _)) => self.insert_or_find_one_by_one(client, jobs).await,
-            Err(error) => Err(error),
+        let answers = match rows {
+            Ok(rows) => batch.answers(client, rows).await,
+            Err(error) => Err(error.into()),
         };
         (answers, claimed)
     }

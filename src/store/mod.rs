@@ -57,6 +57,9 @@ pub enum StoreError {
     /// them gets this copy of the cause).
     #[error("database connection lost: {0}")]
     ConnectionLost(String),
+    /// Concurrent work kept overtaking this one: worth a retry later.
+    #[error("too much contention: {0}")]
+    Contended(String),
 }
 
 impl StoreError {
@@ -75,7 +78,7 @@ impl StoreError {
                 error.is_closed() || class_08_or_shutdown || io
             }
             Self::ConnectionLost(_) => true,
-            Self::Corrupt(_) => false,
+            Self::Corrupt(_) | Self::Contended(_) => false,
         }
     }
 }
@@ -186,7 +189,13 @@ impl Store {
             .runtime(deadpool_postgres::Runtime::Tokio1)
             .build()
             .expect("a pool with a runtime always builds");
-        Ok(Self { pool, email_outbox: false, quotas: Arc::new(Quotas::off()), batch_caps: Arc::default() })
+        let quotas = Quotas::off();
+        Ok(Self {
+            pool,
+            email_outbox: false,
+            batch_caps: Arc::new(quota::BatchCaps::of(&quotas)),
+            quotas: Arc::new(quotas),
+        })
     }
 
     /// Makes the statements that end jobs also queue their completion emails.

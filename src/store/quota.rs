@@ -2,20 +2,25 @@
 //! them (see `domain::Usage` for the rule, `migrations/V2__quotas.sql` for
 //! the schema).
 //!
-//! Two processes must not both let a cap's next job in, so the batch first
-//! takes each of its tenants' quota locks (advisory, in tenant order, held
-//! until the transaction ends), and only then counts: under READ COMMITTED
-//! each statement sees what was committed before it began, so the count
-//! includes every job recorded under the lock before. The locks are not the
-//! claims' (another key space): recording and claiming never wait for each other.
+//! Two processes must not both let a cap's next job in. Most batches are
+//! far from every cap: `submit.rs`'s `INSERT_OR_FIND_CAPPED` records them
+//! in one statement, and the trigger that counts what it queued checks the
+//! caps on the counts it has just written, under their row locks
+//! (`migrations/V3__quota_check_in_trigger.sql`): exact, and no statement of
+//! its own. A batch that would go over a cap fails whole ([`is_over_quota`])
+//! and comes here ([`begin_admitting`]), to be decided job by job, in order,
+//! so that each submission gets its own answer (which cap, how full).
 //!
-//! Most batches are far from every cap: `submit.rs`'s
-//! `INSERT_OR_FIND_IF_FITS` takes the locks and records such a batch whole
-//! in one round trip, testing that it fits even were all of it new. A batch
-//! near a cap comes here ([`begin_admitting`]) and is decided job by job, in
-//! order. A submission whose key already names a job is a replay, answered
-//! whatever the quota: it is looked up only when some job of the batch would
-//! be refused.
+//! Deciding job by job takes each of the batch's tenants' quota locks
+//! (advisory, in tenant order, held until the transaction ends) and only
+//! then counts: under READ COMMITTED each statement sees what was committed
+//! before it began, so two such checks never decide on the same room. The
+//! locks are not the claims' (another key space): recording and claiming
+//! never wait for each other. A batch far from the caps records without the
+//! locks; if it took the room meanwhile, the trigger refuses the admitted
+//! jobs, and the check is made again. A submission whose key already names a
+//! job is a replay, answered whatever the quota: it is looked up only when
+//! some job of the batch would be refused.
 
 use std::collections::{HashMap, HashSet};
 
@@ -34,7 +39,7 @@ const ROLLBACK: &str = "ROLLBACK";
 
 /// The quota lock of each tenant in $1, in tenant order. Key space
 /// 0x65720003: claims use 0x65720001 (tenants) and 0x65720002 (job types).
-pub(super) const LOCK_QUOTAS: &str = "
+const LOCK_QUOTAS: &str = "
 SELECT count(pg_advisory_xact_lock(1701969923, hashtext(t.tenant_id))) AS locked
 FROM (SELECT DISTINCT tenant_id FROM unnest($1::text[]) AS u (tenant_id) ORDER BY tenant_id) t";
 
@@ -77,29 +82,35 @@ pub(super) struct Admission {
     pub refused: Vec<Option<QuotaExceeded>>,
 }
 
-/// The configured caps as `INSERT_OR_FIND_IF_FITS` takes them (`$10` to `$13`).
-#[derive(Default)]
-pub(super) struct BatchCaps {
-    per_user: Option<i64>,
-    per_tenant: Option<i64>,
-    types: Vec<String>,
-    type_caps: Vec<i64>,
-}
+/// The configured caps as `INSERT_OR_FIND_CAPPED` hands them to the
+/// counting trigger (`$10`): `{"user": n, "tenant": n, "types": {type: n}}`,
+/// `null` for no cap; a tenant's `tenant_quotas` row overrides the first two.
+pub(super) struct BatchCaps(String);
 
 impl BatchCaps {
     pub fn of(quotas: &Quotas) -> Self {
-        let (types, type_caps) = quotas.per_user_of_type.iter().map(|(t, cap)| (t.clone(), i64::from(*cap))).unzip();
-        Self {
-            per_user: quotas.defaults.per_user.map(i64::from),
-            per_tenant: quotas.defaults.per_tenant.map(i64::from),
-            types,
-            type_caps,
-        }
+        Self(
+            serde_json::json!({
+                "user": quotas.defaults.per_user,
+                "tenant": quotas.defaults.per_tenant,
+                "types": quotas.per_user_of_type,
+            })
+            .to_string(),
+        )
     }
 
-    pub fn params(&self) -> [&(dyn tokio_postgres::types::ToSql + Sync); 4] {
-        [&self.per_user, &self.per_tenant, &self.types, &self.type_caps]
+    pub fn as_param(&self) -> &(dyn tokio_postgres::types::ToSql + Sync) {
+        &self.0
     }
+}
+
+/// How often a batch is decided job by job before giving up, when each time
+/// submissions recorded without the quota locks took the room it was given.
+pub(super) const RECHECKS: usize = 8;
+
+/// Whether the counting trigger refused a statement's jobs: over a cap.
+pub(super) fn is_over_quota(error: &tokio_postgres::Error) -> bool {
+    error.code().is_some_and(|code| code.code() == "ER019")
 }
 
 impl Admission {

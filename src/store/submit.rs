@@ -13,13 +13,12 @@ use tokio_postgres::Row;
 
 use super::StoreError;
 use super::jobs::job_from_row;
-use super::quota::{self, Admission, BEGIN, COMMIT, Submitter};
+use super::quota::{self, Admission, COMMIT, Submitter};
 use crate::domain::{Caller, Fingerprint, IdempotencyKey, Job, JobId, QuotaExceeded, Quotas};
 
-/// The text of [`INSERT_OR_FIND`], with `$ctes` after `input` and the batch
-/// inserted only where `$insert_if` holds, then `$tail` after the answers.
+/// The text of [`INSERT_OR_FIND`], the batch inserted only where `$insert_if` holds.
 macro_rules! insert_or_find {
-    ($ctes:literal, $insert_if:literal, $tail:literal) => {
+    ($insert_if:literal) => {
         concat!(
             "
 WITH input AS (
@@ -27,9 +26,7 @@ WITH input AS (
                          $8::jsonb[], $9::integer[])
         WITH ORDINALITY AS i (id, tenant_id, user_id, user_email, idempotency_key, fingerprint, job_type, params,
                               max_attempts, n)
-)",
-            $ctes,
-            ", inserted AS (
+), inserted AS (
     INSERT INTO jobs (id, tenant_id, user_id, user_email, idempotency_key, fingerprint, job_type, params, max_attempts)
     SELECT id, tenant_id, user_id, user_email, idempotency_key, fingerprint, job_type, params, max_attempts
     FROM input WHERE ",
@@ -51,8 +48,7 @@ SELECT i.id, j.id, j.tenant_id, j.user_id, j.job_type, j.params, j.state, j.atte
        j.result, j.error_message, j.created_at, j.finished_at, j.progress, j.cancel_requested_by, j.fingerprint, false
 FROM input i
 JOIN jobs_live j ON j.tenant_id = i.tenant_id AND j.user_id = i.user_id AND j.idempotency_key = i.idempotency_key
-WHERE NOT EXISTS (SELECT 1 FROM inserted x WHERE x.id = i.id)",
-            $tail
+WHERE NOT EXISTS (SELECT 1 FROM inserted x WHERE x.id = i.id)"
         )
     };
 }
@@ -66,52 +62,17 @@ WHERE NOT EXISTS (SELECT 1 FROM inserted x WHERE x.id = i.id)",
 /// in one order and cannot deadlock. Answers one row per submission whose
 /// job was inserted or committed before this statement began; `input_id`
 /// tells which submission a row answers.
-pub(super) const INSERT_OR_FIND: &str = insert_or_find!("", "true", "");
+pub(super) const INSERT_OR_FIND: &str = insert_or_find!("true");
 
-/// [`INSERT_OR_FIND`] when quotas are kept, run right after the batch's quota
-/// locks (`quota.rs`): the whole batch is recorded if it fits within every
-/// cap even were each of its submissions new (`$10` per user and `$11` per
-/// tenant unless the tenant's override says otherwise, `$12`/`$13` per user
-/// and type), which far from the caps it does, in the same round trip as
-/// before quotas. The tenants' counts are read once, in one index scan, and
-/// joined (rather than looked up per tenant, user and type: measured, that
-/// made the statement 60 % more costly than the insert alone). Otherwise
-/// nothing is inserted and one extra row answers, with a NULL `input_id`:
-/// the caller then decides job by job (`quota.rs`).
-pub(super) const INSERT_OR_FIND_IF_FITS: &str = insert_or_find!(
-    ", counts AS MATERIALIZED (
-    SELECT u.tenant_id, u.user_id, u.job_type, u.jobs
-    FROM unfinished_jobs u
-    WHERE u.tenant_id = ANY (ARRAY (SELECT DISTINCT tenant_id FROM input)) AND u.jobs > 0
-), caps AS (
-    SELECT t.tenant_id,
-           coalesce(o.max_unfinished_per_user::bigint, $10::bigint) AS per_user,
-           coalesce(o.max_unfinished_per_tenant::bigint, $11::bigint) AS per_tenant
-    FROM (SELECT DISTINCT tenant_id FROM input) t LEFT JOIN tenant_quotas o ON o.tenant_id = t.tenant_id
-), fits AS (
-    SELECT NOT EXISTS (
-               SELECT 1 FROM (SELECT tenant_id, count(*) AS n FROM input GROUP BY 1) b
-               JOIN caps c USING (tenant_id)
-               LEFT JOIN (SELECT tenant_id, sum(jobs) AS jobs FROM counts GROUP BY 1) k USING (tenant_id)
-               WHERE coalesce(k.jobs, 0) + b.n > c.per_tenant)
-       AND NOT EXISTS (
-               SELECT 1 FROM (SELECT tenant_id, user_id, count(*) AS n FROM input GROUP BY 1, 2) b
-               JOIN caps c USING (tenant_id)
-               LEFT JOIN (SELECT tenant_id, user_id, sum(jobs) AS jobs FROM counts GROUP BY 1, 2) k
-                   USING (tenant_id, user_id)
-               WHERE coalesce(k.jobs, 0) + b.n > c.per_user)
-       AND NOT EXISTS (
-               SELECT 1 FROM (SELECT tenant_id, user_id, job_type, count(*) AS n FROM input GROUP BY 1, 2, 3) b
-               JOIN unnest($12::text[], $13::bigint[]) AS t (job_type, cap) USING (job_type)
-               LEFT JOIN counts k USING (tenant_id, user_id, job_type)
-               WHERE coalesce(k.jobs, 0) + b.n > t.cap) AS ok
-)",
-    "(SELECT ok FROM fits)",
-    "
-UNION ALL
-SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, false
-WHERE NOT (SELECT ok FROM fits)"
-);
+/// [`INSERT_OR_FIND`] when quotas are kept: the statement sets the caps that
+/// hold (`$10`, see `quota::BatchCaps`) for its own transaction, and the
+/// trigger that counts the queued jobs checks them on the counts it has just
+/// written (`migrations/V3__quota_check_in_trigger.sql`). A batch that would
+/// take any count over its cap records nothing: the statement fails with
+/// SQLSTATE `ER019` (`quota::is_over_quota`) and the caller decides job by
+/// job. Far from the caps, the check costs no statement of its own.
+pub(super) const INSERT_OR_FIND_CAPPED: &str =
+    insert_or_find!("(SELECT set_config('errand.quota_caps', $10::text, true)) IS NOT NULL");
 
 /// The job the caller's key names, read with a fresh snapshot.
 const FIND_BY_KEY: &str = "
@@ -236,8 +197,7 @@ impl Submissions<'_> {
     }
 
     /// One [`INSERT_OR_FIND`] for `jobs`: an answer each, in their order.
-    /// With quotas, the batch's quota locks and [`INSERT_OR_FIND_IF_FITS`]
-    /// in one transaction and round trip; near a cap, the check job by job.
+    /// With quotas, [`INSERT_OR_FIND_CAPPED`]; near a cap, the check job by job.
     async fn insert_or_find(&self, jobs: &[NewJob]) -> Result<Vec<Result<Submission, StoreError>>, StoreError> {
         let client = self.pool.get().await?;
         let all: Vec<&NewJob> = jobs.iter().collect();
@@ -246,68 +206,47 @@ impl Submissions<'_> {
             let rows = client.query(&client.prepare_cached(INSERT_OR_FIND).await?, &batch.params()).await?;
             return batch.answers(&client, rows).await;
         }
-        let (begin, lock, insert, commit) = (
-            client.prepare_cached(BEGIN).await?,
-            client.prepare_cached(quota::LOCK_QUOTAS).await?,
-            client.prepare_cached(INSERT_OR_FIND_IF_FITS).await?,
-            client.prepare_cached(COMMIT).await?,
-        );
-        let tenants = tenants_of(jobs);
-        // Pipelined: one wait for all. If a statement fails, the COMMIT rolls back.
-        let (begun, locked, inserted, committed) = futures_util::future::join4(
-            client.execute(&begin, &[]),
-            client.query(&lock, &[&tenants]),
-            client.query(&insert, &batch.params_with(self.batch_caps)),
-            client.execute(&commit, &[]),
-        )
-        .await;
-        begun?;
-        locked?;
-        let rows = inserted?;
-        committed?;
-        if fits(&rows)? {
-            batch.answers(&client, rows).await
-        } else {
-            self.insert_or_find_one_by_one(&client, jobs).await
+        let capped = client.prepare_cached(INSERT_OR_FIND_CAPPED).await?;
+        match client.query(&capped, &batch.params_with(self.batch_caps)).await {
+            Ok(rows) => batch.answers(&client, rows).await,
+            Err(error) if quota::is_over_quota(&error) => self.insert_or_find_one_by_one(&client, jobs).await,
+            Err(error) => Err(error.into()),
         }
     }
 
-    /// The quota check job by job (`quota.rs`), then one [`INSERT_OR_FIND`]
-    /// for the jobs it admits, in one transaction: an answer each, in their order.
+    /// The quota check job by job (`quota.rs`), then one [`INSERT_OR_FIND_CAPPED`]
+    /// for the jobs it admits, in one transaction: an answer each, in their
+    /// order. The check holds the tenants' quota locks, but a batch far from
+    /// the caps records without them: if one took the room meanwhile, the
+    /// trigger refuses the insert, and the check is made again on the new counts.
     pub(super) async fn insert_or_find_one_by_one(
         &self,
         client: &Client,
         jobs: &[NewJob],
     ) -> Result<Vec<Result<Submission, StoreError>>, StoreError> {
-        let (insert, commit) = (client.prepare_cached(INSERT_OR_FIND).await?, client.prepare_cached(COMMIT).await?);
-        let admission = quota::begin_admitting(client, &submitters(jobs), self.quotas).await?;
-        let admitted = admitted(jobs, &admission);
-        let batch = InsertBatch::new(&admitted);
-        // Pipelined: one wait for both. If the insert fails, the COMMIT rolls back.
-        let (inserted, committed) =
-            futures_util::future::join(client.query(&insert, &batch.params()), client.execute(&commit, &[])).await;
-        let rows = inserted?;
-        committed?;
-        Ok(answers(&admission, batch.answers(client, rows).await?))
-    }
-}
-
-/// Whether [`INSERT_OR_FIND_IF_FITS`] recorded its batch: no row with a NULL `input_id`.
-pub(super) fn fits(rows: &[Row]) -> Result<bool, StoreError> {
-    for row in rows {
-        if row.try_get::<_, Option<uuid::Uuid>>("input_id")?.is_none() {
-            return Ok(false);
+        let (insert, commit) =
+            (client.prepare_cached(INSERT_OR_FIND_CAPPED).await?, client.prepare_cached(COMMIT).await?);
+        for _ in 0..quota::RECHECKS {
+            let admission = quota::begin_admitting(client, &submitters(jobs), self.quotas).await?;
+            let admitted = admitted(jobs, &admission);
+            let batch = InsertBatch::new(&admitted);
+            // Pipelined: one wait for both. If the insert fails, the COMMIT rolls back.
+            let (inserted, committed) = futures_util::future::join(
+                client.query(&insert, &batch.params_with(self.batch_caps)),
+                client.execute(&commit, &[]),
+            )
+            .await;
+            match inserted {
+                Err(error) if quota::is_over_quota(&error) => continue,
+                inserted => {
+                    let rows = inserted?;
+                    committed?;
+                    return Ok(answers(&admission, batch.answers(client, rows).await?));
+                }
+            }
         }
+        Err(StoreError::Contended("the quota check was overtaken by other submissions too often".into()))
     }
-    Ok(true)
-}
-
-/// The tenants of a batch, each once, in order (as the quota locks are taken).
-pub(super) fn tenants_of(jobs: &[NewJob]) -> Vec<&str> {
-    let mut tenants: Vec<&str> = jobs.iter().map(|job| job.caller.tenant.as_str()).collect();
-    tenants.sort_unstable();
-    tenants.dedup();
-    tenants
 }
 
 /// A batch of submissions as the parameters of [`INSERT_OR_FIND`], rows in
@@ -350,13 +289,13 @@ impl<'a> InsertBatch<'a> {
         }
     }
 
-    /// The parameters of [`INSERT_OR_FIND_IF_FITS`]: [`Self::params`] and the caps.
+    /// The parameters of [`INSERT_OR_FIND_CAPPED`]: [`Self::params`] and the caps.
     pub(super) fn params_with<'b>(
         &'b self,
         caps: &'b quota::BatchCaps,
     ) -> Vec<&'b (dyn tokio_postgres::types::ToSql + Sync)> {
         let mut params = self.params().to_vec();
-        params.extend(caps.params());
+        params.push(caps.as_param());
         params
     }
 

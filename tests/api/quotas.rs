@@ -189,12 +189,58 @@ async fn an_operator_override_holds_at_once_and_is_audited() {
     .await;
 }
 
-/// Rows where the triggers' counts and the queue itself disagree.
+#[actix_web::test]
+async fn the_database_itself_refuses_a_statement_that_would_go_over_a_cap() {
+    let app = TestApp::builder().configure(capped(1, 100)).spawn().await;
+    let first = app.create(&token("acme", "alice"), "noop", json!({})).await;
+    let first = uuid::Uuid::parse_str(&first).unwrap();
+    // A second job of alice's, recorded and queued by hand.
+    let queue_another = "
+        WITH j AS (
+            INSERT INTO jobs (id, tenant_id, user_id, idempotency_key, fingerprint, job_type, params, max_attempts)
+            SELECT gen_random_uuid(), tenant_id, user_id, 'by-hand', fingerprint, job_type, params, max_attempts
+            FROM jobs WHERE id = $1
+            RETURNING id, tenant_id, user_id, job_type)
+        INSERT INTO job_queue (job_id, tenant_id, user_id, job_type) SELECT id, tenant_id, user_id, job_type FROM j";
+    let db = app.db.client().await;
+    db.batch_execute("BEGIN; SELECT set_config('errand.quota_caps', '{\"user\": 1, \"tenant\": null}', true)")
+        .await
+        .unwrap();
+    let refused = db.execute(queue_another, &[&first]).await.unwrap_err();
+    assert_eq!(refused.code().map(|code| code.code()), Some("ER019"), "{refused}");
+    db.batch_execute("ROLLBACK").await.unwrap();
+    assert_eq!(jobs_with_key(&app.db, "by-hand").await, 0);
+
+    // Where no caps are set (quotas off, an operator's retry), jobs are counted, not refused.
+    assert_eq!(db.execute(queue_another, &[&first]).await.unwrap(), 1);
+    assert_eq!(miscounted(&app.db).await, 0);
+}
+
+/// Rows where the triggers' counts (per type, user and tenant) and the queue itself disagree.
 async fn miscounted(db: &TestDb) -> i64 {
     db.scalar(
-        "SELECT count(*) FROM (SELECT tenant_id, user_id, job_type, count(*) AS jobs FROM job_queue GROUP BY 1, 2, 3) q
-         FULL JOIN (SELECT * FROM unfinished_jobs WHERE jobs > 0) u USING (tenant_id, user_id, job_type)
-         WHERE q.jobs IS DISTINCT FROM u.jobs",
+        "SELECT (SELECT count(*)
+                 FROM (SELECT tenant_id, user_id, job_type, count(*) AS jobs FROM job_queue GROUP BY 1, 2, 3) q
+                 FULL JOIN (SELECT * FROM unfinished_jobs WHERE jobs > 0) u USING (tenant_id, user_id, job_type)
+                 WHERE q.jobs IS DISTINCT FROM u.jobs)
+              + (SELECT count(*)
+                 FROM (SELECT tenant_id, user_id, count(*) AS jobs FROM job_queue GROUP BY 1, 2) q
+                 FULL JOIN (SELECT * FROM unfinished_jobs_per_user WHERE jobs > 0) u USING (tenant_id, user_id)
+                 WHERE q.jobs IS DISTINCT FROM u.jobs)
+              + (SELECT count(*)
+                 FROM (SELECT tenant_id, count(*) AS jobs FROM job_queue GROUP BY 1) q
+                 FULL JOIN (SELECT * FROM unfinished_jobs_per_tenant WHERE jobs > 0) u USING (tenant_id)
+                 WHERE q.jobs IS DISTINCT FROM u.jobs)",
+        &[],
+    )
+    .await
+}
+
+/// Count rows of every kind, at zero or not.
+async fn count_rows(db: &TestDb) -> i64 {
+    db.scalar(
+        "SELECT (SELECT count(*) FROM unfinished_jobs) + (SELECT count(*) FROM unfinished_jobs_per_user)
+              + (SELECT count(*) FROM unfinished_jobs_per_tenant)",
         &[],
     )
     .await
@@ -216,7 +262,15 @@ async fn the_counts_follow_every_way_a_job_enters_or_leaves_the_queue() {
     app.wait_until_finished(&alice, &long, std::time::Duration::from_secs(20)).await;
     app.wait_until_finished(&token("acme", "bob"), &waiting, std::time::Duration::from_secs(20)).await;
     assert_eq!(miscounted(&app.db).await, 0, "completed, failed, cancelled");
-    let unfinished: i64 = app.db.scalar("SELECT coalesce(sum(jobs), 0)::bigint FROM unfinished_jobs", &[]).await;
+    let unfinished: i64 = app
+        .db
+        .scalar(
+            "SELECT ((SELECT coalesce(sum(jobs), 0) FROM unfinished_jobs)
+                   + (SELECT coalesce(sum(jobs), 0) FROM unfinished_jobs_per_user)
+                   + (SELECT coalesce(sum(jobs), 0) FROM unfinished_jobs_per_tenant))::bigint",
+            &[],
+        )
+        .await;
     assert_eq!(unfinished, 0);
 
     // An operator's retry queues the failed job again: counted again.
@@ -226,11 +280,9 @@ async fn the_counts_follow_every_way_a_job_enters_or_leaves_the_queue() {
     assert_eq!(miscounted(&app.db).await, 0, "failed again");
 
     // The pruner forgets the counts at zero; a new job is counted afresh.
-    let counts: i64 = app.db.scalar("SELECT count(*) FROM unfinished_jobs", &[]).await;
-    assert!(counts > 0);
+    assert!(count_rows(&app.db).await >= 3);
     app.ticks.prune.send(errand::actors::Prune).await.unwrap();
-    let counts: i64 = app.db.scalar("SELECT count(*) FROM unfinished_jobs", &[]).await;
-    assert_eq!(counts, 0);
+    assert_eq!(count_rows(&app.db).await, 0);
     app.create(&alice, "sleep", json!({"ms": 60_000})).await;
     assert_eq!(miscounted(&app.db).await, 0, "counted afresh");
 }
