@@ -27,6 +27,7 @@ use actix::prelude::*;
 use actix_web::{FromRequest, HttpRequest, HttpResponse, Resource, Responder, web};
 
 pub use auth::ExternalWorker;
+pub use body::drain_unread_body;
 pub use request_id::request_id;
 
 use crate::actors::{Broker, Completer, Notifier, SupervisorFor, SupervisorRegistry};

@@ -126,3 +126,61 @@ async fn processes_on_one_database_divide_the_budget() {
     // 9 + 9 left, and at most one more each regained (one per 6 s) while this ran.
     assert!((18..=20).contains(&passed), "{passed} of 40 passed; the budget is 20 a minute");
 }
+
+/// Sends `request` on `stream` and reads one response: its head, lowercased, and its body.
+async fn exchange(stream: &mut tokio::net::TcpStream, request: &str) -> (String, String) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut read = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        let n = tokio::time::timeout(Duration::from_secs(10), stream.read(&mut buf)).await.unwrap().unwrap();
+        assert!(n > 0, "the connection closed after {:?}", String::from_utf8_lossy(&read));
+        read.extend_from_slice(&buf[..n]);
+        let text = String::from_utf8_lossy(&read).into_owned();
+        if let Some((head, body)) = text.split_once("\r\n\r\n") {
+            let head = head.to_lowercase();
+            let length: usize = head
+                .lines()
+                .find_map(|line| line.strip_prefix("content-length:"))
+                .map_or(0, |n| n.trim().parse().unwrap());
+            if body.len() >= length {
+                return (head, body.to_owned());
+            }
+        }
+    }
+}
+
+#[actix_web::test]
+async fn a_refused_request_leaves_its_connection_open_for_the_next() {
+    let app = TestApp::builder()
+        .configure(|s| {
+            s.rate_limits.creates_per_user = CountCap(Some(1));
+            s.rate_limits.burst = Duration::from_secs(60);
+        })
+        .spawn()
+        .await;
+    let alice = token("acme", "alice");
+    let host = app.address.trim_start_matches("http://").to_owned();
+    let mut stream = tokio::net::TcpStream::connect(&host).await.unwrap();
+    let create = |key: &str| {
+        let body = r#"{"padding": "a body the refusal does not read"}"#;
+        format!(
+            "POST /jobs/noop HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer {alice}\r\nIdempotency-Key: {key}\r\n\
+             Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        )
+    };
+    let (head, _) = exchange(&mut stream, &create("first")).await;
+    assert!(head.starts_with("http/1.1 202"), "{head}");
+    // Refused by the rate limit before its body is read; then by its token.
+    for refused in [create("second"), create("third").replace(&alice, "not-a-token")] {
+        let (head, body) = exchange(&mut stream, &refused).await;
+        assert!(head.starts_with("http/1.1 429") || head.starts_with("http/1.1 401"), "{head}");
+        assert!(body.contains("\"code\""), "{body}");
+        assert!(!head.contains("connection: close"), "{head}");
+    }
+    let (head, _) = exchange(&mut stream, &format!("GET /healthz HTTP/1.1\r\nHost: {host}\r\n\r\n")).await;
+    assert!(head.starts_with("http/1.1 200"), "{head}");
+    assert_eq!(app.db.scalar::<i64>("SELECT count(*) FROM jobs", &[]).await, 1);
+}

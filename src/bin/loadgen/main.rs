@@ -1,5 +1,5 @@
 //! errand-loadgen: drives a running errand with `POST /jobs/noop` and reports
-//! throughput and latency. Three phases:
+//! throughput and latency. Its phases:
 //!
 //! * `create`: fresh idempotency keys, `--requests` in all at `--concurrency`
 //!   (the jobs run meanwhile, as they would in production);
@@ -8,7 +8,7 @@
 //! * `drain`:  `--drain` more noop jobs, timed from the first request until
 //!   the last job is completed (polled through `GET /jobs`);
 //! * `noisy`: a quiet tenant's latencies alone and beside a flooding one
-//!   (`noisy.rs`).
+//!   (`noisy.rs`), whose flood a child process sends (the `flood` phase).
 //!
 //! Each client is its own tenant, so per-tenant limits do not throttle the drain.
 //! Build with `--features bench`; `scripts/bench` runs it beside pgbench.
@@ -68,6 +68,9 @@ struct Args {
     /// `noisy` phase: the flooders wait out each `Retry-After`.
     #[arg(long)]
     flood_obeys_retry_after: bool,
+    /// `noisy` phase: the flooding process's `nice` value (19: it gets the CPU errand leaves).
+    #[arg(long, default_value_t = 19)]
+    flood_niceness: i32,
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -79,6 +82,8 @@ enum Phase {
     Streams,
     Export,
     Noisy,
+    /// The noisy phase's flood, in a process of its own (see `noisy.rs`).
+    Flood,
 }
 
 /// One client: a tenant of its own and the keys it used.
@@ -127,8 +132,15 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                     seconds: args.noisy_seconds,
                     flooders: args.flooders,
                     obey_retry_after: args.flood_obeys_retry_after,
+                    flood_niceness: args.flood_niceness,
+                    secret: args.secret.clone(),
                 };
                 noisy.run(&http, &args.url, &issuer, &run, exp).await.map_err(|e| e.to_string())?;
+            }
+            Phase::Flood => {
+                noisy::flood(&args.url, &issuer, &run, exp, args.flooders, args.flood_obeys_retry_after)
+                    .await
+                    .map_err(|e| e.to_string())?;
             }
             Phase::Export => {
                 let claims = UserClaims { sub: "bench".into(), tenant: args.export_tenant.clone(), email: None, exp };

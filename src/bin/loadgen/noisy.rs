@@ -9,8 +9,17 @@
 //! each job's time from its submission (B's clock) to its `completed_at`
 //! (the database's clock, on the same machine). For A: what its requests
 //! were answered.
+//!
+//! The flood is sent by a child process (this binary's `flood` phase) at a
+//! low CPU priority (`--flood-niceness`): a real flood's client runs on
+//! another machine, but here both share two cores with errand and
+//! PostgreSQL, and a flood sent from this process took more CPU than errand
+//! itself (110 % against 74 %) while B's requests queued behind its tasks.
+//! errand's own work for the flood (every refusal) is measured as it is.
 
 use std::collections::BTreeMap;
+use std::io::{Read, Write};
+use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, SystemTime};
@@ -33,6 +42,10 @@ pub struct Noisy {
     pub flooders: usize,
     /// The flooders wait out each `Retry-After`.
     pub obey_retry_after: bool,
+    /// The flooding process's `nice` value.
+    pub flood_niceness: i32,
+    /// The server's JWT secret, for the flooding process's tokens.
+    pub secret: String,
 }
 
 /// B's figures in one round.
@@ -58,33 +71,39 @@ impl Noisy {
         let idle = self.quiet_round(http, url, &quiet, "idle").await?;
         report("idle", &idle);
 
-        let stop = Arc::new(AtomicBool::new(false));
-        let mut flooders = Vec::new();
-        for i in 0..self.flooders {
-            let (http, url, stop) = (http.clone(), url.to_owned(), stop.clone());
-            let token = token(format!("noisy-{run}"), format!("a{i}"))?;
-            let obey = self.obey_retry_after;
-            flooders.push(tokio::spawn(async move { flood(&http, &url, &token, i, obey, &stop).await }));
-        }
-        let noisy = self.quiet_round(http, url, &quiet, "noisy").await?;
-        stop.store(true, Ordering::Relaxed);
-        let mut answers: BTreeMap<u16, u64> = BTreeMap::new();
-        for flooder in flooders {
-            for (status, count) in flooder.await? {
-                *answers.entry(status).or_default() += count;
-            }
-        }
+        let flood = self.start_flood(url, run)?;
+        let noisy = self.quiet_round(http, url, &quiet, "noisy").await;
+        let answers = tokio::task::spawn_blocking(move || stop_flood(flood)).await??;
+        let noisy = noisy?;
         report("noisy", &noisy);
-        let answers: Vec<String> = answers.iter().map(|(status, n)| format!("{status}:{n}")).collect();
         println!(
-            "noisy   flooders={} obeying_retry_after={} their answers {}",
+            "noisy   flooders={} obeying_retry_after={} niceness={} their answers {}",
             self.flooders,
             self.obey_retry_after,
-            answers.join(" ")
+            self.flood_niceness,
+            answers.trim()
         );
         let p95 = |q: &Quiet| percentile(&q.completions, 95.0).as_secs_f64();
         println!("noisy   quiet tenant's p95 submit-to-completion, noisy/idle = {:.2}", p95(&noisy) / p95(&idle));
         Ok(())
+    }
+
+    /// Starts the flood: this binary's `flood` phase, as tenant A of `run`,
+    /// under `nice`. It floods until its stdin closes ([`stop_flood`]).
+    fn start_flood(&self, url: &str, run: &str) -> Result<std::process::Child, Error> {
+        let mut command = Command::new("nice");
+        command
+            .arg("-n")
+            .arg(self.flood_niceness.to_string())
+            .arg(std::env::current_exe()?)
+            .args(["--phases", "flood", "--url", url, "--run-id", run, "--flooders"])
+            .arg(self.flooders.to_string());
+        if self.obey_retry_after {
+            command.arg("--flood-obeys-retry-after");
+        }
+        // In its environment, not on its command line (where `ps` shows it).
+        command.env("ERRAND_AUTH__JWT_SECRET", &self.secret);
+        Ok(command.stdin(Stdio::piped()).stdout(Stdio::piped()).spawn()?)
     }
 
     /// B's jobs for `self.seconds`, one each [`QUIET_EVERY`], then waits for them all.
@@ -131,9 +150,60 @@ impl Noisy {
     }
 }
 
+/// Ends the flood started by [`Noisy::start_flood`]: closes its stdin and
+/// answers what it printed (its answers by status).
+fn stop_flood(mut flood: std::process::Child) -> Result<String, Error> {
+    drop(flood.stdin.take());
+    let mut answers = String::new();
+    flood.stdout.take().ok_or("the flood's stdout")?.read_to_string(&mut answers)?;
+    let status = flood.wait()?;
+    if !status.success() {
+        return Err(format!("the flood ended with {status}").into());
+    }
+    Ok(answers)
+}
+
+/// The `flood` phase (the child [`Noisy::start_flood`] starts): tenant A's
+/// `flooders` clients until stdin closes, then prints their answers by
+/// status (`429:1234 202:56`).
+pub async fn flood(
+    url: &str,
+    issuer: &TokenIssuer,
+    run: &str,
+    exp: u64,
+    flooders: usize,
+    obey: bool,
+) -> Result<(), Error> {
+    let http = reqwest::Client::builder().pool_max_idle_per_host(flooders).build()?;
+    let stop = Arc::new(AtomicBool::new(false));
+    let stdin_closed = stop.clone();
+    std::thread::spawn(move || {
+        let _ = std::io::stdin().read_to_end(&mut Vec::new());
+        stdin_closed.store(true, Ordering::Relaxed);
+    });
+    let mut clients = Vec::new();
+    for i in 0..flooders {
+        let (http, url, stop) = (http.clone(), url.to_owned(), stop.clone());
+        let token = issuer
+            .issue(&UserClaims { sub: format!("a{i}"), tenant: format!("noisy-{run}"), email: None, exp })
+            .map_err(|e| e.to_string())?;
+        clients.push(tokio::spawn(async move { flood_client(&http, &url, &token, i, obey, &stop).await }));
+    }
+    let mut answers: BTreeMap<u16, u64> = BTreeMap::new();
+    for client in clients {
+        for (status, count) in client.await? {
+            *answers.entry(status).or_default() += count;
+        }
+    }
+    let answers: Vec<String> = answers.iter().map(|(status, n)| format!("{status}:{n}")).collect();
+    let mut stdout = std::io::stdout().lock();
+    writeln!(stdout, "{}", answers.join(" "))?;
+    Ok(())
+}
+
 /// One of A's clients: long jobs back to back until `stop` (waiting out
 /// each `Retry-After` if it `obeys`); its answers by status.
-async fn flood(
+async fn flood_client(
     http: &reqwest::Client,
     url: &str,
     token: &str,
