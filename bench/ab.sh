@@ -47,7 +47,8 @@ commits() { psql "$base/$db" -XAtqc "SELECT xact_commit FROM pg_stat_database WH
 side() {
   if [ "$1" = A ]; then cfg=${AB_CONFIG_A:-config.toml}; read -ra envs <<<"${AB_ENV_A:-}"
   else cfg=${AB_CONFIG_B:-config.toml}; read -ra envs <<<"${AB_ENV_B:-}"; fi
-  envs+=(RUST_LOG=warn "ERRAND_DATABASE__URL=$base/$db" "ERRAND_AUTH__JWT_SECRET=$SECRET")
+  # sslmode=disable: a local server, as before errand spoke TLS (an older binary reads it too).
+  envs+=(RUST_LOG=warn "ERRAND_DATABASE__URL=$base/$db?sslmode=disable" "ERRAND_AUTH__JWT_SECRET=$SECRET")
 }
 create() {
   local errand=$1 label=$2 fifo line cfg envs

@@ -35,7 +35,8 @@ errand_stop_drain() {
 # <params>) round-robin over <tenants> tenants, queued and analyzed; prints
 # its URL. Shared with bench/workers.sh.
 errand_drain_backlog() {
-  local db=$1 jobs=$2 tenants=$3 job_type=$4 params=$5 url=$base/$1
+  # sslmode=disable: a local server, measured as the peers reach it (and psql reads it too).
+  local db=$1 jobs=$2 tenants=$3 job_type=$4 params=$5 url="$base/$1?sslmode=disable"
   psql "$base/postgres" -Xqc "CREATE DATABASE $db"
   RUST_LOG=warn ERRAND_DATABASE__URL=$url "$bin/errand" migrate >/dev/null
   errand_drain_insert "$url" "$jobs" "$tenants" "$job_type" "$params"

@@ -29,8 +29,8 @@ use sha2::{Digest, Sha256};
 pub enum StartupError {
     #[error(transparent)]
     Config(#[from] ConfigError),
-    #[error("cannot use the database: {0}")]
-    Database(#[from] tokio_postgres::Error),
+    #[error("database.url: {0}")]
+    Database(#[from] crate::store::connection::UrlError),
     #[error(transparent)]
     Migrate(#[from] MigrateError),
     #[error("cannot listen on {bind}: {source}")]

@@ -10,12 +10,13 @@ use std::time::Duration;
 
 use actix::Recipient;
 use futures_util::StreamExt;
-use tokio_postgres::{AsyncMessage, NoTls};
+use tokio_postgres::AsyncMessage;
 
 use super::leases::CancelRequested;
 use super::notifier::{NotificationsCommitted, ProgressCommitted};
 use super::signals::WorkAvailable;
 use crate::domain::{JobId, OwnerTag};
+use crate::store::connection::Connection;
 use crate::store::{CANCEL_CHANNEL, NOTIFICATION_CHANNEL, PROGRESS_CHANNEL, WORK_CHANNEL};
 
 /// Who hears what the listener hears.
@@ -29,12 +30,18 @@ pub struct Listeners {
 
 /// Starts the listening loop on the current arbiter; it runs until the arbiter stops.
 pub fn spawn_listener(database_url: crate::config::PostgresUrl, listeners: Listeners) {
+    // Read at start-up already (`config::PostgresUrl`): cannot fail here.
+    let database = match Connection::parse(secrecy::ExposeSecret::expose_secret(&database_url)) {
+        Ok(database) => database,
+        Err(error) => return tracing::error!(%error, "work listener: the database URL cannot be used"),
+    };
     actix::spawn(async move {
         let mut backoff = Duration::from_millis(100);
         loop {
-            match listen(secrecy::ExposeSecret::expose_secret(&database_url), &listeners).await {
+            match listen(&database, &listeners).await {
                 Ok(()) => backoff = Duration::from_millis(100),
                 Err(error) => {
+                    let error = crate::store::postgres_detail(&error);
                     tracing::warn!(%error, "work listener lost its connection; reconnecting")
                 }
             }
@@ -44,8 +51,8 @@ pub fn spawn_listener(database_url: crate::config::PostgresUrl, listeners: Liste
     });
 }
 
-async fn listen(database_url: &str, listeners: &Listeners) -> Result<(), tokio_postgres::Error> {
-    let (client, mut connection) = tokio_postgres::connect(database_url, NoTls).await?;
+async fn listen(database: &Connection, listeners: &Listeners) -> Result<(), tokio_postgres::Error> {
+    let (client, mut connection) = database.config.connect(database.tls.clone()).await?;
     let (messages_tx, mut messages) = tokio::sync::mpsc::unbounded_channel();
     let driver = actix::spawn(async move {
         let mut stream = futures_util::stream::poll_fn(move |cx| connection.poll_message(cx));

@@ -14,6 +14,7 @@
 mod batch_claim;
 mod cancel;
 mod claim;
+pub mod connection;
 mod finish;
 mod history;
 mod jobs;
@@ -28,7 +29,6 @@ mod tenant_quotas;
 use std::sync::Arc;
 
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
-use tokio_postgres::NoTls;
 
 pub use cancel::{CancelOutcome, CancelledBy};
 pub use claim::{BatchClaim, Claim, ClaimRequest, ClaimSpec, ClaimedJob, TypeLimits};
@@ -47,10 +47,12 @@ use crate::domain::{Caller, Operator, Quotas};
 /// the cause is logged.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
-    #[error("no database connection available: {0}")]
-    Pool(#[from] deadpool_postgres::PoolError),
+    // The causes are spelled out in the message (and are not `source`s, so
+    // that a log of the chain does not repeat them).
+    #[error("no database connection available: {}", pool_detail(.0))]
+    Pool(deadpool_postgres::PoolError),
     #[error("database error: {}", postgres_detail(.0))]
-    Postgres(#[from] tokio_postgres::Error),
+    Postgres(tokio_postgres::Error),
     #[error("unexpected data in the database: {0}")]
     Corrupt(String),
     /// A statement shared with other requests lost its connection (each of
@@ -114,8 +116,44 @@ where
 }
 
 /// The server's message when there is one ("db error" alone says nothing).
-fn postgres_detail(error: &tokio_postgres::Error) -> String {
-    error.as_db_error().map_or_else(|| error.to_string(), |db| db.to_string())
+impl From<deadpool_postgres::PoolError> for StoreError {
+    fn from(error: deadpool_postgres::PoolError) -> Self {
+        Self::Pool(error)
+    }
+}
+
+impl From<tokio_postgres::Error> for StoreError {
+    fn from(error: tokio_postgres::Error) -> Self {
+        Self::Postgres(error)
+    }
+}
+
+/// What the server said, with its SQLSTATE (`FATAL: role "x" does not exist
+/// (SQLSTATE 28000)`), or what stood between errand and the server, with
+/// every cause (`error connecting to server: Connection refused (os error 111)`):
+/// tokio-postgres's own message alone is "db error".
+pub(crate) fn postgres_detail(error: &tokio_postgres::Error) -> String {
+    if let Some(db) = error.as_db_error() {
+        return format!("{}: {} (SQLSTATE {})", db.severity(), db.message(), db.code().code());
+    }
+    let mut text = error.to_string();
+    let mut source = std::error::Error::source(error);
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
+fn pool_detail(error: &deadpool_postgres::PoolError) -> String {
+    match error {
+        deadpool_postgres::PoolError::Backend(error) => postgres_detail(error),
+        deadpool_postgres::PoolError::Timeout(_) => {
+            format!("{error} (every connection busy, or the server slow to accept)")
+        }
+        other => other.to_string(),
+    }
 }
 
 /// The PostgreSQL NOTIFY channel on which processes announce new work.
@@ -167,8 +205,8 @@ pub struct Store {
 
 impl Store {
     /// A pool of up to `size` connections to `url`. Connects lazily.
-    pub fn connect(url: &str, size: usize) -> Result<Self, tokio_postgres::Error> {
-        let mut pg_config: tokio_postgres::Config = url.parse()?;
+    pub fn connect(url: &str, size: usize) -> Result<Self, connection::UrlError> {
+        let connection::Connection { config: mut pg_config, tls } = connection::Connection::parse(url)?;
         // errand's statements are short and planned with generic estimates
         // that can look expensive (a claim's were 600k): JIT then compiled
         // for 70-400 ms to run a statement of 2 ms. A URL's own options win.
@@ -180,7 +218,7 @@ impl Store {
         if pg_config.get_application_name().is_none() {
             pg_config.application_name(format!("{PROCESS_NAME_PREFIX}{}", uuid::Uuid::new_v4()));
         }
-        let manager = Manager::from_config(pg_config, NoTls, ManagerConfig { recycling_method: RecyclingMethod::Fast });
+        let manager = Manager::from_config(pg_config, tls, ManagerConfig { recycling_method: RecyclingMethod::Fast });
         let pool = Pool::builder(manager)
             .max_size(size)
             // A request that cannot get a connection soon gets a 503, rather than hanging.

@@ -26,6 +26,13 @@ fn bad_values_are_refused_naming_their_key() {
         ("ERRAND_AUTH__JWT_SECRET", "short", "auth.jwt_secret"),
         ("ERRAND_WORKERS__LEASE", "soon", "lease"),
         ("ERRAND_DATABASE__URL", "", "database.url"),
+        ("ERRAND_DATABASE__URL", "postgres://u@db/e?sslmode=always", "database.url"),
+        ("ERRAND_DATABASE__URL", "postgres://u@db/e?sslmode=verify-full", "sslrootcert"),
+        (
+            "ERRAND_DATABASE__URL",
+            "postgres://u@db/e?sslmode=verify-ca&sslrootcert=/nonexistent.pem",
+            "/nonexistent.pem",
+        ),
         ("ERRAND_JOB_TYPES__SLEEP__MAX_ATTEMPTS", "0", "job_types.sleep.max_attempts"),
     ];
     for (key, value, named) in cases {
@@ -33,6 +40,16 @@ fn bad_values_are_refused_naming_their_key() {
         assert_eq!(code, 2, "{key}={value}: {stderr}");
         assert!(stderr.contains(named), "{key}={value} should name {named}: {stderr}");
     }
+}
+
+#[test]
+fn a_database_that_refuses_errand_is_quoted_with_its_sqlstate() {
+    let url = reqwest::Url::parse(&crate::helpers::admin_url()).unwrap();
+    let mut refused = url.clone();
+    refused.set_username("no_such_role").unwrap();
+    let (code, stderr) = errand_with(&[("ERRAND_DATABASE__URL", refused.as_str())]);
+    assert_ne!(code, 0, "{stderr}");
+    assert!(stderr.contains("role \"no_such_role\" does not exist (SQLSTATE 28000)"), "{stderr}");
 }
 
 #[test]

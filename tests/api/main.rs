@@ -26,5 +26,6 @@ mod read;
 mod s3;
 mod shutdown;
 mod submit;
+mod tls;
 mod work;
 mod worker_api;

@@ -13,12 +13,38 @@ pub struct PrivateCluster {
     pub port: u16,
     /// initdb and postgres refuse to run as root: then they run as `postgres`.
     as_root: bool,
+    /// Server settings beyond the test defaults, as `-c` options.
+    settings: Vec<String>,
 }
 
 impl PrivateCluster {
     /// Initialises and starts a throw-away cluster; `None` where the server
     /// binaries are not installed (the test then says so and passes nothing).
     pub fn start() -> Option<Self> {
+        Self::start_with(|_| Vec::new())
+    }
+
+    /// [`Self::start`] with TLS on: `cert` and `key` (PEM) are the server's.
+    pub fn start_with_tls(cert: &str, key: &str) -> Option<Self> {
+        Self::start_with(|cluster| {
+            let (cert_file, key_file) = (cluster.dir.join("server.crt"), cluster.dir.join("server.key"));
+            std::fs::write(&cert_file, cert).expect("server certificate");
+            std::fs::write(&key_file, key).expect("server key");
+            // PostgreSQL refuses a key others may read.
+            run(Command::new("chmod").arg("600").arg(&key_file));
+            if cluster.as_root {
+                run(Command::new("chown").arg("postgres:").arg(&cert_file).arg(&key_file));
+            }
+            vec![
+                "ssl=on".into(),
+                format!("ssl_cert_file={}", cert_file.display()),
+                format!("ssl_key_file={}", key_file.display()),
+            ]
+        })
+    }
+
+    /// Starts a cluster with the settings `settings` makes (given the cluster's directory).
+    fn start_with(settings: impl FnOnce(&Self) -> Vec<String>) -> Option<Self> {
         let bin = std::fs::read_dir("/usr/lib/postgresql")
             .ok()?
             .filter_map(|entry| Some(entry.ok()?.path().join("bin")))
@@ -27,10 +53,11 @@ impl PrivateCluster {
             .max_by_key(|bin| bin.parent()?.file_name()?.to_str()?.parse::<u32>().ok())?;
         let dir = std::env::temp_dir().join(format!("errand-test-pg-{}", uuid::Uuid::new_v4().simple()));
         std::fs::create_dir_all(&dir).expect("cluster directory");
-        let cluster = Self { dir, bin, port: free_port(), as_root: as_root() };
+        let mut cluster = Self { dir, bin, port: free_port(), as_root: as_root(), settings: Vec::new() };
         if cluster.as_root {
             run(Command::new("chown").arg("postgres:").arg(&cluster.dir));
         }
+        cluster.settings = settings(&cluster);
         let data = cluster.dir.join("data");
         run(cluster.command("initdb").arg("-D").arg(&data).args([
             "-U",
@@ -60,11 +87,14 @@ impl PrivateCluster {
     }
 
     fn pg_ctl(&self, action: &str) {
-        let options = format!(
+        let mut options = format!(
             "-p {} -k {} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off",
             self.port,
             self.dir.display()
         );
+        for setting in &self.settings {
+            options.push_str(&format!(" -c {setting}"));
+        }
         let data = self.dir.join("data");
         let log = self.dir.join("server.log");
         let mut command = self.command("pg_ctl");

@@ -158,6 +158,13 @@ pub fn add_export_type(settings: &mut Settings, name: &str, export: errand::conf
 /// A directory removed when the test ends.
 pub struct TempDir(PathBuf);
 
+impl TempDir {
+    /// A fresh directory named after `what`, not yet made.
+    pub fn named(what: &str) -> Self {
+        Self(std::env::temp_dir().join(format!("errand-{what}-{}", Uuid::new_v4().simple())))
+    }
+}
+
 impl std::ops::Deref for TempDir {
     type Target = std::path::Path;
     fn deref(&self) -> &std::path::Path {
@@ -177,8 +184,8 @@ pub async fn spawn_exporting_app(configure: impl FnOnce(&mut Settings)) -> (Test
     let db = TestDb::create().await;
     let store = errand::store::Store::connect(&db.url, 2).unwrap();
     errand::demo::seed(&store, 2, 500).await.unwrap();
-    let dir = std::env::temp_dir().join(format!("errand-results-{}", Uuid::new_v4().simple()));
-    let results = dir.clone();
+    let dir = TempDir::named("results");
+    let results = dir.to_path_buf();
     let app = spawn_app_on(
         db,
         move |s| {
@@ -188,7 +195,7 @@ pub async fn spawn_exporting_app(configure: impl FnOnce(&mut Settings)) -> (Test
         errand::jobs::HandlerRegistry::builtin(),
     )
     .await;
-    (app, TempDir(dir))
+    (app, dir)
 }
 
 impl TestApp {

@@ -6,7 +6,7 @@ use super::*;
 
 /// The server that test databases are created on: `DATABASE_URL` (any
 /// database on it), else the local default.
-fn admin_url() -> String {
+pub fn admin_url() -> String {
     std::env::var("DATABASE_URL").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".into())
 }
 
