@@ -188,7 +188,8 @@ impl Application {
         .start();
         dispatcher_context.run(Dispatcher::new(store.clone(), dispatcher_settings, registry.clone()));
         let rescue_every = (w.lease / 2).max(w.poll_interval);
-        let rescuer = Rescuer::new(rescue_every, completer.clone().recipient(), dispatcher.clone().recipient()).start();
+        let rescuer =
+            Rescuer::new(rescue_every, w.lease, completer.clone().recipient(), dispatcher.clone().recipient()).start();
         let broker = Broker::new(store.clone(), external_spec, work_arrived.clone()).start();
         let ticks =
             Ticks { rescue: rescuer.recipient(), prune: pruner.recipient(), renew_leases: leases.clone().recipient() };

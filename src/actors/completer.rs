@@ -65,6 +65,8 @@ pub enum Recorded {
 pub struct Rescue {
     /// Rows one pass handles at most.
     pub limit: i64,
+    /// How long past its expiry a lease is left to its process (see `Queue::rescue_expired`).
+    pub grace: std::time::Duration,
 }
 
 /// The batch holding this completion could not be written (database trouble).
@@ -225,12 +227,14 @@ impl Handler<EndAttempt> for Completer {
 impl Handler<Rescue> for Completer {
     type Result = ResponseActFuture<Self, Result<Rescued, CompletionFailed>>;
 
-    fn handle(&mut self, Rescue { limit }: Rescue, _ctx: &mut Self::Context) -> Self::Result {
+    fn handle(&mut self, Rescue { limit, grace }: Rescue, _ctx: &mut Self::Context) -> Self::Result {
         let store = self.store.clone();
-        Box::pin(async move { store.queue().rescue_expired(limit).await }.into_actor(self).map(|rescued, act, _| {
-            let rescued = rescued?;
-            rescued.failed.iter().cloned().for_each(|ended| act.notify_if_terminal(ended));
-            Ok(rescued)
-        }))
+        Box::pin(async move { store.queue().rescue_expired(limit, grace).await }.into_actor(self).map(
+            |rescued, act, _| {
+                let rescued = rescued?;
+                rescued.failed.iter().cloned().for_each(|ended| act.notify_if_terminal(ended));
+                Ok(rescued)
+            },
+        ))
     }
 }

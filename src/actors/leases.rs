@@ -9,13 +9,18 @@
 //! Its map of held leases is a cache of what the workers told it: losing it
 //! would let leases expire and the Rescuer would run the jobs again, which
 //! fencing makes safe.
+//!
+//! A renewal that fails (the database restarting, failing over) is tried
+//! again within moments, backing off to a second, not at the next interval:
+//! once the database is back, this process's leases are renewed first
+//! thing, before the Rescuer's grace runs out on them.
 
 use std::collections::HashMap;
 use std::time::Duration;
 
 use actix::prelude::*;
 
-use crate::domain::{JobId, LeaseId};
+use crate::domain::{JobId, LeaseId, RetryPolicy};
 use crate::store::Store;
 
 /// What the keeper tells a worker about its job.
@@ -47,16 +52,22 @@ pub struct CancelRequested(pub Vec<JobId>);
 #[rtype(result = "()")]
 pub struct RenewLeases;
 
+/// The waits between tries of a renewal that failed.
+const RETRYING: RetryPolicy =
+    RetryPolicy { max_attempts: u32::MAX, base: Duration::from_millis(100), max: Duration::from_secs(1) };
+
 pub struct LeaseKeeper {
     store: Store,
     lease: Duration,
     held: HashMap<JobId, (LeaseId, Recipient<LeaseNotice>)>,
     renewing: bool,
+    /// Renewals failed in a row (a retry is scheduled while it is not 0).
+    failures: u32,
 }
 
 impl LeaseKeeper {
     pub fn new(store: Store, lease: Duration) -> Self {
-        Self { store, lease, held: HashMap::new(), renewing: false }
+        Self { store, lease, held: HashMap::new(), renewing: false, failures: 0 }
     }
 
     fn renew(&mut self, ctx: &mut Context<Self>) {
@@ -71,12 +82,22 @@ impl LeaseKeeper {
             (held, renewed)
         }
         .into_actor(self)
-        .map(|(asked, renewed), act, _ctx| {
+        .map(|(asked, renewed), act, ctx| {
             act.renewing = false;
             let renewed = match renewed {
-                Ok(renewed) => renewed,
+                Ok(renewed) => {
+                    act.failures = 0;
+                    renewed
+                }
                 // The database may come back before the leases run out; the fence protects us if not.
-                Err(error) => return tracing::warn!(%error, "lease renewal failed"),
+                Err(error) => {
+                    act.failures += 1;
+                    if act.failures <= 3 || act.failures.is_power_of_two() {
+                        tracing::warn!(%error, failures = act.failures, "lease renewal failed; trying again");
+                    }
+                    ctx.run_later(RETRYING.next_delay(act.failures), |act, ctx| act.renew(ctx));
+                    return;
+                }
             };
             for (job, _) in renewed.iter().filter(|(_, cancel_requested)| *cancel_requested) {
                 if let Some((_, holder)) = act.held.get(job) {

@@ -1,9 +1,16 @@
 //! The Rescuer: one per process (several processes rescuing at once is safe:
 //! every rescue is fenced on the expired lease). Every half lease it ends the
-//! attempts whose lease expired, because their worker died (`kill -9`, a lost
-//! machine) or lost the database: the job runs again, or fails with its one
-//! notification when no attempts remain. The ends are recorded through the
-//! Completer, the door every end goes through.
+//! attempts whose lease expired a whole lease ago, because their worker died
+//! (`kill -9`, a lost machine) or lost the database for longer: the job runs
+//! again, or fails with its one notification when no attempts remain. The
+//! ends are recorded through the Completer, the door every end goes through.
+//!
+//! Why wait a further lease: a process that lost the database (a failover,
+//! a restart) still holds its jobs, and once the database is back it renews
+//! their leases and records the ends it kept. Rescued as soon as they
+//! expired, they would run twice. So no job is run again for an outage
+//! shorter than about two leases less a renewal interval (50 s at the
+//! default 30 s lease), and a dead process's jobs wait two leases to run again.
 
 use std::future::Future;
 use std::time::Duration;
@@ -24,6 +31,8 @@ const BATCH: i64 = 500;
 
 pub struct Rescuer {
     every: Duration,
+    /// How long past its expiry a lease is left to its process: one lease.
+    grace: Duration,
     /// Records the rescues (and notifies the jobs that failed for good).
     completer: Recipient<Rescue>,
     /// Told when rescued jobs wait to run again.
@@ -31,15 +40,20 @@ pub struct Rescuer {
 }
 
 impl Rescuer {
-    pub fn new(every: Duration, completer: Recipient<Rescue>, work_available: Recipient<WorkAvailable>) -> Self {
-        Self { every, completer, work_available }
+    pub fn new(
+        every: Duration,
+        grace: Duration,
+        completer: Recipient<Rescue>,
+        work_available: Recipient<WorkAvailable>,
+    ) -> Self {
+        Self { every, grace, completer, work_available }
     }
 
     /// One rescue pass.
     fn pass(&self) -> impl Future<Output = ()> + 'static {
-        let (completer, work_available) = (self.completer.clone(), self.work_available.clone());
+        let (completer, work_available, grace) = (self.completer.clone(), self.work_available.clone(), self.grace);
         async move {
-            let rescued = match completer.send(Rescue { limit: BATCH }).await {
+            let rescued = match completer.send(Rescue { limit: BATCH, grace }).await {
                 Ok(Ok(rescued)) => rescued,
                 Ok(Err(error)) => return tracing::warn!(%error, "rescuing expired leases failed"),
                 Err(error) => return tracing::warn!(%error, "rescuing expired leases failed"),

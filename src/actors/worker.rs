@@ -19,7 +19,7 @@ use tokio::task::AbortHandle;
 use super::completer::Complete;
 use super::leases::{LeaseChange, LeaseNotice};
 use super::progress::ProgressChange;
-use crate::domain::{Failure, JobId, Outcome};
+use crate::domain::{Failure, JobId, Outcome, RetryPolicy};
 use crate::jobs::{JobContext, JobError, JobOutput, JobType, Progress};
 use crate::store::{ClaimedJob, Completion, Ender};
 
@@ -36,8 +36,9 @@ pub struct WorkerDone {
 #[rtype(result = "()")]
 pub(super) struct Abandon;
 
-/// How often recording the end is tried before the lease is left to expire.
-const RECORD_TRIES: u32 = 5;
+/// The waits between tries to record an attempt's end (attempts: unbounded).
+const RECORDING: RetryPolicy =
+    RetryPolicy { max_attempts: u32::MAX, base: Duration::from_millis(50), max: Duration::from_secs(5) };
 
 /// The runtime every handler of the process runs on: as many threads as the
 /// machine has cores, apart from the actors' thread, which the operating
@@ -120,21 +121,22 @@ impl JobWorker {
         self.finishing = true;
         let completion = Completion { id: self.job.id, lease: self.job.lease, outcome, ender: Ender::Worker };
         let completer = self.links.completer.clone();
+        // The handler has run: giving up would leave the job to the rescuer,
+        // to run again. So the end is kept and tried until the database
+        // answers, which also says whether the lease is still ours (the
+        // LeaseKeeper renews it meanwhile, as soon as the database is back).
         async move {
-            let mut wait = Duration::from_millis(50);
-            for attempt in 1..=RECORD_TRIES {
+            for attempt in 1u32.. {
                 match completer.send(Complete(completion.clone())).await {
                     Ok(Ok(ended)) => return Some(ended),
-                    Ok(Err(error)) => {
-                        tracing::warn!(%error, job = %completion.id, attempt, "could not record the attempt")
+                    Ok(Err(error)) if attempt <= 3 || attempt.is_power_of_two() => {
+                        tracing::warn!(%error, job = %completion.id, attempt, "could not record the attempt; trying again")
                     }
+                    Ok(Err(_)) => {}
                     Err(error) => tracing::warn!(%error, job = %completion.id, attempt, "completer unavailable"),
                 }
-                tokio::time::sleep(wait).await;
-                wait *= 2;
+                tokio::time::sleep(RECORDING.next_delay(attempt)).await;
             }
-            // The lease will expire and the rescuer will run the job again.
-            tracing::error!(job = %completion.id, "giving up recording the attempt");
             None
         }
         .into_actor(self)

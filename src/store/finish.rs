@@ -10,6 +10,8 @@
 //! notifications with one NOTIFY per 400 distinct owners (NOTIFY takes a
 //! cluster-wide lock at commit, so never one per job).
 
+use std::time::Duration;
+
 use serde_json::Value;
 use tokio_postgres::Row;
 use uuid::Uuid;
@@ -144,7 +146,7 @@ FROM ended e LEFT JOIN notified n ON n.job_id = e.job_id";
 const EXPIRED_LEASES: &str = "
 SELECT q.job_id, q.lease_id, q.attempt, j.max_attempts
 FROM job_queue q JOIN jobs j ON j.id = q.job_id
-WHERE q.state = 'running' AND q.lease_expires_at < now()
+WHERE q.state = 'running' AND q.lease_expires_at < now() - $2 * interval '1 millisecond'
 ORDER BY q.lease_expires_at
 LIMIT $1";
 
@@ -186,13 +188,16 @@ impl Queue<'_> {
         rows.iter().map(ended_from_row).collect()
     }
 
-    /// Ends the attempts whose lease expired (their worker died or lost the
-    /// database): run again, or failed with their notification when no
-    /// attempts remain. A job that runs long but heartbeats is never rescued.
-    pub async fn rescue_expired(&self, limit: i64) -> Result<Rescued, StoreError> {
+    /// Ends the attempts whose lease expired more than `grace` ago (their
+    /// worker died, or lost the database for longer): run again, or failed
+    /// with their notification when no attempts remain. A job that runs long
+    /// but heartbeats is never rescued; nor is one whose process lost the
+    /// database for less than the lease and `grace` together: once back, it
+    /// renews its leases (and records the ends it kept) before they are due.
+    pub async fn rescue_expired(&self, limit: i64, grace: Duration) -> Result<Rescued, StoreError> {
         let expired = {
             let client = self.pool.get().await?;
-            client.query(&client.prepare_cached(EXPIRED_LEASES).await?, &[&limit]).await?
+            client.query(&client.prepare_cached(EXPIRED_LEASES).await?, &[&limit, &millis(grace)]).await?
         };
         let mut batch = Vec::with_capacity(expired.len());
         for row in &expired {

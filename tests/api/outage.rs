@@ -49,3 +49,32 @@ async fn a_database_restart_mid_work_is_ridden_out_without_restarting_errand() {
     assert_eq!(db.notifications_for(&running).await, 1);
     assert_eq!(db.notifications_for(&after).await, 1);
 }
+
+#[actix_web::test]
+async fn a_job_that_ended_while_the_database_was_away_longer_than_the_lease_runs_once() {
+    let Some(cluster) = PrivateCluster::start() else {
+        eprintln!("skipped: no PostgreSQL server binaries under /usr/lib/postgresql");
+        return;
+    };
+    let db = cluster.database().await;
+    // A 6 s lease: renewed every 2 s, rescued 6 s after it expired.
+    let errand = ErrandProcess::start(&db, &[("ERRAND_WORKERS__LEASE", "6s")]);
+    let alice = token("acme", "alice");
+    let job = errand.create(&alice, "sleep", json!({"ms": 2000})).await;
+    eventually(WITHIN, "the job runs", || async {
+        errand.get(&alice, &format!("/jobs/{job}")).await.json::<serde_json::Value>().await.unwrap()["state"]
+            == "running"
+    })
+    .await;
+
+    // The handler ends during the outage, which outlasts the lease: the end
+    // is kept and recorded once the database is back, the lease renewed
+    // first, and the rescuer leaves it to its process.
+    cluster.stop();
+    tokio::time::sleep(Duration::from_secs(7)).await; // the outage itself, not a wait for anything
+    cluster.restart();
+    let finished = errand.wait_until_finished(&alice, &job, WITHIN).await;
+    assert_eq!(finished["status"], "completed", "{finished}");
+    assert_eq!(finished["attempts"], 1, "the handler ran once: {finished}");
+    assert_eq!(db.notifications_for(&job).await, 1);
+}

@@ -64,7 +64,11 @@ async fn a_late_worker_cannot_overwrite_a_rescued_and_reclaimed_job() {
     submit(&store, "acme", 1).await;
     let first = claim(&store, 1, 4, LEASE).await.remove(0);
     db.expire_lease(&first.id.to_string()).await;
-    assert_eq!(store.queue().rescue_expired(10).await.unwrap().requeued, 1, "the expired lease is rescued");
+    assert_eq!(
+        store.queue().rescue_expired(10, Duration::ZERO).await.unwrap().requeued,
+        1,
+        "the expired lease is rescued"
+    );
     let second = claim(&store, 1, 4, LEASE).await.remove(0);
     assert_eq!((second.id, second.attempt), (first.id, 2));
 
@@ -181,7 +185,7 @@ async fn one_statement_renews_every_lease_still_held_and_names_the_lost_ones() {
         expected.sort();
         assert_eq!(renewed, expected, "the stale lease is not renewed");
     }
-    let rescued = store.queue().rescue_expired(10).await.unwrap();
+    let rescued = store.queue().rescue_expired(10, Duration::ZERO).await.unwrap();
     assert_eq!(rescued.requeued, 1, "only the job nobody renewed is rescued");
 }
 
@@ -193,7 +197,7 @@ async fn an_expired_lease_on_the_last_attempt_fails_the_job_with_one_notificatio
     let job = claim(&store, 1, 4, Duration::from_millis(20)).await.remove(0);
     let deadline = std::time::Instant::now() + Duration::from_secs(5);
     let failed = loop {
-        let rescued = store.queue().rescue_expired(10).await.unwrap();
+        let rescued = store.queue().rescue_expired(10, Duration::ZERO).await.unwrap();
         if !rescued.failed.is_empty() {
             break rescued.failed;
         }
@@ -284,7 +288,7 @@ async fn a_rescue_leaves_a_lease_renewed_after_it_expired() {
         ender: Ender::Rescuer,
     };
     assert!(store.queue().finish_many_if_running(&[rescue]).await.unwrap().is_empty());
-    assert_eq!(store.queue().rescue_expired(10).await.unwrap().requeued, 0);
+    assert_eq!(store.queue().rescue_expired(10, Duration::ZERO).await.unwrap().requeued, 0);
 }
 
 #[tokio::test]
@@ -413,4 +417,20 @@ async fn a_claim_beside_submissions_keeps_to_its_slots_and_its_types() {
     let (replayed, claimed) = submit_and_claim(&store, &jobs, 5, 10, &["noop"]).await;
     assert!(replayed.iter().all(|a| matches!(a, Submission::Replayed(_))), "{replayed:?}");
     assert_eq!(claimed.len(), 1, "the third noop job, not the export");
+}
+
+#[tokio::test]
+async fn a_lease_within_its_grace_is_left_to_its_process_which_can_still_renew_it() {
+    let (db, store) = migrated_store().await;
+    submit(&store, "acme", 1).await;
+    let job = claim(&store, 1, 4, LEASE).await.remove(0);
+    // Expired a second ago, as after an outage of its process's database.
+    let expire = "UPDATE job_queue SET lease_expires_at = now() - interval '1 second'";
+    db.client().await.batch_execute(expire).await.unwrap();
+    let grace = Duration::from_secs(60);
+    assert_eq!(store.queue().rescue_expired(10, grace).await.unwrap().requeued, 0, "within the grace");
+    // Back, its process renews the lease it still holds.
+    assert!(renewed(&store, &job, LEASE).await);
+    db.client().await.batch_execute(expire).await.unwrap();
+    assert_eq!(store.queue().rescue_expired(10, Duration::from_millis(500)).await.unwrap().requeued, 1, "past it");
 }

@@ -66,11 +66,12 @@ impl TestDb {
         self.client().await.query_one(sql, params).await.expect(sql).get(0)
     }
 
-    /// Ends the running lease of `job` now, as if its time had run out: tests
-    /// of what follows an expired lease need not wait it out.
+    /// Ends the running lease of `job` long ago, as if its time and the
+    /// rescuer's grace had run out: tests of what follows an expired lease
+    /// need not wait them out.
     pub async fn expire_lease(&self, job: &str) {
         let id = Uuid::parse_str(job).unwrap();
-        let expire = "UPDATE job_queue SET lease_expires_at = now() - interval '1 second' \
+        let expire = "UPDATE job_queue SET lease_expires_at = now() - interval '1 hour' \
                       WHERE job_id = $1 AND state = 'running'";
         assert_eq!(self.client().await.execute(expire, &[&id]).await.expect(expire), 1, "a running lease");
     }
