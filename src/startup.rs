@@ -8,9 +8,9 @@ use actix::prelude::*;
 use actix_web::{App, HttpServer, dev::Server, web};
 
 use crate::actors::{
-    Broker, Completer, Dispatcher, DispatcherSettings, Drain, Intake, IntakeLinks, LeaseKeeper, Listeners, Mailer,
-    Notifier, ProgressWriter, Prune, Pruner, RenewLeases, RescueExpired, Rescuer, Shedding, StreamLimits,
-    SupervisorDeps, SupervisorRegistry, spawn_listener,
+    Broker, Completer, Dispatcher, DispatcherSettings, Drain, Intake, IntakeLinks, LeaseKeeper, ListenerHealth,
+    Listeners, Mailer, Notifier, ProgressWriter, Prune, Pruner, RenewLeases, RescueExpired, Rescuer, Shedding,
+    StreamLimits, SupervisorDeps, SupervisorRegistry, spawn_listener,
 };
 use crate::config::StorageBackend;
 use crate::config::{ConfigError, Settings, invalid};
@@ -198,8 +198,10 @@ impl Application {
             notifications: notifier.clone().recipient(),
             progress: notifier.clone().recipient(),
             cancels: leases.clone().recipient(),
+            catch_up: notifier.clone().recipient(),
         };
-        spawn_listener(settings.database.url.clone(), listeners);
+        let listener_health = std::sync::Arc::new(ListenerHealth::default());
+        spawn_listener(settings.database.url.clone(), listeners, listener_health.clone());
 
         let closing_streams = tokio_util::sync::CancellationToken::new();
         let parts = AppParts {
@@ -212,6 +214,7 @@ impl Application {
             broker,
             completer,
             closing_streams: closing_streams.clone(),
+            listener: listener_health,
         };
         let state = AppState::new(parts, &settings).map_err(|e| invalid("auth.jwt_secret", e.to_string()))?;
         let state = web::Data::new(state);

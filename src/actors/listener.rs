@@ -4,8 +4,17 @@
 //! committed anywhere, `errand_progress`, so they hear of progress written
 //! anywhere, and `errand_cancel`, so a job asked to stop anywhere stops here
 //! if it runs here. One dedicated connection (LISTEN cannot share a pooled
-//! one); reconnects with backoff.
+//! one), outside the pool.
+//!
+//! It comes back by itself (Oban #1499, graphile-worker #224 did not): on
+//! every connection it checks that it reached a primary (LISTEN on a standby
+//! would hear nothing written on the new primary), LISTENs, then wakes the
+//! dispatcher and every live stream to look at what was announced while it
+//! was away. Reconnects back off with jitter, to 5 s. Whether it listens
+//! shows in `/readyz` and in `errand_listener_connected`.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use actix::Recipient;
@@ -13,9 +22,9 @@ use futures_util::StreamExt;
 use tokio_postgres::AsyncMessage;
 
 use super::leases::CancelRequested;
-use super::notifier::{NotificationsCommitted, ProgressCommitted};
+use super::notifier::{CatchUp, NotificationsCommitted, ProgressCommitted};
 use super::signals::WorkAvailable;
-use crate::domain::{JobId, OwnerTag};
+use crate::domain::{JobId, OwnerTag, RetryPolicy};
 use crate::store::connection::Connection;
 use crate::store::{CANCEL_CHANNEL, NOTIFICATION_CHANNEL, PROGRESS_CHANNEL, WORK_CHANNEL};
 
@@ -26,51 +35,98 @@ pub struct Listeners {
     pub notifications: Recipient<NotificationsCommitted>,
     pub progress: Recipient<ProgressCommitted>,
     pub cancels: Recipient<CancelRequested>,
+    /// Every live stream, after the listener was away.
+    pub catch_up: Recipient<CatchUp>,
 }
 
+/// Whether the listener listens now (shared with `/readyz`).
+#[derive(Debug, Default)]
+pub struct ListenerHealth {
+    listening: AtomicBool,
+}
+
+impl ListenerHealth {
+    pub fn is_listening(&self) -> bool {
+        self.listening.load(Ordering::Relaxed)
+    }
+
+    fn set(&self, listening: bool) {
+        self.listening.store(listening, Ordering::Relaxed);
+        metrics::gauge!("errand_listener_connected").set(if listening { 1.0 } else { 0.0 });
+    }
+}
+
+/// Why the listener is not listening.
+#[derive(Debug, thiserror::Error)]
+enum ListenError {
+    #[error("{}", crate::store::postgres_detail(.0))]
+    Postgres(#[from] tokio_postgres::Error),
+    #[error("reached a standby (in recovery), not the primary")]
+    Standby,
+}
+
+/// The waits between reconnects.
+const RECONNECTING: RetryPolicy =
+    RetryPolicy { max_attempts: u32::MAX, base: Duration::from_millis(100), max: Duration::from_secs(5) };
+
 /// Starts the listening loop on the current arbiter; it runs until the arbiter stops.
-pub fn spawn_listener(database_url: crate::config::PostgresUrl, listeners: Listeners) {
+pub fn spawn_listener(database_url: crate::config::PostgresUrl, listeners: Listeners, health: Arc<ListenerHealth>) {
     // Read at start-up already (`config::PostgresUrl`): cannot fail here.
     let database = match Connection::parse(secrecy::ExposeSecret::expose_secret(&database_url)) {
         Ok(database) => database,
         Err(error) => return tracing::error!(%error, "work listener: the database URL cannot be used"),
     };
     actix::spawn(async move {
-        let mut backoff = Duration::from_millis(100);
+        let mut failures = 0u32;
         loop {
-            match listen(&database, &listeners).await {
-                Ok(()) => backoff = Duration::from_millis(100),
+            let result = listen(&database, &listeners, &health).await;
+            health.set(false);
+            match result {
+                Ok(()) => failures = 0,
                 Err(error) => {
-                    let error = crate::store::postgres_detail(&error);
-                    tracing::warn!(%error, "work listener lost its connection; reconnecting")
+                    failures += 1;
+                    if failures <= 3 || failures.is_power_of_two() {
+                        tracing::warn!(%error, failures, "work listener is not listening; reconnecting");
+                    }
                 }
             }
-            tokio::time::sleep(backoff).await;
-            backoff = (backoff * 2).min(Duration::from_secs(5));
+            metrics::counter!("errand_listener_reconnects_total").increment(1);
+            tokio::time::sleep(RECONNECTING.next_delay(failures.max(1))).await;
         }
     });
 }
 
-async fn listen(database: &Connection, listeners: &Listeners) -> Result<(), tokio_postgres::Error> {
+async fn listen(database: &Connection, listeners: &Listeners, health: &ListenerHealth) -> Result<(), ListenError> {
     let (client, mut connection) = database.config.connect(database.tls.clone()).await?;
     let (messages_tx, mut messages) = tokio::sync::mpsc::unbounded_channel();
     let driver = actix::spawn(async move {
         let mut stream = futures_util::stream::poll_fn(move |cx| connection.poll_message(cx));
         while let Some(message) = stream.next().await {
-            if messages_tx.send(message).is_err() {
+            // A broken connection answers every poll with an error at once
+            // (over TLS, at least): the first one ends this driver, or it
+            // would spin, filling the channel, and never yield to its abort.
+            let failed = message.is_err();
+            if messages_tx.send(message).is_err() || failed {
                 break;
             }
         }
     });
+    if client.query_one("SELECT pg_is_in_recovery()", &[]).await?.try_get::<_, bool>(0)? {
+        driver.abort();
+        return Err(ListenError::Standby);
+    }
     client
         .batch_execute(&format!(
             "LISTEN {WORK_CHANNEL}; LISTEN {NOTIFICATION_CHANNEL}; LISTEN {PROGRESS_CHANNEL}; LISTEN {CANCEL_CHANNEL}"
         ))
         .await?;
+    health.set(true);
     // Interest is registered before we look: anything committed from now on
-    // notifies us, and this wake-up covers work committed before. (Streams
-    // read what they have not sent whenever they wake: they need no catch-up.)
+    // notifies us, and these wake-ups cover what was committed before (or
+    // while we were away): the dispatcher claims, every stream reads what it
+    // has not sent.
     listeners.work.do_send(WorkAvailable);
+    listeners.catch_up.do_send(CatchUp);
     while let Some(message) = messages.recv().await {
         match message {
             Ok(AsyncMessage::Notification(n)) if n.channel() == NOTIFICATION_CHANNEL => {
@@ -94,7 +150,7 @@ async fn listen(database: &Connection, listeners: &Listeners) -> Result<(), toki
             Ok(_) => {}
             Err(error) => {
                 driver.abort();
-                return Err(error);
+                return Err(error.into());
             }
         }
     }

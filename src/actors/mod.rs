@@ -46,11 +46,11 @@ pub use completer::{Complete, Completer, CompletionFailed, EndAttempt, Recorded,
 pub use dispatcher::{Dispatcher, DispatcherSettings, Drain};
 pub use intake::{Intake, IntakeLinks, LendSlots, Overloaded, Record, RecordError, Shedding, SlotLoan, SlotsUsed};
 pub use leases::{CancelRequested, LeaseChange, LeaseKeeper, LeaseNotice, RenewLeases};
-pub use listener::{Listeners, spawn_listener};
+pub use listener::{ListenerHealth, Listeners, spawn_listener};
 pub use mailer::{MailDue, Mailer};
 pub use notifier::{
-    JobFinished, ListNotifications, MarkAllRead, MarkRead, NotificationsCommitted, Notifier, ProgressCommitted,
-    StreamLimits, StreamWakes, Subscribe, TooManyStreams,
+    CatchUp, JobFinished, ListNotifications, MarkAllRead, MarkRead, NotificationsCommitted, Notifier,
+    ProgressCommitted, StreamLimits, StreamWakes, Subscribe, TooManyStreams,
 };
 pub use progress::{ProgressChange, ProgressWriter};
 pub use pruner::{Prune, Pruner};

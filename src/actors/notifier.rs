@@ -190,6 +190,24 @@ impl Handler<NotificationsCommitted> for Notifier {
     }
 }
 
+/// The listener was away (or has just started): what was announced
+/// meanwhile went unheard, so every live stream looks again.
+#[derive(Debug, Clone, Copy, Message)]
+#[rtype(result = "()")]
+pub struct CatchUp;
+
+impl Handler<CatchUp> for Notifier {
+    type Result = ();
+
+    fn handle(&mut self, _: CatchUp, _ctx: &mut Self::Context) {
+        let owners: Vec<OwnerTag> = self.streams.keys().cloned().collect();
+        for owner in owners {
+            self.wake(owner.clone(), Wake::Feed);
+            self.wake(owner, Wake::Progress);
+        }
+    }
+}
+
 impl Handler<ProgressCommitted> for Notifier {
     type Result = ();
 

@@ -30,6 +30,9 @@ pub async fn healthz() -> HttpResponse {
 )]
 pub async fn readyz(state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
     match crate::db::migrations_current(&state.store).await {
+        Ok(true) if !state.listener.is_listening() => {
+            Err(AppError::Unavailable("not listening to the database's announcements (reconnecting)".into()))
+        }
         Ok(true) => Ok(HttpResponse::Ok().json(Health { status: "ready" })),
         Ok(false) => Err(AppError::Unavailable("migrations are not applied".into())),
         Err(e) => Err(AppError::Unavailable(e.to_string())),

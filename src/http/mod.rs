@@ -30,7 +30,7 @@ pub use auth::ExternalWorker;
 pub use body::drain_unread_body;
 pub use request_id::request_id;
 
-use crate::actors::{Broker, Completer, Notifier, SupervisorFor, SupervisorRegistry};
+use crate::actors::{Broker, Completer, ListenerHealth, Notifier, SupervisorFor, SupervisorRegistry};
 use crate::config::{NotificationSettings, Settings};
 use crate::domain::Caller;
 use crate::http::error::AppError;
@@ -67,6 +67,8 @@ pub struct AppState {
     pub rate_limits: rate_limit::RateLimits,
     /// Stream tickets issued and not yet used.
     pub tickets: std::sync::Arc<tickets::TicketLedger>,
+    /// Whether this process hears the database's announcements (`/readyz`).
+    pub listener: std::sync::Arc<ListenerHealth>,
 }
 
 /// What start-up hands the HTTP side: the actors and stores it talks to.
@@ -81,6 +83,7 @@ pub struct AppParts {
     pub completer: Addr<Completer>,
     /// Cancelled at shutdown: live streams end.
     pub closing_streams: tokio_util::sync::CancellationToken,
+    pub listener: std::sync::Arc<ListenerHealth>,
 }
 
 impl AppState {
@@ -101,6 +104,7 @@ impl AppState {
             closing_streams: parts.closing_streams,
             broker: parts.broker,
             completer: parts.completer,
+            listener: parts.listener,
             tickets: std::sync::Arc::new(tickets::TicketLedger::new(
                 settings.notifications.max_unused_tickets_per_user.get(),
                 settings.notifications.stream_ticket_ttl,

@@ -168,12 +168,14 @@ impl JobTypes {
             let handler: Option<Arc<dyn JobHandler>> = match &s.export {
                 Some(export) => {
                     let source = match &export.source_database_url {
-                        Some(url) => crate::store::Store::connect(secrecy::ExposeSecret::expose_secret(url), 4)
-                            .map_err(|e| {
-                                invalid(format!("job_types.{name}.export.source_database_url"), e.to_string())
-                            })?
-                            .pool()
-                            .clone(),
+                        Some(url) => {
+                            crate::store::Store::connect_for_reads(secrecy::ExposeSecret::expose_secret(url), 4)
+                                .map_err(|e| {
+                                    invalid(format!("job_types.{name}.export.source_database_url"), e.to_string())
+                                })?
+                                .pool()
+                                .clone()
+                        }
                         None => exports.default_source.clone(),
                     };
                     let export = SqlExport::new(name, export, source, exports.storage.clone(), exports.retention)

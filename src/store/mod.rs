@@ -25,6 +25,7 @@ mod queue;
 mod quota;
 mod submit;
 mod tenant_quotas;
+mod writable;
 
 use std::sync::Arc;
 
@@ -65,9 +66,11 @@ pub enum StoreError {
 }
 
 impl StoreError {
-    /// The database could not be reached or the connection broke (it was
-    /// terminated, the server restarts, the network dropped): worth a retry on
-    /// a fresh connection, and a 503 rather than a 500 if that fails too.
+    /// The database could not be reached, the connection broke (it was
+    /// terminated, the server restarts, the network dropped), or its server
+    /// no longer takes writes (a demoted primary, SQLSTATE 25006: the
+    /// connection is discarded, see `writable.rs`): worth a retry on a fresh
+    /// connection, and a 503 rather than a 500 if that fails too.
     pub fn is_connection_lost(&self) -> bool {
         match self {
             Self::Pool(_) => true,
@@ -77,7 +80,7 @@ impl StoreError {
                     code.starts_with("08") || matches!(code, "57P01" | "57P02" | "57P03")
                 });
                 let io = std::error::Error::source(error).is_some_and(|cause| cause.is::<std::io::Error>());
-                error.is_closed() || class_08_or_shutdown || io
+                error.is_closed() || class_08_or_shutdown || io || writable::is_read_only(error)
             }
             Self::ConnectionLost(_) => true,
             Self::Corrupt(_) | Self::Contended(_) => false,
@@ -115,7 +118,6 @@ where
     }
 }
 
-/// The server's message when there is one ("db error" alone says nothing).
 impl From<deadpool_postgres::PoolError> for StoreError {
     fn from(error: deadpool_postgres::PoolError) -> Self {
         Self::Pool(error)
@@ -124,6 +126,7 @@ impl From<deadpool_postgres::PoolError> for StoreError {
 
 impl From<tokio_postgres::Error> for StoreError {
     fn from(error: tokio_postgres::Error) -> Self {
+        writable::note(&error);
         Self::Postgres(error)
     }
 }
@@ -204,8 +207,20 @@ pub struct Store {
 }
 
 impl Store {
-    /// A pool of up to `size` connections to `url`. Connects lazily.
+    /// A pool of up to `size` connections to `url`, the database errand
+    /// writes to: a connection to a server that no longer takes writes is
+    /// discarded (`writable.rs`). Connects lazily.
     pub fn connect(url: &str, size: usize) -> Result<Self, connection::UrlError> {
+        Self::build(url, size, true)
+    }
+
+    /// [`Self::connect`] for a database errand only reads (an export's
+    /// source, which may be a standby).
+    pub fn connect_for_reads(url: &str, size: usize) -> Result<Self, connection::UrlError> {
+        Self::build(url, size, false)
+    }
+
+    fn build(url: &str, size: usize, writes: bool) -> Result<Self, connection::UrlError> {
         let connection::Connection { config: mut pg_config, tls } = connection::Connection::parse(url)?;
         // errand's statements are short and planned with generic estimates
         // that can look expensive (a claim's were 600k): JIT then compiled
@@ -219,7 +234,11 @@ impl Store {
             pg_config.application_name(format!("{PROCESS_NAME_PREFIX}{}", uuid::Uuid::new_v4()));
         }
         let manager = Manager::from_config(pg_config, tls, ManagerConfig { recycling_method: RecyclingMethod::Fast });
-        let pool = Pool::builder(manager)
+        let mut pool = Pool::builder(manager);
+        if writes {
+            pool = pool.post_recycle(writable::check_on_checkout());
+        }
+        let pool = pool
             .max_size(size)
             // A request that cannot get a connection soon gets a 503, rather than hanging.
             .wait_timeout(Some(POOL_WAIT))

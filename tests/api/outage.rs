@@ -78,3 +78,94 @@ async fn a_job_that_ended_while_the_database_was_away_longer_than_the_lease_runs
     assert_eq!(finished["attempts"], 1, "the handler ran once: {finished}");
     assert_eq!(db.notifications_for(&job).await, 1);
 }
+
+/// Makes the cluster's server take no writes (`on`), or take them again, its sessions left open.
+async fn read_only(db: &TestDb, on: bool) {
+    let admin = db.client().await;
+    // This session may write whatever the server's default.
+    admin.batch_execute("SET default_transaction_read_only = off").await.unwrap();
+    let set = if on {
+        "ALTER SYSTEM SET default_transaction_read_only = on"
+    } else {
+        "ALTER SYSTEM RESET default_transaction_read_only"
+    };
+    admin.batch_execute(set).await.unwrap();
+    admin.batch_execute("SELECT pg_reload_conf()").await.unwrap();
+}
+
+#[actix_web::test]
+async fn a_primary_that_stays_up_read_only_gets_503s_and_is_left_once_it_takes_writes() {
+    let Some(cluster) = PrivateCluster::start() else {
+        eprintln!("skipped: no PostgreSQL server binaries under /usr/lib/postgresql");
+        return;
+    };
+    let db = cluster.database().await;
+    let errand = ErrandProcess::start(&db, &[]);
+    let alice = token("acme", "alice");
+    let before = errand.create(&alice, "noop", json!({})).await;
+    errand.wait_until_finished(&alice, &before, WITHIN).await;
+
+    // An old primary, fenced but up: every open session now refuses writes (25006).
+    read_only(&db, true).await;
+    let mut tries = 0;
+    eventually(WITHIN, "a create is refused with 503", || {
+        tries += 1;
+        let key = format!("while-read-only-{tries}");
+        let errand = &errand;
+        let alice = &alice;
+        async move {
+            let status = errand.submit(alice, "noop", &key, json!({})).await.status();
+            assert_ne!(status, StatusCode::INTERNAL_SERVER_ERROR, "never a 500");
+            status == StatusCode::SERVICE_UNAVAILABLE
+        }
+    })
+    .await;
+    let refused = errand.submit(&alice, "noop", "refused", json!({})).await;
+    assert!(refused.headers().contains_key("retry-after"));
+    assert_problem(refused, StatusCode::SERVICE_UNAVAILABLE, "unavailable").await;
+    assert_eq!(errand.get(&alice, &format!("/jobs/{before}")).await.status(), StatusCode::OK, "reads still answer");
+
+    // Writable again: errand moves on by itself, on fresh connections.
+    read_only(&db, false).await;
+    eventually(WITHIN, "creates pass again", || async {
+        errand.submit(&alice, "noop", "refused", json!({})).await.status() == StatusCode::ACCEPTED
+    })
+    .await;
+    let jobs: i64 = db.scalar("SELECT count(*) FROM jobs WHERE idempotency_key = 'refused'", &[]).await;
+    assert_eq!(jobs, 1, "the retried key made one job");
+}
+
+#[actix_web::test]
+async fn a_connection_whose_server_refused_a_write_as_read_only_is_not_used_again() {
+    let Some(cluster) = PrivateCluster::start() else {
+        eprintln!("skipped: no PostgreSQL server binaries under /usr/lib/postgresql");
+        return;
+    };
+    let db = cluster.database().await;
+    let store = errand::store::Store::connect(&db.url, 1).unwrap();
+    let pid = || async {
+        let client = store.pool().get().await.unwrap();
+        client.query_one("SELECT pg_backend_pid()", &[]).await.unwrap().get::<_, i32>(0)
+    };
+    let before = pid().await;
+    assert_eq!(pid().await, before, "a pool of one reuses its connection");
+    db.client().await.batch_execute("CREATE TABLE t (i int)").await.unwrap();
+
+    read_only(&db, true).await;
+    let client = store.pool().get().await.unwrap();
+    // The session takes up the reloaded default in a moment.
+    let deadline = std::time::Instant::now() + WITHIN;
+    let refused = loop {
+        match client.batch_execute("INSERT INTO t VALUES (1)").await {
+            Err(error) => break error,
+            Ok(()) => assert!(std::time::Instant::now() < deadline, "the server never refused a write"),
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert_eq!(refused.code().map(|code| code.code()), Some("25006"), "{refused}");
+    let refused = errand::store::StoreError::from(refused);
+    assert!(refused.is_connection_lost(), "a 503 and a retry elsewhere, not a 500: {refused}");
+    drop(client);
+    read_only(&db, false).await;
+    assert_ne!(pid().await, before, "the connection was dropped, a fresh one made");
+}
