@@ -269,6 +269,27 @@ impl ServerCertVerifier for Unverified {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn only_the_tls_options_leave_a_url_and_the_rest_keeps_its_order(
+            others in proptest::collection::vec(("[a-z_]{1,12}", "[A-Za-z0-9%.-]{0,12}"), 0..6),
+            at in 0usize..7,
+            mode in "(disable|prefer|require|verify-ca|verify-full)",
+        ) {
+            let others: Vec<(String, String)> =
+                others.into_iter().filter(|(k, _)| k != "sslmode" && k != "sslrootcert").collect();
+            let mut pairs: Vec<String> = others.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            pairs.insert(at.min(pairs.len()), format!("sslmode={mode}"));
+            let (rest, taken, root) = take_tls_options(&format!("postgres://u@h/db?{}", pairs.join("&")));
+            let kept: Vec<String> = others.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            let expected = if kept.is_empty() { "postgres://u@h/db".to_owned() } else { format!("postgres://u@h/db?{}", kept.join("&")) };
+            prop_assert_eq!(rest, expected);
+            prop_assert_eq!(taken, Some(mode));
+            prop_assert_eq!(root, None);
+        }
+    }
 
     #[test]
     fn the_tls_options_are_taken_out_of_either_form() {
@@ -291,6 +312,22 @@ mod tests {
         assert_eq!(negotiated("postgres://u@db/e?sslmode=disable"), Negotiated::Disable);
         assert_eq!(negotiated("postgres://u@db/e?sslmode=require"), Negotiated::Require);
         assert_eq!(negotiated("postgres://u@db/e?sslmode=verify-full&sslrootcert=system"), Negotiated::Require);
+    }
+
+    #[test]
+    fn a_multi_host_url_keeps_its_hosts_and_timeouts_beside_the_tls_options() {
+        let connection = Connection::parse(
+            "postgres://errand@db1:5432,db2:5433/errand?target_session_attrs=read-write&connect_timeout=3\
+             &sslmode=verify-full&sslrootcert=system&keepalives_idle=10&tcp_user_timeout=10",
+        )
+        .unwrap();
+        let config = &connection.config;
+        assert_eq!(config.get_hosts().len(), 2);
+        assert_eq!(config.get_ports(), [5432, 5433]);
+        assert_eq!(config.get_target_session_attrs(), tokio_postgres::config::TargetSessionAttrs::ReadWrite);
+        assert_eq!(config.get_connect_timeout(), Some(&std::time::Duration::from_secs(3)));
+        assert_eq!(config.get_tcp_user_timeout(), Some(&std::time::Duration::from_secs(10)));
+        assert_eq!(config.get_ssl_mode(), tokio_postgres::config::SslMode::Require);
     }
 
     #[test]
