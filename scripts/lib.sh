@@ -125,6 +125,25 @@ errand_install_browser() {
   export ERRAND_TEST_PLAYWRIGHT
 }
 
+# PgBouncer (Debian's, this version when the mirror has it) for the tests of
+# errand behind it. Exports ERRAND_TEST_PGBOUNCER. The package's own service
+# is not started (no init runs here); the tests start their own.
+ERRAND_PGBOUNCER_VERSION=1.18.0-1+deb12u1
+errand_install_pgbouncer() {
+  if [ -z "${ERRAND_TEST_PGBOUNCER:-}" ] && [ ! -x /usr/sbin/pgbouncer ]; then
+    if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then
+      errand_log "the PgBouncer tests need it: apt-get install pgbouncer (as root)"
+      return 1
+    fi
+    errand_log "installing pgbouncer from apt (once)"
+    apt-get update -qq >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "pgbouncer=$ERRAND_PGBOUNCER_VERSION" >/dev/null 2>&1 ||
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq pgbouncer >/dev/null ||
+      { errand_log "apt-get install pgbouncer failed"; return 1; }
+  fi
+  export ERRAND_TEST_PGBOUNCER=${ERRAND_TEST_PGBOUNCER:-/usr/sbin/pgbouncer}
+}
+
 # Installs the pinned schemathesis (tools/schemathesis/requirements.txt) into a
 # virtualenv under the tools cache and exports ERRAND_TEST_SCHEMATHESIS, the
 # `st` command the API contract test runs against a real errand.

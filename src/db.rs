@@ -25,6 +25,8 @@ pub async fn migrate(store: &Store) -> Result<usize, MigrateError> {
 }
 
 async fn run(store: &Store, target: refinery::Target) -> Result<usize, MigrateError> {
+    // Before the session lock below, which transaction pooling would never release.
+    store.check_sessions().await?;
     let mut client = store.pool().get().await.map_err(StoreError::from)?;
     client.execute("SELECT pg_advisory_lock($1)", &[&MIGRATION_LOCK]).await.map_err(StoreError::from)?;
     let report = embedded::migrations::runner().set_target(target).run_async(&mut **client).await;

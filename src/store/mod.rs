@@ -23,13 +23,14 @@ mod operator;
 mod outbox;
 mod queue;
 mod quota;
+mod sessions;
 mod submit;
 mod tenant_quotas;
 mod writable;
 
 use std::sync::Arc;
 
-use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
+use deadpool_postgres::{HookError, Manager, ManagerConfig, Pool, RecyclingMethod};
 
 pub use cancel::{CancelOutcome, CancelledBy};
 pub use claim::{BatchClaim, Claim, ClaimRequest, ClaimSpec, ClaimedJob, TypeLimits};
@@ -63,6 +64,9 @@ pub enum StoreError {
     /// Concurrent work kept overtaking this one: worth a retry later.
     #[error("too much contention: {0}")]
     Contended(String),
+    /// The database (or what stands before it) cannot give errand what it needs.
+    #[error("{0}")]
+    Unsupported(String),
 }
 
 impl StoreError {
@@ -83,7 +87,7 @@ impl StoreError {
                 error.is_closed() || class_08_or_shutdown || io || writable::is_read_only(error)
             }
             Self::ConnectionLost(_) => true,
-            Self::Corrupt(_) | Self::Contended(_) => false,
+            Self::Corrupt(_) | Self::Contended(_) | Self::Unsupported(_) => false,
         }
     }
 }
@@ -204,6 +208,8 @@ pub struct Store {
     quotas: Arc<Quotas>,
     /// The configured caps as the recording statement binds them, made once.
     batch_caps: Arc<quota::BatchCaps>,
+    /// Where the pool connects, for a connection of errand's own outside it.
+    target: Arc<connection::Connection>,
 }
 
 impl Store {
@@ -221,13 +227,14 @@ impl Store {
     }
 
     fn build(url: &str, size: usize, writes: bool) -> Result<Self, connection::UrlError> {
-        let connection::Connection { config: mut pg_config, tls } = connection::Connection::parse(url)?;
+        let target = connection::Connection::parse(url)?;
+        let connection::Connection { config: mut pg_config, tls } = target.clone();
         // errand's statements are short and planned with generic estimates
         // that can look expensive (a claim's were 600k): JIT then compiled
-        // for 70-400 ms to run a statement of 2 ms. A URL's own options win.
-        if pg_config.get_options().is_none() {
-            pg_config.options("-c jit=off");
-        }
+        // for 70-400 ms to run a statement of 2 ms. Set on each new
+        // connection, not as a startup option (PgBouncer refuses `options`).
+        // A URL's own options win.
+        let jit_off = pg_config.get_options().is_none();
         // Names this process's connections, so that processes can count each
         // other (`live_processes`). A URL's own name wins.
         if pg_config.get_application_name().is_none() {
@@ -235,6 +242,11 @@ impl Store {
         }
         let manager = Manager::from_config(pg_config, tls, ManagerConfig { recycling_method: RecyclingMethod::Fast });
         let mut pool = Pool::builder(manager);
+        if jit_off {
+            pool = pool.post_create(deadpool_postgres::Hook::async_fn(|client, _| {
+                Box::pin(async move { client.batch_execute("SET jit = off").await.map_err(HookError::Backend) })
+            }));
+        }
         if writes {
             pool = pool.post_recycle(writable::check_on_checkout());
         }
@@ -252,6 +264,7 @@ impl Store {
             email_outbox: false,
             batch_caps: Arc::new(quota::BatchCaps::of(&quotas)),
             quotas: Arc::new(quotas),
+            target: Arc::new(target),
         })
     }
 

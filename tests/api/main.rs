@@ -15,6 +15,7 @@ mod notifications;
 mod operators;
 mod outage;
 mod overload;
+mod pgbouncer;
 mod private_cluster;
 mod processes;
 mod progress;
