@@ -177,6 +177,11 @@ pub const CANCEL_CHANNEL: &str = "errand_cancel";
 /// The `application_name` of errand's connections: this, then the process's own id.
 const PROCESS_NAME_PREFIX: &str = "errand/";
 
+/// This process's `application_name`, the same for all its pools (the API's,
+/// the exports'), so that it counts once among the live processes.
+static PROCESS_NAME: std::sync::LazyLock<String> =
+    std::sync::LazyLock::new(|| format!("{PROCESS_NAME_PREFIX}{}", uuid::Uuid::new_v4()));
+
 /// The errand processes connected to the database now: the distinct
 /// `application_name`s of their connections.
 const LIVE_PROCESSES: &str = "
@@ -238,7 +243,7 @@ impl Store {
         // Names this process's connections, so that processes can count each
         // other (`live_processes`). A URL's own name wins.
         if pg_config.get_application_name().is_none() {
-            pg_config.application_name(format!("{PROCESS_NAME_PREFIX}{}", uuid::Uuid::new_v4()));
+            pg_config.application_name(PROCESS_NAME.as_str());
         }
         let manager = Manager::from_config(pg_config, tls, ManagerConfig { recycling_method: RecyclingMethod::Fast });
         let mut pool = Pool::builder(manager);
