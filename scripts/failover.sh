@@ -134,11 +134,10 @@ print(*found)
 EOF
   )
   [ "${#ports[@]}" = 3 ] || { errand_log "failover: no free ports"; return 1; }
-  printf '%s\n' "${ports[0]}" >"$dir/monitor.port" && printf '%s\n' "${ports[1]}" >"$dir/node1.port" &&
-    printf '%s\n' "${ports[2]}" >"$dir/node2.port" || return 1
-  errand_log "failover: monitor on ${ports[0]}, node1 on ${ports[1]}, node2 on ${ports[2]}, in $dir"
+  for name in monitor node1 node2; do echo "${ports[0]}" >"$dir/$name.port" && ports=("${ports[@]:1}"); done
+  errand_log "failover: monitor, node1, node2 on ports $(cat "$dir"/{monitor,node1,node2}.port | xargs), in $dir"
   # The monitor.
-  _fo_as_pg "$dir" pg_autoctl create monitor --pgdata "$dir/monitor" --pgport "${ports[0]}" \
+  _fo_as_pg "$dir" pg_autoctl create monitor --pgdata "$dir/monitor" --pgport "$(_fo_port "$dir" monitor)" \
     --hostname 127.0.0.1 --listen 127.0.0.1 --auth trust --no-ssl >"$dir/monitor.log" 2>&1 ||
     { errand_log "failover: creating the monitor failed: see $dir/monitor.log"; return 1; }
   _fo_small "$dir/monitor"
@@ -156,14 +155,14 @@ EOF
   for name in node1 node2; do
     _fo_as_pg "$dir" pg_autoctl create postgres --pgdata "$dir/$name" --pgport "$(_fo_port "$dir" "$name")" \
       --name "$name" --hostname 127.0.0.1 --listen 127.0.0.1 --dbname "$ERRAND_FAILOVER_DB" --auth trust \
-      --no-ssl --monitor "postgres://autoctl_node@127.0.0.1:${ports[0]}/pg_auto_failover?sslmode=disable" \
+      --no-ssl --monitor "postgres://autoctl_node@127.0.0.1:$(_fo_port "$dir" monitor)/pg_auto_failover?sslmode=disable" \
       >"$dir/$name.log" 2>&1 || { errand_log "failover: creating $name failed: see $dir/$name.log"; return 1; }
     _fo_small "$dir/$name"
     _fo_run "$dir" "$name"
   done
   _fo_wait "$dir" "a healthy primary and secondary" _fo_healthy "$dir" || return 1
   printf 'postgres://postgres@127.0.0.1:%s,127.0.0.1:%s/postgres?target_session_attrs=read-write&connect_timeout=3\n' \
-    "${ports[1]}" "${ports[2]}" | tee "$dir/url"
+    "$(_fo_port "$dir" node1)" "$(_fo_port "$dir" node2)" | tee "$dir/url"
   errand_log "failover: up in $((SECONDS - t0)) s"
 }
 
@@ -204,18 +203,19 @@ errand_failover_restart_node() {
   errand_log "failover: $name rejoined as secondary in $((SECONDS - t0)) s"
 }
 
-# Stops the nodes, then the monitor: pg_autoctl stop, then the PIDs' signals if need be.
+# Stops everything: pg_autoctl stop to all three at once, then waits for each
+# PID (signals it if pg_autoctl stop fails or takes over 30 s).
 errand_failover_down() {
-  local dir name pid
+  local dir name
   dir=$(_fo_dir "$1") || return 1
   for name in node2 node1 monitor; do
+    _fo_alive "$dir" "$name" && { _fo_as_pg "$dir" pg_autoctl stop --pgdata "$dir/$name" >>"$dir/$name.log" 2>&1 ||
+      kill "$(cat "$dir/$name.pid")"; }
+  done
+  for name in node2 node1 monitor; do
     [ -d "$dir/$name" ] || continue
-    if _fo_alive "$dir" "$name"; then
-      pid=$(cat "$dir/$name.pid")
-      _fo_as_pg "$dir" pg_autoctl stop --pgdata "$dir/$name" >>"$dir/$name.log" 2>&1 || kill "$pid" 2>/dev/null
-      ERRAND_FAILOVER_TIMEOUT=30 _fo_wait "$dir" "$name to stop" _fo_dead "$dir" "$name" ||
-        kill -9 "$pid" 2>/dev/null
-    fi
+    ERRAND_FAILOVER_TIMEOUT=30 _fo_wait "$dir" "$name to stop" _fo_dead "$dir" "$name" ||
+      kill -9 "$(cat "$dir/$name.pid")" 2>/dev/null
     # A Postgres left behind by a pg_autoctl that died.
     _fo_as_pg "$dir" pg_ctl -D "$dir/$name" status >/dev/null 2>&1 &&
       _fo_as_pg "$dir" pg_ctl -D "$dir/$name" -m immediate -w stop >/dev/null 2>&1

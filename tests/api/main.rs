@@ -9,6 +9,7 @@ mod config;
 mod contract;
 mod email;
 mod exports;
+mod failover;
 mod helpers;
 mod jwks;
 mod notifications;

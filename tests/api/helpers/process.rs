@@ -14,13 +14,18 @@ pub struct ErrandProcess {
 impl ErrandProcess {
     /// Starts `errand serve` on `db` with extra `ERRAND_*` settings, and waits until it listens.
     pub fn start(db: &TestDb, env: &[(&str, &str)]) -> Self {
+        Self::start_on(&db.url, env)
+    }
+
+    /// [`Self::start`] on the database of `url`.
+    pub fn start_on(url: &str, env: &[(&str, &str)]) -> Self {
         let mut command = Command::new(env!("CARGO_BIN_EXE_errand"));
         command
             .arg("serve")
             .arg("--config")
             .arg(repo_path("config.toml"))
             .env_remove("DATABASE_URL")
-            .env("ERRAND_DATABASE__URL", &db.url)
+            .env("ERRAND_DATABASE__URL", url)
             .env("ERRAND_DATABASE__POOL_SIZE", "8")
             .env("ERRAND_HTTP__BIND", "127.0.0.1:0")
             .env("ERRAND_HTTP__WORKERS", "2")
@@ -46,7 +51,10 @@ impl ErrandProcess {
             .unwrap_or_else(|| panic!("errand did not start: {line:?}"));
         let port = listening.rsplit(':').next().unwrap_or_default();
         let address = format!("http://127.0.0.1:{port}");
-        Self { child, address, listening: listening.to_owned(), http: reqwest::Client::new() }
+        // Idle connections are dropped before errand's keep-alive (5 s) could
+        // close one as a request goes out on it.
+        let http = reqwest::Client::builder().pool_idle_timeout(Duration::from_secs(2)).build().unwrap();
+        Self { child, address, listening: listening.to_owned(), http }
     }
 
     /// SIGKILL: no chance to clean up.

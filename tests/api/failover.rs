@@ -1,0 +1,128 @@
+//! A real failover under load: a pg_auto_failover formation (a monitor, a
+//! primary and a secondary), two errand processes on its multi-host URL,
+//! clients submitting all along, then a planned switchover and an unplanned
+//! stop of the primary. Nothing accepted is lost, nothing runs twice, each
+//! job notifies once, no answer is a 5xx but 503, and both processes serve
+//! again without a restart.
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+use reqwest::StatusCode;
+use serde_json::json;
+
+use crate::helpers::*;
+
+/// Clients submitting at once, over three tenants.
+const CLIENTS: usize = 6;
+/// Both processes answer `/readyz` again within this of the new primary taking writes.
+const SERVING_AGAIN_WITHIN: Duration = Duration::from_secs(30);
+
+/// What the clients saw: the jobs accepted (token, id) and every answer's status.
+#[derive(Default)]
+struct Seen {
+    accepted: Vec<(String, String)>,
+    statuses: BTreeMap<u16, u64>,
+}
+
+/// One client: new keys back to back until `stop`, each retried with the same
+/// key after a 503 (as errand.js and errand_worker do) until it is accepted.
+async fn submit_until(
+    processes: Rc<Vec<ErrandProcess>>,
+    client: usize,
+    stop: Rc<RefCell<bool>>,
+    seen: Rc<RefCell<Seen>>,
+) {
+    let token = token(&format!("tenant-{}", client % 3), &format!("user-{client}"));
+    let mut n = 0;
+    while !*stop.borrow() {
+        let key = format!("c{client}-{n}");
+        loop {
+            // Alternate between the processes, as a load balancer would.
+            let process = &processes[(client + n) % processes.len()];
+            let response = process.submit(&token, "noop", &key, json!({})).await;
+            let status = response.status();
+            *seen.borrow_mut().statuses.entry(status.as_u16()).or_default() += 1;
+            if status == StatusCode::ACCEPTED || status == StatusCode::OK {
+                let job: serde_json::Value = response.json().await.unwrap();
+                seen.borrow_mut().accepted.push((token.clone(), job["id"].as_str().unwrap().to_owned()));
+                break;
+            }
+            actix_web::rt::time::sleep(Duration::from_millis(100)).await;
+        }
+        n += 1;
+    }
+}
+
+/// Waits until both processes are ready again; how long it took.
+async fn serving_again(processes: &[ErrandProcess]) -> Duration {
+    let start = Instant::now();
+    for process in processes {
+        eventually(SERVING_AGAIN_WITHIN, "the process serves again", || async {
+            process.get_without_token("/readyz").await.status() == StatusCode::OK
+        })
+        .await;
+    }
+    start.elapsed()
+}
+
+#[actix_web::test]
+async fn a_switchover_and_a_failover_lose_nothing_run_nothing_twice_and_need_no_restart() {
+    let formation = Formation::up("errand_failover");
+    // Leases long enough to outlast the failover (about 6 s here).
+    let env = [("ERRAND_WORKERS__LEASE", "20s")];
+    let processes =
+        Rc::new(vec![ErrandProcess::start_on(&formation.url, &env), ErrandProcess::start_on(&formation.url, &env)]);
+    let (stop, seen) = (Rc::new(RefCell::new(false)), Rc::new(RefCell::new(Seen::default())));
+    let clients: Vec<_> = (0..CLIENTS)
+        .map(|client| actix_web::rt::spawn(submit_until(processes.clone(), client, stop.clone(), seen.clone())))
+        .collect();
+    let accepted = || seen.borrow().accepted.len();
+    eventually(Duration::from_secs(30), "jobs are accepted", || async { accepted() >= 20 }).await;
+
+    formation.switchover().await;
+    let after_switchover = serving_again(&processes).await;
+    let before_failover = accepted();
+    eventually(Duration::from_secs(30), "jobs are accepted after the switchover", || async {
+        accepted() > before_failover + 20
+    })
+    .await;
+
+    let stopped = formation.kill_primary().await;
+    let after_failover = serving_again(&processes).await;
+    let before_rejoin = accepted();
+    eventually(Duration::from_secs(30), "jobs are accepted after the failover", || async {
+        accepted() > before_rejoin + 20
+    })
+    .await;
+    formation.restart_node(&stopped).await;
+    *stop.borrow_mut() = true;
+    for client in clients {
+        client.await.unwrap();
+    }
+    eprintln!("serving again {after_switchover:?} after the switchover, {after_failover:?} after the failover");
+
+    let seen = seen.borrow();
+    let failed: Vec<_> = seen.statuses.iter().filter(|(status, _)| !matches!(**status, 200 | 202 | 503)).collect();
+    assert!(failed.is_empty(), "no answer but 200, 202 and 503: {:?}", seen.statuses);
+    for (token, id) in &seen.accepted {
+        let job = processes[0].wait_until_finished(token, id, Duration::from_secs(60)).await;
+        assert_eq!(job["status"], "completed", "{job}");
+        assert_eq!(job["attempts"], 1, "run once: {job}");
+    }
+    let (db, connection) = tokio_postgres::connect(&formation.url, tokio_postgres::NoTls).await.unwrap();
+    actix_web::rt::spawn(connection);
+    let count = |sql: &'static str| {
+        let db = &db;
+        async move { db.query_one(sql, &[]).await.unwrap().get::<_, i64>(0) }
+    };
+    let accepted = i64::try_from(seen.accepted.len()).unwrap();
+    assert_eq!(count("SELECT count(*) FROM jobs").await, accepted, "one job per accepted key, none lost");
+    assert_eq!(
+        count("SELECT count(*) FROM notifications WHERE kind = 'job_completed'").await,
+        accepted,
+        "one notification per job"
+    );
+}
