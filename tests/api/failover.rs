@@ -20,11 +20,28 @@ const CLIENTS: usize = 6;
 /// Both processes answer `/readyz` again within this of the new primary taking writes.
 const SERVING_AGAIN_WITHIN: Duration = Duration::from_secs(30);
 
-/// What the clients saw: the jobs accepted (token, id) and every answer's status.
+/// What the clients saw: the jobs accepted (token, id), every answer's
+/// status, and when each 202 and 503 came.
 #[derive(Default)]
 struct Seen {
     accepted: Vec<(String, String)>,
     statuses: BTreeMap<u16, u64>,
+    answered: Vec<(Instant, StatusCode)>,
+}
+
+impl Seen {
+    /// For a fault begun at `from` (and the next one at `until`): the 503s
+    /// between them, and how long from `from` until the first 202 after the first 503.
+    fn outage(&self, from: Instant, until: Instant) -> (usize, Option<Duration>) {
+        let window: Vec<&(Instant, StatusCode)> =
+            self.answered.iter().filter(|(at, _)| *at >= from && *at < until).collect();
+        let refused = window.iter().filter(|(_, status)| *status == StatusCode::SERVICE_UNAVAILABLE).count();
+        let first_refusal = window.iter().find(|(_, status)| *status == StatusCode::SERVICE_UNAVAILABLE);
+        let back = first_refusal.and_then(|(refused_at, _)| {
+            window.iter().find(|(at, status)| at > refused_at && *status == StatusCode::ACCEPTED)
+        });
+        (refused, back.map(|(at, _)| *at - from))
+    }
 }
 
 /// One client: new keys back to back until `stop`, each retried with the same
@@ -45,6 +62,7 @@ async fn submit_until(
             let response = process.submit(&token, "noop", &key, json!({})).await;
             let status = response.status();
             *seen.borrow_mut().statuses.entry(status.as_u16()).or_default() += 1;
+            seen.borrow_mut().answered.push((Instant::now(), status));
             if status == StatusCode::ACCEPTED || status == StatusCode::OK {
                 let job: serde_json::Value = response.json().await.unwrap();
                 seen.borrow_mut().accepted.push((token.clone(), job["id"].as_str().unwrap().to_owned()));
@@ -82,6 +100,7 @@ async fn a_switchover_and_a_failover_lose_nothing_run_nothing_twice_and_need_no_
     let accepted = || seen.borrow().accepted.len();
     eventually(Duration::from_secs(30), "jobs are accepted", || async { accepted() >= 20 }).await;
 
+    let switchover_at = Instant::now();
     formation.switchover().await;
     let after_switchover = serving_again(&processes).await;
     let before_failover = accepted();
@@ -90,6 +109,7 @@ async fn a_switchover_and_a_failover_lose_nothing_run_nothing_twice_and_need_no_
     })
     .await;
 
+    let failover_at = Instant::now();
     let stopped = formation.kill_primary().await;
     let after_failover = serving_again(&processes).await;
     let before_rejoin = accepted();
@@ -102,9 +122,16 @@ async fn a_switchover_and_a_failover_lose_nothing_run_nothing_twice_and_need_no_
     for client in clients {
         client.await.unwrap();
     }
-    eprintln!("serving again {after_switchover:?} after the switchover, {after_failover:?} after the failover");
-
-    let seen = seen.borrow();
+    let seen = seen.take();
+    // Figures for BENCHMARKS.md (not asserted: a timed test would be noise).
+    let (switchover_503s, switchover_back) = seen.outage(switchover_at, failover_at);
+    let (failover_503s, failover_back) = seen.outage(failover_at, Instant::now());
+    println!(
+        "failover figures: switchover: 503s {switchover_503s}, first 202 again {switchover_back:?} after the command, \
+         ready (listener back) {after_switchover:?} after the new primary took writes; failover: 503s \
+         {failover_503s}, first 202 again {failover_back:?}, ready {after_failover:?}; accepted {}",
+        seen.accepted.len()
+    );
     let failed: Vec<_> = seen.statuses.iter().filter(|(status, _)| !matches!(**status, 200 | 202 | 503)).collect();
     assert!(failed.is_empty(), "no answer but 200, 202 and 503: {:?}", seen.statuses);
     for (token, id) in &seen.accepted {
