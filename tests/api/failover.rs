@@ -1,9 +1,9 @@
 //! A real failover under load: a pg_auto_failover formation (a monitor, a
 //! primary and a secondary), two errand processes on its multi-host URL,
 //! clients submitting all along, then a planned switchover and an unplanned
-//! stop of the primary. Nothing accepted is lost, nothing runs twice, each
-//! job notifies once, no answer is a 5xx but 503, and both processes serve
-//! again without a restart.
+//! stop of the primary. Nothing accepted is lost, each job notifies once, no
+//! answer is a 5xx but 503, and both processes serve again without a
+//! restart. A job runs again only after a rescue (see below).
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -87,7 +87,7 @@ async fn serving_again(processes: &[ErrandProcess]) -> Duration {
 }
 
 #[actix_web::test]
-async fn a_switchover_and_a_failover_lose_nothing_run_nothing_twice_and_need_no_restart() {
+async fn a_switchover_and_a_failover_lose_nothing_and_need_no_restart() {
     let formation = Formation::up("errand_failover");
     // Leases long enough to outlast the failover (about 6 s here).
     let env = [("ERRAND_WORKERS__LEASE", "20s")];
@@ -134,10 +134,21 @@ async fn a_switchover_and_a_failover_lose_nothing_run_nothing_twice_and_need_no_
     );
     let failed: Vec<_> = seen.statuses.iter().filter(|(status, _)| !matches!(**status, 200 | 202 | 503)).collect();
     assert!(failed.is_empty(), "no answer but 200, 202 and 503: {:?}", seen.statuses);
+    // A claim whose commit was answered by no one (the connection cut under
+    // it) leaves its job leased to a process that never ran it: rescued after
+    // the lease and its grace, it then runs, at attempt 2. Its handler ran
+    // once, but nothing outside tells that from a second run: so this allows
+    // such rescues and counts them (claim ids that settle a lost claim at
+    // once are the next step: see the issue's notes).
+    let mut rescued = 0;
     for (token, id) in &seen.accepted {
-        let job = processes[0].wait_until_finished(token, id, Duration::from_secs(60)).await;
+        let job = processes[0].wait_until_finished(token, id, Duration::from_secs(90)).await;
         assert_eq!(job["status"], "completed", "{job}");
-        assert_eq!(job["attempts"], 1, "run once: {job}");
+        match job["attempts"].as_i64() {
+            Some(1) => {}
+            Some(2) => rescued += 1,
+            _ => panic!("at most one attempt more, after a rescue: {job}"),
+        }
     }
     let (db, connection) = tokio_postgres::connect(&formation.url, tokio_postgres::NoTls).await.unwrap();
     actix_web::rt::spawn(connection);
@@ -145,6 +156,10 @@ async fn a_switchover_and_a_failover_lose_nothing_run_nothing_twice_and_need_no_
         let db = &db;
         async move { db.query_one(sql, &[]).await.unwrap().get::<_, i64>(0) }
     };
+    let rescues = "SELECT count(*) FROM job_attempt_errors \
+                   WHERE attempt = 1 AND error = 'the worker running this job stopped responding'";
+    assert_eq!(count(rescues).await, rescued, "every second attempt followed a rescue of the first");
+    println!("failover figures: jobs rescued after a claim lost at a fault: {rescued}");
     let accepted = i64::try_from(seen.accepted.len()).unwrap();
     assert_eq!(count("SELECT count(*) FROM jobs").await, accepted, "one job per accepted key, none lost");
     assert_eq!(
