@@ -1,12 +1,14 @@
 //! A real failover under load: a pg_auto_failover formation (a monitor, a
 //! primary and a secondary), two errand processes on its multi-host URL,
 //! clients submitting all along, then a planned switchover and an unplanned
-//! stop of the primary. Nothing accepted is lost, each job notifies once, no
-//! answer is a 5xx but 503, and both processes serve again without a
-//! restart. A job runs again only after a rescue (see below).
+//! stop of the primary, while each client follows its notification stream.
+//! Nothing accepted is lost, each job notifies once and reaches its owner's
+//! stream (resumed with `Last-Event-ID` if it broke), no answer is a 5xx but
+//! 503, and both processes serve again without a restart. A job runs again
+//! only after a rescue (see below).
 
 use std::cell::RefCell;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
@@ -52,7 +54,7 @@ async fn submit_until(
     stop: Rc<RefCell<bool>>,
     seen: Rc<RefCell<Seen>>,
 ) {
-    let token = token(&format!("tenant-{}", client % 3), &format!("user-{client}"));
+    let token = client_token(client);
     let mut n = 0;
     while !*stop.borrow() {
         let key = format!("c{client}-{n}");
@@ -72,6 +74,53 @@ async fn submit_until(
         }
         n += 1;
     }
+}
+
+/// Client `client`'s notification stream, on one of the processes, until
+/// `stop`: the job ids of every `job_completed` event, and how often it had to
+/// be opened again (with `Last-Event-ID`) because it ended or broke.
+async fn follow_stream(
+    processes: Rc<Vec<ErrandProcess>>,
+    client: usize,
+    stop: Rc<RefCell<bool>>,
+    heard: Rc<RefCell<HashMap<String, BTreeSet<String>>>>,
+) -> usize {
+    let token = client_token(client);
+    let url = format!("{}/notifications/stream", processes[client % processes.len()].address);
+    let (mut last_id, mut reopened): (Option<String>, usize) = (None, 0);
+    'open: while !*stop.borrow() {
+        let mut stream = match SseStream::try_open(&url, &token, last_id.as_deref()).await {
+            Ok(stream) => stream,
+            Err(status) => {
+                assert_ne!(status, Some(StatusCode::TOO_MANY_REQUESTS), "one stream per client stays under the cap");
+                actix_web::rt::time::sleep(Duration::from_millis(200)).await;
+                continue;
+            }
+        };
+        while !*stop.borrow() {
+            match stream.poll(Duration::from_millis(200)).await {
+                Ok(Some(SseFrame::Event { id, event, data })) if event.as_deref() == Some("job_completed") => {
+                    heard
+                        .borrow_mut()
+                        .entry(token.clone())
+                        .or_default()
+                        .insert(data["job_id"].as_str().unwrap().to_owned());
+                    last_id = id.or(last_id);
+                }
+                Ok(_) => {}
+                Err(()) => {
+                    reopened += 1;
+                    continue 'open;
+                }
+            }
+        }
+    }
+    reopened
+}
+
+/// Client `client`'s token: a user of one of three tenants.
+fn client_token(client: usize) -> String {
+    token(&format!("tenant-{}", client % 3), &format!("user-{client}"))
 }
 
 /// Waits until both processes are ready again; how long it took.
@@ -94,6 +143,12 @@ async fn a_switchover_and_a_failover_lose_nothing_and_need_no_restart() {
     let processes =
         Rc::new(vec![ErrandProcess::start_on(&formation.url, &env), ErrandProcess::start_on(&formation.url, &env)]);
     let (stop, seen) = (Rc::new(RefCell::new(false)), Rc::new(RefCell::new(Seen::default())));
+    let (streams_stop, heard) = (Rc::new(RefCell::new(false)), Rc::new(RefCell::new(HashMap::new())));
+    let streams: Vec<_> = (0..CLIENTS)
+        .map(|client| {
+            actix_web::rt::spawn(follow_stream(processes.clone(), client, streams_stop.clone(), heard.clone()))
+        })
+        .collect();
     let clients: Vec<_> = (0..CLIENTS)
         .map(|client| actix_web::rt::spawn(submit_until(processes.clone(), client, stop.clone(), seen.clone())))
         .collect();
@@ -160,6 +215,26 @@ async fn a_switchover_and_a_failover_lose_nothing_and_need_no_restart() {
                    WHERE attempt = 1 AND error = 'the worker running this job stopped responding'";
     assert_eq!(count(rescues).await, rescued, "every second attempt followed a rescue of the first");
     println!("failover figures: jobs rescued after a claim lost at a fault: {rescued}");
+
+    // Every completion reached its owner's stream, resumed with Last-Event-ID if it broke.
+    let mut expected: HashMap<String, BTreeSet<String>> = HashMap::new();
+    for (token, id) in &seen.accepted {
+        expected.entry(token.clone()).or_default().insert(id.clone());
+    }
+    let missed = || {
+        let heard = heard.borrow();
+        expected
+            .iter()
+            .map(|(token, jobs)| jobs.iter().filter(|job| !heard.get(token).is_some_and(|h| h.contains(*job))).count())
+            .sum::<usize>()
+    };
+    eventually(Duration::from_secs(30), "every completion on its owner's stream", || async { missed() == 0 }).await;
+    *streams_stop.borrow_mut() = true;
+    let mut reopened = 0;
+    for stream in streams {
+        reopened += stream.await.unwrap();
+    }
+    println!("failover figures: streams opened again after ending or breaking: {reopened}");
     let accepted = i64::try_from(seen.accepted.len()).unwrap();
     assert_eq!(count("SELECT count(*) FROM jobs").await, accepted, "one job per accepted key, none lost");
     assert_eq!(

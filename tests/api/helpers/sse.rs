@@ -16,6 +16,38 @@ pub struct SseStream {
 }
 
 impl SseStream {
+    /// [`Self::open`] as a client that tries again later would: the refusal's
+    /// status if the stream could not be opened (errand answered 503, say).
+    pub async fn try_open(url: &str, token: &str, last_event_id: Option<&str>) -> Result<Self, Option<StatusCode>> {
+        let mut request = reqwest::Client::new().get(url).bearer_auth(token);
+        if let Some(id) = last_event_id {
+            request = request.header("Last-Event-ID", id);
+        }
+        let response = request.send().await.map_err(|_| None)?;
+        if response.status() != StatusCode::OK {
+            return Err(Some(response.status()));
+        }
+        Ok(Self { body: Box::pin(response.bytes_stream()), buffer: String::new() })
+    }
+
+    /// The next frame if one comes within `within`: `Ok(None)` if none did,
+    /// `Err(())` once the stream ended or broke.
+    pub async fn poll(&mut self, within: Duration) -> Result<Option<SseFrame>, ()> {
+        use futures_util::StreamExt;
+        let deadline = tokio::time::Instant::now() + within;
+        loop {
+            if let Some(end) = self.buffer.find("\n\n") {
+                let frame: String = self.buffer.drain(..end + 2).collect();
+                return Ok(Some(parse_frame(&frame)));
+            }
+            match tokio::time::timeout_at(deadline, self.body.next()).await {
+                Err(_) => return Ok(None),
+                Ok(Some(Ok(chunk))) => self.buffer.push_str(&String::from_utf8_lossy(&chunk)),
+                Ok(_) => return Err(()),
+            }
+        }
+    }
+
     /// Opens the stream at `url` with optional bearer token and `Last-Event-ID`.
     pub async fn open(url: &str, token: Option<&str>, last_event_id: Option<&str>) -> Self {
         let mut request = reqwest::Client::new().get(url);
