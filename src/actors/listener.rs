@@ -80,6 +80,10 @@ pub fn spawn_listener(database_url: crate::config::PostgresUrl, listeners: Liste
         let mut failures = 0u32;
         loop {
             let result = listen(&database, &listeners, &health).await;
+            if health.is_listening() {
+                // It had listened: this is a new outage, backed off from the start.
+                failures = 0;
+            }
             health.set(false);
             match result {
                 Ok(()) => failures = 0,
