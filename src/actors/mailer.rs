@@ -4,9 +4,11 @@
 //! records the server's answer at once. Transient failures retry with
 //! backoff; refusals that will never succeed are recorded and stop.
 //!
-//! An email is sent at most once per recorded delivery; the one resend a
-//! crash between sending and recording can cause carries the same
-//! Message-ID (derived from the job), so it is recognisably the same message.
+//! An email is sent at most once per recorded delivery: what became of a
+//! send is recorded however long the database takes to answer (a failover),
+//! within the lock. The one resend a crash between sending and recording can
+//! cause carries the same Message-ID (derived from the job), so it is
+//! recognisably the same message.
 
 use std::time::Duration;
 
@@ -14,9 +16,10 @@ use actix::prelude::*;
 use futures_util::future::join_all;
 
 use crate::config::EmailSettings;
+use crate::domain::RetryPolicy;
 use crate::jobs::JobTypes;
 use crate::mail::{CompletionEmail, MailError, SmtpMailer};
-use crate::store::{OutboxEmail, Store};
+use crate::store::{OutboxEmail, Store, StoreError};
 
 /// There may be emails due.
 #[derive(Debug, Clone, Copy, Message)]
@@ -102,27 +105,51 @@ async fn deliver(store: &Store, smtp: &SmtpMailer, job_types: &JobTypes, setting
         Err(MailError::Transient(_)) => "deferred",
     };
     metrics::counter!("errand_emails_total", "result" => result).increment(1);
-    let recorded = match sent {
-        Ok(response) => outbox.record_sent(&email, &response).await,
+    match sent {
+        Ok(response) => until_answered(&email, || outbox.record_sent(&email, &response)).await,
         Err(error @ (MailError::Invalid(_) | MailError::Rejected(_))) => {
             tracing::warn!(%error, job = %email.job, "email refused; not retrying");
-            outbox.record_failed(&email, &error.to_string()).await
+            let error = error.to_string();
+            until_answered(&email, || outbox.record_failed(&email, &error)).await
         }
         Err(error) => {
             let attempt = u32::try_from(email.attempt).unwrap_or(u32::MAX);
             let policy = settings.retry_policy();
             if policy.allows_another(attempt) {
                 tracing::info!(%error, job = %email.job, attempt, "email not sent; will retry");
-                outbox.record_retry(&email, &error.to_string(), policy.next_delay(attempt)).await
+                let (error, delay) = (error.to_string(), policy.next_delay(attempt));
+                until_answered(&email, || outbox.record_retry(&email, &error, delay)).await
             } else {
                 tracing::warn!(%error, job = %email.job, attempt, "email not sent; out of attempts");
-                outbox.record_failed(&email, &error.to_string()).await
+                let error = error.to_string();
+                until_answered(&email, || outbox.record_failed(&email, &error)).await
             }
         }
-    };
-    if let Err(error) = recorded {
-        // The lock runs out and the email is sent again, with the same Message-ID.
-        tracing::error!(%error, job = %email.job, "could not record an email's delivery");
+    }
+}
+
+/// The waits between tries to record what became of a send.
+const RECORDING: RetryPolicy =
+    RetryPolicy { max_attempts: u32::MAX, base: Duration::from_millis(50), max: Duration::from_secs(5) };
+
+/// Records what became of a send, trying again until the database answers
+/// (a failover, a restart): given up, the record would be lost, and the
+/// email sent again once its lock ran out. The database's answer also says
+/// whether the lock was still this sender's (else another sent it: nothing is written).
+async fn until_answered<F, Fut>(email: &OutboxEmail, mut record: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<bool, StoreError>>,
+{
+    for attempt in 1u32.. {
+        match record().await {
+            Ok(_) => return,
+            Err(error) if attempt <= 3 || attempt.is_power_of_two() => {
+                tracing::warn!(%error, job = %email.job, attempt, "could not record an email's delivery; trying again")
+            }
+            Err(_) => {}
+        }
+        tokio::time::sleep(RECORDING.next_delay(attempt)).await;
     }
 }
 

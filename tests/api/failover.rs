@@ -2,9 +2,9 @@
 //! primary and a secondary), two errand processes on its multi-host URL,
 //! clients submitting all along, then a planned switchover and an unplanned
 //! stop of the primary, while each client follows its notification stream.
-//! Nothing accepted is lost, each job notifies once and reaches its owner's
-//! stream (resumed with `Last-Event-ID` if it broke), no answer is a 5xx but
-//! 503, and both processes serve again without a restart. A job runs again
+//! Nothing accepted is lost, each job notifies once, reaches its owner's
+//! stream (resumed with `Last-Event-ID` if it broke) and sends one email, no
+//! answer is a 5xx but 503, and both processes serve again without a restart. A job runs again
 //! only after a rescue (see below).
 
 use std::cell::RefCell;
@@ -118,9 +118,9 @@ async fn follow_stream(
     reopened
 }
 
-/// Client `client`'s token: a user of one of three tenants.
+/// Client `client`'s token: a user of one of three tenants, with an email address.
 fn client_token(client: usize) -> String {
-    token(&format!("tenant-{}", client % 3), &format!("user-{client}"))
+    token_for(&format!("tenant-{}", client % 3), &format!("user-{client}"), &format!("user-{client}@example.com"))
 }
 
 /// Waits until both processes are ready again; how long it took.
@@ -138,8 +138,14 @@ async fn serving_again(processes: &[ErrandProcess]) -> Duration {
 #[actix_web::test]
 async fn a_switchover_and_a_failover_lose_nothing_and_need_no_restart() {
     let formation = Formation::up("errand_failover");
+    let mail = MailServer::start().await;
+    let smtp_port = mail.smtp_port.to_string();
     // Leases long enough to outlast the failover (about 6 s here).
-    let env = [("ERRAND_WORKERS__LEASE", "20s")];
+    let env = [
+        ("ERRAND_WORKERS__LEASE", "20s"),
+        ("ERRAND_EMAIL__ENABLED", "true"),
+        ("ERRAND_EMAIL__SMTP_PORT", smtp_port.as_str()),
+    ];
     let processes =
         Rc::new(vec![ErrandProcess::start_on(&formation.url, &env), ErrandProcess::start_on(&formation.url, &env)]);
     let (stop, seen) = (Rc::new(RefCell::new(false)), Rc::new(RefCell::new(Seen::default())));
@@ -235,6 +241,16 @@ async fn a_switchover_and_a_failover_lose_nothing_and_need_no_restart() {
         reopened += stream.await.unwrap();
     }
     println!("failover figures: streams opened again after ending or breaking: {reopened}");
+
+    // One email per job: the outbox has nothing left to send, and as many arrived as it sent.
+    // An email claimed by a claim whose reply was lost waits for its lock (90 s) to run out.
+    eventually(Duration::from_secs(120), "the outbox has nothing left to send", || async {
+        count("SELECT count(*) FROM email_outbox WHERE state IN ('pending', 'sending')").await == 0
+    })
+    .await;
+    let sent = i64::try_from(seen.accepted.len()).unwrap();
+    assert_eq!(count("SELECT count(*) FROM email_outbox WHERE state = 'sent'").await, sent, "emails sent");
+    assert_eq!(i64::try_from(mail.emails().await.len()).unwrap(), sent, "emails that arrived");
     let accepted = i64::try_from(seen.accepted.len()).unwrap();
     assert_eq!(count("SELECT count(*) FROM jobs").await, accepted, "one job per accepted key, none lost");
     assert_eq!(
