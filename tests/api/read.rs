@@ -277,6 +277,11 @@ async fn the_api_page_renders_the_document_with_a_bundle_errand_serves_itself() 
 #[actix_web::test]
 async fn pages_files_and_probes_answer_head_with_the_gets_headers_and_no_body() {
     let app = spawn_app().await;
+    // Ready once the listener listens too, a moment after start-up.
+    eventually(std::time::Duration::from_secs(10), "the app is ready", || async {
+        app.get_without_token("/readyz").await.status() == StatusCode::OK
+    })
+    .await;
     for path in ["/", "/client/errand.js", "/openapi.json", "/healthz", "/readyz"] {
         let get = app.get_without_token(path).await;
         let head = app.http.head(format!("{}{path}", app.address)).send().await.unwrap();
