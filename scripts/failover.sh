@@ -16,7 +16,7 @@
 # PostgreSQL refuses root, so everything runs as the postgres OS user, and <dir>
 # (made if missing) must be reachable by it (e.g. under /tmp, not /root).
 
-declare -F errand_log >/dev/null || . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+declare -F errand_apt_install >/dev/null || . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 ERRAND_AUTOFAILOVER_VERSION=2.0-2+b1 # Debian's postgresql-15-auto-failover, when the mirror has it
 ERRAND_FAILOVER_PGBIN=${ERRAND_FAILOVER_PGBIN:-/usr/lib/postgresql/15/bin}
@@ -25,15 +25,7 @@ ERRAND_FAILOVER_DB=${ERRAND_FAILOVER_DB:-errand}
 # Installs pg_autoctl (and the monitor's extension) from apt when missing.
 errand_install_autofailover() {
   command -v pg_autoctl >/dev/null 2>&1 && return 0
-  if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then
-    errand_log "the failover tests need pg_autoctl: apt-get install postgresql-15-auto-failover (as root)"
-    return 1
-  fi
-  errand_log "installing postgresql-15-auto-failover from apt (once)"
-  apt-get update -qq >/dev/null
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "postgresql-15-auto-failover=$ERRAND_AUTOFAILOVER_VERSION" >/dev/null 2>&1 ||
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql-15-auto-failover >/dev/null ||
-    { errand_log "apt-get install postgresql-15-auto-failover failed"; return 1; }
+  errand_apt_install postgresql-15-auto-failover "$ERRAND_AUTOFAILOVER_VERSION" "the failover test"
 }
 
 # Sets _FO_ARGV to the prefix that runs a command as postgres, with

@@ -101,6 +101,22 @@ errand_install_maildev() {
   export ERRAND_TEST_MAILDEV="$dir/node_modules/.bin/maildev"
 }
 
+# Installs Debian's <package> at <version> when the mirror still has it, else
+# its current version (Debian replaces builds with security releases, so an
+# exact pin would stop installing), as root; <what> says what needs it.
+errand_apt_install() {
+  local package=$1 version=$2 what=$3
+  if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then
+    errand_log "$what needs $package: apt-get install $package (as root)"
+    return 1
+  fi
+  errand_log "installing $package from apt (once)"
+  apt-get update -qq >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$package=$version" >/dev/null 2>&1 ||
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$package" >/dev/null ||
+    { errand_log "apt-get install $package failed"; return 1; }
+}
+
 # Chromium and the pinned playwright-core that drives it, for the browser
 # tests (tests/browser). Chromium is Debian's package: the version below when
 # the mirror still has it, else the current one (Debian replaces browser
@@ -109,15 +125,7 @@ errand_install_maildev() {
 ERRAND_CHROMIUM_VERSION=156.0.8078.114-1~deb12u1
 errand_install_browser() {
   if [ -z "${ERRAND_TEST_CHROMIUM:-}" ] && ! command -v chromium >/dev/null 2>&1; then
-    if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then
-      errand_log "the browser tests need Chromium: apt-get install chromium (as root)"
-      return 1
-    fi
-    errand_log "installing chromium from apt (once)"
-    apt-get update -qq >/dev/null
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "chromium=$ERRAND_CHROMIUM_VERSION" >/dev/null 2>&1 ||
-      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null ||
-      { errand_log "apt-get install chromium failed"; return 1; }
+    errand_apt_install chromium "$ERRAND_CHROMIUM_VERSION" "the browser tests" || return 1
   fi
   export ERRAND_TEST_CHROMIUM=${ERRAND_TEST_CHROMIUM:-$(command -v chromium)}
   ERRAND_TEST_PLAYWRIGHT=$(errand_npm_tool playwright-core tests/browser node_modules/playwright-core/package.json \
@@ -131,15 +139,7 @@ errand_install_browser() {
 ERRAND_PGBOUNCER_VERSION=1.18.0-1+deb12u1
 errand_install_pgbouncer() {
   if [ -z "${ERRAND_TEST_PGBOUNCER:-}" ] && [ ! -x /usr/sbin/pgbouncer ]; then
-    if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then
-      errand_log "the PgBouncer tests need it: apt-get install pgbouncer (as root)"
-      return 1
-    fi
-    errand_log "installing pgbouncer from apt (once)"
-    apt-get update -qq >/dev/null
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "pgbouncer=$ERRAND_PGBOUNCER_VERSION" >/dev/null 2>&1 ||
-      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq pgbouncer >/dev/null ||
-      { errand_log "apt-get install pgbouncer failed"; return 1; }
+    errand_apt_install pgbouncer "$ERRAND_PGBOUNCER_VERSION" "the PgBouncer tests" || return 1
   fi
   export ERRAND_TEST_PGBOUNCER=${ERRAND_TEST_PGBOUNCER:-/usr/sbin/pgbouncer}
 }

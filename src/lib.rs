@@ -41,6 +41,7 @@ pub mod http;
 pub mod jobs;
 pub mod links;
 pub mod mail;
+pub mod postgres;
 pub mod startup;
 pub mod storage;
 pub mod store;

@@ -30,7 +30,7 @@ pub enum StartupError {
     #[error(transparent)]
     Config(#[from] ConfigError),
     #[error("database.url: {0}")]
-    Database(#[from] crate::store::connection::UrlError),
+    Database(#[from] crate::postgres::UrlError),
     #[error(transparent)]
     Migrate(#[from] MigrateError),
     #[error("cannot listen on {bind}: {source}")]
@@ -201,7 +201,7 @@ impl Application {
             catch_up: notifier.clone().recipient(),
         };
         let listener_health = std::sync::Arc::new(ListenerHealth::default());
-        spawn_listener(settings.database.url.clone(), listeners, listener_health.clone());
+        spawn_listener(store.connection(), listeners, listener_health.clone());
 
         let closing_streams = tokio_util::sync::CancellationToken::new();
         let parts = AppParts {

@@ -25,7 +25,7 @@ use super::leases::CancelRequested;
 use super::notifier::{CatchUp, NotificationsCommitted, ProgressCommitted};
 use super::signals::WorkAvailable;
 use crate::domain::{JobId, OwnerTag, RetryPolicy};
-use crate::store::connection::Connection;
+use crate::postgres::Connection;
 use crate::store::{CANCEL_CHANNEL, NOTIFICATION_CHANNEL, PROGRESS_CHANNEL, WORK_CHANNEL};
 
 /// Who hears what the listener hears.
@@ -59,7 +59,7 @@ impl ListenerHealth {
 /// Why the listener is not listening.
 #[derive(Debug, thiserror::Error)]
 enum ListenError {
-    #[error("{}", crate::store::postgres_detail(.0))]
+    #[error("{}", crate::postgres::detail(.0))]
     Postgres(#[from] tokio_postgres::Error),
     #[error("reached a standby (in recovery), not the primary")]
     Standby,
@@ -70,12 +70,7 @@ const RECONNECTING: RetryPolicy =
     RetryPolicy { max_attempts: u32::MAX, base: Duration::from_millis(100), max: Duration::from_secs(5) };
 
 /// Starts the listening loop on the current arbiter; it runs until the arbiter stops.
-pub fn spawn_listener(database_url: crate::config::PostgresUrl, listeners: Listeners, health: Arc<ListenerHealth>) {
-    // Read at start-up already (`config::PostgresUrl`): cannot fail here.
-    let database = match Connection::parse(secrecy::ExposeSecret::expose_secret(&database_url)) {
-        Ok(database) => database,
-        Err(error) => return tracing::error!(%error, "work listener: the database URL cannot be used"),
-    };
+pub fn spawn_listener(database: Arc<Connection>, listeners: Listeners, health: Arc<ListenerHealth>) {
     actix::spawn(async move {
         let mut failures = 0u32;
         loop {

@@ -128,10 +128,6 @@ async fn deliver(store: &Store, smtp: &SmtpMailer, job_types: &JobTypes, setting
     }
 }
 
-/// The waits between tries to record what became of a send.
-const RECORDING: RetryPolicy =
-    RetryPolicy { max_attempts: u32::MAX, base: Duration::from_millis(50), max: Duration::from_secs(5) };
-
 /// Records what became of a send, trying again until the database answers
 /// (a failover, a restart): given up, the record would be lost, and the
 /// email sent again once its lock ran out. The database's answer also says
@@ -149,7 +145,7 @@ where
             }
             Err(_) => {}
         }
-        tokio::time::sleep(RECORDING.next_delay(attempt)).await;
+        tokio::time::sleep(RetryPolicy::UNTIL_RECORDED.next_delay(attempt)).await;
     }
 }
 

@@ -11,7 +11,6 @@
 //! submission, claim and recorded end of the process meanwhile.
 
 use std::sync::{Arc, OnceLock};
-use std::time::Duration;
 
 use actix::prelude::*;
 use tokio::task::AbortHandle;
@@ -35,10 +34,6 @@ pub struct WorkerDone {
 #[derive(Debug, Message)]
 #[rtype(result = "()")]
 pub(super) struct Abandon;
-
-/// The waits between tries to record an attempt's end (attempts: unbounded).
-const RECORDING: RetryPolicy =
-    RetryPolicy { max_attempts: u32::MAX, base: Duration::from_millis(50), max: Duration::from_secs(5) };
 
 /// The runtime every handler of the process runs on: as many threads as the
 /// machine has cores, apart from the actors' thread, which the operating
@@ -135,7 +130,7 @@ impl JobWorker {
                     Ok(Err(_)) => {}
                     Err(error) => tracing::warn!(%error, job = %completion.id, attempt, "completer unavailable"),
                 }
-                tokio::time::sleep(RECORDING.next_delay(attempt)).await;
+                tokio::time::sleep(RetryPolicy::UNTIL_RECORDED.next_delay(attempt)).await;
             }
             None
         }

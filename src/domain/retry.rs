@@ -17,6 +17,12 @@ pub struct RetryPolicy {
 }
 
 impl RetryPolicy {
+    /// The waits between tries of a write that must land once what it
+    /// records has happened (an attempt's end, an email's delivery): until
+    /// the database answers, 50 ms doubling to 5 s.
+    pub const UNTIL_RECORDED: Self =
+        Self { max_attempts: u32::MAX, base: Duration::from_millis(50), max: Duration::from_secs(5) };
+
     /// Whether a job that just failed attempt `attempt` (1-based) may run again.
     pub fn allows_another(&self, attempt: u32) -> bool {
         attempt < self.max_attempts

@@ -254,11 +254,7 @@ impl ResponseError for AppError {
 
 impl From<StoreError> for AppError {
     fn from(error: StoreError) -> Self {
-        if error.is_connection_lost() || matches!(error, StoreError::Contended(_)) {
-            Self::Unavailable(cause_chain(&error))
-        } else {
-            Self::Internal(cause_chain(&error))
-        }
+        if error.is_temporary() { Self::Unavailable(cause_chain(&error)) } else { Self::Internal(cause_chain(&error)) }
     }
 }
 

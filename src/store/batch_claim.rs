@@ -126,9 +126,7 @@ impl Submissions<'_> {
         let all: Vec<&NewJob> = jobs.iter().collect();
         let batch = InsertBatch::new(&all);
         let insert_params = if quotas { batch.params_with(self.batch_caps) } else { batch.params().to_vec() };
-        let mut tenants: Vec<&str> = jobs.iter().map(|job| job.caller.tenant.as_str()).collect();
-        tenants.sort_unstable();
-        tenants.dedup();
+        let tenants = quota::distinct(jobs.iter().map(|job| job.caller.tenant.as_str()));
         let (tenant_limit, limit) = (i64::from(claim.tenant_limit), i64::try_from(claim.limit).unwrap_or(i64::MAX));
         let lease_ms = millis(claim.lease);
         // join polls its futures in order, and each sends its statement when

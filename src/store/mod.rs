@@ -14,7 +14,6 @@
 mod batch_claim;
 mod cancel;
 mod claim;
-pub mod connection;
 mod finish;
 mod history;
 mod jobs;
@@ -53,7 +52,7 @@ pub enum StoreError {
     // that a log of the chain does not repeat them).
     #[error("no database connection available: {}", pool_detail(.0))]
     Pool(deadpool_postgres::PoolError),
-    #[error("database error: {}", postgres_detail(.0))]
+    #[error("database error: {}", crate::postgres::detail(.0))]
     Postgres(tokio_postgres::Error),
     #[error("unexpected data in the database: {0}")]
     Corrupt(String),
@@ -70,6 +69,12 @@ pub enum StoreError {
 }
 
 impl StoreError {
+    /// Worth trying again later, and a 503 rather than a 500: the connection
+    /// was lost (see [`Self::is_connection_lost`]) or other work kept overtaking this.
+    pub fn is_temporary(&self) -> bool {
+        self.is_connection_lost() || matches!(self, Self::Contended(_))
+    }
+
     /// The database could not be reached, the connection broke (it was
     /// terminated, the server restarts, the network dropped), or its server
     /// no longer takes writes (a demoted primary, SQLSTATE 25006: the
@@ -135,27 +140,9 @@ impl From<tokio_postgres::Error> for StoreError {
     }
 }
 
-/// What the server said, with its SQLSTATE (`FATAL: role "x" does not exist
-/// (SQLSTATE 28000)`), or what stood between errand and the server, with
-/// every cause (`error connecting to server: Connection refused (os error 111)`):
-/// tokio-postgres's own message alone is "db error".
-pub(crate) fn postgres_detail(error: &tokio_postgres::Error) -> String {
-    if let Some(db) = error.as_db_error() {
-        return format!("{}: {} (SQLSTATE {})", db.severity(), db.message(), db.code().code());
-    }
-    let mut text = error.to_string();
-    let mut source = std::error::Error::source(error);
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
-}
-
 fn pool_detail(error: &deadpool_postgres::PoolError) -> String {
     match error {
-        deadpool_postgres::PoolError::Backend(error) => postgres_detail(error),
+        deadpool_postgres::PoolError::Backend(error) => crate::postgres::detail(error),
         deadpool_postgres::PoolError::Timeout(_) => {
             format!("{error} (every connection busy, or the server slow to accept)")
         }
@@ -213,27 +200,27 @@ pub struct Store {
     quotas: Arc<Quotas>,
     /// The configured caps as the recording statement binds them, made once.
     batch_caps: Arc<quota::BatchCaps>,
-    /// Where the pool connects, for a connection of errand's own outside it.
-    target: Arc<connection::Connection>,
+    /// Where the pool connects, for connections of errand's own outside it.
+    target: Arc<crate::postgres::Connection>,
 }
 
 impl Store {
     /// A pool of up to `size` connections to `url`, the database errand
     /// writes to: a connection to a server that no longer takes writes is
     /// discarded (`writable.rs`). Connects lazily.
-    pub fn connect(url: &str, size: usize) -> Result<Self, connection::UrlError> {
+    pub fn connect(url: &str, size: usize) -> Result<Self, crate::postgres::UrlError> {
         Self::build(url, size, true)
     }
 
     /// [`Self::connect`] for a database errand only reads (an export's
     /// source, which may be a standby).
-    pub fn connect_for_reads(url: &str, size: usize) -> Result<Self, connection::UrlError> {
+    pub fn connect_for_reads(url: &str, size: usize) -> Result<Self, crate::postgres::UrlError> {
         Self::build(url, size, false)
     }
 
-    fn build(url: &str, size: usize, writes: bool) -> Result<Self, connection::UrlError> {
-        let target = connection::Connection::parse(url)?;
-        let connection::Connection { config: mut pg_config, tls } = target.clone();
+    fn build(url: &str, size: usize, writes: bool) -> Result<Self, crate::postgres::UrlError> {
+        let target = crate::postgres::Connection::parse(url)?;
+        let crate::postgres::Connection { config: mut pg_config, tls } = target.clone();
         // errand's statements are short and planned with generic estimates
         // that can look expensive (a claim's were 600k): JIT then compiled
         // for 70-400 ms to run a statement of 2 ms. Set on each new
@@ -271,6 +258,11 @@ impl Store {
             quotas: Arc::new(quotas),
             target: Arc::new(target),
         })
+    }
+
+    /// Where this store's pool connects: for a connection outside the pool (the listener's).
+    pub fn connection(&self) -> Arc<crate::postgres::Connection> {
+        self.target.clone()
     }
 
     /// Makes the statements that end jobs also queue their completion emails.

@@ -108,6 +108,14 @@ impl BatchCaps {
 /// submissions recorded without the quota locks took the room it was given.
 pub(super) const RECHECKS: usize = 8;
 
+/// Each of `tenants` once, in order (as the quota and claim locks are taken).
+pub(super) fn distinct<'a>(tenants: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
+    let mut tenants: Vec<&str> = tenants.collect();
+    tenants.sort_unstable();
+    tenants.dedup();
+    tenants
+}
+
 /// Whether the counting trigger refused a statement's jobs: over a cap.
 pub(super) fn is_over_quota(error: &tokio_postgres::Error) -> bool {
     error.code().is_some_and(|code| code.code() == "ER019")
@@ -136,9 +144,7 @@ pub(super) async fn begin_admitting(
             client.prepare_cached(UNFINISHED).await?,
             client.prepare_cached(OVERRIDES).await?,
         );
-        let mut tenants: Vec<&str> = jobs.iter().map(|job| job.tenant).collect();
-        tenants.sort_unstable();
-        tenants.dedup();
+        let tenants = distinct(jobs.iter().map(|job| job.tenant));
         // Pipelined, in this order: the count's snapshot is taken after the locks are granted.
         let (begun, locked, counted, overridden) = futures_util::future::join4(
             client.execute(&begin, &[]),

@@ -266,6 +266,24 @@ impl ServerCertVerifier for Unverified {
     }
 }
 
+/// What the server said, with its SQLSTATE (`FATAL: role "x" does not exist
+/// (SQLSTATE 28000)`), or what stood between errand and the server, with
+/// every cause (`error connecting to server: Connection refused (os error 111)`):
+/// tokio-postgres's own message alone is "db error".
+pub fn detail(error: &tokio_postgres::Error) -> String {
+    if let Some(db) = error.as_db_error() {
+        return format!("{}: {} (SQLSTATE {})", db.severity(), db.message(), db.code().code());
+    }
+    let mut text = error.to_string();
+    let mut source = std::error::Error::source(error);
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
