@@ -13,6 +13,7 @@
 //! lock that a claim could be waiting for, and a wait is as long as one claim.
 
 use super::claim::{BatchClaim, ClaimedJob};
+use super::lost_claims::{self, LostClaim};
 use super::quota::{self, BEGIN, COMMIT};
 use super::submit::{INSERT_OR_FIND, INSERT_OR_FIND_CAPPED, InsertBatch, NewJob, Submission, Submissions};
 use super::{Queue, StoreError, millis};
@@ -33,7 +34,8 @@ FROM (SELECT DISTINCT tenant_id FROM unnest($1::text[]) AS u (tenant_id) ORDER B
 /// For each tenant in $1 (locked by [`LOCK_TENANTS`] before this statement
 /// began), its oldest due jobs of the types in $3 up to its room ($2 minus
 /// its running jobs), oldest first, at most $4 in all, claimed under the
-/// lease of owner $5 for $6 ms. Rows as `errand_claim_due`'s of kind `job`.
+/// lease of owner $5 for $6 ms, under the claim id $7 (see `lost_claims.rs`).
+/// Rows as `errand_claim_due`'s of kind `job`.
 const CLAIM_FOR_TENANTS: &str = "
 WITH tenants AS MATERIALIZED (
     SELECT t.tenant_id,
@@ -54,7 +56,7 @@ WITH tenants AS MATERIALIZED (
     LIMIT $4
 ), claimed AS (
     UPDATE job_queue q
-    SET state = 'running', attempt = q.attempt + 1, lease_id = gen_random_uuid(), lease_owner = $5,
+    SET state = 'running', attempt = q.attempt + 1, lease_id = gen_random_uuid(), lease_owner = $5, claim_id = $7,
         lease_expires_at = now() + $6::float8 * interval '1 millisecond', started_at = clock_timestamp()
     WHERE q.job_id = ANY (ARRAY (SELECT p.job_id FROM picked p)) AND q.state IN ('available', 'retryable')
     RETURNING q.job_id, q.attempt, q.lease_id, q.run_at
@@ -129,13 +131,14 @@ impl Submissions<'_> {
         let tenants = quota::distinct(jobs.iter().map(|job| job.caller.tenant.as_str()));
         let (tenant_limit, limit) = (i64::from(claim.tenant_limit), i64::try_from(claim.limit).unwrap_or(i64::MAX));
         let lease_ms = millis(claim.lease);
+        let claim_id = uuid::Uuid::new_v4();
         // join polls its futures in order, and each sends its statement when
         // first polled: the server receives them in this order.
         let ((begun, inserted), (locked, claimed, committed)) = join(
             join(client.execute(&begin, &[]), client.query(&insert, &insert_params)),
             join3(
                 client.query(&lock, &[&tenants]),
-                client.query(&take, &[&tenants, &tenant_limit, &claim.types, &limit, &claim.owner, &lease_ms]),
+                client.query(&take, &[&tenants, &tenant_limit, &claim.types, &limit, &claim.owner, &lease_ms, &claim_id]),
                 client.execute(&commit, &[]),
             ),
         )
@@ -150,7 +153,12 @@ impl Submissions<'_> {
         let claimed = match (begun, locked, claimed, committed) {
             (Ok(_), Ok(_), Ok(rows), Ok(_)) => rows,
             (Err(error), ..) | (_, Err(error), _, _) | (.., Err(error), _) | (.., Err(error)) => {
-                return (Err(error.into()), Ok(Vec::new()));
+                let error = StoreError::from(error);
+                if lost_claims::outcome_unknown(&error) {
+                    let lost = LostClaim::Jobs { owner: claim.owner, claim: claim_id, lease: claim.lease };
+                    lost.give_back(self.pool, self.email_outbox);
+                }
+                return (Err(error), Ok(Vec::new()));
             }
         };
         let queue = Queue { pool: self.pool, email_outbox: self.email_outbox };

@@ -26,6 +26,7 @@ use tokio_postgres::Row;
 use uuid::Uuid;
 
 use super::finish::{Completion, Ender};
+use super::lost_claims::{self, LostClaim};
 use super::{Queue, StoreError, millis};
 use crate::domain::{JobId, LeaseId, Outcome, TenantId, UserId};
 
@@ -179,12 +180,15 @@ impl ClaimSpec {
 }
 
 /// Claims, in one call of the function `errand_claim_due` (see
-/// `migrations/` for its parameters and rows, and how it locks before it counts).
-const CLAIM: &str = "SELECT * FROM errand_claim_due($1, $2, $3, $4, $5, $6, $7, $8, $9)";
+/// `migrations/` for its parameters and rows, and how it locks before it
+/// counts), under the claim id $10 (see `lost_claims.rs`).
+const CLAIM: &str = "SELECT * FROM errand_claim_due($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)";
 
 impl Queue<'_> {
     /// Claims up to `request.limit` due jobs (see the module doc for how
-    /// limits and fairness hold), in one round trip.
+    /// limits and fairness hold), in one round trip. If the connection breaks
+    /// before the answer, what the claim took, if it committed, is given
+    /// back (see `lost_claims.rs`).
     #[tracing::instrument(skip_all, fields(limit = request.limit))]
     pub async fn claim(&self, request: &ClaimRequest<'_>) -> Result<Claim, StoreError> {
         let client = self.pool.get().await?;
@@ -193,7 +197,8 @@ impl Queue<'_> {
         let tenants = i32::try_from(request.tenants).unwrap_or(i32::MAX);
         let tenant_limit = i64::from(request.tenant_limit);
         let (limit, lease) = (i64::try_from(request.limit).unwrap_or(i64::MAX), millis(request.lease));
-        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 9] = [
+        let claim_id = Uuid::new_v4();
+        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 10] = [
             &request.after_tenant,
             &tenants,
             &tenant_limit,
@@ -203,9 +208,16 @@ impl Queue<'_> {
             &request.owner,
             &lease,
             &request.only_types,
+            &claim_id,
         ];
-        let rows = client.query(&claim, &params).await?;
+        let rows = client.query(&claim, &params).await.map_err(StoreError::from);
         drop(client);
+        let rows = rows.inspect_err(|error| {
+            if lost_claims::outcome_unknown(error) {
+                let lost = LostClaim::Jobs { owner: request.owner, claim: claim_id, lease: request.lease };
+                lost.give_back(self.pool, self.email_outbox);
+            }
+        })?;
         let cursor = rows.iter().find(|row| row.try_get::<_, &str>("kind").is_ok_and(|kind| kind == "cursor"));
         let next_after_tenant = cursor
             .map(|row| row.try_get("next_after_tenant"))

@@ -17,6 +17,7 @@ mod claim;
 mod finish;
 mod history;
 mod jobs;
+mod lost_claims;
 mod notifications;
 mod operator;
 mod outbox;

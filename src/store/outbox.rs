@@ -13,6 +13,7 @@ use tokio_postgres::types::ToSql;
 use uuid::Uuid;
 
 use super::StoreError;
+use super::lost_claims::{self, LostClaim};
 use crate::domain::{JobId, JobState, TenantId, UserId};
 
 /// An email to send now, with what it tells of its job.
@@ -39,6 +40,7 @@ pub struct OutboxEmail {
 /// Claims due emails (locked by their state and lock time, so a crash
 /// mid-send makes them due again), with their job's owner, params and result.
 /// (The job row outlives its email: both are pruned together, the job last.)
+/// The claim's id is $3 (see `lost_claims.rs`).
 const CLAIM_DUE: &str = "
 WITH due AS (
     SELECT id FROM email_outbox
@@ -47,7 +49,8 @@ WITH due AS (
     FOR UPDATE SKIP LOCKED
 ), claimed AS (
     UPDATE email_outbox o
-    SET state = 'sending', attempts = o.attempts + 1, next_attempt_at = now() + $2 * interval '1 millisecond'
+    SET state = 'sending', attempts = o.attempts + 1, next_attempt_at = now() + $2 * interval '1 millisecond',
+        claim_id = $3
     FROM due
     WHERE o.id = due.id
     RETURNING o.id, o.job_id, o.run, o.recipient, o.job_type, o.job_status, o.error_message, o.attempts
@@ -86,11 +89,19 @@ impl<'a> Outbox<'a> {
     }
 
     /// Claims up to `limit` due emails for `lock`: if this process dies while
-    /// sending, the email becomes due again when the lock runs out.
+    /// sending, the email becomes due again when the lock runs out. If the
+    /// connection breaks before the answer, what the claim took, if it
+    /// committed, is given back (see `lost_claims.rs`).
     pub async fn claim_due(&self, limit: i64, lock: Duration) -> Result<Vec<OutboxEmail>, StoreError> {
         let client = self.pool.get().await?;
         let statement = client.prepare_cached(CLAIM_DUE).await?;
-        let rows = client.query(&statement, &[&limit, &(lock.as_secs_f64() * 1000.0)]).await?;
+        let claim = Uuid::new_v4();
+        let rows = client.query(&statement, &[&limit, &(lock.as_secs_f64() * 1000.0), &claim]).await;
+        let rows = rows.map_err(StoreError::from).inspect_err(|error| {
+            if lost_claims::outcome_unknown(error) {
+                LostClaim::Emails { claim, lock }.give_back(self.pool, false);
+            }
+        })?;
         rows.iter().map(email_from_row).collect()
     }
 

@@ -94,13 +94,14 @@ SELECT coalesce(q.state, j.state) AS state
 FROM jobs j LEFT JOIN job_queue q ON q.job_id = j.id
 WHERE j.id = $1 AND (j.ended_lease_id = $2 OR q.last_lease_id = $2)";
 
-/// Gives back every job `$1` holds, as if its attempt never started.
-const RELEASE_OWNED: &str = "
+/// Gives back every job owner `$1` holds (only those claim `$2` took, unless
+/// it is null), as if its attempt never started.
+const RELEASE: &str = "
 UPDATE job_queue
 SET state = 'available', attempt = attempt - 1, run_at = now(), started_at = NULL,
-    lease_id = NULL, lease_owner = NULL, lease_expires_at = NULL,
+    lease_id = NULL, lease_owner = NULL, lease_expires_at = NULL, claim_id = NULL,
     uploaded_result = NULL  -- the next attempt's result is its own (errand_discard_upload discards this one's)
-WHERE lease_owner = $1 AND state = 'running'";
+WHERE lease_owner = $1 AND state = 'running' AND ($2::uuid IS NULL OR claim_id = $2)";
 
 /// Jobs waiting (now or after a backoff), running, and the oldest due job's wait.
 const DEPTH: &str = "
@@ -179,8 +180,14 @@ impl Queue<'_> {
     /// started, so another process takes it at once. Only call this once the
     /// owner's workers for those jobs have been stopped.
     pub async fn release_all(&self, owner: Uuid) -> Result<u64, StoreError> {
+        self.release(owner, None).await
+    }
+
+    /// [`Self::release_all`], or only the jobs claim `claim` took.
+    pub(super) async fn release(&self, owner: Uuid, claim: Option<Uuid>) -> Result<u64, StoreError> {
         let client = self.pool.get().await?;
-        let n = client.execute(RELEASE_OWNED, &[&owner]).await?;
+        let n = client.execute(&client.prepare_cached(RELEASE).await?, &[&owner, &claim]).await?;
+        drop(client);
         if n > 0 {
             self.announce_work().await?;
         }

@@ -12,6 +12,7 @@ mod exports;
 mod failover;
 mod helpers;
 mod jwks;
+mod lost_replies;
 mod notifications;
 mod operators;
 mod outage;

@@ -20,6 +20,7 @@ use uuid::Uuid;
 
 mod api;
 mod app;
+mod cutter;
 mod db;
 mod failover;
 mod gate;
@@ -31,6 +32,7 @@ mod sse;
 
 pub use api::*;
 pub use app::*;
+pub use cutter::*;
 pub use db::*;
 pub use failover::*;
 pub use gate::*;
