@@ -22,11 +22,11 @@ use crate::domain::{Failure, JobId, JobState, LeaseId, Outcome, storable};
 use crate::jobs::JobTypes;
 use crate::store::{Completion, EndedAttempt, Ender, Rescued, Store, StoreError};
 
-/// Record the end of an attempt of one of errand's own workers. Answers
-/// with the job's new state, `None` when the lease was no longer the
-/// worker's, or an error to retry.
+/// Record the end of an attempt of one of errand's own workers. Idempotent
+/// for the same lease: a worker that retries after an answer was lost (the
+/// end committed, the connection broke) is told how the job stands.
 #[derive(Debug, Message)]
-#[rtype(result = "Result<Option<JobState>, CompletionFailed>")]
+#[rtype(result = "Result<Recorded, CompletionFailed>")]
 pub struct Complete(pub Completion);
 
 /// An external worker ends the attempt it holds under `lease`. Idempotent
@@ -46,12 +46,13 @@ pub enum WorkerEnd {
     Failed(Failure),
 }
 
-/// What became of an [`EndAttempt`].
+/// What became of a [`Complete`] or an [`EndAttempt`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Recorded {
     /// Recorded now: the job's new state (terminal, or waiting to run again).
     Now(JobState),
-    /// Recorded before under the same lease (a retried call): how the job stands.
+    /// Recorded before under the same lease (a retried call, the first one's
+    /// answer lost or refused): how the job stands.
     Before(JobState),
     /// The lease is not the caller's (expired and given to another, or the job ended).
     LeaseLost,
@@ -104,6 +105,29 @@ pub struct Completer {
 impl Completer {
     pub fn new(store: Store, notifier: Recipient<JobFinished>, job_types: JobTypes) -> Self {
         Self { store, notifier, job_types, pending: Vec::new(), writing: false, scheduled: false }
+    }
+
+    /// Records `completion` in the next batch. An attempt found not running
+    /// under its lease was either ended before under it (a retried end) or
+    /// lost its lease: the database says which.
+    fn record(
+        &mut self,
+        completion: Completion,
+        ctx: &mut Context<Self>,
+    ) -> impl Future<Output = Result<Recorded, CompletionFailed>> + use<> {
+        let (id, lease) = (completion.id, completion.lease);
+        let answer = self.enqueue(completion, ctx);
+        let store = self.store.clone();
+        async move {
+            let recorded = answer.await.unwrap_or_else(|_| Err(CompletionFailed("the completer stopped".into())))?;
+            if let Some(state) = recorded {
+                return Ok(Recorded::Now(state));
+            }
+            Ok(match store.queue().ended_under(id, lease).await? {
+                Some(state) => Recorded::Before(state),
+                None => Recorded::LeaseLost,
+            })
+        }
     }
 
     /// Queues `completion` for the next batch; the answer comes once it is written.
@@ -174,11 +198,10 @@ impl Actor for Completer {
 }
 
 impl Handler<Complete> for Completer {
-    type Result = ResponseFuture<Answer>;
+    type Result = ResponseFuture<Result<Recorded, CompletionFailed>>;
 
     fn handle(&mut self, Complete(completion): Complete, ctx: &mut Self::Context) -> Self::Result {
-        let answer = self.enqueue(completion, ctx);
-        Box::pin(async move { answer.await.unwrap_or_else(|_| Err(CompletionFailed("the completer stopped".into()))) })
+        Box::pin(self.record(completion, ctx))
     }
 }
 
@@ -203,23 +226,9 @@ impl Handler<EndAttempt> for Completer {
             })
         };
         Box::pin(outcome.into_actor(self).then(move |outcome, act, ctx| {
-            let answer =
-                outcome.map(|outcome| act.enqueue(Completion { id, lease, outcome, ender: Ender::Worker }, ctx));
-            let store = act.store.clone();
-            async move {
-                let recorded =
-                    answer?.await.unwrap_or_else(|_| Err(CompletionFailed("the completer stopped".into())))?;
-                if let Some(state) = recorded {
-                    return Ok(Recorded::Now(state));
-                }
-                // Not running under this lease: ended before under it (a
-                // retried call), or the lease was lost.
-                Ok(match store.queue().ended_under(id, lease).await? {
-                    Some(state) => Recorded::Before(state),
-                    None => Recorded::LeaseLost,
-                })
-            }
-            .into_actor(act)
+            let recorded =
+                outcome.map(|outcome| act.record(Completion { id, lease, outcome, ender: Ender::Worker }, ctx));
+            async move { recorded?.await }.into_actor(act)
         }))
     }
 }

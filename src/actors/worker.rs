@@ -15,7 +15,7 @@ use std::sync::{Arc, OnceLock};
 use actix::prelude::*;
 use tokio::task::AbortHandle;
 
-use super::completer::Complete;
+use super::completer::{Complete, Recorded};
 use super::leases::{LeaseChange, LeaseNotice};
 use super::progress::ProgressChange;
 use crate::domain::{Failure, JobId, Outcome, RetryPolicy};
@@ -136,8 +136,15 @@ impl JobWorker {
         }
         .into_actor(self)
         .map(|recorded, act, ctx| {
-            if let Some(None) = recorded {
-                tracing::info!(job = %act.job.id, "attempt ended but the job is no longer ours; nothing written");
+            match recorded {
+                Some(Recorded::LeaseLost) => {
+                    tracing::info!(job = %act.job.id, "attempt ended but the job is no longer ours; nothing written")
+                }
+                Some(Recorded::Before(state)) => tracing::info!(
+                    job = %act.job.id, state = state.as_sql(),
+                    "the attempt's end had been recorded, its answer lost; nothing written again"
+                ),
+                Some(Recorded::Now(_)) | None => {}
             }
             ctx.stop();
         })

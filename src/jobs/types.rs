@@ -150,7 +150,7 @@ fn unreadable_number_at(value: &Value) -> Option<String> {
 }
 
 /// All configured job types by name.
-#[derive(Clone)]
+#[derive(Clone, Default)]
 pub struct JobTypes {
     types: Arc<BTreeMap<String, Arc<JobType>>>,
 }

@@ -138,7 +138,8 @@ impl Submissions<'_> {
             join(client.execute(&begin, &[]), client.query(&insert, &insert_params)),
             join3(
                 client.query(&lock, &[&tenants]),
-                client.query(&take, &[&tenants, &tenant_limit, &claim.types, &limit, &claim.owner, &lease_ms, &claim_id]),
+                client
+                    .query(&take, &[&tenants, &tenant_limit, &claim.types, &limit, &claim.owner, &lease_ms, &claim_id]),
                 client.execute(&commit, &[]),
             ),
         )

@@ -55,10 +55,8 @@ fn request<'a>(owner: Uuid, limits: &'a TypeLimits) -> ClaimRequest<'a> {
 /// Waits until one queued job is due again, unleased, and returns its attempts so far.
 async fn waits_again(db: &TestDb) -> i32 {
     let due = "SELECT count(*) FROM job_queue WHERE state = 'available' AND lease_owner IS NULL AND claim_id IS NULL";
-    eventually(GIVEN_BACK_WITHIN, "the claimed job is given back", || async {
-        db.scalar::<i64>(due, &[]).await == 1
-    })
-    .await;
+    eventually(GIVEN_BACK_WITHIN, "the claimed job is given back", || async { db.scalar::<i64>(due, &[]).await == 1 })
+        .await;
     db.scalar("SELECT attempt FROM job_queue WHERE state = 'available'", &[]).await
 }
 
@@ -162,9 +160,53 @@ async fn emails_taken_by_a_claim_whose_answer_was_lost_are_due_again_at_once() {
     assert!(behind.with_email_outbox(true).outbox().claim_due(10, lock).await.is_err());
     let due = "SELECT count(*) FROM email_outbox \
                WHERE state = 'pending' AND attempts = 0 AND next_attempt_at <= now() AND claim_id IS NULL";
-    eventually(GIVEN_BACK_WITHIN, "the email is due again", || async { db.scalar::<i64>(due, &[]).await == 1 })
-        .await;
+    eventually(GIVEN_BACK_WITHIN, "the email is due again", || async { db.scalar::<i64>(due, &[]).await == 1 }).await;
     assert_eq!(logged_states(&db).await, ["sending", "pending"]);
     let emails = store.outbox().claim_due(10, lock).await.unwrap();
     assert_eq!((emails.len(), emails[0].attempt), (1, 1), "its first send");
+}
+
+/// Stands in for the Notifier: no streams to wake here.
+struct NoStreams;
+
+impl actix::Actor for NoStreams {
+    type Context = actix::Context<Self>;
+}
+
+impl actix::Handler<errand::actors::JobFinished> for NoStreams {
+    type Result = ();
+    fn handle(&mut self, _: errand::actors::JobFinished, _: &mut Self::Context) {}
+}
+
+#[actix_web::test]
+async fn an_end_tried_again_after_its_answer_was_lost_is_told_it_was_recorded_before() {
+    use actix::Actor;
+    use errand::actors::{Complete, Completer, Recorded};
+    use errand::domain::JobState;
+
+    let (db, store) = migrated_store().await;
+    for key in ["warm-up", "k"] {
+        store.submissions().submit(&new_job("acme", "u", key, "noop", json!({}))).await.unwrap();
+    }
+    let limits = TypeLimits::default();
+    let [warm_up, job] =
+        <[_; 2]>::try_from(store.queue().claim(&request(Uuid::new_v4(), &limits)).await.unwrap().jobs).unwrap();
+    let cutter = ReplyCutter::start(&db.url).await;
+    let behind = Store::connect(&cutter.url, 1).unwrap();
+    let completer = Completer::new(behind, NoStreams.start().recipient(), Default::default()).start();
+    let done = |job: &errand::store::ClaimedJob| {
+        let outcome = Outcome::Completed { result: None };
+        Complete(Completion { id: job.id, lease: job.lease, outcome, ender: Ender::Worker })
+    };
+    // Once on the completer's one connection first, whose statements are then
+    // prepared (see the batch test above).
+    assert_eq!(completer.send(done(&warm_up)).await.unwrap().unwrap(), Recorded::Now(JobState::Completed));
+
+    cutter.arm();
+    let lost = completer.send(done(&job)).await.unwrap();
+    assert!(lost.is_err(), "{lost:?}");
+    assert_eq!(cutter.cuts(), 1);
+    let again = completer.send(done(&job)).await.unwrap().unwrap();
+    assert_eq!(again, Recorded::Before(JobState::Completed), "the end committed under the cut");
+    assert_eq!(db.notifications_for(&job.id.to_string()).await, 1, "one notification");
 }
