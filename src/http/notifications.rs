@@ -20,7 +20,14 @@ use crate::store::{Notification, NotificationKind, Store};
 
 /// A live stream also re-reads this far behind its newest sent notification:
 /// ids are taken when a row is written, so two ends committing at nearly the
-/// same moment can become visible out of id order.
+/// same moment can become visible out of id order. By how much: the
+/// statement that writes a user's notification then deletes the job's queue
+/// row, whose counting trigger locks that user's count of unfinished jobs
+/// until the commit is visible (a wait for a synchronous standby included).
+/// So one user's notifications become visible in the order their statements
+/// reached that lock, out of id order by at most the rest of one statement:
+/// milliseconds, and this window leaves room for a stalled server.
+/// (`tests/api/notifications.rs` commits one after a newer one was streamed.)
 const LOOKBACK: Duration = Duration::from_secs(2);
 /// Ids a stream remembers having sent, to skip them when it looks back.
 const REMEMBERED: usize = 256;

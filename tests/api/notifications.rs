@@ -317,3 +317,62 @@ async fn unused_stream_tickets_are_capped_and_using_one_frees_its_place() {
     let _stream = SseStream::open(&url, None, None).await;
     ticket(app.post(&alice, "/notifications/stream-tickets").await).await;
 }
+
+/// Writes a second notification of alice's job `job` by hand (as a second
+/// run would), with no NOTIFY; answers its id.
+async fn write_notification(client: &impl tokio_postgres::GenericClient, job: &str) -> String {
+    let insert = "INSERT INTO notifications (tenant_id, user_id, kind, job_id, job_type, job_status, run) \
+                  VALUES ('acme', 'alice', 'job_completed', $1, 'noop', 'completed', 2) RETURNING id";
+    let id: uuid::Uuid = client.query_one(insert, &[&uuid::Uuid::parse_str(job).unwrap()]).await.unwrap().get(0);
+    id.to_string()
+}
+
+/// Reads job_completed events until one with `id` arrives.
+async fn hears(stream: &mut SseStream, id: &str) -> bool {
+    while let Some((event_id, _)) = stream.next_event_of("job_completed", WITHIN).await {
+        if event_id.as_deref() == Some(id) {
+            return true;
+        }
+    }
+    false
+}
+
+#[actix_web::test]
+async fn a_notification_committed_after_a_newer_one_was_streamed_still_reaches_the_stream() {
+    let app = spawn_app_with(quick_streams, HandlerRegistry::builtin()).await;
+    let alice = token("acme", "alice");
+    let earlier_job = app.create(&alice, "noop", json!({})).await;
+    app.wait_until_finished(&alice, &earlier_job, WITHIN).await;
+    let mut stream = SseStream::open(&format!("{}/notifications/stream", app.address), Some(&alice), None).await;
+    // A notification whose id is taken first, and whose transaction commits
+    // last: after a newer one was streamed.
+    let mut slow = app.db.client().await;
+    let slow_tx = slow.transaction().await.unwrap();
+    let late = write_notification(&slow_tx, &earlier_job).await;
+    let newer = app.create(&alice, "noop", json!({})).await;
+    let (_, data) = stream.next_event_of("job_completed", WITHIN).await.expect("the newer job's event");
+    assert_eq!(data["job_id"], newer);
+    slow_tx
+        .query_one("SELECT pg_notify('errand_notifications', errand_owner_tag('acme', 'alice'))", &[])
+        .await
+        .unwrap();
+    slow_tx.commit().await.unwrap();
+    assert!(hears(&mut stream, &late).await, "the late commit's notification is streamed");
+}
+
+#[actix_web::test]
+async fn streams_catch_up_on_what_was_committed_while_the_listener_was_away() {
+    let app = spawn_app_with(quick_streams, HandlerRegistry::builtin()).await;
+    let alice = token("acme", "alice");
+    let job = app.create(&alice, "noop", json!({})).await;
+    app.wait_until_finished(&alice, &job, WITHIN).await;
+    let mut stream = SseStream::open(&format!("{}/notifications/stream", app.address), Some(&alice), None).await;
+    // Committed with no NOTIFY, as if announced while the listener was away.
+    let unannounced = write_notification(&app.db.client().await, &job).await;
+    assert_eq!(stream.next_event_of("job_completed", Duration::from_secs(1)).await, None, "nothing woke the stream");
+
+    let listener = "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity \
+                    WHERE datname = current_database() AND query LIKE 'LISTEN%'";
+    assert_eq!(app.db.scalar::<i64>(listener, &[]).await, 1, "the listener's connection is cut");
+    assert!(hears(&mut stream, &unannounced).await, "the listener, back, has every stream catch up");
+}
