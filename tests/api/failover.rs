@@ -210,6 +210,16 @@ async fn a_switchover_and_a_failover_lose_nothing_and_need_no_restart() {
         async move { db.query_one(sql, &[]).await.unwrap().get::<_, i64>(0) }
     };
     assert_eq!(count("SELECT count(*) FROM job_attempt_errors").await, 0, "no attempt failed");
+    let mut given_back = 0.0;
+    for process in processes.iter() {
+        let metrics = process.get_without_token("/metrics").await.text().await.unwrap();
+        given_back += metrics
+            .lines()
+            .filter(|line| line.starts_with("errand_lost_claims_given_back_total"))
+            .filter_map(|line| line.rsplit(' ').next()?.parse::<f64>().ok())
+            .sum::<f64>();
+    }
+    println!("failover figures: rows given back by claims whose answer was lost: {given_back}");
 
     // Every completion reached its owner's stream, resumed with Last-Event-ID if it broke.
     let mut expected: HashMap<String, BTreeSet<String>> = HashMap::new();
