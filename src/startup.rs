@@ -99,6 +99,7 @@ impl Application {
         crate::telemetry::prometheus();
         let store = Store::connect(settings.database.url.expose_secret(), settings.database.pool_size)?
             .with_email_outbox(settings.email.enabled)
+            .with_notification_rules(settings.notification_rules())
             .with_quotas(settings.quotas());
         let storage = storage_from(&settings)?;
         let exports = ExportEnv {

@@ -38,6 +38,11 @@ pub struct JobTypeSettings {
     /// to the type's name with spaces for underscores.
     #[serde(default)]
     pub display_name: Option<String>,
+    /// The notification category its ends belong to, which people choose
+    /// to hear of or not (see `[notifications.preferences]`); its own name
+    /// when absent.
+    #[serde(default)]
+    pub category: Option<String>,
     /// For `handler = "sql_export"`: the query and format.
     #[serde(default)]
     pub export: Option<ExportSettings>,

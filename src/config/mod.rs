@@ -15,8 +15,8 @@ pub use http_url::HttpUrl;
 pub use job_types::{ExportFormat, ExportSettings, HandlerKind, JobTypeSettings, PushSettings};
 pub use sections::{
     AuthSettings, DatabaseSettings, EmailSettings, HistorySettings, HttpSettings, LogFormat, LogSettings,
-    NotificationSettings, OverloadSettings, QuotaSettings, RateLimitSettings, S3Settings, SmtpSecurity, StorageBackend,
-    StorageSettings, WorkerSettings,
+    NotificationSettings, OverloadSettings, PreferenceSettings, QuotaSettings, RateLimitSettings, S3Settings,
+    SmtpSecurity, StorageBackend, StorageSettings, WorkerSettings,
 };
 pub use values::{CountCap, LongSecret, PostgresUrl};
 
@@ -111,7 +111,28 @@ impl Settings {
         for (name, job_type) in &self.job_types {
             validate_job_type(name, job_type)?;
         }
+        let rules = self.notification_rules();
+        let categories = rules.categories();
+        for required in &self.notifications.preferences.required {
+            check(
+                categories.contains(required.as_str()),
+                "notifications.preferences.required",
+                format!("no job type has the category {required:?}"),
+            )?;
+        }
         Ok(())
+    }
+
+    /// The notification preferences' rules: each job type's category (its
+    /// own name unless set), the defaults, the required categories.
+    pub fn notification_rules(&self) -> crate::domain::NotificationRules {
+        let categories = self
+            .job_types
+            .iter()
+            .map(|(name, job_type)| (name.clone(), job_type.category.clone().unwrap_or_else(|| name.clone())))
+            .collect();
+        let p = &self.notifications.preferences;
+        crate::domain::NotificationRules::new(categories, p.required.iter().cloned().collect(), p.in_app, p.email)
     }
 
     fn validate_server(&self) -> Result<(), ConfigError> {
@@ -233,6 +254,11 @@ fn validate_job_type(name: &str, job_type: &JobTypeSettings) -> Result<(), Confi
         crate::domain::JobTypeName::parse(name).is_some(),
         format!("job_types.{name}"),
         "names are 1-64 of a-z, 0-9, _ and -",
+    )?;
+    check(
+        job_type.category.as_deref().is_none_or(|category| crate::domain::JobTypeName::parse(category).is_some()),
+        key("category"),
+        "categories are 1-64 of a-z, 0-9, _ and -",
     )?;
     check(job_type.backoff_base <= job_type.backoff_max, key("backoff_base"), "must not exceed backoff_max")?;
     check(!job_type.timeout.is_zero(), key("timeout"), "must be more than zero")?;

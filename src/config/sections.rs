@@ -32,6 +32,7 @@ default_from_fields!(
     LogSettings,
     HistorySettings,
     NotificationSettings,
+    PreferenceSettings,
     StorageSettings,
     EmailSettings,
     QuotaSettings,
@@ -246,6 +247,26 @@ pub struct NotificationSettings {
     /// Live streams one process holds open, of all users.
     #[serde_inline_default(NonZeroUsize::new(10_000).expect("not zero"))]
     pub max_streams: NonZeroUsize,
+    /// What each channel does until a user chooses, and what no one can turn off.
+    #[serde(default)]
+    pub preferences: PreferenceSettings,
+}
+
+/// Notification preferences: each user chooses, per category of job (a job
+/// type's `category`) and per channel, whether a job's end reaches them.
+#[serde_inline_default]
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PreferenceSettings {
+    /// Whether ends reach people in the app (the feed, live streams) until they choose.
+    #[serde_inline_default(true)]
+    pub in_app: bool,
+    /// Whether ends reach people by email until they choose.
+    #[serde_inline_default(true)]
+    pub email: bool,
+    /// Categories no one can turn off (e.g. security alerts).
+    #[serde(default)]
+    pub required: Vec<String>,
 }
 
 /// Where job results are stored and for how long.

@@ -2,12 +2,14 @@
 //! ([`JobId`]), in what state ([`JobState`], [`JobStatus`]), and what makes two
 //! submissions the same ([`IdempotencyKey`], [`Fingerprint`]), how an
 //! attempt ends ([`Outcome`]), when a failed one runs again ([`RetryPolicy`]),
-//! and how much unfinished work one user or tenant may have ([`Quotas`]).
+//! how much unfinished work one user or tenant may have ([`Quotas`]), and
+//! how job ends reach people ([`NotificationRules`]).
 
 mod attempt;
 mod idempotency;
 mod ids;
 mod job;
+mod preferences;
 mod quota;
 mod retry;
 
@@ -15,5 +17,6 @@ pub use attempt::{Failure, Outcome, ProgressReport, storable};
 pub use idempotency::{Fingerprint, IdempotencyKey, InvalidIdempotencyKey};
 pub use ids::{Caller, InvalidId, JobId, LeaseId, NotificationId, Operator, OwnerTag, TenantId, UserId};
 pub use job::{Job, JobState, JobStatus, JobTypeName, UnknownState};
+pub use preferences::{Channel, NotificationRules};
 pub use quota::{Cap, QuotaExceeded, QuotaScope, Quotas, TenantCaps, Usage};
 pub use retry::RetryPolicy;

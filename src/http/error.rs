@@ -51,6 +51,8 @@ pub enum AppError {
     LeaseLost,
     #[error("{0}")]
     Forbidden(String),
+    #[error("{0}")]
+    InvalidPreference(String),
     #[error("this route does not answer {method}; it answers {allow}")]
     MethodNotAllowed { method: String, allow: &'static str },
     #[error(
@@ -92,6 +94,7 @@ impl AppError {
             Self::NotRetryable(_) => ("job_not_retryable", S::CONFLICT, "Job not retryable"),
             Self::LeaseLost => ("lease_lost", S::CONFLICT, "Lease lost"),
             Self::Forbidden(_) => ("forbidden", S::FORBIDDEN, "Forbidden"),
+            Self::InvalidPreference(_) => ("invalid_preference", S::UNPROCESSABLE_ENTITY, "Invalid preference"),
             Self::MethodNotAllowed { .. } => ("method_not_allowed", S::METHOD_NOT_ALLOWED, "Method not allowed"),
             Self::QuotaExceeded { .. } => ("quota_exceeded", S::TOO_MANY_REQUESTS, "Quota exceeded"),
             Self::RateLimited(_) => ("rate_limited", S::TOO_MANY_REQUESTS, "Rate limited"),

@@ -18,6 +18,7 @@ mod links;
 mod notifications;
 mod openapi;
 mod page;
+mod preferences;
 pub mod rate_limit;
 mod request_id;
 mod tickets;
@@ -209,6 +210,11 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
                 .service(post("/stream-tickets", notifications::stream_ticket))
                 .service(get("/stream", notifications::stream))
                 .service(post("/{id}/read", notifications::mark_read)),
+        )
+        .service(
+            web::scope("/me/notification-preferences")
+                .service(get("", preferences::list))
+                .service(resource("/{category}", "PUT").route(web::put().to(preferences::set))),
         )
         .app_data(
             web::QueryConfig::default()

@@ -157,12 +157,12 @@ impl Submissions<'_> {
                 let error = StoreError::from(error);
                 if lost_claims::outcome_unknown(&error) {
                     let lost = LostClaim::Jobs { owner: claim.owner, claim: claim_id, lease: claim.lease };
-                    lost.give_back(self.pool, self.email_outbox);
+                    lost.give_back(self.pool);
                 }
                 return (Err(error), Ok(Vec::new()));
             }
         };
-        let queue = Queue { pool: self.pool, email_outbox: self.email_outbox };
+        let queue = Queue { pool: self.pool, endings: self.endings };
         let claimed = queue.claimed_jobs(&claimed).await;
         let answers = match rows {
             Ok(rows) => batch.answers(client, rows).await,

@@ -47,8 +47,8 @@ FOR UPDATE OF q";
 
 /// Ends the waiting job `$1` as `cancelled` by `$2` (`owner` or `operator`),
 /// with its notification (an owner's: `job_cancelled`, streams only; an
-/// operator's: `job_completed`, and an email when `$3`), announced to the
-/// owner's streams.
+/// operator's: `job_completed`, and an email when `$3`, as far as the
+/// owner's preferences under the rules `$4` allow), announced to the owner's streams.
 const END_WAITING: &str = "
 WITH dequeued AS (
     DELETE FROM job_queue WHERE job_id = $1 AND state IN ('available', 'retryable')
@@ -60,17 +60,22 @@ WITH dequeued AS (
     FROM dequeued d
     WHERE j.id = d.job_id
     RETURNING j.id, j.tenant_id, j.user_id, j.user_email, j.job_type, j.error_message, j.run
+), wanted AS (
+    SELECT f.*, w.in_app, w.email
+    FROM finished f
+    CROSS JOIN LATERAL errand_channels(f.tenant_id, f.user_id, errand_category(f.job_type, $4), $4) w
 ), notified AS (
     INSERT INTO notifications (tenant_id, user_id, kind, job_id, run, job_type, job_status, error_message)
     SELECT tenant_id, user_id, CASE $2 WHEN 'owner' THEN 'job_cancelled' ELSE 'job_completed' END,
            id, run, job_type, 'cancelled', error_message
-    FROM finished
+    FROM wanted
+    WHERE $2 = 'owner' OR in_app  -- an owner's own cancel is their streams' signal, not a notification
     ON CONFLICT (job_id, run, kind) DO NOTHING
     RETURNING tenant_id, user_id
 ), emailed AS (
     INSERT INTO email_outbox (job_id, run, tenant_id, user_id, recipient, job_type, job_status, error_message)
-    SELECT id, run, tenant_id, user_id, user_email, job_type, 'cancelled', error_message FROM finished
-    WHERE $3 AND $2 = 'operator' AND user_email IS NOT NULL
+    SELECT id, run, tenant_id, user_id, user_email, job_type, 'cancelled', error_message FROM wanted
+    WHERE $3 AND $2 = 'operator' AND user_email IS NOT NULL AND email
     ON CONFLICT (job_id, run) DO NOTHING
 )
 SELECT pg_notify('errand_notifications',
@@ -96,7 +101,7 @@ impl CallerJobs<'_> {
             // Given back before the read below, which takes a connection of its own.
             let mut client = self.pool.get().await?;
             let tx = client.transaction().await?;
-            cancel_locked(&tx, LOCK_OWN, &[&tenant, &user, &id.0], id, CancelledBy::Owner, false).await?;
+            cancel_locked(&tx, LOCK_OWN, &[&tenant, &user, &id.0], id, CancelledBy::Owner, None).await?;
             tx.commit().await?;
         }
         Ok(match self.get(id).await? {
@@ -121,7 +126,9 @@ pub(super) async fn cancel_locked(
     lock_params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
     id: JobId,
     by: CancelledBy,
-    email_outbox: bool,
+    // What an operator's cancel writes (an owner's writes no email, and its
+    // `job_cancelled` ignores preferences).
+    endings: Option<&super::Endings>,
 ) -> Result<Option<JobState>, StoreError> {
     let lock = tx.prepare_cached(lock).await?;
     let state: Option<JobState> =
@@ -129,7 +136,8 @@ pub(super) async fn cancel_locked(
     match state {
         Some(JobState::Available | JobState::Retryable) => {
             let end = tx.prepare_cached(END_WAITING).await?;
-            tx.query(&end, &[&id.0, &by.as_sql(), &email_outbox]).await?;
+            let (email_outbox, rules) = endings.map_or((false, None), |e| (e.email_outbox, Some(e.rules.as_sql())));
+            tx.query(&end, &[&id.0, &by.as_sql(), &email_outbox, &rules]).await?;
         }
         Some(JobState::Running) => {
             let ask = tx.prepare_cached(ASK_TO_STOP).await?;

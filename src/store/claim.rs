@@ -215,7 +215,7 @@ impl Queue<'_> {
         let rows = rows.inspect_err(|error| {
             if lost_claims::outcome_unknown(error) {
                 let lost = LostClaim::Jobs { owner: request.owner, claim: claim_id, lease: request.lease };
-                lost.give_back(self.pool, self.email_outbox);
+                lost.give_back(self.pool);
             }
         })?;
         let cursor = rows.iter().find(|row| row.try_get::<_, &str>("kind").is_ok_and(|kind| kind == "cursor"));

@@ -62,7 +62,9 @@ pub struct Rescued {
 
 /// Ends the attempts `$1` (leases `$2`) with the states `$3`, results `$4`,
 /// errors `$5`, retry delays `$6` ms; `$7` marks rescues; `$8` whether to
-/// write outbox emails. Returns each attempt that was still its ender's.
+/// write outbox emails; `$9` the notification preferences' rules (each
+/// owner's choices are read here, so a change counts from the next end on).
+/// Returns each attempt that was still its ender's.
 /// The owner tag is `OwnerTag` in `domain/ids.rs`: who to wake, not what happened.
 ///
 /// A job whose cancel was asked for (`cancel_requested_by`) never runs
@@ -114,6 +116,10 @@ WITH input AS (
     WHERE j.id = e.job_id AND e.state IN ('completed', 'failed', 'cancelled')
     RETURNING j.id, j.tenant_id, j.user_id, j.user_email, j.job_type, j.state, j.error_message, j.run,
               j.state = 'cancelled' AND e.cancel_requested_by = 'owner' AS owner_cancelled
+), wanted AS (
+    SELECT f.*, w.in_app, w.email
+    FROM finished f
+    CROSS JOIN LATERAL errand_channels(f.tenant_id, f.user_id, errand_category(f.job_type, $9), $9) w
 ), errors_kept AS (
     INSERT INTO job_attempt_errors (job_id, run, attempt, error)
     SELECT job_id, run, attempt, attempt_error FROM ended
@@ -123,13 +129,14 @@ WITH input AS (
     INSERT INTO notifications (tenant_id, user_id, kind, job_id, run, job_type, job_status, error_message)
     SELECT tenant_id, user_id, CASE WHEN owner_cancelled THEN 'job_cancelled' ELSE 'job_completed' END,
            id, run, job_type, state::text, error_message
-    FROM finished
+    FROM wanted
+    WHERE in_app OR owner_cancelled  -- an owner's own cancel is their streams' signal, not a notification
     ON CONFLICT (job_id, run, kind) DO NOTHING
     RETURNING job_id, id, tenant_id, user_id
 ), emailed AS (
     INSERT INTO email_outbox (job_id, run, tenant_id, user_id, recipient, job_type, job_status, error_message)
-    SELECT id, run, tenant_id, user_id, user_email, job_type, state::text, error_message FROM finished
-    WHERE $8 AND user_email IS NOT NULL AND NOT owner_cancelled
+    SELECT id, run, tenant_id, user_id, user_email, job_type, state::text, error_message FROM wanted
+    WHERE $8 AND email AND user_email IS NOT NULL AND NOT owner_cancelled
     ON CONFLICT (job_id, run) DO NOTHING
 ), announced AS (
     SELECT pg_notify('errand_notifications', string_agg(tag, ','))
@@ -182,8 +189,17 @@ impl Queue<'_> {
         }
         let client = self.pool.get().await?;
         let statement = client.prepare_cached(FINISH_FENCED).await?;
-        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 8] =
-            [&ids, &leases, &states, &results, &errors, &delays, &rescues, &self.email_outbox];
+        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 9] = [
+            &ids,
+            &leases,
+            &states,
+            &results,
+            &errors,
+            &delays,
+            &rescues,
+            &self.endings.email_outbox,
+            self.endings.rules.as_sql(),
+        ];
         let rows = client.query(&statement, &params).await?;
         rows.iter().map(ended_from_row).collect()
     }

@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use deadpool_postgres::Pool;
 use uuid::Uuid;
 
-use super::{Queue, StoreError};
+use super::{Endings, Queue, StoreError};
 use crate::domain::RetryPolicy;
 
 /// Which claim broke, and what it may have taken.
@@ -41,12 +41,12 @@ WHERE claim_id = $1 AND state = 'sending'";
 
 impl LostClaim {
     /// Gives back what this claim took, in the background (see the module doc).
-    pub(super) fn give_back(self, pool: &Pool, email_outbox: bool) {
+    pub(super) fn give_back(self, pool: &Pool) {
         let pool = pool.clone();
         tokio::spawn(async move {
             let started = Instant::now();
             for attempt in 1u32.. {
-                match self.try_give_back(&pool, email_outbox).await {
+                match self.try_give_back(&pool).await {
                     Ok(0) => return,
                     Ok(n) => {
                         tracing::info!(claim = ?self, given_back = n, "a claim whose reply was lost had taken rows; given back");
@@ -64,9 +64,11 @@ impl LostClaim {
         });
     }
 
-    async fn try_give_back(&self, pool: &Pool, email_outbox: bool) -> Result<u64, StoreError> {
+    async fn try_give_back(&self, pool: &Pool) -> Result<u64, StoreError> {
         match *self {
-            Self::Jobs { owner, claim, .. } => Queue { pool, email_outbox }.release(owner, Some(claim)).await,
+            Self::Jobs { owner, claim, .. } => {
+                Queue { pool, endings: &Endings::default() }.release(owner, Some(claim)).await
+            }
             Self::Emails { claim, .. } => {
                 let client = pool.get().await?;
                 Ok(client.execute(GIVE_BACK_EMAILS, &[&claim]).await?)

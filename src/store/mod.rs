@@ -3,7 +3,8 @@
 //!
 //! * [`Store::for_caller`] gives a [`CallerJobs`]: reads and submissions of the
 //!   jobs of one user of one tenant; [`Store::notifications_for`] gives the
-//!   same for notifications. There is no other way to read either, so an
+//!   same for notifications, [`Store::preferences_for`] for notification
+//!   preferences. There is no other way to read any of them, so an
 //!   unscoped read cannot be written by accident. [`Store::submissions`]
 //!   records jobs, each under its own caller's key (`submit.rs`).
 //! * [`Store::queue`] gives the [`Queue`]: claiming (`queue.rs`), ending
@@ -21,6 +22,7 @@ mod lost_claims;
 mod notifications;
 mod operator;
 mod outbox;
+mod preferences;
 mod queue;
 mod quota;
 mod sessions;
@@ -39,11 +41,12 @@ pub use jobs::{CallerJobs, JobFilter, JobPage};
 pub use notifications::{CallerNotifications, Notification, NotificationKind, NotificationPage};
 pub use operator::{AttemptError, JobQuery, OperatorJobs, QueueCount, RetryFilter, RetryOutcome};
 pub use outbox::{Outbox, OutboxEmail};
+pub use preferences::{CallerPreferences, CategoryPreferences};
 pub use queue::{QueueDepth, RunningAttempt};
 pub use submit::{NewJob, Submission, Submissions};
 pub use tenant_quotas::{Caps, NearQuota, NearestQuotas, QuotaOverrides, TenantQuota};
 
-use crate::domain::{Caller, Operator, Quotas};
+use crate::domain::{Caller, NotificationRules, Operator, Quotas};
 
 /// A database failure. The API turns it into a 500 (or 503) without details;
 /// the cause is logged.
@@ -184,8 +187,16 @@ const POOL_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 /// leases and progress (`queue.rs`), history (`history.rs`).
 pub struct Queue<'a> {
     pool: &'a Pool,
-    /// Whether ending a job also writes its completion email to the outbox.
+    endings: &'a Endings,
+}
+
+/// What the statements that end jobs write for each job's owner, besides
+/// its notification: its completion email (when the outbox is on), and both
+/// as the owner's notification preferences allow.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Endings {
     email_outbox: bool,
+    rules: NotificationRules,
 }
 
 /// A duration as the float milliseconds errand's statements take.
@@ -197,7 +208,7 @@ fn millis(d: std::time::Duration) -> f64 {
 #[derive(Clone)]
 pub struct Store {
     pool: Pool,
-    email_outbox: bool,
+    endings: Arc<Endings>,
     quotas: Arc<Quotas>,
     /// The configured caps as the recording statement binds them, made once.
     batch_caps: Arc<quota::BatchCaps>,
@@ -254,7 +265,7 @@ impl Store {
         let quotas = Quotas::off();
         Ok(Self {
             pool,
-            email_outbox: false,
+            endings: Arc::new(Endings::default()),
             batch_caps: Arc::new(quota::BatchCaps::of(&quotas)),
             quotas: Arc::new(quotas),
             target: Arc::new(target),
@@ -268,8 +279,20 @@ impl Store {
 
     /// Makes the statements that end jobs also queue their completion emails.
     pub fn with_email_outbox(mut self, enabled: bool) -> Self {
-        self.email_outbox = enabled;
+        Arc::make_mut(&mut self.endings).email_outbox = enabled;
         self
+    }
+
+    /// Makes the statements that end jobs keep to `rules` and each owner's
+    /// preferences (every channel on for everyone otherwise).
+    pub fn with_notification_rules(mut self, rules: NotificationRules) -> Self {
+        Arc::make_mut(&mut self.endings).rules = rules;
+        self
+    }
+
+    /// The notification preferences' rules that job ends keep to.
+    pub fn notification_rules(&self) -> &NotificationRules {
+        &self.endings.rules
     }
 
     /// Makes every submission keep to `quotas` (none are kept otherwise).
@@ -296,7 +319,7 @@ impl Store {
 
     /// Every tenant's jobs, for an operator (proved by an operator token).
     pub fn for_operator<'a>(&'a self, operator: &'a Operator) -> OperatorJobs<'a> {
-        OperatorJobs { pool: &self.pool, operator, email_outbox: self.email_outbox }
+        OperatorJobs { pool: &self.pool, operator, endings: &self.endings }
     }
 
     /// Tenants' quota overrides, and who is near their caps, for an operator.
@@ -306,12 +329,7 @@ impl Store {
 
     /// Recording new jobs, each for its own caller.
     pub fn submissions(&self) -> Submissions<'_> {
-        Submissions {
-            pool: &self.pool,
-            quotas: &self.quotas,
-            batch_caps: &self.batch_caps,
-            email_outbox: self.email_outbox,
-        }
+        Submissions { pool: &self.pool, quotas: &self.quotas, batch_caps: &self.batch_caps, endings: &self.endings }
     }
 
     /// The notifications of the caller's user in the caller's tenant.
@@ -319,9 +337,14 @@ impl Store {
         CallerNotifications::new(&self.pool, caller)
     }
 
+    /// The notification preferences of the caller's user in the caller's tenant.
+    pub fn preferences_for<'a>(&'a self, caller: &'a Caller) -> CallerPreferences<'a> {
+        CallerPreferences { pool: &self.pool, caller, rules: &self.endings.rules }
+    }
+
     /// The worker side of the job table.
     pub fn queue(&self) -> Queue<'_> {
-        Queue { pool: &self.pool, email_outbox: self.email_outbox }
+        Queue { pool: &self.pool, endings: &self.endings }
     }
 
     /// How many errand processes (this one included, once it has a

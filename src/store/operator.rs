@@ -142,7 +142,7 @@ ORDER BY job_type, state";
 pub struct OperatorJobs<'a> {
     pub(super) pool: &'a Pool,
     pub(super) operator: &'a Operator,
-    pub(super) email_outbox: bool,
+    pub(super) endings: &'a super::Endings,
 }
 
 impl OperatorJobs<'_> {
@@ -231,7 +231,8 @@ impl OperatorJobs<'_> {
             // Given back before the read below, which takes a connection of its own.
             let mut client = self.pool.get().await?;
             let tx = client.transaction().await?;
-            let found = cancel_locked(&tx, LOCK_QUEUED, &[&id.0], id, CancelledBy::Operator, self.email_outbox).await?;
+            let found =
+                cancel_locked(&tx, LOCK_QUEUED, &[&id.0], id, CancelledBy::Operator, Some(self.endings)).await?;
             self.audit(&tx, "cancel", Some(id), None, u64::from(found.is_some())).await?;
             tx.commit().await?;
         }

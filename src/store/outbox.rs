@@ -99,7 +99,7 @@ impl<'a> Outbox<'a> {
         let rows = client.query(&statement, &[&limit, &(lock.as_secs_f64() * 1000.0), &claim]).await;
         let rows = rows.map_err(StoreError::from).inspect_err(|error| {
             if lost_claims::outcome_unknown(error) {
-                LostClaim::Emails { claim, lock }.give_back(self.pool, false);
+                LostClaim::Emails { claim, lock }.give_back(self.pool);
             }
         })?;
         rows.iter().map(email_from_row).collect()

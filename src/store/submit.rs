@@ -156,8 +156,8 @@ pub struct Submissions<'a> {
     pub(super) quotas: &'a Quotas,
     /// `quotas` as the recording statement binds them.
     pub(super) batch_caps: &'a quota::BatchCaps,
-    /// Whether ending a job also writes its completion email (for claimed jobs that must be failed at once).
-    pub(super) email_outbox: bool,
+    /// What ending a job writes (for claimed jobs that must be failed at once).
+    pub(super) endings: &'a super::Endings,
 }
 
 impl Submissions<'_> {

@@ -18,6 +18,7 @@ mod operators;
 mod outage;
 mod overload;
 mod pgbouncer;
+mod preferences;
 mod private_cluster;
 mod processes;
 mod progress;

@@ -1,0 +1,78 @@
+//! Notification preferences: which category each job type's ends belong
+//! to, what each channel does until a user chooses, and which categories no
+//! one can turn off. The rule that combines these with a user's choices
+//! lives in the database (`errand_channels`, `migrations/V5__…`), where it is
+//! read in the statement that ends a job; this is the configuration's side.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_json::{Value, json};
+
+/// A way a job's end reaches its owner that the owner can choose.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Channel {
+    /// The feed and live streams.
+    InApp,
+    Email,
+}
+
+impl Channel {
+    pub const ALL: [Channel; 2] = [Channel::InApp, Channel::Email];
+
+    /// The channel's name in the API.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::InApp => "in_app",
+            Self::Email => "email",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|channel| channel.as_str() == name)
+    }
+}
+
+/// The configured notification preferences' rules.
+#[derive(Debug, Clone)]
+pub struct NotificationRules {
+    /// Each job type's category.
+    categories: BTreeMap<String, String>,
+    required: BTreeSet<String>,
+    /// The same, as the database's `errand_channels` and `errand_category` take them.
+    as_sql: Value,
+}
+
+impl NotificationRules {
+    /// `categories`: each job type's category; `required`: the categories no
+    /// one can turn off; `in_app`, `email`: each channel until a user chooses.
+    pub fn new(categories: BTreeMap<String, String>, required: BTreeSet<String>, in_app: bool, email: bool) -> Self {
+        let as_sql = json!({ "categories": categories, "required": required, "in_app": in_app, "email": email });
+        Self { categories, required, as_sql }
+    }
+
+    /// Every job type in its own category, every channel on, none required.
+    pub fn everything_on() -> Self {
+        Self::new(BTreeMap::new(), BTreeSet::new(), true, true)
+    }
+
+    /// The categories the configured job types use, in name order.
+    pub fn categories(&self) -> BTreeSet<&str> {
+        self.categories.values().map(String::as_str).collect()
+    }
+
+    /// Whether no one can turn `category` off.
+    pub fn is_required(&self, category: &str) -> bool {
+        self.required.contains(category)
+    }
+
+    /// The rules as the database's functions take them.
+    pub fn as_sql(&self) -> &Value {
+        &self.as_sql
+    }
+}
+
+impl Default for NotificationRules {
+    fn default() -> Self {
+        Self::everything_on()
+    }
+}
