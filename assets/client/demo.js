@@ -1,8 +1,9 @@
 /**
  * @file The demo page at `/`: signs in from a link, then shows the bell, an
- * export form and the user's recent jobs, all through `errand.js` and its
- * components. The page's content security policy allows no inline script or
- * style, so everything here works by DOM properties and classes.
+ * export form, the user's recent jobs and notification preferences, all
+ * through `errand.js` and its components. The page's content security
+ * policy allows no inline script or style, so everything here works by DOM
+ * properties and classes.
  */
 
 import { Errand } from '/client/errand.js';
@@ -192,6 +193,7 @@ function main() {
 
   $('bell').client = client;
   $('export').client = client;
+  $('preferences').client = client;
 }
 
 // A sign-in link opened in this tab while it shows the page changes only the

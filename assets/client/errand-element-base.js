@@ -81,7 +81,7 @@ export function downloadLink(client, job, attributes) {
   return link;
 }
 
-/** Base of both elements: a client property, and a start/stop tied to being in the document. */
+/** Base of every element: a client property, and a start/stop tied to being in the document. */
 export class ClientElement extends HTMLElement {
   #client = null;
   #running = false;

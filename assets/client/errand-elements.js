@@ -1,25 +1,29 @@
 /**
- * @file Two web components on top of `./errand.js`, served by errand at
+ * @file Three web components on top of `./errand.js`, served by errand at
  * `/client/errand-elements.js`; importing the module defines them. Each
  * lives in a module of its own (`./errand-bell.js`,
- * `./errand-export-button.js`, on `./errand-element-base.js`).
+ * `./errand-export-button.js`, `./errand-preferences.js`, on
+ * `./errand-element-base.js`).
  *
  * - `<errand-bell>`: the unread count (always the server's) and a dropdown
  *   feed with "Mark read" per entry and "Mark all read".
  * - `<errand-export-button type="export_sales_report">`: submits its closest
  *   `<form>`'s fields once per intent, shows progress, then a download link
  *   or the error. Its light DOM is the button's label.
+ * - `<errand-preferences>`: the user's notification preferences, a table
+ *   with a row per category of job and a checkbox per channel (in app,
+ *   email), saved on change; a required category's are checked and disabled.
  *
  * Each needs a client: `element.client = new Errand({ token })`. It starts
  * once it is both in the document and given a client, and stops (closing its
- * share of the live stream) when removed.
+ * share of the live stream, if it listens to it) when removed.
  *
  * Styling: shadow DOM, with these custom properties (inherited, so set them
  * on the elements or any ancestor):
  *   --errand-font          font family (default: inherit)
  *   --errand-text          text colour (#1f2937)
  *   --errand-muted         secondary text (#6b7280)
- *   --errand-accent        buttons and links (#2563eb)
+ *   --errand-accent        buttons, links and checkboxes (#2563eb)
  *   --errand-accent-text   text on the accent (#fff)
  *   --errand-surface       panel background (#fff)
  *   --errand-border        borders and dividers (#e5e7eb)
@@ -27,7 +31,8 @@
  *   --errand-danger        error text (#b91c1c)
  *   --errand-radius        corner radius (8px)
  *   --errand-panel-width   width of the bell's dropdown (24rem)
- * and the parts `button` (both), `panel` (bell), `link` (export button).
+ * and the parts `button` (bell, export button), `panel` (bell), `link`
+ * (export button), `table` and `toggle` (each checkbox; preferences).
  *
  * The page's content security policy forbids `<style>` elements and style
  * attributes, so styles are constructable stylesheets (`adoptedStyleSheets`).
@@ -38,3 +43,4 @@ export { Errand, ErrandError } from './errand.js';
 /** The elements, defined when imported. */
 export { ErrandBell } from './errand-bell.js';
 export { ErrandExportButton } from './errand-export-button.js';
+export { ErrandPreferences } from './errand-preferences.js';

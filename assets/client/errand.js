@@ -1,7 +1,8 @@
 /**
  * @file errand's browser client: submit a job once per intent, read jobs and
- * notifications, and hear of jobs' ends live. A standard ES module with no
- * dependencies and no build step, served by errand at `/client/errand.js`.
+ * notifications, choose which job ends reach the user where, and hear of
+ * jobs' ends live. A standard ES module with no dependencies and no build
+ * step, served by errand at `/client/errand.js`.
  *
  * ```js
  * import { Errand } from '/client/errand.js';
@@ -192,6 +193,33 @@ export class Errand {
    */
   markAllRead() {
     return this.#request('POST', '/notifications/read-all', { retries: 2 });
+  }
+
+  /**
+   * `GET /me/notification-preferences`: per category of job, whether its
+   * ends reach the caller in the app and by email, and whether it is
+   * required (configured: cannot be turned off).
+   * @returns {Promise<{categories: {category: string, required: boolean, channels: {in_app: boolean, email: boolean}}[]}>}
+   *   one entry per category, in name order
+   */
+  preferences() {
+    return this.#request('GET', '/me/notification-preferences', { retries: 2 });
+  }
+
+  /**
+   * `PUT /me/notification-preferences/{category}` with only the one channel
+   * (the body is partial), so a change of the other channel, in another tab
+   * say, is not undone. Retried like a read: it sets a value, so sending it
+   * twice is the same as once.
+   * @param {string} category a category of the configured job types, e.g. `exports`
+   * @param {'in_app'|'email'} channel
+   * @param {boolean} on
+   * @returns {Promise<{category: string, required: boolean, channels: {in_app: boolean, email: boolean}}>} the category as it now stands
+   * @throws {ErrandError} `invalid_preference` for an unknown category or channel, or turning off a required category
+   */
+  setPreference(category, channel, on) {
+    const path = `/me/notification-preferences/${encodeURIComponent(category)}`;
+    return this.#request('PUT', path, { body: { [channel]: on }, retries: 2 });
   }
 
   /**

@@ -92,6 +92,9 @@ impl Settings {
                     .prefix_separator("_")
                     .separator("__")
                     .try_parsing(true)
+                    // Lists, comma-separated: ERRAND_NOTIFICATIONS__PREFERENCES__REQUIRED=alerts,security
+                    .list_separator(",")
+                    .with_list_parse_key("notifications.preferences.required")
                     .source(Some(setting_variables())),
             )
             .build()?;

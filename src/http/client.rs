@@ -18,6 +18,7 @@ const FILES: &[(&str, &str)] = &[
     ("errand-element-base.js", "text/javascript; charset=utf-8"),
     ("errand-bell.js", "text/javascript; charset=utf-8"),
     ("errand-export-button.js", "text/javascript; charset=utf-8"),
+    ("errand-preferences.js", "text/javascript; charset=utf-8"),
     ("demo.js", "text/javascript; charset=utf-8"),
     ("demo.css", "text/css; charset=utf-8"),
 ];
@@ -46,6 +47,7 @@ fn read(name: &str) -> Option<std::borrow::Cow<'static, [u8]>> {
         "errand-element-base.js",
         "errand-bell.js",
         "errand-export-button.js",
+        "errand-preferences.js",
         "demo.js",
         "demo.css"
     )

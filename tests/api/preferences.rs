@@ -127,3 +127,13 @@ async fn a_choice_is_the_users_own() {
         assert_eq!(app.db.notifications_for(&job).await, 1, "the others still hear of their jobs");
     }
 }
+
+#[actix_web::test]
+async fn required_categories_can_be_listed_in_the_environment() {
+    let db = TestDb::create().await;
+    let errand = ErrandProcess::start(&db, &[("ERRAND_NOTIFICATIONS__PREFERENCES__REQUIRED", "noop,sleep")]);
+    let response = errand.get(&token("acme", "alice"), PREFERENCES).await;
+    let listed: Value = response.json().await.unwrap();
+    assert_eq!(entry(&listed, "noop")["required"], true, "{listed}");
+    assert_eq!(entry(&listed, "sleep")["required"], true, "{listed}");
+}

@@ -1,6 +1,6 @@
 // The demo page as the tests drive it: sign in through a link, read the
-// bell, and collect what must never happen on the page (uncaught errors,
-// content security policy violations).
+// bell and the preferences grid, and collect what must never happen on the
+// page (uncaught errors, content security policy violations).
 
 /**
  * Opens the demo page in a new tab of `context`, signed in as `user` through
@@ -102,4 +102,21 @@ export function submitTwiceAtOnce(page, type, params, intent) {
     const submit = () => client.createJob(jobType, jobParams, { intent: jobIntent });
     return (await Promise.all([submit(), submit()])).map((job) => job.id);
   }, [type, params, intent]);
+}
+
+/** The categories the preferences grid shows, top to bottom, once it has drawn them. */
+export async function preferenceCategories(page) {
+  const rows = page.locator('errand-preferences tbody tr');
+  await rows.first().waitFor();
+  return rows.evaluateAll((items) => items.map((item) => item.dataset.category));
+}
+
+/** The preferences grid's checkbox of `category` for `channel` (its column heading: `In app`, `Email`), by its label. */
+export function preferenceToggle(page, category, channel) {
+  return page.locator('errand-preferences').getByRole('checkbox', { name: `${channel} for ${category}` });
+}
+
+/** The status cell of `category`'s row ("Saving…", "Saved", or why errand refused). */
+export function preferenceMessage(page, category) {
+  return page.locator(`errand-preferences tr[data-category="${category}"] .message`);
 }

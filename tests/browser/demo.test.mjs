@@ -12,14 +12,15 @@ import path from 'node:path';
 
 import { Harness, eventually, repoRoot } from './harness.mjs';
 import {
-  bellEntryIds, bellReady, exportLink, exportStatus, openBell, openSignedIn, recordEvents, submitTwiceAtOnce,
-  waitForRecord, waitForUnreadCount,
+  bellEntryIds, bellReady, exportLink, exportStatus, openBell, openSignedIn, preferenceCategories, preferenceMessage,
+  preferenceToggle, recordEvents, submitTwiceAtOnce, waitForRecord, waitForUnreadCount,
 } from './demo-page.mjs';
 
 const screenshots = process.env.ERRAND_SCREENSHOTS === '1' ? path.join(repoRoot, 'docs/screenshots') : null;
 const EXPORT = 'export_sales_report';
 /** The demo's export button: its type and its form's id. */
 const EXPORT_INTENT = 'export_sales_report:sales-export';
+const PREFERENCES = '/me/notification-preferences';
 
 /** @type {Harness} */
 let harness;
@@ -265,5 +266,91 @@ test("the completion email's link downloads the file in a fresh browser without 
   assert.ok(bytes.equals(await api.resultBytes(job.id)), 'the same file as the API gives');
   assert.deepEqual(problems, []);
   await stranger.close();
+  await context.close();
+});
+
+test('the preferences grid lists the categories; Email turned off is saved, read back by the API and kept across a reload', { timeout: 30_000 }, async () => {
+  const context = await harness.browser.newContext();
+  const { page, problems } = await openSignedIn(harness, context, 'fay');
+  const api = await harness.api('fay');
+  const before = (await api.get(PREFERENCES)).categories;
+  assert.ok(before.some((entry) => entry.category === EXPORT), `the shipped config has ${EXPORT}: ${JSON.stringify(before)}`);
+  assert.deepEqual(await preferenceCategories(page), before.map((entry) => entry.category), 'one row per category, in name order');
+  for (const heading of ['Category', 'In app', 'Email']) {
+    await page.locator('errand-preferences').getByRole('columnheader', { name: heading }).waitFor();
+  }
+
+  // errand's answer is held until the checkbox has been seen disabled: a gate, not a sleep.
+  let release;
+  const held = new Promise((resolve) => { release = resolve; });
+  await page.route(`**${PREFERENCES}/*`, async (route) => {
+    await held;
+    await route.continue();
+  });
+  const email = preferenceToggle(page, EXPORT, 'Email');
+  assert.equal(await email.isChecked(), true, 'on by default');
+  const saved = page.waitForResponse((r) => r.url().endsWith(`${PREFERENCES}/${EXPORT}`) && r.request().method() === 'PUT');
+  await email.uncheck();
+  assert.equal(await email.isDisabled(), true, 'disabled while saving');
+  await preferenceMessage(page, EXPORT).getByText('Saving…').waitFor();
+  release();
+  assert.equal((await saved).status(), 200);
+  await preferenceMessage(page, EXPORT).getByText('Saved').waitFor();
+  assert.equal(await email.isDisabled(), false);
+  assert.equal(await email.isChecked(), false);
+  await page.unroute(`**${PREFERENCES}/*`);
+
+  // What errand stores, read by the same user outside the page: only that channel of that category changed.
+  const after = (await api.get(PREFERENCES)).categories;
+  const expected = before.map((entry) => (entry.category === EXPORT ? { ...entry, channels: { ...entry.channels, email: false } } : entry));
+  assert.deepEqual(after, expected);
+
+  await page.reload();
+  await bellReady(page);
+  await preferenceCategories(page);
+  assert.equal(await preferenceToggle(page, EXPORT, 'Email').isChecked(), false, 'still off after a reload');
+  assert.equal(await preferenceToggle(page, EXPORT, 'In app').isChecked(), true);
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test('a change errand refuses puts the checkbox back, and its row says why', { timeout: 30_000 }, async () => {
+  const context = await harness.browser.newContext();
+  const { page, problems } = await openSignedIn(harness, context, 'gus');
+  const api = await harness.api('gus');
+  await preferenceCategories(page);
+  // The page cannot send a value errand refuses for a category it lets people change:
+  // the request is rewritten on its way, so that errand's own 422 comes back.
+  await page.route(`**${PREFERENCES}/noop`, (route) => route.continue({ postData: JSON.stringify({ in_app: 'off' }) }));
+  const refused = page.waitForResponse((r) => r.url().endsWith(`${PREFERENCES}/noop`));
+  const inApp = preferenceToggle(page, 'noop', 'In app');
+  await inApp.click();
+  assert.equal((await refused).status(), 422);
+  await preferenceMessage(page, 'noop').getByText('in_app must be true or false').waitFor();
+  assert.equal(await inApp.isChecked(), true, 'back as errand has it');
+  assert.equal(await inApp.isDisabled(), false);
+  const noop = (await api.get(PREFERENCES)).categories.find((entry) => entry.category === 'noop');
+  assert.deepEqual(noop.channels, { in_app: true, email: true });
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+// The harness makes `sleep` a required category (ERRAND_NOTIFICATIONS__PREFERENCES__REQUIRED).
+test("a required category's checkboxes are checked and disabled, with a note", { timeout: 30_000 }, async () => {
+  const context = await harness.browser.newContext();
+  const { page, problems } = await openSignedIn(harness, context, 'hal');
+  const api = await harness.api('hal');
+  const sleep = (await api.get(PREFERENCES)).categories.find((entry) => entry.category === 'sleep');
+  assert.equal(sleep.required, true, 'errand says sleep is required');
+  await preferenceCategories(page);
+  for (const channel of ['In app', 'Email']) {
+    const toggle = preferenceToggle(page, 'sleep', channel);
+    assert.equal(await toggle.isChecked(), true, `${channel} checked`);
+    assert.equal(await toggle.isDisabled(), true, `${channel} disabled`);
+    assert.equal(await preferenceToggle(page, EXPORT, channel).isDisabled(), false, 'other categories stay free');
+  }
+  await page.locator('errand-preferences tr[data-category="sleep"] th').getByText('required', { exact: true }).waitFor();
+  assert.equal(await page.locator('errand-preferences tr[data-category="sleep"]').getByRole('checkbox', { name: '(required)' }).count(), 2);
+  assert.deepEqual(problems, []);
   await context.close();
 });

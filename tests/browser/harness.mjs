@@ -221,6 +221,8 @@ export class Harness {
       ERRAND_WORKERS__SHUTDOWN_GRACE: '2s',
       // A refusal over a quota is retried after this: the quota test need not wait the default 30 s.
       ERRAND_QUOTAS__RETRY_AFTER: '1s',
+      // A category no one can turn off, for the preferences grid (the demo page starts no sleep jobs).
+      ERRAND_NOTIFICATIONS__PREFERENCES__REQUIRED: 'sleep',
       RUST_LOG: 'warn',
     };
     await this.#errandCommand(['demo', 'seed', '--config', configPath, '--tenants', '2', '--rows', '2000']);
