@@ -1,13 +1,19 @@
-//! Signed job links: the URL a completion email carries,
-//! `<public_base_url>/links/jobs/<id>?tenant=&user=&expires=&sig=`.
+//! The signed links a completion email carries:
 //!
-//! An email sits in an inbox for days, opened on a phone without errand's
-//! token: the link itself is the authorisation. It is bound to one job and
-//! its owner (an HMAC-SHA256 over the job id, tenant, user and expiry, with a
-//! key of its own, never the JWT secret) and valid for as long as the job's
-//! result is kept. It never is the download URL: opening it signs a fresh,
-//! short-lived one (see `http::links`).
+//! * the job's, `<public_base_url>/links/jobs/<id>?tenant=&user=&expires=&sig=`.
+//!   An email sits in an inbox for days, opened on a phone without errand's
+//!   token: the link itself is the authorisation. It is bound to one job and
+//!   its owner (an HMAC-SHA256 over the job id, tenant, user and expiry, with
+//!   a key of its own, never the JWT secret) and valid for as long as the
+//!   job's result is kept. It never is the download URL: opening it signs a
+//!   fresh, short-lived one (see `http::links`).
+//! * the unsubscribe link, `<public_base_url>/unsubscribe/<token>` (RFC 8058):
+//!   the token names a tenant, a user and a notification category, signed
+//!   with the same key under another label, and does not expire: an old
+//!   email's unsubscribe must still work (see `http::unsubscribe`).
 
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use chrono::{DateTime, Utc};
 use hmac::{Hmac, KeyInit, Mac};
 use serde::Deserialize;
@@ -52,6 +58,17 @@ pub struct LinkHolder {
     pub caller: Caller,
 }
 
+/// Whom a valid unsubscribe link speaks for, and for which category.
+#[derive(Debug)]
+pub struct Unsubscriber {
+    pub caller: Caller,
+    pub category: String,
+}
+
+/// The labels that keep one kind of signature from passing for another.
+const JOB_LINK: &[u8] = b"errand job link v1";
+const UNSUBSCRIBE_LINK: &[u8] = b"errand unsubscribe v1";
+
 impl JobLinks {
     pub fn new(key: Vec<u8>, public_base_url: &HttpUrl) -> Self {
         Self { key, public_base_url: public_base_url.clone() }
@@ -73,7 +90,8 @@ impl JobLinks {
     /// Checks a link to job `job` (the path segment, as received).
     pub fn verify(&self, job: &str, query: &LinkQuery, now: DateTime<Utc>) -> Result<LinkHolder, LinkError> {
         let sig = hex::decode(&query.sig).map_err(|_| LinkError::Invalid)?;
-        self.mac(job, &query.tenant, &query.user, query.expires).verify_slice(&sig).map_err(|_| LinkError::Invalid)?;
+        let mac = self.job_mac(job, &query.tenant, &query.user, query.expires);
+        mac.verify_slice(&sig).map_err(|_| LinkError::Invalid)?;
         if query.expires <= now.timestamp() {
             return Err(LinkError::Expired);
         }
@@ -84,15 +102,40 @@ impl JobLinks {
         Ok(LinkHolder { job, caller: Caller { tenant, user, email: None } })
     }
 
+    /// The link that turns off `category`'s emails for `tenant`'s `user`.
+    pub fn unsubscribe_link(&self, tenant: &TenantId, user: &UserId, category: &str) -> String {
+        let fields = [tenant.as_str(), user.as_str(), category];
+        let payload = URL_SAFE_NO_PAD.encode(serde_json::to_vec(&fields).expect("strings serialise"));
+        let sig = hex::encode(self.mac(UNSUBSCRIBE_LINK, &fields.map(str::as_bytes)).finalize().into_bytes());
+        self.public_base_url.join_path(&format!("/unsubscribe/{payload}.{sig}"))
+    }
+
+    /// Checks an unsubscribe link's token (the path segment, as received).
+    pub fn verify_unsubscribe(&self, token: &str) -> Result<Unsubscriber, LinkError> {
+        let (payload, sig) = token.split_once('.').ok_or(LinkError::Invalid)?;
+        let json = URL_SAFE_NO_PAD.decode(payload).map_err(|_| LinkError::Invalid)?;
+        let [tenant, user, category]: [String; 3] = serde_json::from_slice(&json).map_err(|_| LinkError::Invalid)?;
+        let sig = hex::decode(sig).map_err(|_| LinkError::Invalid)?;
+        let fields = [tenant.as_bytes(), user.as_bytes(), category.as_bytes()];
+        self.mac(UNSUBSCRIBE_LINK, &fields).verify_slice(&sig).map_err(|_| LinkError::Invalid)?;
+        let tenant = TenantId::parse(tenant).map_err(|_| LinkError::Invalid)?;
+        let user = UserId::parse(user).map_err(|_| LinkError::Invalid)?;
+        Ok(Unsubscriber { caller: Caller { tenant, user, email: None }, category })
+    }
+
     fn signature(&self, job: &str, tenant: &str, user: &str, expires: i64) -> String {
-        hex::encode(self.mac(job, tenant, user, expires).finalize().into_bytes())
+        hex::encode(self.job_mac(job, tenant, user, expires).finalize().into_bytes())
+    }
+
+    fn job_mac(&self, job: &str, tenant: &str, user: &str, expires: i64) -> HmacSha256 {
+        self.mac(JOB_LINK, &[job.as_bytes(), tenant.as_bytes(), user.as_bytes(), &expires.to_be_bytes()])
     }
 
     /// Each field is length-prefixed, so no two different links sign the same bytes.
-    fn mac(&self, job: &str, tenant: &str, user: &str, expires: i64) -> HmacSha256 {
+    fn mac(&self, label: &[u8], fields: &[&[u8]]) -> HmacSha256 {
         let mut mac = HmacSha256::new_from_slice(&self.key).expect("HMAC takes keys of any length");
-        mac.update(b"errand job link v1");
-        for field in [job.as_bytes(), tenant.as_bytes(), user.as_bytes(), &expires.to_be_bytes()] {
+        mac.update(label);
+        for field in fields {
             mac.update(&(field.len() as u64).to_be_bytes());
             mac.update(field);
         }
@@ -148,6 +191,32 @@ mod tests {
             prop_assert_eq!(links(b"other key").verify(&path_job, &query, now).unwrap_err(), LinkError::Invalid);
             let later = now + chrono::Duration::days(days + 1);
             prop_assert_eq!(links(b"k").verify(&path_job, &query, later).unwrap_err(), LinkError::Expired);
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn an_unsubscribe_link_speaks_for_its_own_user_and_category_only(
+            tenant in "[a-z0-9&=?/. -]{1,20}", user in "[a-zA-Z0-9@.+ ]{1,20}", category in "[a-z0-9_-]{1,20}",
+        ) {
+            let (tenant_id, user_id) = (TenantId::parse(tenant.clone()).unwrap(), UserId::parse(user.clone()).unwrap());
+            let link = links(b"k").unsubscribe_link(&tenant_id, &user_id, &category);
+            prop_assert!(link.starts_with("https://errand.example.com/app/unsubscribe/"));
+            let token = link.rsplit('/').next().unwrap();
+            prop_assert!(token.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b)), "a clean path segment: {}", token);
+            let holder = links(b"k").verify_unsubscribe(token).unwrap();
+            prop_assert_eq!(holder.caller.tenant.as_str(), tenant.as_str());
+            prop_assert_eq!(holder.caller.user.as_str(), user.as_str());
+            prop_assert_eq!(holder.category, category.clone());
+
+            prop_assert_eq!(links(b"other key").verify_unsubscribe(token).unwrap_err(), LinkError::Invalid);
+            let other = links(b"k").unsubscribe_link(&tenant_id, &user_id, &format!("{category}x"));
+            let (payload, _) = token.split_once('.').unwrap();
+            let (_, other_sig) = other.rsplit('/').next().unwrap().split_once('.').unwrap();
+            let swapped = format!("{payload}.{other_sig}");
+            prop_assert_eq!(links(b"k").verify_unsubscribe(&swapped).unwrap_err(), LinkError::Invalid);
+            // A token without its signature.
+            prop_assert_eq!(links(b"k").verify_unsubscribe(payload).unwrap_err(), LinkError::Invalid);
         }
     }
 }

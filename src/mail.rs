@@ -1,6 +1,7 @@
 //! Completion emails: rendering (templates in `templates/email/`, built into
 //! the binary) and sending over SMTP with lettre.
 
+use lettre::message::header::{HeaderName, HeaderValue};
 use lettre::message::{Mailbox, MultiPart};
 use lettre::transport::smtp::authentication::Credentials;
 use lettre::transport::smtp::client::{Tls, TlsParameters};
@@ -21,6 +22,11 @@ pub struct CompletionEmail<'a> {
     pub user: &'a UserId,
     pub recipient: &'a str,
     pub display_name: &'a str,
+    /// The job type's notification category: the email's list (`List-Id`).
+    pub category: &'a str,
+    /// Whether its category may be turned off: then the email carries a
+    /// one-click unsubscribe (RFC 8058). A required category's may not.
+    pub unsubscribable: bool,
     pub status: JobState,
     pub error_message: Option<&'a str>,
     pub params: &'a serde_json::Value,
@@ -40,6 +46,11 @@ pub enum MailError {
     /// The server is away or asked to try later.
     #[error("the email could not be sent now: {0}")]
     Transient(String),
+}
+
+/// A header lettre has no type for.
+fn header(name: &'static str, value: String) -> HeaderValue {
+    HeaderValue::new(HeaderName::new_from_ascii_str(name), value)
 }
 
 /// Renders and sends completion emails.
@@ -109,6 +120,8 @@ impl SmtpMailer {
             Some(file) => file.expires_at,
             None => finished_at + chrono::Duration::from_std(self.link_lifetime).unwrap_or(chrono::Duration::days(7)),
         };
+        let unsubscribe =
+            email.unsubscribable.then(|| self.links.unsubscribe_link(email.tenant, email.user, email.category));
         let ctx = context! {
             display_name => email.display_name,
             failed => failed,
@@ -122,12 +135,22 @@ impl SmtpMailer {
             link => self.links.link(email.job, email.tenant, email.user, link_expires),
             link_expires => link_expires.format("%-d %B %Y, %H:%M UTC").to_string(),
             job_id => email.job.to_string(),
+            unsubscribe => unsubscribe.clone(),
         };
         let render =
             |name: &str| self.templates.get_template(name).and_then(|t| t.render(&ctx)).map_err(|e| invalid(&e));
         let subject = render("subject.txt")?;
         let to: Mailbox = email.recipient.parse().map_err(|e| invalid(&e))?;
-        Message::builder()
+        let mut message =
+            Message::builder().raw_header(header("List-Id", format!("<{}.{}>", email.category, self.domain)));
+        if let Some(link) = unsubscribe {
+            // RFC 8058: a mailbox provider's one-click unsubscribe POSTs
+            // `List-Unsubscribe=One-Click` to the link; a GET changes nothing.
+            message = message
+                .raw_header(header("List-Unsubscribe", format!("<{link}>")))
+                .raw_header(header("List-Unsubscribe-Post", "List-Unsubscribe=One-Click".into()));
+        }
+        message
             .from(self.from.clone())
             .to(to)
             .subject(subject.trim())

@@ -81,6 +81,8 @@ impl Mailer {
 /// Sends one email and records the outcome.
 async fn deliver(store: &Store, smtp: &SmtpMailer, job_types: &JobTypes, settings: &EmailSettings, email: OutboxEmail) {
     let display_name = job_types.display_name(&email.job_type);
+    let rules = store.notification_rules();
+    let category = rules.category_of(&email.job_type);
     let content = CompletionEmail {
         job: email.job,
         run: email.run,
@@ -88,6 +90,8 @@ async fn deliver(store: &Store, smtp: &SmtpMailer, job_types: &JobTypes, setting
         user: &email.user,
         recipient: &email.recipient,
         display_name: &display_name,
+        category,
+        unsubscribable: !rules.is_required(category),
         status: email.job_status,
         error_message: email.error_message.as_deref(),
         params: &email.params,

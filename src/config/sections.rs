@@ -372,6 +372,11 @@ pub struct EmailSettings {
     /// never the secret itself. Changing it breaks the links of emails already sent.
     #[serde(default)]
     pub link_secret: Option<LongSecret>,
+    /// Where people change their notification preferences (your app's page
+    /// with `<errand-preferences>`): the unsubscribe page links there.
+    /// errand's own page (`http.public_base_url`) when unset.
+    #[serde(default)]
+    pub preferences_url: Option<HttpUrl>,
 }
 
 impl EmailSettings {

@@ -60,6 +60,12 @@ impl NotificationRules {
         self.categories.values().map(String::as_str).collect()
     }
 
+    /// The category of `job_type`'s ends: its own name unless configured
+    /// (a type no longer configured included).
+    pub fn category_of<'a>(&'a self, job_type: &'a str) -> &'a str {
+        self.categories.get(job_type).map_or(job_type, String::as_str)
+    }
+
     /// Whether no one can turn `category` off.
     pub fn is_required(&self, category: &str) -> bool {
         self.required.contains(category)

@@ -9,24 +9,14 @@
 
 use actix_web::http::{StatusCode, header};
 use actix_web::{HttpRequest, HttpResponse, web};
-use minijinja::{Environment, context};
 
 use super::AppState;
+use super::pages::page;
 use crate::actors::GetJob;
 use crate::domain::JobState;
 use crate::http::error::AppError;
 use crate::links::{LinkError, LinkQuery};
 use crate::storage::ResultFile;
-
-/// The pages: inline styles only, nothing fetched.
-const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; \
-     form-action 'none'; frame-ancestors 'none'";
-
-static PAGES: std::sync::LazyLock<Environment<'static>> = std::sync::LazyLock::new(|| {
-    let mut pages = Environment::new();
-    pages.add_template("page.html", include_str!("../../templates/link_page.html")).expect("the link page parses");
-    pages
-});
 
 /// Opens an email's link.
 #[utoipa::path(
@@ -99,18 +89,4 @@ pub async fn open(
             page(StatusCode::OK, &format!("Your {name} is running again"), "Its result will follow in a new email.")
         }
     }
-}
-
-/// A page for a person: a heading and a sentence, escaped.
-fn page(status: StatusCode, title: &str, message: &str) -> Result<HttpResponse, AppError> {
-    let html = PAGES
-        .get_template("page.html")
-        .and_then(|t| t.render(context! { title, message }))
-        .map_err(|e| AppError::Internal(e.to_string()))?;
-    Ok(HttpResponse::build(status)
-        .content_type("text/html; charset=utf-8")
-        .insert_header((header::CONTENT_SECURITY_POLICY, CONTENT_SECURITY_POLICY))
-        .insert_header((header::CACHE_CONTROL, "private, no-store"))
-        .insert_header((header::REFERRER_POLICY, "no-referrer"))
-        .body(html))
 }

@@ -18,10 +18,12 @@ mod links;
 mod notifications;
 mod openapi;
 mod page;
+mod pages;
 mod preferences;
 pub mod rate_limit;
 mod request_id;
 mod tickets;
+mod unsubscribe;
 mod worker_api;
 
 use actix::prelude::*;
@@ -56,6 +58,8 @@ pub struct AppState {
     pub result_retention: std::time::Duration,
     /// Checks the signed links of emails.
     pub links: JobLinks,
+    /// Where people change their notification preferences (the unsubscribe page links there).
+    pub preferences_url: String,
     /// `GET /openapi.json`, built and written out once.
     pub openapi: web::Bytes,
     /// Cancelled when the process shuts down: live streams end.
@@ -101,6 +105,10 @@ impl AppState {
             url_expiry: settings.storage.url_expiry,
             result_retention: settings.storage.retention,
             links: parts.links,
+            preferences_url: match &settings.email.preferences_url {
+                Some(url) => url.to_string(),
+                None => settings.http.public_base_url.join_path("/"),
+            },
             openapi,
             closing_streams: parts.closing_streams,
             broker: parts.broker,
@@ -203,6 +211,12 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
         )
         .service(get("/files/{key:.*}", files::download))
         .service(get("/links/jobs/{id}", links::open))
+        .service(
+            resource("/unsubscribe/{token}", "GET, HEAD, POST")
+                .route(web::get().to(unsubscribe::ask))
+                .route(web::head().to(unsubscribe::ask))
+                .route(web::post().to(unsubscribe::confirm)),
+        )
         .service(
             web::scope("/notifications")
                 .service(get("", notifications::list))

@@ -31,5 +31,6 @@ mod s3;
 mod shutdown;
 mod submit;
 mod tls;
+mod unsubscribe;
 mod work;
 mod worker_api;

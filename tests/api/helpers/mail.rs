@@ -45,6 +45,17 @@ impl MailServer {
         Self::start_on(free_port()).await
     }
 
+    /// The header `name` of `email` as sent, unfolded (maildev's JSON keeps only a few headers).
+    pub async fn header(&self, email: &Value, name: &str) -> Option<String> {
+        let id = email["id"].as_str().expect("an email's id");
+        let source = reqwest::get(format!("{}/email/{id}/source", self.api)).await.unwrap().text().await.unwrap();
+        let head = source.split("\r\n\r\n").next().unwrap_or_default().replace("\r\n ", " ").replace("\r\n\t", " ");
+        let prefix = format!("{}:", name.to_ascii_lowercase());
+        head.split("\r\n")
+            .find(|line| line.to_ascii_lowercase().starts_with(&prefix))
+            .map(|line| line[prefix.len()..].trim().to_owned())
+    }
+
     /// Every email received so far.
     pub async fn emails(&self) -> Vec<Value> {
         reqwest::get(format!("{}/email", self.api)).await.unwrap().json().await.unwrap()
