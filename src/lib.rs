@@ -14,7 +14,8 @@
 //!   ([`store::ClaimSpec`]) for every claimer, fenced worker writes, quotas
 //!   checked in the transaction that records a job.
 //! * [`config`], [`telemetry`], [`tokens`] (minting tokens), [`storage`]
-//!   (where results live), [`links`], [`mail`] (completion emails), [`db`] (migrations).
+//!   (where results live), [`links`], [`mail`] (completion emails), [`outbound`]
+//!   (where tenants' webhooks may point), [`db`] (migrations).
 //! * [`jobs`]: what job types do: the [`jobs::JobHandler`] trait, built-ins, exports, HTTP push.
 //! * [`actors`]: who moves jobs: registry, per-tenant supervisors,
 //!   dispatcher, broker (external workers' claims), workers, the completer
@@ -41,6 +42,7 @@ pub mod http;
 pub mod jobs;
 pub mod links;
 pub mod mail;
+pub mod outbound;
 pub mod postgres;
 pub mod startup;
 pub mod storage;

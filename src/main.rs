@@ -50,6 +50,10 @@ enum Command {
         /// it stays out of every access log.
         #[arg(long)]
         link: bool,
+        /// A tenant admin's token (`scope: tenant_admin`): a user who may also
+        /// manage the tenant's webhooks.
+        #[arg(long, requires = "tenant", conflicts_with_all = ["operator", "worker"])]
+        tenant_admin: bool,
         /// An operator's token (`scope: operator`): no tenant, the `/admin` routes only.
         #[arg(long, conflicts_with_all = ["tenant", "email", "link", "worker"])]
         operator: bool,
@@ -79,11 +83,12 @@ fn main() -> ExitCode {
     // A token needs only the secret: from the environment it works in any
     // directory, without a configuration file.
     // (A link also needs `http.public_base_url`: it reads the configuration.)
-    if let Command::Token { tenant, user, email, ttl, link: false, operator, worker, types } = &cli.command
+    if let Command::Token { tenant, user, email, ttl, link: false, tenant_admin, operator, worker, types } =
+        &cli.command
         && let Ok(secret) = std::env::var("ERRAND_AUTH__JWT_SECRET")
     {
         let worker_types = worker.then(|| types.clone());
-        let kind = TokenFor::of(tenant.clone(), user.clone(), email.clone(), *operator, worker_types);
+        let kind = TokenFor::of(tenant.clone(), user.clone(), email.clone(), *tenant_admin, *operator, worker_types);
         return exit_code(token(&secret, kind, *ttl).map(|t| println!("{t}")));
     }
     let settings = match Settings::load(&cli.config) {
@@ -106,8 +111,8 @@ fn main() -> ExitCode {
         Command::Demo { command: DemoCommand::Seed { tenants, rows } } => {
             actix_web::rt::System::new().block_on(seed(settings, tenants, rows))
         }
-        Command::Token { tenant, user, email, ttl, link, operator, worker, types } => {
-            let kind = TokenFor::of(tenant, user, email, operator, worker.then_some(types));
+        Command::Token { tenant, user, email, ttl, link, tenant_admin, operator, worker, types } => {
+            let kind = TokenFor::of(tenant, user, email, tenant_admin, operator, worker.then_some(types));
             token(settings.auth.jwt_secret.expose_secret(), kind, ttl).map(|token| {
                 if link {
                     println!("{}#token={token}", settings.http.public_base_url.join_path("/"));
@@ -156,7 +161,7 @@ async fn seed(settings: Settings, tenants: u32, rows: u64) -> Result<(), AnyErro
 
 /// Whose token `errand token` makes.
 enum TokenFor {
-    User { tenant: String, user: String, email: Option<String> },
+    User { tenant: String, user: String, email: Option<String>, scope: Option<String> },
     Operator { name: String },
     Worker { name: String, types: Vec<String> },
 }
@@ -166,12 +171,15 @@ impl TokenFor {
         tenant: Option<String>,
         user: String,
         email: Option<String>,
+        tenant_admin: bool,
         operator: bool,
         worker: Option<Vec<String>>,
     ) -> Self {
         match (operator, worker, tenant) {
             (false, Some(types), _) => Self::Worker { name: user, types },
-            (false, None, Some(tenant)) => Self::User { tenant, user, email },
+            (false, None, Some(tenant)) => {
+                Self::User { tenant, user, email, scope: tenant_admin.then(|| "tenant_admin".into()) }
+            }
             // clap requires a tenant unless --operator or --worker.
             _ => Self::Operator { name: user },
         }
@@ -182,7 +190,9 @@ fn token(secret: &str, kind: TokenFor, ttl: Duration) -> Result<String, AnyError
     let exp = (SystemTime::now() + ttl).duration_since(UNIX_EPOCH)?.as_secs();
     let issuer = TokenIssuer::new(secret)?;
     Ok(match kind {
-        TokenFor::User { tenant, user, email } => issuer.issue(&UserClaims { sub: user, tenant, email, exp })?,
+        TokenFor::User { tenant, user, email, scope } => {
+            issuer.issue(&UserClaims { sub: user, tenant, email, scope, exp })?
+        }
         TokenFor::Operator { name } => issuer.issue(&OperatorClaims { sub: name, scope: "operator".into(), exp })?,
         TokenFor::Worker { name, types } => {
             issuer.issue(&WorkerClaims { sub: name, scope: "worker".into(), types, exp })?

@@ -17,6 +17,10 @@ pub struct UserClaims {
     /// Where completion emails go.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub email: Option<String>,
+    /// Space-separated: `tenant_admin` lets the user manage their tenant's
+    /// webhooks. None for an ordinary user.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<String>,
     /// Expiry, seconds since the epoch. Required.
     pub exp: u64,
 }

@@ -16,7 +16,7 @@ pub use job_types::{ExportFormat, ExportSettings, HandlerKind, JobTypeSettings, 
 pub use sections::{
     AuthSettings, DatabaseSettings, EmailSettings, HistorySettings, HttpSettings, LogFormat, LogSettings,
     NotificationSettings, OverloadSettings, PreferenceSettings, QuotaSettings, RateLimitSettings, S3Settings,
-    SmtpSecurity, StorageBackend, StorageSettings, WorkerSettings,
+    SmtpSecurity, StorageBackend, StorageSettings, WebhookSettings, WorkerSettings,
 };
 pub use values::{CountCap, LongSecret, PostgresUrl};
 
@@ -53,6 +53,8 @@ pub struct Settings {
     pub rate_limits: RateLimitSettings,
     #[serde(default)]
     pub overload: OverloadSettings,
+    #[serde(default)]
+    pub webhooks: WebhookSettings,
     /// Job types by name: what `POST /jobs/{type}` accepts.
     pub job_types: BTreeMap<String, JobTypeSettings>,
 }
@@ -95,6 +97,7 @@ impl Settings {
                     // Lists, comma-separated: ERRAND_NOTIFICATIONS__PREFERENCES__REQUIRED=alerts,security
                     .list_separator(",")
                     .with_list_parse_key("notifications.preferences.required")
+                    .with_list_parse_key("webhooks.allow_hosts")
                     .source(Some(setting_variables())),
             )
             .build()?;

@@ -34,6 +34,7 @@ default_from_fields!(
     NotificationSettings,
     PreferenceSettings,
     StorageSettings,
+    WebhookSettings,
     EmailSettings,
     QuotaSettings,
     RateLimitSettings,
@@ -250,6 +251,20 @@ pub struct NotificationSettings {
     /// What each channel does until a user chooses, and what no one can turn off.
     #[serde(default)]
     pub preferences: PreferenceSettings,
+}
+
+/// Tenants' webhook endpoints.
+#[serde_inline_default]
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WebhookSettings {
+    /// Hosts exempt from the rules on endpoints (HTTPS only, public
+    /// addresses only): for development and tests, e.g. `["127.0.0.1"]`.
+    #[serde(default)]
+    pub allow_hosts: Vec<String>,
+    /// Endpoints one tenant may register.
+    #[serde_inline_default(NonZeroUsize::new(20).expect("not zero"))]
+    pub max_endpoints_per_tenant: NonZeroUsize,
 }
 
 /// Notification preferences: each user chooses, per category of job (a job

@@ -176,13 +176,18 @@ impl Authenticator {
     /// The caller an `Authorization: Bearer` API token names. A token of
     /// another kind (an operator's) is no user of any tenant: 403.
     pub async fn caller(&self, authorization: Option<&str>) -> Result<Caller, AppError> {
+        Ok(self.user(authorization).await?.0)
+    }
+
+    /// [`Self::caller`], and whether the token's `scope` holds `tenant_admin`.
+    async fn user(&self, authorization: Option<&str>) -> Result<(Caller, bool), AppError> {
         let claims = self.claims(authorization).await?;
         if let Some(kind) = TokenKind::special(&claims) {
             return Err(AppError::Forbidden(format!("{kind} tokens cannot use the routes of a tenant's users")));
         }
         let names = &self.claim_names;
         let text = |name: &str| claims.get(name).and_then(Value::as_str).map(str::to_owned);
-        Ok(Caller {
+        let caller = Caller {
             tenant: text(&names.tenant)
                 .and_then(|t| TenantId::parse(t).ok())
                 .ok_or(AppError::Unauthorized("the token's tenant claim is missing or invalid"))?,
@@ -195,7 +200,8 @@ impl Authenticator {
                 }
                 email => email,
             },
-        })
+        };
+        Ok((caller, scopes(&claims).any(|scope| scope == TENANT_ADMIN)))
     }
 
     /// The external worker an `Authorization: Bearer` token names: its
@@ -234,8 +240,15 @@ impl Authenticator {
     }
 }
 
-/// Tokens that are not a tenant's user's, by their `scope` claim (a
-/// space-separated list, as OAuth writes it).
+/// A token's `scope` claim: a space-separated list, as OAuth writes it.
+fn scopes(claims: &Map<String, Value>) -> impl Iterator<Item = &str> {
+    claims.get("scope").and_then(Value::as_str).unwrap_or_default().split_ascii_whitespace()
+}
+
+/// The scope of a user who may also manage their tenant's webhooks.
+const TENANT_ADMIN: &str = "tenant_admin";
+
+/// Tokens that are not a tenant's user's, by their `scope` claim.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum TokenKind {
     Operator,
@@ -244,8 +257,7 @@ enum TokenKind {
 
 impl TokenKind {
     fn special(claims: &Map<String, Value>) -> Option<Self> {
-        let scope = claims.get("scope").and_then(Value::as_str).unwrap_or_default();
-        let has = |wanted: &str| scope.split_ascii_whitespace().any(|s| s == wanted);
+        let has = |wanted: &str| scopes(claims).any(|s| s == wanted);
         if has("operator") {
             Some(Self::Operator)
         } else if has("worker") {
@@ -295,17 +307,43 @@ impl FromRequest for Caller {
     /// (leaving its standing on the request for the `RateLimit` headers).
     fn from_request(req: &HttpRequest, _payload: &mut Payload) -> Self::Future {
         let request = req.clone();
+        authenticated(req, move |auth, header| async move { Ok(user(&auth, header, &request).await?.0) })
+    }
+}
+
+/// A tenant's user whose token's `scope` holds `tenant_admin`: they may
+/// manage the tenant's webhooks. Any other user gets 403.
+#[derive(Debug, Clone)]
+pub struct TenantAdmin(pub Caller);
+
+impl FromRequest for TenantAdmin {
+    type Error = AppError;
+    type Future = LocalBoxFuture<'static, Result<Self, AppError>>;
+
+    fn from_request(req: &HttpRequest, _payload: &mut Payload) -> Self::Future {
+        let request = req.clone();
         authenticated(req, move |auth, header| async move {
-            let caller = auth.caller(header.as_deref()).await?;
-            super::request_id::record_caller(&caller);
-            if let Some(state) = request.app_data::<web::Data<AppState>>()
-                && let Some(standing) = state.rate_limits.spend(&caller, Spend::of(&request))?
-            {
-                request.extensions_mut().insert(standing);
+            match user(&auth, header, &request).await? {
+                (caller, true) => Ok(Self(caller)),
+                (_, false) => Err(AppError::Forbidden(format!(
+                    "this route is for a tenant's admins (a user token whose scope includes {TENANT_ADMIN})"
+                ))),
             }
-            Ok(caller)
         })
     }
+}
+
+/// A tenant's user, authenticated, with a request of their rate limits spent
+/// (its standing left on the request for the `RateLimit` headers).
+async fn user(auth: &Authenticator, header: Option<String>, request: &HttpRequest) -> Result<(Caller, bool), AppError> {
+    let (caller, admin) = auth.user(header.as_deref()).await?;
+    super::request_id::record_caller(&caller);
+    if let Some(state) = request.app_data::<web::Data<AppState>>()
+        && let Some(standing) = state.rate_limits.spend(&caller, Spend::of(request))?
+    {
+        request.extensions_mut().insert(standing);
+    }
+    Ok((caller, admin))
 }
 
 impl FromRequest for Operator {

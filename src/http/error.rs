@@ -53,6 +53,8 @@ pub enum AppError {
     Forbidden(String),
     #[error("{0}")]
     InvalidPreference(String),
+    #[error("{0}")]
+    InvalidWebhook(String),
     #[error("this route does not answer {method}; it answers {allow}")]
     MethodNotAllowed { method: String, allow: &'static str },
     #[error(
@@ -95,6 +97,7 @@ impl AppError {
             Self::LeaseLost => ("lease_lost", S::CONFLICT, "Lease lost"),
             Self::Forbidden(_) => ("forbidden", S::FORBIDDEN, "Forbidden"),
             Self::InvalidPreference(_) => ("invalid_preference", S::UNPROCESSABLE_ENTITY, "Invalid preference"),
+            Self::InvalidWebhook(_) => ("invalid_webhook", S::UNPROCESSABLE_ENTITY, "Invalid webhook"),
             Self::MethodNotAllowed { .. } => ("method_not_allowed", S::METHOD_NOT_ALLOWED, "Method not allowed"),
             Self::QuotaExceeded { .. } => ("quota_exceeded", S::TOO_MANY_REQUESTS, "Quota exceeded"),
             Self::RateLimited(_) => ("rate_limited", S::TOO_MANY_REQUESTS, "Rate limited"),

@@ -24,6 +24,7 @@ pub mod rate_limit;
 mod request_id;
 mod tickets;
 mod unsubscribe;
+mod webhooks;
 mod worker_api;
 
 use actix::prelude::*;
@@ -60,6 +61,10 @@ pub struct AppState {
     pub links: JobLinks,
     /// Where people change their notification preferences (the unsubscribe page links there).
     pub preferences_url: String,
+    /// Where tenants' webhook endpoints may point.
+    pub outbound: crate::outbound::OutboundPolicy,
+    /// Endpoints one tenant may register.
+    pub max_webhook_endpoints: usize,
     /// `GET /openapi.json`, built and written out once.
     pub openapi: web::Bytes,
     /// Cancelled when the process shuts down: live streams end.
@@ -105,6 +110,8 @@ impl AppState {
             url_expiry: settings.storage.url_expiry,
             result_retention: settings.storage.retention,
             links: parts.links,
+            outbound: crate::outbound::OutboundPolicy::new(settings.webhooks.allow_hosts.iter().cloned()),
+            max_webhook_endpoints: settings.webhooks.max_endpoints_per_tenant.get(),
             preferences_url: match &settings.email.preferences_url {
                 Some(url) => url.to_string(),
                 None => settings.http.public_base_url.join_path("/"),
@@ -225,6 +232,13 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
                 .service(get("/stream", notifications::stream))
                 .service(post("/{id}/read", notifications::mark_read)),
         )
+        .service(
+            resource("/webhooks", "GET, HEAD, POST")
+                .route(web::get().to(webhooks::list))
+                .route(web::head().to(webhooks::list))
+                .route(web::post().to(webhooks::register)),
+        )
+        .service(resource("/webhooks/{id}", "DELETE").route(web::delete().to(webhooks::remove)))
         .service(
             web::scope("/me/notification-preferences")
                 .service(get("", preferences::list))

@@ -8,7 +8,9 @@ use serde_json::{Value, json};
 use utoipa::OpenApi;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 
-use super::{admin, admin_quotas, files, health, jobs, links, notifications, preferences, unsubscribe, worker_api};
+use super::{
+    admin, admin_quotas, files, health, jobs, links, notifications, preferences, unsubscribe, webhooks, worker_api,
+};
 use crate::jobs::JobTypes;
 
 #[derive(OpenApi)]
@@ -18,7 +20,7 @@ use crate::jobs::JobTypes;
         jobs::submit, jobs::get, jobs::list, jobs::result, jobs::cancel, files::download, links::open,
         notifications::list, notifications::mark_read, notifications::mark_all_read,
         notifications::stream_ticket, notifications::stream, preferences::list, preferences::set,
-        unsubscribe::ask, unsubscribe::confirm,
+        unsubscribe::ask, unsubscribe::confirm, webhooks::register, webhooks::list, webhooks::remove,
         health::healthz, health::readyz, health::metrics,
         admin::list, admin::get, admin::retry, admin::cancel, admin::retry_matching, admin::queues, admin_quotas::get, admin_quotas::set,
         worker_api::claim, worker_api::attempts::heartbeat, worker_api::attempts::progress,

@@ -28,6 +28,7 @@ mod quota;
 mod sessions;
 mod submit;
 mod tenant_quotas;
+mod webhooks;
 mod writable;
 
 use std::sync::Arc;
@@ -45,6 +46,7 @@ pub use preferences::{CallerPreferences, CategoryPreferences};
 pub use queue::{QueueDepth, RunningAttempt};
 pub use submit::{NewJob, Submission, Submissions};
 pub use tenant_quotas::{Caps, NearQuota, NearestQuotas, QuotaOverrides, TenantQuota};
+pub use webhooks::{Registered, TenantWebhooks, WebhookEndpoint};
 
 use crate::domain::{Caller, NotificationRules, Operator, Quotas};
 
@@ -340,6 +342,11 @@ impl Store {
     /// The notification preferences of the caller's user in the caller's tenant.
     pub fn preferences_for<'a>(&'a self, caller: &'a Caller) -> CallerPreferences<'a> {
         CallerPreferences { pool: &self.pool, caller, rules: &self.endings.rules }
+    }
+
+    /// The webhook endpoints of `tenant` (for its admins).
+    pub fn webhooks_of<'a>(&'a self, tenant: &'a crate::domain::TenantId) -> TenantWebhooks<'a> {
+        TenantWebhooks { pool: &self.pool, tenant }
     }
 
     /// The worker side of the job table.

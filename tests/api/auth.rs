@@ -15,7 +15,7 @@ async fn status_with(app: &TestApp, authorization: Option<&str>) -> reqwest::Res
 }
 
 fn claims(exp: u64) -> UserClaims {
-    UserClaims { sub: "alice".into(), tenant: "acme".into(), email: None, exp }
+    UserClaims { sub: "alice".into(), tenant: "acme".into(), email: None, scope: None, exp }
 }
 
 #[actix_web::test]
@@ -82,7 +82,13 @@ async fn a_claim_holding_nul_is_not_an_identity_on_any_route() {
     let app = spawn_app().await;
     let exp = now_secs() + 60;
     let with = |sub: &str, tenant: &str, email: Option<&str>| {
-        token_with(UserClaims { sub: sub.into(), tenant: tenant.into(), email: email.map(Into::into), exp })
+        token_with(UserClaims {
+            sub: sub.into(),
+            tenant: tenant.into(),
+            email: email.map(Into::into),
+            scope: None,
+            exp,
+        })
     };
     for token in [with("alice", "ac\0me", None), with("al\0ice", "acme", None), with("alice", "acme", Some("a\0@x.io"))]
     {

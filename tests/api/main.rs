@@ -32,5 +32,6 @@ mod shutdown;
 mod submit;
 mod tls;
 mod unsubscribe;
+mod webhooks;
 mod work;
 mod worker_api;

@@ -104,7 +104,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     let mut clients = Vec::new();
     for i in 0..args.concurrency {
-        let claims = UserClaims { sub: "bench".into(), tenant: format!("bench-{run}-{i}"), email: None, exp };
+        let claims =
+            UserClaims { sub: "bench".into(), tenant: format!("bench-{run}-{i}"), email: None, scope: None, exp };
         clients.push(Client { token: issuer.issue(&claims)?, keys: Vec::new() });
     }
     let per_client = args.requests / args.concurrency;
@@ -143,7 +144,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                     .map_err(|e| e.to_string())?;
             }
             Phase::Export => {
-                let claims = UserClaims { sub: "bench".into(), tenant: args.export_tenant.clone(), email: None, exp };
+                let claims = UserClaims {
+                    sub: "bench".into(),
+                    tenant: args.export_tenant.clone(),
+                    email: None,
+                    scope: None,
+                    exp,
+                };
                 let token = issuer.issue(&claims)?;
                 let params: Value = serde_json::from_str(&args.export_params)?;
                 run_export(&http, &args.url, &token, &args.export_type, &params, &run, args.server_pid).await?;
@@ -294,8 +301,13 @@ impl StreamBench {
 
         let tokens: Vec<String> = (0..self.streams)
             .map(|i| {
-                let claims =
-                    UserClaims { sub: format!("viewer-{i}"), tenant: format!("streams-{run}"), email: None, exp };
+                let claims = UserClaims {
+                    sub: format!("viewer-{i}"),
+                    tenant: format!("streams-{run}"),
+                    email: None,
+                    scope: None,
+                    exp,
+                };
                 issuer.issue(&claims)
             })
             .collect::<Result<_, _>>()?;

@@ -64,7 +64,7 @@ impl Noisy {
         exp: u64,
     ) -> Result<(), Error> {
         let token = |tenant: String, user: String| {
-            issuer.issue(&UserClaims { sub: user, tenant, email: None, exp }).map_err(|e| e.to_string())
+            issuer.issue(&UserClaims { sub: user, tenant, email: None, scope: None, exp }).map_err(|e| e.to_string())
         };
         let quiet: Vec<String> =
             (0..QUIET_USERS).map(|i| token(format!("quiet-{run}"), format!("b{i}"))).collect::<Result<_, _>>()?;
@@ -185,7 +185,7 @@ pub async fn flood(
     for i in 0..flooders {
         let (http, url, stop) = (http.clone(), url.to_owned(), stop.clone());
         let token = issuer
-            .issue(&UserClaims { sub: format!("a{i}"), tenant: format!("noisy-{run}"), email: None, exp })
+            .issue(&UserClaims { sub: format!("a{i}"), tenant: format!("noisy-{run}"), email: None, scope: None, exp })
             .map_err(|e| e.to_string())?;
         clients.push(tokio::spawn(async move { flood_client(&http, &url, &token, i, obey, &stop).await }));
     }

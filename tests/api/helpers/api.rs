@@ -67,6 +67,11 @@ pub trait Api {
         self.http().put(url).bearer_auth(token).json(&body).send().await.expect("PUT")
     }
 
+    /// A DELETE.
+    async fn delete(&self, token: &str, path: &str) -> Response {
+        self.http().delete(format!("{}{path}", self.address())).bearer_auth(token).send().await.expect("DELETE")
+    }
+
     /// A GET with no Authorization header.
     async fn get_without_token(&self, path: &str) -> Response {
         self.http().get(format!("{}{path}", self.address())).send().await.expect("GET")
@@ -103,7 +108,7 @@ impl Api for TestApp {
 
 /// A valid token for `user` of `tenant`.
 pub fn token(tenant: &str, user: &str) -> String {
-    token_with(UserClaims { sub: user.into(), tenant: tenant.into(), email: None, exp: now_secs() + 3600 })
+    token_with(UserClaims { sub: user.into(), tenant: tenant.into(), email: None, scope: None, exp: now_secs() + 3600 })
 }
 
 /// A valid operator token (`scope: operator`) for `name`.

@@ -117,6 +117,7 @@ pub fn token_for(tenant: &str, user: &str, email: &str) -> String {
         sub: user.into(),
         tenant: tenant.into(),
         email: Some(email.into()),
+        scope: None,
         exp: now_secs() + 3600,
     })
 }

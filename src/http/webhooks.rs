@@ -1,0 +1,174 @@
+//! `/webhooks`: a tenant's admins register, list and remove the endpoints
+//! that hear when the tenant's jobs end (a user token whose `scope` holds
+//! `tenant_admin`; any other user gets 403). Each endpoint's secret
+//! (`whsec_…`, as Standard Webhooks writes it) is shown once, in the answer
+//! that made it. Endpoints must be HTTPS on public addresses (see
+//! [`crate::outbound`]).
+
+use actix_web::{HttpResponse, web};
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
+use serde::{Deserialize, Serialize};
+use sha2::Digest;
+use uuid::Uuid;
+
+use super::AppState;
+use super::auth::TenantAdmin;
+use super::error::{AppError, Problem, RateLimitedResponse, Unauthenticated, Unavailable};
+use crate::store::{Registered, WebhookEndpoint};
+
+/// The events an endpoint may ask for: how a job ended.
+const EVENTS: [&str; 3] = ["job.completed", "job.failed", "job.cancelled"];
+
+/// An endpoint as its tenant's admins see it.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct EndpointView {
+    #[schema(value_type = String, format = Uuid)]
+    id: Uuid,
+    url: String,
+    events: Vec<String>,
+    /// The admin who registered it.
+    created_by: String,
+    created_at: String,
+    /// `false` once deliveries kept failing (see `disabled_reason`).
+    enabled: bool,
+    disabled_reason: Option<String>,
+}
+
+impl From<WebhookEndpoint> for EndpointView {
+    fn from(e: WebhookEndpoint) -> Self {
+        Self {
+            id: e.id,
+            url: e.url,
+            events: e.events,
+            created_by: e.created_by,
+            created_at: super::page::rfc3339(e.created_at),
+            enabled: e.disabled_at.is_none(),
+            disabled_reason: e.disabled_reason,
+        }
+    }
+}
+
+/// A new endpoint, with the secret that signs its deliveries: shown only now.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct CreatedEndpoint {
+    #[serde(flatten)]
+    endpoint: EndpointView,
+    /// `whsec_` and the base64 of the 32-byte key (Standard Webhooks).
+    secret: String,
+}
+
+/// The tenant's endpoints.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct EndpointList {
+    webhooks: Vec<EndpointView>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NewEndpoint {
+    url: String,
+    events: Vec<String>,
+}
+
+/// `POST /webhooks`: registers an endpoint for the admin's tenant.
+#[utoipa::path(
+    post, path = "/webhooks", tag = "webhooks",
+    request_body(content = Object, description = "`url` (HTTPS, a public address) and `events`: any of `job.completed`, `job.failed`, `job.cancelled`"),
+    responses(
+        (status = 201, description = "The endpoint, with its secret: shown only this once", body = CreatedEndpoint),
+        (status = 400, description = "A body that is not such an object (`bad_request`)", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Not a tenant admin's token (`forbidden`)", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "A URL errand may not call, an unknown or missing event, or the tenant's most endpoints already (`invalid_webhook`)", body = Problem, content_type = "application/problem+json"),
+        Unauthenticated,
+        RateLimitedResponse,
+        Unavailable,
+    ),
+    security(("bearer" = [])),
+)]
+pub async fn register(
+    TenantAdmin(admin): TenantAdmin,
+    body: web::Payload,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    let new: NewEndpoint = super::body::json(body).await?;
+    let invalid = |why: String| AppError::InvalidWebhook(why);
+    if new.events.is_empty() {
+        return Err(invalid(format!("events must name at least one of: {}", EVENTS.join(", "))));
+    }
+    if let Some(unknown) = new.events.iter().find(|event| !EVENTS.contains(&event.as_str())) {
+        return Err(invalid(format!("there is no event {unknown:?}; there are: {}", EVENTS.join(", "))));
+    }
+    let mut events = new.events;
+    events.sort();
+    events.dedup();
+    let url = state.outbound.check(&new.url).await.map_err(|refused| invalid(format!("url: {refused}")))?;
+    let secret = new_secret();
+    let registered = state
+        .store
+        .webhooks_of(&admin.tenant)
+        .register(url.as_str(), &events, &secret, &admin.user, state.max_webhook_endpoints)
+        .await?;
+    match registered {
+        Registered::Created(endpoint) => {
+            Ok(HttpResponse::Created().json(CreatedEndpoint { endpoint: endpoint.into(), secret }))
+        }
+        Registered::TooMany { limit } => {
+            Err(invalid(format!("this tenant has {limit} endpoints already, its most: remove one first")))
+        }
+    }
+}
+
+/// `GET /webhooks`: the admin's tenant's endpoints, oldest first (no secrets).
+#[utoipa::path(
+    get, path = "/webhooks", tag = "webhooks",
+    responses(
+        (status = 200, description = "The tenant's endpoints", body = EndpointList),
+        (status = 403, description = "Not a tenant admin's token (`forbidden`)", body = Problem, content_type = "application/problem+json"),
+        Unauthenticated,
+        RateLimitedResponse,
+        Unavailable,
+    ),
+    security(("bearer" = [])),
+)]
+pub async fn list(TenantAdmin(admin): TenantAdmin, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
+    let endpoints = state.store.webhooks_of(&admin.tenant).list().await?;
+    Ok(HttpResponse::Ok().json(EndpointList { webhooks: endpoints.into_iter().map(EndpointView::from).collect() }))
+}
+
+/// `DELETE /webhooks/{id}`: removes one of the tenant's endpoints.
+#[utoipa::path(
+    delete, path = "/webhooks/{id}", tag = "webhooks",
+    params(("id" = String, Path, format = Uuid, description = "The endpoint's id")),
+    responses(
+        (status = 204, description = "Removed: it hears of nothing more"),
+        (status = 403, description = "Not a tenant admin's token (`forbidden`)", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such endpoint of this tenant (`not_found`)", body = Problem, content_type = "application/problem+json"),
+        Unauthenticated,
+        RateLimitedResponse,
+        Unavailable,
+    ),
+    security(("bearer" = [])),
+)]
+pub async fn remove(
+    TenantAdmin(admin): TenantAdmin,
+    path: web::Path<String>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    let id = Uuid::parse_str(&path).map_err(|_| AppError::NotFound)?;
+    if state.store.webhooks_of(&admin.tenant).remove(id).await? {
+        Ok(HttpResponse::NoContent().finish())
+    } else {
+        Err(AppError::NotFound)
+    }
+}
+
+/// A fresh signing secret: `whsec_` and the base64 of 32 bytes from the
+/// operating system's random source (two v4 UUIDs, 244 random bits, spread
+/// over the 32 bytes by SHA-256).
+fn new_secret() -> String {
+    let mut hash = sha2::Sha256::new();
+    hash.update(Uuid::new_v4().as_bytes());
+    hash.update(Uuid::new_v4().as_bytes());
+    format!("whsec_{}", STANDARD.encode(hash.finalize()))
+}
