@@ -137,3 +137,23 @@ async fn required_categories_can_be_listed_in_the_environment() {
     assert_eq!(entry(&listed, "noop")["required"], true, "{listed}");
     assert_eq!(entry(&listed, "sleep")["required"], true, "{listed}");
 }
+
+#[actix_web::test]
+async fn an_operators_cancel_of_a_waiting_job_keeps_to_the_owners_preferences() {
+    let mail = MailServer::start().await;
+    let app = TestApp::builder()
+        .configure(email_to(mail.smtp_port))
+        .configure(categories)
+        .configure(|s| s.workers.global_limit = 0) // the jobs wait: an operator cancels them waiting
+        .spawn()
+        .await;
+    let (alice, ops) = (token_for("acme", "alice", "alice@example.com"), operator_token("olga"));
+    assert_eq!(choose(&app, &alice, "bulk", json!({"email": false})).await.status(), StatusCode::OK);
+    let quiet = app.create(&alice, "noop", json!({})).await;
+    assert_eq!(app.post(&ops, &format!("/admin/jobs/{quiet}/cancel")).await.status(), StatusCode::OK);
+    assert_eq!(app.db.notifications_for(&quiet).await, 1, "in the app");
+    let mailed = app.create(&alice, "sleep", json!({"ms": 1})).await;
+    assert_eq!(app.post(&ops, &format!("/admin/jobs/{mailed}/cancel")).await.status(), StatusCode::OK);
+    // One email: the sleep job's; the noop job's category has email off.
+    mail.assert_all_sent(&app.db, 1).await;
+}
