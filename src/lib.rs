@@ -15,7 +15,7 @@
 //!   checked in the transaction that records a job.
 //! * [`config`], [`telemetry`], [`tokens`] (minting tokens), [`storage`]
 //!   (where results live), [`links`], [`mail`] (completion emails), [`outbound`]
-//!   (where tenants' webhooks may point), [`db`] (migrations).
+//!   (where tenants' webhooks may point), [`webhooks`] (their signatures), [`db`] (migrations).
 //! * [`jobs`]: what job types do: the [`jobs::JobHandler`] trait, built-ins, exports, HTTP push.
 //! * [`actors`]: who moves jobs: registry, per-tenant supervisors,
 //!   dispatcher, broker (external workers' claims), workers, the completer
@@ -49,3 +49,4 @@ pub mod storage;
 pub mod store;
 pub mod telemetry;
 pub mod tokens;
+pub mod webhooks;

@@ -9,8 +9,8 @@ use actix_web::{App, HttpServer, dev::Server, web};
 
 use crate::actors::{
     Broker, Completer, Dispatcher, DispatcherSettings, Drain, Intake, IntakeLinks, LeaseKeeper, ListenerHealth,
-    Listeners, Mailer, Notifier, ProgressWriter, Prune, Pruner, RenewLeases, RescueExpired, Rescuer, Shedding,
-    StreamLimits, SupervisorDeps, SupervisorRegistry, spawn_listener,
+    Listeners, Mailer, Notifier, ProgressWriter, Prune, Pruner, RenewLeases, RescueExpired, Rescuer, ResultUrls,
+    Shedding, StreamLimits, SupervisorDeps, SupervisorRegistry, WebhookSender, spawn_listener,
 };
 use crate::config::StorageBackend;
 use crate::config::{ConfigError, Settings, invalid};
@@ -128,6 +128,10 @@ impl Application {
             tracing::info!(applied, "applied migrations");
         }
 
+        let urls = ResultUrls { storage: storage.clone(), expiry: settings.storage.url_expiry };
+        WebhookSender::new(store.clone(), settings.webhooks.clone(), urls)
+            .map_err(|e| invalid("webhooks", e.to_string()))?
+            .start();
         let links = job_links_from(&settings);
         let mailer = if settings.email.enabled {
             let smtp = SmtpMailer::new(&settings.email, links.clone(), settings.storage.retention)

@@ -15,11 +15,11 @@ use std::time::Duration;
 use actix::prelude::*;
 use futures_util::future::join_all;
 
+use super::record::until_answered;
 use crate::config::EmailSettings;
-use crate::domain::RetryPolicy;
 use crate::jobs::JobTypes;
 use crate::mail::{CompletionEmail, MailError, SmtpMailer};
-use crate::store::{OutboxEmail, Store, StoreError};
+use crate::store::{OutboxEmail, Store};
 
 /// There may be emails due.
 #[derive(Debug, Clone, Copy, Message)]
@@ -109,12 +109,13 @@ async fn deliver(store: &Store, smtp: &SmtpMailer, job_types: &JobTypes, setting
         Err(MailError::Transient(_)) => "deferred",
     };
     metrics::counter!("errand_emails_total", "result" => result).increment(1);
+    let what = format!("the email of job {}", email.job);
     match sent {
-        Ok(response) => until_answered(&email, || outbox.record_sent(&email, &response)).await,
+        Ok(response) => until_answered(&what, || outbox.record_sent(&email, &response)).await,
         Err(error @ (MailError::Invalid(_) | MailError::Rejected(_))) => {
             tracing::warn!(%error, job = %email.job, "email refused; not retrying");
             let error = error.to_string();
-            until_answered(&email, || outbox.record_failed(&email, &error)).await
+            until_answered(&what, || outbox.record_failed(&email, &error)).await
         }
         Err(error) => {
             let attempt = u32::try_from(email.attempt).unwrap_or(u32::MAX);
@@ -122,34 +123,13 @@ async fn deliver(store: &Store, smtp: &SmtpMailer, job_types: &JobTypes, setting
             if policy.allows_another(attempt) {
                 tracing::info!(%error, job = %email.job, attempt, "email not sent; will retry");
                 let (error, delay) = (error.to_string(), policy.next_delay(attempt));
-                until_answered(&email, || outbox.record_retry(&email, &error, delay)).await
+                until_answered(&what, || outbox.record_retry(&email, &error, delay)).await
             } else {
                 tracing::warn!(%error, job = %email.job, attempt, "email not sent; out of attempts");
                 let error = error.to_string();
-                until_answered(&email, || outbox.record_failed(&email, &error)).await
+                until_answered(&what, || outbox.record_failed(&email, &error)).await
             }
         }
-    }
-}
-
-/// Records what became of a send, trying again until the database answers
-/// (a failover, a restart): given up, the record would be lost, and the
-/// email sent again once its lock ran out. The database's answer also says
-/// whether the lock was still this sender's (else another sent it: nothing is written).
-async fn until_answered<F, Fut>(email: &OutboxEmail, mut record: F)
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Result<bool, StoreError>>,
-{
-    for attempt in 1u32.. {
-        match record().await {
-            Ok(_) => return,
-            Err(error) if attempt <= 3 || attempt.is_power_of_two() => {
-                tracing::warn!(%error, job = %email.job, attempt, "could not record an email's delivery; trying again")
-            }
-            Err(_) => {}
-        }
-        tokio::time::sleep(RetryPolicy::UNTIL_RECORDED.next_delay(attempt)).await;
     }
 }
 

@@ -35,10 +35,12 @@ mod mailer;
 mod notifier;
 mod progress;
 mod pruner;
+mod record;
 mod registry;
 mod rescuer;
 mod signals;
 mod supervisor;
+mod webhook_sender;
 mod worker;
 
 pub use broker::{Broker, ClaimForWorker, Leased, RenewWorkerLease, Renewed, ReportProgress};
@@ -60,3 +62,4 @@ pub use signals::WorkAvailable;
 pub use supervisor::{
     CancelJob, GetJob, JobSupervisor, ListJobs, RunJob, SlotFreed, SubmitError, SubmitJob, SupervisorDeps,
 };
+pub use webhook_sender::{ResultUrls, WebhookSender};

@@ -265,6 +265,31 @@ pub struct WebhookSettings {
     /// Endpoints one tenant may register.
     #[serde_inline_default(NonZeroUsize::new(20).expect("not zero"))]
     pub max_endpoints_per_tenant: NonZeroUsize,
+    /// How long one delivery attempt may take.
+    #[serde_inline_default(Duration::from_secs(10))]
+    #[serde(with = "duration_text")]
+    pub timeout: Duration,
+    /// Attempts of one delivery, the first included (with the backoff below:
+    /// 6 to 7 hours of an endpoint's outage).
+    #[serde_inline_default(NonZeroU32::new(16).expect("not zero"))]
+    pub max_attempts: NonZeroU32,
+    #[serde_inline_default(Duration::from_secs(10))]
+    #[serde(with = "duration_text")]
+    pub backoff_base: Duration,
+    #[serde_inline_default(Duration::from_secs(3600))]
+    #[serde(with = "duration_text")]
+    pub backoff_max: Duration,
+    /// How often the deliveries due are looked for.
+    #[serde_inline_default(Duration::from_secs(1))]
+    #[serde(with = "duration_text")]
+    pub poll_interval: Duration,
+}
+
+impl WebhookSettings {
+    /// The retry policy of deliveries.
+    pub fn retry_policy(&self) -> RetryPolicy {
+        RetryPolicy { max_attempts: self.max_attempts.get(), base: self.backoff_base, max: self.backoff_max }
+    }
 }
 
 /// Notification preferences: each user chooses, per category of job (a job

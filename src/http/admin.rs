@@ -8,11 +8,12 @@ use actix_web::{HttpResponse, web};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use super::jobs::{JobView, status_filter, type_filter};
+use super::jobs::{job_view, status_filter, type_filter};
 use super::page;
 use super::{AppState, job_id};
 use crate::domain::{Job, JobId, Operator};
 use crate::http::error::{AppError, NotAnOperator, Problem, Unauthenticated, Unavailable};
+use crate::jobs::JobView;
 use crate::store::{AttemptError, CancelOutcome, JobQuery, NearestQuotas, QueueCount, RetryFilter, RetryOutcome};
 
 /// A job as an operator sees it: whose it is, and (alone) its attempts' errors.
@@ -31,7 +32,7 @@ pub struct AdminJobView {
 impl AdminJobView {
     async fn new(job: Job, attempt_errors: Option<Vec<AttemptError>>, state: &AppState) -> Result<Self, AppError> {
         let (tenant, user) = (job.tenant.to_string(), job.user.to_string());
-        Ok(Self { tenant, user, job: JobView::new(job, state).await?, attempt_errors })
+        Ok(Self { tenant, user, job: job_view(job, state).await?, attempt_errors })
     }
 }
 

@@ -7,79 +7,26 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::page::{self, rfc3339};
+use super::page;
 use super::{AppState, body};
 use crate::actors::{CancelJob, GetJob, ListJobs, SubmitJob};
 use crate::domain::{Caller, IdempotencyKey, InvalidIdempotencyKey, Job, JobId, JobState, JobStatus};
 use crate::http::error::{AppError, Problem, RateLimitedResponse, Unauthenticated, Unavailable};
+use crate::jobs::JobView;
 use crate::storage::ResultFile;
 use crate::store::{CancelOutcome, JobFilter, Submission};
 
 /// Seconds a client should wait before polling `Location`, if it polls at all.
 const RETRY_AFTER_SECS: &str = "1";
 
-/// A job as the API shows it.
-#[derive(Serialize, utoipa::ToSchema)]
-pub struct JobView {
-    #[schema(value_type = String, format = Uuid)]
-    id: JobId,
-    #[serde(rename = "type")]
-    job_type: String,
-    /// `pending`, `processing`, `completed`, `failed` or `cancelled`.
-    #[schema(value_type = String)]
-    status: JobStatus,
-    /// Finer than `status`: `queued`, `running`, `cancelling` (asked to stop),
-    /// `retry_scheduled`, `completed`, `failed`, `cancelled`.
-    #[schema(value_type = String)]
-    state: &'static str,
-    #[schema(value_type = Object)]
-    params: Value,
-    /// What the job produced: for a file (exports, uploads) its key, size,
-    /// rows, type, name and expiry; an external worker's fields beside them.
-    #[schema(value_type = Option<Object>)]
-    result: Option<Value>,
-    /// A fresh signed download URL, while the result exists.
-    result_url: Option<String>,
-    error_message: Option<String>,
-    attempts: i32,
-    max_attempts: i32,
-    /// When a job waiting to retry runs next.
-    next_attempt_at: Option<String>,
-    created_at: String,
-    /// When the job reached `completed`, `failed` or `cancelled`.
-    completed_at: Option<String>,
-    /// While it runs, what its handler last reported (throttled to about once
-    /// a second): `{done, total, message, updated_at}`.
-    #[schema(value_type = Option<Object>)]
-    progress: Option<Value>,
-}
-
-impl JobView {
-    /// The job as shown to its owner; a download URL is signed on every read.
-    pub(super) async fn new(job: Job, state: &AppState) -> Result<Self, AppError> {
-        let file = ResultFile::of(job.result.as_ref());
-        let result_url = match file.as_ref().filter(|f| job.state == JobState::Completed && !f.is_expired()) {
-            Some(f) => Some(state.download_url(f).await?),
-            None => None,
-        };
-        let detail = job.state.api_word(job.cancel_requested);
-        Ok(Self {
-            id: job.id,
-            job_type: job.job_type,
-            status: job.state.status(),
-            state: detail,
-            params: job.params,
-            result_url,
-            result: job.result,
-            error_message: job.error_message.filter(|_| job.state == JobState::Failed),
-            attempts: job.attempt,
-            max_attempts: job.max_attempts,
-            next_attempt_at: (job.state == JobState::Retryable).then(|| rfc3339(job.run_at)),
-            created_at: rfc3339(job.created_at),
-            completed_at: job.finished_at.map(rfc3339),
-            progress: job.progress,
-        })
-    }
+/// A job as the API shows it, with a download URL signed on every read.
+pub(super) async fn job_view(job: Job, state: &AppState) -> Result<JobView, AppError> {
+    let file = ResultFile::of(job.result.as_ref());
+    let result_url = match file.as_ref().filter(|f| job.state == JobState::Completed && !f.is_expired()) {
+        Some(f) => Some(state.download_url(f).await?),
+        None => None,
+    };
+    Ok(JobView::of(job, result_url))
 }
 
 /// `POST /jobs/{type}`: record the job (or find the one the key names) and answer at once.
@@ -122,11 +69,11 @@ pub async fn submit(
         Submission::Created(job) => Ok(HttpResponse::Accepted()
             .insert_header((header::LOCATION, format!("/jobs/{}", job.id)))
             .insert_header((header::RETRY_AFTER, RETRY_AFTER_SECS))
-            .json(JobView::new(job, &state).await?)),
+            .json(job_view(job, &state).await?)),
         Submission::Replayed(job) => Ok(HttpResponse::Ok()
             .insert_header(("Idempotent-Replayed", "true"))
             .insert_header((header::LOCATION, format!("/jobs/{}", job.id)))
-            .json(JobView::new(job, &state).await?)),
+            .json(job_view(job, &state).await?)),
         Submission::KeyReused => Err(AppError::IdempotencyKeyReused),
         Submission::OverQuota(exceeded) => {
             Err(AppError::QuotaExceeded { exceeded, retry_after: state.store.quotas().retry_after })
@@ -159,7 +106,7 @@ pub async fn get(
     let id = super::job_id(&path)?;
     let job = state.ask(&caller, GetJob { caller: caller.clone(), id }).await??;
     let job = job.ok_or(AppError::NotFound)?;
-    Ok(HttpResponse::Ok().json(JobView::new(job, &state).await?))
+    Ok(HttpResponse::Ok().json(job_view(job, &state).await?))
 }
 
 #[derive(Deserialize)]
@@ -209,7 +156,7 @@ pub async fn list(
     let filter = JobFilter { status, job_type, before, limit };
     let page = state.ask(&caller, ListJobs { caller: caller.clone(), filter }).await??;
     Ok(HttpResponse::Ok().json(JobList {
-        jobs: futures_util::future::try_join_all(page.jobs.into_iter().map(|job| JobView::new(job, &state))).await?,
+        jobs: futures_util::future::try_join_all(page.jobs.into_iter().map(|job| job_view(job, &state))).await?,
         next_cursor: page.next_before.map(|id| page::encode_cursor(id.0)),
     }))
 }
@@ -297,10 +244,10 @@ pub async fn cancel(
 ) -> Result<HttpResponse, AppError> {
     let id = super::job_id(&path)?;
     match state.ask(&caller, CancelJob { caller: caller.clone(), id }).await?? {
-        CancelOutcome::Cancelled(job) => Ok(HttpResponse::Ok().json(JobView::new(job, &state).await?)),
+        CancelOutcome::Cancelled(job) => Ok(HttpResponse::Ok().json(job_view(job, &state).await?)),
         CancelOutcome::Stopping(job) => Ok(HttpResponse::Accepted()
             .insert_header((header::LOCATION, format!("/jobs/{}", job.id)))
-            .json(JobView::new(job, &state).await?)),
+            .json(job_view(job, &state).await?)),
         CancelOutcome::AlreadyEnded(ended) => Err(AppError::AlreadyEnded(ended.status().as_str())),
         CancelOutcome::NotFound => Err(AppError::NotFound),
     }

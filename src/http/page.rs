@@ -2,7 +2,6 @@
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use chrono::{DateTime, SecondsFormat, Utc};
 use uuid::Uuid;
 
 use crate::http::error::AppError;
@@ -32,10 +31,7 @@ pub fn decode_cursor(cursor: &str) -> Result<Uuid, AppError> {
     Uuid::from_slice(&bytes).map_err(|_| invalid())
 }
 
-/// RFC 3339 with milliseconds, in UTC.
-pub fn rfc3339(at: DateTime<Utc>) -> String {
-    at.to_rfc3339_opts(SecondsFormat::Millis, true)
-}
+pub use crate::jobs::rfc3339;
 
 #[cfg(test)]
 mod tests {

@@ -7,6 +7,7 @@ mod export;
 mod progress;
 mod push;
 mod types;
+mod view;
 
 use std::future::Future;
 use std::pin::Pin;
@@ -18,6 +19,7 @@ pub use export::SqlExport;
 pub use progress::Progress;
 pub use push::{HttpPush, PushEnv, signature as push_signature};
 pub use types::{ExportEnv, HandlerRegistry, JobType, JobTypes, ParamsError, holds_nul};
+pub use view::{JobView, rfc3339};
 
 use crate::domain::{JobId, ProgressReport, TenantId, UserId};
 

@@ -77,10 +77,12 @@ WITH dequeued AS (
     SELECT id, run, tenant_id, user_id, user_email, job_type, 'cancelled', error_message FROM wanted
     WHERE $3 AND $2 = 'operator' AND user_email IS NOT NULL AND email
     ON CONFLICT (job_id, run) DO NOTHING
+), hooked AS (  -- the tenant's webhook deliveries (see errand_queue_webhooks)
+    SELECT errand_queue_webhooks(array_agg(tenant_id), array_agg(id), array_agg(run), array_agg('cancelled')) AS queued
+    FROM finished
 )
-SELECT pg_notify('errand_notifications',
-                 errand_owner_tag(tenant_id, user_id))
-FROM notified";
+SELECT (SELECT count(pg_notify('errand_notifications', errand_owner_tag(tenant_id, user_id))) FROM notified) AS announced,
+       (SELECT queued FROM hooked) AS webhooks";
 
 /// Asks the worker of the running job `$1` to stop (the first to ask is
 /// recorded), and tells every process: the one holding its lease stops it.

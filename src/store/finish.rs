@@ -138,6 +138,9 @@ WITH input AS (
     SELECT id, run, tenant_id, user_id, user_email, job_type, state::text, error_message FROM wanted
     WHERE $8 AND email AND user_email IS NOT NULL AND NOT owner_cancelled
     ON CONFLICT (job_id, run) DO NOTHING
+), hooked AS (  -- the tenant's webhook deliveries (see errand_queue_webhooks)
+    SELECT errand_queue_webhooks(array_agg(tenant_id), array_agg(id), array_agg(run), array_agg(state::text)) AS queued
+    FROM finished
 ), announced AS (
     SELECT pg_notify('errand_notifications', string_agg(tag, ','))
     FROM (SELECT tag, (row_number() OVER (ORDER BY tag) - 1) / 400 AS chunk
@@ -146,7 +149,7 @@ WITH input AS (
     GROUP BY chunk
 )
 SELECT e.job_id, e.tenant_id, e.user_id, e.job_type, e.state, e.error, n.id AS notification,
-       (SELECT count(*) FROM announced) AS announcements
+       (SELECT count(*) FROM announced) AS announcements, (SELECT queued FROM hooked) AS webhooks
 FROM ended e LEFT JOIN notified n ON n.job_id = e.job_id";
 
 /// Running attempts whose lease expired, oldest expiry first.

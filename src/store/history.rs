@@ -38,6 +38,8 @@ WITH doomed AS (
     DELETE FROM notifications WHERE job_id IN (SELECT id FROM doomed)
 ), forgotten_emails AS (
     DELETE FROM email_outbox WHERE job_id IN (SELECT id FROM doomed)
+), forgotten_deliveries AS (
+    DELETE FROM webhook_deliveries WHERE job_id IN (SELECT id FROM doomed)
 ), forgotten_errors AS (
     DELETE FROM job_attempt_errors WHERE job_id IN (SELECT id FROM doomed)
 )

@@ -31,6 +31,8 @@ pub(super) enum LostClaim {
     Jobs { owner: Uuid, claim: Uuid, lease: Duration },
     /// Emails, locked for `lock`.
     Emails { claim: Uuid, lock: Duration },
+    /// Webhook deliveries, locked for `lock`.
+    Webhooks { claim: Uuid, lock: Duration },
 }
 
 /// Gives back the emails claim $1 took, as if that claim never happened.
@@ -73,6 +75,10 @@ impl LostClaim {
                 let client = pool.get().await?;
                 Ok(client.execute(GIVE_BACK_EMAILS, &[&claim]).await?)
             }
+            Self::Webhooks { claim, .. } => {
+                let client = pool.get().await?;
+                Ok(client.execute(super::webhook_outbox::GIVE_BACK, &[&claim]).await?)
+            }
         }
     }
 
@@ -80,7 +86,7 @@ impl LostClaim {
     fn holds_for(&self) -> Duration {
         match *self {
             Self::Jobs { lease, .. } => lease,
-            Self::Emails { lock, .. } => lock,
+            Self::Emails { lock, .. } | Self::Webhooks { lock, .. } => lock,
         }
     }
 
@@ -88,6 +94,7 @@ impl LostClaim {
         match self {
             Self::Jobs { .. } => "jobs",
             Self::Emails { .. } => "emails",
+            Self::Webhooks { .. } => "webhooks",
         }
     }
 }

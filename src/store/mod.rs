@@ -28,6 +28,7 @@ mod quota;
 mod sessions;
 mod submit;
 mod tenant_quotas;
+mod webhook_outbox;
 mod webhooks;
 mod writable;
 
@@ -46,6 +47,7 @@ pub use preferences::{CallerPreferences, CategoryPreferences};
 pub use queue::{QueueDepth, RunningAttempt};
 pub use submit::{NewJob, Submission, Submissions};
 pub use tenant_quotas::{Caps, NearQuota, NearestQuotas, QuotaOverrides, TenantQuota};
+pub use webhook_outbox::{DeliveryOutcome, WebhookDelivery, WebhookOutbox};
 pub use webhooks::{Registered, TenantWebhooks, WebhookEndpoint};
 
 use crate::domain::{Caller, NotificationRules, Operator, Quotas};
@@ -342,6 +344,11 @@ impl Store {
     /// The notification preferences of the caller's user in the caller's tenant.
     pub fn preferences_for<'a>(&'a self, caller: &'a Caller) -> CallerPreferences<'a> {
         CallerPreferences { pool: &self.pool, caller, rules: &self.endings.rules }
+    }
+
+    /// The webhook deliveries waiting to be made (the WebhookSender's side).
+    pub fn webhook_outbox(&self) -> WebhookOutbox<'_> {
+        WebhookOutbox { pool: &self.pool }
     }
 
     /// The webhook endpoints of `tenant` (for its admins).

@@ -32,6 +32,7 @@ mod shutdown;
 mod submit;
 mod tls;
 mod unsubscribe;
+mod webhook_deliveries;
 mod webhooks;
 mod work;
 mod worker_api;

@@ -27,6 +27,7 @@ mod gate;
 mod mail;
 mod pgbouncer;
 mod process;
+mod receiver;
 mod s3;
 mod sse;
 
@@ -39,5 +40,6 @@ pub use gate::*;
 pub use mail::*;
 pub use pgbouncer::*;
 pub use process::*;
+pub use receiver::*;
 pub use s3::*;
 pub use sse::*;

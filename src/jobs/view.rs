@@ -1,0 +1,71 @@
+//! A job as the API shows it: `GET /jobs/{id}`, and the `data` of a webhook
+//! delivery, one shape for both.
+
+use chrono::{DateTime, SecondsFormat, Utc};
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::domain::{Job, JobId, JobState, JobStatus};
+
+/// A job as the API shows it.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct JobView {
+    #[schema(value_type = String, format = Uuid)]
+    id: JobId,
+    #[serde(rename = "type")]
+    job_type: String,
+    /// `pending`, `processing`, `completed`, `failed` or `cancelled`.
+    #[schema(value_type = String)]
+    status: JobStatus,
+    /// Finer than `status`: `queued`, `running`, `cancelling` (asked to stop),
+    /// `retry_scheduled`, `completed`, `failed`, `cancelled`.
+    #[schema(value_type = String)]
+    state: &'static str,
+    #[schema(value_type = Object)]
+    params: Value,
+    /// What the job produced: for a file (exports, uploads) its key, size,
+    /// rows, type, name and expiry; an external worker's fields beside them.
+    #[schema(value_type = Option<Object>)]
+    result: Option<Value>,
+    /// A fresh signed download URL, while the result exists.
+    result_url: Option<String>,
+    error_message: Option<String>,
+    attempts: i32,
+    max_attempts: i32,
+    /// When a job waiting to retry runs next.
+    next_attempt_at: Option<String>,
+    created_at: String,
+    /// When the job reached `completed`, `failed` or `cancelled`.
+    completed_at: Option<String>,
+    /// While it runs, what its handler last reported (throttled to about once
+    /// a second): `{done, total, message, updated_at}`.
+    #[schema(value_type = Option<Object>)]
+    progress: Option<Value>,
+}
+
+impl JobView {
+    /// `job`, with `result_url` (signed by the caller, for a completed job whose file is kept).
+    pub fn of(job: Job, result_url: Option<String>) -> Self {
+        Self {
+            id: job.id,
+            job_type: job.job_type,
+            status: job.state.status(),
+            state: job.state.api_word(job.cancel_requested),
+            params: job.params,
+            result_url,
+            result: job.result,
+            error_message: job.error_message.filter(|_| job.state == JobState::Failed),
+            attempts: job.attempt,
+            max_attempts: job.max_attempts,
+            next_attempt_at: (job.state == JobState::Retryable).then(|| rfc3339(job.run_at)),
+            created_at: rfc3339(job.created_at),
+            completed_at: job.finished_at.map(rfc3339),
+            progress: job.progress,
+        }
+    }
+}
+
+/// RFC 3339 with milliseconds, in UTC: every time the API shows.
+pub fn rfc3339(at: DateTime<Utc>) -> String {
+    at.to_rfc3339_opts(SecondsFormat::Millis, true)
+}

@@ -1,0 +1,136 @@
+//! Webhook deliveries, from the WebhookSender's side: claim due deliveries
+//! with their endpoint and job, record each endpoint's answer at once. Rows
+//! are written only by the statements that end jobs (`errand_queue_webhooks`).
+//! Every record is fenced on (state `sending`, this attempt), so a sender
+//! whose lock expired and whose delivery was claimed again records nothing.
+
+use std::time::Duration;
+
+use deadpool_postgres::Pool;
+use tokio_postgres::types::ToSql;
+use uuid::Uuid;
+
+use super::StoreError;
+use super::jobs::job_from_row;
+use super::lost_claims::{self, LostClaim};
+use crate::domain::Job;
+
+/// A delivery to make now.
+#[derive(Debug)]
+pub struct WebhookDelivery {
+    /// Also its `webhook-id`.
+    pub id: Uuid,
+    pub event: String,
+    pub url: String,
+    pub secret: String,
+    /// This attempt, 1-based.
+    pub attempt: i32,
+    pub job: Job,
+}
+
+/// What became of one attempt.
+#[derive(Debug)]
+pub enum DeliveryOutcome {
+    /// A 2xx answer.
+    Delivered,
+    /// Any other answer (`status`), or none: due again after `delay`, or
+    /// failed for good when `delay` is `None`.
+    Failed { status: Option<u16>, error: String, delay: Option<Duration> },
+}
+
+/// Claims up to $1 due deliveries of enabled endpoints for a lock of $2 ms,
+/// under the claim id $3 (see `lost_claims.rs`), with the endpoint's URL and
+/// secret and the job as the API shows it.
+const CLAIM_DUE: &str = "
+WITH due AS (
+    SELECT d.id FROM webhook_deliveries d
+    WHERE d.state IN ('pending', 'sending') AND d.next_attempt_at <= now()
+    ORDER BY d.next_attempt_at LIMIT $1
+    FOR UPDATE SKIP LOCKED
+), claimed AS (
+    UPDATE webhook_deliveries d
+    SET state = 'sending', attempts = d.attempts + 1, next_attempt_at = now() + $2 * interval '1 millisecond',
+        claim_id = $3
+    FROM due
+    WHERE d.id = due.id
+    RETURNING d.id AS delivery_id, d.endpoint_id, d.job_id, d.event, d.attempts
+)
+SELECT c.delivery_id, c.event, c.attempts, e.url, e.secret,
+       j.id, j.tenant_id, j.user_id, j.job_type, j.params, j.state, j.attempt, j.max_attempts, j.run_at,
+       j.result, j.error_message, j.created_at, j.finished_at, j.progress, j.cancel_requested_by
+FROM claimed c
+JOIN webhook_endpoints e ON e.id = c.endpoint_id
+JOIN jobs_live j ON j.id = c.job_id";
+
+/// Records attempt $2 of delivery $1: delivered ($3 true) or not, the
+/// status $4, the error $5, the latency $6 ms; due again in $7 ms, or failed
+/// for good when $7 is null.
+const RECORD: &str = "
+UPDATE webhook_deliveries
+SET state = CASE WHEN $3 THEN 'delivered'::webhook_delivery_state
+                 WHEN $7::float8 IS NULL THEN 'failed'
+                 ELSE 'pending' END,
+    delivered_at = CASE WHEN $3 THEN now() END,
+    last_status = $4, last_error = $5, last_latency_ms = $6,
+    next_attempt_at = now() + coalesce($7::float8, 0) * interval '1 millisecond'
+WHERE id = $1 AND state = 'sending' AND attempts = $2";
+
+/// Gives back the deliveries claim $1 took (see `lost_claims.rs`).
+pub(super) const GIVE_BACK: &str = "
+UPDATE webhook_deliveries
+SET state = 'pending', attempts = attempts - 1, next_attempt_at = now(), claim_id = NULL
+WHERE claim_id = $1 AND state = 'sending'";
+
+/// The webhook deliveries.
+pub struct WebhookOutbox<'a> {
+    pub(super) pool: &'a Pool,
+}
+
+impl WebhookOutbox<'_> {
+    /// Claims up to `limit` due deliveries for `lock`: if this process dies
+    /// while sending, a delivery is due again when its lock runs out.
+    pub async fn claim_due(&self, limit: i64, lock: Duration) -> Result<Vec<WebhookDelivery>, StoreError> {
+        let client = self.pool.get().await?;
+        let statement = client.prepare_cached(CLAIM_DUE).await?;
+        let claim = Uuid::new_v4();
+        let rows = client.query(&statement, &[&limit, &(lock.as_secs_f64() * 1000.0), &claim]).await;
+        let rows = rows.map_err(StoreError::from).inspect_err(|error| {
+            if lost_claims::outcome_unknown(error) {
+                LostClaim::Webhooks { claim, lock }.give_back(self.pool);
+            }
+        })?;
+        rows.iter()
+            .map(|row| {
+                Ok(WebhookDelivery {
+                    id: row.try_get("delivery_id")?,
+                    event: row.try_get("event")?,
+                    url: row.try_get("url")?,
+                    secret: row.try_get("secret")?,
+                    attempt: row.try_get("attempts")?,
+                    job: job_from_row(row)?,
+                })
+            })
+            .collect()
+    }
+
+    /// Records what became of `delivery`'s attempt, which took `latency`;
+    /// `false` if it was no longer this sender's (its lock ran out).
+    pub async fn record(
+        &self,
+        delivery: &WebhookDelivery,
+        outcome: &DeliveryOutcome,
+        latency: Duration,
+    ) -> Result<bool, StoreError> {
+        let latency_ms = i32::try_from(latency.as_millis()).unwrap_or(i32::MAX);
+        let (delivered, status, error, delay_ms) = match outcome {
+            DeliveryOutcome::Delivered => (true, None, None, None),
+            DeliveryOutcome::Failed { status, error, delay } => {
+                (false, status.map(i32::from), Some(error.as_str()), delay.map(|d| d.as_secs_f64() * 1000.0))
+            }
+        };
+        let params: [&(dyn ToSql + Sync); 7] =
+            [&delivery.id, &delivery.attempt, &delivered, &status, &error, &latency_ms, &delay_ms];
+        let client = self.pool.get().await?;
+        Ok(client.execute(&client.prepare_cached(RECORD).await?, &params).await? == 1)
+    }
+}

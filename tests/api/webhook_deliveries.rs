@@ -1,0 +1,130 @@
+//! Webhook deliveries: a job's end reaches each endpoint of its tenant that
+//! asked for it, once, signed as Standard Webhooks specifies; an endpoint
+//! that fails is tried again with backoff, and a delivery out of attempts fails.
+
+use std::time::Duration;
+
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
+use errand::config::Settings;
+use errand::tokens::UserClaims;
+use hmac::{Hmac, KeyInit, Mac};
+use serde_json::{Value, json};
+use uuid::Uuid;
+
+use crate::helpers::*;
+
+const WITHIN: Duration = Duration::from_secs(30);
+
+/// Local endpoints allowed, retries within moments, and sleep jobs that fail at once.
+fn quick_webhooks(s: &mut Settings) {
+    s.webhooks.allow_hosts = vec!["127.0.0.1".into()];
+    s.webhooks.poll_interval = Duration::from_millis(50);
+    s.webhooks.backoff_base = Duration::from_millis(50);
+    s.webhooks.backoff_max = Duration::from_millis(200);
+    s.job_types.get_mut("sleep").unwrap().max_attempts = nonzero(1);
+}
+
+/// Registers `url` for `events` as acme's admin; answers its secret.
+async fn register(app: &TestApp, url: &str, events: Value) -> String {
+    let scope = Some("tenant_admin".into());
+    let admin =
+        token_with(UserClaims { sub: "ada".into(), tenant: "acme".into(), email: None, scope, exp: now_secs() + 3600 });
+    let created: Value =
+        app.post_json(&admin, "/webhooks", json!({"url": url, "events": events})).await.json().await.unwrap();
+    created["secret"].as_str().expect("a secret").to_owned()
+}
+
+/// The delivery of `job`: its state and attempts.
+async fn delivery(app: &TestApp, job: &str) -> Option<(String, i32)> {
+    let row = app
+        .db
+        .client()
+        .await
+        .query_opt(
+            "SELECT state::text, attempts FROM webhook_deliveries WHERE job_id = $1",
+            &[&Uuid::parse_str(job).unwrap()],
+        )
+        .await
+        .unwrap();
+    row.map(|row| (row.get(0), row.get(1)))
+}
+
+/// Checks a request's Standard Webhooks signature with `secret`, computed here on its own.
+fn verify(secret: &str, received: &Received) {
+    let key = STANDARD.decode(secret.strip_prefix("whsec_").unwrap()).unwrap();
+    let (id, timestamp) = (&received.headers["webhook-id"], &received.headers["webhook-timestamp"]);
+    let mut mac = Hmac::<sha2::Sha256>::new_from_slice(&key).unwrap();
+    mac.update(format!("{id}.{timestamp}.").as_bytes());
+    mac.update(&received.body);
+    let expected = format!("v1,{}", STANDARD.encode(mac.finalize().into_bytes()));
+    assert_eq!(received.headers["webhook-signature"], expected);
+    let sent_at: u64 = timestamp.parse().unwrap();
+    assert!(sent_at.abs_diff(now_secs()) < 60, "a timestamp of now: {sent_at}");
+}
+
+#[actix_web::test]
+async fn a_job_end_is_delivered_once_to_each_endpoint_that_asked_signed_as_standard_webhooks_specifies() {
+    let app = TestApp::builder().configure(quick_webhooks).spawn().await;
+    let receiver = Receiver::start([]);
+    let secret = register(&app, &receiver.url, json!(["job.completed"])).await;
+    let alice = token("acme", "alice");
+    let job = app.create(&alice, "noop", json!({"n": 1})).await;
+    app.wait_until_finished(&alice, &job, WITHIN).await;
+    eventually(WITHIN, "the delivery", || async { delivery(&app, &job).await == Some(("delivered".into(), 1)) }).await;
+
+    let received = receiver.received();
+    assert_eq!(received.len(), 1, "once");
+    verify(&secret, &received[0]);
+    let body: Value = serde_json::from_slice(&received[0].body).unwrap();
+    assert_eq!(body["type"], "job.completed");
+    assert_eq!((body["data"]["id"].as_str(), body["data"]["status"].as_str()), (Some(job.as_str()), Some("completed")));
+    assert_eq!(body["data"]["params"], json!({"n": 1}), "the job as the API shows it");
+    assert_eq!(received[0].headers["content-type"], "application/json");
+
+    // An end the endpoint did not ask for, and another tenant's, make no delivery.
+    let failed = app.create(&alice, "sleep", json!({"ms": 1, "fail_times": 100})).await;
+    let other = app.create(&token("globex", "gil"), "noop", json!({})).await;
+    app.wait_until_finished(&alice, &failed, WITHIN).await;
+    app.wait_until_finished(&token("globex", "gil"), &other, WITHIN).await;
+    assert_eq!(delivery(&app, &failed).await, None);
+    assert_eq!(delivery(&app, &other).await, None);
+}
+
+#[actix_web::test]
+async fn an_endpoint_that_fails_three_times_gets_the_event_once_more_after_it_recovers() {
+    let app = TestApp::builder().configure(quick_webhooks).spawn().await;
+    let receiver = Receiver::start([500, 500, 500]);
+    let secret = register(&app, &receiver.url, json!(["job.completed"])).await;
+    let alice = token("acme", "alice");
+    let job = app.create(&alice, "noop", json!({})).await;
+    eventually(WITHIN, "the delivery, at the fourth attempt", || async {
+        delivery(&app, &job).await == Some(("delivered".into(), 4))
+    })
+    .await;
+    // Delivered: no attempt can follow, so these are all there will be.
+    let received = receiver.received();
+    assert_eq!(received.len(), 4);
+    let ids: std::collections::HashSet<&str> = received.iter().map(|r| r.headers["webhook-id"].as_str()).collect();
+    assert_eq!(ids.len(), 1, "every attempt is the same message: {ids:?}");
+    received.iter().for_each(|r| verify(&secret, r));
+}
+
+#[actix_web::test]
+async fn a_delivery_out_of_attempts_fails_with_the_endpoints_last_answer() {
+    let app = TestApp::builder()
+        .configure(quick_webhooks)
+        .configure(|s| s.webhooks.max_attempts = std::num::NonZeroU32::new(2).unwrap())
+        .spawn()
+        .await;
+    let receiver = Receiver::start([503, 503, 503]);
+    register(&app, &receiver.url, json!(["job.completed"])).await;
+    let alice = token("acme", "alice");
+    let job = app.create(&alice, "noop", json!({})).await;
+    eventually(WITHIN, "the delivery to fail", || async { delivery(&app, &job).await == Some(("failed".into(), 2)) })
+        .await;
+    let id = Uuid::parse_str(&job).unwrap();
+    let last: i32 = app.db.scalar("SELECT last_status FROM webhook_deliveries WHERE job_id = $1", &[&id]).await;
+    assert_eq!(last, 503);
+    assert_eq!(receiver.received().len(), 2);
+}
