@@ -41,6 +41,12 @@ UPDATE email_outbox
 SET state = 'pending', attempts = attempts - 1, next_attempt_at = now(), claim_id = NULL
 WHERE claim_id = $1 AND state = 'sending'";
 
+/// Gives back the webhook deliveries claim $1 took, as if that claim never happened.
+const GIVE_BACK_WEBHOOKS: &str = "
+UPDATE webhook_deliveries
+SET state = 'pending', attempts = attempts - 1, next_attempt_at = now(), claim_id = NULL
+WHERE claim_id = $1 AND state = 'sending'";
+
 impl LostClaim {
     /// Gives back what this claim took, in the background (see the module doc).
     pub(super) fn give_back(self, pool: &Pool) {
@@ -77,7 +83,7 @@ impl LostClaim {
             }
             Self::Webhooks { claim, .. } => {
                 let client = pool.get().await?;
-                Ok(client.execute(super::webhook_outbox::GIVE_BACK, &[&claim]).await?)
+                Ok(client.execute(GIVE_BACK_WEBHOOKS, &[&claim]).await?)
             }
         }
     }

@@ -75,12 +75,6 @@ SET state = CASE WHEN $3 THEN 'delivered'::webhook_delivery_state
     next_attempt_at = now() + coalesce($7::float8, 0) * interval '1 millisecond'
 WHERE id = $1 AND state = 'sending' AND attempts = $2";
 
-/// Gives back the deliveries claim $1 took (see `lost_claims.rs`).
-pub(super) const GIVE_BACK: &str = "
-UPDATE webhook_deliveries
-SET state = 'pending', attempts = attempts - 1, next_attempt_at = now(), claim_id = NULL
-WHERE claim_id = $1 AND state = 'sending'";
-
 /// The webhook deliveries.
 pub struct WebhookOutbox<'a> {
     pub(super) pool: &'a Pool,

@@ -210,3 +210,38 @@ async fn an_end_tried_again_after_its_answer_was_lost_is_told_it_was_recorded_be
     assert_eq!(again, Recorded::Before(JobState::Completed), "the end committed under the cut");
     assert_eq!(db.notifications_for(&job.id.to_string()).await, 1, "one notification");
 }
+
+#[tokio::test]
+async fn webhook_deliveries_taken_by_a_claim_whose_answer_was_lost_are_due_again_at_once() {
+    let (db, store) = migrated_store().await;
+    let endpoint = "INSERT INTO webhook_endpoints (tenant_id, url, events, secret, created_by) \
+                    VALUES ('acme', 'https://hooks.example.com/in', '{job.completed}', 'whsec_AAAA', 'ada')";
+    db.client().await.batch_execute(endpoint).await.unwrap();
+    store.submissions().submit(&new_job("acme", "u", "k", "noop", json!({}))).await.unwrap();
+    let cutter = ReplyCutter::start(&db.url).await;
+    let behind = Store::connect(&cutter.url, 1).unwrap();
+    let lock = Duration::from_secs(90);
+    // Once on its one connection first, whose statement is then prepared
+    // (preparing reads type names, in answers with rows the cutter would cut).
+    assert!(behind.webhook_outbox().claim_due(10, lock).await.unwrap().is_empty());
+    let limits = TypeLimits::default();
+    let claimed = store.queue().claim(&request(Uuid::new_v4(), &limits)).await.unwrap().jobs.remove(0);
+    let done = Completion {
+        id: claimed.id,
+        lease: claimed.lease,
+        outcome: Outcome::Completed { result: None },
+        ender: Ender::Worker,
+    };
+    store.queue().finish_many_if_running(&[done]).await.unwrap();
+    log_states(&db, "webhook_deliveries").await;
+
+    cutter.arm();
+    assert!(behind.webhook_outbox().claim_due(10, lock).await.is_err());
+    let due = "SELECT count(*) FROM webhook_deliveries \
+               WHERE state = 'pending' AND attempts = 0 AND next_attempt_at <= now() AND claim_id IS NULL";
+    eventually(GIVEN_BACK_WITHIN, "the delivery is due again", || async { db.scalar::<i64>(due, &[]).await == 1 })
+        .await;
+    assert_eq!(logged_states(&db).await, ["sending", "pending"]);
+    let deliveries = store.webhook_outbox().claim_due(10, lock).await.unwrap();
+    assert_eq!((deliveries.len(), deliveries[0].attempt), (1, 1), "its first attempt");
+}
