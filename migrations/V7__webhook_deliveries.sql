@@ -34,6 +34,8 @@ CREATE TABLE webhook_deliveries (
 
 CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt_at) WHERE state IN ('pending', 'sending');
 CREATE INDEX webhook_deliveries_job ON webhook_deliveries (job_id);
+-- An endpoint's delivery log, newest first.
+CREATE INDEX webhook_deliveries_endpoint ON webhook_deliveries (endpoint_id, id DESC);
 
 -- Queues a delivery of each job end in (`tenants`, `jobs`, `runs`,
 -- `states`) to each enabled endpoint of its tenant that asked for that

@@ -4,7 +4,7 @@
 //! `webhook-timestamp` (seconds) and `webhook-signature`, `v1,` and the
 //! base64 of HMAC-SHA256 over `{id}.{timestamp}.{body}`. Receivers verify
 //! with any Standard Webhooks library (the Python package's is tested
-//! against errand's; see `python/`).
+//! against errand's; see `clients/python/`).
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;

@@ -14,15 +14,19 @@ here="$(cd "$(dirname "$0")" && pwd)"
 : "${ERRAND_BIN:?set ERRAND_BIN to the errand binary}"
 : "${DATABASE_URL:?set DATABASE_URL to a PostgreSQL server the tests may create databases on}"
 
-# pytest is pinned to an exact version; bump it here (the venv's key changes with this file too).
+# The test tools are pinned to exact versions; bump them here (the venv's key changes with them).
+# standardwebhooks is the Standard Webhooks reference library: the webhook tests check errand's
+# deliveries with it as well as with the package's own verify_webhook.
 pytest_version="8.4.2"
-key="$( (cat "$here/pyproject.toml"; echo "pytest==$pytest_version $here") | sha256sum | cut -c1-12)"
+standardwebhooks_version="1.1.0"
+key="$( (cat "$here/pyproject.toml"; echo "pytest==$pytest_version standardwebhooks==$standardwebhooks_version $here") | sha256sum | cut -c1-12)"
 venv="${ERRAND_TOOLS_DIR:-$HOME/.cache/errand-tools}/python-worker-$key"
 
 if [ ! -f "$venv/.ready" ]; then
     rm -rf "$venv"
     python3 -m venv "$venv"
-    "$venv/bin/pip" install --quiet --disable-pip-version-check -e "$here" "pytest==$pytest_version"
+    "$venv/bin/pip" install --quiet --disable-pip-version-check -e "$here" \
+        "pytest==$pytest_version" "standardwebhooks==$standardwebhooks_version"
     # Written last: a venv whose install was interrupted is made again.
     touch "$venv/.ready"
 fi

@@ -239,6 +239,8 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
                 .route(web::post().to(webhooks::register)),
         )
         .service(resource("/webhooks/{id}", "DELETE").route(web::delete().to(webhooks::remove)))
+        .service(get("/webhooks/{id}/deliveries", webhooks::deliveries))
+        .service(post("/webhooks/{id}/deliveries/{delivery}/redeliver", webhooks::redeliver))
         .service(
             web::scope("/me/notification-preferences")
                 .service(get("", preferences::list))

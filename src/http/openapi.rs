@@ -21,6 +21,7 @@ use crate::jobs::JobTypes;
         notifications::list, notifications::mark_read, notifications::mark_all_read,
         notifications::stream_ticket, notifications::stream, preferences::list, preferences::set,
         unsubscribe::ask, unsubscribe::confirm, webhooks::register, webhooks::list, webhooks::remove,
+        webhooks::deliveries, webhooks::redeliver,
         health::healthz, health::readyz, health::metrics,
         admin::list, admin::get, admin::retry, admin::cancel, admin::retry_matching, admin::queues, admin_quotas::get, admin_quotas::set,
         worker_api::claim, worker_api::attempts::heartbeat, worker_api::attempts::progress,

@@ -15,7 +15,8 @@ use uuid::Uuid;
 use super::AppState;
 use super::auth::TenantAdmin;
 use super::error::{AppError, Problem, RateLimitedResponse, Unauthenticated, Unavailable};
-use crate::store::{Registered, WebhookEndpoint};
+use super::page::{self, rfc3339};
+use crate::store::{DeliveryRecord, Registered, WebhookEndpoint};
 
 /// The events an endpoint may ask for: how a job ended.
 const EVENTS: [&str; 3] = ["job.completed", "job.failed", "job.cancelled"];
@@ -42,7 +43,7 @@ impl From<WebhookEndpoint> for EndpointView {
             url: e.url,
             events: e.events,
             created_by: e.created_by,
-            created_at: super::page::rfc3339(e.created_at),
+            created_at: rfc3339(e.created_at),
             enabled: e.disabled_at.is_none(),
             disabled_reason: e.disabled_reason,
         }
@@ -161,6 +162,126 @@ pub async fn remove(
     } else {
         Err(AppError::NotFound)
     }
+}
+
+/// A delivery as the endpoint's log shows it.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct DeliveryView {
+    /// Also its `webhook-id`.
+    #[schema(value_type = String, format = Uuid)]
+    id: Uuid,
+    #[schema(value_type = String, format = Uuid)]
+    job_id: Uuid,
+    event: String,
+    /// `pending`, `sending`, `delivered` or `failed`.
+    state: String,
+    attempts: i32,
+    /// The endpoint's status at the last attempt (absent: no answer).
+    last_status: Option<i32>,
+    last_error: Option<String>,
+    last_latency_ms: Option<i32>,
+    created_at: String,
+    delivered_at: Option<String>,
+    /// When a pending delivery is tried next.
+    next_attempt_at: Option<String>,
+}
+
+impl From<DeliveryRecord> for DeliveryView {
+    fn from(d: DeliveryRecord) -> Self {
+        let waiting = d.state == "pending";
+        Self {
+            id: d.id,
+            job_id: d.job_id,
+            event: d.event,
+            state: d.state,
+            attempts: d.attempts,
+            last_status: d.last_status,
+            last_error: d.last_error,
+            last_latency_ms: d.last_latency_ms,
+            created_at: rfc3339(d.created_at),
+            delivered_at: d.delivered_at.map(rfc3339),
+            next_attempt_at: waiting.then(|| rfc3339(d.next_attempt_at)),
+        }
+    }
+}
+
+/// A page of an endpoint's deliveries, newest first.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct DeliveryPage {
+    deliveries: Vec<DeliveryView>,
+    /// Pass as `cursor` for the next page; absent on the last.
+    next_cursor: Option<String>,
+}
+
+#[derive(Deserialize)]
+pub struct DeliveryQuery {
+    limit: Option<u32>,
+    cursor: Option<String>,
+}
+
+/// `GET /webhooks/{id}/deliveries`: the endpoint's delivery log, newest first.
+#[utoipa::path(
+    get, path = "/webhooks/{id}/deliveries", tag = "webhooks",
+    params(
+        ("id" = String, Path, format = Uuid, description = "The endpoint's id"),
+        ("limit" = Option<u32>, Query, minimum = 1, maximum = 100, description = "Deliveries per page (default 20)"),
+        ("cursor" = Option<String>, Query, description = "`next_cursor` of the previous page"),
+    ),
+    responses(
+        (status = 200, description = "A page of the endpoint's deliveries", body = DeliveryPage),
+        (status = 400, description = "Bad limit or cursor (`bad_request`)", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Not a tenant admin's token (`forbidden`)", body = Problem, content_type = "application/problem+json"),
+        Unauthenticated,
+        RateLimitedResponse,
+        Unavailable,
+    ),
+    security(("bearer" = [])),
+)]
+pub async fn deliveries(
+    TenantAdmin(admin): TenantAdmin,
+    path: web::Path<String>,
+    query: web::Query<DeliveryQuery>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    let endpoint = Uuid::parse_str(&path).map_err(|_| AppError::NotFound)?;
+    let limit = page::limit(query.limit)?;
+    let before = query.cursor.as_deref().map(page::decode_cursor).transpose()?;
+    let mut found = state.store.webhooks_of(&admin.tenant).deliveries(endpoint, before, i64::from(limit) + 1).await?;
+    let more = found.len() > limit as usize;
+    found.truncate(limit as usize);
+    let next_cursor = more.then(|| found.last().map(|d| page::encode_cursor(d.id))).flatten();
+    Ok(HttpResponse::Ok()
+        .json(DeliveryPage { deliveries: found.into_iter().map(DeliveryView::from).collect(), next_cursor }))
+}
+
+/// `POST /webhooks/{id}/deliveries/{delivery}/redeliver`: sends a delivered
+/// or failed delivery again, as a new series of attempts (the same
+/// `webhook-id`); one still pending or being sent is left as it is.
+#[utoipa::path(
+    post, path = "/webhooks/{id}/deliveries/{delivery}/redeliver", tag = "webhooks",
+    params(
+        ("id" = String, Path, format = Uuid, description = "The endpoint's id"),
+        ("delivery" = String, Path, format = Uuid, description = "The delivery's id (its webhook-id)"),
+    ),
+    responses(
+        (status = 202, description = "The delivery, due now (or already on its way)", body = DeliveryView),
+        (status = 403, description = "Not a tenant admin's token (`forbidden`)", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such delivery of this tenant's endpoint (`not_found`)", body = Problem, content_type = "application/problem+json"),
+        Unauthenticated,
+        RateLimitedResponse,
+        Unavailable,
+    ),
+    security(("bearer" = [])),
+)]
+pub async fn redeliver(
+    TenantAdmin(admin): TenantAdmin,
+    path: web::Path<(String, String)>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    let (endpoint, delivery) = path.into_inner();
+    let parse = |id: &str| Uuid::parse_str(id).map_err(|_| AppError::NotFound);
+    let again = state.store.webhooks_of(&admin.tenant).redeliver(parse(&endpoint)?, parse(&delivery)?).await?;
+    Ok(HttpResponse::Accepted().json(DeliveryView::from(again.ok_or(AppError::NotFound)?)))
 }
 
 /// A fresh signing secret: `whsec_` and the base64 of 32 bytes from the

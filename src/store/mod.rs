@@ -48,7 +48,7 @@ pub use queue::{QueueDepth, RunningAttempt};
 pub use submit::{NewJob, Submission, Submissions};
 pub use tenant_quotas::{Caps, NearQuota, NearestQuotas, QuotaOverrides, TenantQuota};
 pub use webhook_outbox::{DeliveryOutcome, WebhookDelivery, WebhookOutbox};
-pub use webhooks::{Registered, TenantWebhooks, WebhookEndpoint};
+pub use webhooks::{DeliveryRecord, Registered, TenantWebhooks, WebhookEndpoint};
 
 use crate::domain::{Caller, NotificationRules, Operator, Quotas};
 

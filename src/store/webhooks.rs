@@ -47,6 +47,56 @@ const LIST: &str = "
 SELECT id, url, events, created_by, created_at, disabled_at, disabled_reason
 FROM webhook_endpoints WHERE tenant_id = $1 ORDER BY id";
 
+/// A delivery as its endpoint's log shows it.
+#[derive(Debug, Clone)]
+pub struct DeliveryRecord {
+    pub id: Uuid,
+    pub job_id: Uuid,
+    pub event: String,
+    /// `pending`, `sending`, `delivered` or `failed`.
+    pub state: String,
+    pub attempts: i32,
+    pub last_status: Option<i32>,
+    pub last_error: Option<String>,
+    pub last_latency_ms: Option<i32>,
+    pub created_at: DateTime<Utc>,
+    pub delivered_at: Option<DateTime<Utc>>,
+    /// When a pending delivery is tried next.
+    pub next_attempt_at: DateTime<Utc>,
+}
+
+/// Up to `$4` deliveries of tenant `$1`'s endpoint `$2`, newest first, older than `$3`.
+const DELIVERIES: &str = "
+SELECT d.id, d.job_id, d.event, d.state::text AS state, d.attempts, d.last_status, d.last_error,
+       d.last_latency_ms, d.created_at, d.delivered_at, d.next_attempt_at
+FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
+WHERE e.tenant_id = $1 AND d.endpoint_id = $2 AND ($3::uuid IS NULL OR d.id < $3)
+ORDER BY d.id DESC
+LIMIT $4";
+
+/// Makes delivery `$3` of tenant `$1`'s endpoint `$2` due again now, with
+/// attempts anew, if it was delivered or failed (one pending or being sent
+/// is left as it is); answers it either way.
+const REDELIVER: &str = "
+WITH found AS (
+    SELECT d.id, d.state FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
+    WHERE e.tenant_id = $1 AND d.endpoint_id = $2 AND d.id = $3
+    FOR UPDATE OF d
+), again AS (
+    UPDATE webhook_deliveries d
+    SET state = 'pending', attempts = 0, next_attempt_at = now(), delivered_at = NULL
+    FROM found f
+    WHERE d.id = f.id AND f.state IN ('delivered', 'failed')
+    RETURNING d.id, d.job_id, d.event, d.state::text AS state, d.attempts, d.last_status, d.last_error,
+              d.last_latency_ms, d.created_at, d.delivered_at, d.next_attempt_at
+)
+SELECT * FROM again
+UNION ALL
+SELECT d.id, d.job_id, d.event, d.state::text, d.attempts, d.last_status, d.last_error,
+       d.last_latency_ms, d.created_at, d.delivered_at, d.next_attempt_at
+FROM webhook_deliveries d JOIN found f ON f.id = d.id
+WHERE f.state IN ('pending', 'sending')";
+
 /// Removes tenant `$1`'s endpoint `$2`.
 const REMOVE: &str = "DELETE FROM webhook_endpoints WHERE tenant_id = $1 AND id = $2";
 
@@ -84,11 +134,49 @@ impl TenantWebhooks<'_> {
         rows.iter().map(endpoint_from_row).collect()
     }
 
+    /// Up to `limit` of endpoint `endpoint`'s deliveries, newest first, older than `before`.
+    pub async fn deliveries(
+        &self,
+        endpoint: Uuid,
+        before: Option<Uuid>,
+        limit: i64,
+    ) -> Result<Vec<DeliveryRecord>, StoreError> {
+        let client = self.pool.get().await?;
+        let statement = client.prepare_cached(DELIVERIES).await?;
+        let rows = client.query(&statement, &[&self.tenant.as_str(), &endpoint, &before, &limit]).await?;
+        rows.iter().map(delivery_from_row).collect()
+    }
+
+    /// Sends endpoint `endpoint`'s delivery `delivery` again (see
+    /// [`REDELIVER`]); `None` if the tenant has no such delivery.
+    pub async fn redeliver(&self, endpoint: Uuid, delivery: Uuid) -> Result<Option<DeliveryRecord>, StoreError> {
+        let client = self.pool.get().await?;
+        let statement = client.prepare_cached(REDELIVER).await?;
+        let row = client.query_opt(&statement, &[&self.tenant.as_str(), &endpoint, &delivery]).await?;
+        row.as_ref().map(delivery_from_row).transpose()
+    }
+
     /// Removes endpoint `id`; `false` if the tenant has none such.
     pub async fn remove(&self, id: Uuid) -> Result<bool, StoreError> {
         let client = self.pool.get().await?;
         Ok(client.execute(&client.prepare_cached(REMOVE).await?, &[&self.tenant.as_str(), &id]).await? == 1)
     }
+}
+
+fn delivery_from_row(row: &Row) -> Result<DeliveryRecord, StoreError> {
+    Ok(DeliveryRecord {
+        id: row.try_get("id")?,
+        job_id: row.try_get("job_id")?,
+        event: row.try_get("event")?,
+        state: row.try_get("state")?,
+        attempts: row.try_get("attempts")?,
+        last_status: row.try_get("last_status")?,
+        last_error: row.try_get("last_error")?,
+        last_latency_ms: row.try_get("last_latency_ms")?,
+        created_at: row.try_get("created_at")?,
+        delivered_at: row.try_get("delivered_at")?,
+        next_attempt_at: row.try_get("next_attempt_at")?,
+    })
 }
 
 fn endpoint_from_row(row: &Row) -> Result<WebhookEndpoint, StoreError> {

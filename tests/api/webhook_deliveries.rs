@@ -7,7 +7,6 @@ use std::time::Duration;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use errand::config::Settings;
-use errand::tokens::UserClaims;
 use hmac::{Hmac, KeyInit, Mac};
 use serde_json::{Value, json};
 use uuid::Uuid;
@@ -27,12 +26,16 @@ fn quick_webhooks(s: &mut Settings) {
 
 /// Registers `url` for `events` as acme's admin; answers its secret.
 async fn register(app: &TestApp, url: &str, events: Value) -> String {
-    let scope = Some("tenant_admin".into());
-    let admin =
-        token_with(UserClaims { sub: "ada".into(), tenant: "acme".into(), email: None, scope, exp: now_secs() + 3600 });
-    let created: Value =
-        app.post_json(&admin, "/webhooks", json!({"url": url, "events": events})).await.json().await.unwrap();
-    created["secret"].as_str().expect("a secret").to_owned()
+    register_endpoint(app, url, events).await["secret"].as_str().expect("a secret").to_owned()
+}
+
+/// Registers `url` for `events` as acme's admin; answers the endpoint.
+async fn register_endpoint(app: &TestApp, url: &str, events: Value) -> Value {
+    app.post_json(&admin("acme"), "/webhooks", json!({"url": url, "events": events})).await.json().await.unwrap()
+}
+
+fn admin(tenant: &str) -> String {
+    tenant_admin_token(tenant, "ada")
 }
 
 /// The delivery of `job`: its state and attempts.
@@ -127,4 +130,39 @@ async fn a_delivery_out_of_attempts_fails_with_the_endpoints_last_answer() {
     let last: i32 = app.db.scalar("SELECT last_status FROM webhook_deliveries WHERE job_id = $1", &[&id]).await;
     assert_eq!(last, 503);
     assert_eq!(receiver.received().len(), 2);
+}
+
+#[actix_web::test]
+async fn the_delivery_log_shows_each_delivery_and_a_failed_one_can_be_sent_again() {
+    let app = TestApp::builder()
+        .configure(quick_webhooks)
+        .configure(|s| s.webhooks.max_attempts = std::num::NonZeroU32::new(2).unwrap())
+        .spawn()
+        .await;
+    let receiver = Receiver::start([503, 503]);
+    let endpoint = register_endpoint(&app, &receiver.url, json!(["job.completed"])).await;
+    let log = format!("/webhooks/{}/deliveries", endpoint["id"].as_str().unwrap());
+    let alice = token("acme", "alice");
+    let job = app.create(&alice, "noop", json!({})).await;
+    eventually(WITHIN, "the delivery to fail", || async { delivery(&app, &job).await == Some(("failed".into(), 2)) })
+        .await;
+
+    let page: Value = app.get(&admin("acme"), &log).await.json().await.unwrap();
+    let entry = &page["deliveries"][0];
+    assert_eq!((entry["job_id"].as_str(), entry["state"].as_str()), (Some(job.as_str()), Some("failed")));
+    assert_eq!((entry["attempts"].as_i64(), entry["last_status"].as_i64()), (Some(2), Some(503)));
+    assert!(entry["last_latency_ms"].is_i64(), "{entry}");
+    let again = format!("{log}/{}/redeliver", entry["id"].as_str().unwrap());
+    assert_problem(app.post(&admin("globex"), &again).await, reqwest::StatusCode::NOT_FOUND, "not_found").await;
+    let empty: Value = app.get(&admin("globex"), &log).await.json().await.unwrap();
+    assert_eq!(empty["deliveries"], json!([]), "another tenant sees none of it");
+
+    assert_eq!(app.post(&admin("acme"), &again).await.status(), reqwest::StatusCode::ACCEPTED);
+    eventually(WITHIN, "the delivery sent again", || async {
+        delivery(&app, &job).await == Some(("delivered".into(), 1))
+    })
+    .await;
+    let received = receiver.received();
+    assert_eq!(received.len(), 3);
+    assert!(received.iter().all(|r| r.headers["webhook-id"] == received[0].headers["webhook-id"]), "one message");
 }

@@ -2,15 +2,13 @@
 //! only, within the tenant, and only where errand may call (SSRF).
 
 use errand::config::Settings;
-use errand::tokens::UserClaims;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
 use crate::helpers::*;
 
 fn admin(tenant: &str, user: &str) -> String {
-    let scope = Some("tenant_admin".into());
-    token_with(UserClaims { sub: user.into(), tenant: tenant.into(), email: None, scope, exp: now_secs() + 3600 })
+    tenant_admin_token(tenant, user)
 }
 
 /// Local endpoints allowed, as a developer's machine would (the rules hold for every other host).

@@ -30,6 +30,16 @@ JWT_SECRET = "python-worker-tests-secret-0123456789abc"
 
 JOB_TYPE = "render_invoice"
 TENANT, USER = "acme", "alice"
+#: acme's tenant admin, who registers its webhook endpoints.
+ADMIN = "ada"
+
+#: What a test of webhooks adds to errand's environment: endpoints on this
+#: machine (plain http, a loopback address) allowed, and due deliveries
+#: looked for every 100 ms rather than every second.
+WEBHOOKS_ENV = {
+    "ERRAND_WEBHOOKS__ALLOW_HOSTS": "127.0.0.1",
+    "ERRAND_WEBHOOKS__POLL_INTERVAL": "100ms",
+}
 
 T = TypeVar("T")
 
@@ -189,6 +199,14 @@ class Errand:
         assert response.status_code == 202, response.text
         return response.json()["id"]
 
+    def register_webhook(self, url: str, events: List[str]) -> Dict[str, Any]:
+        """`POST /webhooks` as acme's tenant admin; answers the new endpoint,
+        its `secret` included (errand shows it this once)."""
+        response = httpx.post(f"{self.url}/webhooks", json={"url": url, "events": events}, timeout=10,
+                              headers={"Authorization": f"Bearer {admin_token()}"})
+        assert response.status_code == 201, response.text
+        return response.json()
+
     def job(self, job_id: str) -> Dict[str, Any]:
         """`GET /jobs/{id}` as its owner."""
         response = self.user.get(f"/jobs/{job_id}")
@@ -230,3 +248,10 @@ def user_token() -> str:
     if "user" not in _tokens:
         _tokens["user"] = mint_token("--tenant", TENANT, "--user", USER)
     return _tokens["user"]
+
+
+def admin_token() -> str:
+    """acme's tenant admin's token, `scope: tenant_admin` (minted once per run)."""
+    if "admin" not in _tokens:
+        _tokens["admin"] = mint_token("--tenant", TENANT, "--user", ADMIN, "--tenant-admin")
+    return _tokens["admin"]

@@ -111,6 +111,12 @@ pub fn token(tenant: &str, user: &str) -> String {
     token_with(UserClaims { sub: user.into(), tenant: tenant.into(), email: None, scope: None, exp: now_secs() + 3600 })
 }
 
+/// A valid token for `user` of `tenant`, a tenant admin (`scope: tenant_admin`).
+pub fn tenant_admin_token(tenant: &str, user: &str) -> String {
+    let scope = Some("tenant_admin".into());
+    token_with(UserClaims { sub: user.into(), tenant: tenant.into(), email: None, scope, exp: now_secs() + 3600 })
+}
+
 /// A valid operator token (`scope: operator`) for `name`.
 pub fn operator_token(name: &str) -> String {
     let claims = errand::tokens::OperatorClaims { sub: name.into(), scope: "operator".into(), exp: now_secs() + 3600 };

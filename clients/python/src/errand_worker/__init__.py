@@ -16,14 +16,27 @@ which pull them over HTTP (`/worker/v1`)::
     worker.run()
 
 Modules: `worker` (the claim loop and the pool), `job` (what a handler gets),
-`heartbeat` (lease renewal), `api` (the HTTP calls), `errors`, and `submit`
+`heartbeat` (lease renewal), `api` (the HTTP calls), `errors`, `submit`
 (`submit_job`: creating a job for a user from a backend, retried through 429
-and 503 with one idempotency key).
+and 503 with one idempotency key), `push` (checking the signature of errand's
+pushes to `handler = "http"` apps) and `webhooks` (`verify_webhook`: checking
+a webhook delivery, signed as Standard Webhooks specifies).
 """
 
-from .errors import ApiError, Cancelled, JobFailed, JobInterrupted, LeaseLost, Permanent, Retryable, Unreachable
+from .errors import (
+    ApiError,
+    Cancelled,
+    JobFailed,
+    JobInterrupted,
+    LeaseLost,
+    Permanent,
+    Retryable,
+    Unreachable,
+    WebhookVerificationError,
+)
 from .job import Job
 from .submit import submit_job
+from .webhooks import verify_webhook
 from .worker import Worker
 
 __all__ = [
@@ -36,8 +49,10 @@ __all__ = [
     "Permanent",
     "Retryable",
     "Unreachable",
+    "WebhookVerificationError",
     "Worker",
     "submit_job",
+    "verify_webhook",
 ]
 
 __version__ = "0.1.0"

@@ -4,6 +4,8 @@ Two kinds live here. A handler *raises* `Retryable` or `Permanent` to say how
 its job failed. The worker *raises into* a handler `LeaseLost` or `Cancelled`
 (from `Job.progress()` and `Job.check()`) to tell it to stop: the job is no
 longer this worker's to finish, so whatever the handler does next is not sent.
+Besides them, `ApiError` and `Unreachable` (calls to errand that failed) and
+`WebhookVerificationError` (a webhook delivery that is not errand's).
 """
 
 from __future__ import annotations
@@ -73,3 +75,10 @@ class ApiError(Exception):
 class Unreachable(Exception):
     """errand could not be reached, or kept answering 5xx, for as long as the
     call was allowed to retry."""
+
+
+class WebhookVerificationError(Exception):
+    """A webhook delivery whose headers do not prove it errand's: a header is
+    missing or malformed, its timestamp is too old or too far ahead, or no
+    signature matches the body under the endpoint's secret. Answer it with a
+    4xx and do not act on the body."""
