@@ -128,6 +128,26 @@ impl Sender {
         let outbox = self.store.webhook_outbox();
         let what = format!("webhook delivery {}", delivery.id);
         until_answered(&what, || outbox.record(&delivery, &outcome, latency)).await;
+        if let DeliveryOutcome::Failed { delay: None, .. } = outcome {
+            self.disable_if_failing(&delivery).await;
+        }
+    }
+
+    /// After a delivery failed for good: an endpoint whose last
+    /// `disable_after` deliveries all failed gets no more until an admin
+    /// registers it again (`GET /webhooks` shows it disabled, and why).
+    async fn disable_if_failing(&self, delivery: &WebhookDelivery) {
+        let failures = self.settings.disable_after.get();
+        let reason = format!("its last {failures} deliveries failed");
+        match self.store.webhook_outbox().disable_if_failing(delivery.endpoint, failures, &reason).await {
+            Ok(Some(url)) => {
+                tracing::warn!(endpoint = %delivery.endpoint, url, "webhook endpoint disabled: {reason}");
+                metrics::counter!("errand_webhook_endpoints_disabled_total").increment(1);
+            }
+            Ok(None) => {}
+            // The next failed delivery checks again.
+            Err(error) => tracing::warn!(%error, endpoint = %delivery.endpoint, "could not check a failing endpoint"),
+        }
     }
 
     /// One POST of `delivery`: `Ok` on a 2xx, else the status (if any) and why.

@@ -279,6 +279,10 @@ pub struct WebhookSettings {
     #[serde_inline_default(Duration::from_secs(3600))]
     #[serde(with = "duration_text")]
     pub backoff_max: Duration,
+    /// An endpoint whose last this many deliveries failed (each out of
+    /// attempts) is disabled: it gets nothing more until registered again.
+    #[serde_inline_default(NonZeroU32::new(5).expect("not zero"))]
+    pub disable_after: NonZeroU32,
     /// How often the deliveries due are looked for.
     #[serde_inline_default(Duration::from_secs(1))]
     #[serde(with = "duration_text")]

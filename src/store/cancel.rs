@@ -78,7 +78,7 @@ WITH dequeued AS (
     WHERE $3 AND $2 = 'operator' AND user_email IS NOT NULL AND email
     ON CONFLICT (job_id, run) DO NOTHING
 ), hooked AS (  -- the tenant's webhook deliveries (see errand_queue_webhooks)
-    SELECT errand_queue_webhooks(array_agg(tenant_id), array_agg(id), array_agg(run), array_agg('cancelled')) AS queued
+    SELECT errand_queue_webhooks(array_agg(tenant_id), array_agg(id), array_agg(run), array_agg('cancelled'::text)) AS queued
     FROM finished
 )
 SELECT (SELECT count(pg_notify('errand_notifications', errand_owner_tag(tenant_id, user_id))) FROM notified) AS announced,

@@ -20,6 +20,7 @@ use crate::domain::Job;
 pub struct WebhookDelivery {
     /// Also its `webhook-id`.
     pub id: Uuid,
+    pub endpoint: Uuid,
     pub event: String,
     pub url: String,
     pub secret: String,
@@ -44,9 +45,10 @@ pub enum DeliveryOutcome {
 const CLAIM_DUE: &str = "
 WITH due AS (
     SELECT d.id FROM webhook_deliveries d
+    JOIN webhook_endpoints e ON e.id = d.endpoint_id AND e.disabled_at IS NULL
     WHERE d.state IN ('pending', 'sending') AND d.next_attempt_at <= now()
     ORDER BY d.next_attempt_at LIMIT $1
-    FOR UPDATE SKIP LOCKED
+    FOR UPDATE OF d SKIP LOCKED
 ), claimed AS (
     UPDATE webhook_deliveries d
     SET state = 'sending', attempts = d.attempts + 1, next_attempt_at = now() + $2 * interval '1 millisecond',
@@ -55,7 +57,7 @@ WITH due AS (
     WHERE d.id = due.id
     RETURNING d.id AS delivery_id, d.endpoint_id, d.job_id, d.event, d.attempts
 )
-SELECT c.delivery_id, c.event, c.attempts, e.url, e.secret,
+SELECT c.delivery_id, c.endpoint_id, c.event, c.attempts, e.url, e.secret,
        j.id, j.tenant_id, j.user_id, j.job_type, j.params, j.state, j.attempt, j.max_attempts, j.run_at,
        j.result, j.error_message, j.created_at, j.finished_at, j.progress, j.cancel_requested_by
 FROM claimed c
@@ -74,6 +76,20 @@ SET state = CASE WHEN $3 THEN 'delivered'::webhook_delivery_state
     last_status = $4, last_error = $5, last_latency_ms = $6,
     next_attempt_at = now() + coalesce($7::float8, 0) * interval '1 millisecond'
 WHERE id = $1 AND state = 'sending' AND attempts = $2";
+
+/// Disables endpoint $1 if its last $2 deliveries that ended all failed,
+/// saying why ($3); answers its URL if it did.
+const DISABLE_IF_FAILING: &str = "
+WITH recent AS (
+    SELECT state FROM webhook_deliveries
+    WHERE endpoint_id = $1 AND state IN ('delivered', 'failed')
+    ORDER BY id DESC LIMIT $2
+)
+UPDATE webhook_endpoints
+SET disabled_at = now(), disabled_reason = $3
+WHERE id = $1 AND disabled_at IS NULL
+  AND (SELECT count(*) FROM recent WHERE state = 'failed') = $2
+RETURNING url";
 
 /// The webhook deliveries.
 pub struct WebhookOutbox<'a> {
@@ -97,6 +113,7 @@ impl WebhookOutbox<'_> {
             .map(|row| {
                 Ok(WebhookDelivery {
                     id: row.try_get("delivery_id")?,
+                    endpoint: row.try_get("endpoint_id")?,
                     event: row.try_get("event")?,
                     url: row.try_get("url")?,
                     secret: row.try_get("secret")?,
@@ -105,6 +122,20 @@ impl WebhookOutbox<'_> {
                 })
             })
             .collect()
+    }
+
+    /// Disables `endpoint` if its last `failures` deliveries that ended all
+    /// failed (`reason` says why, to its admins); answers its URL if it did.
+    pub async fn disable_if_failing(
+        &self,
+        endpoint: Uuid,
+        failures: u32,
+        reason: &str,
+    ) -> Result<Option<String>, StoreError> {
+        let client = self.pool.get().await?;
+        let statement = client.prepare_cached(DISABLE_IF_FAILING).await?;
+        let row = client.query_opt(&statement, &[&endpoint, &i64::from(failures), &reason]).await?;
+        Ok(row.map(|row| row.try_get("url")).transpose()?)
     }
 
     /// Records what became of `delivery`'s attempt, which took `latency`;

@@ -166,3 +166,55 @@ async fn the_delivery_log_shows_each_delivery_and_a_failed_one_can_be_sent_again
     assert_eq!(received.len(), 3);
     assert!(received.iter().all(|r| r.headers["webhook-id"] == received[0].headers["webhook-id"]), "one message");
 }
+
+#[actix_web::test]
+async fn an_endpoint_whose_deliveries_keep_failing_is_disabled_and_gets_nothing_more() {
+    let app = TestApp::builder()
+        .configure(quick_webhooks)
+        .configure(|s| {
+            s.webhooks.max_attempts = std::num::NonZeroU32::new(1).unwrap();
+            s.webhooks.disable_after = std::num::NonZeroU32::new(2).unwrap();
+        })
+        .spawn()
+        .await;
+    let receiver = Receiver::start([500; 10]);
+    register(&app, &receiver.url, json!(["job.completed"])).await;
+    let alice = token("acme", "alice");
+    let first = app.create(&alice, "noop", json!({"n": 1})).await;
+    eventually(WITHIN, "the first to fail", || async { delivery(&app, &first).await == Some(("failed".into(), 1)) })
+        .await;
+    let listed: Value = app.get(&admin("acme"), "/webhooks").await.json().await.unwrap();
+    assert_eq!(listed["webhooks"][0]["enabled"], true, "one failure is not enough");
+
+    let second = app.create(&alice, "noop", json!({"n": 2})).await;
+    eventually(WITHIN, "the endpoint to be disabled", || async {
+        let listed: Value = app.get(&admin("acme"), "/webhooks").await.json().await.unwrap();
+        listed["webhooks"][0]["enabled"] == false
+    })
+    .await;
+    assert_eq!(delivery(&app, &second).await, Some(("failed".into(), 1)));
+    let listed: Value = app.get(&admin("acme"), "/webhooks").await.json().await.unwrap();
+    assert_eq!(listed["webhooks"][0]["disabled_reason"], "its last 2 deliveries failed");
+
+    // A later end is recorded for it, and no sender will take it.
+    let third = app.create(&alice, "noop", json!({"n": 3})).await;
+    app.wait_until_finished(&alice, &third, WITHIN).await;
+    assert_eq!(delivery(&app, &third).await, None, "a disabled endpoint is not written to");
+    let store = errand::store::Store::connect(&app.db.url, 1).unwrap();
+    assert!(store.webhook_outbox().claim_due(10, Duration::from_secs(90)).await.unwrap().is_empty());
+    assert_eq!(receiver.received().len(), 2);
+}
+
+#[actix_web::test]
+async fn a_waiting_job_cancelled_by_its_owner_is_delivered_as_job_cancelled() {
+    // An API-only process: the job waits, and its cancel ends it at once.
+    let app = TestApp::builder().configure(quick_webhooks).configure(|s| s.workers.global_limit = 0).spawn().await;
+    let receiver = Receiver::start([]);
+    register(&app, &receiver.url, json!(["job.cancelled"])).await;
+    let alice = token("acme", "alice");
+    let job = app.create(&alice, "noop", json!({})).await;
+    assert_eq!(app.post(&alice, &format!("/jobs/{job}/cancel")).await.status(), reqwest::StatusCode::OK);
+    eventually(WITHIN, "the delivery", || async { delivery(&app, &job).await == Some(("delivered".into(), 1)) }).await;
+    let body: Value = serde_json::from_slice(&receiver.received()[0].body).unwrap();
+    assert_eq!((body["type"].as_str(), body["data"]["status"].as_str()), (Some("job.cancelled"), Some("cancelled")));
+}
