@@ -13,7 +13,9 @@
 # (build it first: cargo build --release --features bench --bin errand-loadgen).
 # Each side runs with its own config.toml and settings: AB_CONFIG_A/B (default
 # ./config.toml), AB_ENV_A/B (NAME=value words, e.g. turning rate limits off
-# for a binary that has them). E.g. the previous commit's binary:
+# for a binary that has them), and AB_SQL_A/B: SQL run on a drain's database
+# once its backlog is in, before errand starts (e.g. webhook endpoints for
+# every tenant of the backlog). E.g. the previous commit's binary:
 #   git worktree add /tmp/old HEAD~1 && (cd /tmp/old && cargo build --release --bin errand)
 #   AB_CONFIG_A=/tmp/old/config.toml bench/ab.sh $CARGO_TARGET_DIR/release/errand-old ...
 # (copy the old binary aside first: both worktrees build into one target directory).
@@ -70,6 +72,9 @@ drain() {
   side "$label"
   env "${envs[@]}" "$errand" --config "$cfg" migrate >/dev/null
   errand_drain_insert "$base/$db" "$jobs" 32 noop '{}'
+  local sql
+  if [ "$label" = A ]; then sql=${AB_SQL_A:-}; else sql=${AB_SQL_B:-}; fi
+  if [ -n "$sql" ]; then psql "$base/$db" -Xqc "$sql"; fi
   pg0=$(postgres_ticks); x0=$(commits)
   started=$(psql "$base/$db" -XAtqc "SELECT clock_timestamp()")
   env "${envs[@]}" ERRAND_HTTP__BIND=127.0.0.1:0 "$errand" --config "$cfg" serve >/dev/null 2>&1 &
