@@ -11,10 +11,10 @@ use crate::store::StoreError;
 /// made again once its lock ran out. The database's answer also says
 /// whether the lock was still this sender's (else another sent it: nothing
 /// is written). `what` names the send in the logs.
-pub async fn until_answered<F, Fut>(what: impl Display, mut record: F)
+pub async fn until_answered<F, Fut, T>(what: impl Display, mut record: F)
 where
     F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Result<bool, StoreError>>,
+    Fut: std::future::Future<Output = Result<T, StoreError>>,
 {
     for attempt in 1u32.. {
         match record().await {

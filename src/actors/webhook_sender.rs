@@ -81,7 +81,7 @@ impl WebhookSender {
                 }
             };
             let count = due.len();
-            join_all(due.into_iter().map(|delivery| sender.deliver(delivery))).await;
+            sender.deliver(due).await;
             count
         }
         .into_actor(self)
@@ -105,10 +105,29 @@ struct Sender {
 }
 
 impl Sender {
-    /// Makes one attempt of `delivery` and records what became of it.
-    async fn deliver(&self, delivery: WebhookDelivery) {
+    /// Makes one attempt of each delivery, at once, and records what became
+    /// of them all in one statement (a statement and commit each cost the
+    /// drain, beside which this runs, more than the attempts themselves).
+    async fn deliver(&self, due: Vec<WebhookDelivery>) {
+        let outcomes = join_all(due.iter().map(|delivery| self.attempt_and_judge(delivery))).await;
+        let attempts: Vec<_> =
+            due.iter().zip(&outcomes).map(|(d, (outcome, latency))| (d, outcome, *latency)).collect();
+        if attempts.is_empty() {
+            return;
+        }
+        let outbox = self.store.webhook_outbox();
+        until_answered(format!("{} webhook deliveries", attempts.len()), || outbox.record(&attempts)).await;
+        for (delivery, (outcome, _)) in due.iter().zip(&outcomes) {
+            if let DeliveryOutcome::Failed { delay: None, .. } = outcome {
+                self.disable_if_failing(delivery).await;
+            }
+        }
+    }
+
+    /// Makes one attempt of `delivery`: what became of it, and how long it took.
+    async fn attempt_and_judge(&self, delivery: &WebhookDelivery) -> (DeliveryOutcome, Duration) {
         let started = Instant::now();
-        let outcome = match self.attempt(&delivery).await {
+        let outcome = match self.attempt(delivery).await {
             Ok(()) => DeliveryOutcome::Delivered,
             Err((status, error)) => {
                 let attempt = u32::try_from(delivery.attempt).unwrap_or(u32::MAX);
@@ -124,13 +143,7 @@ impl Sender {
             DeliveryOutcome::Failed { delay: None, .. } => "failed",
         };
         metrics::counter!("errand_webhooks_total", "result" => result).increment(1);
-        let latency = started.elapsed();
-        let outbox = self.store.webhook_outbox();
-        let what = format!("webhook delivery {}", delivery.id);
-        until_answered(&what, || outbox.record(&delivery, &outcome, latency)).await;
-        if let DeliveryOutcome::Failed { delay: None, .. } = outcome {
-            self.disable_if_failing(&delivery).await;
-        }
+        (outcome, started.elapsed())
     }
 
     /// After a delivery failed for good: an endpoint whose last

@@ -39,6 +39,18 @@ pub enum DeliveryOutcome {
     Failed { status: Option<u16>, error: String, delay: Option<Duration> },
 }
 
+/// [`RECORD`]'s parameters, a column each.
+#[derive(Default)]
+struct RecordColumns<'a> {
+    ids: Vec<Uuid>,
+    attempts: Vec<i32>,
+    delivered: Vec<bool>,
+    statuses: Vec<Option<i32>>,
+    errors: Vec<Option<&'a str>>,
+    latencies: Vec<i32>,
+    delays: Vec<Option<f64>>,
+}
+
 /// Claims up to $1 due deliveries of enabled endpoints for a lock of $2 ms,
 /// under the claim id $3 (see `lost_claims.rs`), with the endpoint's URL and
 /// secret and the job as the API shows it.
@@ -64,18 +76,21 @@ FROM claimed c
 JOIN webhook_endpoints e ON e.id = c.endpoint_id
 JOIN jobs_live j ON j.id = c.job_id";
 
-/// Records attempt $2 of delivery $1: delivered ($3 true) or not, the
-/// status $4, the error $5, the latency $6 ms; due again in $7 ms, or failed
-/// for good when $7 is null.
+/// Records attempts, one statement for all: of each delivery in $1, attempt
+/// $2: delivered ($3 true) or not, the status $4, the error $5, the latency
+/// $6 ms; due again in $7 ms, or failed for good when that is null. Each is
+/// fenced on its attempt (a sender whose lock ran out records nothing).
 const RECORD: &str = "
-UPDATE webhook_deliveries
-SET state = CASE WHEN $3 THEN 'delivered'::webhook_delivery_state
-                 WHEN $7::float8 IS NULL THEN 'failed'
+UPDATE webhook_deliveries d
+SET state = CASE WHEN i.delivered THEN 'delivered'::webhook_delivery_state
+                 WHEN i.delay_ms IS NULL THEN 'failed'
                  ELSE 'pending' END,
-    delivered_at = CASE WHEN $3 THEN now() END,
-    last_status = $4, last_error = $5, last_latency_ms = $6,
-    next_attempt_at = now() + coalesce($7::float8, 0) * interval '1 millisecond'
-WHERE id = $1 AND state = 'sending' AND attempts = $2";
+    delivered_at = CASE WHEN i.delivered THEN now() END,
+    last_status = i.status, last_error = i.error, last_latency_ms = i.latency_ms,
+    next_attempt_at = now() + coalesce(i.delay_ms, 0) * interval '1 millisecond'
+FROM unnest($1::uuid[], $2::integer[], $3::boolean[], $4::integer[], $5::text[], $6::integer[], $7::float8[])
+     AS i (id, attempt, delivered, status, error, latency_ms, delay_ms)
+WHERE d.id = i.id AND d.state = 'sending' AND d.attempts = i.attempt";
 
 /// Disables endpoint $1 if its last $2 deliveries that ended all failed,
 /// saying why ($3); answers its URL if it did.
@@ -138,24 +153,30 @@ impl WebhookOutbox<'_> {
         Ok(row.map(|row| row.try_get("url")).transpose()?)
     }
 
-    /// Records what became of `delivery`'s attempt, which took `latency`;
-    /// `false` if it was no longer this sender's (its lock ran out).
-    pub async fn record(
-        &self,
-        delivery: &WebhookDelivery,
-        outcome: &DeliveryOutcome,
-        latency: Duration,
-    ) -> Result<bool, StoreError> {
-        let latency_ms = i32::try_from(latency.as_millis()).unwrap_or(i32::MAX);
-        let (delivered, status, error, delay_ms) = match outcome {
-            DeliveryOutcome::Delivered => (true, None, None, None),
-            DeliveryOutcome::Failed { status, error, delay } => {
-                (false, status.map(i32::from), Some(error.as_str()), delay.map(|d| d.as_secs_f64() * 1000.0))
-            }
-        };
+    /// Records what became of each attempt (and how long it took), in one
+    /// statement; answers how many were still their sender's (a lock that
+    /// ran out records nothing).
+    pub async fn record(&self, attempts: &[(&WebhookDelivery, &DeliveryOutcome, Duration)]) -> Result<u64, StoreError> {
+        let mut columns = RecordColumns::default();
+        for (delivery, outcome, latency) in attempts {
+            let (delivered, status, error, delay_ms) = match outcome {
+                DeliveryOutcome::Delivered => (true, None, None, None),
+                DeliveryOutcome::Failed { status, error, delay } => {
+                    (false, status.map(i32::from), Some(error.as_str()), delay.map(|d| d.as_secs_f64() * 1000.0))
+                }
+            };
+            columns.ids.push(delivery.id);
+            columns.attempts.push(delivery.attempt);
+            columns.delivered.push(delivered);
+            columns.statuses.push(status);
+            columns.errors.push(error);
+            columns.latencies.push(i32::try_from(latency.as_millis()).unwrap_or(i32::MAX));
+            columns.delays.push(delay_ms);
+        }
+        let c = &columns;
         let params: [&(dyn ToSql + Sync); 7] =
-            [&delivery.id, &delivery.attempt, &delivered, &status, &error, &latency_ms, &delay_ms];
+            [&c.ids, &c.attempts, &c.delivered, &c.statuses, &c.errors, &c.latencies, &c.delays];
         let client = self.pool.get().await?;
-        Ok(client.execute(&client.prepare_cached(RECORD).await?, &params).await? == 1)
+        Ok(client.execute(&client.prepare_cached(RECORD).await?, &params).await?)
     }
 }
