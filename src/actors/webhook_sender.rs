@@ -22,9 +22,9 @@ use serde_json::json;
 
 use super::record::until_answered;
 use crate::config::WebhookSettings;
-use crate::jobs::{JobView, rfc3339};
+use crate::jobs::{JobView, downloadable, rfc3339};
 use crate::outbound::OutboundPolicy;
-use crate::storage::{ObjectKey, ResultFile, Storage};
+use crate::storage::Storage;
 use crate::store::{DeliveryOutcome, Store, WebhookDelivery};
 
 /// Deliveries claimed and sent at once, at most.
@@ -196,14 +196,11 @@ impl Sender {
 
     /// A fresh download URL of a completed job's file that is still kept.
     async fn result_url(&self, delivery: &WebhookDelivery) -> Option<String> {
-        let job = &delivery.job;
-        let file = ResultFile::of(job.result.as_ref())
-            .filter(|f| job.state == crate::domain::JobState::Completed && !f.is_expired())?;
-        let key = ObjectKey::from_stored(file.storage_key.clone());
-        match self.urls.storage.download_url(&key, &file.file_name, self.urls.expiry).await {
+        let file = downloadable(&delivery.job)?;
+        match self.urls.storage.result_url(&file, self.urls.expiry).await {
             Ok(url) => Some(url),
             Err(error) => {
-                tracing::warn!(%error, job = %job.id, "could not sign a result URL for a webhook");
+                tracing::warn!(%error, job = %delivery.job.id, "could not sign a result URL for a webhook");
                 None
             }
         }

@@ -21,9 +21,8 @@ const RETRY_AFTER_SECS: &str = "1";
 
 /// A job as the API shows it, with a download URL signed on every read.
 pub(super) async fn job_view(job: Job, state: &AppState) -> Result<JobView, AppError> {
-    let file = ResultFile::of(job.result.as_ref());
-    let result_url = match file.as_ref().filter(|f| job.state == JobState::Completed && !f.is_expired()) {
-        Some(f) => Some(state.download_url(f).await?),
+    let result_url = match crate::jobs::downloadable(&job) {
+        Some(file) => Some(state.download_url(&file).await?),
         None => None,
     };
     Ok(JobView::of(job, result_url))

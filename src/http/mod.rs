@@ -40,7 +40,7 @@ use crate::domain::Caller;
 use crate::http::error::AppError;
 use crate::jobs::JobTypes;
 use crate::links::JobLinks;
-use crate::storage::{ObjectKey, ResultFile, Storage};
+use crate::storage::{ResultFile, Storage};
 use crate::store::Store;
 
 /// What handlers share.
@@ -136,11 +136,7 @@ impl AppState {
 
     /// A fresh signed URL of a job's result file.
     async fn download_url(&self, file: &ResultFile) -> Result<String, AppError> {
-        let key = ObjectKey::from_stored(file.storage_key.clone());
-        self.storage
-            .download_url(&key, &file.file_name, self.url_expiry)
-            .await
-            .map_err(|e| AppError::Unavailable(e.to_string()))
+        self.storage.result_url(file, self.url_expiry).await.map_err(|e| AppError::Unavailable(e.to_string()))
     }
 
     /// Sends `msg` to the caller's tenant supervisor. A supervisor that stopped

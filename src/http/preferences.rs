@@ -86,8 +86,9 @@ pub async fn set(
 ) -> Result<HttpResponse, AppError> {
     let category = path.into_inner();
     let rules = state.store.notification_rules();
-    if !rules.categories().contains(category.as_str()) {
-        let known = rules.categories().into_iter().collect::<Vec<_>>().join(", ");
+    let categories = rules.categories();
+    if !categories.contains(category.as_str()) {
+        let known = categories.into_iter().collect::<Vec<_>>().join(", ");
         return Err(AppError::InvalidPreference(format!("there is no category {category:?}; there are: {known}")));
     }
     let changes = super::body::json_object(body).await?;

@@ -14,7 +14,10 @@ use super::AppState;
 use super::pages::{Extras, page, page_with};
 use crate::http::error::AppError;
 
-const PREFERENCES_LINK: &str = "Choose which emails you get";
+/// The link every page has: where people choose which emails they get.
+fn preferences_link(state: &AppState) -> Option<(&str, &str)> {
+    Some((state.preferences_url.as_str(), "Choose which emails you get"))
+}
 
 /// Asks whether to unsubscribe: a page with a button that POSTs.
 #[utoipa::path(
@@ -28,7 +31,6 @@ const PREFERENCES_LINK: &str = "Choose which emails you get";
 pub async fn ask(path: web::Path<String>, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
     let Ok(holder) = state.links.verify_unsubscribe(&path) else { return invalid_link() };
     let category = &holder.category;
-    let preferences = Some((state.preferences_url.as_str(), PREFERENCES_LINK));
     if state.store.notification_rules().is_required(category) {
         return required(category, &state);
     }
@@ -39,7 +41,7 @@ pub async fn ask(path: web::Path<String>, state: web::Data<AppState>) -> Result<
         &format!(
             "You will no longer get an email when a job of the category {category} ends. It still shows in the app."
         ),
-        Extras { form: Some((&action, "Unsubscribe")), link: preferences },
+        Extras { form: Some((&action, "Unsubscribe")), link: preferences_link(&state) },
     )
 }
 
@@ -66,7 +68,7 @@ pub async fn confirm(path: web::Path<String>, state: web::Data<AppState>) -> Res
         StatusCode::OK,
         "You are unsubscribed",
         &format!("You will no longer get an email when a job of the category {category} ends."),
-        Extras { link: Some((state.preferences_url.as_str(), PREFERENCES_LINK)), ..Extras::default() },
+        Extras { link: preferences_link(&state), ..Extras::default() },
     )
 }
 
@@ -85,6 +87,6 @@ fn required(category: &str, state: &AppState) -> Result<HttpResponse, AppError> 
         StatusCode::UNPROCESSABLE_ENTITY,
         "These emails cannot be turned off",
         &format!("Emails about {category} are required."),
-        Extras { link: Some((state.preferences_url.as_str(), PREFERENCES_LINK)), ..Extras::default() },
+        Extras { link: preferences_link(state), ..Extras::default() },
     )
 }

@@ -19,7 +19,7 @@ pub use export::SqlExport;
 pub use progress::Progress;
 pub use push::{HttpPush, PushEnv, signature as push_signature};
 pub use types::{ExportEnv, HandlerRegistry, JobType, JobTypes, ParamsError, holds_nul};
-pub use view::{JobView, rfc3339};
+pub use view::{JobView, downloadable, rfc3339};
 
 use crate::domain::{JobId, ProgressReport, TenantId, UserId};
 

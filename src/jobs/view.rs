@@ -6,6 +6,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::domain::{Job, JobId, JobState, JobStatus};
+use crate::storage::ResultFile;
 
 /// A job as the API shows it.
 #[derive(Serialize, utoipa::ToSchema)]
@@ -44,7 +45,7 @@ pub struct JobView {
 }
 
 impl JobView {
-    /// `job`, with `result_url` (signed by the caller, for a completed job whose file is kept).
+    /// `job`, with `result_url` (signed by the caller, for the [`downloadable`] file).
     pub fn of(job: Job, result_url: Option<String>) -> Self {
         Self {
             id: job.id,
@@ -63,6 +64,11 @@ impl JobView {
             progress: job.progress,
         }
     }
+}
+
+/// The file a job's `result_url` downloads: a completed job's, while it is kept.
+pub fn downloadable(job: &Job) -> Option<ResultFile> {
+    ResultFile::of(job.result.as_ref()).filter(|file| job.state == JobState::Completed && !file.is_expired())
 }
 
 /// RFC 3339 with milliseconds, in UTC: every time the API shows.

@@ -136,6 +136,11 @@ impl Storage {
         }
     }
 
+    /// A URL that downloads a job's result `file` until `expires_in` from now.
+    pub async fn result_url(&self, file: &ResultFile, expires_in: Duration) -> Result<String, StorageError> {
+        self.download_url(&ObjectKey::from_stored(file.storage_key.clone()), &file.file_name, expires_in).await
+    }
+
     /// A URL a client may PUT the object to itself, until `expires_in` from
     /// now: S3 only (`None` for `local`, whose uploads go through errand).
     pub async fn upload_url(&self, key: &ObjectKey, expires_in: Duration) -> Result<Option<String>, StorageError> {

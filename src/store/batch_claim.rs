@@ -13,7 +13,7 @@
 //! lock that a claim could be waiting for, and a wait is as long as one claim.
 
 use super::claim::{BatchClaim, ClaimedJob};
-use super::lost_claims::{self, LostClaim};
+use super::lost_claims::LostClaim;
 use super::quota::{self, BEGIN, COMMIT};
 use super::submit::{INSERT_OR_FIND, INSERT_OR_FIND_CAPPED, InsertBatch, NewJob, Submission, Submissions};
 use super::{Queue, StoreError, millis};
@@ -154,12 +154,8 @@ impl Submissions<'_> {
         let claimed = match (begun, locked, claimed, committed) {
             (Ok(_), Ok(_), Ok(rows), Ok(_)) => rows,
             (Err(error), ..) | (_, Err(error), _, _) | (.., Err(error), _) | (.., Err(error)) => {
-                let error = StoreError::from(error);
-                if lost_claims::outcome_unknown(&error) {
-                    let lost = LostClaim::Jobs { owner: claim.owner, claim: claim_id, lease: claim.lease };
-                    lost.give_back(self.pool);
-                }
-                return (Err(error), Ok(Vec::new()));
+                let lost = LostClaim::Jobs { owner: claim.owner, claim: claim_id, lease: claim.lease };
+                return (Err(lost.settle_error(self.pool, error.into())), Ok(Vec::new()));
             }
         };
         let queue = Queue { pool: self.pool, endings: self.endings };

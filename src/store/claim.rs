@@ -26,7 +26,7 @@ use tokio_postgres::Row;
 use uuid::Uuid;
 
 use super::finish::{Completion, Ender};
-use super::lost_claims::{self, LostClaim};
+use super::lost_claims::LostClaim;
 use super::{Queue, StoreError, millis};
 use crate::domain::{JobId, LeaseId, Outcome, TenantId, UserId};
 
@@ -210,14 +210,10 @@ impl Queue<'_> {
             &request.only_types,
             &claim_id,
         ];
-        let rows = client.query(&claim, &params).await.map_err(StoreError::from);
+        let rows = client.query(&claim, &params).await;
         drop(client);
-        let rows = rows.inspect_err(|error| {
-            if lost_claims::outcome_unknown(error) {
-                let lost = LostClaim::Jobs { owner: request.owner, claim: claim_id, lease: request.lease };
-                lost.give_back(self.pool);
-            }
-        })?;
+        let lost = LostClaim::Jobs { owner: request.owner, claim: claim_id, lease: request.lease };
+        let rows = lost.settle(self.pool, rows)?;
         let cursor = rows.iter().find(|row| row.try_get::<_, &str>("kind").is_ok_and(|kind| kind == "cursor"));
         let next_after_tenant = cursor
             .map(|row| row.try_get("next_after_tenant"))

@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use deadpool_postgres::Pool;
 use uuid::Uuid;
 
-use super::{Endings, Queue, StoreError};
+use super::{StoreError, queue};
 use crate::domain::RetryPolicy;
 
 /// Which claim broke, and what it may have taken.
@@ -48,8 +48,22 @@ SET state = 'pending', attempts = attempts - 1, next_attempt_at = now(), claim_i
 WHERE claim_id = $1 AND state = 'sending'";
 
 impl LostClaim {
+    /// The answer to this claim, as the store answers: when it failed in a
+    /// way that leaves its outcome unknown, what it took is given back.
+    pub(super) fn settle<T>(self, pool: &Pool, answer: Result<T, tokio_postgres::Error>) -> Result<T, StoreError> {
+        answer.map_err(|error| self.settle_error(pool, error.into()))
+    }
+
+    /// [`Self::settle`] for a claim's error already read.
+    pub(super) fn settle_error(self, pool: &Pool, error: StoreError) -> StoreError {
+        if outcome_unknown(&error) {
+            self.give_back(pool);
+        }
+        error
+    }
+
     /// Gives back what this claim took, in the background (see the module doc).
-    pub(super) fn give_back(self, pool: &Pool) {
+    fn give_back(self, pool: &Pool) {
         let pool = pool.clone();
         tokio::spawn(async move {
             let started = Instant::now();
@@ -74,9 +88,7 @@ impl LostClaim {
 
     async fn try_give_back(&self, pool: &Pool) -> Result<u64, StoreError> {
         match *self {
-            Self::Jobs { owner, claim, .. } => {
-                Queue { pool, endings: &Endings::default() }.release(owner, Some(claim)).await
-            }
+            Self::Jobs { owner, claim, .. } => queue::release(pool, owner, Some(claim)).await,
             Self::Emails { claim, .. } => {
                 let client = pool.get().await?;
                 Ok(client.execute(GIVE_BACK_EMAILS, &[&claim]).await?)
@@ -107,6 +119,6 @@ impl LostClaim {
 
 /// Whether a claim that failed with `error` after it was sent may have
 /// committed: its connection broke (or the server stopped) before it answered.
-pub(super) fn outcome_unknown(error: &StoreError) -> bool {
+fn outcome_unknown(error: &StoreError) -> bool {
     matches!(error, StoreError::Postgres(_) | StoreError::ConnectionLost(_)) && error.is_connection_lost()
 }

@@ -13,7 +13,7 @@ use tokio_postgres::types::ToSql;
 use uuid::Uuid;
 
 use super::StoreError;
-use super::lost_claims::{self, LostClaim};
+use super::lost_claims::LostClaim;
 use crate::domain::{JobId, JobState, TenantId, UserId};
 
 /// An email to send now, with what it tells of its job.
@@ -97,11 +97,7 @@ impl<'a> Outbox<'a> {
         let statement = client.prepare_cached(CLAIM_DUE).await?;
         let claim = Uuid::new_v4();
         let rows = client.query(&statement, &[&limit, &(lock.as_secs_f64() * 1000.0), &claim]).await;
-        let rows = rows.map_err(StoreError::from).inspect_err(|error| {
-            if lost_claims::outcome_unknown(error) {
-                LostClaim::Emails { claim, lock }.give_back(self.pool);
-            }
-        })?;
+        let rows = LostClaim::Emails { claim, lock }.settle(self.pool, rows)?;
         rows.iter().map(email_from_row).collect()
     }
 

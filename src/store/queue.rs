@@ -7,6 +7,7 @@
 
 use std::time::Duration;
 
+use deadpool_postgres::Pool;
 use serde_json::Value;
 use uuid::Uuid;
 
@@ -180,18 +181,7 @@ impl Queue<'_> {
     /// started, so another process takes it at once. Only call this once the
     /// owner's workers for those jobs have been stopped.
     pub async fn release_all(&self, owner: Uuid) -> Result<u64, StoreError> {
-        self.release(owner, None).await
-    }
-
-    /// [`Self::release_all`], or only the jobs claim `claim` took.
-    pub(super) async fn release(&self, owner: Uuid, claim: Option<Uuid>) -> Result<u64, StoreError> {
-        let client = self.pool.get().await?;
-        let n = client.execute(&client.prepare_cached(RELEASE).await?, &[&owner, &claim]).await?;
-        drop(client);
-        if n > 0 {
-            self.announce_work().await?;
-        }
-        Ok(n)
+        release(self.pool, owner, None).await
     }
 
     /// Jobs waiting and running across all tenants, and how long the oldest
@@ -208,9 +198,26 @@ impl Queue<'_> {
 
     /// Tells every errand process listening that there is work to claim.
     pub async fn announce_work(&self) -> Result<(), StoreError> {
-        let client = self.pool.get().await?;
-        // One round trip (a parameterised statement would take two).
-        client.batch_execute(&format!("NOTIFY {WORK_CHANNEL}")).await?;
-        Ok(())
+        announce_work(self.pool).await
     }
+}
+
+/// Hands back every job `owner` holds (only those claim `claim` took, when
+/// given), as if its attempt never started, and tells the processes.
+pub(super) async fn release(pool: &Pool, owner: Uuid, claim: Option<Uuid>) -> Result<u64, StoreError> {
+    let client = pool.get().await?;
+    let n = client.execute(&client.prepare_cached(RELEASE).await?, &[&owner, &claim]).await?;
+    drop(client);
+    if n > 0 {
+        announce_work(pool).await?;
+    }
+    Ok(n)
+}
+
+/// Wakes every process's dispatcher: there is work to claim.
+async fn announce_work(pool: &Pool) -> Result<(), StoreError> {
+    let client = pool.get().await?;
+    // One round trip (a parameterised statement would take two).
+    client.batch_execute(&format!("NOTIFY {WORK_CHANNEL}")).await?;
+    Ok(())
 }

@@ -12,7 +12,7 @@ use uuid::Uuid;
 
 use super::StoreError;
 use super::jobs::job_from_row;
-use super::lost_claims::{self, LostClaim};
+use super::lost_claims::LostClaim;
 use crate::domain::Job;
 
 /// A delivery to make now.
@@ -119,11 +119,7 @@ impl WebhookOutbox<'_> {
         let statement = client.prepare_cached(CLAIM_DUE).await?;
         let claim = Uuid::new_v4();
         let rows = client.query(&statement, &[&limit, &(lock.as_secs_f64() * 1000.0), &claim]).await;
-        let rows = rows.map_err(StoreError::from).inspect_err(|error| {
-            if lost_claims::outcome_unknown(error) {
-                LostClaim::Webhooks { claim, lock }.give_back(self.pool);
-            }
-        })?;
+        let rows = LostClaim::Webhooks { claim, lock }.settle(self.pool, rows)?;
         rows.iter()
             .map(|row| {
                 Ok(WebhookDelivery {

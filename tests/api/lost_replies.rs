@@ -39,17 +39,13 @@ async fn store_behind_cutter(db: &TestDb) -> (Store, ReplyCutter) {
     (Store::connect(&cutter.url, 2).unwrap(), cutter)
 }
 
-fn request<'a>(owner: Uuid, limits: &'a TypeLimits) -> ClaimRequest<'a> {
-    ClaimRequest {
-        owner,
-        limit: 10,
-        tenant_limit: 10,
-        lease: LEASE,
-        after_tenant: "",
-        tenants: 10,
-        type_limits: limits,
-        only_types: None,
-    }
+/// Claims the one queued job and completes it, as its worker would.
+async fn claim_and_complete(store: &Store) {
+    let limits = TypeLimits::default();
+    let claimed = store.queue().claim(&claim_request(Uuid::new_v4(), &limits)).await.unwrap().jobs.remove(0);
+    let outcome = Outcome::Completed { result: None };
+    let done = Completion { id: claimed.id, lease: claimed.lease, outcome, ender: Ender::Worker };
+    store.queue().finish_many_if_running(&[done]).await.unwrap();
 }
 
 /// Waits until one queued job is due again, unleased, and returns its attempts so far.
@@ -69,13 +65,13 @@ async fn jobs_taken_by_a_claim_whose_answer_was_lost_are_given_back_at_once() {
     let limits = TypeLimits::default();
 
     cutter.arm();
-    let error = behind.queue().claim(&request(Uuid::new_v4(), &limits)).await.unwrap_err();
+    let error = behind.queue().claim(&claim_request(Uuid::new_v4(), &limits)).await.unwrap_err();
     assert!(error.is_connection_lost(), "{error}");
     assert_eq!(cutter.cuts(), 1);
     assert_eq!(waits_again(&db).await, 0, "the attempt that never started is not counted");
     assert_eq!(logged_states(&db).await, ["running", "available"], "the claim committed, then was given back");
 
-    let claimed = store.queue().claim(&request(Uuid::new_v4(), &limits)).await.unwrap().jobs;
+    let claimed = store.queue().claim(&claim_request(Uuid::new_v4(), &limits)).await.unwrap().jobs;
     assert_eq!(claimed.len(), 1);
     assert_eq!(claimed[0].attempt, 1, "its first attempt");
 }
@@ -113,12 +109,12 @@ async fn a_claim_that_loses_its_answer_gives_back_only_what_it_took() {
     let limits = TypeLimits::default();
     let owner = Uuid::new_v4();
     // The same owner holds a job from an earlier claim, whose answer arrived.
-    let earlier = ClaimRequest { limit: 1, ..request(owner, &limits) };
+    let earlier = ClaimRequest { limit: 1, ..claim_request(owner, &limits) };
     let held = store.queue().claim(&earlier).await.unwrap().jobs.remove(0);
     let (behind, cutter) = store_behind_cutter(&db).await;
 
     cutter.arm();
-    assert!(behind.queue().claim(&request(owner, &limits)).await.is_err());
+    assert!(behind.queue().claim(&claim_request(owner, &limits)).await.is_err());
     assert_eq!(waits_again(&db).await, 0);
     let running: Vec<Uuid> = db
         .client()
@@ -143,15 +139,7 @@ async fn emails_taken_by_a_claim_whose_answer_was_lost_are_due_again_at_once() {
         email: Some("u@example.com".into()),
     };
     store.submissions().submit(&job).await.unwrap();
-    let limits = TypeLimits::default();
-    let claimed = store.queue().claim(&request(Uuid::new_v4(), &limits)).await.unwrap().jobs.remove(0);
-    let done = Completion {
-        id: claimed.id,
-        lease: claimed.lease,
-        outcome: Outcome::Completed { result: None },
-        ender: Ender::Worker,
-    };
-    store.queue().finish_many_if_running(&[done]).await.unwrap();
+    claim_and_complete(&store).await;
     log_states(&db, "email_outbox").await;
     let (behind, cutter) = store_behind_cutter(&db).await;
     let lock = Duration::from_secs(90);
@@ -190,7 +178,7 @@ async fn an_end_tried_again_after_its_answer_was_lost_is_told_it_was_recorded_be
     }
     let limits = TypeLimits::default();
     let [warm_up, job] =
-        <[_; 2]>::try_from(store.queue().claim(&request(Uuid::new_v4(), &limits)).await.unwrap().jobs).unwrap();
+        <[_; 2]>::try_from(store.queue().claim(&claim_request(Uuid::new_v4(), &limits)).await.unwrap().jobs).unwrap();
     let cutter = ReplyCutter::start(&db.url).await;
     let behind = Store::connect(&cutter.url, 1).unwrap();
     let completer = Completer::new(behind, NoStreams.start().recipient(), Default::default()).start();
@@ -224,15 +212,7 @@ async fn webhook_deliveries_taken_by_a_claim_whose_answer_was_lost_are_due_again
     // Once on its one connection first, whose statement is then prepared
     // (preparing reads type names, in answers with rows the cutter would cut).
     assert!(behind.webhook_outbox().claim_due(10, lock).await.unwrap().is_empty());
-    let limits = TypeLimits::default();
-    let claimed = store.queue().claim(&request(Uuid::new_v4(), &limits)).await.unwrap().jobs.remove(0);
-    let done = Completion {
-        id: claimed.id,
-        lease: claimed.lease,
-        outcome: Outcome::Completed { result: None },
-        ender: Ender::Worker,
-    };
-    store.queue().finish_many_if_running(&[done]).await.unwrap();
+    claim_and_complete(&store).await;
     log_states(&db, "webhook_deliveries").await;
 
     cutter.arm();

@@ -141,19 +141,7 @@ async fn a_type_limit_holds_across_owners_while_other_types_run() {
     let claim_as = |owner| {
         let limits = &limits;
         let store = &store;
-        async move {
-            let request = ClaimRequest {
-                owner,
-                limit: 10,
-                tenant_limit: 10,
-                lease: LEASE,
-                after_tenant: "",
-                tenants: 10,
-                type_limits: limits,
-                only_types: None,
-            };
-            store.queue().claim(&request).await.unwrap().jobs
-        }
+        async move { store.queue().claim(&claim_request(owner, limits)).await.unwrap().jobs }
     };
     let first = claim_as(Uuid::new_v4()).await;
     let second = claim_as(Uuid::new_v4()).await;

@@ -32,14 +32,8 @@ def template_db() -> Iterator[str]:
 @pytest.fixture
 def errand(template_db: str, tmp_path) -> Iterator[harness.Errand]:
     """A running errand on a fresh database; its log is printed when a test fails."""
-    server = harness.Errand(template_db, tmp_path)
-    try:
+    with harness.Errand.running(template_db, tmp_path) as server:
         yield server
-    finally:
-        log = server.log()
-        server.stop()
-        if log.strip():
-            print(f"--- errand's log ---\n{log}")
 
 
 class RunningWorker:

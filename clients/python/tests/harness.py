@@ -8,6 +8,7 @@ Nothing here imitates errand: every test talks to the binary named by
 
 from __future__ import annotations
 
+import contextlib
 import os
 import queue
 import socket
@@ -16,7 +17,7 @@ import threading
 import time
 import uuid
 from pathlib import Path
-from typing import IO, Any, Callable, Dict, List, Optional, TypeVar
+from typing import IO, Any, Callable, Dict, Iterator, List, Optional, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 import httpx
@@ -172,6 +173,19 @@ class Errand:
             raise AssertionError(f"errand did not start:\n{self.log()}") from None
         self.user = httpx.Client(base_url=self.url, timeout=10,
                                  headers={"Authorization": f"Bearer {user_token()}"})
+
+    @classmethod
+    @contextlib.contextmanager
+    def running(cls, template_db: str, work_dir: Path, env: Optional[Dict[str, str]] = None) -> Iterator["Errand"]:
+        """An errand for the length of a `with`; its log is printed if it wrote one."""
+        server = cls(template_db, work_dir, env)
+        try:
+            yield server
+        finally:
+            log = server.log()
+            server.stop()
+            if log.strip():
+                print(f"--- errand's log ---\n{log}")
 
     def log(self) -> str:
         """What errand wrote on stderr so far."""

@@ -136,14 +136,8 @@ class Endpoint:
 @pytest.fixture
 def webhook_errand(template_db, tmp_path) -> Iterator[harness.Errand]:
     """A running errand that may deliver to 127.0.0.1, looking for due deliveries often."""
-    server = harness.Errand(template_db, tmp_path, harness.WEBHOOKS_ENV)
-    try:
+    with harness.Errand.running(template_db, tmp_path, harness.WEBHOOKS_ENV) as server:
         yield server
-    finally:
-        log = server.log()
-        server.stop()
-        if log.strip():
-            print(f"--- errand's log ---\n{log}")
 
 
 @pytest.fixture

@@ -164,6 +164,21 @@ pub async fn migrated_store() -> (TestDb, errand::store::Store) {
     (db, store)
 }
 
+/// A claim by `owner` of up to 10 jobs, 10 a tenant, from the first of 10
+/// tenants, under a 30 s lease: for tests that claim through the store.
+pub fn claim_request(owner: Uuid, limits: &errand::store::TypeLimits) -> errand::store::ClaimRequest<'_> {
+    errand::store::ClaimRequest {
+        owner,
+        limit: 10,
+        tenant_limit: 10,
+        lease: std::time::Duration::from_secs(30),
+        after_tenant: "",
+        tenants: 10,
+        type_limits: limits,
+        only_types: None,
+    }
+}
+
 /// A job for the store to record: `user` of `tenant` asks for `job_type` under `key`.
 pub fn new_job(tenant: &str, user: &str, key: &str, job_type: &str, params: Value) -> errand::store::NewJob {
     use errand::domain::{Caller, IdempotencyKey, TenantId, UserId};
