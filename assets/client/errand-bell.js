@@ -3,9 +3,12 @@
  */
 
 import { ClientElement, SHARED_SHEET, URL_REFRESH_MS, downloadLink, el, sheet, timeElement } from './errand-element-base.js';
+import { NOTIFICATION_EVENTS } from './errand.js';
 
 /** Entries shown in the bell. */
 const FEED_SIZE = 20;
+/** The stream's events whose notification is a feed entry. */
+const FEED_KINDS = new Set([...NOTIFICATION_EVENTS].filter((kind) => kind !== 'job_cancelled'));
 
 const BELL_CSS = `
   :host { position: relative; display: inline-block; }
@@ -169,7 +172,7 @@ export class ErrandBell extends ClientElement {
       // Someone may have marked entries read (or new ones came): the open list reads again.
       this.#stale = true;
       if (this.isOpen) this.#refresh(client);
-    } else if (event.type === 'job_completed') {
+    } else if (FEED_KINDS.has(event.type)) {
       const notification = event.notification;
       if (this.#items.has(notification.id)) return;
       this.#items.set(notification.id, notification);
@@ -286,7 +289,7 @@ export class ErrandBell extends ClientElement {
       this.#markRead(notification.id);
     });
     // A completed job may have a file: its link comes with a fresh signed URL from the job.
-    if (!failed && this.client) this.#addDownloadLink(this.client, notification.job_id, meta);
+    if (!failed && notification.job_id && this.client) this.#addDownloadLink(this.client, notification.job_id, meta);
     return item;
   }
 

@@ -27,6 +27,8 @@ const ENDED = new Set(['completed', 'failed', 'cancelled']);
 const SUBMIT_RETRIES = 10;
 /** Notification ids remembered to drop repeats (the stream is at-least-once). */
 const REMEMBERED_IDS = 500;
+/** The stream's events that carry a notification (ids deduplicated); `job_cancelled` is the only one kept out of the feed. */
+export const NOTIFICATION_EVENTS = new Set(['job_completed', 'job_cancelled', 'batch_completed', 'webhook_disabled']);
 /** Newest notifications read before the first connection: they are not news. */
 const BASELINE_SIZE = 20;
 /** errand sends a keep-alive every 15 s: three missed means the connection is dead. */
@@ -232,8 +234,14 @@ export class Errand {
    * - `{type: 'job_completed', notification}` once per notification (repeats dropped);
    * - `{type: 'job_cancelled', notification}` when the user cancelled a job
    *   (in this tab or another; never in the feed);
+   * - `{type: 'batch_completed', notification}` when the last job of one of
+   *   the user's batches ended (with its `counts`), and
+   *   `{type: 'webhook_disabled', notification}` (to a tenant's admins), both
+   *   in the feed as `job_completed` is;
    * - `{type: 'job_progress', jobId, progress}` when a running job reports
    *   progress (`{done, total, message, updated_at}`, about once a second);
+   * - `{type: 'batch_progress', batchId, counts}` when a running batch's
+   *   counts change (`{total, completed, failed, cancelled, status}`);
    * - `{type: 'unread_count', unreadCount}` when it opens and whenever the
    *   count changes anywhere (another tab's mark-read included);
    * - `{type: 'closed', error, retryInMs}` when it dropped; it reconnects by
@@ -489,7 +497,7 @@ class NotificationStream {
     if (type === 'unread_count') {
       this.#unreadCount = JSON.parse(data).unread_count;
       this.#emit({ type: 'unread_count', unreadCount: this.#unreadCount });
-    } else if (type === 'job_completed' || type === 'job_cancelled') {
+    } else if (NOTIFICATION_EVENTS.has(type)) {
       const notification = JSON.parse(data);
       if (this.#seen.has(notification.id)) return;
       this.#remember(notification.id);
@@ -497,6 +505,9 @@ class NotificationStream {
     } else if (type === 'job_progress') {
       const { job_id: jobId, progress } = JSON.parse(data);
       this.#emit({ type: 'job_progress', jobId, progress });
+    } else if (type === 'batch_progress') {
+      const { batch_id: batchId, ...counts } = JSON.parse(data);
+      this.#emit({ type: 'batch_progress', batchId, counts });
     }
     // Other event types are for newer clients: ignored.
   }

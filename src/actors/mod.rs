@@ -60,6 +60,7 @@ pub use registry::{CountSupervisors, SupervisorFor, SupervisorRegistry};
 pub use rescuer::{RescueExpired, Rescuer};
 pub use signals::WorkAvailable;
 pub use supervisor::{
-    CancelJob, GetJob, JobSupervisor, ListJobs, RunJob, SlotFreed, SubmitError, SubmitJob, SupervisorDeps,
+    BatchReport, CancelBatch, CancelJob, GetBatch, GetJob, JobSupervisor, ListJobs, RunJob, SlotFreed, SubmitBatch,
+    SubmitError, SubmitJob, SupervisorDeps,
 };
 pub use webhook_sender::{ResultUrls, WebhookSender};

@@ -119,10 +119,14 @@ async fn prune_history(store: &Store, retention: Duration) {
             Ok(deleted) => {
                 metrics::counter!("errand_jobs_pruned_total").increment(deleted);
                 if deleted < HISTORY_BATCH as u64 {
-                    return;
+                    break;
                 }
             }
             Err(error) => return tracing::warn!(%error, "could not prune the job history"),
         }
+    }
+    // Batches go once their children went (above, in this pass or an earlier one).
+    if let Err(error) = store.queue().prune_batches(cutoff, HISTORY_BATCH).await {
+        tracing::warn!(%error, "could not prune old batches");
     }
 }

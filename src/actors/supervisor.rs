@@ -6,6 +6,8 @@
 //! Idempotency is the database's unique constraint, not this actor's memory:
 //! two processes, each with its own supervisor for the tenant, still make one job.
 
+mod batches;
+
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -13,6 +15,7 @@ use std::time::{Duration, Instant};
 use actix::prelude::*;
 use serde_json::Value;
 
+pub use self::batches::{BatchReport, CancelBatch, GetBatch, SubmitBatch};
 use super::completer::Complete;
 use super::intake::{Overloaded, Record, RecordError};
 use super::leases::LeaseChange;

@@ -14,9 +14,9 @@ mod values;
 pub use http_url::HttpUrl;
 pub use job_types::{ExportFormat, ExportSettings, HandlerKind, JobTypeSettings, PushSettings};
 pub use sections::{
-    AuthSettings, DatabaseSettings, EmailSettings, HistorySettings, HttpSettings, LogFormat, LogSettings,
-    NotificationSettings, OverloadSettings, PreferenceSettings, QuotaSettings, RateLimitSettings, S3Settings,
-    SmtpSecurity, StorageBackend, StorageSettings, WebhookSettings, WorkerSettings,
+    AuthSettings, BatchSettings, DatabaseSettings, EmailSettings, HistorySettings, HttpSettings, LogFormat,
+    LogSettings, NotificationSettings, OverloadSettings, PreferenceSettings, QuotaSettings, RateLimitSettings,
+    S3Settings, SmtpSecurity, StorageBackend, StorageSettings, WebhookSettings, WorkerSettings,
 };
 pub use values::{CountCap, LongSecret, PostgresUrl};
 
@@ -55,6 +55,8 @@ pub struct Settings {
     pub overload: OverloadSettings,
     #[serde(default)]
     pub webhooks: WebhookSettings,
+    #[serde(default)]
+    pub batches: BatchSettings,
     /// Job types by name: what `POST /jobs/{type}` accepts.
     pub job_types: BTreeMap<String, JobTypeSettings>,
 }

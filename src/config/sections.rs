@@ -35,6 +35,7 @@ default_from_fields!(
     PreferenceSettings,
     StorageSettings,
     WebhookSettings,
+    BatchSettings,
     EmailSettings,
     QuotaSettings,
     RateLimitSettings,
@@ -251,6 +252,17 @@ pub struct NotificationSettings {
     /// What each channel does until a user chooses, and what no one can turn off.
     #[serde(default)]
     pub preferences: PreferenceSettings,
+}
+
+/// Bulk actions: `POST /batches/{type}`.
+#[serde_inline_default]
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BatchSettings {
+    /// Items (children) one batch may have. A batch is recorded in one
+    /// statement and its request body read whole (JSON), so this bounds both.
+    #[serde_inline_default(NonZeroUsize::new(10_000).expect("not zero"))]
+    pub max_items: NonZeroUsize,
 }
 
 /// Tenants' webhook endpoints.

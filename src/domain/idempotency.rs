@@ -54,6 +54,21 @@ impl Fingerprint {
         hasher.update(&canonical);
         Self(hasher.finalize().into())
     }
+
+    /// Fingerprints a batch of `job_type` whose items fingerprint as
+    /// `items`, in order: the same items in another order are another batch.
+    /// The type is hashed apart from the items (a byte no type name holds
+    /// between), so a batch never fingerprints as a single job.
+    pub fn of_batch(job_type: &str, items: &[Fingerprint]) -> Self {
+        let mut hasher = Sha256::new();
+        hasher.update(b"batch\0");
+        hasher.update(job_type.as_bytes());
+        hasher.update([0]);
+        for item in items {
+            hasher.update(item.0);
+        }
+        Self(hasher.finalize().into())
+    }
 }
 
 fn write_canonical(value: &Value, out: &mut Vec<u8>) {

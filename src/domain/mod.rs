@@ -6,6 +6,7 @@
 //! how job ends reach people ([`NotificationRules`]).
 
 mod attempt;
+mod batch;
 mod idempotency;
 mod ids;
 mod job;
@@ -14,8 +15,9 @@ mod quota;
 mod retry;
 
 pub use attempt::{Failure, Outcome, ProgressReport, storable};
+pub use batch::{BatchCounts, BatchStatus};
 pub use idempotency::{Fingerprint, IdempotencyKey, InvalidIdempotencyKey};
-pub use ids::{Caller, InvalidId, JobId, LeaseId, NotificationId, Operator, OwnerTag, TenantId, UserId};
+pub use ids::{BatchId, Caller, InvalidId, JobId, LeaseId, NotificationId, Operator, OwnerTag, TenantId, UserId};
 pub use job::{Job, JobState, JobStatus, JobTypeName, UnknownState};
 pub use preferences::{Channel, NotificationRules};
 pub use quota::{Cap, QuotaExceeded, QuotaScope, Quotas, TenantCaps, Usage};

@@ -22,18 +22,23 @@ use crate::http::error::AppError;
 pub const MAX_BODY: usize = 64 * 1024;
 
 /// Reads the body as a JSON object (the job's params).
-pub async fn json_object(mut payload: web::Payload) -> Result<Map<String, Value>, AppError> {
+pub async fn json_object(payload: web::Payload) -> Result<Map<String, Value>, AppError> {
+    json_object_within(payload, MAX_BODY).await
+}
+
+/// [`json_object`] for a body of up to `limit` bytes (a batch's items).
+pub async fn json_object_within(mut payload: web::Payload, limit: usize) -> Result<Map<String, Value>, AppError> {
     let mut bytes = web::BytesMut::new();
     while let Some(chunk) = payload.next().await {
         let chunk = chunk.map_err(|e| AppError::BadRequest(format!("could not read the body: {e}")))?;
-        if bytes.len() + chunk.len() > MAX_BODY {
-            return Err(AppError::PayloadTooLarge { limit: MAX_BODY });
+        if bytes.len() + chunk.len() > limit {
+            return Err(AppError::PayloadTooLarge { limit });
         }
         bytes.extend_from_slice(&chunk);
     }
     match serde_json::from_slice::<Value>(&bytes) {
         Ok(Value::Object(map)) => Ok(map),
-        Ok(_) => Err(AppError::BadRequest("the body must be a JSON object (the job's params)".into())),
+        Ok(_) => Err(AppError::BadRequest("the body must be a JSON object".into())),
         Err(e) => Err(AppError::BadRequest(format!("the body is not valid JSON: {e}"))),
     }
 }

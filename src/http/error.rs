@@ -55,6 +55,8 @@ pub enum AppError {
     InvalidPreference(String),
     #[error("{0}")]
     InvalidWebhook(String),
+    #[error("{0}")]
+    InvalidBatch(String),
     #[error("this route does not answer {method}; it answers {allow}")]
     MethodNotAllowed { method: String, allow: &'static str },
     #[error(
@@ -98,6 +100,7 @@ impl AppError {
             Self::Forbidden(_) => ("forbidden", S::FORBIDDEN, "Forbidden"),
             Self::InvalidPreference(_) => ("invalid_preference", S::UNPROCESSABLE_ENTITY, "Invalid preference"),
             Self::InvalidWebhook(_) => ("invalid_webhook", S::UNPROCESSABLE_ENTITY, "Invalid webhook"),
+            Self::InvalidBatch(_) => ("invalid_batch", S::UNPROCESSABLE_ENTITY, "Invalid batch"),
             Self::MethodNotAllowed { .. } => ("method_not_allowed", S::METHOD_NOT_ALLOWED, "Method not allowed"),
             Self::QuotaExceeded { .. } => ("quota_exceeded", S::TOO_MANY_REQUESTS, "Quota exceeded"),
             Self::RateLimited(_) => ("rate_limited", S::TOO_MANY_REQUESTS, "Rate limited"),

@@ -58,10 +58,7 @@ pub async fn submit(
     payload: web::Payload,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
-    let key = match req.headers().get("Idempotency-Key") {
-        None => return Err(InvalidIdempotencyKey::Missing.into()),
-        Some(value) => IdempotencyKey::parse(value.to_str().map_err(|_| InvalidIdempotencyKey::Malformed)?)?,
-    };
+    let key = idempotency_key(&req)?;
     let params = Value::Object(body::json_object(payload).await?);
     let msg = SubmitJob { caller: caller.clone(), key, job_type: path.into_inner(), params };
     match state.ask(&caller, msg).await?? {
@@ -77,6 +74,14 @@ pub async fn submit(
         Submission::OverQuota(exceeded) => {
             Err(AppError::QuotaExceeded { exceeded, retry_after: state.store.quotas().retry_after })
         }
+    }
+}
+
+/// The request's `Idempotency-Key` header (jobs and batches).
+pub(super) fn idempotency_key(req: &HttpRequest) -> Result<IdempotencyKey, AppError> {
+    match req.headers().get("Idempotency-Key") {
+        None => Err(InvalidIdempotencyKey::Missing.into()),
+        Some(value) => Ok(IdempotencyKey::parse(value.to_str().map_err(|_| InvalidIdempotencyKey::Malformed)?)?),
     }
 }
 

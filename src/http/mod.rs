@@ -6,6 +6,7 @@
 mod admin;
 mod admin_quotas;
 mod auth;
+mod batches;
 mod body;
 mod client;
 mod docs;
@@ -65,6 +66,8 @@ pub struct AppState {
     pub outbound: crate::outbound::OutboundPolicy,
     /// Endpoints one tenant may register.
     pub max_webhook_endpoints: usize,
+    /// Items one batch may have.
+    pub max_batch_items: usize,
     /// `GET /openapi.json`, built and written out once.
     pub openapi: web::Bytes,
     /// Cancelled when the process shuts down: live streams end.
@@ -112,6 +115,7 @@ impl AppState {
             links: parts.links,
             outbound: crate::outbound::OutboundPolicy::new(settings.webhooks.allow_hosts.iter().cloned()),
             max_webhook_endpoints: settings.webhooks.max_endpoints_per_tenant.get(),
+            max_batch_items: settings.batches.max_items.get(),
             preferences_url: match &settings.email.preferences_url {
                 Some(url) => url.to_string(),
                 None => settings.http.public_base_url.join_path("/"),
@@ -186,6 +190,22 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
                 )
                 .service(get("/{id}/result", jobs::result))
                 .service(post("/{id}/cancel", jobs::cancel)),
+        )
+        .service(
+            web::scope("/batches")
+                // `/batches/{id}` reads a batch, `/batches/{type}` submits one.
+                .service(
+                    web::resource("/{id_or_type}")
+                        .route(web::get().to(batches::get))
+                        .route(web::post().to(batches::submit))
+                        .default_service(web::to(|req: HttpRequest| async move {
+                            let id =
+                                req.match_info().get("id_or_type").is_some_and(|s| uuid::Uuid::parse_str(s).is_ok());
+                            method_not_allowed(&req, if id { "GET" } else { "POST" })
+                        })),
+                )
+                .service(get("/{id}/report", batches::report))
+                .service(post("/{id}/cancel", batches::cancel)),
         )
         .service(
             web::scope("/admin")

@@ -13,10 +13,10 @@ use uuid::Uuid;
 use super::AppState;
 use super::page::{self, rfc3339};
 use crate::actors::{ListNotifications, MarkAllRead, MarkRead, StreamWakes, Subscribe};
-use crate::domain::{Caller, JobId, JobState, NotificationId};
+use crate::domain::{BatchCounts, BatchId, Caller, JobId, JobState, NotificationId};
 use crate::http::error::{AppError, Problem, RateLimitedResponse, Unauthenticated, Unavailable};
 use crate::jobs::JobTypes;
-use crate::store::{Notification, NotificationKind, Store};
+use crate::store::{Notification, NotificationKind, NotificationSubject, Store};
 
 /// A live stream also re-reads this far behind its newest sent notification:
 /// ids are taken when a row is written, so two ends committing at nearly the
@@ -39,16 +39,35 @@ const PAGE: i64 = 200;
 pub struct NotificationView {
     #[schema(value_type = String, format = Uuid)]
     id: NotificationId,
-    /// `job_completed` (in the feed); on streams also `job_cancelled`, when
-    /// the user cancelled the job themselves (never in the feed).
+    /// `job_completed`, `batch_completed` (the last job of a batch ended) or
+    /// `webhook_disabled` (to a tenant's admins) in the feed; on streams also
+    /// `job_cancelled`, when the user cancelled the job themselves (never in
+    /// the feed).
     #[schema(value_type = String)]
     kind: &'static str,
-    #[schema(value_type = String, format = Uuid)]
-    job_id: JobId,
-    job_type: String,
-    /// `completed`, `failed` or `cancelled`.
-    #[schema(value_type = String)]
-    job_status: &'static str,
+    /// The job (`job_completed`, `job_cancelled`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<String>, format = Uuid)]
+    job_id: Option<JobId>,
+    /// The job's, or the batch's children's, type.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    job_type: Option<String>,
+    /// `completed`, `failed` or `cancelled` (`job_completed`, `job_cancelled`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<String>)]
+    job_status: Option<&'static str>,
+    /// The batch (`batch_completed`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<String>, format = Uuid)]
+    batch_id: Option<BatchId>,
+    /// How the batch's children ended (`batch_completed`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    counts: Option<BatchCounts>,
+    /// The endpoint that was disabled (`webhook_disabled`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<String>, format = Uuid)]
+    webhook_id: Option<Uuid>,
     title: String,
     body: String,
     created_at: String,
@@ -57,31 +76,61 @@ pub struct NotificationView {
 
 impl NotificationView {
     fn new(n: Notification, types: &JobTypes) -> Self {
-        let name = types.display_name(&n.job_type);
-        let (job_status, title, body) = match n.job_status {
-            JobState::Failed => {
-                let reason = n.error_message.as_deref().unwrap_or("no reason was recorded");
-                ("failed", format!("Your {name} failed"), format!("Your {name} failed: {reason}"))
-            }
-            JobState::Cancelled if n.kind == NotificationKind::JobCancelled => {
-                ("cancelled", format!("Your {name} was cancelled"), format!("You cancelled your {name}."))
-            }
-            JobState::Cancelled => {
-                ("cancelled", format!("Your {name} was cancelled"), format!("An operator cancelled your {name}."))
-            }
-            _ => ("completed", format!("Your {name} is ready"), format!("Your {name} finished successfully.")),
-        };
-        Self {
+        let mut view = Self {
             id: n.id,
             kind: n.kind.as_str(),
-            job_id: n.job,
-            job_type: n.job_type,
-            job_status,
-            title,
-            body,
+            job_id: None,
+            job_type: None,
+            job_status: None,
+            batch_id: None,
+            counts: None,
+            webhook_id: None,
+            title: String::new(),
+            body: String::new(),
             created_at: rfc3339(n.created_at),
             read_at: n.read_at.map(rfc3339),
-        }
+        };
+        (view.title, view.body) = match n.subject {
+            NotificationSubject::Job { job, job_type, status, error_message } => {
+                let name = types.display_name(&job_type);
+                let (job_status, title, body) = match status {
+                    JobState::Failed => {
+                        let reason = error_message.as_deref().unwrap_or("no reason was recorded");
+                        ("failed", format!("Your {name} failed"), format!("Your {name} failed: {reason}"))
+                    }
+                    JobState::Cancelled if n.kind == NotificationKind::JobCancelled => {
+                        ("cancelled", format!("Your {name} was cancelled"), format!("You cancelled your {name}."))
+                    }
+                    JobState::Cancelled => (
+                        "cancelled",
+                        format!("Your {name} was cancelled"),
+                        format!("An operator cancelled your {name}."),
+                    ),
+                    _ => ("completed", format!("Your {name} is ready"), format!("Your {name} finished successfully.")),
+                };
+                (view.job_id, view.job_type, view.job_status) = (Some(job), Some(job_type), Some(job_status));
+                (title, body)
+            }
+            NotificationSubject::Batch { batch, job_type, counts } => {
+                let name = types.display_name(&job_type);
+                let title = format!("Your batch of {} {name} jobs is done", counts.total);
+                let mut parts = vec![format!("{} completed", counts.completed)];
+                if counts.failed > 0 {
+                    parts.push(format!("{} failed", counts.failed));
+                }
+                if counts.cancelled > 0 {
+                    parts.push(format!("{} cancelled", counts.cancelled));
+                }
+                let report = if counts.completed < counts.total { "; the report lists the others" } else { "" };
+                (view.batch_id, view.job_type, view.counts) = (Some(batch), Some(job_type), Some(counts));
+                (title, format!("{}{report}.", parts.join(", ")))
+            }
+            NotificationSubject::WebhookDisabled { endpoint, url, reason } => {
+                view.webhook_id = Some(endpoint);
+                ("A webhook endpoint was disabled".to_owned(), format!("Deliveries to {url} stopped: {reason}."))
+            }
+        };
+        view
     }
 }
 
@@ -220,8 +269,10 @@ pub struct StreamQuery {
 /// an `unread_count` event (no id) when the stream opens and whenever the
 /// caller's unread count changes, in this process or any other, and a
 /// `job_progress` event (no id; only the latest value) when a running job of
-/// the caller reports progress. A job the caller cancelled themselves comes
-/// as a `job_cancelled` event (never in the feed).
+/// the caller reports progress, or a `batch_progress` event when a running
+/// batch's counts change. A job the caller cancelled themselves comes as a
+/// `job_cancelled` event (never in the feed); `batch_completed` and
+/// `webhook_disabled` notifications come as events of those names.
 /// With `Last-Event-ID`, first replays what came after it.
 #[utoipa::path(
     get, path = "/notifications/stream", tag = "notifications",
@@ -230,7 +281,7 @@ pub struct StreamQuery {
         ("Last-Event-ID" = Option<String>, Header, description = "Replay what came after this notification"),
     ),
     responses(
-        (status = 200, description = "`job_completed` events (data: a notification, id: its id) `job_cancelled` events (the same, for a job the caller cancelled), `unread_count` events (data: `{\"unread_count\": n}`, no id) and `job_progress` events (data: `{\"job_id\", \"progress\"}`, no id)", content_type = "text/event-stream", body = String),
+        (status = 200, description = "`job_completed` events (data: a notification, id: its id) `job_cancelled` events (the same, for a job the caller cancelled), `unread_count` events (data: `{\"unread_count\": n}`, no id) `job_progress` events (data: `{\"job_id\", \"progress\"}`, no id), `batch_progress` events (data: `{\"batch_id\", \"total\", \"completed\", \"failed\", \"cancelled\", \"status\"}`, no id), and `batch_completed` and `webhook_disabled` events (data: a notification, id: its id)", content_type = "text/event-stream", body = String),
         (status = 401, description = "No valid token or ticket (`unauthorized`)", body = Problem, content_type = "application/problem+json"),
         (status = 429, description = "The caller (or this server) has as many streams open as allowed (`too_many_streams`), or the caller is past a rate limit (`rate_limited`, with the `RateLimit` headers)", body = Problem, content_type = "application/problem+json",
             headers(("Retry-After" = u64, description = "Seconds to wait before opening a stream again"))),
@@ -279,6 +330,7 @@ pub async fn stream(
         newest: start,
         unread_count: None,
         progress_sent: HashMap::new(),
+        batch_counts_sent: HashMap::new(),
         closing: state.closing_streams.clone(),
     };
     actix_web::rt::spawn(feed.run(wakes, events));
@@ -297,6 +349,8 @@ struct LiveFeed {
     unread_count: Option<i64>,
     /// The progress last sent, per running job.
     progress_sent: HashMap<JobId, serde_json::Value>,
+    /// The counts last sent, per running batch.
+    batch_counts_sent: HashMap<BatchId, BatchCounts>,
     /// The process is shutting down: end the stream (its client resumes elsewhere).
     closing: tokio_util::sync::CancellationToken,
 }
@@ -356,6 +410,33 @@ impl LiveFeed {
                 return Ok(false);
             }
             self.progress_sent.insert(job, progress);
+        }
+        self.send_batch_progress(events).await
+    }
+
+    /// Sends a `batch_progress` event (no id, as `job_progress`) for each of
+    /// the caller's running batches whose counts changed since last sent. A
+    /// batch's last counts come with its `batch_completed` notification.
+    async fn send_batch_progress(
+        &mut self,
+        events: &mpsc::Sender<sse::Event>,
+    ) -> Result<bool, crate::store::StoreError> {
+        let open = self.store.batches_for(&self.caller).open().await?;
+        let still_open: std::collections::HashSet<BatchId> = open.iter().map(|batch| batch.id).collect();
+        self.batch_counts_sent.retain(|batch, _| still_open.contains(batch));
+        for batch in open {
+            if self.batch_counts_sent.get(&batch.id) == Some(&batch.counts) {
+                continue;
+            }
+            let c = batch.counts;
+            let data = serde_json::json!({
+                "batch_id": batch.id, "total": c.total, "completed": c.completed, "failed": c.failed,
+                "cancelled": c.cancelled, "status": c.status().as_str(),
+            });
+            if events.send(sse::Data::new(data.to_string()).event("batch_progress").into()).await.is_err() {
+                return Ok(false);
+            }
+            self.batch_counts_sent.insert(batch.id, c);
         }
         Ok(true)
     }

@@ -9,7 +9,8 @@ use utoipa::OpenApi;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 
 use super::{
-    admin, admin_quotas, files, health, jobs, links, notifications, preferences, unsubscribe, webhooks, worker_api,
+    admin, admin_quotas, batches, files, health, jobs, links, notifications, preferences, unsubscribe, webhooks,
+    worker_api,
 };
 use crate::jobs::JobTypes;
 
@@ -18,6 +19,7 @@ use crate::jobs::JobTypes;
     info(title = "errand", description = "User-initiated heavy operations as durable, idempotent, tenant-scoped jobs."),
     paths(
         jobs::submit, jobs::get, jobs::list, jobs::result, jobs::cancel, files::download, links::open,
+        batches::submit, batches::get, batches::cancel, batches::report,
         notifications::list, notifications::mark_read, notifications::mark_all_read,
         notifications::stream_ticket, notifications::stream, preferences::list, preferences::set,
         unsubscribe::ask, unsubscribe::confirm, webhooks::register, webhooks::list, webhooks::remove,

@@ -50,19 +50,17 @@ pub struct Budgets {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Spend {
     Request,
-    /// `POST /jobs/{type}`: also the user's creates.
+    /// `POST /jobs/{type}`, `POST /batches/{type}`: also the user's creates.
     Create,
 }
 
 impl Spend {
-    /// A POST to the `/jobs/{id_or_type}` resource of `http::routes` is a create.
+    /// A POST to the `/jobs/{id_or_type}` or `/batches/{id_or_type}`
+    /// resource of `http::routes` is a create (a batch is one create: its
+    /// children count against the quotas of unfinished jobs instead).
     pub fn of(req: &HttpRequest) -> Self {
-        if req.method() == actix_web::http::Method::POST && req.match_pattern().as_deref() == Some("/jobs/{id_or_type}")
-        {
-            Self::Create
-        } else {
-            Self::Request
-        }
+        let creates = matches!(req.match_pattern().as_deref(), Some("/jobs/{id_or_type}" | "/batches/{id_or_type}"));
+        if req.method() == actix_web::http::Method::POST && creates { Self::Create } else { Self::Request }
     }
 }
 

@@ -59,7 +59,7 @@ WITH dequeued AS (
         error_message = CASE $2 WHEN 'owner' THEN 'cancelled by its owner' ELSE 'cancelled by an operator' END
     FROM dequeued d
     WHERE j.id = d.job_id
-    RETURNING j.id, j.tenant_id, j.user_id, j.user_email, j.job_type, j.error_message, j.run
+    RETURNING j.id, j.tenant_id, j.user_id, j.user_email, j.job_type, j.error_message, j.run, j.batch_id
 ), wanted AS (
     SELECT f.*, w.in_app, w.email
     FROM finished f
@@ -69,13 +69,15 @@ WITH dequeued AS (
     SELECT tenant_id, user_id, CASE $2 WHEN 'owner' THEN 'job_cancelled' ELSE 'job_completed' END,
            id, run, job_type, 'cancelled', error_message
     FROM wanted
-    WHERE $2 = 'owner' OR in_app  -- an owner's own cancel is their streams' signal, not a notification
+    -- An owner's own cancel is their streams' signal, not a notification; a
+    -- batch's children are told of together, by the batch's notification.
+    WHERE $2 = 'owner' OR (in_app AND batch_id IS NULL)
     ON CONFLICT (job_id, run, kind) DO NOTHING
     RETURNING tenant_id, user_id
 ), emailed AS (
     INSERT INTO email_outbox (job_id, run, tenant_id, user_id, recipient, job_type, job_status, error_message)
     SELECT id, run, tenant_id, user_id, user_email, job_type, 'cancelled', error_message FROM wanted
-    WHERE $3 AND $2 = 'operator' AND user_email IS NOT NULL AND email
+    WHERE $3 AND $2 = 'operator' AND user_email IS NOT NULL AND email AND batch_id IS NULL
     ON CONFLICT (job_id, run) DO NOTHING
 ), hooked AS (  -- the tenant's webhook deliveries (see errand_queue_webhooks)
     SELECT errand_queue_webhooks(array_agg(tenant_id), array_agg(id), array_agg(run), array_agg('cancelled'::text)) AS queued

@@ -114,7 +114,7 @@ WITH input AS (
         started_at = e.started_at, finished_at = clock_timestamp(), ended_lease_id = e.ended_lease_id
     FROM ended e
     WHERE j.id = e.job_id AND e.state IN ('completed', 'failed', 'cancelled')
-    RETURNING j.id, j.tenant_id, j.user_id, j.user_email, j.job_type, j.state, j.error_message, j.run,
+    RETURNING j.id, j.tenant_id, j.user_id, j.user_email, j.job_type, j.state, j.error_message, j.run, j.batch_id,
               j.state = 'cancelled' AND e.cancel_requested_by = 'owner' AS owner_cancelled
 ), wanted AS (
     SELECT f.*, w.in_app, w.email
@@ -130,13 +130,15 @@ WITH input AS (
     SELECT tenant_id, user_id, CASE WHEN owner_cancelled THEN 'job_cancelled' ELSE 'job_completed' END,
            id, run, job_type, state::text, error_message
     FROM wanted
-    WHERE in_app OR owner_cancelled  -- an owner's own cancel is their streams' signal, not a notification
+    -- An owner's own cancel is their streams' signal, not a notification; a
+    -- batch's children are told of together, by the batch's notification.
+    WHERE (in_app AND batch_id IS NULL) OR owner_cancelled
     ON CONFLICT (job_id, run, kind) DO NOTHING
     RETURNING job_id, id, tenant_id, user_id
 ), emailed AS (
     INSERT INTO email_outbox (job_id, run, tenant_id, user_id, recipient, job_type, job_status, error_message)
     SELECT id, run, tenant_id, user_id, user_email, job_type, state::text, error_message FROM wanted
-    WHERE $8 AND email AND user_email IS NOT NULL AND NOT owner_cancelled
+    WHERE $8 AND email AND user_email IS NOT NULL AND NOT owner_cancelled AND batch_id IS NULL
     ON CONFLICT (job_id, run) DO NOTHING
 ), hooked AS (  -- the tenant's webhook deliveries (see errand_queue_webhooks)
     SELECT errand_queue_webhooks(array_agg(tenant_id), array_agg(id), array_agg(run), array_agg(state::text)) AS queued

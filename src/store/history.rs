@@ -45,6 +45,24 @@ WITH doomed AS (
 )
 DELETE FROM jobs WHERE id IN (SELECT id FROM doomed)";
 
+/// Deletes up to `$3` batches created before the UUID v7 bound `$1` and
+/// finished before `$2` whose children are all pruned, with their
+/// notifications; and up to `$3` `webhook_disabled` notices made before `$1`.
+const PRUNE_BATCHES_AND_NOTICES: &str = "
+WITH doomed AS (
+    SELECT b.id FROM batches b
+    WHERE b.id < $1 AND b.finished_at < $2 AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.batch_id = b.id)
+    ORDER BY b.id
+    LIMIT $3
+    FOR UPDATE SKIP LOCKED
+), forgotten_notifications AS (
+    DELETE FROM notifications WHERE batch_id IN (SELECT id FROM doomed)
+), forgotten_notices AS (
+    DELETE FROM notifications
+    WHERE id IN (SELECT id FROM notifications WHERE kind = 'webhook_disabled' AND id < $1 ORDER BY id LIMIT $3)
+)
+DELETE FROM batches WHERE id IN (SELECT id FROM doomed)";
+
 /// Forgets up to `$1` counts of each kind (per type, user and tenant) of
 /// owners with no unfinished job left (rows at zero), so that the tables hold
 /// those with work rather than everyone who ever had some; answers how many.
@@ -125,6 +143,15 @@ impl Queue<'_> {
     pub async fn prune_history(&self, cutoff: DateTime<Utc>, limit: i64) -> Result<u64, StoreError> {
         let client = self.pool.get().await?;
         let statement = client.prepare_cached(PRUNE_HISTORY).await?;
+        Ok(client.execute(&statement, &[&first_v7_at(cutoff), &cutoff, &limit]).await?)
+    }
+
+    /// Deletes up to `limit` batches older than `cutoff` whose children are
+    /// all gone, and notices of disabled webhooks older than it; answers how
+    /// many batches.
+    pub async fn prune_batches(&self, cutoff: DateTime<Utc>, limit: i64) -> Result<u64, StoreError> {
+        let client = self.pool.get().await?;
+        let statement = client.prepare_cached(PRUNE_BATCHES_AND_NOTICES).await?;
         Ok(client.execute(&statement, &[&first_v7_at(cutoff), &cutoff, &limit]).await?)
     }
 }

@@ -13,6 +13,7 @@
 //!   caller's view of jobs.
 
 mod batch_claim;
+mod batches;
 mod cancel;
 mod claim;
 mod finish;
@@ -36,11 +37,12 @@ use std::sync::Arc;
 
 use deadpool_postgres::{HookError, Manager, ManagerConfig, Pool, RecyclingMethod};
 
+pub use batches::{Batch, BatchSubmission, CallerBatches, NewBatch, UnfinishedChild};
 pub use cancel::{CancelOutcome, CancelledBy};
 pub use claim::{BatchClaim, Claim, ClaimRequest, ClaimSpec, ClaimedJob, TypeLimits};
 pub use finish::{Completion, EndedAttempt, Ender, Rescued};
 pub use jobs::{CallerJobs, JobFilter, JobPage};
-pub use notifications::{CallerNotifications, Notification, NotificationKind, NotificationPage};
+pub use notifications::{CallerNotifications, Notification, NotificationKind, NotificationPage, NotificationSubject};
 pub use operator::{AttemptError, JobQuery, OperatorJobs, QueueCount, RetryFilter, RetryOutcome};
 pub use outbox::{Outbox, OutboxEmail};
 pub use preferences::{CallerPreferences, CategoryPreferences};
@@ -334,6 +336,11 @@ impl Store {
     /// Recording new jobs, each for its own caller.
     pub fn submissions(&self) -> Submissions<'_> {
         Submissions { pool: &self.pool, quotas: &self.quotas, batch_caps: &self.batch_caps, endings: &self.endings }
+    }
+
+    /// The batches of the caller's user in the caller's tenant.
+    pub fn batches_for<'a>(&'a self, caller: &'a Caller) -> CallerBatches<'a> {
+        CallerBatches { pool: &self.pool, caller, batch_caps: &self.batch_caps, quotas: &self.quotas }
     }
 
     /// The notifications of the caller's user in the caller's tenant.

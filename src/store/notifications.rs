@@ -7,21 +7,21 @@ use deadpool_postgres::Pool;
 use tokio_postgres::Row;
 
 use super::StoreError;
-use crate::domain::{Caller, JobId, JobState, NotificationId, OwnerTag};
+use crate::domain::{BatchCounts, BatchId, Caller, JobId, JobState, NotificationId, OwnerTag};
 
-/// A page of the caller's feed (job ends only), newest first, before the
+/// A page of the caller's feed (every kind but `job_cancelled`), newest first, before the
 /// notification $4 if given, unread ones only if $3; $5 rows.
 const FEED_PAGE: &str = "
-SELECT id, job_id, job_type, job_status, error_message, created_at, read_at, kind
+SELECT id, kind, job_id, job_type, job_status, error_message, batch_id, webhook_endpoint_id, details, created_at, read_at
 FROM notifications
-WHERE tenant_id = $1 AND user_id = $2 AND kind = 'job_completed' AND (NOT $3 OR read_at IS NULL)
+WHERE tenant_id = $1 AND user_id = $2 AND kind <> 'job_cancelled' AND (NOT $3 OR read_at IS NULL)
   AND ($4::uuid IS NULL OR id < $4)
 ORDER BY id DESC
 LIMIT $5";
 
 /// The caller's notifications of every kind after $3 (all if NULL), oldest first, $4 rows.
 const NEWER_THAN: &str = "
-SELECT id, job_id, job_type, job_status, error_message, created_at, read_at, kind
+SELECT id, kind, job_id, job_type, job_status, error_message, batch_id, webhook_endpoint_id, details, created_at, read_at
 FROM notifications
 WHERE tenant_id = $1 AND user_id = $2 AND ($3::uuid IS NULL OR id > $3)
 ORDER BY id
@@ -34,21 +34,21 @@ SELECT id FROM notifications WHERE tenant_id = $1 AND user_id = $2 ORDER BY id D
 /// How many of the caller's feed notifications are unread.
 const UNREAD_COUNT: &str = "
 SELECT count(*) AS unread FROM notifications
-WHERE tenant_id = $1 AND user_id = $2 AND kind = 'job_completed' AND read_at IS NULL";
+WHERE tenant_id = $1 AND user_id = $2 AND kind <> 'job_cancelled' AND read_at IS NULL";
 
 /// Marks the caller's feed notification $3 read, if it is unread.
 const MARK_READ: &str = "
 UPDATE notifications SET read_at = now()
-WHERE tenant_id = $1 AND user_id = $2 AND id = $3 AND kind = 'job_completed' AND read_at IS NULL";
+WHERE tenant_id = $1 AND user_id = $2 AND id = $3 AND kind <> 'job_cancelled' AND read_at IS NULL";
 
 /// Whether the caller has the feed notification $3 (read or not).
 const EXISTS: &str = "
-SELECT 1 FROM notifications WHERE tenant_id = $1 AND user_id = $2 AND id = $3 AND kind = 'job_completed'";
+SELECT 1 FROM notifications WHERE tenant_id = $1 AND user_id = $2 AND id = $3 AND kind <> 'job_cancelled'";
 
 /// Marks every unread feed notification of the caller read.
 const MARK_ALL_READ: &str = "
 UPDATE notifications SET read_at = now()
-WHERE tenant_id = $1 AND user_id = $2 AND kind = 'job_completed' AND read_at IS NULL";
+WHERE tenant_id = $1 AND user_id = $2 AND kind <> 'job_cancelled' AND read_at IS NULL";
 
 /// Wakes the streams of owner tag $2 on channel $1 (a read-mark changes their count).
 const ANNOUNCE: &str = "SELECT pg_notify($1, $2)";
@@ -62,6 +62,11 @@ pub enum NotificationKind {
     /// The user cancelled their own job: only their open streams hear of it
     /// (other tabs update); never in the feed or the count.
     JobCancelled,
+    /// The last job of the user's batch ended: in the feed, with the counts.
+    BatchCompleted,
+    /// A webhook endpoint of the tenant kept failing and was disabled: in
+    /// the feeds of the tenant's admins.
+    WebhookDisabled,
 }
 
 impl NotificationKind {
@@ -70,20 +75,45 @@ impl NotificationKind {
         match self {
             Self::JobCompleted => "job_completed",
             Self::JobCancelled => "job_cancelled",
+            Self::BatchCompleted => "batch_completed",
+            Self::WebhookDisabled => "webhook_disabled",
         }
+    }
+
+    fn parse(kind: &str) -> Result<Self, StoreError> {
+        Ok(match kind {
+            "job_completed" => Self::JobCompleted,
+            "job_cancelled" => Self::JobCancelled,
+            "batch_completed" => Self::BatchCompleted,
+            "webhook_disabled" => Self::WebhookDisabled,
+            other => return Err(StoreError::Corrupt(format!("unknown notification kind {other:?}"))),
+        })
     }
 }
 
-/// A notification of a job's end.
+/// What a notification is about, by kind.
+#[derive(Debug, Clone)]
+pub enum NotificationSubject {
+    /// `job_completed`, `job_cancelled`.
+    Job {
+        job: JobId,
+        job_type: String,
+        /// `Completed`, `Failed` or `Cancelled`.
+        status: JobState,
+        error_message: Option<String>,
+    },
+    /// `batch_completed`: how its children ended.
+    Batch { batch: BatchId, job_type: String, counts: BatchCounts },
+    /// `webhook_disabled`.
+    WebhookDisabled { endpoint: uuid::Uuid, url: String, reason: String },
+}
+
+/// A notification.
 #[derive(Debug, Clone)]
 pub struct Notification {
     pub id: NotificationId,
     pub kind: NotificationKind,
-    pub job: JobId,
-    pub job_type: String,
-    /// `Completed` or `Failed`.
-    pub job_status: JobState,
-    pub error_message: Option<String>,
+    pub subject: NotificationSubject,
     pub created_at: DateTime<Utc>,
     pub read_at: Option<DateTime<Utc>>,
 }
@@ -216,18 +246,41 @@ impl<'a> CallerNotifications<'a> {
 }
 
 fn notification_from_row(row: &Row) -> Result<Notification, StoreError> {
-    let status: String = row.try_get("job_status")?;
-    let kind = match row.try_get::<_, &str>("kind")? {
-        "job_cancelled" => NotificationKind::JobCancelled,
-        _ => NotificationKind::JobCompleted,
+    let kind = NotificationKind::parse(row.try_get("kind")?)?;
+    let details = || -> Result<serde_json::Value, StoreError> {
+        row.try_get::<_, Option<serde_json::Value>>("details")?
+            .ok_or_else(|| StoreError::Corrupt("a notification without its details".into()))
+    };
+    let subject = match kind {
+        NotificationKind::JobCompleted | NotificationKind::JobCancelled => {
+            let status: String = row.try_get("job_status")?;
+            NotificationSubject::Job {
+                job: JobId(row.try_get("job_id")?),
+                job_type: row.try_get("job_type")?,
+                status: status.parse::<JobState>()?,
+                error_message: row.try_get("error_message")?,
+            }
+        }
+        NotificationKind::BatchCompleted => NotificationSubject::Batch {
+            batch: BatchId(row.try_get("batch_id")?),
+            job_type: row.try_get("job_type")?,
+            counts: serde_json::from_value(details()?)
+                .map_err(|e| StoreError::Corrupt(format!("a batch notification's counts: {e}")))?,
+        },
+        NotificationKind::WebhookDisabled => {
+            let details = details()?;
+            let text = |key: &str| details.get(key).and_then(serde_json::Value::as_str).unwrap_or_default().to_owned();
+            NotificationSubject::WebhookDisabled {
+                endpoint: row.try_get("webhook_endpoint_id")?,
+                url: text("url"),
+                reason: text("reason"),
+            }
+        }
     };
     Ok(Notification {
         id: NotificationId(row.try_get("id")?),
         kind,
-        job: JobId(row.try_get("job_id")?),
-        job_type: row.try_get("job_type")?,
-        job_status: status.parse::<JobState>()?,
-        error_message: row.try_get("error_message")?,
+        subject,
         created_at: row.try_get("created_at")?,
         read_at: row.try_get("read_at")?,
     })

@@ -102,6 +102,10 @@ impl BatchCaps {
     pub fn as_param(&self) -> &(dyn tokio_postgres::types::ToSql + Sync) {
         &self.0
     }
+
+    pub fn as_text(&self) -> &str {
+        &self.0
+    }
 }
 
 /// How often a batch is decided job by job before giving up, when each time

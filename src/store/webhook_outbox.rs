@@ -93,18 +93,31 @@ FROM unnest($1::uuid[], $2::integer[], $3::boolean[], $4::integer[], $5::text[],
 WHERE d.id = i.id AND d.state = 'sending' AND d.attempts = i.attempt";
 
 /// Disables endpoint $1 if its last $2 deliveries that ended all failed,
-/// saying why ($3); answers its URL if it did.
+/// saying why ($3), and tells the tenant's admins in their feeds; answers
+/// its URL if it did. Which admins: those errand knows of, the ones who
+/// registered any of the tenant's endpoints (a token's scope is all errand
+/// sees of who is an admin). Once per disable: only the statement that set
+/// `disabled_at` writes the notices.
 const DISABLE_IF_FAILING: &str = "
 WITH recent AS (
     SELECT state FROM webhook_deliveries
     WHERE endpoint_id = $1 AND state IN ('delivered', 'failed')
     ORDER BY id DESC LIMIT $2
+), disabled AS (
+    UPDATE webhook_endpoints
+    SET disabled_at = now(), disabled_reason = $3
+    WHERE id = $1 AND disabled_at IS NULL
+      AND (SELECT count(*) FROM recent WHERE state = 'failed') = $2
+    RETURNING id, tenant_id, url
+), notified AS (
+    INSERT INTO notifications (tenant_id, user_id, kind, webhook_endpoint_id, details)
+    SELECT d.tenant_id, admins.created_by, 'webhook_disabled', d.id, jsonb_build_object('url', d.url, 'reason', $3::text)
+    FROM disabled d
+    CROSS JOIN LATERAL (SELECT DISTINCT created_by FROM webhook_endpoints e WHERE e.tenant_id = d.tenant_id) admins
+    RETURNING tenant_id, user_id
 )
-UPDATE webhook_endpoints
-SET disabled_at = now(), disabled_reason = $3
-WHERE id = $1 AND disabled_at IS NULL
-  AND (SELECT count(*) FROM recent WHERE state = 'failed') = $2
-RETURNING url";
+SELECT url, (SELECT count(pg_notify('errand_notifications', errand_owner_tag(tenant_id, user_id))) FROM notified) AS told
+FROM disabled";
 
 /// The webhook deliveries.
 pub struct WebhookOutbox<'a> {

@@ -3,6 +3,7 @@
 //! (see `helpers/`).
 
 mod auth;
+mod batches;
 mod browser;
 mod cancel;
 mod config;

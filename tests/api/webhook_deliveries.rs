@@ -195,6 +195,12 @@ async fn an_endpoint_whose_deliveries_keep_failing_is_disabled_and_gets_nothing_
     assert_eq!(delivery(&app, &second).await, Some(("failed".into(), 1)));
     let listed: Value = app.get(&admin("acme"), "/webhooks").await.json().await.unwrap();
     assert_eq!(listed["webhooks"][0]["disabled_reason"], "its last 2 deliveries failed");
+    // Its admin hears of it in their feed, once; other users do not.
+    let notices = app.notifications_of(&admin("acme"), "webhook_disabled").await;
+    assert_eq!(notices.len(), 1);
+    assert_eq!(notices[0]["webhook_id"], listed["webhooks"][0]["id"]);
+    assert!(notices[0]["body"].as_str().unwrap().contains(&receiver.url), "{}", notices[0]);
+    assert!(app.notifications_of(&alice, "webhook_disabled").await.is_empty());
 
     // A later end is recorded for it, and no sender will take it.
     let third = app.create(&alice, "noop", json!({"n": 3})).await;

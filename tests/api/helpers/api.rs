@@ -39,6 +39,24 @@ pub trait Api {
             .expect("POST /jobs")
     }
 
+    /// `POST /batches/{job_type}` of `items` under `key`.
+    async fn submit_batch(&self, token: &str, job_type: &str, key: &str, items: Value) -> Response {
+        self.http()
+            .post(format!("{}/batches/{job_type}", self.address()))
+            .bearer_auth(token)
+            .header("Idempotency-Key", key)
+            .json(&json!({ "items": items }))
+            .send()
+            .await
+            .expect("POST /batches")
+    }
+
+    /// The caller's feed notifications of `kind`, newest first (one page).
+    async fn notifications_of(&self, token: &str, kind: &str) -> Vec<Value> {
+        let feed: Value = self.get(token, "/notifications?limit=100").await.json().await.unwrap();
+        feed["notifications"].as_array().unwrap().iter().filter(|n| n["kind"] == kind).cloned().collect()
+    }
+
     /// Submits and expects a 202; returns the job's id.
     async fn create(&self, token: &str, job_type: &str, params: Value) -> String {
         let response = self.submit(token, job_type, &Uuid::new_v4().to_string(), params).await;

@@ -1,0 +1,281 @@
+//! One caller's batches (see `domain::batch`, `migrations/V8__…`): record a
+//! batch with all its children in one statement, read it, cancel the
+//! children that have not started, read its failed children. Tenant and
+//! user are bound into every statement from the [`Caller`]; the counts are
+//! kept by the database's trigger as children end, never written here.
+
+use chrono::{DateTime, Utc};
+use deadpool_postgres::Pool;
+use futures_util::{Stream, TryStreamExt};
+use tokio_postgres::Row;
+use tokio_postgres::types::ToSql;
+
+use super::StoreError;
+use super::quota::{self, Submitter};
+use crate::domain::{BatchCounts, BatchId, Caller, Fingerprint, IdempotencyKey, JobId, QuotaExceeded};
+
+/// Records batch $1 of $2's user $3 ($4: their email) under key $5
+/// (fingerprint $6) of type $7, with a child per item of $8 (fingerprints
+/// $9), each of $10 attempts at most, unless the key already names a batch.
+/// The quota caps $11 (empty: none) are checked by the counting trigger on
+/// the children queued, as for any submission (`submit.rs`): a batch over a
+/// cap records nothing. Answers the batch's id if it was recorded.
+const CREATE: &str = "
+WITH batch AS (
+    INSERT INTO batches (id, tenant_id, user_id, user_email, idempotency_key, fingerprint, job_type, total)
+    SELECT $1, $2, $3, $4, $5, $6, $7, cardinality($8::jsonb[])
+    WHERE (SELECT set_config('errand.quota_caps', $11::text, true)) IS NOT NULL
+    ON CONFLICT (tenant_id, user_id, idempotency_key) DO NOTHING
+    RETURNING id, tenant_id, user_id, user_email, job_type
+), children AS (
+    INSERT INTO jobs (id, tenant_id, user_id, user_email, idempotency_key, fingerprint, job_type, params, max_attempts,
+                      batch_id)
+    SELECT errand_uuid_v7(), b.tenant_id, b.user_id, b.user_email, 'batch:' || b.id || ':' || i.n, i.fingerprint,
+           b.job_type, i.params, $10, b.id
+    FROM batch b, unnest($8::jsonb[], $9::bytea[]) WITH ORDINALITY AS i (params, fingerprint, n)
+    ORDER BY i.n
+    RETURNING id, tenant_id, user_id, job_type, run_at
+), queued AS (
+    INSERT INTO job_queue (job_id, tenant_id, user_id, job_type, run_at)
+    SELECT id, tenant_id, user_id, job_type, run_at FROM children
+)
+SELECT id FROM batch";
+
+/// The caller's batch: `$1` tenant, `$2` user, `$3` batch.
+const GET_OWN: &str = "
+SELECT id, job_type, total, completed, failed, cancelled, created_at, finished_at, fingerprint
+FROM batches
+WHERE tenant_id = $1 AND user_id = $2 AND id = $3";
+
+/// The caller's batch that key `$3` names, read with a fresh snapshot (a
+/// concurrent submission of the key may have committed it after `CREATE`'s).
+const FIND_BY_KEY: &str = "
+SELECT id, job_type, total, completed, failed, cancelled, created_at, finished_at, fingerprint
+FROM batches
+WHERE tenant_id = $1 AND user_id = $2 AND idempotency_key = $3";
+
+/// The caller's batches still running.
+const OPEN: &str = "
+SELECT id, job_type, total, completed, failed, cancelled, created_at, finished_at
+FROM batches
+WHERE tenant_id = $1 AND user_id = $2 AND finished_at IS NULL";
+
+/// Cancels the caller's batch's children that have not started: `$1`
+/// tenant, `$2` user, `$3` batch. Their ends are counted on the batch by
+/// the trigger; each child's webhook deliveries are queued as for any end.
+const CANCEL_WAITING: &str = "
+WITH dequeued AS (
+    DELETE FROM job_queue q
+    USING jobs j
+    WHERE j.id = q.job_id AND j.batch_id = $3 AND j.tenant_id = $1 AND j.user_id = $2
+      AND q.state IN ('available', 'retryable')
+    RETURNING q.job_id, q.attempt
+), finished AS (
+    UPDATE jobs j
+    SET state = 'cancelled', attempt = d.attempt, finished_at = clock_timestamp(),
+        error_message = 'cancelled by its owner, with its batch'
+    FROM dequeued d
+    WHERE j.id = d.job_id
+    RETURNING j.id, j.tenant_id, j.run
+), hooked AS (  -- the tenant's webhook deliveries (see errand_queue_webhooks)
+    SELECT errand_queue_webhooks(array_agg(tenant_id), array_agg(id), array_agg(run), array_agg('cancelled'::text))
+    FROM finished
+)
+SELECT (SELECT count(*) FROM finished) AS cancelled, (SELECT count(*) FROM hooked) AS hooked";
+
+/// The children of the caller's batch `$3` that did not complete, in order.
+const NOT_COMPLETED: &str = "
+SELECT j.id, j.state::text AS state, j.error_message, j.params
+FROM jobs j JOIN batches b ON b.id = j.batch_id
+WHERE b.tenant_id = $1 AND b.user_id = $2 AND b.id = $3 AND j.state IN ('failed', 'cancelled')
+ORDER BY j.id";
+
+/// A batch as its owner sees it.
+#[derive(Debug, Clone)]
+pub struct Batch {
+    pub id: BatchId,
+    pub job_type: String,
+    pub counts: BatchCounts,
+    pub created_at: DateTime<Utc>,
+    pub finished_at: Option<DateTime<Utc>>,
+}
+
+/// What became of a batch's submission.
+#[derive(Debug)]
+pub enum BatchSubmission {
+    Created(Batch),
+    /// The key was used before for the same items: here is that batch.
+    Replayed(Batch),
+    /// The key was used before for other items or another type.
+    KeyReused,
+    /// Its children would take the caller over a quota: nothing was recorded.
+    OverQuota(QuotaExceeded),
+}
+
+/// A batch to record, its items already checked against its type.
+#[derive(Debug)]
+pub struct NewBatch {
+    pub key: IdempotencyKey,
+    pub job_type: String,
+    pub items: Vec<serde_json::Value>,
+    pub max_attempts: u32,
+}
+
+/// A child that did not complete, for the batch's report.
+#[derive(Debug)]
+pub struct UnfinishedChild {
+    pub job: JobId,
+    /// `failed` or `cancelled`.
+    pub state: String,
+    pub error_message: Option<String>,
+    pub params: serde_json::Value,
+}
+
+/// The batches of one user of one tenant.
+pub struct CallerBatches<'a> {
+    pub(super) pool: &'a Pool,
+    pub(super) caller: &'a Caller,
+    pub(super) batch_caps: &'a quota::BatchCaps,
+    pub(super) quotas: &'a crate::domain::Quotas,
+}
+
+impl CallerBatches<'_> {
+    fn owner(&self) -> (&str, &str) {
+        (self.caller.tenant.as_str(), self.caller.user.as_str())
+    }
+
+    /// Records `batch` and queues its children in one statement, or finds
+    /// the batch its key already names (the unique key is the guarantee, as
+    /// for jobs).
+    pub async fn submit(&self, batch: &NewBatch) -> Result<BatchSubmission, StoreError> {
+        let prints: Vec<Fingerprint> = batch.items.iter().map(|item| Fingerprint::of(&batch.job_type, item)).collect();
+        let fingerprint = Fingerprint::of_batch(&batch.job_type, &prints);
+        let prints: Vec<&[u8]> = prints.iter().map(|p| p.0.as_slice()).collect();
+        let id = BatchId(uuid::Uuid::now_v7());
+        let (tenant, user) = self.owner();
+        let caps = if self.quotas.enforced() { self.batch_caps.as_text() } else { "" };
+        let attempts = i32::try_from(batch.max_attempts).unwrap_or(i32::MAX);
+        let params: [&(dyn ToSql + Sync); 11] = [
+            &id.0,
+            &tenant,
+            &user,
+            &self.caller.email,
+            &batch.key.as_str(),
+            &fingerprint.0.as_slice(),
+            &batch.job_type,
+            &batch.items,
+            &prints,
+            &attempts,
+            &caps,
+        ];
+        let client = self.pool.get().await?;
+        let created = match client.query_opt(&client.prepare_cached(CREATE).await?, &params).await {
+            Ok(created) => created.is_some(),
+            Err(error) if quota::is_over_quota(&error) => {
+                drop(client);
+                return self.over_quota(batch).await;
+            }
+            Err(error) => return Err(error.into()),
+        };
+        let row = client
+            .query_one(&client.prepare_cached(FIND_BY_KEY).await?, &[&tenant, &user, &batch.key.as_str()])
+            .await?;
+        let stored: &[u8] = row.try_get("fingerprint")?;
+        Ok(match (created, stored == fingerprint.0.as_slice()) {
+            (true, _) => BatchSubmission::Created(batch_from_row(&row)?),
+            (false, true) => BatchSubmission::Replayed(batch_from_row(&row)?),
+            (false, false) => BatchSubmission::KeyReused,
+        })
+    }
+
+    /// Which cap a batch the counting trigger refused would go over: the
+    /// quota check job by job (`quota.rs`) on its children, rolled back.
+    async fn over_quota(&self, batch: &NewBatch) -> Result<BatchSubmission, StoreError> {
+        let (tenant, user) = self.owner();
+        let keys: Vec<String> = (1..=batch.items.len()).map(|n| format!("batch item {n}")).collect();
+        let children: Vec<Submitter<'_>> =
+            keys.iter().map(|key| Submitter { tenant, user, key, job_type: &batch.job_type }).collect();
+        let client = self.pool.get().await?;
+        let admission = quota::begin_admitting(&client, &children, self.quotas).await?;
+        client.batch_execute("ROLLBACK").await?;
+        let refused = admission.refused.into_iter().flatten().next();
+        // Room freed since the trigger refused: the caller may try again at once.
+        refused.map(BatchSubmission::OverQuota).ok_or_else(|| {
+            StoreError::Contended("the quota check and the batch disagreed; try again with the same key".into())
+        })
+    }
+
+    /// The caller's batch, if it is theirs.
+    pub async fn get(&self, id: BatchId) -> Result<Option<Batch>, StoreError> {
+        let client = self.pool.get().await?;
+        let (tenant, user) = self.owner();
+        let row = client.query_opt(&client.prepare_cached(GET_OWN).await?, &[&tenant, &user, &id.0]).await?;
+        row.as_ref().map(batch_from_row).transpose()
+    }
+
+    /// The caller's batches still running (their live streams' progress).
+    pub async fn open(&self) -> Result<Vec<Batch>, StoreError> {
+        let client = self.pool.get().await?;
+        let (tenant, user) = self.owner();
+        let rows = client.query(&client.prepare_cached(OPEN).await?, &[&tenant, &user]).await?;
+        rows.iter().map(batch_from_row).collect()
+    }
+
+    /// Cancels the children of the caller's batch that have not started
+    /// (running ones finish); answers the batch after, and how many it
+    /// cancelled, or `None` if the caller has no such batch.
+    pub async fn cancel(&self, id: BatchId) -> Result<Option<(Batch, i64)>, StoreError> {
+        let client = self.pool.get().await?;
+        let (tenant, user) = self.owner();
+        let cancelled: i64 = client
+            .query_one(&client.prepare_cached(CANCEL_WAITING).await?, &[&tenant, &user, &id.0])
+            .await?
+            .try_get(0)?;
+        drop(client);
+        Ok(self.get(id).await?.map(|batch| (batch, cancelled)))
+    }
+
+    /// The children of the caller's batch that failed or were cancelled, in
+    /// order, streamed from the database (a report may list thousands).
+    pub async fn not_completed(
+        &self,
+        id: BatchId,
+    ) -> Result<impl Stream<Item = Result<UnfinishedChild, StoreError>> + use<>, StoreError> {
+        let client = self.pool.get().await?;
+        let (tenant, user) = self.owner();
+        let statement = client.prepare_cached(NOT_COMPLETED).await?;
+        let params: [&(dyn ToSql + Sync); 3] = [&tenant, &user, &id.0];
+        let rows = client.query_raw(&statement, params).await?;
+        // The stream keeps its connection until it is dropped.
+        Ok(rows.map_err(StoreError::from).and_then(move |row| {
+            let _held = &client;
+            std::future::ready(child_from_row(&row))
+        }))
+    }
+}
+
+fn batch_from_row(row: &Row) -> Result<Batch, StoreError> {
+    let count =
+        |column: &str| -> Result<u32, StoreError> { Ok(u32::try_from(row.try_get::<_, i32>(column)?).unwrap_or(0)) };
+    Ok(Batch {
+        id: BatchId(row.try_get("id")?),
+        job_type: row.try_get("job_type")?,
+        counts: BatchCounts {
+            total: count("total")?,
+            completed: count("completed")?,
+            failed: count("failed")?,
+            cancelled: count("cancelled")?,
+        },
+        created_at: row.try_get("created_at")?,
+        finished_at: row.try_get("finished_at")?,
+    })
+}
+
+fn child_from_row(row: &Row) -> Result<UnfinishedChild, StoreError> {
+    Ok(UnfinishedChild {
+        job: JobId(row.try_get("id")?),
+        state: row.try_get("state")?,
+        error_message: row.try_get("error_message")?,
+        params: row.try_get("params")?,
+    })
+}
