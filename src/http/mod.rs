@@ -25,6 +25,7 @@ pub mod rate_limit;
 mod request_id;
 mod tickets;
 mod unsubscribe;
+mod webhook_preferences;
 mod webhooks;
 mod worker_api;
 
@@ -254,6 +255,9 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
                 .route(web::head().to(webhooks::list))
                 .route(web::post().to(webhooks::register)),
         )
+        // Before `/webhooks/{id}`, which would take the path otherwise.
+        .service(get_or_head("/webhooks/preferences", webhook_preferences::list))
+        .service(resource("/webhooks/preferences/{category}", "PUT").route(web::put().to(webhook_preferences::set)))
         .service(resource("/webhooks/{id}", "DELETE").route(web::delete().to(webhooks::remove)))
         .service(get("/webhooks/{id}/deliveries", webhooks::deliveries))
         .service(post("/webhooks/{id}/deliveries/{delivery}/redeliver", webhooks::redeliver))

@@ -9,8 +9,8 @@ use utoipa::OpenApi;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 
 use super::{
-    admin, admin_quotas, batches, files, health, jobs, links, notifications, preferences, unsubscribe, webhooks,
-    worker_api,
+    admin, admin_quotas, batches, files, health, jobs, links, notifications, preferences, unsubscribe,
+    webhook_preferences, webhooks, worker_api,
 };
 use crate::jobs::JobTypes;
 
@@ -23,7 +23,7 @@ use crate::jobs::JobTypes;
         notifications::list, notifications::mark_read, notifications::mark_all_read,
         notifications::stream_ticket, notifications::stream, preferences::list, preferences::set,
         unsubscribe::ask, unsubscribe::confirm, webhooks::register, webhooks::list, webhooks::remove,
-        webhooks::deliveries, webhooks::redeliver,
+        webhooks::deliveries, webhooks::redeliver, webhook_preferences::list, webhook_preferences::set,
         health::healthz, health::readyz, health::metrics,
         admin::list, admin::get, admin::retry, admin::cancel, admin::retry_matching, admin::queues, admin_quotas::get, admin_quotas::set,
         worker_api::claim, worker_api::attempts::heartbeat, worker_api::attempts::progress,

@@ -61,7 +61,8 @@ FROM batches
 WHERE tenant_id = $1 AND user_id = $2 AND finished_at IS NULL";
 
 /// Cancels the caller's batch's children that have not started: `$1`
-/// tenant, `$2` user, `$3` batch. Their ends are counted on the batch by
+/// tenant, `$2` user, `$3` batch (`$4`: the notification rules, for the
+/// children's categories). Their ends are counted on the batch by
 /// the trigger; each child's webhook deliveries are queued as for any end.
 const CANCEL_WAITING: &str = "
 WITH dequeued AS (
@@ -76,9 +77,10 @@ WITH dequeued AS (
         error_message = 'cancelled by its owner, with its batch'
     FROM dequeued d
     WHERE j.id = d.job_id
-    RETURNING j.id, j.tenant_id, j.run
+    RETURNING j.id, j.tenant_id, j.run, j.job_type
 ), hooked AS (  -- the tenant's webhook deliveries (see errand_queue_webhooks)
-    SELECT errand_queue_webhooks(array_agg(tenant_id), array_agg(id), array_agg(run), array_agg('cancelled'::text))
+    SELECT errand_queue_webhooks(array_agg(tenant_id), array_agg(id), array_agg(run), array_agg('cancelled'::text),
+                                 array_agg(errand_category(job_type, $4)))
     FROM finished
 )
 SELECT (SELECT count(*) FROM finished) AS cancelled, (SELECT count(*) FROM hooked) AS hooked";
@@ -137,6 +139,7 @@ pub struct CallerBatches<'a> {
     pub(super) caller: &'a Caller,
     pub(super) batch_caps: &'a quota::BatchCaps,
     pub(super) quotas: &'a crate::domain::Quotas,
+    pub(super) rules: &'a crate::domain::NotificationRules,
 }
 
 impl CallerBatches<'_> {
@@ -228,7 +231,7 @@ impl CallerBatches<'_> {
         let client = self.pool.get().await?;
         let (tenant, user) = self.owner();
         let cancelled: i64 = client
-            .query_one(&client.prepare_cached(CANCEL_WAITING).await?, &[&tenant, &user, &id.0])
+            .query_one(&client.prepare_cached(CANCEL_WAITING).await?, &[&tenant, &user, &id.0, self.rules.as_sql()])
             .await?
             .try_get(0)?;
         drop(client);

@@ -80,7 +80,8 @@ WITH dequeued AS (
     WHERE $3 AND $2 = 'operator' AND user_email IS NOT NULL AND email AND batch_id IS NULL
     ON CONFLICT (job_id, run) DO NOTHING
 ), hooked AS (  -- the tenant's webhook deliveries (see errand_queue_webhooks)
-    SELECT errand_queue_webhooks(array_agg(tenant_id), array_agg(id), array_agg(run), array_agg('cancelled'::text)) AS queued
+    SELECT errand_queue_webhooks(array_agg(tenant_id), array_agg(id), array_agg(run), array_agg('cancelled'::text),
+                                 array_agg(errand_category(job_type, $4))) AS queued
     FROM finished
 )
 SELECT (SELECT count(pg_notify('errand_notifications', errand_owner_tag(tenant_id, user_id))) FROM notified) AS announced,

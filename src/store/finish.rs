@@ -141,7 +141,8 @@ WITH input AS (
     WHERE $8 AND email AND user_email IS NOT NULL AND NOT owner_cancelled AND batch_id IS NULL
     ON CONFLICT (job_id, run) DO NOTHING
 ), hooked AS (  -- the tenant's webhook deliveries (see errand_queue_webhooks)
-    SELECT errand_queue_webhooks(array_agg(tenant_id), array_agg(id), array_agg(run), array_agg(state::text)) AS queued
+    SELECT errand_queue_webhooks(array_agg(tenant_id), array_agg(id), array_agg(run), array_agg(state::text),
+                                 array_agg(errand_category(job_type, $9))) AS queued
     FROM finished
 ), announced AS (
     SELECT pg_notify('errand_notifications', string_agg(tag, ','))

@@ -30,6 +30,7 @@ mod sessions;
 mod submit;
 mod tenant_quotas;
 mod webhook_outbox;
+mod webhook_preferences;
 mod webhooks;
 mod writable;
 
@@ -50,6 +51,7 @@ pub use queue::{QueueDepth, RunningAttempt};
 pub use submit::{NewJob, Submission, Submissions};
 pub use tenant_quotas::{Caps, NearQuota, NearestQuotas, QuotaOverrides, TenantQuota};
 pub use webhook_outbox::{DeliveryOutcome, WebhookDelivery, WebhookOutbox};
+pub use webhook_preferences::{TenantWebhookPreferences, WebhookCategory};
 pub use webhooks::{DeliveryRecord, Registered, TenantWebhooks, WebhookEndpoint};
 
 use crate::domain::{Caller, NotificationRules, Operator, Quotas};
@@ -340,7 +342,13 @@ impl Store {
 
     /// The batches of the caller's user in the caller's tenant.
     pub fn batches_for<'a>(&'a self, caller: &'a Caller) -> CallerBatches<'a> {
-        CallerBatches { pool: &self.pool, caller, batch_caps: &self.batch_caps, quotas: &self.quotas }
+        CallerBatches {
+            pool: &self.pool,
+            caller,
+            batch_caps: &self.batch_caps,
+            quotas: &self.quotas,
+            rules: &self.endings.rules,
+        }
     }
 
     /// The notifications of the caller's user in the caller's tenant.
@@ -361,6 +369,11 @@ impl Store {
     /// The webhook endpoints of `tenant` (for its admins).
     pub fn webhooks_of<'a>(&'a self, tenant: &'a crate::domain::TenantId) -> TenantWebhooks<'a> {
         TenantWebhooks { pool: &self.pool, tenant }
+    }
+
+    /// The webhook channel's preferences of `tenant` (for its admins).
+    pub fn webhook_preferences_of<'a>(&'a self, tenant: &'a crate::domain::TenantId) -> TenantWebhookPreferences<'a> {
+        TenantWebhookPreferences { pool: &self.pool, tenant, rules: &self.endings.rules }
     }
 
     /// The worker side of the job table.

@@ -8,6 +8,7 @@ use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use errand::config::Settings;
 use hmac::{Hmac, KeyInit, Mac};
+use reqwest::StatusCode;
 use serde_json::{Value, json};
 use uuid::Uuid;
 
@@ -153,11 +154,11 @@ async fn the_delivery_log_shows_each_delivery_and_a_failed_one_can_be_sent_again
     assert_eq!((entry["attempts"].as_i64(), entry["last_status"].as_i64()), (Some(2), Some(503)));
     assert!(entry["last_latency_ms"].is_i64(), "{entry}");
     let again = format!("{log}/{}/redeliver", entry["id"].as_str().unwrap());
-    assert_problem(app.post(&admin("globex"), &again).await, reqwest::StatusCode::NOT_FOUND, "not_found").await;
+    assert_problem(app.post(&admin("globex"), &again).await, StatusCode::NOT_FOUND, "not_found").await;
     let empty: Value = app.get(&admin("globex"), &log).await.json().await.unwrap();
     assert_eq!(empty["deliveries"], json!([]), "another tenant sees none of it");
 
-    assert_eq!(app.post(&admin("acme"), &again).await.status(), reqwest::StatusCode::ACCEPTED);
+    assert_eq!(app.post(&admin("acme"), &again).await.status(), StatusCode::ACCEPTED);
     eventually(WITHIN, "the delivery sent again", || async {
         delivery(&app, &job).await == Some(("delivered".into(), 1))
     })
@@ -219,8 +220,52 @@ async fn a_waiting_job_cancelled_by_its_owner_is_delivered_as_job_cancelled() {
     register(&app, &receiver.url, json!(["job.cancelled"])).await;
     let alice = token("acme", "alice");
     let job = app.create(&alice, "noop", json!({})).await;
-    assert_eq!(app.post(&alice, &format!("/jobs/{job}/cancel")).await.status(), reqwest::StatusCode::OK);
+    assert_eq!(app.post(&alice, &format!("/jobs/{job}/cancel")).await.status(), StatusCode::OK);
     eventually(WITHIN, "the delivery", || async { delivery(&app, &job).await == Some(("delivered".into(), 1)) }).await;
     let body: Value = serde_json::from_slice(&receiver.received()[0].body).unwrap();
     assert_eq!((body["type"].as_str(), body["data"]["status"].as_str()), (Some("job.cancelled"), Some("cancelled")));
+}
+
+#[actix_web::test]
+async fn a_tenant_admin_turns_the_webhook_channel_off_per_category_from_the_next_job_end_on() {
+    let app = TestApp::builder()
+        .configure(quick_webhooks)
+        .configure(|s| s.notifications.preferences.required = vec!["sleep".into()])
+        .spawn()
+        .await;
+    let receiver = Receiver::start([]);
+    register(&app, &receiver.url, json!(["job.completed"])).await;
+    let grid: Value = app.get(&admin("acme"), "/webhooks/preferences").await.json().await.unwrap();
+    let noop = grid["categories"].as_array().unwrap().iter().find(|c| c["category"] == "noop").cloned().unwrap();
+    assert_eq!(noop, json!({"category": "noop", "required": false, "webhook": true}));
+
+    let off = app.put_json(&admin("acme"), "/webhooks/preferences/noop", json!({"webhook": false})).await;
+    assert_eq!(off.status(), StatusCode::OK);
+    assert_eq!(off.json::<Value>().await.unwrap()["webhook"], false);
+    let alice = token("acme", "alice");
+    let quiet = app.create(&alice, "noop", json!({})).await;
+    let heard = app.create(&alice, "sleep", json!({"ms": 0})).await;
+    eventually(WITHIN, "the sleep job's delivery", || async {
+        delivery(&app, &heard).await.is_some_and(|(s, _)| s == "delivered")
+    })
+    .await;
+    app.wait_until_finished(&alice, &quiet, WITHIN).await;
+    assert_eq!(delivery(&app, &quiet).await, None, "noop is off for acme's endpoints");
+
+    app.put_json(&admin("acme"), "/webhooks/preferences/noop", json!({"webhook": true})).await;
+    let again = app.create(&alice, "noop", json!({})).await;
+    eventually(WITHIN, "the delivery once on again", || async { delivery(&app, &again).await.is_some() }).await;
+
+    // Only admins choose, only known categories and the one channel, never a required one off.
+    let not_admin = app.put_json(&alice, "/webhooks/preferences/noop", json!({"webhook": false})).await;
+    assert_problem(not_admin, StatusCode::FORBIDDEN, "forbidden").await;
+    for (path, body) in [
+        ("/webhooks/preferences/nope", json!({"webhook": false})),
+        ("/webhooks/preferences/noop", json!({"email": false})),
+        ("/webhooks/preferences/noop", json!({"webhook": "no"})),
+        ("/webhooks/preferences/sleep", json!({"webhook": false})),
+    ] {
+        let refused = app.put_json(&admin("acme"), path, body).await;
+        assert_problem(refused, StatusCode::UNPROCESSABLE_ENTITY, "invalid_preference").await;
+    }
 }
