@@ -251,3 +251,27 @@ async fn a_thousand_children_across_two_processes_and_a_kill_end_in_exactly_one_
     );
     assert_eq!((ended, failed), (1000, 3));
 }
+
+#[actix_web::test]
+async fn an_operators_retry_of_a_failed_child_takes_it_out_of_its_count_and_the_batch_still_notifies_once() {
+    let app = TestApp::builder().configure(one_attempt).spawn().await;
+    let alice = token("acme", "alice");
+    // The failing child takes two seconds an attempt: its retry is seen running.
+    let batch = create_batch(&app, &alice, json!([{"ms": 0}, {"ms": 2000, "fail_times": 1}, {"ms": 0}])).await;
+    batch_notification(&app, &alice).await;
+    let failed: Uuid = app.db.scalar("SELECT id FROM jobs WHERE state = 'failed'", &[]).await;
+    let retried = app.post(&operator_token("ops"), &format!("/admin/jobs/{failed}/retry")).await;
+    assert!(retried.status().is_success(), "{}", retried.status());
+    let shown: Value = app.get(&alice, &format!("/batches/{batch}")).await.json().await.unwrap();
+    assert_eq!((shown["status"].as_str(), shown["failed"].as_u64()), (Some("processing"), Some(0)), "{shown}");
+
+    // It fails again (a new run starts at attempt 1): counted once more, told no more.
+    eventually(WITHIN, "the retried child to be counted", || async {
+        let shown: Value = app.get(&alice, &format!("/batches/{batch}")).await.json().await.unwrap();
+        shown["status"] == "completed_with_failures" && shown["failed"] == 1
+    })
+    .await;
+    let run: i32 = app.db.scalar("SELECT run FROM jobs WHERE id = $1", &[&failed]).await;
+    assert_eq!(run, 2);
+    assert_eq!(app.notifications_of(&alice, "batch_completed").await.len(), 1);
+}
