@@ -16,7 +16,6 @@ errand=${1:-${CARGO_TARGET_DIR:-target}/release/errand} pairs=${2:-3} n=${3:-200
 SECRET=bench-secret-that-is-long-enough-0123456789
 errand_database_server
 base=${ERRAND_PG_SERVER%/postgres}
-bin=$(dirname "$errand")
 source bench/drain.sh
 db=errand_hooks_$$
 errand_pid="" sink_pid=""
@@ -68,8 +67,10 @@ SQL
   psql "$base/postgres" -Xqc "DROP DATABASE $db WITH (FORCE)"
 }
 drain() {
-  local url started
-  url=$(errand_drain_backlog "$db" "$n" 32 noop '{}')
+  local url="$base/$db?sslmode=disable" started
+  psql "$base/postgres" -Xqc "CREATE DATABASE $db"
+  env "${envs[@]}" "$errand" migrate >/dev/null
+  errand_drain_insert "$url" "$n" 32 noop '{}'
   started=$(psql "$url" -XAtqc "SELECT clock_timestamp()")
   env "${envs[@]}" ERRAND_HTTP__BIND=127.0.0.1:0 "$errand" serve >/dev/null 2>&1 &
   errand_pid=$!

