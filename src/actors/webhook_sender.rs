@@ -6,10 +6,12 @@
 //! answer but a 2xx is tried again with backoff, for `[webhooks]
 //! max_attempts` attempts.
 //!
-//! Attempts are a pipeline of up to [`IN_FLIGHT`]: as they finish, more are
-//! claimed into the free slots. A round-by-round sender waited for its
-//! slowest attempt, so one tenant's endpoint that never answered held every
-//! tenant's deliveries up for the whole timeout.
+//! Attempts are a pipeline of up to [`IN_FLIGHT`], at most [`PER_ENDPOINT`]
+//! of them to one endpoint: as they finish, more are claimed into the free
+//! slots. A round-by-round sender waited for its slowest attempt, so one
+//! tenant's endpoint that never answered held every tenant's deliveries up
+//! for the whole timeout; without the cap per endpoint, its backlog would
+//! fill every slot.
 //!
 //! The body is `{"type": "job.completed", "timestamp": …, "data": <the job
 //! as GET /jobs/{id} shows it>}`; `data.result_url` is signed afresh for each
@@ -20,11 +22,14 @@
 //! ([`crate::outbound`]): DNS can change after registration. The request
 //! follows no redirect, and its answer's body is not read.
 
+use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use actix::prelude::*;
 use serde_json::json;
+use uuid::Uuid;
 
 use super::record::until_answered;
 use crate::config::WebhookSettings;
@@ -37,6 +42,9 @@ use crate::store::{DeliveryOutcome, Store, WebhookDelivery};
 /// in rounds: a slow endpoint (up to `[webhooks] timeout`) holds up its own
 /// deliveries only, while the rest go on around it.
 const IN_FLIGHT: usize = 64;
+/// Deliveries to one endpoint in flight at once, at most: an endpoint that
+/// never answers, however many deliveries it has due, takes this many slots.
+const PER_ENDPOINT: usize = 8;
 /// Claims wait until this many slots are free, so that each takes a batch.
 const CLAIM_AT_LEAST: usize = IN_FLIGHT / 4;
 /// Attempts recorded by one statement, at most (a statement and commit
@@ -59,6 +67,8 @@ pub struct WebhookSender {
     sender: Arc<Sender>,
     poll_interval: Duration,
     in_flight: usize,
+    /// `in_flight` by endpoint.
+    in_flight_to: HashMap<Uuid, usize>,
     claiming: bool,
     /// The last claim filled the room it had: more may be due now.
     more_due: bool,
@@ -87,6 +97,7 @@ impl WebhookSender {
             sender: Arc::new(Sender { store, client, policy, settings, urls }),
             poll_interval,
             in_flight: 0,
+            in_flight_to: HashMap::new(),
             claiming: false,
             more_due: false,
             attempted: Vec::new(),
@@ -102,7 +113,8 @@ impl WebhookSender {
         }
         self.claiming = true;
         let sender = self.sender.clone();
-        async move { sender.store.webhook_outbox().claim_due(room as i64, SEND_LOCK).await }
+        let busy = self.in_flight_to.clone();
+        async move { sender.store.webhook_outbox().claim_due(room as i64, SEND_LOCK, &busy, PER_ENDPOINT).await }
             .into_actor(self)
             .map(move |due, act, ctx| {
                 act.claiming = false;
@@ -121,6 +133,7 @@ impl WebhookSender {
     /// Makes one attempt of `delivery`, beside the others in flight.
     fn send(&mut self, delivery: WebhookDelivery, ctx: &mut Context<Self>) {
         self.in_flight += 1;
+        *self.in_flight_to.entry(delivery.endpoint).or_default() += 1;
         let sender = self.sender.clone();
         async move {
             let (outcome, latency) = sender.attempt_and_judge(&delivery).await;
@@ -129,6 +142,12 @@ impl WebhookSender {
         .into_actor(self)
         .map(|attempted, act, ctx| {
             act.in_flight -= 1;
+            if let Entry::Occupied(mut to) = act.in_flight_to.entry(attempted.delivery.endpoint) {
+                *to.get_mut() -= 1;
+                if *to.get() == 0 {
+                    to.remove();
+                }
+            }
             act.attempted.push(attempted);
             if act.attempted.len() >= RECORD_BATCH {
                 act.record(ctx);

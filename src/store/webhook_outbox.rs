@@ -4,6 +4,7 @@
 //! Every record is fenced on (state `sending`, this attempt), so a sender
 //! whose lock expired and whose delivery was claimed again records nothing.
 
+use std::collections::HashMap;
 use std::time::Duration;
 
 use deadpool_postgres::Pool;
@@ -53,14 +54,34 @@ struct RecordColumns<'a> {
 
 /// Claims up to $1 due deliveries of enabled endpoints for a lock of $2 ms,
 /// under the claim id $3 (see `lost_claims.rs`), with the endpoint's URL and
-/// secret and the job as the API shows it.
+/// secret and the job as the API shows it; at most $4 in flight per
+/// endpoint, counting those the sender has in flight already ($5 endpoints,
+/// $6 how many each). Oldest due first, among the first 4 x $1 due of the
+/// endpoints with room: an endpoint that never answers fills its own slots
+/// only, however many of its deliveries are due, and its backlog is passed
+/// over (an index scan filtering it) rather than read into every claim.
 const CLAIM_DUE: &str = "
-WITH due AS (
-    SELECT d.id FROM webhook_deliveries d
+WITH busy AS (
+    SELECT * FROM unnest($5::uuid[], $6::integer[]) AS b (endpoint_id, n)
+), candidates AS (
+    SELECT d.id, d.endpoint_id, d.next_attempt_at
+    FROM webhook_deliveries d
     JOIN webhook_endpoints e ON e.id = d.endpoint_id AND e.disabled_at IS NULL
     WHERE d.state IN ('pending', 'sending') AND d.next_attempt_at <= now()
+      AND NOT EXISTS (SELECT 1 FROM busy b WHERE b.endpoint_id = d.endpoint_id AND b.n >= $4)
+    ORDER BY d.next_attempt_at
+    LIMIT $1::bigint * 4
+), within_cap AS (
+    SELECT c.id
+    FROM (SELECT c.*, row_number() OVER (PARTITION BY c.endpoint_id ORDER BY c.next_attempt_at) AS nth
+          FROM candidates c) c
+    LEFT JOIN busy b ON b.endpoint_id = c.endpoint_id
+    WHERE c.nth <= $4 - coalesce(b.n, 0)
+), due AS (
+    SELECT d.id FROM webhook_deliveries d
+    WHERE d.id IN (SELECT id FROM within_cap) AND d.state IN ('pending', 'sending') AND d.next_attempt_at <= now()
     ORDER BY d.next_attempt_at LIMIT $1
-    FOR UPDATE OF d SKIP LOCKED
+    FOR UPDATE SKIP LOCKED
 ), claimed AS (
     UPDATE webhook_deliveries d
     SET state = 'sending', attempts = d.attempts + 1, next_attempt_at = now() + $2 * interval '1 millisecond',
@@ -97,7 +118,8 @@ WHERE d.id = i.id AND d.state = 'sending' AND d.attempts = i.attempt";
 /// its URL if it did. Which admins: those errand knows of, the ones who
 /// registered any of the tenant's endpoints (a token's scope is all errand
 /// sees of who is an admin). Once per disable: only the statement that set
-/// `disabled_at` writes the notices.
+/// `disabled_at` writes the notices. Its deliveries still waiting fail (one
+/// in flight is recorded as it ends, and a retry of it is never claimed).
 const DISABLE_IF_FAILING: &str = "
 WITH recent AS (
     SELECT state FROM webhook_deliveries
@@ -109,6 +131,11 @@ WITH recent AS (
     WHERE id = $1 AND disabled_at IS NULL
       AND (SELECT count(*) FROM recent WHERE state = 'failed') = $2
     RETURNING id, tenant_id, url
+), abandoned AS (  -- its queued deliveries end: a disabled endpoint gets nothing more
+    UPDATE webhook_deliveries d
+    SET state = 'failed', last_error = 'its endpoint was disabled: ' || $3::text, next_attempt_at = now()
+    FROM disabled
+    WHERE d.endpoint_id = disabled.id AND d.state = 'pending'
 ), notified AS (
     INSERT INTO notifications (tenant_id, user_id, kind, webhook_endpoint_id, details)
     SELECT d.tenant_id, admins.created_by, 'webhook_disabled', d.id, jsonb_build_object('url', d.url, 'reason', $3::text)
@@ -126,12 +153,24 @@ pub struct WebhookOutbox<'a> {
 
 impl WebhookOutbox<'_> {
     /// Claims up to `limit` due deliveries for `lock`: if this process dies
-    /// while sending, a delivery is due again when its lock runs out.
-    pub async fn claim_due(&self, limit: i64, lock: Duration) -> Result<Vec<WebhookDelivery>, StoreError> {
+    /// while sending, a delivery is due again when its lock runs out. At most
+    /// `per_endpoint` in flight per endpoint, `in_flight` counting those the
+    /// caller has already.
+    pub async fn claim_due(
+        &self,
+        limit: i64,
+        lock: Duration,
+        in_flight: &HashMap<Uuid, usize>,
+        per_endpoint: usize,
+    ) -> Result<Vec<WebhookDelivery>, StoreError> {
+        let (busy, counts): (Vec<Uuid>, Vec<i32>) =
+            in_flight.iter().map(|(endpoint, n)| (*endpoint, i32::try_from(*n).unwrap_or(i32::MAX))).unzip();
+        let cap = i32::try_from(per_endpoint).unwrap_or(i32::MAX);
         let client = self.pool.get().await?;
         let statement = client.prepare_cached(CLAIM_DUE).await?;
         let claim = Uuid::new_v4();
-        let rows = client.query(&statement, &[&limit, &(lock.as_secs_f64() * 1000.0), &claim]).await;
+        let params: [&(dyn ToSql + Sync); 6] = [&limit, &(lock.as_secs_f64() * 1000.0), &claim, &cap, &busy, &counts];
+        let rows = client.query(&statement, &params).await;
         let rows = LostClaim::Webhooks { claim, lock }.settle(self.pool, rows)?;
         rows.iter()
             .map(|row| {

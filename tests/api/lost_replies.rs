@@ -211,17 +211,17 @@ async fn webhook_deliveries_taken_by_a_claim_whose_answer_was_lost_are_due_again
     let lock = Duration::from_secs(90);
     // Once on its one connection first, whose statement is then prepared
     // (preparing reads type names, in answers with rows the cutter would cut).
-    assert!(behind.webhook_outbox().claim_due(10, lock).await.unwrap().is_empty());
+    assert!(behind.webhook_outbox().claim_due(10, lock, &Default::default(), 8).await.unwrap().is_empty());
     claim_and_complete(&store).await;
     log_states(&db, "webhook_deliveries").await;
 
     cutter.arm();
-    assert!(behind.webhook_outbox().claim_due(10, lock).await.is_err());
+    assert!(behind.webhook_outbox().claim_due(10, lock, &Default::default(), 8).await.is_err());
     let due = "SELECT count(*) FROM webhook_deliveries \
                WHERE state = 'pending' AND attempts = 0 AND next_attempt_at <= now() AND claim_id IS NULL";
     eventually(GIVEN_BACK_WITHIN, "the delivery is due again", || async { db.scalar::<i64>(due, &[]).await == 1 })
         .await;
     assert_eq!(logged_states(&db).await, ["sending", "pending"]);
-    let deliveries = store.webhook_outbox().claim_due(10, lock).await.unwrap();
+    let deliveries = store.webhook_outbox().claim_due(10, lock, &Default::default(), 8).await.unwrap();
     assert_eq!((deliveries.len(), deliveries[0].attempt), (1, 1), "its first attempt");
 }

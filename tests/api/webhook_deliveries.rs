@@ -208,7 +208,9 @@ async fn an_endpoint_whose_deliveries_keep_failing_is_disabled_and_gets_nothing_
     app.wait_until_finished(&alice, &third, WITHIN).await;
     assert_eq!(delivery(&app, &third).await, None, "a disabled endpoint is not written to");
     let store = errand::store::Store::connect(&app.db.url, 1).unwrap();
-    assert!(store.webhook_outbox().claim_due(10, Duration::from_secs(90)).await.unwrap().is_empty());
+    assert!(
+        store.webhook_outbox().claim_due(10, Duration::from_secs(90), &Default::default(), 8).await.unwrap().is_empty()
+    );
     assert_eq!(receiver.received().len(), 2);
 }
 
@@ -271,7 +273,7 @@ async fn a_tenant_admin_turns_the_webhook_channel_off_per_category_from_the_next
 }
 
 #[actix_web::test]
-async fn an_endpoint_that_never_answers_holds_up_only_its_own_deliveries() {
+async fn an_endpoint_that_never_answers_holds_up_only_its_own_deliveries_and_a_few_slots() {
     // Attempts wait a minute for an answer: a round-by-round sender would hold everyone up that long.
     let app = TestApp::builder()
         .configure(quick_webhooks)
@@ -289,19 +291,18 @@ async fn an_endpoint_that_never_answers_holds_up_only_its_own_deliveries() {
     let receiver = Receiver::start([]);
     register(&app, &receiver.url, json!(["job.completed"])).await;
 
+    // More of slowco's deliveries due than the sender has slots: 8 are in flight, the rest wait.
     let slow = token("slowco", "sam");
     let mut stuck = Vec::new();
-    for n in 0..30 {
+    for n in 0..100 {
         stuck.push(app.create(&slow, "noop", json!({"n": n})).await);
     }
     for job in &stuck {
         app.wait_until_finished(&slow, job, WITHIN).await;
     }
-    eventually(WITHIN, "slowco's deliveries in flight", || async {
-        let sending: i64 = app.db.scalar("SELECT count(*) FROM webhook_deliveries WHERE state = 'sending'", &[]).await;
-        sending == 30
-    })
-    .await;
+    let in_flight = "SELECT count(*) FROM webhook_deliveries WHERE state = 'sending'";
+    eventually(WITHIN, "slowco's deliveries in flight", || async { app.db.scalar::<i64>(in_flight, &[]).await == 8 })
+        .await;
     let alice = token("acme", "alice");
     let job = app.create(&alice, "noop", json!({})).await;
     eventually(Duration::from_secs(15), "acme's delivery while slowco's hang", || async {
@@ -309,4 +310,5 @@ async fn an_endpoint_that_never_answers_holds_up_only_its_own_deliveries() {
     })
     .await;
     assert_eq!(receiver.received().len(), 1);
+    assert_eq!(app.db.scalar::<i64>(in_flight, &[]).await, 8, "slowco's cap held");
 }
