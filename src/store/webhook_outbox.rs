@@ -53,47 +53,16 @@ struct RecordColumns<'a> {
 }
 
 /// Claims up to $1 due deliveries of enabled endpoints for a lock of $2 ms,
-/// under the claim id $3 (see `lost_claims.rs`), with the endpoint's URL and
-/// secret and the job as the API shows it; at most $4 in flight per
-/// endpoint, counting those the sender has in flight already ($5 endpoints,
-/// $6 how many each). Oldest due first, among the first 4 x $1 due of the
-/// endpoints with room: an endpoint that never answers fills its own slots
-/// only, however many of its deliveries are due, and its backlog is passed
-/// over (an index scan filtering it) rather than read into every claim.
+/// under the claim id $3 (see `lost_claims.rs`), at most $4 in flight per
+/// endpoint counting those the sender has in flight already ($5 endpoints,
+/// $6 how many each): `errand_claim_webhook_deliveries` (`migrations/V10__…`
+/// says how it picks, and why it is a function). Answers each with its
+/// endpoint's URL and secret and the job as the API shows it.
 const CLAIM_DUE: &str = "
-WITH busy AS (
-    SELECT * FROM unnest($5::uuid[], $6::integer[]) AS b (endpoint_id, n)
-), candidates AS (
-    SELECT d.id, d.endpoint_id, d.next_attempt_at
-    FROM webhook_deliveries d
-    JOIN webhook_endpoints e ON e.id = d.endpoint_id AND e.disabled_at IS NULL
-    WHERE d.state IN ('pending', 'sending') AND d.next_attempt_at <= now()
-      AND NOT EXISTS (SELECT 1 FROM busy b WHERE b.endpoint_id = d.endpoint_id AND b.n >= $4)
-    ORDER BY d.next_attempt_at
-    LIMIT $1::bigint * 4
-), within_cap AS (
-    SELECT c.id
-    FROM (SELECT c.*, row_number() OVER (PARTITION BY c.endpoint_id ORDER BY c.next_attempt_at) AS nth
-          FROM candidates c) c
-    LEFT JOIN busy b ON b.endpoint_id = c.endpoint_id
-    WHERE c.nth <= $4 - coalesce(b.n, 0)
-), due AS (
-    SELECT d.id FROM webhook_deliveries d
-    WHERE d.id IN (SELECT id FROM within_cap) AND d.state IN ('pending', 'sending') AND d.next_attempt_at <= now()
-    ORDER BY d.next_attempt_at LIMIT $1
-    FOR UPDATE SKIP LOCKED
-), claimed AS (
-    UPDATE webhook_deliveries d
-    SET state = 'sending', attempts = d.attempts + 1, next_attempt_at = now() + $2 * interval '1 millisecond',
-        claim_id = $3
-    FROM due
-    WHERE d.id = due.id
-    RETURNING d.id AS delivery_id, d.endpoint_id, d.job_id, d.event, d.attempts
-)
 SELECT c.delivery_id, c.endpoint_id, c.event, c.attempts, e.url, e.secret,
        j.id, j.tenant_id, j.user_id, j.job_type, j.params, j.state, j.attempt, j.max_attempts, j.run_at,
        j.result, j.error_message, j.created_at, j.finished_at, j.progress, j.cancel_requested_by
-FROM claimed c
+FROM errand_claim_webhook_deliveries($1, $2, $3, $4, $5, $6) c
 JOIN webhook_endpoints e ON e.id = c.endpoint_id
 JOIN jobs_live j ON j.id = c.job_id";
 
