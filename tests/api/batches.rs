@@ -275,3 +275,23 @@ async fn an_operators_retry_of_a_failed_child_takes_it_out_of_its_count_and_the_
     assert_eq!(run, 2);
     assert_eq!(app.notifications_of(&alice, "batch_completed").await.len(), 1);
 }
+
+#[actix_web::test]
+async fn a_finished_batch_past_the_history_retention_goes_with_its_children_and_its_notification() {
+    let app = TestApp::builder().configure(|s| s.history.retention = Duration::from_secs(1)).spawn().await;
+    let alice = token("acme", "alice");
+    let batch = id_of(app.submit_batch(&alice, "sleep", "bulk", items(3, &[])).await).await;
+    batch_notification(&app, &alice).await;
+    eventually(WITHIN, "the batch, its children and its notification pruned", || async {
+        app.ticks.prune.send(errand::actors::Prune).await.unwrap();
+        let left: i64 = app
+            .db
+            .scalar("SELECT (SELECT count(*) FROM batches) + (SELECT count(*) FROM jobs) + (SELECT count(*) FROM notifications)", &[])
+            .await;
+        left == 0
+    })
+    .await;
+    assert_problem(app.get(&alice, &format!("/batches/{batch}")).await, StatusCode::NOT_FOUND, "not_found").await;
+    // Its key is free again, for other items too.
+    assert_eq!(app.submit_batch(&alice, "sleep", "bulk", items(1, &[])).await.status(), StatusCode::ACCEPTED);
+}
