@@ -70,7 +70,7 @@ pub struct WebhookSender {
     /// `in_flight` by endpoint.
     in_flight_to: HashMap<Uuid, usize>,
     claiming: bool,
-    /// The last claim filled the room it had: more may be due now.
+    /// The last claim found some: more may be due now.
     more_due: bool,
     /// Attempts made and not yet recorded.
     attempted: Vec<Attempted>,
@@ -122,7 +122,9 @@ impl WebhookSender {
                     Ok(due) => due,
                     Err(error) => return tracing::warn!(%error, "could not read the webhook deliveries"),
                 };
-                act.more_due = due.len() == room;
+                // Fewer than asked may still leave more due (passed over at an
+                // endpoint's cap): only a claim that found none says there is no more.
+                act.more_due = !due.is_empty();
                 for delivery in due {
                     act.send(delivery, ctx);
                 }

@@ -463,10 +463,10 @@ impl LiveFeed {
     async fn send_unsent(&mut self, events: &mpsc::Sender<sse::Event>) -> Result<bool, crate::store::StoreError> {
         let mut since = self.newest.map(|id| lookback(id, LOOKBACK));
         loop {
-            let batch = self.store.notifications_for(&self.caller).after(since, PAGE).await?;
-            let full = batch.len() as i64 == PAGE;
-            since = batch.last().map(|n| n.id).or(since);
-            for notification in batch {
+            let page = self.store.notifications_for(&self.caller).after(since, PAGE).await?;
+            let full = page.full;
+            since = page.last.or(since);
+            for notification in page.notifications {
                 let (id, kind) = (notification.id, notification.kind);
                 if self.sent.contains(&id) {
                     continue;

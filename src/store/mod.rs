@@ -43,7 +43,9 @@ pub use cancel::{CancelOutcome, CancelledBy};
 pub use claim::{BatchClaim, Claim, ClaimRequest, ClaimSpec, ClaimedJob, TypeLimits};
 pub use finish::{Completion, EndedAttempt, Ender, Rescued};
 pub use jobs::{CallerJobs, JobFilter, JobPage};
-pub use notifications::{CallerNotifications, Notification, NotificationKind, NotificationPage, NotificationSubject};
+pub use notifications::{
+    CallerNotifications, NewerPage, Notification, NotificationKind, NotificationPage, NotificationSubject,
+};
 pub use operator::{AttemptError, JobQuery, OperatorJobs, QueueCount, RetryFilter, RetryOutcome};
 pub use outbox::{Outbox, OutboxEmail};
 pub use preferences::{CallerPreferences, CategoryPreferences};

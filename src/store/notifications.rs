@@ -80,13 +80,15 @@ impl NotificationKind {
         }
     }
 
-    fn parse(kind: &str) -> Result<Self, StoreError> {
-        Ok(match kind {
+    /// `None` for a kind this version does not know: a newer errand process
+    /// on the same database may write one during an upgrade.
+    fn parse(kind: &str) -> Option<Self> {
+        Some(match kind {
             "job_completed" => Self::JobCompleted,
             "job_cancelled" => Self::JobCancelled,
             "batch_completed" => Self::BatchCompleted,
             "webhook_disabled" => Self::WebhookDisabled,
-            other => return Err(StoreError::Corrupt(format!("unknown notification kind {other:?}"))),
+            _ => return None,
         })
     }
 }
@@ -126,6 +128,16 @@ pub struct NotificationPage {
     pub unread_count: i64,
 }
 
+/// Notifications newer than a point, oldest first, one page.
+#[derive(Debug)]
+pub struct NewerPage {
+    pub notifications: Vec<Notification>,
+    /// The newest row read (of any kind): where the next page starts.
+    pub last: Option<NotificationId>,
+    /// The page was full: more may follow.
+    pub full: bool,
+}
+
 /// The notifications of one user of one tenant.
 pub struct CallerNotifications<'a> {
     pool: &'a Pool,
@@ -161,30 +173,36 @@ impl<'a> CallerNotifications<'a> {
         let (tenant, user) = self.owner();
         let statement = client.prepare_cached(FEED_PAGE).await?;
         let fetch = i64::from(limit) + 1;
-        let rows = client.query(&statement, &[&tenant, &user, &unread_only, &before.map(|id| id.0), &fetch]).await?;
-        let mut notifications = rows.iter().map(notification_from_row).collect::<Result<Vec<_>, _>>()?;
-        let next_before = if notifications.len() > limit as usize {
-            notifications.truncate(limit as usize);
-            notifications.last().map(|n| n.id)
+        let mut rows =
+            client.query(&statement, &[&tenant, &user, &unread_only, &before.map(|id| id.0), &fetch]).await?;
+        // The page and its cursor go by rows, whatever kinds are left out.
+        let next_before = if rows.len() > limit as usize {
+            rows.truncate(limit as usize);
+            rows.last().map(|row| row.try_get("id").map(NotificationId)).transpose()?
         } else {
             None
         };
+        let notifications = notifications_from_rows(&rows)?;
         let unread_count = self.unread_count_on(&client).await?;
         Ok(NotificationPage { notifications, next_before, unread_count })
     }
 
     /// Notifications newer than `after` (all when `None`), oldest first: what a
     /// live stream has not sent yet.
-    pub async fn after(&self, after: Option<NotificationId>, limit: i64) -> Result<Vec<Notification>, StoreError> {
+    pub async fn after(&self, after: Option<NotificationId>, limit: i64) -> Result<NewerPage, StoreError> {
         super::retry_if_connection_lost(|| self.after_once(after, limit)).await
     }
 
-    async fn after_once(&self, after: Option<NotificationId>, limit: i64) -> Result<Vec<Notification>, StoreError> {
+    async fn after_once(&self, after: Option<NotificationId>, limit: i64) -> Result<NewerPage, StoreError> {
         let client = self.pool.get().await?;
         let (tenant, user) = self.owner();
         let statement = client.prepare_cached(NEWER_THAN).await?;
         let rows = client.query(&statement, &[&tenant, &user, &after.map(|id| id.0), &limit]).await?;
-        rows.iter().map(notification_from_row).collect()
+        Ok(NewerPage {
+            notifications: notifications_from_rows(&rows)?,
+            last: rows.last().map(|row| row.try_get("id").map(NotificationId)).transpose()?,
+            full: rows.len() as i64 == limit,
+        })
     }
 
     /// The caller's newest notification, if any: where a new live stream starts.
@@ -245,8 +263,19 @@ impl<'a> CallerNotifications<'a> {
     }
 }
 
-fn notification_from_row(row: &Row) -> Result<Notification, StoreError> {
-    let kind = NotificationKind::parse(row.try_get("kind")?)?;
+/// The notifications of `rows`, in order, leaving out kinds this version
+/// does not know (see [`NotificationKind::parse`]) rather than failing the read.
+fn notifications_from_rows(rows: &[Row]) -> Result<Vec<Notification>, StoreError> {
+    let mut notifications = Vec::with_capacity(rows.len());
+    for row in rows {
+        if let Some(kind) = NotificationKind::parse(row.try_get("kind")?) {
+            notifications.push(notification_from_row(row, kind)?);
+        }
+    }
+    Ok(notifications)
+}
+
+fn notification_from_row(row: &Row, kind: NotificationKind) -> Result<Notification, StoreError> {
     let details = || -> Result<serde_json::Value, StoreError> {
         row.try_get::<_, Option<serde_json::Value>>("details")?
             .ok_or_else(|| StoreError::Corrupt("a notification without its details".into()))

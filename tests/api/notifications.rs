@@ -376,3 +376,28 @@ async fn streams_catch_up_on_what_was_committed_while_the_listener_was_away() {
     assert_eq!(app.db.scalar::<i64>(listener, &[]).await, 1, "the listener's connection is cut");
     assert!(hears(&mut stream, &unannounced).await, "the listener, back, has every stream catch up");
 }
+
+#[actix_web::test]
+async fn a_notification_of_a_kind_this_version_does_not_know_is_left_out_not_an_error() {
+    // As a newer errand process on the same database might write during an upgrade.
+    let app = spawn_app().await;
+    let alice = token("acme", "alice");
+    let url = format!("{}/notifications/stream", app.address);
+    let mut stream = SseStream::open(&url, Some(&alice), None).await;
+    let db = app.db.client().await;
+    db.batch_execute(
+        "ALTER TABLE notifications DROP CONSTRAINT notifications_kind_check, DROP CONSTRAINT notifications_subject;
+         INSERT INTO notifications (tenant_id, user_id, kind) VALUES ('acme', 'alice', 'from_the_future');
+         NOTIFY errand_notifications",
+    )
+    .await
+    .unwrap();
+    let job = app.create(&alice, "noop", json!({})).await;
+    let (_, seen) = stream.next_event(WITHIN).await.expect("the job's event, after the unknown one");
+    assert_eq!(seen["job_id"], job.as_str());
+    let page = feed(&app, &alice, "?limit=1").await;
+    assert_eq!(page["notifications"][0]["job_id"], job.as_str());
+    let next = feed(&app, &alice, &format!("?limit=1&cursor={}", page["next_cursor"].as_str().unwrap())).await;
+    assert_eq!(next["notifications"], json!([]), "the unknown one left out");
+    assert!(next["next_cursor"].is_null());
+}
