@@ -57,6 +57,10 @@ enum Command {
         /// An operator's token (`scope: operator`): no tenant, the `/admin` routes only.
         #[arg(long, conflicts_with_all = ["tenant", "email", "link", "worker"])]
         operator: bool,
+        /// With `--operator`: one who may only look (`scope: operator:read`):
+        /// every action route answers 403.
+        #[arg(long, requires = "operator")]
+        read_only: bool,
         /// An external worker's token (`scope: worker`), for the `/worker/v1` routes only.
         #[arg(long, requires = "types", conflicts_with_all = ["tenant", "email", "link"])]
         worker: bool,
@@ -83,12 +87,13 @@ fn main() -> ExitCode {
     // A token needs only the secret: from the environment it works in any
     // directory, without a configuration file.
     // (A link also needs `http.public_base_url`: it reads the configuration.)
-    if let Command::Token { tenant, user, email, ttl, link: false, tenant_admin, operator, worker, types } =
+    if let Command::Token { tenant, user, email, ttl, link: false, tenant_admin, operator, read_only, worker, types } =
         &cli.command
         && let Ok(secret) = std::env::var("ERRAND_AUTH__JWT_SECRET")
     {
         let worker_types = worker.then(|| types.clone());
-        let kind = TokenFor::of(tenant.clone(), user.clone(), email.clone(), *tenant_admin, *operator, worker_types);
+        let operator = operator_scope(*operator, *read_only);
+        let kind = TokenFor::of(tenant.clone(), user.clone(), email.clone(), *tenant_admin, operator, worker_types);
         return exit_code(token(&secret, kind, *ttl).map(|t| println!("{t}")));
     }
     let settings = match Settings::load(&cli.config) {
@@ -111,7 +116,8 @@ fn main() -> ExitCode {
         Command::Demo { command: DemoCommand::Seed { tenants, rows } } => {
             actix_web::rt::System::new().block_on(seed(settings, tenants, rows))
         }
-        Command::Token { tenant, user, email, ttl, link, tenant_admin, operator, worker, types } => {
+        Command::Token { tenant, user, email, ttl, link, tenant_admin, operator, read_only, worker, types } => {
+            let operator = operator_scope(operator, read_only);
             let kind = TokenFor::of(tenant, user, email, tenant_admin, operator, worker.then_some(types));
             token(settings.auth.jwt_secret.expose_secret(), kind, ttl).map(|token| {
                 if link {
@@ -162,7 +168,7 @@ async fn seed(settings: Settings, tenants: u32, rows: u64) -> Result<(), AnyErro
 /// Whose token `errand token` makes.
 enum TokenFor {
     User { tenant: String, user: String, email: Option<String>, scope: Option<String> },
-    Operator { name: String },
+    Operator { name: String, scope: &'static str },
     Worker { name: String, types: Vec<String> },
 }
 
@@ -172,18 +178,24 @@ impl TokenFor {
         user: String,
         email: Option<String>,
         tenant_admin: bool,
-        operator: bool,
+        operator: Option<&'static str>,
         worker: Option<Vec<String>>,
     ) -> Self {
         match (operator, worker, tenant) {
-            (false, Some(types), _) => Self::Worker { name: user, types },
-            (false, None, Some(tenant)) => {
+            (Some(scope), _, _) => Self::Operator { name: user, scope },
+            (None, Some(types), _) => Self::Worker { name: user, types },
+            (None, None, Some(tenant)) => {
                 Self::User { tenant, user, email, scope: tenant_admin.then(|| "tenant_admin".into()) }
             }
             // clap requires a tenant unless --operator or --worker.
-            _ => Self::Operator { name: user },
+            (None, None, None) => Self::Operator { name: user, scope: "operator" },
         }
     }
+}
+
+/// The scope of `--operator` (`--read-only`: one who may only look).
+fn operator_scope(operator: bool, read_only: bool) -> Option<&'static str> {
+    operator.then_some(if read_only { "operator:read" } else { "operator" })
 }
 
 fn token(secret: &str, kind: TokenFor, ttl: Duration) -> Result<String, AnyError> {
@@ -193,7 +205,7 @@ fn token(secret: &str, kind: TokenFor, ttl: Duration) -> Result<String, AnyError
         TokenFor::User { tenant, user, email, scope } => {
             issuer.issue(&UserClaims { sub: user, tenant, email, scope, exp })?
         }
-        TokenFor::Operator { name } => issuer.issue(&OperatorClaims { sub: name, scope: "operator".into(), exp })?,
+        TokenFor::Operator { name, scope } => issuer.issue(&OperatorClaims { sub: name, scope: scope.into(), exp })?,
         TokenFor::Worker { name, types } => {
             issuer.issue(&WorkerClaims { sub: name, scope: "worker".into(), types, exp })?
         }

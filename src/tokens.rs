@@ -43,7 +43,7 @@ pub struct WorkerClaims {
 pub struct OperatorClaims {
     /// Who: recorded with every action.
     pub sub: String,
-    /// `operator`.
+    /// `operator`, or `operator:read` for one who may only look.
     pub scope: String,
     /// Expiry, seconds since the epoch.
     pub exp: u64,

@@ -116,13 +116,16 @@ pub struct Caller {
     pub email: Option<String>,
 }
 
-/// An operator: someone who runs errand, acting across tenants (a token whose
-/// `scope` claim holds `operator`). An operator is no user of any tenant: the
-/// user routes refuse operator tokens, and the operator routes user tokens.
+/// An operator: someone who runs errand, across tenants (a token whose
+/// `scope` claim holds `operator`, or `operator:read` for one who may only
+/// look). An operator is no user of any tenant: the user routes refuse
+/// operator tokens, and the operator routes user tokens.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Operator {
     /// The token's `sub`, recorded with every action.
     pub name: UserId,
+    /// `false` for a read-only operator (`operator:read`): every action is refused.
+    pub may_act: bool,
 }
 
 /// Who a notification is for, as announced between processes: the first 8

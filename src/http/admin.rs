@@ -8,11 +8,12 @@ use actix_web::{HttpResponse, web};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+use super::auth::ActingOperator;
 use super::jobs::{job_view, status_filter, type_filter};
 use super::page;
 use super::{AppState, job_id};
 use crate::domain::{Job, JobId, Operator};
-use crate::http::error::{AppError, NotAnOperator, Problem, Unauthenticated, Unavailable};
+use crate::http::error::{AppError, NotAnActingOperator, NotAnOperator, Problem, Unauthenticated, Unavailable};
 use crate::jobs::JobView;
 use crate::store::{AttemptError, CancelOutcome, JobQuery, NearestQuotas, QueueCount, RetryFilter, RetryOutcome};
 
@@ -131,7 +132,7 @@ pub async fn get(
     responses(
         (status = 200, description = "The job, queued again", body = AdminJobView),
         Unauthenticated,
-        NotAnOperator,
+        NotAnActingOperator,
         (status = 404, description = "No such job (`not_found`)", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "Neither failed nor cancelled (`job_not_retryable`)", body = Problem, content_type = "application/problem+json"),
         Unavailable,
@@ -139,7 +140,7 @@ pub async fn get(
     security(("bearer" = [])),
 )]
 pub async fn retry(
-    operator: Operator,
+    ActingOperator(operator): ActingOperator,
     path: web::Path<String>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
@@ -159,7 +160,7 @@ pub async fn retry(
         (status = 200, description = "The job, cancelled", body = AdminJobView),
         (status = 202, description = "The job, being stopped (state `cancelling`)", body = AdminJobView),
         Unauthenticated,
-        NotAnOperator,
+        NotAnActingOperator,
         (status = 404, description = "No such job (`not_found`)", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "Already completed or failed (`job_already_ended`)", body = Problem, content_type = "application/problem+json"),
         Unavailable,
@@ -167,7 +168,7 @@ pub async fn retry(
     security(("bearer" = [])),
 )]
 pub async fn cancel(
-    operator: Operator,
+    ActingOperator(operator): ActingOperator,
     path: web::Path<String>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
@@ -205,13 +206,13 @@ pub struct Retried {
         (status = 200, description = "How many were retried", body = Retried),
         (status = 400, description = "No filter, or a bad one (`bad_request`)", body = Problem, content_type = "application/problem+json"),
         Unauthenticated,
-        NotAnOperator,
+        NotAnActingOperator,
         Unavailable,
     ),
     security(("bearer" = [])),
 )]
 pub async fn retry_matching(
-    operator: Operator,
+    ActingOperator(operator): ActingOperator,
     body: web::Payload,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {

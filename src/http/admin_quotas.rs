@@ -5,8 +5,9 @@
 use actix_web::{HttpResponse, web};
 
 use super::AppState;
+use super::auth::ActingOperator;
 use crate::domain::{Operator, TenantId};
-use crate::http::error::{AppError, NotAnOperator, Problem, Unauthenticated, Unavailable};
+use crate::http::error::{AppError, NotAnActingOperator, NotAnOperator, Problem, Unauthenticated, Unavailable};
 use crate::store::Caps;
 
 /// The tenant of the path; one no token could name is a 404, like any unknown resource.
@@ -46,13 +47,13 @@ pub async fn get(
         (status = 200, description = "The tenant's quotas as they now hold", body = Object),
         (status = 400, description = "A body that is not such an object (`bad_request`)", body = Problem, content_type = "application/problem+json"),
         Unauthenticated,
-        NotAnOperator,
+        NotAnActingOperator,
         Unavailable,
     ),
     security(("bearer" = [])),
 )]
 pub async fn set(
-    operator: Operator,
+    ActingOperator(operator): ActingOperator,
     path: web::Path<String>,
     body: web::Payload,
     state: web::Data<AppState>,

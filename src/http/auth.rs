@@ -236,7 +236,8 @@ impl Authenticator {
             return Err(AppError::Forbidden("this route is for operators (a token whose scope is operator)".into()));
         }
         let name = claims.get(&self.claim_names.user).and_then(Value::as_str).and_then(|u| UserId::parse(u).ok());
-        Ok(Operator { name: name.ok_or(AppError::Unauthorized("the token's user claim is missing or invalid"))? })
+        let name = name.ok_or(AppError::Unauthorized("the token's user claim is missing or invalid"))?;
+        Ok(Operator { name, may_act: scopes(&claims).any(|s| s == OPERATOR) })
     }
 }
 
@@ -247,6 +248,10 @@ fn scopes(claims: &Map<String, Value>) -> impl Iterator<Item = &str> {
 
 /// The scope of a user who may also manage their tenant's webhooks.
 const TENANT_ADMIN: &str = "tenant_admin";
+/// The scope of an operator, who may look and act.
+const OPERATOR: &str = "operator";
+/// The scope of an operator who may only look: every action route refuses it.
+const OPERATOR_READ: &str = "operator:read";
 
 /// Tokens that are not a tenant's user's, by their `scope` claim.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -258,7 +263,7 @@ enum TokenKind {
 impl TokenKind {
     fn special(claims: &Map<String, Value>) -> Option<Self> {
         let has = |wanted: &str| scopes(claims).any(|s| s == wanted);
-        if has("operator") {
+        if has(OPERATOR) || has(OPERATOR_READ) {
             Some(Self::Operator)
         } else if has("worker") {
             Some(Self::Worker)
@@ -352,6 +357,29 @@ impl FromRequest for Operator {
 
     fn from_request(req: &HttpRequest, _payload: &mut Payload) -> Self::Future {
         authenticated(req, |auth, header| async move { auth.operator(header.as_deref()).await })
+    }
+}
+
+/// An operator who may act (retry, cancel, set quotas): an `operator`
+/// token. A read-only operator's (`operator:read`) gets 403 on every route
+/// that takes this, before anything is read or written.
+#[derive(Debug, Clone)]
+pub struct ActingOperator(pub Operator);
+
+impl FromRequest for ActingOperator {
+    type Error = AppError;
+    type Future = LocalBoxFuture<'static, Result<Self, AppError>>;
+
+    fn from_request(req: &HttpRequest, _payload: &mut Payload) -> Self::Future {
+        authenticated(req, |auth, header| async move {
+            let operator = auth.operator(header.as_deref()).await?;
+            if !operator.may_act {
+                return Err(AppError::Forbidden(
+                    "this operator token may only read (scope operator:read): it cannot act".into(),
+                ));
+            }
+            Ok(ActingOperator(operator))
+        })
     }
 }
 

@@ -151,6 +151,17 @@ pub struct Unavailable(Problem<'static>);
 #[expect(dead_code, reason = "only its type is used: by the handlers' OpenAPI annotations")]
 pub struct NotAnOperator(Problem<'static>);
 
+/// The 403 of every operator action, for tokens that are not an operator's
+/// or are a read-only operator's (`operator:read`).
+#[derive(utoipa::IntoResponses)]
+#[response(
+    status = 403,
+    description = "Not an operator token, or a read-only one (`forbidden`)",
+    content_type = "application/problem+json"
+)]
+#[expect(dead_code, reason = "only its type is used: by the handlers' OpenAPI annotations")]
+pub struct NotAnActingOperator(Problem<'static>);
+
 /// The 403 of every worker API route, for tokens that are not a worker's.
 #[derive(utoipa::IntoResponses)]
 #[response(status = 403, description = "Not a worker token (`forbidden`)", content_type = "application/problem+json")]

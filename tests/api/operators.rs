@@ -232,3 +232,53 @@ async fn an_operators_cancel_of_a_running_job_stops_it_and_notifies_its_owner_on
         feed["notifications"].as_array().unwrap().iter().map(|n| n["job_status"].as_str().unwrap()).collect();
     assert_eq!(statuses, ["cancelled"], "one notification, in the feed");
 }
+
+#[actix_web::test]
+async fn a_read_only_operator_sees_everything_and_every_action_is_refused() {
+    let app = failing_app(|_| {}).await;
+    let alice = token("acme", "alice");
+    let failed = app.create(&alice, "sleep", json!({"ms": 0, "fail_times": 5})).await;
+    let waiting = app.create(&alice, "sleep", json!({"ms": 60000})).await;
+    app.wait_until_finished(&alice, &failed, WITHIN).await;
+
+    // `errand token --operator --read-only` makes one.
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_errand"))
+        .args(["token", "--operator", "--read-only", "--user", "vera"])
+        .env("ERRAND_AUTH__JWT_SECRET", SECRET)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let viewer = String::from_utf8(output.stdout).unwrap().trim().to_owned();
+
+    for path in [
+        "/admin/jobs".to_owned(),
+        format!("/admin/jobs/{failed}"),
+        "/admin/queues".to_owned(),
+        "/admin/tenants/acme/quotas".to_owned(),
+    ] {
+        assert_eq!(app.get(&viewer, &path).await.status(), StatusCode::OK, "{path}");
+    }
+    let refusals = [
+        app.post(&viewer, &format!("/admin/jobs/{failed}/retry")).await,
+        app.post(&viewer, &format!("/admin/jobs/{waiting}/cancel")).await,
+        app.post_json(&viewer, "/admin/jobs/retry", json!({"type": "sleep"})).await,
+        app.put_json(&viewer, "/admin/tenants/acme/quotas", json!({"max_unfinished_per_user": 1})).await,
+    ];
+    for refused in refusals {
+        let problem = assert_problem(refused, StatusCode::FORBIDDEN, "forbidden").await;
+        assert!(problem["detail"].as_str().unwrap().contains("operator:read"), "{problem}");
+    }
+    // Nothing changed, and nothing was audited.
+    assert_eq!(app.job(&alice, &failed).await["status"], "failed");
+    assert_ne!(app.job(&alice, &waiting).await["status"], "cancelled");
+    let (actions, overrides): (i64, i64) = (
+        app.db.scalar("SELECT count(*) FROM operator_actions", &[]).await,
+        app.db.scalar("SELECT count(*) FROM tenant_quotas", &[]).await,
+    );
+    assert_eq!((actions, overrides), (0, 0));
+    // A full operator's token still acts.
+    assert_eq!(
+        app.post(&operator_token("olga"), &format!("/admin/jobs/{failed}/retry")).await.status(),
+        StatusCode::OK
+    );
+}
