@@ -4,6 +4,7 @@
 //! which span tenants, use the store's operator door: see `admin.rs`.)
 
 mod admin;
+mod admin_actions;
 mod admin_quotas;
 mod auth;
 mod batches;
@@ -217,6 +218,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
                 .service(post("/jobs/{id}/retry", admin::retry))
                 .service(post("/jobs/{id}/cancel", admin::cancel))
                 .service(get("/queues", admin::queues))
+                .service(get("/actions", admin_actions::list))
                 .service(
                     resource("/tenants/{tenant}/quotas", "GET, PUT")
                         .route(web::get().to(admin_quotas::get))

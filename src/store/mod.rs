@@ -22,6 +22,7 @@ mod jobs;
 mod lost_claims;
 mod notifications;
 mod operator;
+mod operator_actions;
 mod outbox;
 mod preferences;
 mod queue;
@@ -47,6 +48,7 @@ pub use notifications::{
     CallerNotifications, NewerPage, Notification, NotificationKind, NotificationPage, NotificationSubject,
 };
 pub use operator::{AttemptError, JobQuery, OperatorJobs, QueueCount, RetryFilter, RetryOutcome};
+pub use operator_actions::{ActionPage, ActionQuery, OperatorAction, OperatorAudit};
 pub use outbox::{Outbox, OutboxEmail};
 pub use preferences::{CallerPreferences, CategoryPreferences};
 pub use queue::{QueueDepth, RunningAttempt};
@@ -330,6 +332,11 @@ impl Store {
     /// Every tenant's jobs, for an operator (proved by an operator token).
     pub fn for_operator<'a>(&'a self, operator: &'a Operator) -> OperatorJobs<'a> {
         OperatorJobs { pool: &self.pool, operator, endings: &self.endings }
+    }
+
+    /// The operators' audit trail, for an operator.
+    pub fn audit_for_operator<'a>(&'a self, operator: &'a Operator) -> OperatorAudit<'a> {
+        OperatorAudit { pool: &self.pool, _operator: operator }
     }
 
     /// Tenants' quota overrides, and who is near their caps, for an operator.

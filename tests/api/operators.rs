@@ -282,3 +282,46 @@ async fn a_read_only_operator_sees_everything_and_every_action_is_refused() {
         StatusCode::OK
     );
 }
+
+#[actix_web::test]
+async fn the_audit_trail_shows_who_did_what_to_which_jobs_filtered_and_in_pages() {
+    let app = failing_app(|_| {}).await;
+    let alice = token("acme", "alice");
+    let (olga, omar) = (operator_token("olga"), operator_token("omar"));
+    let mut failed = Vec::new();
+    for _ in 0..3 {
+        failed.push(app.create(&alice, "sleep", json!({"ms": 0, "fail_times": 5})).await);
+    }
+    for id in &failed {
+        app.wait_until_finished(&alice, id, WITHIN).await;
+    }
+    json_of(app.post(&olga, &format!("/admin/jobs/{}/retry", failed[0])).await).await;
+    json_of(app.post(&olga, &format!("/admin/jobs/{}/retry", failed[1])).await).await;
+    json_of(app.put_json(&omar, "/admin/tenants/acme/quotas", json!({"max_unfinished_per_user": 50})).await).await;
+
+    let all = json_of(app.get(&olga, "/admin/actions").await).await;
+    let seen: Vec<(&str, &str)> = all["actions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| (a["operator"].as_str().unwrap(), a["action"].as_str().unwrap()))
+        .collect();
+    assert_eq!(seen, [("omar", "set_quotas"), ("olga", "retry"), ("olga", "retry")], "newest first");
+    assert_eq!(all["actions"][1]["job_id"], failed[1].as_str());
+    assert_eq!(all["actions"][1]["affected"], 1);
+
+    let olgas = json_of(app.get(&omar, "/admin/actions?operator=olga&limit=1").await).await;
+    assert_eq!(olgas["actions"][0]["job_id"], failed[1].as_str());
+    let cursor = olgas["next_cursor"].as_str().unwrap();
+    let next = json_of(app.get(&omar, &format!("/admin/actions?operator=olga&limit=1&cursor={cursor}")).await).await;
+    assert_eq!(next["actions"][0]["job_id"], failed[0].as_str());
+    assert!(next["next_cursor"].is_null());
+    let on_job = json_of(app.get(&omar, &format!("/admin/actions?job={}", failed[0])).await).await;
+    assert_eq!(on_job["actions"].as_array().unwrap().len(), 1);
+    let quotas = json_of(app.get(&omar, "/admin/actions?action=set_quotas").await).await;
+    assert_eq!(quotas["actions"][0]["filter"]["tenant"], "acme", "{quotas}");
+
+    assert_problem(app.get(&omar, "/admin/actions?action=delete").await, StatusCode::BAD_REQUEST, "bad_request").await;
+    assert_problem(app.get(&omar, "/admin/actions?job=nope").await, StatusCode::BAD_REQUEST, "bad_request").await;
+    assert_problem(app.get(&alice, "/admin/actions").await, StatusCode::FORBIDDEN, "forbidden").await;
+}
