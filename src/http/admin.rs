@@ -189,21 +189,29 @@ pub struct BulkRetry {
     job_type: Option<String>,
     created_after: Option<DateTime<Utc>>,
     created_before: Option<DateTime<Utc>>,
+    /// Count the jobs it would retry, and change nothing (no audit row either).
+    #[serde(default)]
+    dry_run: bool,
 }
 
-/// How many jobs a bulk retry put back in the queue.
+/// How many jobs a bulk retry put back in the queue (or, as a dry run,
+/// would put back now).
 #[derive(Serialize, utoipa::ToSchema)]
 pub struct Retried {
-    retried: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    retried: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    would_retry: Option<u64>,
 }
 
 /// `POST /admin/jobs/retry`: retries every failed job matching the filter
-/// (e.g. every failed `export_sales_report` of the last hour), in batches.
+/// (e.g. every failed `export_sales_report` of the last hour), in batches;
+/// with `"dry_run": true`, only counts them, so that a person can confirm.
 #[utoipa::path(
     post, path = "/admin/jobs/retry", tag = "operators",
     request_body = BulkRetry,
     responses(
-        (status = 200, description = "How many were retried", body = Retried),
+        (status = 200, description = "How many were retried (`retried`), or as a dry run would be now (`would_retry`)", body = Retried),
         (status = 400, description = "No filter, or a bad one (`bad_request`)", body = Problem, content_type = "application/problem+json"),
         Unauthenticated,
         NotAnActingOperator,
@@ -221,14 +229,19 @@ pub async fn retry_matching(
         // Every failed job of every tenant is a bad thing to retry by accident.
         return Err(AppError::BadRequest("name a tenant, a type or created_after to retry".into()));
     }
+    let dry_run = filter.dry_run;
     let filter = RetryFilter {
         tenant: filter.tenant,
         job_type: type_filter(filter.job_type)?,
         created_after: filter.created_after,
         created_before: filter.created_before,
     };
-    let retried = state.store.for_operator(&operator).retry_matching(&filter).await?;
-    Ok(HttpResponse::Ok().json(Retried { retried }))
+    let jobs = state.store.for_operator(&operator);
+    Ok(HttpResponse::Ok().json(if dry_run {
+        Retried { retried: None, would_retry: Some(jobs.count_matching(&filter).await?) }
+    } else {
+        Retried { retried: Some(jobs.retry_matching(&filter).await?), would_retry: None }
+    }))
 }
 
 /// Unfinished jobs per type and state.

@@ -122,6 +122,15 @@ ORDER BY id
 LIMIT $6
 FOR UPDATE SKIP LOCKED";
 
+/// How many failed jobs match the filter (as [`NEXT_FAILED`] reads them).
+const COUNT_FAILED: &str = "
+SELECT count(*) FROM jobs
+WHERE state = 'failed'
+  AND ($1::text IS NULL OR tenant_id = $1)
+  AND ($2::text IS NULL OR job_type = $2)
+  AND ($3::timestamptz IS NULL OR created_at >= $3)
+  AND ($4::timestamptz IS NULL OR created_at < $4)";
+
 /// The queue's running job's row, locked, for a cancel.
 const LOCK_QUEUED: &str = "SELECT state FROM job_queue WHERE job_id = $1 FOR UPDATE";
 
@@ -222,6 +231,16 @@ impl OperatorJobs<'_> {
         self.audit(&tx, "bulk_retry", None, Some(&filter_json), retried).await?;
         tx.commit().await?;
         Ok(retried)
+    }
+
+    /// How many failed jobs `filter` matches now: what [`Self::retry_matching`]
+    /// would retry if nothing changed meanwhile.
+    pub async fn count_matching(&self, filter: &RetryFilter) -> Result<u64, StoreError> {
+        let client = self.pool.get().await?;
+        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 4] =
+            [&filter.tenant, &filter.job_type, &filter.created_after, &filter.created_before];
+        let count: i64 = client.query_one(&client.prepare_cached(COUNT_FAILED).await?, &params).await?.try_get(0)?;
+        Ok(u64::try_from(count).unwrap_or(0))
     }
 
     /// Cancels any tenant's job (as its owner's cancel does, but the owner

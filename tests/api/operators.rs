@@ -180,7 +180,7 @@ async fn an_operators_cancel_tells_the_owner_once_in_app_and_by_email() {
 }
 
 #[actix_web::test]
-async fn a_bulk_retry_takes_the_failed_jobs_its_filter_names_in_batches_and_says_how_many() {
+async fn a_bulk_retry_takes_the_failed_jobs_its_filter_names_in_batches_as_its_dry_run_counted() {
     let app = spawn_app_with(|s| s.workers.global_limit = 0, HandlerRegistry::builtin()).await;
     let ops = operator_token("olga");
     // More failed jobs than one batch holds, written directly: 1,201 of acme's exports, one of globex's.
@@ -199,9 +199,16 @@ async fn a_bulk_retry_takes_the_failed_jobs_its_filter_names_in_batches_and_says
         .unwrap();
     assert_problem(app.post_json(&ops, "/admin/jobs/retry", json!({})).await, StatusCode::BAD_REQUEST, "bad_request")
         .await;
+    // A dry run counts what the retry will take, and changes nothing.
+    let dry = json!({"tenant": "acme", "type": "sleep", "dry_run": true});
+    let counted = json_of(app.post_json(&ops, "/admin/jobs/retry", dry).await).await;
+    assert_eq!(counted, json!({"would_retry": 1201}));
+    let untouched: i64 = app.db.scalar("SELECT count(*) FROM job_queue", &[]).await;
+    let audited: i64 = app.db.scalar("SELECT count(*) FROM operator_actions", &[]).await;
+    assert_eq!((untouched, audited), (0, 0));
     let answer =
         json_of(app.post_json(&ops, "/admin/jobs/retry", json!({"tenant": "acme", "type": "sleep"})).await).await;
-    assert_eq!(answer["retried"], 1201);
+    assert_eq!(answer["retried"], counted["would_retry"]);
     let queued: i64 = app.db.scalar("SELECT count(*) FROM job_queue WHERE tenant_id = 'acme'", &[]).await;
     assert_eq!(queued, 1201);
     let globex: String = app.db.scalar("SELECT state::text FROM jobs WHERE tenant_id = 'globex'", &[]).await;
