@@ -5,6 +5,7 @@
 
 mod admin;
 mod admin_actions;
+mod admin_overview;
 mod admin_quotas;
 mod auth;
 mod batches;
@@ -219,6 +220,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
                 .service(post("/jobs/{id}/cancel", admin::cancel))
                 .service(get("/queues", admin::queues))
                 .service(get("/actions", admin_actions::list))
+                .service(get("/overview", admin_overview::read))
                 .service(
                     resource("/tenants/{tenant}/quotas", "GET, PUT")
                         .route(web::get().to(admin_quotas::get))

@@ -23,6 +23,7 @@ mod lost_claims;
 mod notifications;
 mod operator;
 mod operator_actions;
+mod operator_overview;
 mod outbox;
 mod preferences;
 mod queue;
@@ -49,6 +50,7 @@ pub use notifications::{
 };
 pub use operator::{AttemptError, JobQuery, OperatorJobs, QueueCount, RetryFilter, RetryOutcome};
 pub use operator_actions::{ActionPage, ActionQuery, OperatorAction, OperatorAudit};
+pub use operator_overview::{FINISHED_COUNT_CAP, FinishedCounts, OperatorOverview, Overview};
 pub use outbox::{Outbox, OutboxEmail};
 pub use preferences::{CallerPreferences, CategoryPreferences};
 pub use queue::{QueueDepth, RunningAttempt};
@@ -332,6 +334,11 @@ impl Store {
     /// Every tenant's jobs, for an operator (proved by an operator token).
     pub fn for_operator<'a>(&'a self, operator: &'a Operator) -> OperatorJobs<'a> {
         OperatorJobs { pool: &self.pool, operator, endings: &self.endings }
+    }
+
+    /// How the queue stands, for an operator.
+    pub fn overview_for_operator<'a>(&'a self, operator: &'a Operator) -> OperatorOverview<'a> {
+        OperatorOverview { pool: &self.pool, _operator: operator }
     }
 
     /// The operators' audit trail, for an operator.

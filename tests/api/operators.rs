@@ -332,3 +332,45 @@ async fn the_audit_trail_shows_who_did_what_to_which_jobs_filtered_and_in_pages(
     assert_problem(app.get(&omar, "/admin/actions?job=nope").await, StatusCode::BAD_REQUEST, "bad_request").await;
     assert_problem(app.get(&alice, "/admin/actions").await, StatusCode::FORBIDDEN, "forbidden").await;
 }
+
+#[actix_web::test]
+async fn the_overview_counts_the_queue_caps_the_history_and_names_the_largest_backlogs() {
+    // An API-only process: what is submitted waits.
+    let app = spawn_app_with(|s| s.workers.global_limit = 0, HandlerRegistry::builtin()).await;
+    let viewer = operator_viewer_token("vera");
+    for (tenant, jobs) in [("acme", 3), ("globex", 1)] {
+        let caller = token(tenant, "alice");
+        for _ in 0..jobs {
+            app.create(&caller, "noop", json!({})).await;
+        }
+    }
+    app.db
+        .client()
+        .await
+        .batch_execute(
+            "INSERT INTO jobs (id, tenant_id, user_id, idempotency_key, fingerprint, job_type, params, state,
+                               max_attempts, attempt, finished_at, error_message)
+             SELECT errand_uuid_v7(), 'initech', 'bob', 'k' || g, '\\x00', 'noop', '{}',
+                    (CASE WHEN g <= 2 THEN 'failed' WHEN g = 3 THEN 'cancelled' ELSE 'completed' END)::job_state,
+                    3, 1, now(), CASE WHEN g <= 2 THEN 'boom' END
+             FROM generate_series(1, 10010) AS g",
+        )
+        .await
+        .unwrap();
+
+    let overview = json_of(app.get(&viewer, "/admin/overview").await).await;
+    assert_eq!(overview["unfinished"], json!({"available": 4}));
+    assert!(overview["oldest_due_seconds"].as_f64().is_some_and(|s| s >= 0.0), "{overview}");
+    let cap = overview["finished_count_cap"].as_i64().unwrap();
+    assert_eq!(overview["finished"], json!({"completed": cap + 1, "failed": 2, "cancelled": 1}), "capped past {cap}");
+    assert_eq!(
+        overview["largest_backlogs"],
+        json!([{"tenant": "acme", "unfinished": 3}, {"tenant": "globex", "unfinished": 1}])
+    );
+    assert_eq!((overview["emails_waiting"].as_i64(), overview["webhooks_waiting"].as_i64()), (Some(0), Some(0)));
+    assert_eq!((overview["running"].as_i64(), overview["writable"].as_bool()), (Some(0), Some(true)));
+    assert!(overview["processes"].as_i64().is_some_and(|n| n >= 1), "{overview}");
+    assert!(overview["database"].as_str().unwrap().ends_with(&format!("/{}", app.db.name)), "{overview}");
+    assert_eq!(overview["listening"], true);
+    assert_problem(app.get(&token("acme", "alice"), "/admin/overview").await, StatusCode::FORBIDDEN, "forbidden").await;
+}

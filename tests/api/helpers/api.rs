@@ -141,6 +141,13 @@ pub fn operator_token(name: &str) -> String {
     TokenIssuer::new(SECRET).unwrap().issue(&claims).unwrap()
 }
 
+/// A read-only operator's token (`scope: operator:read`).
+pub fn operator_viewer_token(name: &str) -> String {
+    let claims =
+        errand::tokens::OperatorClaims { sub: name.into(), scope: "operator:read".into(), exp: now_secs() + 3600 };
+    TokenIssuer::new(SECRET).unwrap().issue(&claims).unwrap()
+}
+
 pub fn token_with(claims: UserClaims) -> String {
     TokenIssuer::new(SECRET).unwrap().issue(&claims).unwrap()
 }

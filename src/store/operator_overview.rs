@@ -1,0 +1,99 @@
+//! The operators' overview: how the queue stands, in one statement whose
+//! every part reads an index or a counter table, so that it answers as fast
+//! with millions of finished jobs as with none. Finished jobs are counted
+//! up to a cap (the caller shows "10,000+"); unfinished ones come from the
+//! queue table and the counters the queue's triggers keep.
+
+use deadpool_postgres::Pool;
+use serde_json::Value;
+
+use super::StoreError;
+use crate::domain::Operator;
+
+/// How far finished jobs are counted, per state.
+pub const FINISHED_COUNT_CAP: i64 = 10_000;
+
+/// `$1`: the cap of finished counts; `$2`: errand's `application_name` prefix.
+const OVERVIEW: &str = "
+SELECT
+    (SELECT coalesce(jsonb_object_agg(state, n), '{}')
+     FROM (SELECT state::text AS state, count(*) AS n FROM job_queue GROUP BY state) q) AS unfinished,
+    (SELECT extract(epoch FROM now() - min(run_at))::float8 FROM job_queue
+     WHERE state IN ('available', 'retryable') AND run_at <= now()) AS oldest_due_seconds,
+    (SELECT count(*) FROM (SELECT 1 FROM jobs WHERE state = 'completed' LIMIT $1::bigint + 1) c) AS completed,
+    (SELECT count(*) FROM (SELECT 1 FROM jobs WHERE state = 'failed' LIMIT $1 + 1) f) AS failed,
+    (SELECT count(*) FROM (SELECT 1 FROM jobs WHERE state = 'cancelled' LIMIT $1 + 1) x) AS cancelled,
+    (SELECT count(*) FROM email_outbox WHERE state IN ('pending', 'sending')) AS emails_waiting,
+    (SELECT count(*) FROM webhook_deliveries WHERE state IN ('pending', 'sending')) AS webhooks_waiting,
+    (SELECT coalesce(jsonb_agg(jsonb_build_object('tenant', tenant_id, 'unfinished', jobs) ORDER BY jobs DESC), '[]')
+     FROM (SELECT tenant_id, jobs FROM unfinished_jobs_per_tenant WHERE jobs > 0 ORDER BY jobs DESC LIMIT 10) t)
+        AS largest_backlogs,
+    (SELECT count(DISTINCT application_name) FROM pg_stat_activity
+     WHERE datname = current_database() AND starts_with(application_name, $2)) AS processes,
+    (SELECT count(*) FROM job_queue WHERE state = 'running') AS running,
+    NOT pg_is_in_recovery() AS writable,
+    -- The server this process reached (with several hosts in the URL, the one now primary).
+    coalesce(host(inet_server_addr()) || ':' || inet_server_port(), 'local socket') || '/' || current_database()
+        AS database";
+
+/// How the queue stands (see [`OVERVIEW`]).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Overview {
+    /// Unfinished jobs by queue state (`available`, `retryable`, `running`).
+    pub unfinished: Value,
+    /// How long the oldest due job has waited.
+    pub oldest_due_seconds: Option<f64>,
+    /// Finished jobs by state, each counted up to [`FINISHED_COUNT_CAP`] + 1.
+    pub finished: FinishedCounts,
+    pub finished_count_cap: i64,
+    pub emails_waiting: i64,
+    pub webhooks_waiting: i64,
+    /// The ten tenants with the most unfinished jobs: `{tenant, unfinished}`.
+    pub largest_backlogs: Value,
+    /// errand processes connected to the database now.
+    pub processes: i64,
+    pub running: i64,
+    /// The database takes writes (a standby does not).
+    pub writable: bool,
+    /// `address:port/database` of the server this process reached.
+    pub database: String,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct FinishedCounts {
+    pub completed: i64,
+    pub failed: i64,
+    pub cancelled: i64,
+}
+
+/// The overview's door, for an operator.
+pub struct OperatorOverview<'a> {
+    pub(super) pool: &'a Pool,
+    /// Proof that an operator asked.
+    pub(super) _operator: &'a Operator,
+}
+
+impl OperatorOverview<'_> {
+    pub async fn read(&self) -> Result<Overview, StoreError> {
+        let client = self.pool.get().await?;
+        let statement = client.prepare_cached(OVERVIEW).await?;
+        let row = client.query_one(&statement, &[&FINISHED_COUNT_CAP, &super::PROCESS_NAME_PREFIX]).await?;
+        Ok(Overview {
+            unfinished: row.try_get("unfinished")?,
+            oldest_due_seconds: row.try_get("oldest_due_seconds")?,
+            finished: FinishedCounts {
+                completed: row.try_get("completed")?,
+                failed: row.try_get("failed")?,
+                cancelled: row.try_get("cancelled")?,
+            },
+            finished_count_cap: FINISHED_COUNT_CAP,
+            emails_waiting: row.try_get("emails_waiting")?,
+            webhooks_waiting: row.try_get("webhooks_waiting")?,
+            largest_backlogs: row.try_get("largest_backlogs")?,
+            processes: row.try_get("processes")?,
+            running: row.try_get("running")?,
+            writable: row.try_get("writable")?,
+            database: row.try_get("database")?,
+        })
+    }
+}
