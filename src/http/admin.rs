@@ -40,6 +40,9 @@ impl AdminJobView {
 #[derive(Deserialize)]
 pub struct AdminListQuery {
     tenant: Option<String>,
+    user: Option<String>,
+    error: Option<String>,
+    param: Option<String>,
     #[serde(rename = "type")]
     job_type: Option<String>,
     status: Option<String>,
@@ -61,6 +64,9 @@ pub struct AdminJobList {
     get, path = "/admin/jobs", tag = "operators",
     params(
         ("tenant" = Option<String>, Query, description = "Only this tenant's jobs"),
+        ("user" = Option<String>, Query, description = "Only this user's jobs"),
+        ("error" = Option<String>, Query, description = "Only jobs whose error message holds this text (any case)"),
+        ("param" = Option<String>, Query, description = "`path=value`: only jobs whose params hold `value` (as text) at the dot-separated `path`, e.g. `customer.id=42`"),
         ("type" = Option<String>, Query, pattern = "^[a-z0-9_-]{1,64}$", description = "A job type's name"),
         ("status" = Option<String>, Query, pattern = "^(pending|processing|completed|failed|cancelled)$", description = "pending, processing, completed, failed or cancelled"),
         ("created_after" = Option<String>, Query, format = DateTime, description = "Created at or after (RFC 3339)"),
@@ -84,7 +90,10 @@ pub async fn list(
 ) -> Result<HttpResponse, AppError> {
     let q = query.into_inner();
     let query = JobQuery {
-        tenant: q.tenant,
+        tenant: page::text_filter("tenant", q.tenant)?,
+        user: page::text_filter("user", q.user)?,
+        error: page::text_filter("error", q.error)?,
+        param: page::text_filter("param", q.param)?.as_deref().map(param_filter).transpose()?,
         job_type: type_filter(q.job_type)?,
         status: status_filter(q.status)?,
         created_after: q.created_after,
@@ -98,6 +107,17 @@ pub async fn list(
         jobs: futures_util::future::try_join_all(views).await?,
         next_cursor: page.next_before.map(|id| page::encode_cursor(id.0)),
     }))
+}
+
+/// A `param` filter, `path=value`: the path's dot-separated keys, and the value.
+fn param_filter(param: &str) -> Result<(Vec<String>, String), AppError> {
+    let refused = || AppError::BadRequest(format!("param must be path=value, e.g. customer.id=42, not {param:?}"));
+    let (path, value) = param.split_once('=').ok_or_else(refused)?;
+    let keys: Vec<String> = path.split('.').map(str::to_owned).collect();
+    if keys.iter().any(String::is_empty) {
+        return Err(refused());
+    }
+    Ok((keys, value.to_owned()))
 }
 
 /// `GET /admin/jobs/{id}`: any tenant's job, with its attempts' errors.

@@ -67,7 +67,7 @@ pub async fn list(
         return Err(AppError::BadRequest(format!("action must be one of {}, not {action:?}", ACTIONS.join(", "))));
     }
     let query = ActionQuery {
-        operator: q.operator,
+        operator: page::text_filter("operator", q.operator)?,
         action: q.action,
         job: q.job,
         after: q.since,

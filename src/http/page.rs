@@ -19,6 +19,15 @@ pub fn limit(requested: Option<u32>) -> Result<u32, AppError> {
     }
 }
 
+/// A free-text filter named `name`: PostgreSQL's text cannot hold NUL, so
+/// one that does could match nothing and is a 400, not a failed query.
+pub fn text_filter(name: &str, value: Option<String>) -> Result<Option<String>, AppError> {
+    match value {
+        Some(v) if v.contains('\0') => Err(AppError::BadRequest(format!("{name} must not contain NUL"))),
+        other => Ok(other),
+    }
+}
+
 /// Cursors are opaque to clients: the last id of a page (a UUID v7), base64url.
 pub fn encode_cursor(id: Uuid) -> String {
     URL_SAFE_NO_PAD.encode(id.as_bytes())

@@ -17,6 +17,11 @@ use crate::domain::{Job, JobId, JobState, JobStatus, Operator};
 #[derive(Debug, Clone, Default)]
 pub struct JobQuery {
     pub tenant: Option<String>,
+    pub user: Option<String>,
+    /// Jobs whose error message holds this text (any case).
+    pub error: Option<String>,
+    /// Jobs whose params hold `value` (as text) at this path (`["customer", "id"]`).
+    pub param: Option<(Vec<String>, String)>,
     pub job_type: Option<String>,
     pub status: Option<JobStatus>,
     pub created_after: Option<DateTime<Utc>>,
@@ -68,7 +73,9 @@ pub struct QueueCount {
 const RETRY_BATCH: i64 = 500;
 
 /// Any tenant's jobs, newest first, by tenant `$1`, type `$2`, states `$3`,
-/// created in [`$4`, `$5`), older than the job `$6`; `$7` rows at most.
+/// created in [`$4`, `$5`), older than the job `$6`; `$7` rows at most; by
+/// user `$8`, error text `$9` (a case-insensitive substring, LIKE's own
+/// characters escaped), and params holding `$11` at the path `$10`.
 const LIST_ANY: &str = "
 SELECT id, tenant_id, user_id, job_type, params, state, attempt, max_attempts, run_at, result, error_message,
        created_at, finished_at, progress, cancel_requested_by
@@ -79,6 +86,9 @@ WHERE ($1::text IS NULL OR tenant_id = $1)
   AND ($4::timestamptz IS NULL OR created_at >= $4)
   AND ($5::timestamptz IS NULL OR created_at < $5)
   AND ($6::uuid IS NULL OR id < $6)
+  AND ($8::text IS NULL OR user_id = $8)
+  AND ($9::text IS NULL OR error_message ILIKE '%' || $9 || '%')
+  AND ($10::text[] IS NULL OR params #>> $10 = $11)
 ORDER BY id DESC
 LIMIT $7";
 
@@ -161,7 +171,9 @@ impl OperatorJobs<'_> {
         let states: Option<Vec<JobState>> = query.status.map(|s| s.states().to_vec());
         let fetch = i64::from(query.limit) + 1;
         let statement = client.prepare_cached(LIST_ANY).await?;
-        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 7] = [
+        let error = query.error.as_deref().map(like_escaped);
+        let (path, value) = query.param.clone().unzip();
+        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 11] = [
             &query.tenant,
             &query.job_type,
             &states,
@@ -169,6 +181,10 @@ impl OperatorJobs<'_> {
             &query.created_before,
             &query.before.map(|id| id.0),
             &fetch,
+            &query.user,
+            &error,
+            &path,
+            &value,
         ];
         let rows = client.query(&statement, &params).await?;
         let jobs = rows.iter().map(job_from_row).collect::<Result<Vec<_>, _>>()?;
@@ -307,4 +323,9 @@ fn attempt_error_from_row(row: &Row) -> Result<AttemptError, StoreError> {
         error: row.try_get("error")?,
         ended_at: row.try_get("ended_at")?,
     })
+}
+
+/// `text` as a LIKE pattern matching itself: `%`, `_` and the escape `\` escaped.
+fn like_escaped(text: &str) -> String {
+    text.replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_")
 }

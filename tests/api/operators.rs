@@ -330,6 +330,7 @@ async fn the_audit_trail_shows_who_did_what_to_which_jobs_filtered_and_in_pages(
 
     assert_problem(app.get(&omar, "/admin/actions?action=delete").await, StatusCode::BAD_REQUEST, "bad_request").await;
     assert_problem(app.get(&omar, "/admin/actions?job=nope").await, StatusCode::BAD_REQUEST, "bad_request").await;
+    assert_problem(app.get(&omar, "/admin/actions?operator=%00").await, StatusCode::BAD_REQUEST, "bad_request").await;
     assert_problem(app.get(&alice, "/admin/actions").await, StatusCode::FORBIDDEN, "forbidden").await;
 }
 
@@ -373,4 +374,40 @@ async fn the_overview_counts_the_queue_caps_the_history_and_names_the_largest_ba
     assert!(overview["database"].as_str().unwrap().ends_with(&format!("/{}", app.db.name)), "{overview}");
     assert_eq!(overview["listening"], true);
     assert_problem(app.get(&token("acme", "alice"), "/admin/overview").await, StatusCode::FORBIDDEN, "forbidden").await;
+}
+
+#[actix_web::test]
+async fn an_operator_finds_jobs_by_user_error_text_and_a_params_field() {
+    let app = spawn_app_with(|s| s.workers.global_limit = 0, HandlerRegistry::builtin()).await;
+    let ops = operator_viewer_token("vera");
+    app.db
+        .client()
+        .await
+        .batch_execute(
+            "INSERT INTO jobs (id, tenant_id, user_id, idempotency_key, fingerprint, job_type, params, state,
+                               max_attempts, attempt, finished_at, error_message)
+             VALUES (errand_uuid_v7(), 'acme', 'alice', 'a', '\\x00', 'sleep', '{\"customer\": {\"id\": 42}}', 'failed', 3, 3, now(), 'SMTP said 550_mailbox'),
+                    (errand_uuid_v7(), 'acme', 'bob', 'b', '\\x00', 'sleep', '{\"customer\": {\"id\": 7}}', 'failed', 3, 3, now(), 'timeout 100%'),
+                    (errand_uuid_v7(), 'acme', 'bob', 'c', '\\x00', 'sleep', '{\"customer\": {\"id\": 42}}', 'completed', 3, 1, now(), NULL)",
+        )
+        .await
+        .unwrap();
+    let keys = |page: Value| -> Vec<String> {
+        page["jobs"].as_array().unwrap().iter().map(|j| j["user"].as_str().unwrap().to_owned()).collect()
+    };
+    let by = |query: &'static str| {
+        let (app, ops) = (&app, &ops);
+        async move { json_of(app.get(ops, &format!("/admin/jobs?{query}")).await).await }
+    };
+    assert_eq!(keys(by("user=bob").await), ["bob", "bob"]);
+    assert_eq!(keys(by("error=smtp").await), ["alice"], "any case");
+    assert_eq!(keys(by("error=100%25").await), ["bob"], "% is text, not a wildcard");
+    assert!(keys(by("error=550%5F").await).len() == 1 && keys(by("error=0_m").await).len() == 1);
+    assert!(keys(by("error=5_0").await).is_empty(), "_ is text, not a wildcard");
+    assert_eq!(keys(by("param=customer.id%3D42").await).len(), 2);
+    assert_eq!(keys(by("param=customer.id%3D42&status=failed").await), ["alice"]);
+    for bad in ["param=customer.id", "param=.id%3D1", "error=%00", "user=%00", "tenant=%00"] {
+        assert_problem(app.get(&ops, &format!("/admin/jobs?{bad}")).await, StatusCode::BAD_REQUEST, "bad_request")
+            .await;
+    }
 }
