@@ -12,9 +12,10 @@ CREATE TABLE webhook_preferences (
 );
 
 -- `errand_queue_webhooks` (V7) with each job's category: a job end whose
--- category its tenant turned off for webhooks queues no delivery. NULL
--- categories (the four-argument form, which processes of the previous
--- version call during an upgrade) deliver every end, as before.
+-- category its tenant turned off for webhooks queues no delivery. A NULL
+-- category (a required one, see `errand_webhook_category`; or every one in
+-- the four-argument form, which processes of the previous version call
+-- during an upgrade) is delivered, as before.
 CREATE FUNCTION errand_queue_webhooks(tenants text[], jobs uuid[], runs integer[], states text[], categories text[])
 RETURNS bigint
 LANGUAGE sql VOLATILE
@@ -32,6 +33,16 @@ AS $$
     )
     SELECT count(*) FROM queued
 $$;
+
+-- The category of a job type's ends as the webhook channel's choices see it
+-- under `rules` (as `errand_channels` takes them): NULL for a required
+-- category, which no tenant's choice turns off (a category made required
+-- after a tenant turned it off is delivered again). The statements that end
+-- jobs hand it to `errand_queue_webhooks`; the API reads the same rule.
+CREATE FUNCTION errand_webhook_category(job_type text, rules jsonb) RETURNS text
+LANGUAGE sql IMMUTABLE
+RETURN CASE WHEN coalesce(rules->'required' ? errand_category(job_type, rules), false) THEN NULL
+            ELSE errand_category(job_type, rules) END;
 
 CREATE OR REPLACE FUNCTION errand_queue_webhooks(tenants text[], jobs uuid[], runs integer[], states text[])
 RETURNS bigint

@@ -66,8 +66,7 @@ pub struct ResultUrls {
 pub struct WebhookSender {
     sender: Arc<Sender>,
     poll_interval: Duration,
-    in_flight: usize,
-    /// `in_flight` by endpoint.
+    /// Attempts in flight, by endpoint.
     in_flight_to: HashMap<Uuid, usize>,
     claiming: bool,
     /// The last claim found some: more may be due now.
@@ -96,7 +95,6 @@ impl WebhookSender {
         Ok(Self {
             sender: Arc::new(Sender { store, client, policy, settings, urls }),
             poll_interval,
-            in_flight: 0,
             in_flight_to: HashMap::new(),
             claiming: false,
             more_due: false,
@@ -105,9 +103,13 @@ impl WebhookSender {
         })
     }
 
+    fn in_flight(&self) -> usize {
+        self.in_flight_to.values().sum()
+    }
+
     /// Claims due deliveries into the free slots, if enough are free.
     fn claim(&mut self, ctx: &mut Context<Self>) {
-        let room = IN_FLIGHT - self.in_flight;
+        let room = IN_FLIGHT - self.in_flight();
         if self.claiming || room < CLAIM_AT_LEAST {
             return;
         }
@@ -134,7 +136,6 @@ impl WebhookSender {
 
     /// Makes one attempt of `delivery`, beside the others in flight.
     fn send(&mut self, delivery: WebhookDelivery, ctx: &mut Context<Self>) {
-        self.in_flight += 1;
         *self.in_flight_to.entry(delivery.endpoint).or_default() += 1;
         let sender = self.sender.clone();
         async move {
@@ -143,7 +144,6 @@ impl WebhookSender {
         }
         .into_actor(self)
         .map(|attempted, act, ctx| {
-            act.in_flight -= 1;
             if let Entry::Occupied(mut to) = act.in_flight_to.entry(attempted.delivery.endpoint) {
                 *to.get_mut() -= 1;
                 if *to.get() == 0 {

@@ -137,11 +137,7 @@ pub async fn get(
     path: web::Path<String>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
-    if state.job_types.get(&path).is_some() {
-        // `/batches/{type}` is where batches of that type are submitted.
-        return Err(AppError::MethodNotAllowed { method: "GET".into(), allow: "POST" });
-    }
-    let id = batch_id(&path)?;
+    let id = BatchId(super::read_by_id(&path, &state)?);
     let batch = state.ask(&caller, GetBatch { caller: caller.clone(), id }).await??.ok_or(AppError::NotFound)?;
     Ok(HttpResponse::Ok().json(BatchView::of(batch)))
 }
@@ -210,7 +206,7 @@ pub async fn report(
 }
 
 fn batch_id(path: &str) -> Result<BatchId, AppError> {
-    uuid::Uuid::parse_str(path).map(BatchId).map_err(|_| AppError::NotFound)
+    super::path_id(path).map(BatchId)
 }
 
 /// One report line, RFC 4180 quoted. A field a spreadsheet would read as a

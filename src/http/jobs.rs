@@ -103,11 +103,7 @@ pub async fn get(
     path: web::Path<String>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
-    if state.job_types.get(&path).is_some() {
-        // `/jobs/{type}` is where jobs of that type are submitted.
-        return Err(AppError::MethodNotAllowed { method: "GET".into(), allow: "POST" });
-    }
-    let id = super::job_id(&path)?;
+    let id = JobId(super::read_by_id(&path, &state)?);
     let job = state.ask(&caller, GetJob { caller: caller.clone(), id }).await??;
     let job = job.ok_or(AppError::NotFound)?;
     Ok(HttpResponse::Ok().json(job_view(job, &state).await?))

@@ -181,32 +181,14 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
             web::scope("/jobs")
                 .service(get("", jobs::list))
                 // `/jobs/{id}` reads a job, `/jobs/{type}` submits one.
-                .service(
-                    web::resource("/{id_or_type}")
-                        .route(web::get().to(jobs::get))
-                        .route(web::post().to(jobs::submit))
-                        .default_service(web::to(|req: HttpRequest| async move {
-                            let id =
-                                req.match_info().get("id_or_type").is_some_and(|s| uuid::Uuid::parse_str(s).is_ok());
-                            method_not_allowed(&req, if id { "GET" } else { "POST" })
-                        })),
-                )
+                .service(id_or_type().route(web::get().to(jobs::get)).route(web::post().to(jobs::submit)))
                 .service(get("/{id}/result", jobs::result))
                 .service(post("/{id}/cancel", jobs::cancel)),
         )
         .service(
             web::scope("/batches")
                 // `/batches/{id}` reads a batch, `/batches/{type}` submits one.
-                .service(
-                    web::resource("/{id_or_type}")
-                        .route(web::get().to(batches::get))
-                        .route(web::post().to(batches::submit))
-                        .default_service(web::to(|req: HttpRequest| async move {
-                            let id =
-                                req.match_info().get("id_or_type").is_some_and(|s| uuid::Uuid::parse_str(s).is_ok());
-                            method_not_allowed(&req, if id { "GET" } else { "POST" })
-                        })),
-                )
+                .service(id_or_type().route(web::get().to(batches::get)).route(web::post().to(batches::submit)))
                 .service(get("/{id}/report", batches::report))
                 .service(post("/{id}/cancel", batches::cancel)),
         )
@@ -281,7 +263,31 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
 /// The job a `{id}` path segment names; anything but a UUID is a 404, as a
 /// job that is not there (or not the caller's) is.
 fn job_id(path: &str) -> Result<crate::domain::JobId, AppError> {
-    uuid::Uuid::parse_str(path).map(crate::domain::JobId).map_err(|_| AppError::NotFound)
+    path_id(path).map(crate::domain::JobId)
+}
+
+/// A resource's id in the path: anything but a UUID names nothing, a 404.
+fn path_id(path: &str) -> Result<uuid::Uuid, AppError> {
+    uuid::Uuid::parse_str(path).map_err(|_| AppError::NotFound)
+}
+
+/// `/{id_or_type}` of `/jobs` and `/batches`: `GET` of an id reads one,
+/// `POST` to a type submits one. Any other method gets a 405 naming the one
+/// that path answers. (A `GET` of a type is the handlers' 405.)
+fn id_or_type() -> Resource {
+    web::resource("/{id_or_type}").default_service(web::to(|req: HttpRequest| async move {
+        let id = req.match_info().get("id_or_type").is_some_and(|s| uuid::Uuid::parse_str(s).is_ok());
+        method_not_allowed(&req, if id { "GET" } else { "POST" })
+    }))
+}
+
+/// For `GET /jobs/{id}` and `GET /batches/{id}`: a configured type's name
+/// is where its kind is submitted (`POST` only); anything else is an id.
+fn read_by_id(path: &str, state: &AppState) -> Result<uuid::Uuid, AppError> {
+    if state.job_types.get(path).is_some() {
+        return Err(AppError::MethodNotAllowed { method: "GET".into(), allow: "POST" });
+    }
+    path_id(path)
 }
 
 /// `path`, whose routes answer `allow`; any other method gets a 405 saying so.

@@ -216,7 +216,7 @@ pub async fn mark_read(
     path: web::Path<String>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
-    let id = Uuid::parse_str(&path).map(NotificationId).map_err(|_| AppError::NotFound)?;
+    let id = NotificationId(super::path_id(&path)?);
     if state.notifier.send(MarkRead { caller, id }).await?? {
         Ok(HttpResponse::NoContent().finish())
     } else {

@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::AppState;
 use super::error::{AppError, Problem, RateLimitedResponse, Unauthenticated, Unavailable};
-use crate::domain::{Caller, Channel};
+use crate::domain::{Caller, Channel, NotificationRules};
 use crate::store::CategoryPreferences;
 
 /// A category's channels as they stand for the caller.
@@ -84,27 +84,14 @@ pub async fn set(
     body: web::Payload,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
-    let category = path.into_inner();
-    let rules = state.store.notification_rules();
-    let categories = rules.categories();
-    if !categories.contains(category.as_str()) {
-        let known = categories.into_iter().collect::<Vec<_>>().join(", ");
-        return Err(AppError::InvalidPreference(format!("there is no category {category:?}; there are: {known}")));
-    }
+    let category = known_category(path.into_inner(), state.store.notification_rules())?;
     let changes = super::body::json_object(body).await?;
     let (mut in_app, mut email) = (None, None);
     for (name, value) in changes {
         let channel = Channel::parse(&name).ok_or_else(|| {
             AppError::InvalidPreference(format!("there is no channel {name:?}; there are: in_app, email"))
         })?;
-        let on = value
-            .as_bool()
-            .ok_or_else(|| AppError::InvalidPreference(format!("{name} must be true or false, not {value}")))?;
-        if !on && rules.is_required(&category) {
-            return Err(AppError::InvalidPreference(format!(
-                "{category} is a required category: its notifications cannot be turned off"
-            )));
-        }
+        let on = choice(&category, &name, &value, state.store.notification_rules())?;
         match channel {
             Channel::InApp => in_app = Some(on),
             Channel::Email => email = Some(on),
@@ -112,4 +99,29 @@ pub async fn set(
     }
     let standing = state.store.preferences_for(&caller).choose(&category, in_app, email).await?;
     Ok(HttpResponse::Ok().json(CategoryView::from(standing)))
+}
+
+/// `category`, if the configured job types use it; else the 422 that lists them.
+/// (Also the webhook channel's, `webhook_preferences.rs`.)
+pub(super) fn known_category(category: String, rules: &NotificationRules) -> Result<String, AppError> {
+    let categories = rules.categories();
+    if categories.contains(category.as_str()) {
+        return Ok(category);
+    }
+    let known = categories.into_iter().collect::<Vec<_>>().join(", ");
+    Err(AppError::InvalidPreference(format!("there is no category {category:?}; there are: {known}")))
+}
+
+/// Channel `name`'s new setting for `category`: a boolean, and never off
+/// for a required category.
+pub(super) fn choice(category: &str, name: &str, value: &Value, rules: &NotificationRules) -> Result<bool, AppError> {
+    let on = value
+        .as_bool()
+        .ok_or_else(|| AppError::InvalidPreference(format!("{name} must be true or false, not {value}")))?;
+    if !on && rules.is_required(category) {
+        return Err(AppError::InvalidPreference(format!(
+            "{category} is a required category: its notifications cannot be turned off"
+        )));
+    }
+    Ok(on)
 }

@@ -9,6 +9,7 @@ use serde::Serialize;
 use super::AppState;
 use super::auth::TenantAdmin;
 use super::error::{AppError, Problem, RateLimitedResponse, Unauthenticated, Unavailable};
+use super::preferences::{choice, known_category};
 use crate::store::WebhookCategory;
 
 /// A category's webhook channel as it stands for the tenant.
@@ -74,13 +75,8 @@ pub async fn set(
     body: web::Payload,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
-    let category = path.into_inner();
     let rules = state.store.notification_rules();
-    let categories = rules.categories();
-    if !categories.contains(category.as_str()) {
-        let known = categories.into_iter().collect::<Vec<_>>().join(", ");
-        return Err(AppError::InvalidPreference(format!("there is no category {category:?}; there are: {known}")));
-    }
+    let category = known_category(path.into_inner(), rules)?;
     let mut changes = super::body::json_object(body).await?;
     let value = changes.remove("webhook").ok_or_else(|| {
         AppError::InvalidPreference("the body sets the one channel here: {\"webhook\": true|false}".into())
@@ -88,14 +84,7 @@ pub async fn set(
     if let Some(other) = changes.keys().next() {
         return Err(AppError::InvalidPreference(format!("there is no channel {other:?} here; there is: webhook")));
     }
-    let on = value
-        .as_bool()
-        .ok_or_else(|| AppError::InvalidPreference(format!("webhook must be true or false, not {value}")))?;
-    if !on && rules.is_required(&category) {
-        return Err(AppError::InvalidPreference(format!(
-            "{category} is a required category: its notifications cannot be turned off"
-        )));
-    }
+    let on = choice(&category, "webhook", &value, rules)?;
     let standing = state.store.webhook_preferences_of(&admin.tenant).choose(&category, on).await?;
     Ok(HttpResponse::Ok().json(WebhookCategoryView::from(standing)))
 }

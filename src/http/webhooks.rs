@@ -156,7 +156,7 @@ pub async fn remove(
     path: web::Path<String>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
-    let id = Uuid::parse_str(&path).map_err(|_| AppError::NotFound)?;
+    let id = super::path_id(&path)?;
     if state.store.webhooks_of(&admin.tenant).remove(id).await? {
         Ok(HttpResponse::NoContent().finish())
     } else {
@@ -243,7 +243,7 @@ pub async fn deliveries(
     query: web::Query<DeliveryQuery>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
-    let endpoint = Uuid::parse_str(&path).map_err(|_| AppError::NotFound)?;
+    let endpoint = super::path_id(&path)?;
     let limit = page::limit(query.limit)?;
     let before = query.cursor.as_deref().map(page::decode_cursor).transpose()?;
     let mut found = state.store.webhooks_of(&admin.tenant).deliveries(endpoint, before, i64::from(limit) + 1).await?;
@@ -279,8 +279,8 @@ pub async fn redeliver(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
     let (endpoint, delivery) = path.into_inner();
-    let parse = |id: &str| Uuid::parse_str(id).map_err(|_| AppError::NotFound);
-    let again = state.store.webhooks_of(&admin.tenant).redeliver(parse(&endpoint)?, parse(&delivery)?).await?;
+    let (endpoint, delivery) = (super::path_id(&endpoint)?, super::path_id(&delivery)?);
+    let again = state.store.webhooks_of(&admin.tenant).redeliver(endpoint, delivery).await?;
     Ok(HttpResponse::Accepted().json(DeliveryView::from(again.ok_or(AppError::NotFound)?)))
 }
 

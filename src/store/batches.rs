@@ -19,14 +19,15 @@ use crate::domain::{BatchCounts, BatchId, Caller, Fingerprint, IdempotencyKey, J
 /// $9), each of $10 attempts at most, unless the key already names a batch.
 /// The quota caps $11 (empty: none) are checked by the counting trigger on
 /// the children queued, as for any submission (`submit.rs`): a batch over a
-/// cap records nothing. Answers the batch's id if it was recorded.
+/// cap records nothing. Answers the batch if it was recorded.
 const CREATE: &str = "
 WITH batch AS (
     INSERT INTO batches (id, tenant_id, user_id, user_email, idempotency_key, fingerprint, job_type, total)
     SELECT $1, $2, $3, $4, $5, $6, $7, cardinality($8::jsonb[])
     WHERE (SELECT set_config('errand.quota_caps', $11::text, true)) IS NOT NULL
     ON CONFLICT (tenant_id, user_id, idempotency_key) DO NOTHING
-    RETURNING id, tenant_id, user_id, user_email, job_type
+    RETURNING id, tenant_id, user_id, user_email, job_type, total, completed, failed, cancelled, created_at,
+              finished_at
 ), children AS (
     INSERT INTO jobs (id, tenant_id, user_id, user_email, idempotency_key, fingerprint, job_type, params, max_attempts,
                       batch_id)
@@ -39,7 +40,7 @@ WITH batch AS (
     INSERT INTO job_queue (job_id, tenant_id, user_id, job_type, run_at)
     SELECT id, tenant_id, user_id, job_type, run_at FROM children
 )
-SELECT id FROM batch";
+SELECT id, job_type, total, completed, failed, cancelled, created_at, finished_at FROM batch";
 
 /// The caller's batch: `$1` tenant, `$2` user, `$3` batch.
 const GET_OWN: &str = "
@@ -80,7 +81,7 @@ WITH dequeued AS (
     RETURNING j.id, j.tenant_id, j.run, j.job_type
 ), hooked AS (  -- the tenant's webhook deliveries (see errand_queue_webhooks)
     SELECT errand_queue_webhooks(array_agg(tenant_id), array_agg(id), array_agg(run), array_agg('cancelled'::text),
-                                 array_agg(errand_category(job_type, $4)))
+                                 array_agg(errand_webhook_category(job_type, $4)))
     FROM finished
 )
 SELECT (SELECT count(*) FROM finished) AS cancelled, (SELECT count(*) FROM hooked) AS hooked";
@@ -172,22 +173,24 @@ impl CallerBatches<'_> {
             &caps,
         ];
         let client = self.pool.get().await?;
-        let created = match client.query_opt(&client.prepare_cached(CREATE).await?, &params).await {
-            Ok(created) => created.is_some(),
+        match client.query_opt(&client.prepare_cached(CREATE).await?, &params).await {
+            Ok(Some(created)) => return Ok(BatchSubmission::Created(batch_from_row(&created)?)),
+            Ok(None) => {}
             Err(error) if quota::is_over_quota(&error) => {
                 drop(client);
                 return self.over_quota(batch).await;
             }
             Err(error) => return Err(error.into()),
-        };
+        }
+        // The key named a batch already (committed by now: the insert waited for it).
         let row = client
             .query_one(&client.prepare_cached(FIND_BY_KEY).await?, &[&tenant, &user, &batch.key.as_str()])
             .await?;
         let stored: &[u8] = row.try_get("fingerprint")?;
-        Ok(match (created, stored == fingerprint.0.as_slice()) {
-            (true, _) => BatchSubmission::Created(batch_from_row(&row)?),
-            (false, true) => BatchSubmission::Replayed(batch_from_row(&row)?),
-            (false, false) => BatchSubmission::KeyReused,
+        Ok(if stored == fingerprint.0.as_slice() {
+            BatchSubmission::Replayed(batch_from_row(&row)?)
+        } else {
+            BatchSubmission::KeyReused
         })
     }
 

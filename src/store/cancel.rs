@@ -81,7 +81,7 @@ WITH dequeued AS (
     ON CONFLICT (job_id, run) DO NOTHING
 ), hooked AS (  -- the tenant's webhook deliveries (see errand_queue_webhooks)
     SELECT errand_queue_webhooks(array_agg(tenant_id), array_agg(id), array_agg(run), array_agg('cancelled'::text),
-                                 array_agg(errand_category(job_type, $4))) AS queued
+                                 array_agg(errand_webhook_category(job_type, $4))) AS queued
     FROM finished
 )
 SELECT (SELECT count(pg_notify('errand_notifications', errand_owner_tag(tenant_id, user_id))) FROM notified) AS announced,

@@ -142,7 +142,7 @@ WITH input AS (
     ON CONFLICT (job_id, run) DO NOTHING
 ), hooked AS (  -- the tenant's webhook deliveries (see errand_queue_webhooks)
     SELECT errand_queue_webhooks(array_agg(tenant_id), array_agg(id), array_agg(run), array_agg(state::text),
-                                 array_agg(errand_category(job_type, $9))) AS queued
+                                 array_agg(errand_webhook_category(job_type, $9))) AS queued
     FROM finished
 ), announced AS (
     SELECT pg_notify('errand_notifications', string_agg(tag, ','))
