@@ -45,9 +45,10 @@ enum Command {
         /// How long the token is valid, e.g. `1h`, `30m`.
         #[arg(long, default_value = "1h", value_parser = humantime::parse_duration)]
         ttl: Duration,
-        /// Print a sign-in link to the demo page instead: the token rides in
-        /// the URL's `#fragment`, which browsers never send to a server, so
-        /// it stays out of every access log.
+        /// Print a sign-in link instead (to the demo page, or with
+        /// `--operator` to the operators' console at `/admin`): the token
+        /// rides in the URL's `#fragment`, which browsers never send to a
+        /// server, so it stays out of every access log.
         #[arg(long)]
         link: bool,
         /// A tenant admin's token (`scope: tenant_admin`): a user who may also
@@ -55,7 +56,7 @@ enum Command {
         #[arg(long, requires = "tenant", conflicts_with_all = ["operator", "worker"])]
         tenant_admin: bool,
         /// An operator's token (`scope: operator`): no tenant, the `/admin` routes only.
-        #[arg(long, conflicts_with_all = ["tenant", "email", "link", "worker"])]
+        #[arg(long, conflicts_with_all = ["tenant", "email", "worker"])]
         operator: bool,
         /// With `--operator`: one who may only look (`scope: operator:read`):
         /// every action route answers 403.
@@ -117,11 +118,13 @@ fn main() -> ExitCode {
             actix_web::rt::System::new().block_on(seed(settings, tenants, rows))
         }
         Command::Token { tenant, user, email, ttl, link, tenant_admin, operator, read_only, worker, types } => {
+            // Where a sign-in link goes: the operators' console, or the demo page.
+            let page = if operator { "/admin" } else { "/" };
             let operator = operator_scope(operator, read_only);
             let kind = TokenFor::of(tenant, user, email, tenant_admin, operator, worker.then_some(types));
             token(settings.auth.jwt_secret.expose_secret(), kind, ttl).map(|token| {
                 if link {
-                    println!("{}#token={token}", settings.http.public_base_url.join_path("/"));
+                    println!("{}#token={token}", settings.http.public_base_url.join_path(page));
                 } else {
                     println!("{token}");
                 }

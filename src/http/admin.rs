@@ -15,7 +15,10 @@ use super::{AppState, job_id};
 use crate::domain::{Job, JobId, Operator};
 use crate::http::error::{AppError, NotAnActingOperator, NotAnOperator, Problem, Unauthenticated, Unavailable};
 use crate::jobs::JobView;
-use crate::store::{AttemptError, CancelOutcome, JobQuery, NearestQuotas, QueueCount, RetryFilter, RetryOutcome};
+use crate::store::{
+    ActionQuery, AttemptError, CancelOutcome, JobQuery, JobTimeline, NearestQuotas, OperatorAction, QueueCount,
+    RetryFilter, RetryOutcome,
+};
 
 /// A job as an operator sees it: whose it is, and (alone) its attempts' errors.
 #[derive(Serialize, utoipa::ToSchema)]
@@ -28,12 +31,33 @@ pub struct AdminJobView {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<Vec<Object>>)]
     attempt_errors: Option<Vec<AttemptError>>,
+    /// What became of the job (`GET /admin/jobs/{id}` only): `attempts`,
+    /// `notifications`, `emails`, `webhooks` and `actions`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    history: Option<JobHistory>,
 }
+
+/// A job's attempts, the notifications, emails and webhook deliveries its
+/// ends made, and the operator actions taken on it.
+#[derive(Serialize)]
+struct JobHistory {
+    /// `attempts`: `{run, attempt, outcome (running, failed, completed,
+    /// cancelled), started_at, ended_at, lease_id, lease_owner,
+    /// lease_expires_at, error, progress}`; `notifications`, `emails`, `webhooks`.
+    #[serde(flatten)]
+    timeline: JobTimeline,
+    /// The newest hundred.
+    actions: Vec<OperatorAction>,
+}
+
+/// How many of a job's operator actions its detail lists.
+const ACTIONS_SHOWN: u32 = 100;
 
 impl AdminJobView {
     async fn new(job: Job, attempt_errors: Option<Vec<AttemptError>>, state: &AppState) -> Result<Self, AppError> {
         let (tenant, user) = (job.tenant.to_string(), job.user.to_string());
-        Ok(Self { tenant, user, job: job_view(job, state).await?, attempt_errors })
+        Ok(Self { tenant, user, job: job_view(job, state).await?, attempt_errors, history: None })
     }
 }
 
@@ -120,7 +144,8 @@ fn param_filter(param: &str) -> Result<(Vec<String>, String), AppError> {
     Ok((keys, value.to_owned()))
 }
 
-/// `GET /admin/jobs/{id}`: any tenant's job, with its attempts' errors.
+/// `GET /admin/jobs/{id}`: any tenant's job, with its attempts, what its
+/// ends sent and the operator actions taken on it.
 #[utoipa::path(
     get, path = "/admin/jobs/{id}", tag = "operators",
     params(("id" = String, Path, format = Uuid, description = "The job's id")),
@@ -139,8 +164,14 @@ pub async fn get(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
     let id = job_id(&path)?;
-    let (job, errors) = state.store.for_operator(&operator).get(id).await?.ok_or(AppError::NotFound)?;
-    Ok(HttpResponse::Ok().json(AdminJobView::new(job, Some(errors), &state).await?))
+    let jobs = state.store.for_operator(&operator);
+    let (job, errors) = jobs.get(id).await?.ok_or(AppError::NotFound)?;
+    let timeline = jobs.timeline(id).await?;
+    let audit = ActionQuery { job: Some(id.0), limit: ACTIONS_SHOWN, ..ActionQuery::default() };
+    let actions = state.store.audit_for_operator(&operator).list(&audit).await?.actions;
+    let mut view = AdminJobView::new(job, Some(errors), &state).await?;
+    view.history = Some(JobHistory { timeline, actions });
+    Ok(HttpResponse::Ok().json(view))
 }
 
 /// `POST /admin/jobs/{id}/retry`: a failed or cancelled job goes back to the

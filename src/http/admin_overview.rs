@@ -18,8 +18,12 @@ pub struct OverviewView {
     /// (`completed`, `failed`, `cancelled`, each counted up to
     /// `finished_count_cap` + 1: more reads as "cap+"), `emails_waiting`,
     /// `webhooks_waiting`, `largest_backlogs` (`{tenant, unfinished}`, ten at
-    /// most), `processes` (errand processes connected), `running`,
-    /// `writable`, `database` (`address:port/name` this process reached).
+    /// most), `processes` (errand processes connected) and `process_list`
+    /// (`{name, address, since, connections}`), `running` and
+    /// `running_by_owner` (`{owner, running, oldest_started_at}`),
+    /// `writable`, `database` (`address:port/name` this process reached),
+    /// `totals` (jobs `created`, `ended`, `attempts_failed`, cumulative as
+    /// PostgreSQL's statistics count them, read `at`: sample twice for rates).
     #[serde(flatten)]
     #[schema(value_type = Object)]
     overview: Overview,

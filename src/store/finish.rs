@@ -76,7 +76,7 @@ WITH input AS (
     SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::job_state[], $4::jsonb[], $5::text[], $6::float8[], $7::bool[])
         AS input (job_id, lease_id, state, result, error, delay_ms, rescue)
 ), ended AS (
-    SELECT q.job_id, q.attempt, q.started_at,
+    SELECT q.job_id, q.attempt, q.started_at, q.lease_owner,
            -- A file uploaded for the attempt (worker API) is its result, the
            -- ender's fields beside it (the file's own win).
            CASE WHEN q.uploaded_result IS NOT NULL AND i.state = 'completed'
@@ -111,7 +111,8 @@ WITH input AS (
     UPDATE jobs j
     SET state = e.state, attempt = e.attempt, result = e.result,
         result_expires_at = (e.result->>'expires_at')::timestamptz, error_message = e.error,
-        started_at = e.started_at, finished_at = clock_timestamp(), ended_lease_id = e.ended_lease_id
+        started_at = e.started_at, finished_at = clock_timestamp(), ended_lease_id = e.ended_lease_id,
+        ended_by = e.lease_owner
     FROM ended e
     WHERE j.id = e.job_id AND e.state IN ('completed', 'failed', 'cancelled')
     RETURNING j.id, j.tenant_id, j.user_id, j.user_email, j.job_type, j.state, j.error_message, j.run, j.batch_id,
@@ -121,9 +122,10 @@ WITH input AS (
     FROM finished f
     CROSS JOIN LATERAL errand_channels(f.tenant_id, f.user_id, errand_category(f.job_type, $9), $9) w
 ), errors_kept AS (
-    INSERT INTO job_attempt_errors (job_id, run, attempt, error)
-    SELECT job_id, run, attempt, attempt_error FROM ended
-    WHERE attempt_error IS NOT NULL AND state <> 'cancelled'
+    INSERT INTO job_attempt_errors (job_id, run, attempt, error, started_at, lease_id, lease_owner)
+    SELECT e.job_id, e.run, e.attempt, e.attempt_error, e.started_at, i.lease_id, e.lease_owner
+    FROM ended e JOIN input i ON i.job_id = e.job_id
+    WHERE e.attempt_error IS NOT NULL AND e.state <> 'cancelled'
     ON CONFLICT DO NOTHING
 ), notified AS (
     INSERT INTO notifications (tenant_id, user_id, kind, job_id, run, job_type, job_status, error_message)

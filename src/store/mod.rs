@@ -18,6 +18,7 @@ mod cancel;
 mod claim;
 mod finish;
 mod history;
+mod job_timeline;
 mod jobs;
 mod lost_claims;
 mod notifications;
@@ -44,6 +45,7 @@ pub use batches::{Batch, BatchSubmission, CallerBatches, NewBatch, UnfinishedChi
 pub use cancel::{CancelOutcome, CancelledBy};
 pub use claim::{BatchClaim, Claim, ClaimRequest, ClaimSpec, ClaimedJob, TypeLimits};
 pub use finish::{Completion, EndedAttempt, Ender, Rescued};
+pub use job_timeline::{Attempt, AttemptOutcome, JobTimeline, SentEmail, SentNotification, SentWebhook};
 pub use jobs::{CallerJobs, JobFilter, JobPage};
 pub use notifications::{
     CallerNotifications, NewerPage, Notification, NotificationKind, NotificationPage, NotificationSubject,

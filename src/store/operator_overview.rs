@@ -31,7 +31,27 @@ SELECT
     (SELECT count(DISTINCT application_name) FROM pg_stat_activity
      WHERE datname = current_database() AND starts_with(application_name, $2)) AS processes,
     (SELECT count(*) FROM job_queue WHERE state = 'running') AS running,
+    (SELECT coalesce(jsonb_agg(p ORDER BY p.since), '[]')
+     FROM (SELECT application_name AS name, min(host(client_addr)) AS address, min(backend_start) AS since,
+                  count(*) AS connections
+           FROM pg_stat_activity
+           WHERE datname = current_database() AND starts_with(application_name, $2)
+           GROUP BY application_name) p) AS process_list,
+    -- Running jobs per lease owner (an errand process's dispatcher, or an
+    -- external worker): read from the running rows alone, a few hundred.
+    (SELECT coalesce(jsonb_agg(o ORDER BY o.running DESC), '[]')
+     FROM (SELECT lease_owner AS owner, count(*) AS running, min(started_at) AS oldest_started_at
+           FROM job_queue WHERE state = 'running' GROUP BY lease_owner) o) AS running_by_owner,
     NOT pg_is_in_recovery() AS writable,
+    -- Cumulative since the statistics were last reset, cluster-wide and kept
+    -- by PostgreSQL itself (no write of errand's): a page samples them and
+    -- shows the rates. Every job is one insert into jobs; every end of a
+    -- job one delete from the queue; every failed attempt one error row.
+    (SELECT jsonb_build_object(
+         'created', (SELECT n_tup_ins FROM pg_stat_user_tables WHERE relid = 'jobs'::regclass),
+         'ended', (SELECT n_tup_del FROM pg_stat_user_tables WHERE relid = 'job_queue'::regclass),
+         'attempts_failed', (SELECT n_tup_ins FROM pg_stat_user_tables WHERE relid = 'job_attempt_errors'::regclass),
+         'at', to_jsonb(clock_timestamp()))) AS totals,
     -- The server this process reached (with several hosts in the URL, the one now primary).
     coalesce(host(inet_server_addr()) || ':' || inet_server_port(), 'local socket') || '/' || current_database()
         AS database";
@@ -53,10 +73,17 @@ pub struct Overview {
     /// errand processes connected to the database now.
     pub processes: i64,
     pub running: i64,
+    /// Each errand process connected: `{name, address, since, connections}`.
+    pub process_list: Value,
+    /// Running jobs per lease owner: `{owner, running, oldest_started_at}`.
+    pub running_by_owner: Value,
     /// The database takes writes (a standby does not).
     pub writable: bool,
     /// `address:port/database` of the server this process reached.
     pub database: String,
+    /// Jobs `created`, `ended` and `attempts_failed` so far, as PostgreSQL's
+    /// statistics count them (`at` when read): rates are their differences.
+    pub totals: Value,
 }
 
 #[derive(Debug, Clone, serde::Serialize)]
@@ -92,8 +119,11 @@ impl OperatorOverview<'_> {
             largest_backlogs: row.try_get("largest_backlogs")?,
             processes: row.try_get("processes")?,
             running: row.try_get("running")?,
+            process_list: row.try_get("process_list")?,
+            running_by_owner: row.try_get("running_by_owner")?,
             writable: row.try_get("writable")?,
             database: row.try_get("database")?,
+            totals: row.try_get("totals")?,
         })
     }
 }

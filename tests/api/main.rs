@@ -12,6 +12,7 @@ mod email;
 mod exports;
 mod failover;
 mod helpers;
+mod job_detail;
 mod jwks;
 mod lost_replies;
 mod notifications;

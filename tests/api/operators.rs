@@ -373,6 +373,12 @@ async fn the_overview_counts_the_queue_caps_the_history_and_names_the_largest_ba
     assert!(overview["processes"].as_i64().is_some_and(|n| n >= 1), "{overview}");
     assert!(overview["database"].as_str().unwrap().ends_with(&format!("/{}", app.db.name)), "{overview}");
     assert_eq!(overview["listening"], true);
+    let processes = overview["process_list"].as_array().unwrap();
+    assert!(processes.iter().any(|p| p["name"].as_str().unwrap().starts_with("errand/")), "{overview}");
+    assert_eq!(overview["running_by_owner"], json!([]));
+    // Rates come from PostgreSQL's own counters, which it publishes within a second or so.
+    let created = || async { json_of(app.get(&viewer, "/admin/overview").await).await["totals"]["created"] == 10_014 };
+    eventually(WITHIN, "the statistics to count every job created", created).await;
     assert_problem(app.get(&token("acme", "alice"), "/admin/overview").await, StatusCode::FORBIDDEN, "forbidden").await;
 }
 

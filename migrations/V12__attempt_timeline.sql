@@ -1,0 +1,19 @@
+-- The operators' job detail (issue 22) shows a timeline of attempts: who
+-- claimed each, when, under which lease, and how it ended. The attempt that
+-- is running is read from its queue row; one that failed from the row it
+-- left in `job_attempt_errors`; the attempt that ended the job from `jobs`.
+-- Each of those rows is written by the statement that ends the attempt
+-- anyway, so the timeline costs no extra write: only these columns, filled
+-- from the queue row in that same statement. Rows written before them are
+-- NULL here (the page shows what is known).
+ALTER TABLE job_attempt_errors
+    ADD COLUMN started_at  timestamptz,
+    ADD COLUMN lease_id    uuid,
+    ADD COLUMN lease_owner uuid;
+
+-- Which lease owner (an errand process's dispatcher, or an external worker)
+-- ran the attempt that ended the job; `ended_lease_id` is its lease.
+ALTER TABLE jobs ADD COLUMN ended_by uuid;
+
+-- The job detail lists the operator actions taken on the job.
+CREATE INDEX operator_actions_job ON operator_actions (job_id, id) WHERE job_id IS NOT NULL;

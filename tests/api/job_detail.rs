@@ -1,0 +1,94 @@
+//! The operators' job detail (`GET /admin/jobs/{id}`): each attempt with
+//! its lease, its owner and how it ended, what the job's end sent and where
+//! the outboxes have it, and the operator actions taken on it.
+
+use std::time::Duration;
+
+use errand::jobs::HandlerRegistry;
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+use crate::helpers::*;
+
+const WITHIN: Duration = Duration::from_secs(20);
+
+/// The job's `history`.
+async fn detail(app: &TestApp, ops: &str, id: &str) -> Value {
+    let response = app.get(ops, &format!("/admin/jobs/{id}")).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let mut job: Value = response.json().await.unwrap();
+    job["history"].take()
+}
+
+fn field<'a>(items: &'a Value, key: &str) -> Vec<&'a Value> {
+    items.as_array().unwrap().iter().map(|item| &item[key]).collect()
+}
+
+#[actix_web::test]
+async fn a_jobs_detail_shows_each_attempt_with_its_lease_and_what_its_end_sent() {
+    let mail = MailServer::start().await;
+    let app = spawn_app_with(email_to(mail.smtp_port), HandlerRegistry::builtin()).await;
+    let (alice, ops) = (token_for("acme", "alice", "alice@example.com"), operator_token("olga"));
+    let id = app.create(&alice, "sleep", json!({"ms": 1, "fail_times": 2})).await;
+    assert_eq!(app.wait_until_finished(&alice, &id, WITHIN).await["status"], "completed");
+    mail.wait_for(1, WITHIN).await;
+    mail.assert_all_sent(&app.db, 1).await;
+
+    let job = detail(&app, &ops, &id).await;
+    let attempts = &job["attempts"];
+    assert_eq!(field(attempts, "attempt"), [1, 2, 3]);
+    assert_eq!(field(attempts, "outcome"), ["failed", "failed", "completed"]);
+    assert_eq!(field(attempts, "error")[..2], ["planned failure 1 of 2", "planned failure 2 of 2"]);
+    assert!(attempts[2]["error"].is_null());
+    let leases: std::collections::HashSet<&str> =
+        field(attempts, "lease_id").iter().map(|l| l.as_str().expect("each attempt's lease")).collect();
+    assert_eq!(leases.len(), 3, "a new lease per claim: {attempts}");
+    for attempt in attempts.as_array().unwrap() {
+        assert!(attempt["lease_owner"].is_string(), "who ran it: {attempt}");
+        let (started, ended) = (attempt["started_at"].as_str().unwrap(), attempt["ended_at"].as_str().unwrap());
+        let started = chrono::DateTime::parse_from_rfc3339(started).unwrap();
+        assert!(started <= chrono::DateTime::parse_from_rfc3339(ended).unwrap(), "{attempt}");
+    }
+    assert_eq!(field(&job["notifications"], "kind"), ["job_completed"]);
+    assert_eq!(field(&job["emails"], "state"), ["sent"]);
+    assert_eq!(field(&job["emails"], "recipient"), ["alice@example.com"]);
+    assert!(job["webhooks"].as_array().unwrap().is_empty());
+    assert!(job["actions"].as_array().unwrap().is_empty());
+
+    let whole: Value = app.get(&ops, &format!("/admin/jobs/{id}")).await.json().await.unwrap();
+    assert_eq!((whole["attempts"].as_i64(), whole["status"].as_str()), (Some(3), Some("completed")), "{whole}");
+    assert_eq!(whole["attempt_errors"].as_array().unwrap().len(), 2, "the older field stays");
+    // The list does not carry the history (it is a page of many jobs).
+    let list: Value = app.get(&ops, "/admin/jobs").await.json().await.unwrap();
+    assert!(list["jobs"][0].get("history").is_none(), "{list}");
+}
+
+#[actix_web::test]
+async fn a_running_attempt_shows_its_live_lease_and_an_operators_cancel_is_listed() {
+    let (app, gate) = spawn_app_with_gate(|_| {}).await;
+    let (alice, ops) = (token("acme", "alice"), operator_token("olga"));
+    let id = app.create(&alice, "held", json!({})).await;
+    gate.started(1, WITHIN).await;
+
+    let job = detail(&app, &ops, &id).await;
+    let running = &job["attempts"][0];
+    assert_eq!((running["outcome"].as_str(), running["attempt"].as_i64()), (Some("running"), Some(1)));
+    let started = chrono::DateTime::parse_from_rfc3339(running["started_at"].as_str().unwrap()).unwrap();
+    let expires = chrono::DateTime::parse_from_rfc3339(running["lease_expires_at"].as_str().unwrap()).unwrap();
+    assert!(expires > started, "the lease runs past the claim: {running}");
+    assert!(running["ended_at"].is_null());
+    let overview: Value = app.get(&ops, "/admin/overview").await.json().await.unwrap();
+    let owners = &overview["running_by_owner"];
+    assert_eq!(
+        (owners[0]["owner"].as_str(), owners[0]["running"].as_i64()),
+        (running["lease_owner"].as_str(), Some(1))
+    );
+
+    assert_stopping(app.post(&ops, &format!("/admin/jobs/{id}/cancel")).await).await;
+    assert_eq!(app.wait_until_finished(&alice, &id, WITHIN).await["status"], "cancelled");
+    let job = detail(&app, &ops, &id).await;
+    assert_eq!(field(&job["attempts"], "outcome"), ["cancelled"], "{job}");
+    assert_eq!(job["attempts"][0]["lease_id"], running["lease_id"], "the same attempt, ended");
+    assert_eq!(field(&job["actions"], "action"), ["cancel"]);
+    assert_eq!(field(&job["actions"], "operator"), ["olga"]);
+}
