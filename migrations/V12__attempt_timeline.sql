@@ -17,3 +17,9 @@ ALTER TABLE jobs ADD COLUMN ended_by uuid;
 
 -- The job detail lists the operator actions taken on the job.
 CREATE INDEX operator_actions_job ON operator_actions (job_id, id) WHERE job_id IS NOT NULL;
+
+-- An operator may cancel every unfinished job a filter matches (in steps,
+-- each audited as `bulk_cancel`), as they may retry every failed one.
+ALTER TABLE operator_actions DROP CONSTRAINT operator_actions_action_check;
+ALTER TABLE operator_actions ADD CONSTRAINT operator_actions_action_check
+    CHECK (action IN ('retry', 'cancel', 'bulk_retry', 'bulk_cancel', 'set_quotas'));

@@ -17,7 +17,7 @@ use crate::http::error::{AppError, NotAnActingOperator, NotAnOperator, Problem, 
 use crate::jobs::JobView;
 use crate::store::{
     ActionQuery, AttemptError, CancelOutcome, JobQuery, JobTimeline, NearestQuotas, OperatorAction, QueueCount,
-    RetryFilter, RetryOutcome,
+    RetryOutcome,
 };
 
 /// A job as an operator sees it: whose it is, and (alone) its attempts' errors.
@@ -134,7 +134,7 @@ pub async fn list(
 }
 
 /// A `param` filter, `path=value`: the path's dot-separated keys, and the value.
-fn param_filter(param: &str) -> Result<(Vec<String>, String), AppError> {
+pub(super) fn param_filter(param: &str) -> Result<(Vec<String>, String), AppError> {
     let refused = || AppError::BadRequest(format!("param must be path=value, e.g. customer.id=42, not {param:?}"));
     let (path, value) = param.split_once('=').ok_or_else(refused)?;
     let keys: Vec<String> = path.split('.').map(str::to_owned).collect();
@@ -229,70 +229,6 @@ pub async fn cancel(
         CancelOutcome::AlreadyEnded(ended) => Err(AppError::AlreadyEnded(ended.status().as_str())),
         CancelOutcome::NotFound => Err(AppError::NotFound),
     }
-}
-
-/// Which failed jobs `POST /admin/jobs/retry` retries; at least one filter.
-#[derive(Deserialize, utoipa::ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct BulkRetry {
-    tenant: Option<String>,
-    #[serde(rename = "type")]
-    job_type: Option<String>,
-    created_after: Option<DateTime<Utc>>,
-    created_before: Option<DateTime<Utc>>,
-    /// Count the jobs it would retry, and change nothing (no audit row either).
-    #[serde(default)]
-    dry_run: bool,
-}
-
-/// How many jobs a bulk retry put back in the queue (or, as a dry run,
-/// would put back now).
-#[derive(Serialize, utoipa::ToSchema)]
-pub struct Retried {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    retried: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    would_retry: Option<u64>,
-}
-
-/// `POST /admin/jobs/retry`: retries every failed job matching the filter
-/// (e.g. every failed `export_sales_report` of the last hour), in batches;
-/// with `"dry_run": true`, only counts them, so that a person can confirm.
-#[utoipa::path(
-    post, path = "/admin/jobs/retry", tag = "operators",
-    request_body = BulkRetry,
-    responses(
-        (status = 200, description = "How many were retried (`retried`), or as a dry run would be now (`would_retry`)", body = Retried),
-        (status = 400, description = "No filter, or a bad one (`bad_request`)", body = Problem, content_type = "application/problem+json"),
-        Unauthenticated,
-        NotAnActingOperator,
-        Unavailable,
-    ),
-    security(("bearer" = [])),
-)]
-pub async fn retry_matching(
-    ActingOperator(operator): ActingOperator,
-    body: web::Payload,
-    state: web::Data<AppState>,
-) -> Result<HttpResponse, AppError> {
-    let filter: BulkRetry = super::body::json(body).await?;
-    if filter.tenant.is_none() && filter.job_type.is_none() && filter.created_after.is_none() {
-        // Every failed job of every tenant is a bad thing to retry by accident.
-        return Err(AppError::BadRequest("name a tenant, a type or created_after to retry".into()));
-    }
-    let dry_run = filter.dry_run;
-    let filter = RetryFilter {
-        tenant: filter.tenant,
-        job_type: type_filter(filter.job_type)?,
-        created_after: filter.created_after,
-        created_before: filter.created_before,
-    };
-    let jobs = state.store.for_operator(&operator);
-    Ok(HttpResponse::Ok().json(if dry_run {
-        Retried { retried: None, would_retry: Some(jobs.count_matching(&filter).await?) }
-    } else {
-        Retried { retried: Some(jobs.retry_matching(&filter).await?), would_retry: None }
-    }))
 }
 
 /// Unfinished jobs per type and state.

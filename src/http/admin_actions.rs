@@ -13,7 +13,7 @@ use crate::http::error::{AppError, NotAnOperator, Problem, Unauthenticated, Unav
 use crate::store::{ActionQuery, OperatorAction};
 
 /// The actions an operator can take, as recorded.
-const ACTIONS: [&str; 4] = ["retry", "cancel", "bulk_retry", "set_quotas"];
+const ACTIONS: [&str; 5] = ["retry", "cancel", "bulk_retry", "bulk_cancel", "set_quotas"];
 
 #[derive(Deserialize)]
 pub struct ActionListQuery {
@@ -41,7 +41,7 @@ pub struct ActionList {
     get, path = "/admin/actions", tag = "operators",
     params(
         ("operator" = Option<String>, Query, description = "Only this operator's (the token's `sub`)"),
-        ("action" = Option<String>, Query, pattern = "^(retry|cancel|bulk_retry|set_quotas)$", description = "retry, cancel, bulk_retry or set_quotas"),
+        ("action" = Option<String>, Query, pattern = "^(retry|cancel|bulk_retry|bulk_cancel|set_quotas)$", description = "retry, cancel, bulk_retry, bulk_cancel or set_quotas"),
         ("job" = Option<String>, Query, format = Uuid, description = "Only actions on this job"),
         ("since" = Option<String>, Query, format = DateTime, description = "Taken at or after (RFC 3339)"),
         ("until" = Option<String>, Query, format = DateTime, description = "Taken before (RFC 3339)"),

@@ -1,7 +1,8 @@
 //! The browser side, served by errand itself: the JavaScript client
 //! (`/client/errand.js`), its web components (`/client/errand-elements.js`,
-//! which imports one module per element and their shared base)
-//! and the demo page at `/` that uses both. The files live in
+//! which imports one module per element and their shared base),
+//! the demo page at `/` that uses both, and the operators' console at
+//! `/admin` (`admin.html` and its `admin*.js` modules). The files live in
 //! `assets/client/` and are embedded in release builds, so a deployment needs
 //! no CDN and no build step; debug builds read them from the source tree on
 //! every request, so a page reload shows an edited file without a rebuild.
@@ -21,6 +22,15 @@ const FILES: &[(&str, &str)] = &[
     ("errand-preferences.js", "text/javascript; charset=utf-8"),
     ("demo.js", "text/javascript; charset=utf-8"),
     ("demo.css", "text/css; charset=utf-8"),
+    ("admin.js", "text/javascript; charset=utf-8"),
+    ("admin-api.js", "text/javascript; charset=utf-8"),
+    ("admin-dom.js", "text/javascript; charset=utf-8"),
+    ("admin-overview.js", "text/javascript; charset=utf-8"),
+    ("admin-jobs.js", "text/javascript; charset=utf-8"),
+    ("admin-bulk.js", "text/javascript; charset=utf-8"),
+    ("admin-job.js", "text/javascript; charset=utf-8"),
+    ("admin-audit.js", "text/javascript; charset=utf-8"),
+    ("admin.css", "text/css; charset=utf-8"),
 ];
 
 /// The demo page reaches nothing but errand: scripts and styles from
@@ -49,7 +59,17 @@ fn read(name: &str) -> Option<std::borrow::Cow<'static, [u8]>> {
         "errand-export-button.js",
         "errand-preferences.js",
         "demo.js",
-        "demo.css"
+        "demo.css",
+        "admin.html",
+        "admin.js",
+        "admin-api.js",
+        "admin-dom.js",
+        "admin-overview.js",
+        "admin-jobs.js",
+        "admin-bulk.js",
+        "admin-job.js",
+        "admin-audit.js",
+        "admin.css"
     )
 }
 
@@ -61,7 +81,18 @@ fn read(name: &str) -> Option<std::borrow::Cow<'static, [u8]>> {
 
 /// `GET /`: the demo page (no token needed: it signs in in the browser).
 pub async fn demo_page() -> Result<HttpResponse, AppError> {
-    let page = read("index.html").ok_or(AppError::NotFound)?;
+    page("index.html")
+}
+
+/// `GET /admin`: the operators' console (no token needed to load it: it
+/// signs in in the browser, with an operator token, and every request it
+/// makes is checked as any other).
+pub async fn admin_page() -> Result<HttpResponse, AppError> {
+    page("admin.html")
+}
+
+fn page(name: &str) -> Result<HttpResponse, AppError> {
+    let page = read(name).ok_or(AppError::NotFound)?;
     Ok(HttpResponse::Ok()
         .content_type("text/html; charset=utf-8")
         .insert_header((header::CONTENT_SECURITY_POLICY, CONTENT_SECURITY_POLICY))

@@ -5,6 +5,7 @@
 
 mod admin;
 mod admin_actions;
+mod admin_bulk;
 mod admin_overview;
 mod admin_quotas;
 mod auth;
@@ -170,6 +171,8 @@ impl AppState {
 /// any other method gets a 405 naming them (`resource`).
 pub fn routes(cfg: &mut web::ServiceConfig) {
     cfg.service(get_or_head("/", client::demo_page))
+        // Before the `/admin` scope of the operators' routes, which would take the path otherwise.
+        .service(get_or_head("/admin", client::admin_page))
         .service(get_or_head("/client/{file}", client::file))
         .service(get_or_head("/openapi.json", openapi_json))
         .service(get_or_head("/docs", docs::page))
@@ -195,8 +198,9 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
         .service(
             web::scope("/admin")
                 .service(get("/jobs", admin::list))
-                // Before `/jobs/{id}`, which would take the path otherwise.
-                .service(post("/jobs/retry", admin::retry_matching))
+                // Before `/jobs/{id}`, which would take the paths otherwise.
+                .service(post("/jobs/retry", admin_bulk::retry_matching))
+                .service(post("/jobs/cancel", admin_bulk::cancel_matching))
                 .service(get("/jobs/{id}", admin::get))
                 .service(post("/jobs/{id}/retry", admin::retry))
                 .service(post("/jobs/{id}/cancel", admin::cancel))

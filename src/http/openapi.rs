@@ -9,7 +9,7 @@ use utoipa::OpenApi;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 
 use super::{
-    admin, admin_actions, admin_overview, admin_quotas, batches, files, health, jobs, links, notifications,
+    admin, admin_actions, admin_bulk, admin_overview, admin_quotas, batches, files, health, jobs, links, notifications,
     preferences, unsubscribe, webhook_preferences, webhooks, worker_api,
 };
 use crate::jobs::JobTypes;
@@ -25,7 +25,7 @@ use crate::jobs::JobTypes;
         unsubscribe::ask, unsubscribe::confirm, webhooks::register, webhooks::list, webhooks::remove,
         webhooks::deliveries, webhooks::redeliver, webhook_preferences::list, webhook_preferences::set,
         health::healthz, health::readyz, health::metrics,
-        admin::list, admin::get, admin::retry, admin::cancel, admin::retry_matching, admin::queues, admin_quotas::get, admin_quotas::set, admin_actions::list, admin_overview::read,
+        admin::list, admin::get, admin::retry, admin::cancel, admin_bulk::retry_matching, admin_bulk::cancel_matching, admin::queues, admin_quotas::get, admin_quotas::set, admin_actions::list, admin_overview::read,
         worker_api::claim, worker_api::attempts::heartbeat, worker_api::attempts::progress,
         worker_api::attempts::complete, worker_api::attempts::fail, worker_api::files::upload,
         worker_api::files::upload_url,

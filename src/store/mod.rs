@@ -24,6 +24,7 @@ mod lost_claims;
 mod notifications;
 mod operator;
 mod operator_actions;
+mod operator_bulk;
 mod operator_overview;
 mod outbox;
 mod preferences;
@@ -50,8 +51,9 @@ pub use jobs::{CallerJobs, JobFilter, JobPage};
 pub use notifications::{
     CallerNotifications, NewerPage, Notification, NotificationKind, NotificationPage, NotificationSubject,
 };
-pub use operator::{AttemptError, JobQuery, OperatorJobs, QueueCount, RetryFilter, RetryOutcome};
+pub use operator::{AttemptError, JobQuery, OperatorJobs, QueueCount, RetryOutcome};
 pub use operator_actions::{ActionPage, ActionQuery, OperatorAction, OperatorAudit};
+pub use operator_bulk::{BULK_STEP, BulkAction, BulkFilter, BulkStep};
 pub use operator_overview::{FINISHED_COUNT_CAP, FinishedCounts, OperatorOverview, Overview};
 pub use outbox::{Outbox, OutboxEmail};
 pub use preferences::{CallerPreferences, CategoryPreferences};

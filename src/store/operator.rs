@@ -31,15 +31,6 @@ pub struct JobQuery {
     pub limit: u32,
 }
 
-/// Which failed jobs a bulk retry puts back in the queue.
-#[derive(Debug, Clone, Default, serde::Serialize)]
-pub struct RetryFilter {
-    pub tenant: Option<String>,
-    pub job_type: Option<String>,
-    pub created_after: Option<DateTime<Utc>>,
-    pub created_before: Option<DateTime<Utc>>,
-}
-
 /// Why an attempt failed.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct AttemptError {
@@ -68,9 +59,6 @@ pub struct QueueCount {
     /// How long the oldest due job of the type has waited (waiting states only).
     pub oldest_due_seconds: Option<f64>,
 }
-
-/// Jobs retried per statement of a bulk retry.
-const RETRY_BATCH: i64 = 500;
 
 /// Any tenant's jobs, newest first, by tenant `$1`, type `$2`, states `$3`,
 /// created in [`$4`, `$5`), older than the job `$6`; `$7` rows at most; by
@@ -120,27 +108,6 @@ SELECT (SELECT count(*) FROM queued) AS retried,
 
 /// The job `$1`, locked, if it exists.
 const LOCK_JOB: &str = "SELECT state FROM jobs WHERE id = $1 FOR UPDATE";
-
-/// The next `$6` failed jobs after `$5` (id order) matching the filter, locked.
-const NEXT_FAILED: &str = "
-SELECT id FROM jobs
-WHERE state = 'failed' AND id > $5
-  AND ($1::text IS NULL OR tenant_id = $1)
-  AND ($2::text IS NULL OR job_type = $2)
-  AND ($3::timestamptz IS NULL OR created_at >= $3)
-  AND ($4::timestamptz IS NULL OR created_at < $4)
-ORDER BY id
-LIMIT $6
-FOR UPDATE SKIP LOCKED";
-
-/// How many failed jobs match the filter (as [`NEXT_FAILED`] reads them).
-const COUNT_FAILED: &str = "
-SELECT count(*) FROM jobs
-WHERE state = 'failed'
-  AND ($1::text IS NULL OR tenant_id = $1)
-  AND ($2::text IS NULL OR job_type = $2)
-  AND ($3::timestamptz IS NULL OR created_at >= $3)
-  AND ($4::timestamptz IS NULL OR created_at < $4)";
 
 /// The queue's running job's row, locked, for a cancel.
 const LOCK_QUEUED: &str = "SELECT state FROM job_queue WHERE job_id = $1 FOR UPDATE";
@@ -225,41 +192,6 @@ impl OperatorJobs<'_> {
         })
     }
 
-    /// Retries every failed job matching `filter`, [`RETRY_BATCH`] per
-    /// statement, in one transaction with its audit row; returns how many.
-    pub async fn retry_matching(&self, filter: &RetryFilter) -> Result<u64, StoreError> {
-        let mut client = self.pool.get().await?;
-        let tx = client.transaction().await?;
-        let next = tx.prepare_cached(NEXT_FAILED).await?;
-        let (mut after, mut retried) = (Uuid::nil(), 0);
-        loop {
-            let params: [&(dyn tokio_postgres::types::ToSql + Sync); 6] =
-                [&filter.tenant, &filter.job_type, &filter.created_after, &filter.created_before, &after, &RETRY_BATCH];
-            let ids: Vec<Uuid> =
-                tx.query(&next, &params).await?.iter().map(|r| r.try_get("id")).collect::<Result<_, _>>()?;
-            let Some(last) = ids.last() else { break };
-            after = *last;
-            retried += requeue(&tx, &ids).await?;
-            if (ids.len() as i64) < RETRY_BATCH {
-                break;
-            }
-        }
-        let filter_json = serde_json::to_value(filter).unwrap_or_default();
-        self.audit(&tx, "bulk_retry", None, Some(&filter_json), retried).await?;
-        tx.commit().await?;
-        Ok(retried)
-    }
-
-    /// How many failed jobs `filter` matches now: what [`Self::retry_matching`]
-    /// would retry if nothing changed meanwhile.
-    pub async fn count_matching(&self, filter: &RetryFilter) -> Result<u64, StoreError> {
-        let client = self.pool.get().await?;
-        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 4] =
-            [&filter.tenant, &filter.job_type, &filter.created_after, &filter.created_before];
-        let count: i64 = client.query_one(&client.prepare_cached(COUNT_FAILED).await?, &params).await?.try_get(0)?;
-        Ok(u64::try_from(count).unwrap_or(0))
-    }
-
     /// Cancels any tenant's job (as its owner's cancel does, but the owner
     /// is notified, in-app and by email, once it has stopped).
     pub async fn cancel(&self, id: JobId) -> Result<CancelOutcome, StoreError> {
@@ -297,7 +229,7 @@ impl OperatorJobs<'_> {
     }
 
     /// Writes the action's audit row, in the action's own transaction.
-    async fn audit(
+    pub(super) async fn audit(
         &self,
         tx: &Transaction<'_>,
         action: &str,
@@ -312,7 +244,7 @@ impl OperatorJobs<'_> {
     }
 }
 
-async fn requeue(tx: &Transaction<'_>, ids: &[Uuid]) -> Result<u64, StoreError> {
+pub(super) async fn requeue(tx: &Transaction<'_>, ids: &[Uuid]) -> Result<u64, StoreError> {
     let row = tx.query_one(&tx.prepare_cached(REQUEUE).await?, &[&ids]).await?;
     Ok(u64::try_from(row.try_get::<_, i64>("retried")?).unwrap_or(0))
 }
@@ -327,6 +259,6 @@ fn attempt_error_from_row(row: &Row) -> Result<AttemptError, StoreError> {
 }
 
 /// `text` as a LIKE pattern matching itself: `%`, `_` and the escape `\` escaped.
-fn like_escaped(text: &str) -> String {
+pub(super) fn like_escaped(text: &str) -> String {
     text.replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_")
 }

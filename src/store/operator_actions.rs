@@ -14,7 +14,7 @@ use crate::domain::Operator;
 pub struct ActionQuery {
     /// Whose (the operator token's `sub`).
     pub operator: Option<String>,
-    /// `retry`, `cancel`, `bulk_retry`, `set_quotas`.
+    /// `retry`, `cancel`, `bulk_retry`, `bulk_cancel`, `set_quotas`.
     pub action: Option<String>,
     pub job: Option<Uuid>,
     pub after: Option<DateTime<Utc>>,

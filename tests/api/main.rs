@@ -5,6 +5,7 @@
 mod auth;
 mod batches;
 mod browser;
+mod bulk_actions;
 mod cancel;
 mod config;
 mod contract;

@@ -213,14 +213,18 @@ async fn a_bulk_retry_takes_the_failed_jobs_its_filter_names_in_batches_as_its_d
     assert_eq!(queued, 1201);
     let globex: String = app.db.scalar("SELECT state::text FROM jobs WHERE tenant_id = 'globex'", &[]).await;
     assert_eq!(globex, "failed", "outside the filter");
-    let (filter, affected): (Value, i32) = {
-        let row = client
-            .query_one("SELECT filter, affected FROM operator_actions WHERE action = 'bulk_retry'", &[])
-            .await
-            .unwrap();
-        (row.get(0), row.get(1))
-    };
-    assert_eq!((filter["tenant"].as_str(), filter["job_type"].as_str(), affected), (Some("acme"), Some("sleep"), 1201));
+    // A step of 500 jobs per transaction, each with its audit row.
+    let steps: Vec<(Value, i32)> = client
+        .query("SELECT filter, affected FROM operator_actions WHERE action = 'bulk_retry' ORDER BY id", &[])
+        .await
+        .unwrap()
+        .iter()
+        .map(|row| (row.get(0), row.get(1)))
+        .collect();
+    let affected: Vec<i32> = steps.iter().map(|(_, n)| *n).collect();
+    assert_eq!(affected, [500, 500, 201]);
+    let filter = &steps[0].0;
+    assert_eq!(*filter, json!({"tenant": "acme", "job_type": "sleep"}));
     let again = json_of(app.post_json(&ops, "/admin/jobs/retry", json!({"tenant": "acme"})).await).await;
     assert_eq!(again["retried"], 0, "nothing failed is left");
 }
@@ -269,6 +273,7 @@ async fn a_read_only_operator_sees_everything_and_every_action_is_refused() {
         app.post(&viewer, &format!("/admin/jobs/{failed}/retry")).await,
         app.post(&viewer, &format!("/admin/jobs/{waiting}/cancel")).await,
         app.post_json(&viewer, "/admin/jobs/retry", json!({"type": "sleep"})).await,
+        app.post_json(&viewer, "/admin/jobs/cancel", json!({"type": "sleep"})).await,
         app.put_json(&viewer, "/admin/tenants/acme/quotas", json!({"max_unfinished_per_user": 1})).await,
     ];
     for refused in refusals {
