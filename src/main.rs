@@ -62,6 +62,10 @@ enum Command {
         /// every action route answers 403.
         #[arg(long, requires = "operator")]
         read_only: bool,
+        /// With `--operator`: one who also sees what job types redact
+        /// (`redact` in config; scope `operator:sensitive`).
+        #[arg(long, requires = "operator")]
+        sensitive: bool,
         /// An external worker's token (`scope: worker`), for the `/worker/v1` routes only.
         #[arg(long, requires = "types", conflicts_with_all = ["tenant", "email", "link"])]
         worker: bool,
@@ -88,12 +92,23 @@ fn main() -> ExitCode {
     // A token needs only the secret: from the environment it works in any
     // directory, without a configuration file.
     // (A link also needs `http.public_base_url`: it reads the configuration.)
-    if let Command::Token { tenant, user, email, ttl, link: false, tenant_admin, operator, read_only, worker, types } =
-        &cli.command
+    if let Command::Token {
+        tenant,
+        user,
+        email,
+        ttl,
+        link: false,
+        tenant_admin,
+        operator,
+        read_only,
+        sensitive,
+        worker,
+        types,
+    } = &cli.command
         && let Ok(secret) = std::env::var("ERRAND_AUTH__JWT_SECRET")
     {
         let worker_types = worker.then(|| types.clone());
-        let operator = operator_scope(*operator, *read_only);
+        let operator = operator_scope(*operator, *read_only, *sensitive);
         let kind = TokenFor::of(tenant.clone(), user.clone(), email.clone(), *tenant_admin, operator, worker_types);
         return exit_code(token(&secret, kind, *ttl).map(|t| println!("{t}")));
     }
@@ -117,10 +132,22 @@ fn main() -> ExitCode {
         Command::Demo { command: DemoCommand::Seed { tenants, rows } } => {
             actix_web::rt::System::new().block_on(seed(settings, tenants, rows))
         }
-        Command::Token { tenant, user, email, ttl, link, tenant_admin, operator, read_only, worker, types } => {
+        Command::Token {
+            tenant,
+            user,
+            email,
+            ttl,
+            link,
+            tenant_admin,
+            operator,
+            read_only,
+            sensitive,
+            worker,
+            types,
+        } => {
             // Where a sign-in link goes: the operators' console, or the demo page.
             let page = if operator { "/admin" } else { "/" };
-            let operator = operator_scope(operator, read_only);
+            let operator = operator_scope(operator, read_only, sensitive);
             let kind = TokenFor::of(tenant, user, email, tenant_admin, operator, worker.then_some(types));
             token(settings.auth.jwt_secret.expose_secret(), kind, ttl).map(|token| {
                 if link {
@@ -197,8 +224,13 @@ impl TokenFor {
 }
 
 /// The scope of `--operator` (`--read-only`: one who may only look).
-fn operator_scope(operator: bool, read_only: bool) -> Option<&'static str> {
-    operator.then_some(if read_only { "operator:read" } else { "operator" })
+fn operator_scope(operator: bool, read_only: bool, sensitive: bool) -> Option<&'static str> {
+    operator.then_some(match (read_only, sensitive) {
+        (false, false) => "operator",
+        (true, false) => "operator:read",
+        (false, true) => "operator operator:sensitive",
+        (true, true) => "operator:read operator:sensitive",
+    })
 }
 
 fn token(secret: &str, kind: TokenFor, ttl: Duration) -> Result<String, AnyError> {

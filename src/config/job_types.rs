@@ -58,6 +58,19 @@ pub struct JobTypeSettings {
     /// `[quotas]` caps, which count every type); none when absent.
     #[serde(default)]
     pub max_unfinished_per_user: Option<u32>,
+    /// What operators without the `operator:sensitive` scope do not see of
+    /// this type's jobs, e.g. `["params"]` for a type whose params hold
+    /// personal data: `params`, `result` (its file too). Nothing when absent.
+    #[serde(default)]
+    pub redact: Vec<RedactedField>,
+}
+
+/// A part of a job that may be kept from operators (see `redact`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RedactedField {
+    Params,
+    Result,
 }
 
 impl JobTypeSettings {

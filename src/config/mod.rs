@@ -12,7 +12,7 @@ mod sections;
 mod values;
 
 pub use http_url::HttpUrl;
-pub use job_types::{ExportFormat, ExportSettings, HandlerKind, JobTypeSettings, PushSettings};
+pub use job_types::{ExportFormat, ExportSettings, HandlerKind, JobTypeSettings, PushSettings, RedactedField};
 pub use sections::{
     AuthSettings, BatchSettings, DatabaseSettings, EmailSettings, HistorySettings, HttpSettings, LogFormat,
     LogSettings, NotificationSettings, OverloadSettings, PreferenceSettings, QuotaSettings, RateLimitSettings,

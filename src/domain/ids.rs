@@ -126,6 +126,9 @@ pub struct Operator {
     pub name: UserId,
     /// `false` for a read-only operator (`operator:read`): every action is refused.
     pub may_act: bool,
+    /// `true` with the `operator:sensitive` scope: the parts of jobs that
+    /// their types redact (`redact` in config) are shown.
+    pub sees_sensitive: bool,
 }
 
 /// Who a notification is for, as announced between processes: the first 8

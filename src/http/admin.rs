@@ -12,6 +12,7 @@ use super::auth::ActingOperator;
 use super::jobs::{job_view, status_filter, type_filter};
 use super::page;
 use super::{AppState, job_id};
+use crate::config::RedactedField;
 use crate::domain::{Job, JobId, Operator};
 use crate::http::error::{AppError, NotAnActingOperator, NotAnOperator, Problem, Unauthenticated, Unavailable};
 use crate::jobs::JobView;
@@ -27,6 +28,12 @@ pub struct AdminJobView {
     user: String,
     #[serde(flatten)]
     job: JobView,
+    /// What the job's type keeps from operators without the
+    /// `operator:sensitive` scope (`params`: shown as `{}`; `result`: `null`,
+    /// no download), when anything.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[schema(value_type = Vec<String>)]
+    redacted: Vec<RedactedField>,
     /// Why each failed attempt failed, oldest first (`GET /admin/jobs/{id}` only).
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<Vec<Object>>)]
@@ -55,10 +62,37 @@ struct JobHistory {
 const ACTIONS_SHOWN: u32 = 100;
 
 impl AdminJobView {
-    async fn new(job: Job, attempt_errors: Option<Vec<AttemptError>>, state: &AppState) -> Result<Self, AppError> {
+    async fn new(
+        mut job: Job,
+        attempt_errors: Option<Vec<AttemptError>>,
+        operator: &Operator,
+        state: &AppState,
+    ) -> Result<Self, AppError> {
         let (tenant, user) = (job.tenant.to_string(), job.user.to_string());
-        Ok(Self { tenant, user, job: job_view(job, state).await?, attempt_errors, history: None })
+        let redacted = redact(&mut job, operator, state);
+        Ok(Self { tenant, user, job: job_view(job, state).await?, redacted, attempt_errors, history: None })
     }
+}
+
+/// Empties what the job's type redacts, unless the operator may see it
+/// (`operator:sensitive`); returns what it emptied. Done to the job before
+/// its view is made, so that no download URL is signed for a kept result.
+fn redact(job: &mut Job, operator: &Operator, state: &AppState) -> Vec<RedactedField> {
+    let Some(job_type) = state.job_types.get(&job.job_type).filter(|_| !operator.sees_sensitive) else {
+        return Vec::new();
+    };
+    for field in &job_type.redact {
+        match field {
+            RedactedField::Params => job.params = serde_json::Value::Object(serde_json::Map::new()),
+            RedactedField::Result => job.result = None,
+        }
+    }
+    job_type.redact.clone()
+}
+
+/// The job types whose params `operator` may not search by (see [`redact`]).
+pub(super) fn unsearchable_params(operator: &Operator, state: &AppState) -> Vec<String> {
+    if operator.sees_sensitive { Vec::new() } else { state.job_types.params_redacted() }
 }
 
 #[derive(Deserialize)]
@@ -124,9 +158,10 @@ pub async fn list(
         created_before: q.created_before,
         before: q.cursor.as_deref().map(page::decode_cursor).transpose()?.map(JobId),
         limit: page::limit(q.limit)?,
+        params_unsearchable: unsearchable_params(&operator, &state),
     };
     let page = state.store.for_operator(&operator).list(&query).await?;
-    let views = page.jobs.into_iter().map(|job| AdminJobView::new(job, None, &state));
+    let views = page.jobs.into_iter().map(|job| AdminJobView::new(job, None, &operator, &state));
     Ok(HttpResponse::Ok().json(AdminJobList {
         jobs: futures_util::future::try_join_all(views).await?,
         next_cursor: page.next_before.map(|id| page::encode_cursor(id.0)),
@@ -169,7 +204,7 @@ pub async fn get(
     let timeline = jobs.timeline(id).await?;
     let audit = ActionQuery { job: Some(id.0), limit: ACTIONS_SHOWN, ..ActionQuery::default() };
     let actions = state.store.audit_for_operator(&operator).list(&audit).await?.actions;
-    let mut view = AdminJobView::new(job, Some(errors), &state).await?;
+    let mut view = AdminJobView::new(job, Some(errors), &operator, &state).await?;
     view.history = Some(JobHistory { timeline, actions });
     Ok(HttpResponse::Ok().json(view))
 }
@@ -196,7 +231,9 @@ pub async fn retry(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
     match state.store.for_operator(&operator).retry(job_id(&path)?).await? {
-        RetryOutcome::Retried(job) => Ok(HttpResponse::Ok().json(AdminJobView::new(*job, None, &state).await?)),
+        RetryOutcome::Retried(job) => {
+            Ok(HttpResponse::Ok().json(AdminJobView::new(*job, None, &operator, &state).await?))
+        }
         RetryOutcome::NotRetryable(job_state) => Err(AppError::NotRetryable(job_state.status().as_str())),
         RetryOutcome::NotFound => Err(AppError::NotFound),
     }
@@ -224,8 +261,12 @@ pub async fn cancel(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
     match state.store.for_operator(&operator).cancel(job_id(&path)?).await? {
-        CancelOutcome::Cancelled(job) => Ok(HttpResponse::Ok().json(AdminJobView::new(job, None, &state).await?)),
-        CancelOutcome::Stopping(job) => Ok(HttpResponse::Accepted().json(AdminJobView::new(job, None, &state).await?)),
+        CancelOutcome::Cancelled(job) => {
+            Ok(HttpResponse::Ok().json(AdminJobView::new(job, None, &operator, &state).await?))
+        }
+        CancelOutcome::Stopping(job) => {
+            Ok(HttpResponse::Accepted().json(AdminJobView::new(job, None, &operator, &state).await?))
+        }
         CancelOutcome::AlreadyEnded(ended) => Err(AppError::AlreadyEnded(ended.status().as_str())),
         CancelOutcome::NotFound => Err(AppError::NotFound),
     }

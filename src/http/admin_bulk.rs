@@ -9,7 +9,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use super::AppState;
-use super::admin::param_filter;
+use super::admin::{param_filter, unsearchable_params};
 use super::auth::ActingOperator;
 use super::jobs::type_filter;
 use super::page;
@@ -167,6 +167,7 @@ async fn run(
         param: page::text_filter("param", request.param)?.as_deref().map(param_filter).transpose()?,
         created_after: request.created_after,
         created_before: request.created_before,
+        params_unsearchable: unsearchable_params(&operator, state),
     };
     let jobs = state.store.for_operator(&operator);
     let after = request.after.map(JobId);

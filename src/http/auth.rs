@@ -237,7 +237,8 @@ impl Authenticator {
         }
         let name = claims.get(&self.claim_names.user).and_then(Value::as_str).and_then(|u| UserId::parse(u).ok());
         let name = name.ok_or(AppError::Unauthorized("the token's user claim is missing or invalid"))?;
-        Ok(Operator { name, may_act: scopes(&claims).any(|s| s == OPERATOR) })
+        let has = |wanted: &str| scopes(&claims).any(|s| s == wanted);
+        Ok(Operator { name, may_act: has(OPERATOR), sees_sensitive: has(OPERATOR_SENSITIVE) })
     }
 }
 
@@ -252,6 +253,8 @@ const TENANT_ADMIN: &str = "tenant_admin";
 const OPERATOR: &str = "operator";
 /// The scope of an operator who may only look: every action route refuses it.
 const OPERATOR_READ: &str = "operator:read";
+/// Beside either: the operator also sees what job types redact.
+const OPERATOR_SENSITIVE: &str = "operator:sensitive";
 
 /// Tokens that are not a tenant's user's, by their `scope` claim.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::{HttpPush, JobHandler, NoopHandler, PushEnv, SleepHandler, SqlExport};
-use crate::config::{ConfigError, HandlerKind, JobTypeSettings, invalid};
+use crate::config::{ConfigError, HandlerKind, JobTypeSettings, RedactedField, invalid};
 use crate::domain::RetryPolicy;
 use crate::storage::Storage;
 
@@ -61,6 +61,8 @@ pub struct JobType {
     /// The JSON Schema its params must satisfy, as configured (for the API document).
     pub params_schema: Option<Value>,
     schema: Option<jsonschema::Validator>,
+    /// What operators without the `operator:sensitive` scope do not see.
+    pub redact: Vec<RedactedField>,
 }
 
 /// Params that the type's JSON Schema rejects.
@@ -212,6 +214,7 @@ impl JobTypes {
                 concurrency: s.concurrency.map(std::num::NonZeroU32::get),
                 params_schema: s.params_schema.clone(),
                 schema,
+                redact: s.redact.clone(),
             };
             types.insert(name.clone(), Arc::new(job_type));
         }
@@ -246,6 +249,13 @@ impl JobTypes {
     }
 
     /// The type called `name`, if configured.
+    /// The types whose params operators without `operator:sensitive` may
+    /// not see, nor search.
+    pub fn params_redacted(&self) -> Vec<String> {
+        let redacts = |t: &&Arc<JobType>| t.redact.contains(&RedactedField::Params);
+        self.types.values().filter(redacts).map(|t| t.name.clone()).collect()
+    }
+
     pub fn get(&self, name: &str) -> Option<&Arc<JobType>> {
         self.types.get(name)
     }

@@ -29,6 +29,8 @@ pub struct JobQuery {
     /// Only jobs older than this one (the previous page's last).
     pub before: Option<JobId>,
     pub limit: u32,
+    /// Job types whose params `param` does not search (they are kept from this operator).
+    pub params_unsearchable: Vec<String>,
 }
 
 /// Why an attempt failed.
@@ -63,7 +65,8 @@ pub struct QueueCount {
 /// Any tenant's jobs, newest first, by tenant `$1`, type `$2`, states `$3`,
 /// created in [`$4`, `$5`), older than the job `$6`; `$7` rows at most; by
 /// user `$8`, error text `$9` (a case-insensitive substring, LIKE's own
-/// characters escaped), and params holding `$11` at the path `$10`.
+/// characters escaped), and params holding `$11` at the path `$10` (never
+/// in jobs of the types `$12`).
 const LIST_ANY: &str = "
 SELECT id, tenant_id, user_id, job_type, params, state, attempt, max_attempts, run_at, result, error_message,
        created_at, finished_at, progress, cancel_requested_by
@@ -76,7 +79,7 @@ WHERE ($1::text IS NULL OR tenant_id = $1)
   AND ($6::uuid IS NULL OR id < $6)
   AND ($8::text IS NULL OR user_id = $8)
   AND ($9::text IS NULL OR error_message ILIKE '%' || $9 || '%')
-  AND ($10::text[] IS NULL OR params #>> $10 = $11)
+  AND ($10::text[] IS NULL OR (params #>> $10 = $11 AND job_type <> ALL ($12)))
 ORDER BY id DESC
 LIMIT $7";
 
@@ -141,7 +144,7 @@ impl OperatorJobs<'_> {
         let statement = client.prepare_cached(LIST_ANY).await?;
         let error = query.error.as_deref().map(like_escaped);
         let (path, value) = query.param.clone().unzip();
-        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 11] = [
+        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 12] = [
             &query.tenant,
             &query.job_type,
             &states,
@@ -153,6 +156,7 @@ impl OperatorJobs<'_> {
             &error,
             &path,
             &value,
+            &query.params_unsearchable,
         ];
         let rows = client.query(&statement, &params).await?;
         let jobs = rows.iter().map(job_from_row).collect::<Result<Vec<_>, _>>()?;

@@ -33,6 +33,9 @@ pub struct BulkFilter {
     pub created_after: Option<DateTime<Utc>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub created_before: Option<DateTime<Utc>>,
+    /// Job types whose params `param` does not search (they are kept from this operator).
+    #[serde(skip)]
+    pub params_unsearchable: Vec<String>,
 }
 
 /// What a bulk action does to each job it takes.
@@ -70,7 +73,7 @@ pub const BULK_STEP: u32 = 500;
 /// The filter's conditions on `jobs j`, written once for every statement
 /// here: tenant `$1`, type `$2`, created in [`$3`, `$4`), user `$5`, error
 /// text `$6` (in the given column, LIKE's characters escaped), params
-/// holding `$8` at the path `$7`.
+/// holding `$8` at the path `$7` (never in jobs of the types `$9`).
 macro_rules! matching {
     ($error:literal) => {
         concat!(
@@ -82,27 +85,27 @@ macro_rules! matching {
   AND ($6::text IS NULL OR ",
             $error,
             " ILIKE '%' || $6 || '%')
-  AND ($7::text[] IS NULL OR j.params #>> $7 = $8)"
+  AND ($7::text[] IS NULL OR (j.params #>> $7 = $8 AND j.job_type <> ALL ($9)))"
         )
     };
 }
 
-/// The next `$10` failed jobs after `$9` (id order) that match, locked.
+/// The next `$11` failed jobs after `$10` (id order) that match, locked.
 const NEXT_FAILED: &str = concat!(
-    "SELECT j.id FROM jobs j WHERE j.state = 'failed' AND j.id > $9 AND ",
+    "SELECT j.id FROM jobs j WHERE j.state = 'failed' AND j.id > $10 AND ",
     matching!("j.error_message"),
-    " ORDER BY j.id LIMIT $10 FOR UPDATE SKIP LOCKED"
+    " ORDER BY j.id LIMIT $11 FOR UPDATE SKIP LOCKED"
 );
 
 const COUNT_FAILED: &str =
     concat!("SELECT count(*) FROM jobs j WHERE j.state = 'failed' AND ", matching!("j.error_message"));
 
-/// The next `$10` unfinished jobs after `$9` (id order) that match, their
+/// The next `$11` unfinished jobs after `$10` (id order) that match, their
 /// queue rows locked (the error of an unfinished job is its last attempt's).
 const NEXT_UNFINISHED: &str = concat!(
-    "SELECT q.job_id AS id FROM job_queue q JOIN jobs j ON j.id = q.job_id WHERE q.job_id > $9 AND ",
+    "SELECT q.job_id AS id FROM job_queue q JOIN jobs j ON j.id = q.job_id WHERE q.job_id > $10 AND ",
     matching!("q.last_error"),
-    " ORDER BY q.job_id LIMIT $10 FOR UPDATE OF q SKIP LOCKED"
+    " ORDER BY q.job_id LIMIT $11 FOR UPDATE OF q SKIP LOCKED"
 );
 
 const COUNT_UNFINISHED: &str =
@@ -120,7 +123,7 @@ impl OperatorJobs<'_> {
             BulkAction::Cancel => COUNT_UNFINISHED,
         };
         let (error, (path, value)) = (filter.error.as_deref().map(like_escaped), filter.param.clone().unzip());
-        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 8] = [
+        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 9] = [
             &filter.tenant,
             &filter.job_type,
             &filter.created_after,
@@ -129,6 +132,7 @@ impl OperatorJobs<'_> {
             &error,
             &path,
             &value,
+            &filter.params_unsearchable,
         ];
         let count: i64 = client.query_one(&client.prepare_cached(statement).await?, &params).await?.try_get(0)?;
         Ok(u64::try_from(count).unwrap_or(0))
@@ -154,7 +158,7 @@ impl OperatorJobs<'_> {
         let (error, (path, value)) = (filter.error.as_deref().map(like_escaped), filter.param.clone().unzip());
         let first = after.is_none();
         let (after, fetch) = (after.map_or(Uuid::nil(), |id| id.0), i64::from(limit));
-        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 10] = [
+        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 11] = [
             &filter.tenant,
             &filter.job_type,
             &filter.created_after,
@@ -163,6 +167,7 @@ impl OperatorJobs<'_> {
             &error,
             &path,
             &value,
+            &filter.params_unsearchable,
             &after,
             &fetch,
         ];

@@ -92,3 +92,59 @@ async fn a_running_attempt_shows_its_live_lease_and_an_operators_cancel_is_liste
     assert_eq!(field(&job["actions"], "action"), ["cancel"]);
     assert_eq!(field(&job["actions"], "operator"), ["olga"]);
 }
+
+#[actix_web::test]
+async fn what_a_type_redacts_is_kept_from_operators_without_the_sensitive_scope() {
+    use errand::config::RedactedField::{Params, Result};
+    let configure =
+        |s: &mut errand::config::Settings| s.job_types.get_mut("noop").unwrap().redact = vec![Params, Result];
+    let app = spawn_app_with(configure, HandlerRegistry::builtin()).await;
+    let alice = token("acme", "alice");
+    let private = json!({"customer": {"email": "alice@example.com"}});
+    let id = app.create(&alice, "noop", private.clone()).await;
+    app.wait_until_finished(&alice, &id, WITHIN).await;
+    let shown = app.create(&alice, "sleep", json!({"ms": 0})).await;
+
+    let plain = operator_token("olga");
+    let job: Value = app.get(&plain, &format!("/admin/jobs/{id}")).await.json().await.unwrap();
+    assert_eq!(
+        (&job["params"], &job["result"], &job["redacted"]),
+        (&json!({}), &Value::Null, &json!(["params", "result"]))
+    );
+    let list: Value = app.get(&plain, "/admin/jobs").await.json().await.unwrap();
+    let by_id =
+        |list: &Value, id: &str| list["jobs"].as_array().unwrap().iter().find(|j| j["id"] == id).cloned().unwrap();
+    assert_eq!(by_id(&list, &id)["params"], json!({}));
+    assert_eq!(by_id(&list, &shown)["params"], json!({"ms": 0}), "other types are shown");
+    assert!(by_id(&list, &shown).get("redacted").is_none());
+    // Nor can the params be found by guessing: the search passes over them.
+    let search = "/admin/jobs?param=customer.email=alice@example.com";
+    let found: Value = app.get(&plain, search).await.json().await.unwrap();
+    assert!(found["jobs"].as_array().unwrap().is_empty(), "{found}");
+    let counted = app
+        .post_json(
+            &plain,
+            "/admin/jobs/retry",
+            json!({"tenant": "acme", "param": "customer.email=alice@example.com", "dry_run": true}),
+        )
+        .await;
+    assert_eq!(counted.json::<Value>().await.unwrap(), json!({"would_retry": 0}));
+
+    // `errand token --operator --read-only --sensitive` makes one who sees it (and may only look).
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_errand"))
+        .args(["token", "--operator", "--read-only", "--sensitive", "--user", "sam"])
+        .env("ERRAND_AUTH__JWT_SECRET", SECRET)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let sensitive = String::from_utf8(output.stdout).unwrap().trim().to_owned();
+    let job: Value = app.get(&sensitive, &format!("/admin/jobs/{id}")).await.json().await.unwrap();
+    assert_eq!(job["params"], private);
+    assert!(job.get("redacted").is_none(), "{job}");
+    let found: Value = app.get(&sensitive, search).await.json().await.unwrap();
+    assert_eq!(found["jobs"][0]["id"], id.as_str());
+    let retry = app.post(&sensitive, &format!("/admin/jobs/{id}/retry")).await;
+    assert_problem(retry, StatusCode::FORBIDDEN, "forbidden").await;
+    // The owner always sees their own job whole.
+    assert_eq!(app.job(&alice, &id).await["params"], private);
+}

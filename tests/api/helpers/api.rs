@@ -137,14 +137,17 @@ pub fn tenant_admin_token(tenant: &str, user: &str) -> String {
 
 /// A valid operator token (`scope: operator`) for `name`.
 pub fn operator_token(name: &str) -> String {
-    let claims = errand::tokens::OperatorClaims { sub: name.into(), scope: "operator".into(), exp: now_secs() + 3600 };
-    TokenIssuer::new(SECRET).unwrap().issue(&claims).unwrap()
+    operator_token_with_scope(name, "operator")
 }
 
 /// A read-only operator's token (`scope: operator:read`).
 pub fn operator_viewer_token(name: &str) -> String {
-    let claims =
-        errand::tokens::OperatorClaims { sub: name.into(), scope: "operator:read".into(), exp: now_secs() + 3600 };
+    operator_token_with_scope(name, "operator:read")
+}
+
+/// An operator's token with this `scope`, e.g. `operator operator:sensitive`.
+pub fn operator_token_with_scope(name: &str, scope: &str) -> String {
+    let claims = errand::tokens::OperatorClaims { sub: name.into(), scope: scope.into(), exp: now_secs() + 3600 };
     TokenIssuer::new(SECRET).unwrap().issue(&claims).unwrap()
 }
 
