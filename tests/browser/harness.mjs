@@ -185,10 +185,15 @@ export class ApiUser {
 
 /** Everything a run of the browser tests needs, started once. */
 export class Harness {
-  static async start() {
+  /**
+   * `seed: false` skips `errand demo seed` (which adds its rows again on
+   * every run): for a test file that needs no demo data and shares the
+   * database with one that does.
+   */
+  static async start({ seed = true } = {}) {
     const harness = new Harness();
     try {
-      await harness.#start();
+      await harness.#start({ seed });
     } catch (error) {
       await harness.stop();
       throw error;
@@ -196,7 +201,7 @@ export class Harness {
     return harness;
   }
 
-  async #start() {
+  async #start({ seed }) {
     this.bin = requireEnv('ERRAND_BIN', 'the errand binary to test');
     const databaseUrl = requireEnv('DATABASE_URL', 'a fresh empty database for this run');
     const maildev = requireEnv('ERRAND_TEST_MAILDEV', 'maildev, installed by scripts/test');
@@ -223,9 +228,14 @@ export class Harness {
       ERRAND_QUOTAS__RETRY_AFTER: '1s',
       // A category no one can turn off, for the preferences grid (the demo page starts no sleep jobs).
       ERRAND_NOTIFICATIONS__PREFERENCES__REQUIRED: 'sleep',
+      // A `sleep` job that keeps failing fails for good within a second (the
+      // operators' console tests retry such jobs; the demo page starts none).
+      ERRAND_JOB_TYPES__SLEEP__MAX_ATTEMPTS: '2',
+      ERRAND_JOB_TYPES__SLEEP__BACKOFF_BASE: '50ms',
+      ERRAND_JOB_TYPES__SLEEP__BACKOFF_MAX: '100ms',
       RUST_LOG: 'warn',
     };
-    await this.#errandCommand(['demo', 'seed', '--config', configPath, '--tenants', '2', '--rows', '2000']);
+    if (seed) await this.#errandCommand(['demo', 'seed', '--config', configPath, '--tenants', '2', '--rows', '2000']);
     this.errand = await new ErrandProcess(this.bin, this.env, port).start();
     const { chromium } = await import(path.join(playwrightDir, 'node_modules/playwright-core/index.mjs'));
     this.browser = await chromium.launch({
@@ -251,6 +261,21 @@ export class Harness {
 
   async api(user) {
     return new ApiUser(this.baseUrl, await this.token(user));
+  }
+
+  /** An API caller as `user` of `tenant` (another tenant than the demo's, say). */
+  async tenantApi(tenant, user) {
+    return new ApiUser(this.baseUrl, await this.#errandCommand(['token', '--tenant', tenant, '--user', user]));
+  }
+
+  /** An operator's token (`scope: operator`, or `operator:read` when `readOnly`). */
+  operatorToken(name, { readOnly = false } = {}) {
+    return this.#errandCommand(['token', '--operator', '--user', name, ...(readOnly ? ['--read-only'] : [])]);
+  }
+
+  /** The operators' console's sign-in link for `name`, as `errand token --operator --link` prints it. */
+  operatorSignInLink(name, { readOnly = false } = {}) {
+    return this.#errandCommand(['token', '--operator', '--link', '--config', configPath, '--user', name, ...(readOnly ? ['--read-only'] : [])]);
   }
 
   /** Another errand process on the same database (and another port). */

@@ -1,0 +1,223 @@
+/**
+ * @file One job (`#/jobs/<id>`): who it belongs to, its params, result and
+ * error, every attempt (who claimed it, under which lease, how it ended),
+ * the notifications, emails and webhook deliveries its ends made, and the
+ * operator actions taken on it; Retry and Cancel for operators who may act.
+ * While the job is unfinished the view follows it by a short poll.
+ */
+
+import { shortPoll } from '/client/admin-api.js';
+import {
+  el, formatNumber, hashFor, shortId, statusBadge, statusLine, table, timeAgo, timeAt,
+} from '/client/admin-dom.js';
+
+const POLL_MS = 2_000;
+const UNFINISHED = new Set(['pending', 'processing']);
+const REDACTED = 'Redacted (needs the operator:sensitive scope)';
+
+function section(title, ...content) {
+  return el('section', { className: 'card', attrs: { 'aria-label': title } }, el('h2', { text: title }), ...content);
+}
+
+function none(text = 'None.') {
+  return el('p', { className: 'muted', text });
+}
+
+function mono(id) {
+  return el('span', { className: 'mono', title: id ?? '', text: shortId(id) });
+}
+
+function progressText(progress) {
+  if (!progress) return null;
+  const of = progress.total === null || progress.total === undefined ? '' : `/${formatNumber(progress.total)}`;
+  return `${formatNumber(progress.done)}${of}${progress.message ? ` ${progress.message}` : ''}`;
+}
+
+/** Params, result or error (`data-field` `name`), unless `redacted` names it (or `alias`): the token may not see it. */
+function field(job, name, build, alias = name) {
+  const redacted = job.redacted ?? [];
+  if (redacted.includes(name) || redacted.includes(alias)) {
+    return el('p', { className: 'redacted muted', data: { field: name }, text: REDACTED });
+  }
+  return build();
+}
+
+function json(name, value) {
+  return el('pre', { className: 'json', data: { field: name }, text: JSON.stringify(value, null, 2) });
+}
+
+/** A URL errand made, as a link only when it is http(s). */
+function safeLink(url, text) {
+  try {
+    const parsed = new URL(url, location.href);
+    if (parsed.protocol === 'http:' || parsed.protocol === 'https:') return el('a', { href: parsed.href, text, rel: 'noreferrer' });
+  } catch {
+    // not a URL: shown as text below
+  }
+  return el('span', { text: url });
+}
+
+function attemptItem(a) {
+  const running = a.outcome === 'running';
+  const facts = [
+    ['Claimed', timeAt(a.started_at)],
+    ['By', mono(a.lease_owner)],
+    ['Lease', mono(a.lease_id)],
+    ...(running
+      ? [['Lease until', timeAt(a.lease_expires_at)], ['Progress', progressText(a.progress) ?? '—']]
+      : [['Ended', timeAt(a.ended_at)]]),
+  ];
+  return el('li', { className: 'attempt', data: { outcome: a.outcome } },
+    el('div', { className: 'attempt-head' },
+      el('strong', { text: `Run ${a.run} · attempt ${a.attempt}` }), ' ', statusBadge(a.outcome)),
+    el('dl', { className: 'inline-facts' }, facts.flatMap(([label, value]) => [el('dt', { text: label }), el('dd', {}, value)])),
+    a.error ? el('p', { className: 'error-text', text: a.error }) : null);
+}
+
+function historySections(history) {
+  const h = history ?? {};
+  const list = (rows, build) => (rows?.length ? build(rows) : none());
+  return [
+    section('Attempts', h.attempts?.length
+      ? el('ol', { className: 'attempts', attrs: { 'aria-label': 'Attempts' } }, h.attempts.map(attemptItem))
+      : none('No attempt yet.')),
+    section('Notifications', list(h.notifications, (rows) => table('Notifications', [
+      ['Id', (n) => mono(n.id)], ['Run', (n) => n.run], ['Kind', (n) => n.kind], ['Job status', (n) => n.job_status],
+      ['Created', (n) => timeAgo(n.created_at)], ['Read', (n) => (n.read_at ? timeAgo(n.read_at) : 'unread')],
+    ], rows))),
+    section('Emails', list(h.emails, (rows) => table('Emails', [
+      ['Recipient', (m) => m.recipient], ['Run', (m) => m.run], ['State', (m) => m.state], ['Attempts', (m) => m.attempts],
+      ['Last error', (m) => m.last_error], ['Created', (m) => timeAgo(m.created_at)], ['Sent', (m) => (m.sent_at ? timeAgo(m.sent_at) : null)],
+    ], rows))),
+    section('Webhook deliveries', list(h.webhooks, (rows) => table('Webhook deliveries', [
+      ['Endpoint', (w) => mono(w.endpoint_id)], ['Run', (w) => w.run], ['Event', (w) => w.event], ['State', (w) => w.state],
+      ['Attempts', (w) => w.attempts], ['Last status', (w) => w.last_status], ['Last error', (w) => w.last_error],
+      ['Created', (w) => timeAgo(w.created_at)], ['Delivered', (w) => (w.delivered_at ? timeAgo(w.delivered_at) : null)],
+    ], rows))),
+    section('Operator actions', list(h.actions, (rows) => table('Operator actions', [
+      ['When', (a) => timeAgo(a.at)], ['Operator', (a) => a.operator], ['Action', (a) => a.action],
+      ['Affected', (a) => formatNumber(a.affected)],
+    ], rows))),
+  ];
+}
+
+function header(job, actions) {
+  const facts = [
+    ['Type', job.type],
+    ['Status', statusBadge(job.status, job.state)],
+    ['Tenant', el('a', { href: hashFor('/jobs', { tenant: job.tenant }), text: job.tenant })],
+    ['User', job.user],
+    ['Attempts', `${job.attempts}/${job.max_attempts}`],
+    ['Created', timeAt(job.created_at)],
+    job.completed_at ? ['Ended', timeAt(job.completed_at)] : null,
+    job.next_attempt_at ? ['Next attempt', timeAt(job.next_attempt_at)] : null,
+    job.progress ? ['Progress', progressText(job.progress)] : null,
+  ].filter(Boolean);
+  return el('section', { className: 'card job-head', attrs: { 'aria-label': 'Job' } },
+    el('h1', {}, 'Job ', el('span', { className: 'mono', text: job.id })),
+    el('dl', { className: 'facts' }, facts.flatMap(([label, value]) => [el('dt', { text: label }), el('dd', {}, value)])),
+    actions);
+}
+
+function body(job) {
+  return [
+    section('Params', field(job, 'params', () => json('params', job.params))),
+    section('Result', field(job, 'result', () => (job.result === null || job.result === undefined
+      ? el('p', { className: 'muted', data: { field: 'result' }, text: 'No result.' })
+      : json('result', job.result))),
+    job.result_url ? el('p', {}, safeLink(job.result_url, 'Download the result')) : null),
+    section('Error', field(job, 'error', () => el('p', {
+      className: job.error_message ? 'error-text' : 'muted', data: { field: 'error' }, text: job.error_message ?? 'None.',
+    }), 'error_message')),
+    ...historySections(job.history),
+  ];
+}
+
+export function mount(container, { api, id, canAct }) {
+  const head = el('div');
+  const rest = el('div', { className: 'stack' });
+  const actionStatus = statusLine();
+  const problem = statusLine({ className: 'status-line error' });
+  container.append(
+    el('p', { className: 'back' }, el('a', { href: '#/jobs', text: '← Jobs' })),
+    problem, head, rest);
+  let drawn = null;
+  let stopPoll = null;
+  let stopped = false;
+
+  function actions(job) {
+    if (!canAct) return null;
+    const buttons = [];
+    if (job.status === 'failed' || job.status === 'cancelled') {
+      buttons.push(el('button', { type: 'button', className: 'primary', text: 'Retry', on: { click: () => act('retry') } }));
+    }
+    if (UNFINISHED.has(job.status)) {
+      buttons.push(el('button', { type: 'button', className: 'danger', text: 'Cancel job', on: { click: () => act('cancel') } }));
+    }
+    return el('div', { className: 'job-actions' }, buttons, actionStatus);
+  }
+
+  function draw(job) {
+    const key = JSON.stringify(job);
+    if (key === drawn) return;
+    drawn = key;
+    document.title = `Job ${shortId(job.id)} · errand operators`;
+    head.replaceChildren(header(job, actions(job)));
+    rest.replaceChildren(...body(job).filter(Boolean));
+  }
+
+  async function tick() {
+    try {
+      const job = await api.get(`/admin/jobs/${encodeURIComponent(id)}`);
+      if (stopped) return;
+      problem.textContent = '';
+      draw(job);
+      if (!UNFINISHED.has(job.status)) unfollow();
+    } catch (error) {
+      if (stopped || error.signedOut) return;
+      unfollow();
+      if (error.status === 404 || error.status === 400) {
+        head.replaceChildren(el('section', { className: 'card' }, el('h1', { text: 'No such job' }),
+          el('p', { className: 'muted', text: error.status === 400 ? error.message : `errand has no job ${id}.` })));
+        rest.replaceChildren();
+      } else {
+        problem.textContent = `Could not read the job: ${error.message}`;
+      }
+    }
+  }
+
+  /** Polls while the job is unfinished (and the first read, whatever it finds). */
+  function follow() {
+    if (!stopPoll && !stopped) stopPoll = shortPoll(tick, POLL_MS);
+  }
+  function unfollow() {
+    stopPoll?.();
+    stopPoll = null;
+  }
+
+  async function act(action) {
+    for (const button of head.querySelectorAll('.job-actions button')) button.disabled = true;
+    actionStatus.textContent = action === 'retry' ? 'Retrying…' : 'Cancelling…';
+    try {
+      const job = await api.post(`/admin/jobs/${encodeURIComponent(id)}/${action}`);
+      actionStatus.textContent = action === 'retry'
+        ? 'Retried: the job is back in the queue as a new run.'
+        : job.status === 'cancelled' ? 'Cancelled.' : 'Stopping: the running attempt is being cancelled.';
+    } catch (error) {
+      if (error.signedOut) return;
+      actionStatus.textContent = error.status === 409
+        ? `errand refused: ${error.detail || error.message}`
+        : `Could not ${action}: ${error.message}`;
+    }
+    // Read it again (with its history), and follow it while it runs.
+    drawn = null;
+    unfollow();
+    follow();
+  }
+
+  follow();
+  return () => {
+    stopped = true;
+    unfollow();
+  };
+}
