@@ -119,6 +119,17 @@ function backlogsBody(backlogs) {
   ], backlogs);
 }
 
+function failuresBody({ failures, cap }) {
+  if (!failures?.length) return empty('No job has failed.');
+  return [
+    el('p', { className: 'muted small', text: `Among the newest ${formatNumber(cap)} failed jobs.` }),
+    table('Recent failures by type', [
+      ['Type', (f) => el('a', { href: hashFor('/jobs', { status: 'failed', type: f.job_type }), text: f.job_type })],
+      ['Failed', (f) => formatNumber(f.failed)],
+    ], failures),
+  ];
+}
+
 function queuesBody(queues) {
   if (!queues?.queues?.length) return empty('No unfinished jobs.');
   const parts = [table('Unfinished jobs by type', [
@@ -149,6 +160,7 @@ export function mount(container, { api }) {
   const problem = statusLine({ className: 'status-line error', hidden: true });
   const processes = redrawable('Processes');
   const backlogs = redrawable('Largest backlogs');
+  const failures = redrawable('Recent failures by type');
   const queues = redrawable('Queues');
 
   container.append(
@@ -161,7 +173,8 @@ export function mount(container, { api }) {
       tileGroup('Outbox', Object.values(outbox)),
       tileGroup('Throughput', Object.values(rates), rateNote)),
     queues.node,
-    el('div', { className: 'two-columns' }, backlogs.node, processes.node),
+    el('div', { className: 'two-columns' }, backlogs.node, failures.node),
+    processes.node,
   );
 
   async function refresh() {
@@ -179,6 +192,7 @@ export function mount(container, { api }) {
       const { processes: count, running, database, writable, listening, process_list, running_by_owner } = o;
       processes.draw({ processes: count, running, database, writable, listening, process_list, running_by_owner }, processesBody);
       backlogs.draw(o.largest_backlogs, backlogsBody);
+      failures.draw({ failures: o.recent_failures_by_type, cap: o.finished_count_cap }, failuresBody);
       queues.draw(q, queuesBody);
     } catch (error) {
       if (error.signedOut) return;

@@ -16,7 +16,9 @@ use crate::store::Overview;
 pub struct OverviewView {
     /// `unfinished` (by queue state), `oldest_due_seconds`, `finished`
     /// (`completed`, `failed`, `cancelled`, each counted up to
-    /// `finished_count_cap` + 1: more reads as "cap+"), `emails_waiting`,
+    /// `finished_count_cap` + 1: more reads as "cap+"),
+    /// `recent_failures_by_type` (the newest failed jobs, up to the cap, by
+    /// type: `{job_type, failed}`), `emails_waiting`,
     /// `webhooks_waiting`, `largest_backlogs` (`{tenant, unfinished}`, ten at
     /// most), `processes` (errand processes connected) and `process_list`
     /// (`{name, address, since, connections}`), `running` and

@@ -23,6 +23,12 @@ SELECT
     (SELECT count(*) FROM (SELECT 1 FROM jobs WHERE state = 'completed' LIMIT $1::bigint + 1) c) AS completed,
     (SELECT count(*) FROM (SELECT 1 FROM jobs WHERE state = 'failed' LIMIT $1 + 1) f) AS failed,
     (SELECT count(*) FROM (SELECT 1 FROM jobs WHERE state = 'cancelled' LIMIT $1 + 1) x) AS cancelled,
+    -- Which types fail: the newest failed jobs (up to the cap, through the
+    -- failed jobs' index), by type.
+    (SELECT coalesce(jsonb_agg(jsonb_build_object('job_type', job_type, 'failed', n) ORDER BY n DESC, job_type), '[]')
+     FROM (SELECT job_type, count(*) AS n
+           FROM (SELECT job_type FROM jobs WHERE state = 'failed' ORDER BY id DESC LIMIT $1) newest
+           GROUP BY job_type) t) AS recent_failures_by_type,
     (SELECT count(*) FROM email_outbox WHERE state IN ('pending', 'sending')) AS emails_waiting,
     (SELECT count(*) FROM webhook_deliveries WHERE state IN ('pending', 'sending')) AS webhooks_waiting,
     (SELECT coalesce(jsonb_agg(jsonb_build_object('tenant', tenant_id, 'unfinished', jobs) ORDER BY jobs DESC), '[]')
@@ -66,6 +72,8 @@ pub struct Overview {
     /// Finished jobs by state, each counted up to [`FINISHED_COUNT_CAP`] + 1.
     pub finished: FinishedCounts,
     pub finished_count_cap: i64,
+    /// The newest failed jobs (at most [`FINISHED_COUNT_CAP`]) by type: `{job_type, failed}`.
+    pub recent_failures_by_type: Value,
     pub emails_waiting: i64,
     pub webhooks_waiting: i64,
     /// The ten tenants with the most unfinished jobs: `{tenant, unfinished}`.
@@ -114,6 +122,7 @@ impl OperatorOverview<'_> {
                 cancelled: row.try_get("cancelled")?,
             },
             finished_count_cap: FINISHED_COUNT_CAP,
+            recent_failures_by_type: row.try_get("recent_failures_by_type")?,
             emails_waiting: row.try_get("emails_waiting")?,
             webhooks_waiting: row.try_get("webhooks_waiting")?,
             largest_backlogs: row.try_get("largest_backlogs")?,

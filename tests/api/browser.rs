@@ -1,6 +1,7 @@
 //! The browser side in a real browser: `tests/browser/*.test.mjs` drive
 //! Debian's headless Chromium with playwright-core (both installed by
 //! `scripts/test`) through the demo page, the client and its components,
+//! and the operators' console (`admin.test.mjs`),
 //! against errand processes and a maildev that the scripts start themselves
 //! (they restart errand mid-test), on a database made here. Node's test
 //! runner reports each scenario; this test passes when all of them do.

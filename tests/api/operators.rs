@@ -381,6 +381,7 @@ async fn the_overview_counts_the_queue_caps_the_history_and_names_the_largest_ba
     let processes = overview["process_list"].as_array().unwrap();
     assert!(processes.iter().any(|p| p["name"].as_str().unwrap().starts_with("errand/")), "{overview}");
     assert_eq!(overview["running_by_owner"], json!([]));
+    assert_eq!(overview["recent_failures_by_type"], json!([{"job_type": "noop", "failed": 2}]));
     // Rates come from PostgreSQL's own counters, which it publishes within a second or so.
     let created = || async { json_of(app.get(&viewer, "/admin/overview").await).await["totals"]["created"] == 10_014 };
     eventually(WITHIN, "the statistics to count every job created", created).await;
