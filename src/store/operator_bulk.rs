@@ -10,7 +10,7 @@ use uuid::Uuid;
 
 use super::StoreError;
 use super::cancel::{CancelledBy, cancel_locked};
-use super::operator::{OperatorJobs, like_escaped, requeue};
+use super::operator::{OperatorJobs, like_escaped, planned_for_its_filters, requeue};
 use crate::domain::{JobId, JobState};
 
 /// Which jobs a bulk action takes: the operators' list filters, less the
@@ -134,7 +134,8 @@ impl OperatorJobs<'_> {
             &value,
             &filter.params_unsearchable,
         ];
-        let count: i64 = client.query_one(&client.prepare_cached(statement).await?, &params).await?.try_get(0)?;
+        let statement = planned_for_its_filters(&client, statement).await?;
+        let count: i64 = client.query_one(&statement, &params).await?.try_get(0)?;
         Ok(u64::try_from(count).unwrap_or(0))
     }
 
@@ -149,12 +150,11 @@ impl OperatorJobs<'_> {
     ) -> Result<BulkStep, StoreError> {
         let mut client = self.pool.get().await?;
         let tx = client.transaction().await?;
-        let next = tx
-            .prepare_cached(match action {
-                BulkAction::Retry => NEXT_FAILED,
-                BulkAction::Cancel => NEXT_UNFINISHED,
-            })
-            .await?;
+        let next = planned_for_its_filters(&tx, match action {
+            BulkAction::Retry => NEXT_FAILED,
+            BulkAction::Cancel => NEXT_UNFINISHED,
+        })
+        .await?;
         let (error, (path, value)) = (filter.error.as_deref().map(like_escaped), filter.param.clone().unzip());
         let first = after.is_none();
         let (after, fetch) = (after.map_or(Uuid::nil(), |id| id.0), i64::from(limit));
