@@ -37,8 +37,8 @@ env "${envs[@]}" "$errand" migrate >/dev/null
 echo "filling: $finished finished jobs, 10000 unfinished" >&2
 q "INSERT INTO jobs (id, tenant_id, user_id, idempotency_key, fingerprint, job_type, params, state, max_attempts,
                      attempt, created_at, finished_at, error_message, result)
-   SELECT errand_uuid_v7(), 't' || (g % 100), 'u' || (g % 1000), 'k' || g, '\\x00', 'type_' || (g::bigint * 7919 % 5),
-          jsonb_build_object('customer', jsonb_build_object('id', g::bigint * 7919 % 1000), 'region', 'eu-' || (g % 3)),
+   SELECT errand_uuid_v7(), 't' || (g % 100), 'u' || (g % 1000), 'k' || g, '\\x00', 'type_' || abs(hashint4(g)::bigint % 5),
+          jsonb_build_object('customer', jsonb_build_object('id', abs(hashint4(g + 1)::bigint % 1000)), 'region', 'eu-' || (g % 3)),
           s.state::job_state, 3, 1, now() - (($finished - g) * interval '10 ms'), now() - (($finished - g) * interval '10 ms'),
           CASE s.state WHEN 'failed' THEN CASE WHEN g % 2 = 0 THEN 'timeout talking to the bank'
                                                ELSE 'HTTP 502 from the mailer' END

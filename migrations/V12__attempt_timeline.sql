@@ -23,3 +23,23 @@ CREATE INDEX operator_actions_job ON operator_actions (job_id, id) WHERE job_id 
 ALTER TABLE operator_actions DROP CONSTRAINT operator_actions_action_check;
 ALTER TABLE operator_actions ADD CONSTRAINT operator_actions_action_check
     CHECK (action IN ('retry', 'cancel', 'bulk_retry', 'bulk_cancel', 'set_quotas'));
+
+-- The operators' list filters by state over the whole history. A job that
+-- has ended has no queue row, so its record's own state is its live one:
+-- the view also shows that column (`recorded_state`), and a filter on ended
+-- states names it too, which the planner can read from the statistics of
+-- `jobs.state` and serve from `jobs_failed_or_cancelled` (the live `state`,
+-- a coalesce over the join, it can do neither with: it scanned the history).
+CREATE OR REPLACE VIEW jobs_live AS
+SELECT j.id, j.tenant_id, j.user_id, j.idempotency_key, j.fingerprint, j.job_type, j.params,
+       coalesce(q.state, j.state) AS state,
+       coalesce(q.attempt, j.attempt) AS attempt,
+       j.max_attempts,
+       coalesce(q.run_at, j.run_at) AS run_at,
+       j.result,
+       coalesce(j.error_message, q.last_error) AS error_message,
+       j.created_at, j.finished_at,
+       q.progress,
+       q.cancel_requested_by,
+       j.state AS recorded_state
+FROM jobs j LEFT JOIN job_queue q ON q.job_id = j.id;

@@ -66,7 +66,9 @@ pub struct QueueCount {
 /// created in [`$4`, `$5`), older than the job `$6`; `$7` rows at most; by
 /// user `$8`, error text `$9` (a case-insensitive substring, LIKE's own
 /// characters escaped), and params holding `$11` at the path `$10` (never
-/// in jobs of the types `$12`).
+/// in jobs of the types `$12`). `$13` repeats `$3` when every state in it
+/// is an end: the record's own state then says it, through an index (see
+/// `recorded_state` in `migrations/V12__attempt_timeline.sql`).
 const LIST_ANY: &str = "
 SELECT id, tenant_id, user_id, job_type, params, state, attempt, max_attempts, run_at, result, error_message,
        created_at, finished_at, progress, cancel_requested_by
@@ -74,6 +76,7 @@ FROM jobs_live
 WHERE ($1::text IS NULL OR tenant_id = $1)
   AND ($2::text IS NULL OR job_type = $2)
   AND ($3::job_state[] IS NULL OR state = ANY ($3))
+  AND ($13::job_state[] IS NULL OR recorded_state = ANY ($13))
   AND ($4::timestamptz IS NULL OR created_at >= $4)
   AND ($5::timestamptz IS NULL OR created_at < $5)
   AND ($6::uuid IS NULL OR id < $6)
@@ -144,7 +147,8 @@ impl OperatorJobs<'_> {
         let statement = planned_for_its_filters(&client, LIST_ANY).await?;
         let error = query.error.as_deref().map(like_escaped);
         let (path, value) = query.param.clone().unzip();
-        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 12] = [
+        let ended: Option<&Vec<JobState>> = states.as_ref().filter(|s| s.iter().all(|state| state.is_terminal()));
+        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 13] = [
             &query.tenant,
             &query.job_type,
             &states,
@@ -157,6 +161,7 @@ impl OperatorJobs<'_> {
             &path,
             &value,
             &query.params_unsearchable,
+            &ended,
         ];
         let rows = client.query(&statement, &params).await?;
         let jobs = rows.iter().map(job_from_row).collect::<Result<Vec<_>, _>>()?;
