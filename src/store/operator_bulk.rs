@@ -150,10 +150,13 @@ impl OperatorJobs<'_> {
     ) -> Result<BulkStep, StoreError> {
         let mut client = self.pool.get().await?;
         let tx = client.transaction().await?;
-        let next = planned_for_its_filters(&tx, match action {
-            BulkAction::Retry => NEXT_FAILED,
-            BulkAction::Cancel => NEXT_UNFINISHED,
-        })
+        let next = planned_for_its_filters(
+            &tx,
+            match action {
+                BulkAction::Retry => NEXT_FAILED,
+                BulkAction::Cancel => NEXT_UNFINISHED,
+            },
+        )
         .await?;
         let (error, (path, value)) = (filter.error.as_deref().map(like_escaped), filter.param.clone().unzip());
         let first = after.is_none();
