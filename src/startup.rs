@@ -8,9 +8,9 @@ use actix::prelude::*;
 use actix_web::{App, HttpServer, dev::Server, web};
 
 use crate::actors::{
-    Broker, Completer, Dispatcher, DispatcherSettings, Drain, Intake, IntakeLinks, LeaseKeeper, ListenerHealth,
-    Listeners, Mailer, Notifier, ProgressWriter, Prune, Pruner, RenewLeases, RescueExpired, Rescuer, ResultUrls,
-    Shedding, StreamLimits, SupervisorDeps, SupervisorRegistry, WebhookSender, spawn_listener,
+    Broker, Completer, Dispatcher, DispatcherSettings, Drain, FireDue, Intake, IntakeLinks, LeaseKeeper,
+    ListenerHealth, Listeners, Mailer, Notifier, ProgressWriter, Prune, Pruner, RenewLeases, RescueExpired, Rescuer,
+    ResultUrls, Scheduler, Shedding, StreamLimits, SupervisorDeps, SupervisorRegistry, WebhookSender, spawn_listener,
 };
 use crate::config::StorageBackend;
 use crate::config::{ConfigError, Settings, invalid};
@@ -90,6 +90,8 @@ pub struct Ticks {
     pub rescue: Recipient<RescueExpired>,
     pub prune: Recipient<Prune>,
     pub renew_leases: Recipient<RenewLeases>,
+    /// Fire due schedules as of a given time (tests move the clock with it).
+    pub fire_schedules: Recipient<FireDue>,
 }
 
 impl Application {
@@ -196,8 +198,16 @@ impl Application {
         let rescuer =
             Rescuer::new(rescue_every, w.lease, completer.clone().recipient(), dispatcher.clone().recipient()).start();
         let broker = Broker::new(store.clone(), external_spec, work_arrived.clone()).start();
-        let ticks =
-            Ticks { rescue: rescuer.recipient(), prune: pruner.recipient(), renew_leases: leases.clone().recipient() };
+        let schedulable = settings.job_types.iter().filter(|(_, t)| t.schedulable);
+        let max_attempts = schedulable.map(|(name, t)| (name.clone(), t.max_attempts.get())).collect();
+        let s = &settings.schedules;
+        let scheduler = Scheduler::new(store.clone(), s.poll_interval, s.misfire_grace, max_attempts).start();
+        let ticks = Ticks {
+            rescue: rescuer.recipient(),
+            prune: pruner.recipient(),
+            renew_leases: leases.clone().recipient(),
+            fire_schedules: scheduler.recipient(),
+        };
         let listeners = Listeners {
             work: dispatcher.clone().recipient(),
             notifications: notifier.clone().recipient(),

@@ -38,6 +38,7 @@ mod pruner;
 mod record;
 mod registry;
 mod rescuer;
+mod scheduler;
 mod signals;
 mod supervisor;
 mod webhook_sender;
@@ -58,6 +59,7 @@ pub use progress::{ProgressChange, ProgressWriter};
 pub use pruner::{Prune, Pruner};
 pub use registry::{CountSupervisors, SupervisorFor, SupervisorRegistry};
 pub use rescuer::{RescueExpired, Rescuer};
+pub use scheduler::{FireDue, Scheduler};
 pub use signals::WorkAvailable;
 pub use supervisor::{
     BatchReport, CancelBatch, CancelJob, GetBatch, GetJob, JobSupervisor, ListJobs, RunJob, SlotFreed, SubmitBatch,

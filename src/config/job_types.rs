@@ -63,6 +63,13 @@ pub struct JobTypeSettings {
     /// personal data: `params`, `result` (its file too). Nothing when absent.
     #[serde(default)]
     pub redact: Vec<RedactedField>,
+    /// Users may make schedules of this type (`POST /schedules/{type}`).
+    #[serde(default)]
+    pub schedulable: bool,
+    /// The shortest time a schedule of this type may leave between two runs.
+    #[serde_inline_default(Duration::from_secs(3600))]
+    #[serde(with = "duration_text")]
+    pub min_schedule_interval: Duration,
 }
 
 /// A part of a job that may be kept from operators (see `redact`).

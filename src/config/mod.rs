@@ -16,7 +16,7 @@ pub use job_types::{ExportFormat, ExportSettings, HandlerKind, JobTypeSettings, 
 pub use sections::{
     AuthSettings, BatchSettings, DatabaseSettings, EmailSettings, HistorySettings, HttpSettings, LogFormat,
     LogSettings, NotificationSettings, OverloadSettings, PreferenceSettings, QuotaSettings, RateLimitSettings,
-    S3Settings, SmtpSecurity, StorageBackend, StorageSettings, WebhookSettings, WorkerSettings,
+    S3Settings, ScheduleSettings, SmtpSecurity, StorageBackend, StorageSettings, WebhookSettings, WorkerSettings,
 };
 pub use values::{CountCap, LongSecret, PostgresUrl};
 
@@ -57,6 +57,8 @@ pub struct Settings {
     pub webhooks: WebhookSettings,
     #[serde(default)]
     pub batches: BatchSettings,
+    #[serde(default)]
+    pub schedules: ScheduleSettings,
     /// Job types by name: what `POST /jobs/{type}` accepts.
     pub job_types: BTreeMap<String, JobTypeSettings>,
 }

@@ -36,6 +36,7 @@ default_from_fields!(
     StorageSettings,
     WebhookSettings,
     BatchSettings,
+    ScheduleSettings,
     EmailSettings,
     QuotaSettings,
     RateLimitSettings,
@@ -263,6 +264,27 @@ pub struct BatchSettings {
     /// statement and its request body read whole (JSON), so this bounds both.
     #[serde_inline_default(NonZeroUsize::new(10_000).expect("not zero"))]
     pub max_items: NonZeroUsize,
+}
+
+/// Users' own recurring jobs: `POST /schedules/{type}` (of a type whose
+/// section says `schedulable = true`).
+#[serde_inline_default]
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScheduleSettings {
+    /// Schedules one user may have.
+    #[serde_inline_default(NonZeroU32::new(100).expect("not zero"))]
+    pub max_per_user: NonZeroU32,
+    /// How often each process looks for due schedules.
+    #[serde_inline_default(Duration::from_secs(1))]
+    #[serde(with = "duration_text")]
+    pub poll_interval: Duration,
+    /// How late an occurrence may fire and still count as on time; older
+    /// ones count as missed (errand was down, or the schedule paused), and
+    /// the schedule's `missed` policy decides.
+    #[serde_inline_default(Duration::from_secs(300))]
+    #[serde(with = "duration_text")]
+    pub misfire_grace: Duration,
 }
 
 /// Tenants' webhook endpoints.

@@ -69,6 +69,20 @@ impl Fingerprint {
         }
         Self(hasher.finalize().into())
     }
+
+    /// Fingerprints a schedule of `job_type` made by `request` as a whole
+    /// (params, expression, time zone, end, policies): the same key sent
+    /// with another schedule is refused.
+    pub fn of_schedule(job_type: &str, request: &Value) -> Self {
+        let mut hasher = Sha256::new();
+        hasher.update(b"schedule\0");
+        hasher.update(job_type.as_bytes());
+        hasher.update([0]);
+        let mut canonical = Vec::with_capacity(256);
+        write_canonical(request, &mut canonical);
+        hasher.update(&canonical);
+        Self(hasher.finalize().into())
+    }
 }
 
 fn write_canonical(value: &Value, out: &mut Vec<u8>) {

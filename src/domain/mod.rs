@@ -2,8 +2,9 @@
 //! ([`JobId`]), in what state ([`JobState`], [`JobStatus`]), and what makes two
 //! submissions the same ([`IdempotencyKey`], [`Fingerprint`]), how an
 //! attempt ends ([`Outcome`]), when a failed one runs again ([`RetryPolicy`]),
-//! how much unfinished work one user or tenant may have ([`Quotas`]), and
-//! how job ends reach people ([`NotificationRules`]).
+//! how much unfinished work one user or tenant may have ([`Quotas`]),
+//! how job ends reach people ([`NotificationRules`]), and when a schedule
+//! fires ([`Recurrence`], [`firing`]).
 
 mod attempt;
 mod batch;
@@ -13,12 +14,16 @@ mod job;
 mod preferences;
 mod quota;
 mod retry;
+mod schedule;
 
 pub use attempt::{Failure, Outcome, ProgressReport, storable};
 pub use batch::{BatchCounts, BatchStatus};
 pub use idempotency::{Fingerprint, IdempotencyKey, InvalidIdempotencyKey};
-pub use ids::{BatchId, Caller, InvalidId, JobId, LeaseId, NotificationId, Operator, OwnerTag, TenantId, UserId};
+pub use ids::{
+    BatchId, Caller, InvalidId, JobId, LeaseId, NotificationId, Operator, OwnerTag, ScheduleId, TenantId, UserId,
+};
 pub use job::{Job, JobState, JobStatus, JobTypeName, UnknownState};
 pub use preferences::{Channel, NotificationRules};
 pub use quota::{Cap, QuotaExceeded, QuotaScope, Quotas, TenantCaps, Usage};
 pub use retry::RetryPolicy;
+pub use schedule::{Firing, Missed, Occurrence, Recurrence, RecurrenceError, firing};

@@ -57,6 +57,12 @@ pub enum AppError {
     InvalidWebhook(String),
     #[error("{0}")]
     InvalidBatch(String),
+    #[error("{field}: {reason}")]
+    InvalidSchedule { field: &'static str, reason: String },
+    #[error("job type {0:?} cannot be scheduled (its configuration does not say `schedulable = true`)")]
+    NotSchedulable(String),
+    #[error("you have {count} schedules, against a cap of {limit}: delete one first")]
+    TooManySchedules { limit: u32, count: u64 },
     #[error("this route does not answer {method}; it answers {allow}")]
     MethodNotAllowed { method: String, allow: &'static str },
     #[error(
@@ -101,6 +107,11 @@ impl AppError {
             Self::InvalidPreference(_) => ("invalid_preference", S::UNPROCESSABLE_ENTITY, "Invalid preference"),
             Self::InvalidWebhook(_) => ("invalid_webhook", S::UNPROCESSABLE_ENTITY, "Invalid webhook"),
             Self::InvalidBatch(_) => ("invalid_batch", S::UNPROCESSABLE_ENTITY, "Invalid batch"),
+            Self::InvalidSchedule { .. } => ("invalid_schedule", S::UNPROCESSABLE_ENTITY, "Invalid schedule"),
+            Self::NotSchedulable(_) => {
+                ("job_type_not_schedulable", S::UNPROCESSABLE_ENTITY, "Job type not schedulable")
+            }
+            Self::TooManySchedules { .. } => ("quota_exceeded", S::TOO_MANY_REQUESTS, "Quota exceeded"),
             Self::MethodNotAllowed { .. } => ("method_not_allowed", S::METHOD_NOT_ALLOWED, "Method not allowed"),
             Self::QuotaExceeded { .. } => ("quota_exceeded", S::TOO_MANY_REQUESTS, "Quota exceeded"),
             Self::RateLimited(_) => ("rate_limited", S::TOO_MANY_REQUESTS, "Rate limited"),
@@ -224,6 +235,7 @@ impl ResponseError for AppError {
             code,
             field: match self {
                 Self::InvalidParams(e) => Some(e.field.as_str()),
+                Self::InvalidSchedule { field, .. } => Some(field),
                 _ => None,
             },
             scope: None,
@@ -237,6 +249,9 @@ impl ResponseError for AppError {
                 count: Some(exceeded.count),
                 ..problem
             },
+            Self::TooManySchedules { limit, count } => {
+                Problem { scope: Some("user_schedules"), limit: Some(*limit), count: Some(*count), ..problem }
+            }
             _ => problem,
         };
         if status == StatusCode::TOO_MANY_REQUESTS {

@@ -26,6 +26,7 @@ mod pages;
 mod preferences;
 pub mod rate_limit;
 mod request_id;
+mod schedules;
 mod tickets;
 mod unsubscribe;
 mod webhook_preferences;
@@ -72,6 +73,8 @@ pub struct AppState {
     pub max_webhook_endpoints: usize,
     /// Items one batch may have.
     pub max_batch_items: usize,
+    /// Schedules one user may have.
+    pub max_schedules_per_user: u32,
     /// `GET /openapi.json`, built and written out once.
     pub openapi: web::Bytes,
     /// Cancelled when the process shuts down: live streams end.
@@ -120,6 +123,7 @@ impl AppState {
             outbound: crate::outbound::OutboundPolicy::new(settings.webhooks.allow_hosts.iter().cloned()),
             max_webhook_endpoints: settings.webhooks.max_endpoints_per_tenant.get(),
             max_batch_items: settings.batches.max_items.get(),
+            max_schedules_per_user: settings.schedules.max_per_user.get(),
             preferences_url: match &settings.email.preferences_url {
                 Some(url) => url.to_string(),
                 None => settings.http.public_base_url.join_path("/"),
@@ -187,6 +191,18 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
                 .service(id_or_type().route(web::get().to(jobs::get)).route(web::post().to(jobs::submit)))
                 .service(get("/{id}/result", jobs::result))
                 .service(post("/{id}/cancel", jobs::cancel)),
+        )
+        .service(
+            web::scope("/schedules")
+                .service(get("", schedules::list))
+                // `/schedules/{type}` makes one, `/schedules/{id}` reads, changes or deletes one.
+                .service(
+                    id_or_type_answering("GET, PATCH, DELETE", "POST")
+                        .route(web::get().to(schedules::get))
+                        .route(web::patch().to(schedules::change))
+                        .route(web::delete().to(schedules::delete))
+                        .route(web::post().to(schedules::create)),
+                ),
         )
         .service(
             web::scope("/batches")
@@ -279,9 +295,15 @@ fn path_id(path: &str) -> Result<uuid::Uuid, AppError> {
 /// `POST` to a type submits one. Any other method gets a 405 naming the one
 /// that path answers. (A `GET` of a type is the handlers' 405.)
 fn id_or_type() -> Resource {
-    web::resource("/{id_or_type}").default_service(web::to(|req: HttpRequest| async move {
+    id_or_type_answering("GET", "POST")
+}
+
+/// `/{id_or_type}`, whose id answers `by_id` and whose type `by_type`; any
+/// other method gets a 405 naming what that path answers.
+fn id_or_type_answering(by_id: &'static str, by_type: &'static str) -> Resource {
+    web::resource("/{id_or_type}").default_service(web::to(move |req: HttpRequest| async move {
         let id = req.match_info().get("id_or_type").is_some_and(|s| uuid::Uuid::parse_str(s).is_ok());
-        method_not_allowed(&req, if id { "GET" } else { "POST" })
+        method_not_allowed(&req, if id { by_id } else { by_type })
     }))
 }
 

@@ -63,6 +63,8 @@ pub struct JobType {
     schema: Option<jsonschema::Validator>,
     /// What operators without the `operator:sensitive` scope do not see.
     pub redact: Vec<RedactedField>,
+    /// Users may schedule it, at most once per this (`None`: not schedulable).
+    pub schedulable_every: Option<Duration>,
 }
 
 /// Params that the type's JSON Schema rejects.
@@ -215,6 +217,7 @@ impl JobTypes {
                 params_schema: s.params_schema.clone(),
                 schema,
                 redact: s.redact.clone(),
+                schedulable_every: s.schedulable.then_some(s.min_schedule_interval),
             };
             types.insert(name.clone(), Arc::new(job_type));
         }

@@ -30,6 +30,8 @@ mod outbox;
 mod preferences;
 mod queue;
 mod quota;
+mod schedule_firing;
+mod schedules;
 mod sessions;
 mod submit;
 mod tenant_quotas;
@@ -58,6 +60,8 @@ pub use operator_overview::{FINISHED_COUNT_CAP, FinishedCounts, OperatorOverview
 pub use outbox::{Outbox, OutboxEmail};
 pub use preferences::{CallerPreferences, CategoryPreferences};
 pub use queue::{QueueDepth, RunningAttempt};
+pub use schedule_firing::{Fired, FiringTerms, ScheduleFiring};
+pub use schedules::{CallerSchedules, NewSchedule, Overlap, Schedule, ScheduleCreation};
 pub use submit::{NewJob, Submission, Submissions};
 pub use tenant_quotas::{Caps, NearQuota, NearestQuotas, QuotaOverrides, TenantQuota};
 pub use webhook_outbox::{DeliveryOutcome, WebhookDelivery, WebhookOutbox};
@@ -358,6 +362,16 @@ impl Store {
     /// Recording new jobs, each for its own caller.
     pub fn submissions(&self) -> Submissions<'_> {
         Submissions { pool: &self.pool, quotas: &self.quotas, batch_caps: &self.batch_caps, endings: &self.endings }
+    }
+
+    /// The schedules of the caller's user in the caller's tenant.
+    pub fn schedules_for<'a>(&'a self, caller: &'a Caller) -> CallerSchedules<'a> {
+        CallerSchedules { pool: &self.pool, caller }
+    }
+
+    /// Every tenant's due schedules, for a process's scheduler.
+    pub fn schedule_firing(&self) -> ScheduleFiring<'_> {
+        ScheduleFiring { pool: &self.pool }
     }
 
     /// The batches of the caller's user in the caller's tenant.

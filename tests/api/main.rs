@@ -31,6 +31,7 @@ mod quotas;
 mod rate_limits;
 mod read;
 mod s3;
+mod schedules;
 mod shutdown;
 mod submit;
 mod tls;

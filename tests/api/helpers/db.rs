@@ -22,6 +22,8 @@ pub struct TestDb {
     pub url: String,
     /// A URL of the server it lives on, from which it is dropped.
     admin: String,
+    /// Dropped with this handle (not a [`TestDb::shared`] one).
+    owns: bool,
 }
 
 impl TestDb {
@@ -49,7 +51,13 @@ impl TestDb {
             .batch_execute(&format!("CREATE DATABASE {name} {options}"))
             .await
             .expect("create test database");
-        Self { url: with_database(admin, &name), name, admin: admin.to_owned() }
+        Self { url: with_database(admin, &name), name, admin: admin.to_owned(), owns: true }
+    }
+
+    /// Another handle on this database, for a second app on it: the
+    /// database goes with the first handle only.
+    pub fn shared(&self) -> Self {
+        Self { name: self.name.clone(), url: self.url.clone(), admin: self.admin.clone(), owns: false }
     }
 
     /// A fresh connection to this database.
@@ -85,6 +93,9 @@ impl TestDb {
 
 impl Drop for TestDb {
     fn drop(&mut self) {
+        if !self.owns {
+            return;
+        }
         let (name, admin) = (self.name.clone(), self.admin.clone());
         // Drop runs outside async context: use a private runtime on a thread.
         let _ = std::thread::spawn(move || {

@@ -1,0 +1,86 @@
+//! The Scheduler: every `schedules.poll_interval`, fires the schedules that
+//! are due (see `store/schedule_firing.rs`: the database decides who fires
+//! what, so every process runs one and none leads). A pass that took a full
+//! batch runs again at once; the jobs it records are announced to the
+//! dispatchers as any new job is.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix::prelude::*;
+use chrono::{DateTime, TimeDelta, Utc};
+
+use crate::store::{Fired, FiringTerms, Store};
+
+/// Fire what is due as of `now` (tests pass a moved clock; the timer passes
+/// the real one); answered with what the pass did.
+#[derive(Debug, Clone, Copy, Message)]
+#[rtype(result = "Fired")]
+pub struct FireDue {
+    pub now: DateTime<Utc>,
+}
+
+/// Schedules taken per pass: one short transaction each.
+const BATCH: i64 = 500;
+/// Passes run back to back at most, before the timer's next turn.
+const PASSES_PER_TURN: usize = 20;
+
+pub struct Scheduler {
+    store: Store,
+    every: Duration,
+    grace: TimeDelta,
+    /// Attempts per schedulable job type.
+    max_attempts: Arc<HashMap<String, u32>>,
+}
+
+impl Scheduler {
+    pub fn new(store: Store, every: Duration, grace: Duration, max_attempts: HashMap<String, u32>) -> Self {
+        let grace = TimeDelta::from_std(grace).unwrap_or(TimeDelta::MAX);
+        Self { store, every, grace, max_attempts: Arc::new(max_attempts) }
+    }
+
+    fn fire(&self, now: Option<DateTime<Utc>>) -> impl Future<Output = Fired> + 'static {
+        let (store, grace, max_attempts) = (self.store.clone(), self.grace, self.max_attempts.clone());
+        async move {
+            let mut total = Fired::default();
+            for _ in 0..PASSES_PER_TURN {
+                let terms = FiringTerms { grace, max_attempts: &max_attempts, batch: BATCH };
+                match store.schedule_firing().fire_due(now.unwrap_or_else(Utc::now), &terms).await {
+                    Ok(fired) => {
+                        total.schedules += fired.schedules;
+                        total.jobs += fired.jobs;
+                        metrics::counter!("errand_scheduled_jobs_total").increment(fired.jobs as u64);
+                        if fired.schedules < BATCH as usize {
+                            break;
+                        }
+                    }
+                    Err(error) => {
+                        tracing::warn!(%error, "could not fire due schedules");
+                        break;
+                    }
+                }
+            }
+            total
+        }
+    }
+}
+
+impl Actor for Scheduler {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Self::Context) {
+        // `wait`: one turn at a time.
+        ctx.run_interval(self.every, |act, ctx| {
+            ctx.wait(act.fire(None).into_actor(act).map(|_, _, _| ()));
+        });
+    }
+}
+
+impl Handler<FireDue> for Scheduler {
+    type Result = ResponseFuture<Fired>;
+
+    fn handle(&mut self, msg: FireDue, _ctx: &mut Self::Context) -> Self::Result {
+        Box::pin(self.fire(Some(msg.now)))
+    }
+}

@@ -1,0 +1,416 @@
+//! `/schedules`: a user's own recurring jobs ("every Monday at 08:00,
+//! Europe/Paris"), of the types configured `schedulable`. Created under an
+//! idempotency key as jobs are; every read and change goes through the
+//! caller's scope. When a schedule fires is `domain::schedule`'s to say;
+//! the Scheduler fires it.
+
+use actix_web::http::header;
+use actix_web::{HttpRequest, HttpResponse, web};
+use chrono::{DateTime, TimeDelta, Utc};
+use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::Value;
+
+use super::{AppState, body, page, path_id};
+use crate::domain::{Caller, Fingerprint, Missed, Occurrence, Recurrence, ScheduleId};
+use crate::http::error::{AppError, Problem, RateLimitedResponse, Unauthenticated, Unavailable};
+use crate::jobs::JobType;
+use crate::store::{NewSchedule, Overlap, Schedule, ScheduleCreation};
+
+/// Occurrences looked at for the shortest interval of an expression.
+const INTERVAL_SAMPLE: usize = 200;
+
+/// A schedule as the API shows it.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct ScheduleView {
+    #[schema(value_type = String, format = Uuid)]
+    id: ScheduleId,
+    #[serde(rename = "type")]
+    job_type: String,
+    #[schema(value_type = Object)]
+    params: Value,
+    cron: String,
+    timezone: String,
+    ends_at: Option<String>,
+    /// `skip` or `catch_up` (with `catch_up_limit`).
+    missed: &'static str,
+    catch_up_limit: u32,
+    /// `skip`, `queue` or `cancel_previous`.
+    #[schema(value_type = String)]
+    overlap: Overlap,
+    paused: bool,
+    /// When it fires next (`null`: never again); while paused, when it would have.
+    next_run_at: Option<String>,
+    /// The job its latest occurrence made.
+    #[schema(value_type = Option<String>, format = Uuid)]
+    last_job_id: Option<uuid::Uuid>,
+    created_at: String,
+    updated_at: String,
+}
+
+impl ScheduleView {
+    fn of(s: Schedule) -> Self {
+        let (missed, catch_up_limit) = match s.missed {
+            Missed::Skip => ("skip", 1),
+            Missed::CatchUp { limit } => ("catch_up", limit),
+        };
+        Self {
+            id: s.id,
+            job_type: s.job_type,
+            params: s.params,
+            cron: s.cron,
+            timezone: s.timezone,
+            ends_at: s.ends_at.map(page::rfc3339),
+            missed,
+            catch_up_limit,
+            overlap: s.overlap,
+            paused: s.paused,
+            next_run_at: s.next.map(|o| page::rfc3339(o.at)),
+            last_job_id: s.last_job.map(|j| j.0),
+            created_at: page::rfc3339(s.created_at),
+            updated_at: page::rfc3339(s.updated_at),
+        }
+    }
+}
+
+/// `POST /schedules/{type}`'s body.
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NewScheduleRequest {
+    /// The jobs' params, checked against the type's schema.
+    #[schema(value_type = Object)]
+    params: Value,
+    /// Five fields (minute hour day-of-month month day-of-week) or a shorthand (`@daily`, `@weekly`, …).
+    cron: String,
+    /// An IANA time zone (`Europe/Paris`): the expression is read on its wall clock.
+    timezone: String,
+    /// No occurrence after this.
+    ends_at: Option<DateTime<Utc>>,
+    /// Occurrences missed while errand was down or the schedule paused:
+    /// `skip` (default) or `catch_up` (the latest `catch_up_limit` of them run).
+    #[serde(default)]
+    #[schema(value_type = Option<String>)]
+    missed: MissedName,
+    /// 1 to 100, default 1.
+    catch_up_limit: Option<u32>,
+    /// When an occurrence comes while the job of the one before is
+    /// unfinished: `skip` (default), `queue` or `cancel_previous`.
+    #[serde(default = "skip")]
+    #[schema(value_type = Option<String>)]
+    overlap: Overlap,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum MissedName {
+    #[default]
+    Skip,
+    CatchUp,
+}
+
+fn skip() -> Overlap {
+    Overlap::Skip
+}
+
+/// `PATCH /schedules/{id}`'s body: what to change (a field left out stays).
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ScheduleChange {
+    paused: Option<bool>,
+    #[schema(value_type = Option<Object>)]
+    params: Option<Value>,
+    cron: Option<String>,
+    timezone: Option<String>,
+    /// `null` removes the end.
+    #[serde(default, deserialize_with = "present")]
+    #[schema(value_type = Option<String>, format = DateTime)]
+    ends_at: Option<Option<DateTime<Utc>>>,
+    #[schema(value_type = Option<String>)]
+    missed: Option<MissedName>,
+    catch_up_limit: Option<u32>,
+    #[schema(value_type = Option<String>)]
+    overlap: Option<Overlap>,
+}
+
+/// A field given, as its value or `null`; a field left out is `None` (by `default`).
+fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Option<Option<T>>, D::Error> {
+    Option::<T>::deserialize(d).map(Some)
+}
+
+fn invalid(field: &'static str, reason: impl Into<String>) -> AppError {
+    AppError::InvalidSchedule { field, reason: reason.into() }
+}
+
+fn missed_policy(name: MissedName, limit: Option<u32>) -> Result<Missed, AppError> {
+    match (name, limit) {
+        (_, Some(limit)) if !(1..=100).contains(&limit) => {
+            Err(invalid("catch_up_limit", format!("must be 1 to 100, not {limit}")))
+        }
+        (MissedName::Skip, _) => Ok(Missed::Skip),
+        (MissedName::CatchUp, limit) => Ok(Missed::CatchUp { limit: limit.unwrap_or(1) }),
+    }
+}
+
+/// The schedulable type `name`, or why not.
+fn schedulable<'a>(state: &'a AppState, name: &str) -> Result<(&'a JobType, std::time::Duration), AppError> {
+    let job_type = state.job_types.get(name).ok_or_else(|| AppError::UnknownJobType(name.to_owned()))?;
+    let every = job_type.schedulable_every.ok_or_else(|| AppError::NotSchedulable(name.to_owned()))?;
+    Ok((job_type, every))
+}
+
+/// Params checked against the type's schema, their field named under `/params`.
+fn checked_params(job_type: &JobType, params: &Value) -> Result<(), AppError> {
+    if !params.is_object() {
+        return Err(invalid("params", "must be a JSON object (the jobs' params)"));
+    }
+    job_type.validate_params(params).map_err(|mut e| {
+        e.field = format!("/params{}", e.field.trim_end_matches('/'));
+        AppError::InvalidParams(e)
+    })
+}
+
+/// The expression in its zone, no more frequent than the type allows.
+fn recurrence(cron: &str, timezone: &str, every: std::time::Duration) -> Result<Recurrence, AppError> {
+    let recurrence = Recurrence::parse(cron, timezone).map_err(|e| invalid(e.field, e.reason))?;
+    let shortest = recurrence.shortest_interval(Utc::now(), INTERVAL_SAMPLE);
+    let allowed = TimeDelta::from_std(every).unwrap_or(TimeDelta::MAX);
+    match shortest {
+        None => Err(invalid("cron", format!("{cron:?} never fires"))),
+        Some(gap) if gap < allowed => Err(invalid(
+            "cron",
+            format!(
+                "{cron:?} fires every {} at times; this job type may be scheduled at most every {}",
+                humantime::format_duration(gap.to_std().unwrap_or_default()),
+                humantime::format_duration(every)
+            ),
+        )),
+        Some(_) => Ok(recurrence),
+    }
+}
+
+/// The first occurrence after now, unless past `ends_at`.
+fn first(recurrence: &Recurrence, ends_at: Option<DateTime<Utc>>) -> Option<Occurrence> {
+    recurrence.first_after(Utc::now()).filter(|o| ends_at.is_none_or(|end| o.at <= end))
+}
+
+/// `POST /schedules/{type}`: record a schedule (or find the one the key names).
+#[utoipa::path(
+    post, path = "/schedules/{job_type}", tag = "schedules",
+    params(
+        ("job_type" = String, Path, description = "A job type configured `schedulable`"),
+        ("Idempotency-Key" = String, Header, pattern = "^[!-~]{1,255}$", description = "One per intent, as for jobs"),
+    ),
+    request_body = NewScheduleRequest,
+    responses(
+        (status = 201, description = "A new schedule, with its `next_run_at`", body = ScheduleView),
+        (status = 200, description = "The key's schedule, replayed (`Idempotent-Replayed: true`)", body = ScheduleView),
+        (status = 400, description = "Missing or malformed key, or a malformed body (`bad_request`, `invalid_idempotency_key`)", body = Problem, content_type = "application/problem+json"),
+        Unauthenticated,
+        (status = 404, description = "Unknown job type (`unknown_job_type`)", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "A type that cannot be scheduled (`job_type_not_schedulable`); a bad `cron`, `timezone`, `ends_at` or `catch_up_limit`, or one firing more often than the type allows (`invalid_schedule`, with `field`); params refused (`invalid_params`, `field` e.g. `/params/to`); the key reused for another request (`idempotency_key_reused`)", body = Problem, content_type = "application/problem+json"),
+        (status = 429, description = "As many schedules as one user may have (`quota_exceeded`, `scope` `user_schedules`), or past a rate limit (`rate_limited`)", body = Problem, content_type = "application/problem+json"),
+        Unavailable,
+    ),
+    security(("bearer" = [])),
+)]
+pub async fn create(
+    req: HttpRequest,
+    caller: Caller,
+    path: web::Path<String>,
+    payload: web::Payload,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    let key = super::jobs::idempotency_key(&req)?;
+    let (job_type, every) = schedulable(&state, &path)?;
+    let whole: Value = body::json(payload).await?;
+    let request: NewScheduleRequest =
+        serde_json::from_value(whole.clone()).map_err(|e| AppError::BadRequest(format!("the body: {e}")))?;
+    checked_params(job_type, &request.params)?;
+    let recurrence = recurrence(&request.cron, &request.timezone, every)?;
+    if request.ends_at.is_some_and(|end| end <= Utc::now()) {
+        return Err(invalid("ends_at", "is in the past"));
+    }
+    let missed = missed_policy(request.missed, request.catch_up_limit)?;
+    let new = NewSchedule {
+        key,
+        fingerprint: Fingerprint::of_schedule(&job_type.name, &whole),
+        job_type: job_type.name.clone(),
+        params: request.params,
+        cron: request.cron,
+        timezone: request.timezone.trim().to_owned(),
+        ends_at: request.ends_at,
+        missed,
+        overlap: request.overlap,
+        first: first(&recurrence, request.ends_at),
+    };
+    match state.store.schedules_for(&caller).create(&new, state.max_schedules_per_user).await? {
+        ScheduleCreation::Created(s) => Ok(HttpResponse::Created()
+            .insert_header((header::LOCATION, format!("/schedules/{}", s.id)))
+            .json(ScheduleView::of(s))),
+        ScheduleCreation::Replayed(s) => Ok(HttpResponse::Ok()
+            .insert_header(("Idempotent-Replayed", "true"))
+            .insert_header((header::LOCATION, format!("/schedules/{}", s.id)))
+            .json(ScheduleView::of(s))),
+        ScheduleCreation::KeyReused => Err(AppError::IdempotencyKeyReused),
+        ScheduleCreation::OverQuota { limit, count } => Err(AppError::TooManySchedules { limit, count }),
+    }
+}
+
+#[derive(Deserialize)]
+pub struct ListQuery {
+    limit: Option<u32>,
+    cursor: Option<String>,
+}
+
+/// A page of the caller's schedules.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct ScheduleList {
+    schedules: Vec<ScheduleView>,
+    next_cursor: Option<String>,
+}
+
+/// `GET /schedules`: the caller's schedules, newest first.
+#[utoipa::path(
+    get, path = "/schedules", tag = "schedules",
+    params(
+        ("limit" = Option<u32>, Query, minimum = 1, maximum = 100, description = "1 to 100, default 20"),
+        ("cursor" = Option<String>, Query, pattern = "^[A-Za-z0-9_-]{21}[AQgw]$", description = "`next_cursor` of the previous page"),
+    ),
+    responses(
+        (status = 200, description = "A page of the caller's schedules", body = ScheduleList),
+        (status = 400, description = "A bad limit or cursor (`bad_request`)", body = Problem, content_type = "application/problem+json"),
+        Unauthenticated,
+        RateLimitedResponse,
+        Unavailable,
+    ),
+    security(("bearer" = [])),
+)]
+pub async fn list(
+    caller: Caller,
+    query: web::Query<ListQuery>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    let limit = page::limit(query.limit)?;
+    let before = query.cursor.as_deref().map(page::decode_cursor).transpose()?.map(ScheduleId);
+    let mut schedules = state.store.schedules_for(&caller).list(before, limit).await?;
+    let next_cursor = if schedules.len() > limit as usize {
+        schedules.truncate(limit as usize);
+        schedules.last().map(|s| page::encode_cursor(s.id.0))
+    } else {
+        None
+    };
+    Ok(HttpResponse::Ok()
+        .json(ScheduleList { schedules: schedules.into_iter().map(ScheduleView::of).collect(), next_cursor }))
+}
+
+/// `GET /schedules/{id}`: the caller's schedule, or 404.
+#[utoipa::path(
+    get, path = "/schedules/{id}", tag = "schedules",
+    params(("id" = String, Path, format = Uuid, description = "The schedule's id")),
+    responses(
+        (status = 200, description = "The caller's schedule", body = ScheduleView),
+        Unauthenticated,
+        RateLimitedResponse,
+        (status = 404, description = "No such schedule of the caller's (`not_found`)", body = Problem, content_type = "application/problem+json"),
+        Unavailable,
+    ),
+    security(("bearer" = [])),
+)]
+pub async fn get(
+    caller: Caller,
+    path: web::Path<String>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    let id = ScheduleId(super::read_by_id(&path, &state)?);
+    let schedule = state.store.schedules_for(&caller).get(id).await?.ok_or(AppError::NotFound)?;
+    Ok(HttpResponse::Ok().json(ScheduleView::of(schedule)))
+}
+
+/// `PATCH /schedules/{id}`: pause (`{"paused": true}`), resume, or change
+/// params, expression, zone, end or policies. A changed expression, zone or
+/// end counts from now; a resumed schedule's occurrences missed while
+/// paused go by its `missed` policy.
+#[utoipa::path(
+    patch, path = "/schedules/{id}", tag = "schedules",
+    params(("id" = String, Path, format = Uuid, description = "The schedule's id")),
+    request_body = ScheduleChange,
+    responses(
+        (status = 200, description = "The schedule, changed", body = ScheduleView),
+        (status = 400, description = "A malformed body (`bad_request`)", body = Problem, content_type = "application/problem+json"),
+        Unauthenticated,
+        RateLimitedResponse,
+        (status = 404, description = "No such schedule of the caller's (`not_found`)", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "As for `POST` (`invalid_schedule`, `invalid_params`, with `field`)", body = Problem, content_type = "application/problem+json"),
+        Unavailable,
+    ),
+    security(("bearer" = [])),
+)]
+pub async fn change(
+    caller: Caller,
+    path: web::Path<String>,
+    payload: web::Payload,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    let id = ScheduleId(path_id(&path)?);
+    let change: ScheduleChange = body::json(payload).await?;
+    let changed = state.store.schedules_for(&caller).change(id, |s| apply(s, change, &state)).await?;
+    let schedule = changed.ok_or(AppError::NotFound)??;
+    Ok(HttpResponse::Ok().json(ScheduleView::of(schedule)))
+}
+
+/// `change` applied to `s`, checked as a new schedule is.
+fn apply(mut s: Schedule, change: ScheduleChange, state: &AppState) -> Result<Schedule, AppError> {
+    let (job_type, every) = schedulable(state, &s.job_type)?;
+    if let Some(params) = change.params {
+        checked_params(job_type, &params)?;
+        s.params = params;
+    }
+    let when_changed = change.cron.is_some() || change.timezone.is_some() || change.ends_at.is_some();
+    s.cron = change.cron.unwrap_or(s.cron);
+    s.timezone = change.timezone.map_or(s.timezone, |tz| tz.trim().to_owned());
+    if let Some(ends_at) = change.ends_at {
+        if ends_at.is_some_and(|end| end <= Utc::now()) {
+            return Err(invalid("ends_at", "is in the past"));
+        }
+        s.ends_at = ends_at;
+    }
+    let recurrence = recurrence(&s.cron, &s.timezone, every)?;
+    if when_changed {
+        s.next = first(&recurrence, s.ends_at);
+    }
+    if change.missed.is_some() || change.catch_up_limit.is_some() {
+        let (name, limit) = match s.missed {
+            Missed::Skip => (MissedName::Skip, None),
+            Missed::CatchUp { limit } => (MissedName::CatchUp, Some(limit)),
+        };
+        s.missed = missed_policy(change.missed.unwrap_or(name), change.catch_up_limit.or(limit))?;
+    }
+    s.overlap = change.overlap.unwrap_or(s.overlap);
+    s.paused = change.paused.unwrap_or(s.paused);
+    Ok(s)
+}
+
+/// `DELETE /schedules/{id}`: the caller's schedule is gone (its jobs stay).
+#[utoipa::path(
+    delete, path = "/schedules/{id}", tag = "schedules",
+    params(("id" = String, Path, format = Uuid, description = "The schedule's id")),
+    responses(
+        (status = 204, description = "Deleted"),
+        Unauthenticated,
+        RateLimitedResponse,
+        (status = 404, description = "No such schedule of the caller's (`not_found`)", body = Problem, content_type = "application/problem+json"),
+        Unavailable,
+    ),
+    security(("bearer" = [])),
+)]
+pub async fn delete(
+    caller: Caller,
+    path: web::Path<String>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    let id = ScheduleId(path_id(&path)?);
+    if state.store.schedules_for(&caller).delete(id).await? {
+        Ok(HttpResponse::NoContent().finish())
+    } else {
+        Err(AppError::NotFound)
+    }
+}

@@ -1,0 +1,219 @@
+//! Due schedules become jobs, exactly once per occurrence. One pass takes
+//! due rows with `FOR UPDATE SKIP LOCKED` (processes share the work without
+//! waiting on one another), works out in `domain::schedule` what each fires
+//! and when it fires next, then records the jobs and moves each row on, all
+//! in the pass's transaction: a process that dies mid-pass leaves the rows
+//! as they were for the next one. Each job's idempotency key names its
+//! schedule and occurrence, and the jobs' key is unique, so even a pass run
+//! twice over one occurrence makes one job.
+
+use std::collections::HashMap;
+
+use chrono::{DateTime, TimeDelta, Utc};
+use deadpool_postgres::{Pool, Transaction};
+use uuid::Uuid;
+
+use super::StoreError;
+use super::cancel::{CancelledBy, cancel_locked};
+use super::schedules::{Overlap, Schedule, next_columns, schedule_from_row};
+use crate::domain::{Fingerprint, JobId, Occurrence, Recurrence, firing};
+
+/// Due schedules, oldest due first, with their owner and whether the job of
+/// their latest occurrence is unfinished: `$1` now, `$2` rows at most.
+const TAKE_DUE: &str = "
+SELECT s.id, s.tenant_id, s.user_id, s.user_email, s.job_type, s.params, s.cron, s.timezone, s.ends_at, s.missed,
+       s.catch_up_limit, s.overlap, s.paused_at IS NOT NULL AS paused, s.next_run_at, s.next_local,
+       s.next_second_of_fold, s.last_job_id, s.created_at, s.updated_at, s.fingerprint,
+       coalesce(j.state = 'available', false) AS last_unfinished
+FROM schedules s
+LEFT JOIN jobs j ON j.id = s.last_job_id
+WHERE s.paused_at IS NULL AND s.next_run_at <= $1
+ORDER BY s.next_run_at
+LIMIT $2
+FOR UPDATE OF s SKIP LOCKED";
+
+/// Records a job per element (unless its key names one already) and queues
+/// it; tells the workers. Answers the jobs recorded, by schedule.
+const RECORD_JOBS: &str = "
+WITH input AS (
+    SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bytea[], $7::text[],
+                         $8::jsonb[], $9::integer[], $10::uuid[], $11::timestamptz[])
+        WITH ORDINALITY AS i (id, tenant_id, user_id, user_email, idempotency_key, fingerprint, job_type, params,
+                              max_attempts, schedule_id, scheduled_for, n)
+), inserted AS (
+    INSERT INTO jobs (id, tenant_id, user_id, user_email, idempotency_key, fingerprint, job_type, params, max_attempts,
+                      schedule_id, scheduled_for)
+    SELECT id, tenant_id, user_id, user_email, idempotency_key, fingerprint, job_type, params, max_attempts,
+           schedule_id, scheduled_for
+    FROM input ORDER BY n
+    ON CONFLICT (tenant_id, user_id, idempotency_key) DO NOTHING
+    RETURNING id, tenant_id, user_id, job_type, run_at, schedule_id
+), queued AS (
+    INSERT INTO job_queue (job_id, tenant_id, user_id, job_type, run_at)
+    SELECT id, tenant_id, user_id, job_type, run_at FROM inserted
+    RETURNING job_id
+)
+SELECT i.id, i.schedule_id, (SELECT count(pg_notify('errand_jobs', '')) FROM (SELECT 1 FROM queued LIMIT 1) q) AS told
+FROM inserted i";
+
+/// Moves each schedule on: its next occurrence, and its latest job.
+const MOVE_ON: &str = "
+UPDATE schedules s
+SET next_run_at = m.next_run_at, next_local = m.next_local, next_second_of_fold = m.second,
+    last_job_id = coalesce(m.last_job_id, s.last_job_id), updated_at = now()
+FROM unnest($1::uuid[], $2::timestamptz[], $3::timestamp[], $4::bool[], $5::uuid[])
+    AS m (id, next_run_at, next_local, second, last_job_id)
+WHERE s.id = m.id";
+
+/// The queue row of a schedule's previous job, locked, for `cancel_previous`.
+const LOCK_PREVIOUS: &str = "SELECT state FROM job_queue WHERE job_id = $1 FOR UPDATE";
+
+/// What a pass needs to know of errand's configuration.
+pub struct FiringTerms<'a> {
+    /// How late an occurrence may fire and still count as on time.
+    pub grace: TimeDelta,
+    /// Attempts per job type (a type no longer configured is not fired).
+    pub max_attempts: &'a HashMap<String, u32>,
+    /// Schedules taken per pass.
+    pub batch: i64,
+}
+
+/// What a pass did.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Fired {
+    /// Schedules taken.
+    pub schedules: usize,
+    /// Jobs recorded.
+    pub jobs: usize,
+}
+
+/// A job an occurrence makes.
+struct ScheduledJob {
+    id: Uuid,
+    schedule: usize,
+    key: String,
+    at: DateTime<Utc>,
+}
+
+/// The scheduler's door: every tenant's due schedules (what a process's
+/// scheduler fires, for whoever owns them).
+pub struct ScheduleFiring<'a> {
+    pub(super) pool: &'a Pool,
+}
+
+impl ScheduleFiring<'_> {
+    /// One pass at `now` (passed in, so that tests can move the clock).
+    pub async fn fire_due(&self, now: DateTime<Utc>, terms: &FiringTerms<'_>) -> Result<Fired, StoreError> {
+        let mut client = self.pool.get().await?;
+        let tx = client.transaction().await?;
+        let rows = tx.query(&tx.prepare_cached(TAKE_DUE).await?, &[&now, &terms.batch]).await?;
+        let mut jobs: Vec<ScheduledJob> = Vec::new();
+        let mut owners = Vec::with_capacity(rows.len());
+        let mut schedules = Vec::with_capacity(rows.len());
+        let mut nexts: Vec<Option<Occurrence>> = Vec::with_capacity(rows.len());
+        for row in &rows {
+            let schedule = schedule_from_row(row)?;
+            let owner: (String, String, Option<String>) =
+                (row.try_get("tenant_id")?, row.try_get("user_id")?, row.try_get("user_email")?);
+            let unfinished_before: bool = row.try_get("last_unfinished")?;
+            let (fire, next) = match (Recurrence::parse(&schedule.cron, &schedule.timezone), schedule.next) {
+                (Ok(recurrence), Some(due)) if terms.max_attempts.contains_key(&schedule.job_type) => {
+                    let plan = firing(&recurrence, due, now, terms.grace, schedule.missed, schedule.ends_at);
+                    (plan.fire, plan.next)
+                }
+                // An expression or zone no longer understood (a newer tz
+                // database), or a type no longer configured: it stops.
+                _ => (Vec::new(), None),
+            };
+            let index = schedules.len();
+            // Of several occurrences due at once, each would cancel the one
+            // before: only the latest is made.
+            let fire = match schedule.overlap {
+                Overlap::CancelPrevious => fire.into_iter().last().into_iter().collect(),
+                Overlap::Skip | Overlap::Queue => fire,
+            };
+            let mut unfinished = unfinished_before;
+            for occurrence in fire {
+                if unfinished {
+                    match (schedule.overlap, schedule.last_job) {
+                        (Overlap::Skip, _) => continue,
+                        (Overlap::CancelPrevious, Some(previous)) => cancel_previous(&tx, previous).await?,
+                        (Overlap::Queue | Overlap::CancelPrevious, _) => {}
+                    }
+                }
+                jobs.push(ScheduledJob {
+                    id: Uuid::now_v7(),
+                    schedule: index,
+                    key: format!("schedule:{}:{}", schedule.id, occurrence.at.to_rfc3339()),
+                    at: occurrence.at,
+                });
+                unfinished = true;
+            }
+            owners.push(owner);
+            nexts.push(next);
+            schedules.push(schedule);
+        }
+        let recorded = record_jobs(&tx, &jobs, &schedules, &owners, terms).await?;
+        let mut last_jobs: Vec<Option<Uuid>> = vec![None; schedules.len()];
+        for job in jobs.iter().filter(|j| recorded.contains(&j.id)) {
+            last_jobs[job.schedule] = Some(job.id);
+        }
+        let ids: Vec<Uuid> = schedules.iter().map(|s| s.id.0).collect();
+        let (mut at, mut local, mut second) = (Vec::new(), Vec::new(), Vec::new());
+        for next in &nexts {
+            let (a, l, s) = next_columns(*next);
+            at.push(a);
+            local.push(l);
+            second.push(s);
+        }
+        tx.execute(&tx.prepare_cached(MOVE_ON).await?, &[&ids, &at, &local, &second, &last_jobs]).await?;
+        tx.commit().await?;
+        Ok(Fired { schedules: schedules.len(), jobs: recorded.len() })
+    }
+}
+
+/// Records the jobs in one statement; answers the ids it recorded.
+async fn record_jobs(
+    tx: &Transaction<'_>,
+    jobs: &[ScheduledJob],
+    schedules: &[Schedule],
+    owners: &[(String, String, Option<String>)],
+    terms: &FiringTerms<'_>,
+) -> Result<Vec<Uuid>, StoreError> {
+    if jobs.is_empty() {
+        return Ok(Vec::new());
+    }
+    let n = jobs.len();
+    let (mut ids, mut tenants, mut users, mut emails) =
+        (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
+    let (mut keys, mut fingerprints, mut types, mut params) =
+        (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
+    let (mut attempts, mut schedule_ids, mut times) =
+        (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
+    for job in jobs {
+        let (schedule, (tenant, user, email)) = (&schedules[job.schedule], &owners[job.schedule]);
+        ids.push(job.id);
+        tenants.push(tenant.as_str());
+        users.push(user.as_str());
+        emails.push(email.as_deref());
+        keys.push(job.key.as_str());
+        fingerprints.push(Fingerprint::of(&schedule.job_type, &schedule.params).0.to_vec());
+        types.push(schedule.job_type.as_str());
+        params.push(&schedule.params);
+        attempts.push(terms.max_attempts.get(&schedule.job_type).map_or(1, |n| i32::try_from(*n).unwrap_or(i32::MAX)));
+        schedule_ids.push(schedule.id.0);
+        times.push(job.at);
+    }
+    let statement = tx.prepare_cached(RECORD_JOBS).await?;
+    let params: [&(dyn tokio_postgres::types::ToSql + Sync); 11] =
+        [&ids, &tenants, &users, &emails, &keys, &fingerprints, &types, &params, &attempts, &schedule_ids, &times];
+    let rows = tx.query(&statement, &params).await?;
+    rows.iter().map(|row| row.try_get("id").map_err(StoreError::from)).collect()
+}
+
+/// Cancels a schedule's previous job, as its owner's cancel would (the
+/// owner's streams hear of it; no email).
+async fn cancel_previous(tx: &Transaction<'_>, job: JobId) -> Result<(), StoreError> {
+    cancel_locked(tx, LOCK_PREVIOUS, &[&job.0], job, CancelledBy::Owner, None).await?;
+    Ok(())
+}

@@ -1,0 +1,243 @@
+//! Schedules (`/schedules`): a user's own recurring jobs. Made under an
+//! idempotency key, scoped to their owner, checked field by field; fired by
+//! the Scheduler exactly once per occurrence, with the clock moved by the
+//! test (`FireDue { now }`), never slept through.
+
+use std::time::Duration;
+
+use chrono::{DateTime, TimeDelta, Utc};
+use errand::actors::FireDue;
+use errand::jobs::HandlerRegistry;
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+use crate::helpers::*;
+
+/// An app whose `sleep` jobs may be scheduled hourly at most, and run none
+/// (what a schedule makes stays queued, so the tests can count it).
+async fn scheduling_app(configure: impl FnOnce(&mut errand::config::Settings)) -> TestApp {
+    spawn_app_with(
+        |s| {
+            let sleep = s.job_types.get_mut("sleep").unwrap();
+            sleep.schedulable = true;
+            sleep.min_schedule_interval = Duration::from_secs(3600);
+            s.workers.global_limit = 0;
+            configure(s);
+        },
+        HandlerRegistry::builtin(),
+    )
+    .await
+}
+
+async fn schedule(app: &TestApp, token: &str, key: &str, body: Value) -> reqwest::Response {
+    let url = format!("{}/schedules/sleep", app.address);
+    app.http.post(url).bearer_auth(token).header("Idempotency-Key", key).json(&body).send().await.unwrap()
+}
+
+async fn created(app: &TestApp, token: &str, body: Value) -> Value {
+    let response = schedule(app, token, &uuid::Uuid::new_v4().to_string(), body).await;
+    assert_eq!(response.status(), StatusCode::CREATED);
+    response.json().await.unwrap()
+}
+
+async fn patch(app: &TestApp, token: &str, id: &str, body: Value) -> reqwest::Response {
+    app.http.patch(format!("{}/schedules/{id}", app.address)).bearer_auth(token).json(&body).send().await.unwrap()
+}
+
+fn at(text: &Value) -> DateTime<Utc> {
+    DateTime::parse_from_rfc3339(text.as_str().expect("a time")).unwrap().with_timezone(&Utc)
+}
+
+/// Fires what is due as of `now` in `app`'s scheduler.
+async fn fire(app: &TestApp, now: DateTime<Utc>) -> usize {
+    app.ticks.fire_schedules.send(FireDue { now }).await.unwrap().jobs
+}
+
+/// The jobs a schedule made: (scheduled_for, state), oldest first.
+async fn jobs_of(app: &TestApp, schedule: &str) -> Vec<(DateTime<Utc>, String)> {
+    let id: uuid::Uuid = schedule.parse().unwrap();
+    let rows = app
+        .db
+        .client()
+        .await
+        .query("SELECT scheduled_for, state::text FROM jobs WHERE schedule_id = $1 ORDER BY scheduled_for", &[&id])
+        .await
+        .unwrap();
+    rows.iter().map(|r| (r.get(0), r.get(1))).collect()
+}
+
+#[actix_web::test]
+async fn a_schedule_is_made_once_per_key_read_changed_and_deleted_by_its_owner_only() {
+    let app = scheduling_app(|_| {}).await;
+    let (alice, mallory) = (token("acme", "alice"), token("evil", "mallory"));
+    let body = json!({"params": {"ms": 1}, "cron": "0 8 * * 1", "timezone": "Europe/Paris"});
+    let first = schedule(&app, &alice, "weekly-report", body.clone()).await;
+    assert_eq!(first.status(), StatusCode::CREATED);
+    let made: Value = first.json().await.unwrap();
+    let next = at(&made["next_run_at"]);
+    assert!(next > Utc::now() && next - Utc::now() <= TimeDelta::days(7), "{made}");
+    let local = next.with_timezone(&chrono_tz::Europe::Paris);
+    assert_eq!((local.format("%a %H:%M").to_string()), "Mon 08:00", "Monday 08:00 in Paris: {made}");
+    assert_eq!(
+        (made["missed"].as_str(), made["overlap"].as_str(), made["paused"].as_bool()),
+        (Some("skip"), Some("skip"), Some(false))
+    );
+
+    let again = schedule(&app, &alice, "weekly-report", body.clone()).await;
+    assert_eq!(again.status(), StatusCode::OK);
+    assert_eq!(again.headers()["Idempotent-Replayed"], "true");
+    assert_eq!(again.json::<Value>().await.unwrap()["id"], made["id"]);
+    let other = json!({"params": {"ms": 2}, "cron": "0 8 * * 1", "timezone": "Europe/Paris"});
+    assert_problem(
+        schedule(&app, &alice, "weekly-report", other).await,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "idempotency_key_reused",
+    )
+    .await;
+
+    let id = made["id"].as_str().unwrap();
+    let path = format!("/schedules/{id}");
+    for response in [
+        app.get(&mallory, &path).await,
+        patch(&app, &mallory, id, json!({"paused": true})).await,
+        app.delete(&mallory, &path).await,
+    ] {
+        assert_problem(response, StatusCode::NOT_FOUND, "not_found").await;
+    }
+    let theirs: Value = app.get(&mallory, "/schedules").await.json().await.unwrap();
+    assert_eq!(theirs["schedules"], json!([]));
+    let ours: Value = app.get(&alice, "/schedules").await.json().await.unwrap();
+    assert_eq!(ours["schedules"][0]["id"], made["id"]);
+
+    let paused: Value = patch(&app, &alice, id, json!({"paused": true})).await.json().await.unwrap();
+    assert_eq!(paused["paused"], true);
+    let moved: Value =
+        patch(&app, &alice, id, json!({"cron": "@daily", "timezone": "America/New_York"})).await.json().await.unwrap();
+    let local = at(&moved["next_run_at"]).with_timezone(&chrono_tz::America::New_York);
+    assert_eq!(local.format("%H:%M").to_string(), "00:00", "{moved}");
+    assert_eq!(app.delete(&alice, &path).await.status(), StatusCode::NO_CONTENT);
+    assert_problem(app.get(&alice, &path).await, StatusCode::NOT_FOUND, "not_found").await;
+}
+
+#[actix_web::test]
+async fn a_bad_schedule_gets_a_422_naming_its_field() {
+    let app = scheduling_app(|s| s.schedules.max_per_user = nonzero(1)).await;
+    let alice = token("acme", "alice");
+    let cases = [
+        (json!({"params": {}, "cron": "61 * * * *", "timezone": "UTC"}), "invalid_schedule", "cron"),
+        (json!({"params": {}, "cron": "0 8 * *", "timezone": "UTC"}), "invalid_schedule", "cron"),
+        (json!({"params": {}, "cron": "@daily", "timezone": "Mars/Olympus"}), "invalid_schedule", "timezone"),
+        (json!({"params": {}, "cron": "*/5 * * * *", "timezone": "UTC"}), "invalid_schedule", "cron"), // more often than hourly
+        (json!({"params": {"ms": "soon"}, "cron": "@daily", "timezone": "UTC"}), "invalid_params", "/params/ms"),
+        (
+            json!({"params": {}, "cron": "@daily", "timezone": "UTC", "ends_at": "2001-01-01T00:00:00Z"}),
+            "invalid_schedule",
+            "ends_at",
+        ),
+        (
+            json!({"params": {}, "cron": "@daily", "timezone": "UTC", "missed": "catch_up", "catch_up_limit": 0}),
+            "invalid_schedule",
+            "catch_up_limit",
+        ),
+    ];
+    for (body, code, field) in cases {
+        let problem =
+            assert_problem(schedule(&app, &alice, "k", body.clone()).await, StatusCode::UNPROCESSABLE_ENTITY, code)
+                .await;
+        assert_eq!(problem["field"], field, "{body} → {problem}");
+    }
+    let url = format!("{}/schedules/noop", app.address);
+    let noop = app
+        .http
+        .post(url)
+        .bearer_auth(&alice)
+        .header("Idempotency-Key", "n")
+        .json(&json!({"params": {}, "cron": "@daily", "timezone": "UTC"}))
+        .send()
+        .await
+        .unwrap();
+    assert_problem(noop, StatusCode::UNPROCESSABLE_ENTITY, "job_type_not_schedulable").await;
+    // One schedule each at most here: the second is refused, as a job over a quota is.
+    created(&app, &alice, json!({"params": {}, "cron": "@daily", "timezone": "UTC"})).await;
+    let over = schedule(&app, &alice, "another", json!({"params": {}, "cron": "@weekly", "timezone": "UTC"})).await;
+    let problem = assert_problem(over, StatusCode::TOO_MANY_REQUESTS, "quota_exceeded").await;
+    assert_eq!((problem["scope"].as_str(), problem["limit"].as_u64()), (Some("user_schedules"), Some(1)));
+}
+
+#[actix_web::test]
+async fn two_processes_firing_at_once_make_exactly_one_job_per_occurrence() {
+    let app = scheduling_app(|_| {}).await;
+    let other = TestApp::builder()
+        .on(app.db.shared())
+        .configure(|s| {
+            let sleep = s.job_types.get_mut("sleep").unwrap();
+            sleep.schedulable = true;
+            s.workers.global_limit = 0;
+        })
+        .spawn()
+        .await;
+    let alice = token("acme", "alice");
+    let made = created(
+        &app,
+        &alice,
+        json!({"params": {"ms": 1}, "cron": "@hourly", "timezone": "Europe/Paris", "overlap": "queue"}),
+    )
+    .await;
+    let first = at(&made["next_run_at"]);
+    // A day of occurrences on a compressed clock, each fired by both processes at the same moment.
+    for hour in 0..24 {
+        let now = first + TimeDelta::hours(hour) + TimeDelta::seconds(1);
+        let (a, b) = tokio::join!(fire(&app, now), fire(&other, now));
+        assert_eq!(a + b, 1, "hour {hour}: one job between them");
+        // Firing the same moment again makes nothing.
+        assert_eq!(fire(&other, now).await, 0);
+    }
+    let jobs = jobs_of(&app, made["id"].as_str().unwrap()).await;
+    let times: Vec<DateTime<Utc>> = jobs.iter().map(|(t, _)| *t).collect();
+    let expected: Vec<DateTime<Utc>> = (0..24).map(|h| first + TimeDelta::hours(h)).collect();
+    assert_eq!(times, expected, "one job per occurrence, at its nominal time");
+    let now: Value =
+        app.get(&alice, &format!("/schedules/{}", made["id"].as_str().unwrap())).await.json().await.unwrap();
+    assert_eq!(at(&now["next_run_at"]), first + TimeDelta::hours(24));
+}
+
+#[actix_web::test]
+async fn after_downtime_missed_runs_are_skipped_or_the_latest_caught_up() {
+    let app = scheduling_app(|_| {}).await;
+    let alice = token("acme", "alice");
+    let skipping =
+        created(&app, &alice, json!({"params": {}, "cron": "@hourly", "timezone": "UTC", "overlap": "queue"})).await;
+    let catching = created(&app, &alice, json!({"params": {}, "cron": "@hourly", "timezone": "UTC", "overlap": "queue", "missed": "catch_up", "catch_up_limit": 2})).await;
+    let first = at(&skipping["next_run_at"]);
+    // errand was down across three occurrences; it comes back half an hour before the fourth.
+    let back = first + TimeDelta::minutes(150);
+    fire(&app, back).await;
+    let (skipped, caught) =
+        (jobs_of(&app, skipping["id"].as_str().unwrap()).await, jobs_of(&app, catching["id"].as_str().unwrap()).await);
+    assert!(skipped.is_empty(), "{skipped:?}");
+    let caught: Vec<DateTime<Utc>> = caught.iter().map(|(t, _)| *t).collect();
+    assert_eq!(caught, [first + TimeDelta::hours(1), first + TimeDelta::hours(2)], "the latest two missed");
+    // The next occurrence comes as ever.
+    fire(&app, first + TimeDelta::hours(3)).await;
+    assert_eq!(jobs_of(&app, skipping["id"].as_str().unwrap()).await.len(), 1, "skip: the next one only");
+    assert_eq!(jobs_of(&app, catching["id"].as_str().unwrap()).await.len(), 3);
+}
+
+#[actix_web::test]
+async fn while_its_last_job_is_unfinished_a_skipping_schedule_makes_no_other() {
+    let app = scheduling_app(|_| {}).await;
+    let alice = token("acme", "alice");
+    let made = created(&app, &alice, json!({"params": {}, "cron": "@hourly", "timezone": "UTC"})).await;
+    let (id, first) = (made["id"].as_str().unwrap().to_owned(), at(&made["next_run_at"]));
+    assert_eq!(fire(&app, first).await, 1);
+    assert_eq!(fire(&app, first + TimeDelta::hours(1)).await, 0, "the first is still queued: skipped");
+    let job: Value = app.get(&alice, "/jobs?type=sleep").await.json().await.unwrap();
+    let job_id = job["jobs"][0]["id"].as_str().unwrap().to_owned();
+    assert_eq!(app.post(&alice, &format!("/jobs/{job_id}/cancel")).await.status(), StatusCode::OK);
+    assert_eq!(fire(&app, first + TimeDelta::hours(2)).await, 1, "it ended: the next occurrence runs");
+    let states: Vec<String> = jobs_of(&app, &id).await.into_iter().map(|(_, s)| s).collect();
+    assert_eq!(states, ["cancelled", "available"]);
+    // Paused, nothing fires; resumed, what it missed goes by its policy (skip).
+    patch(&app, &alice, &id, json!({"paused": true})).await;
+    assert_eq!(fire(&app, first + TimeDelta::hours(5)).await, 0);
+}
