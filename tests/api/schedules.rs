@@ -241,3 +241,42 @@ async fn while_its_last_job_is_unfinished_a_skipping_schedule_makes_no_other() {
     patch(&app, &alice, &id, json!({"paused": true})).await;
     assert_eq!(fire(&app, first + TimeDelta::hours(5)).await, 0);
 }
+
+#[actix_web::test]
+async fn a_process_killed_while_firing_leaves_exactly_one_job_per_occurrence() {
+    const SCHEDULES: i64 = 10_000;
+    let db = TestDb::create().await;
+    // Ten thousand schedules of a thousand users, all due now: a few seconds
+    // of firing. Yearly, so that the next occurrence cannot come mid-test.
+    let insert = format!(
+        "INSERT INTO schedules (tenant_id, user_id, idempotency_key, fingerprint, job_type, params, cron, timezone,
+                                next_run_at, next_local)
+         SELECT 't' || (g % 100), 'u' || (g % 1000), 'k' || g, '\\x00', 'sleep', '{{}}', '@yearly', 'UTC',
+                date_trunc('minute', now()), date_trunc('minute', now()) AT TIME ZONE 'UTC'
+         FROM generate_series(1, {SCHEDULES}) AS g"
+    );
+    db.client().await.batch_execute(&insert).await.unwrap();
+    let env = [
+        ("ERRAND_JOB_TYPES__SLEEP__SCHEDULABLE", "true"),
+        ("ERRAND_WORKERS__GLOBAL_LIMIT", "0"),
+        ("ERRAND_SCHEDULES__POLL_INTERVAL", "10ms"),
+    ];
+    let fired = || async { db.scalar::<i64>("SELECT count(*) FROM jobs WHERE schedule_id IS NOT NULL", &[]).await };
+    let mut first = ErrandProcess::start(&db, &env);
+    eventually(Duration::from_secs(30), "the first process to fire some", || async { fired().await > 0 }).await;
+    first.kill_hard();
+    let before = fired().await;
+    assert!(before < SCHEDULES, "killed mid-way: {before} of {SCHEDULES} had fired");
+    // Two more take over, firing at once.
+    let _others = [ErrandProcess::start(&db, &env), ErrandProcess::start(&db, &env)];
+    let all_moved_on = || async {
+        db.scalar::<i64>("SELECT count(*) FROM schedules WHERE next_run_at <= date_trunc('minute', now())", &[]).await
+            == 0
+    };
+    eventually(Duration::from_secs(60), "every schedule to fire", all_moved_on).await;
+    let (jobs, schedules): (i64, i64) = (
+        fired().await,
+        db.scalar("SELECT count(DISTINCT schedule_id) FROM jobs WHERE schedule_id IS NOT NULL", &[]).await,
+    );
+    assert_eq!((jobs, schedules), (SCHEDULES, SCHEDULES), "one job per schedule's occurrence, none twice");
+}
