@@ -56,3 +56,20 @@ CREATE INDEX schedules_owner_newest ON schedules (tenant_id, user_id, id DESC);
 -- A job made by a schedule: which, and for which occurrence.
 ALTER TABLE jobs ADD COLUMN schedule_id uuid REFERENCES schedules (id) ON DELETE SET NULL,
                  ADD COLUMN scheduled_for timestamptz;
+
+-- Jobs as their owners read them show which schedule made them, and for when.
+CREATE OR REPLACE VIEW jobs_live AS
+SELECT j.id, j.tenant_id, j.user_id, j.idempotency_key, j.fingerprint, j.job_type, j.params,
+       coalesce(q.state, j.state) AS state,
+       coalesce(q.attempt, j.attempt) AS attempt,
+       j.max_attempts,
+       coalesce(q.run_at, j.run_at) AS run_at,
+       j.result,
+       coalesce(j.error_message, q.last_error) AS error_message,
+       j.created_at, j.finished_at,
+       q.progress,
+       q.cancel_requested_by,
+       j.state AS recorded_state,
+       j.schedule_id,
+       j.scheduled_for
+FROM jobs j LEFT JOIN job_queue q ON q.job_id = j.id;

@@ -194,4 +194,6 @@ pub struct Job {
     pub progress: Option<Value>,
     /// A cancel was asked for while it ran; its worker is stopping it.
     pub cancel_requested: bool,
+    /// The schedule that made it, and the occurrence it was made for.
+    pub schedule: Option<(super::ScheduleId, DateTime<Utc>)>,
 }

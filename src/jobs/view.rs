@@ -5,7 +5,7 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::domain::{Job, JobId, JobState, JobStatus};
+use crate::domain::{Job, JobId, JobState, JobStatus, ScheduleId};
 use crate::storage::ResultFile;
 
 /// A job as the API shows it.
@@ -42,6 +42,13 @@ pub struct JobView {
     /// a second): `{done, total, message, updated_at}`.
     #[schema(value_type = Option<Object>)]
     progress: Option<Value>,
+    /// The schedule that made it (absent for a job made otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<String>, format = Uuid)]
+    schedule_id: Option<ScheduleId>,
+    /// The schedule's occurrence it was made for (with `schedule_id`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    scheduled_for: Option<String>,
 }
 
 impl JobView {
@@ -62,6 +69,8 @@ impl JobView {
             created_at: rfc3339(job.created_at),
             completed_at: job.finished_at.map(rfc3339),
             progress: job.progress,
+            schedule_id: job.schedule.map(|(id, _)| id),
+            scheduled_for: job.schedule.map(|(_, at)| rfc3339(at)),
         }
     }
 }

@@ -6,12 +6,12 @@ use tokio_postgres::Row;
 use uuid::Uuid;
 
 use super::StoreError;
-use crate::domain::{Caller, Job, JobId, JobState, JobStatus, TenantId, UserId};
+use crate::domain::{Caller, Job, JobId, JobState, JobStatus, ScheduleId, TenantId, UserId};
 
 /// One of the caller's jobs, with its live state.
 const GET_OWN: &str = "
 SELECT id, tenant_id, user_id, job_type, params, state, attempt, max_attempts, run_at, result, error_message,
-       created_at, finished_at, progress, cancel_requested_by
+       created_at, finished_at, progress, cancel_requested_by, schedule_id, scheduled_for
 FROM jobs_live
 WHERE tenant_id = $1 AND user_id = $2 AND id = $3";
 
@@ -19,7 +19,7 @@ WHERE tenant_id = $1 AND user_id = $2 AND id = $3";
 /// and one type (`$4`), older than the job `$5`; `$6` rows at most.
 const LIST_OWN: &str = "
 SELECT id, tenant_id, user_id, job_type, params, state, attempt, max_attempts, run_at, result, error_message,
-       created_at, finished_at, progress, cancel_requested_by
+       created_at, finished_at, progress, cancel_requested_by, schedule_id, scheduled_for
 FROM jobs_live
 WHERE tenant_id = $1 AND user_id = $2
   AND ($3::job_state[] IS NULL OR state = ANY ($3))
@@ -150,5 +150,9 @@ pub(super) fn job_from_row(row: &Row) -> Result<Job, StoreError> {
         finished_at: row.try_get("finished_at")?,
         progress: row.try_get("progress")?,
         cancel_requested: row.try_get::<_, Option<&str>>("cancel_requested_by")?.is_some(),
+        schedule: match row.try_get::<_, Option<Uuid>>("schedule_id")? {
+            Some(id) => Some((ScheduleId(id), row.try_get("scheduled_for")?)),
+            None => None,
+        },
     })
 }

@@ -71,7 +71,7 @@ pub struct QueueCount {
 /// `recorded_state` in `migrations/V12__attempt_timeline.sql`).
 const LIST_ANY: &str = "
 SELECT id, tenant_id, user_id, job_type, params, state, attempt, max_attempts, run_at, result, error_message,
-       created_at, finished_at, progress, cancel_requested_by
+       created_at, finished_at, progress, cancel_requested_by, schedule_id, scheduled_for
 FROM jobs_live
 WHERE ($1::text IS NULL OR tenant_id = $1)
   AND ($2::text IS NULL OR job_type = $2)
@@ -88,7 +88,7 @@ LIMIT $7";
 
 const GET_ANY: &str = "
 SELECT id, tenant_id, user_id, job_type, params, state, attempt, max_attempts, run_at, result, error_message,
-       created_at, finished_at, progress, cancel_requested_by
+       created_at, finished_at, progress, cancel_requested_by, schedule_id, scheduled_for
 FROM jobs_live WHERE id = $1";
 
 const ATTEMPT_ERRORS: &str = "

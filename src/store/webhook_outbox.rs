@@ -61,7 +61,8 @@ struct RecordColumns<'a> {
 const CLAIM_DUE: &str = "
 SELECT c.delivery_id, c.endpoint_id, c.event, c.attempts, e.url, e.secret,
        j.id, j.tenant_id, j.user_id, j.job_type, j.params, j.state, j.attempt, j.max_attempts, j.run_at,
-       j.result, j.error_message, j.created_at, j.finished_at, j.progress, j.cancel_requested_by
+       j.result, j.error_message, j.created_at, j.finished_at, j.progress, j.cancel_requested_by, j.schedule_id,
+       j.scheduled_for
 FROM errand_claim_webhook_deliveries($1, $2, $3, $4, $5, $6) c
 JOIN webhook_endpoints e ON e.id = c.endpoint_id
 JOIN jobs_live j ON j.id = c.job_id";

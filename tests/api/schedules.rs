@@ -233,6 +233,9 @@ async fn while_its_last_job_is_unfinished_a_skipping_schedule_makes_no_other() {
     assert_eq!(fire(&app, first + TimeDelta::hours(1)).await, 0, "the first is still queued: skipped");
     let job: Value = app.get(&alice, "/jobs?type=sleep").await.json().await.unwrap();
     let job_id = job["jobs"][0]["id"].as_str().unwrap().to_owned();
+    // The job says which schedule made it, and for which occurrence.
+    assert_eq!(job["jobs"][0]["schedule_id"].as_str(), Some(id.as_str()));
+    assert_eq!(at(&job["jobs"][0]["scheduled_for"]), first);
     assert_eq!(app.post(&alice, &format!("/jobs/{job_id}/cancel")).await.status(), StatusCode::OK);
     assert_eq!(fire(&app, first + TimeDelta::hours(2)).await, 1, "it ended: the next occurrence runs");
     let states: Vec<String> = jobs_of(&app, &id).await.into_iter().map(|(_, s)| s).collect();
