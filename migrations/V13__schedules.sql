@@ -40,8 +40,9 @@ CREATE TABLE schedules (
     next_run_at     timestamptz,
     next_local      timestamp,
     next_second_of_fold boolean NOT NULL DEFAULT false,
-    -- The job of the latest occurrence that made one (for `overlap`).
-    last_job_id     uuid REFERENCES jobs (id),
+    -- The job of the latest occurrence that made one (for `overlap`); the
+    -- history's pruning may delete it, and an ended job has no overlap.
+    last_job_id     uuid REFERENCES jobs (id) ON DELETE SET NULL,
     created_at      timestamptz NOT NULL DEFAULT now(),
     updated_at      timestamptz NOT NULL DEFAULT now(),
     CONSTRAINT schedules_idempotency_key_unique UNIQUE (tenant_id, user_id, idempotency_key),
@@ -53,9 +54,14 @@ CREATE INDEX schedules_due ON schedules (next_run_at) WHERE paused_at IS NULL AN
 -- A user's schedules, newest first; and how many they have (the quota).
 CREATE INDEX schedules_owner_newest ON schedules (tenant_id, user_id, id DESC);
 
--- A job made by a schedule: which, and for which occurrence.
+-- Pruning a job looks here for schedules naming it.
+CREATE INDEX schedules_last_job ON schedules (last_job_id) WHERE last_job_id IS NOT NULL;
+
+-- A job made by a schedule: which, and for which occurrence. Deleting the
+-- schedule keeps its jobs (their schedule_id emptied, through this index).
 ALTER TABLE jobs ADD COLUMN schedule_id uuid REFERENCES schedules (id) ON DELETE SET NULL,
                  ADD COLUMN scheduled_for timestamptz;
+CREATE INDEX jobs_schedule ON jobs (schedule_id) WHERE schedule_id IS NOT NULL;
 
 -- Jobs as their owners read them show which schedule made them, and for when.
 CREATE OR REPLACE VIEW jobs_live AS

@@ -283,3 +283,29 @@ async fn a_process_killed_while_firing_leaves_exactly_one_job_per_occurrence() {
     );
     assert_eq!((jobs, schedules), (SCHEDULES, SCHEDULES), "one job per schedule's occurrence, none twice");
 }
+
+#[actix_web::test]
+async fn a_schedules_latest_job_may_be_pruned_and_deleting_it_keeps_its_jobs() {
+    let app = scheduling_app(|s| s.history.retention = Duration::from_secs(1)).await;
+    let alice = token("acme", "alice");
+    let made = created(&app, &alice, json!({"params": {}, "cron": "@hourly", "timezone": "UTC"})).await;
+    let (id, first) = (made["id"].as_str().unwrap().to_owned(), at(&made["next_run_at"]));
+    assert_eq!(fire(&app, first).await, 1);
+    let jobs: Value = app.get(&alice, "/jobs?type=sleep").await.json().await.unwrap();
+    let latest = jobs["jobs"][0]["id"].as_str().unwrap().to_owned();
+    // The schedule's latest job ends and outlives the history's retention: pruned all the same.
+    assert_eq!(app.post(&alice, &format!("/jobs/{latest}/cancel")).await.status(), StatusCode::OK);
+    eventually(Duration::from_secs(20), "the schedule's latest job pruned", || async {
+        app.ticks.prune.send(errand::actors::Prune).await.unwrap();
+        app.get(&alice, &format!("/jobs/{latest}")).await.status() == StatusCode::NOT_FOUND
+    })
+    .await;
+    let schedule: Value = app.get(&alice, &format!("/schedules/{id}")).await.json().await.unwrap();
+    assert!(schedule["last_job_id"].is_null(), "{schedule}");
+    assert_eq!(fire(&app, first + TimeDelta::hours(1)).await, 1, "it fires on");
+    let jobs: Value = app.get(&alice, "/jobs?type=sleep").await.json().await.unwrap();
+    let next = jobs["jobs"][0]["id"].as_str().unwrap().to_owned();
+    assert_eq!(app.delete(&alice, &format!("/schedules/{id}")).await.status(), StatusCode::NO_CONTENT);
+    let kept = app.job(&alice, &next).await;
+    assert!(kept.get("schedule_id").is_none(), "its job stays, no longer naming it: {kept}");
+}
