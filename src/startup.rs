@@ -9,8 +9,9 @@ use actix_web::{App, HttpServer, dev::Server, web};
 
 use crate::actors::{
     Broker, Completer, Dispatcher, DispatcherSettings, Drain, FireDue, Intake, IntakeLinks, LeaseKeeper,
-    ListenerHealth, Listeners, Mailer, Notifier, ProgressWriter, Prune, Pruner, RenewLeases, RescueExpired, Rescuer,
-    ResultUrls, Scheduler, Shedding, StreamLimits, SupervisorDeps, SupervisorRegistry, WebhookSender, spawn_listener,
+    ListenerHealth, Listeners, Mailer, Notifier, PUBLISH_EVERY, ProgressWriter, Prune, Pruner, RenewLeases,
+    RescueExpired, Rescuer, ResultUrls, Scheduler, Shedding, StreamLimits, SupervisorDeps, SupervisorRegistry,
+    TotalsPublisher, WebhookSender, spawn_listener,
 };
 use crate::config::StorageBackend;
 use crate::config::{ConfigError, Settings, invalid};
@@ -202,6 +203,7 @@ impl Application {
         let max_attempts = schedulable.map(|(name, t)| (name.clone(), t.max_attempts.get())).collect();
         let s = &settings.schedules;
         let scheduler = Scheduler::new(store.clone(), s.poll_interval, s.misfire_grace, max_attempts).start();
+        TotalsPublisher::new(store.clone(), PUBLISH_EVERY).start();
         let ticks = Ticks {
             rescue: rescuer.recipient(),
             prune: pruner.recipient(),

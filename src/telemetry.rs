@@ -2,6 +2,7 @@
 //! metrics (the `metrics` facade, rendered for Prometheus at `GET /metrics`).
 
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 use tracing_subscriber::EnvFilter;
@@ -61,4 +62,28 @@ pub fn prometheus() -> &'static PrometheusHandle {
         let _ = metrics::set_global_recorder(recorder);
         handle
     })
+}
+
+/// This process's claims and attempt ends so far. Prometheus counters
+/// cannot be read back, so these are kept beside them, for the totals each
+/// process publishes to the database (`actors::TotalsPublisher`).
+static CLAIMED: AtomicU64 = AtomicU64::new(0);
+static ATTEMPTS_ENDED: AtomicU64 = AtomicU64::new(0);
+
+/// `n` jobs claimed, by the dispatcher, beside a submission or for an external worker.
+pub fn record_claimed(by: &'static str, n: usize) {
+    metrics::counter!("errand_jobs_claimed_total", "by" => by).increment(n as u64);
+    CLAIMED.fetch_add(n as u64, Ordering::Relaxed);
+}
+
+/// One attempt of a job of `job_type` ended in `state`.
+pub fn record_attempt_ended(job_type: &str, state: &'static str) {
+    let labels = [("job_type", job_type.to_owned()), ("state", state.to_owned())];
+    metrics::counter!("errand_job_attempts_ended_total", &labels).increment(1);
+    ATTEMPTS_ENDED.fetch_add(1, Ordering::Relaxed);
+}
+
+/// (claims, attempt ends) of this process so far.
+pub fn totals() -> (u64, u64) {
+    (CLAIMED.load(Ordering::Relaxed), ATTEMPTS_ENDED.load(Ordering::Relaxed))
 }

@@ -17,7 +17,9 @@ const POLL_MS = 2_000;
 const RATE_WINDOW_MS = 5 * 60_000;
 
 /**
- * Samples of the cumulative totals (`{at, created, ended, attempts_failed}`)
+ * Samples of the cumulative totals (`{at, claimed, attempts_ended, created,
+ * ended, attempts_failed}`; claims and attempt ends as each process last
+ * published them, every few seconds)
  * taken while this page is open, oldest first. Module state on purpose: it
  * outlives a visit to another view, so the rates need not start over.
  */
@@ -155,7 +157,13 @@ export function mount(container, { api }) {
   const oldest = tile('Oldest due wait', null);
   const finished = { completed: tile('Completed', 'completed'), failed: tile('Failed', 'failed'), cancelled: tile('Cancelled', 'cancelled') };
   const outbox = { emails: tile('Emails waiting', null), webhooks: tile('Webhooks waiting', null) };
-  const rates = { created: tile('Created / s', null), ended: tile('Ended / s', null), attempts_failed: tile('Failed attempts / s', null) };
+  const rates = {
+    claimed: tile('Claims / s', null, 'attempts started'),
+    attempts_ended: tile('Attempts ended / s', null),
+    ended: tile('Completions / s', null, 'jobs ended: completed, failed or cancelled'),
+    created: tile('Created / s', null),
+    attempts_failed: tile('Failed attempts / s', null),
+  };
   const rateNote = el('p', { className: 'muted small' });
   const problem = statusLine({ className: 'status-line error', hidden: true });
   const processes = redrawable('Processes');

@@ -1,6 +1,7 @@
 /**
  * @file What errand's web components share (`/client/errand-element-base.js`):
- * the base element tied to a client, the shared stylesheet and DOM helpers.
+ * the base element tied to a client, the shared stylesheet, DOM helpers and
+ * a form's fields as params.
  * Pages import `./errand-elements.js`, not this.
  */
 
@@ -79,6 +80,23 @@ export function downloadLink(client, job, attributes) {
     link.click();
   });
   return link;
+}
+
+/**
+ * A form's fields as job params: what `FormData` sends, empty ones left out,
+ * repeated names as arrays, and the values of number inputs as numbers (a
+ * type's schema may ask for integers, and a form only holds text).
+ */
+export function formParams(form) {
+  const params = {};
+  if (!form) return params;
+  for (const [name, text] of new FormData(form)) {
+    if (typeof text !== 'string' || text.trim() === '') continue;
+    const field = form.elements.namedItem(name);
+    const value = field?.type === 'number' || field?.type === 'range' ? Number(text) : text;
+    params[name] = name in params ? [].concat(params[name], value) : value;
+  }
+  return params;
 }
 
 /** Base of every element: a client property, and a start/stop tied to being in the document. */

@@ -2,7 +2,7 @@
  * @file `<errand-export-button>` (`/client/errand-export-button.js`): see `./errand-elements.js`.
  */
 
-import { ClientElement, SHARED_SHEET, downloadLink, el, sheet } from './errand-element-base.js';
+import { ClientElement, SHARED_SHEET, downloadLink, el, formParams, sheet } from './errand-element-base.js';
 
 const EXPORT_CSS = `
   :host { display: inline-block; }
@@ -237,23 +237,6 @@ function progressText(progress) {
   if (progress.total) return `Processing… ${Math.round((100 * progress.done) / progress.total)} %`;
   if (progress.message) return `Processing… ${progress.message}`;
   return `Processing… ${progress.done.toLocaleString()} done`;
-}
-
-/**
- * A form's fields as job params: what `FormData` sends, empty ones left out,
- * repeated names as arrays, and the values of number inputs as numbers (a
- * type's schema may ask for integers, and a form only holds text).
- */
-function formParams(form) {
-  const params = {};
-  if (!form) return params;
-  for (const [name, text] of new FormData(form)) {
-    if (typeof text !== 'string' || text.trim() === '') continue;
-    const field = form.elements.namedItem(name);
-    const value = field?.type === 'number' || field?.type === 'range' ? Number(text) : text;
-    params[name] = name in params ? [].concat(params[name], value) : value;
-  }
-  return params;
 }
 
 if (!customElements.get('errand-export-button')) customElements.define('errand-export-button', ErrandExportButton);

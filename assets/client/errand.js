@@ -1,8 +1,8 @@
 /**
- * @file errand's browser client: submit a job once per intent, read jobs and
- * notifications, choose which job ends reach the user where, and hear of
- * jobs' ends live. A standard ES module with no dependencies and no build
- * step, served by errand at `/client/errand.js`.
+ * @file errand's browser client: submit a job once per intent, repeat one on
+ * a schedule, read jobs and notifications, choose which job ends reach the
+ * user where, and hear of jobs' ends live. A standard ES module with no
+ * dependencies and no build step, served by errand at `/client/errand.js`.
  *
  * ```js
  * import { Errand } from '/client/errand.js';
@@ -225,6 +225,62 @@ export class Errand {
   }
 
   /**
+   * `POST /schedules/{type}`: a recurring job ("every Monday at 08:00,
+   * Europe/Paris"), made once per `idempotencyKey`: send the same key again
+   * (a double-click, a retry after a lost answer) and errand answers with
+   * the schedule it made. Retried as `createJob` is, with the same key,
+   * except at the cap on a user's schedules, which only a delete lifts.
+   * @param {string} type a job type configured `schedulable`, e.g. `export_sales_report`
+   * @param {{params: object, cron: string, timezone: string, ends_at?: string, missed?: 'skip'|'catch_up',
+   *   catch_up_limit?: number, overlap?: 'skip'|'queue'|'cancel_previous'}} schedule
+   * @param {{idempotencyKey?: string, onRetry?: (wait: {inMs: number, error: ErrandError}) => void}} [options]
+   *   one key per intent (default: a new one, this call being the intent), and who hears of waits
+   * @returns {Promise<object>} the schedule, with its `next_run_at`
+   * @throws {ErrandError} `invalid_schedule` or `invalid_params` (with `field`), `job_type_not_schedulable`,
+   *   `quota_exceeded` (`scope` `user_schedules`)
+   */
+  createSchedule(type, schedule, { idempotencyKey = newIdempotencyKey(), onRetry } = {}) {
+    return this.#request('POST', `/schedules/${encodeURIComponent(type)}`, {
+      body: schedule,
+      headers: { 'Idempotency-Key': idempotencyKey },
+      retries: SUBMIT_RETRIES,
+      onRetry,
+    });
+  }
+
+  /**
+   * `GET /schedules`: the caller's schedules (every type), newest first.
+   * @param {{limit?: number, cursor?: string}} [query] `limit` 1 to 100 (default 20)
+   * @returns {Promise<{schedules: object[], next_cursor: string|null}>}
+   */
+  schedules({ limit, cursor } = {}) {
+    return this.#request('GET', `/schedules${queryString({ limit, cursor })}`, { retries: 2 });
+  }
+
+  /**
+   * `PATCH /schedules/{id}` with `{paused}`: pauses or resumes. Retried like
+   * a read: it sets a value, so sending it twice is the same as once.
+   * @param {string} id
+   * @param {boolean} paused
+   * @returns {Promise<object>} the schedule as it now stands
+   * @throws {ErrandError} `not_found` for anything but the caller's own schedule
+   */
+  pauseSchedule(id, paused) {
+    return this.#request('PATCH', `/schedules/${encodeURIComponent(id)}`, { body: { paused }, retries: 2 });
+  }
+
+  /**
+   * `DELETE /schedules/{id}`: no more runs (the jobs it made stay).
+   * @param {string} id
+   * @returns {Promise<void>}
+   * @throws {ErrandError} `not_found` for anything but the caller's own schedule, and for one already
+   *   deleted (by a retry of this call whose first answer was lost, say): gone either way
+   */
+  async deleteSchedule(id) {
+    await this.#request('DELETE', `/schedules/${encodeURIComponent(id)}`, { retries: 2 });
+  }
+
+  /**
    * Hears the caller's notifications live, over one stream shared by every
    * subscriber of this client (`GET /notifications/stream?ticket=…`, with a
    * fresh stream ticket for every connection, read with `fetch` so that a
@@ -295,7 +351,7 @@ export class Errand {
   async #submit(type, params, intent, fingerprint, onRetry) {
     let record = this.#readIntent(intent);
     if (!record || record.fingerprint !== fingerprint || (await this.#intentEnded(record))) {
-      record = { key: newKey(), fingerprint, jobId: null, ended: false };
+      record = { key: newIdempotencyKey(), fingerprint, jobId: null, ended: false };
       this.#writeIntent(intent, record);
     }
     const job = await this.#request('POST', `/jobs/${encodeURIComponent(type)}`, {
@@ -361,7 +417,7 @@ export class Errand {
         const response = await this.#open(path, init.headers, undefined, init);
         return response.status === 204 ? null : await response.json();
       } catch (error) {
-        const transient = error instanceof ErrandError && [0, 429, 503].includes(error.status);
+        const transient = error instanceof ErrandError && [0, 429, 503].includes(error.status) && !isLasting(error);
         if (!transient || attempt >= retries) throw error;
         const inMs = Math.max(error.retryAfterMs ?? 0, fullJitter(attempt, 500, 8_000));
         try {
@@ -565,6 +621,11 @@ async function problemOf(response) {
   return new ErrandError(problem, { retryAfterMs: Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter * 1000 : undefined });
 }
 
+/** A refusal that no wait lifts: the cap on a user's schedules (a delete does; errand sends no `Retry-After`). */
+function isLasting(error) {
+  return error.status === 429 && error.problem.scope === 'user_schedules';
+}
+
 /** JSON with object keys sorted at every depth: equal params, equal text. */
 function stableJson(value) {
   if (Array.isArray(value)) return `[${value.map(stableJson).join(',')}]`;
@@ -584,8 +645,12 @@ function queryString(query) {
   return text ? `?${text}` : '';
 }
 
-/** A random UUID; `crypto.randomUUID` exists only on https and localhost pages. */
-function newKey() {
+/**
+ * A new `Idempotency-Key` (a random UUID), for a caller that keeps its own
+ * intents, e.g. one per open of a form. (`crypto.randomUUID` exists only on
+ * https and localhost pages.)
+ */
+export function newIdempotencyKey() {
   if (globalThis.crypto?.randomUUID) return crypto.randomUUID();
   const bytes = crypto.getRandomValues(new Uint8Array(16));
   bytes[6] = (bytes[6] & 0x0f) | 0x40;

@@ -131,6 +131,7 @@ impl Handler<ClaimForWorker> for Broker {
                     continue;
                 }
                 if !jobs.is_empty() || now >= deadline {
+                    crate::telemetry::record_claimed("worker", jobs.len());
                     jobs.iter().for_each(|job| crate::telemetry::record_job_wait(&job.job_type, job.due_at));
                     return Ok(Leased { jobs, expires_at: expiry_of(lease) });
                 }

@@ -162,8 +162,7 @@ impl Completer {
                 Ok(ended) => {
                     let by_job: HashMap<JobId, JobState> = ended.iter().map(|e| (e.job, e.state)).collect();
                     for e in ended {
-                        let labels = [("job_type", e.job_type.clone()), ("state", e.state.as_sql().to_owned())];
-                        metrics::counter!("errand_job_attempts_ended_total", &labels).increment(1);
+                        crate::telemetry::record_attempt_ended(&e.job_type, e.state.as_sql());
                         act.notify_if_terminal(e);
                     }
                     // A job missing from the answer was fenced off: its ender hears `None`.

@@ -117,8 +117,7 @@ impl Dispatcher {
                     Ok(claim) => {
                         let jobs = claim.jobs;
                         act.after_tenant = claim.next_after_tenant;
-                        metrics::counter!("errand_jobs_claimed_total", "by" => "dispatcher")
-                            .increment(jobs.len() as u64);
+                        crate::telemetry::record_claimed("dispatcher", jobs.len());
                         let full = jobs.len() == free;
                         jobs.into_iter().for_each(|job| act.start(job));
                         // A full claim, or one that stopped part-way through the
@@ -251,7 +250,7 @@ impl Handler<SlotsUsed> for Dispatcher {
     type Result = ();
 
     fn handle(&mut self, SlotsUsed { lent, claimed }: SlotsUsed, _ctx: &mut Self::Context) {
-        metrics::counter!("errand_jobs_claimed_total", "by" => "submission").increment(claimed.len() as u64);
+        crate::telemetry::record_claimed("submission", claimed.len());
         self.lent = self.lent.saturating_sub(lent);
         // Started first, so that a drain cannot see zero running in between.
         claimed.into_iter().for_each(|job| self.start(job));

@@ -41,6 +41,7 @@ mod rescuer;
 mod scheduler;
 mod signals;
 mod supervisor;
+mod totals;
 mod webhook_sender;
 mod worker;
 
@@ -65,4 +66,5 @@ pub use supervisor::{
     BatchReport, CancelBatch, CancelJob, GetBatch, GetJob, JobSupervisor, ListJobs, RunJob, SlotFreed, SubmitBatch,
     SubmitError, SubmitJob, SupervisorDeps,
 };
+pub use totals::{PUBLISH_EVERY, TotalsPublisher};
 pub use webhook_sender::{ResultUrls, WebhookSender};

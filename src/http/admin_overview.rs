@@ -24,8 +24,10 @@ pub struct OverviewView {
     /// (`{name, address, since, connections}`), `running` and
     /// `running_by_owner` (`{owner, running, oldest_started_at}`),
     /// `writable`, `database` (`address:port/name` this process reached),
-    /// `totals` (jobs `created`, `ended`, `attempts_failed`, cumulative as
-    /// PostgreSQL's statistics count them, read `at`: sample twice for rates).
+    /// `totals` (cumulative: jobs `claimed` and `attempts_ended` as every
+    /// process last published them, every few seconds; `created`, `ended`,
+    /// `attempts_failed` as PostgreSQL's statistics count them; read `at`:
+    /// sample twice for rates).
     #[serde(flatten)]
     #[schema(value_type = Object)]
     overview: Overview,

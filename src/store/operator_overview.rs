@@ -49,11 +49,15 @@ SELECT
      FROM (SELECT lease_owner AS owner, count(*) AS running, min(started_at) AS oldest_started_at
            FROM job_queue WHERE state = 'running' GROUP BY lease_owner) o) AS running_by_owner,
     NOT pg_is_in_recovery() AS writable,
-    -- Cumulative since the statistics were last reset, cluster-wide and kept
-    -- by PostgreSQL itself (no write of errand's): a page samples them and
-    -- shows the rates. Every job is one insert into jobs; every end of a
-    -- job one delete from the queue; every failed attempt one error row.
+    -- Cumulative totals, cluster-wide: a page samples them and shows the
+    -- rates. Claims and attempt ends as every errand process last published
+    -- them (`process_totals`, every few seconds); the rest kept by
+    -- PostgreSQL's statistics (no write of errand's): every job is one insert
+    -- into jobs, every end of a job one delete from the queue, every failed
+    -- attempt one error row.
     (SELECT jsonb_build_object(
+         'claimed', (SELECT coalesce(sum(claimed), 0) FROM process_totals),
+         'attempts_ended', (SELECT coalesce(sum(attempts_ended), 0) FROM process_totals),
          'created', (SELECT n_tup_ins FROM pg_stat_user_tables WHERE relid = 'jobs'::regclass),
          'ended', (SELECT n_tup_del FROM pg_stat_user_tables WHERE relid = 'job_queue'::regclass),
          'attempts_failed', (SELECT n_tup_ins FROM pg_stat_user_tables WHERE relid = 'job_attempt_errors'::regclass),
@@ -89,8 +93,9 @@ pub struct Overview {
     pub writable: bool,
     /// `address:port/database` of the server this process reached.
     pub database: String,
-    /// Jobs `created`, `ended` and `attempts_failed` so far, as PostgreSQL's
-    /// statistics count them (`at` when read): rates are their differences.
+    /// Jobs `claimed` and `attempts_ended` (as the processes publish them),
+    /// `created`, `ended` and `attempts_failed` (as PostgreSQL's statistics
+    /// count them) so far, read `at`: rates are their differences.
     pub totals: Value,
 }
 

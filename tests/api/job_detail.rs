@@ -58,6 +58,14 @@ async fn a_jobs_detail_shows_each_attempt_with_its_lease_and_what_its_end_sent()
     let whole: Value = app.get(&ops, &format!("/admin/jobs/{id}")).await.json().await.unwrap();
     assert_eq!((whole["attempts"].as_i64(), whole["status"].as_str()), (Some(3), Some("completed")), "{whole}");
     assert_eq!(whole["attempt_errors"].as_array().unwrap().len(), 2, "the older field stays");
+    // Each process publishes its claims and attempt ends every few seconds:
+    // the overview's totals, from which a page shows claims per second.
+    let published = || async {
+        let overview: Value = app.get(&ops, "/admin/overview").await.json().await.unwrap();
+        let totals = &overview["totals"];
+        totals["claimed"].as_i64().unwrap() >= 3 && totals["attempts_ended"].as_i64().unwrap() >= 3
+    };
+    eventually(WITHIN, "this process's three claims and attempt ends to be published", published).await;
     // The list does not carry the history (it is a page of many jobs).
     let list: Value = app.get(&ops, "/admin/jobs").await.json().await.unwrap();
     assert!(list["jobs"][0].get("history").is_none(), "{list}");
