@@ -11,6 +11,10 @@
 //!   the token names a tenant, a user and a notification category, signed
 //!   with the same key under another label, and does not expire: an old
 //!   email's unsubscribe must still work (see `http::unsubscribe`).
+//! * the pause link of a job a schedule made,
+//!   `<public_base_url>/schedules/pause/<token>`: the token names a tenant, a
+//!   user and the schedule, signed under a label of its own, and does not
+//!   expire either (see `http::schedule_pause`).
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -20,7 +24,7 @@ use serde::Deserialize;
 use sha2::Sha256;
 
 use crate::config::HttpUrl;
-use crate::domain::{Caller, JobId, TenantId, UserId};
+use crate::domain::{Caller, JobId, ScheduleId, TenantId, UserId};
 
 type HmacSha256 = Hmac<Sha256>;
 
@@ -68,6 +72,7 @@ pub struct Unsubscriber {
 /// The labels that keep one kind of signature from passing for another.
 const JOB_LINK: &[u8] = b"errand job link v1";
 const UNSUBSCRIBE_LINK: &[u8] = b"errand unsubscribe v1";
+const PAUSE_LINK: &[u8] = b"errand schedule pause v1";
 
 impl JobLinks {
     pub fn new(key: Vec<u8>, public_base_url: &HttpUrl) -> Self {
@@ -104,23 +109,47 @@ impl JobLinks {
 
     /// The link that turns off `category`'s emails for `tenant`'s `user`.
     pub fn unsubscribe_link(&self, tenant: &TenantId, user: &UserId, category: &str) -> String {
-        let fields = [tenant.as_str(), user.as_str(), category];
-        let payload = URL_SAFE_NO_PAD.encode(serde_json::to_vec(&fields).expect("strings serialise"));
-        let sig = hex::encode(self.mac(UNSUBSCRIBE_LINK, &fields.map(str::as_bytes)).finalize().into_bytes());
-        self.public_base_url.join_path(&format!("/unsubscribe/{payload}.{sig}"))
+        let token = self.token(UNSUBSCRIBE_LINK, [tenant.as_str(), user.as_str(), category]);
+        self.public_base_url.join_path(&format!("/unsubscribe/{token}"))
     }
 
     /// Checks an unsubscribe link's token (the path segment, as received).
     pub fn verify_unsubscribe(&self, token: &str) -> Result<Unsubscriber, LinkError> {
+        let (caller, category) = self.verify_token(UNSUBSCRIBE_LINK, token)?;
+        Ok(Unsubscriber { caller, category })
+    }
+
+    /// The link that pauses `tenant`'s `user`'s schedule `schedule`.
+    pub fn pause_link(&self, tenant: &TenantId, user: &UserId, schedule: ScheduleId) -> String {
+        let token = self.token(PAUSE_LINK, [tenant.as_str(), user.as_str(), &schedule.to_string()]);
+        self.public_base_url.join_path(&format!("/schedules/pause/{token}"))
+    }
+
+    /// Checks a pause link's token: whose schedule, and which.
+    pub fn verify_pause(&self, token: &str) -> Result<(Caller, ScheduleId), LinkError> {
+        let (caller, schedule) = self.verify_token(PAUSE_LINK, token)?;
+        let schedule = uuid::Uuid::parse_str(&schedule).map(ScheduleId).map_err(|_| LinkError::Invalid)?;
+        Ok((caller, schedule))
+    }
+
+    /// A token naming a tenant, a user and one more field, signed under `label`.
+    fn token(&self, label: &[u8], fields: [&str; 3]) -> String {
+        let payload = URL_SAFE_NO_PAD.encode(serde_json::to_vec(&fields).expect("strings serialise"));
+        let sig = hex::encode(self.mac(label, &fields.map(str::as_bytes)).finalize().into_bytes());
+        format!("{payload}.{sig}")
+    }
+
+    /// Checks a token made by [`Self::token`] under `label`: whose, and its third field.
+    fn verify_token(&self, label: &[u8], token: &str) -> Result<(Caller, String), LinkError> {
         let (payload, sig) = token.split_once('.').ok_or(LinkError::Invalid)?;
         let json = URL_SAFE_NO_PAD.decode(payload).map_err(|_| LinkError::Invalid)?;
-        let [tenant, user, category]: [String; 3] = serde_json::from_slice(&json).map_err(|_| LinkError::Invalid)?;
+        let [tenant, user, third]: [String; 3] = serde_json::from_slice(&json).map_err(|_| LinkError::Invalid)?;
         let sig = hex::decode(sig).map_err(|_| LinkError::Invalid)?;
-        let fields = [tenant.as_bytes(), user.as_bytes(), category.as_bytes()];
-        self.mac(UNSUBSCRIBE_LINK, &fields).verify_slice(&sig).map_err(|_| LinkError::Invalid)?;
+        let fields = [tenant.as_bytes(), user.as_bytes(), third.as_bytes()];
+        self.mac(label, &fields).verify_slice(&sig).map_err(|_| LinkError::Invalid)?;
         let tenant = TenantId::parse(tenant).map_err(|_| LinkError::Invalid)?;
         let user = UserId::parse(user).map_err(|_| LinkError::Invalid)?;
-        Ok(Unsubscriber { caller: Caller { tenant, user, email: None }, category })
+        Ok((Caller { tenant, user, email: None }, third))
     }
 
     fn signature(&self, job: &str, tenant: &str, user: &str, expires: i64) -> String {
@@ -217,6 +246,21 @@ mod tests {
             prop_assert_eq!(links(b"k").verify_unsubscribe(&swapped).unwrap_err(), LinkError::Invalid);
             // A token without its signature.
             prop_assert_eq!(links(b"k").verify_unsubscribe(payload).unwrap_err(), LinkError::Invalid);
+            // Nor does an unsubscribe token pause anything.
+            prop_assert_eq!(links(b"k").verify_pause(token).unwrap_err(), LinkError::Invalid);
         }
+    }
+
+    #[test]
+    fn a_pause_link_speaks_for_its_own_user_and_schedule_only() {
+        let (tenant, user) = (TenantId::parse("acme".to_owned()).unwrap(), UserId::parse("alice".to_owned()).unwrap());
+        let schedule = ScheduleId(uuid::Uuid::now_v7());
+        let link = links(b"k").pause_link(&tenant, &user, schedule);
+        assert!(link.starts_with("https://errand.example.com/app/schedules/pause/"), "{link}");
+        let token = link.rsplit('/').next().unwrap();
+        let (caller, named) = links(b"k").verify_pause(token).unwrap();
+        assert_eq!((caller.tenant.as_str(), caller.user.as_str(), named), ("acme", "alice", schedule));
+        assert_eq!(links(b"other key").verify_pause(token).unwrap_err(), LinkError::Invalid);
+        assert_eq!(links(b"k").verify_unsubscribe(token).unwrap_err(), LinkError::Invalid, "a pause is no unsubscribe");
     }
 }

@@ -9,7 +9,7 @@ use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
 use minijinja::{Environment, context};
 
 use crate::config::{EmailSettings, SmtpSecurity};
-use crate::domain::{JobId, JobState, TenantId, UserId};
+use crate::domain::{JobId, JobState, ScheduleId, TenantId, UserId};
 use crate::links::JobLinks;
 use crate::storage::ResultFile;
 
@@ -32,6 +32,8 @@ pub struct CompletionEmail<'a> {
     pub params: &'a serde_json::Value,
     pub result: Option<&'a serde_json::Value>,
     pub finished_at: Option<chrono::DateTime<chrono::Utc>>,
+    /// The schedule that made the job: its id, expression and time zone.
+    pub schedule: Option<(ScheduleId, &'a str, &'a str)>,
 }
 
 /// Why an email could not be built or sent.
@@ -136,6 +138,8 @@ impl SmtpMailer {
             link_expires => link_expires.format("%-d %B %Y, %H:%M UTC").to_string(),
             job_id => email.job.to_string(),
             unsubscribe => unsubscribe.clone(),
+            schedule => email.schedule.map(|(_, cron, zone)| format!("{cron} ({zone})")),
+            pause_link => email.schedule.map(|(id, _, _)| self.links.pause_link(email.tenant, email.user, id)),
         };
         let render =
             |name: &str| self.templates.get_template(name).and_then(|t| t.render(&ctx)).map_err(|e| invalid(&e));

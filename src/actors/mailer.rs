@@ -97,6 +97,7 @@ async fn deliver(store: &Store, smtp: &SmtpMailer, job_types: &JobTypes, setting
         params: &email.params,
         result: email.result.as_ref(),
         finished_at: email.finished_at,
+        schedule: email.schedule.as_ref().map(|(id, cron, zone)| (*id, cron.as_str(), zone.as_str())),
     };
     let sent = match smtp.render(&content) {
         Ok(message) => smtp.send(message).await,

@@ -26,6 +26,7 @@ mod pages;
 mod preferences;
 pub mod rate_limit;
 mod request_id;
+mod schedule_pause;
 mod schedules;
 mod tickets;
 mod unsubscribe;
@@ -195,6 +196,13 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
         .service(
             web::scope("/schedules")
                 .service(get("", schedules::list))
+                // Before `/{id_or_type}`; two segments, so it never takes a schedule's path.
+                .service(
+                    resource("/pause/{token}", "GET, HEAD, POST")
+                        .route(web::get().to(schedule_pause::ask))
+                        .route(web::head().to(schedule_pause::ask))
+                        .route(web::post().to(schedule_pause::confirm)),
+                )
                 // `/schedules/{type}` makes one, `/schedules/{id}` reads, changes or deletes one.
                 .service(
                     id_or_type_answering("GET, PATCH, DELETE", "POST")

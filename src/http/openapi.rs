@@ -10,7 +10,7 @@ use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 
 use super::{
     admin, admin_actions, admin_bulk, admin_overview, admin_quotas, batches, files, health, jobs, links, notifications,
-    preferences, schedules, unsubscribe, webhook_preferences, webhooks, worker_api,
+    preferences, schedule_pause, schedules, unsubscribe, webhook_preferences, webhooks, worker_api,
 };
 use crate::jobs::JobTypes;
 
@@ -21,6 +21,7 @@ use crate::jobs::JobTypes;
         jobs::submit, jobs::get, jobs::list, jobs::result, jobs::cancel, files::download, links::open,
         batches::submit, batches::get, batches::cancel, batches::report,
         schedules::create, schedules::list, schedules::get, schedules::change, schedules::delete,
+        schedule_pause::ask, schedule_pause::confirm,
         notifications::list, notifications::mark_read, notifications::mark_all_read,
         notifications::stream_ticket, notifications::stream, preferences::list, preferences::set,
         unsubscribe::ask, unsubscribe::confirm, webhooks::register, webhooks::list, webhooks::remove,

@@ -14,7 +14,7 @@ use uuid::Uuid;
 
 use super::StoreError;
 use super::lost_claims::LostClaim;
-use crate::domain::{JobId, JobState, TenantId, UserId};
+use crate::domain::{JobId, JobState, ScheduleId, TenantId, UserId};
 
 /// An email to send now, with what it tells of its job.
 #[derive(Debug, Clone)]
@@ -35,6 +35,8 @@ pub struct OutboxEmail {
     pub finished_at: Option<DateTime<Utc>>,
     /// This delivery attempt, 1-based.
     pub attempt: i32,
+    /// The schedule that made the job, while it exists: its id, expression and zone.
+    pub schedule: Option<(ScheduleId, String, String)>,
 }
 
 /// Claims due emails (locked by their state and lock time, so a crash
@@ -56,8 +58,9 @@ WITH due AS (
     RETURNING o.id, o.job_id, o.run, o.recipient, o.job_type, o.job_status, o.error_message, o.attempts
 )
 SELECT c.id, c.job_id, c.run, c.recipient, c.job_type, c.job_status, c.error_message, c.attempts,
-       j.tenant_id, j.user_id, j.params, j.result, j.finished_at
-FROM claimed c JOIN jobs j ON j.id = c.job_id";
+       j.tenant_id, j.user_id, j.params, j.result, j.finished_at, s.id AS schedule_id, s.cron, s.timezone
+FROM claimed c JOIN jobs j ON j.id = c.job_id
+LEFT JOIN schedules s ON s.id = j.schedule_id";
 
 /// Ends email $1's send number $2, if still this sender's: the server
 /// accepted it, answering $3.
@@ -142,5 +145,9 @@ fn email_from_row(row: &Row) -> Result<OutboxEmail, StoreError> {
         result: row.try_get("result")?,
         finished_at: row.try_get("finished_at")?,
         attempt: row.try_get("attempts")?,
+        schedule: match row.try_get::<_, Option<Uuid>>("schedule_id")? {
+            Some(id) => Some((ScheduleId(id), row.try_get("cron")?, row.try_get("timezone")?)),
+            None => None,
+        },
     })
 }

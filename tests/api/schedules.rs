@@ -309,3 +309,45 @@ async fn a_schedules_latest_job_may_be_pruned_and_deleting_it_keeps_its_jobs() {
     let kept = app.job(&alice, &next).await;
     assert!(kept.get("schedule_id").is_none(), "its job stays, no longer naming it: {kept}");
 }
+
+#[actix_web::test]
+async fn a_scheduled_jobs_email_names_its_schedule_and_its_link_pauses_it() {
+    let mail = MailServer::start().await;
+    let app = spawn_app_with(
+        |s| {
+            email_to(mail.smtp_port)(s);
+            s.job_types.get_mut("sleep").unwrap().schedulable = true;
+        },
+        HandlerRegistry::builtin(),
+    )
+    .await;
+    let alice = token_for("acme", "alice", "alice@example.com");
+    let made =
+        created(&app, &alice, json!({"params": {"ms": 1}, "cron": "0 8 * * 1", "timezone": "Europe/Paris"})).await;
+    let id = made["id"].as_str().unwrap();
+    assert_eq!(fire(&app, at(&made["next_run_at"])).await, 1);
+    let email = mail.wait_for(1, Duration::from_secs(30)).await.remove(0);
+    let text = email["text"].as_str().unwrap();
+    assert!(text.contains("Your schedule 0 8 * * 1 (Europe/Paris) made this job."), "{text}");
+    let link = text.split_whitespace().find(|w| w.contains("/schedules/pause/")).expect("a pause link").to_owned();
+    let path = &link[link.find("/schedules/pause/").unwrap()..];
+
+    // A GET (a link scanner's, say) changes nothing; the page's button POSTs.
+    let asked = app.http.get(format!("{}{path}", app.address)).send().await.unwrap();
+    assert_eq!(asked.status(), StatusCode::OK);
+    let page = asked.text().await.unwrap();
+    let action = path.replace('/', "&#x2f;"); // as the page escapes it
+    assert!(page.contains(&format!("action=\"{action}\"")), "a form that POSTs to the link: {page}");
+    assert_eq!(schedule_of(&app, &alice, id).await["paused"], false);
+    let paused = app.http.post(format!("{}{path}", app.address)).send().await.unwrap();
+    assert_eq!(paused.status(), StatusCode::OK);
+    assert_eq!(schedule_of(&app, &alice, id).await["paused"], true);
+    // A tampered link pauses nothing.
+    let tampered = app.http.post(format!("{}{path}0", app.address)).send().await.unwrap();
+    assert_eq!(tampered.status(), StatusCode::FORBIDDEN);
+}
+
+/// The caller's schedule `id`, as the API shows it.
+async fn schedule_of(app: &TestApp, token: &str, id: &str) -> Value {
+    app.get(token, &format!("/schedules/{id}")).await.json().await.unwrap()
+}
