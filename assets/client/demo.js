@@ -1,9 +1,9 @@
 /**
  * @file The demo page at `/`: signs in from a link, then shows the bell, an
- * export form, the user's recent jobs and notification preferences, all
- * through `errand.js` and its components. The page's content security
- * policy allows no inline script or style, so everything here works by DOM
- * properties and classes.
+ * export form (to run now or on a schedule), the user's recent jobs and
+ * notification preferences, all through `errand.js` and its components.
+ * The page's content security policy allows no inline script or style, so
+ * everything here works by DOM properties and classes.
  */
 
 import { Errand } from '/client/errand.js';
@@ -193,6 +193,7 @@ function main() {
 
   $('bell').client = client;
   $('export').client = client;
+  $('schedule').client = client;
   $('preferences').client = client;
 }
 

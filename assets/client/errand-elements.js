@@ -1,15 +1,21 @@
 /**
- * @file Three web components on top of `./errand.js`, served by errand at
+ * @file Four web components on top of `./errand.js`, served by errand at
  * `/client/errand-elements.js`; importing the module defines them. Each
  * lives in a module of its own (`./errand-bell.js`,
- * `./errand-export-button.js`, `./errand-preferences.js`, on
- * `./errand-element-base.js`).
+ * `./errand-export-button.js`, `./errand-schedule.js`,
+ * `./errand-preferences.js`, on `./errand-element-base.js`).
  *
  * - `<errand-bell>`: the unread count (always the server's) and a dropdown
  *   feed with "Mark read" per entry and "Mark all read".
  * - `<errand-export-button type="export_sales_report">`: submits its closest
  *   `<form>`'s fields once per intent, shows progress, then a download link
  *   or the error. Its light DOM is the button's label.
+ * - `<errand-schedule type="export_sales_report">`: "Repeat every…" for the
+ *   same fields: every day, every week on a weekday or every month on a day,
+ *   at a time in a time zone (the browser's unless changed), made once per
+ *   open of its form; then the next run with Pause and Delete, and the
+ *   user's schedules of the type below, each with Pause (or Resume) and
+ *   Delete. errand's refusal of a field is shown beside the form.
  * - `<errand-preferences>`: the user's notification preferences, a table
  *   with a row per category of job and a checkbox per channel (in app,
  *   email), saved on change; a required category's are checked and disabled.
@@ -31,8 +37,9 @@
  *   --errand-danger        error text (#b91c1c)
  *   --errand-radius        corner radius (8px)
  *   --errand-panel-width   width of the bell's dropdown (24rem)
- * and the parts `button` (bell, export button), `panel` (bell), `link`
- * (export button), `table` and `toggle` (each checkbox; preferences).
+ * and the parts `button` (bell, export button, "Repeat every…"), `panel`
+ * (bell), `link` (export button), `table` and `toggle` (each checkbox;
+ * preferences).
  *
  * The page's content security policy forbids `<style>` elements and style
  * attributes, so styles are constructable stylesheets (`adoptedStyleSheets`).
@@ -43,4 +50,5 @@ export { Errand, ErrandError } from './errand.js';
 /** The elements, defined when imported. */
 export { ErrandBell } from './errand-bell.js';
 export { ErrandExportButton } from './errand-export-button.js';
+export { ErrandSchedule } from './errand-schedule.js';
 export { ErrandPreferences } from './errand-preferences.js';
