@@ -77,7 +77,14 @@ impl Recurrence {
                  not {cron:?}"
             )));
         }
-        let parsed = croner::Cron::from_str(&parts.join(" ")).map_err(|e| refused(format!("{e} in {cron:?}")))?;
+        let parsed = croner::Cron::from_str(&parts.join(" ")).map_err(|e| {
+            let why = e.to_string();
+            refused(format!(
+                "{cron:?} is not a valid expression ({}): the fields are minute 0-59, hour 0-23, day of month \
+                 1-31, month 1-12 or jan-dec, day of week 0-7 or sun-sat",
+                why.trim_end_matches('.')
+            ))
+        })?;
         let zone = Tz::from_str(timezone.trim()).map_err(|_| RecurrenceError {
             field: "timezone",
             reason: format!("{timezone:?} is not an IANA time zone (e.g. Europe/Paris, America/New_York, UTC)"),

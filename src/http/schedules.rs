@@ -359,23 +359,28 @@ pub async fn change(
 
 /// `change` applied to `s`, checked as a new schedule is.
 fn apply(mut s: Schedule, change: ScheduleChange, state: &AppState) -> Result<Schedule, AppError> {
-    let (job_type, every) = schedulable(state, &s.job_type)?;
-    if let Some(params) = change.params {
-        checked_params(job_type, &params)?;
-        s.params = params;
-    }
+    // What it makes or when: checked against its type as a new schedule is.
+    // Pausing, resuming and the policies are not: a type no longer
+    // schedulable leaves its schedules able to be paused.
     let when_changed = change.cron.is_some() || change.timezone.is_some() || change.ends_at.is_some();
-    s.cron = change.cron.unwrap_or(s.cron);
-    s.timezone = change.timezone.map_or(s.timezone, |tz| tz.trim().to_owned());
-    if let Some(ends_at) = change.ends_at {
-        if ends_at.is_some_and(|end| end <= Utc::now()) {
-            return Err(invalid("ends_at", "is in the past"));
+    if change.params.is_some() || when_changed {
+        let (job_type, every) = schedulable(state, &s.job_type)?;
+        if let Some(params) = change.params {
+            checked_params(job_type, &params)?;
+            s.params = params;
         }
-        s.ends_at = ends_at;
-    }
-    let recurrence = recurrence(&s.cron, &s.timezone, every)?;
-    if when_changed {
-        s.next = first(&recurrence, s.ends_at);
+        s.cron = change.cron.unwrap_or(s.cron);
+        s.timezone = change.timezone.map_or(s.timezone, |tz| tz.trim().to_owned());
+        if let Some(ends_at) = change.ends_at {
+            if ends_at.is_some_and(|end| end <= Utc::now()) {
+                return Err(invalid("ends_at", "is in the past"));
+            }
+            s.ends_at = ends_at;
+        }
+        let recurrence = recurrence(&s.cron, &s.timezone, every)?;
+        if when_changed {
+            s.next = first(&recurrence, s.ends_at);
+        }
     }
     if change.missed.is_some() || change.catch_up_limit.is_some() {
         let (name, limit) = match s.missed {

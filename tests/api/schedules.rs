@@ -351,3 +351,18 @@ async fn a_scheduled_jobs_email_names_its_schedule_and_its_link_pauses_it() {
 async fn schedule_of(app: &TestApp, token: &str, id: &str) -> Value {
     app.get(token, &format!("/schedules/{id}")).await.json().await.unwrap()
 }
+
+#[actix_web::test]
+async fn a_schedule_of_a_type_no_longer_schedulable_can_still_be_paused_but_not_changed() {
+    let app = scheduling_app(|_| {}).await;
+    let alice = token("acme", "alice");
+    let made = created(&app, &alice, json!({"params": {}, "cron": "@daily", "timezone": "UTC"})).await;
+    let id = made["id"].as_str().unwrap();
+    // Another process, configured since without `schedulable` for the type.
+    let later = TestApp::builder().on(app.db.shared()).configure(|s| s.workers.global_limit = 0).spawn().await;
+    let paused = patch(&later, &alice, id, json!({"paused": true})).await;
+    assert_eq!(paused.status(), StatusCode::OK);
+    assert_eq!(paused.json::<Value>().await.unwrap()["paused"], true);
+    let changed = patch(&later, &alice, id, json!({"cron": "@weekly"})).await;
+    assert_problem(changed, StatusCode::UNPROCESSABLE_ENTITY, "job_type_not_schedulable").await;
+}
