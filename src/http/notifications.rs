@@ -13,7 +13,7 @@ use uuid::Uuid;
 use super::AppState;
 use super::page::{self, rfc3339};
 use crate::actors::{ListNotifications, MarkAllRead, MarkRead, StreamWakes, Subscribe};
-use crate::domain::{BatchCounts, BatchId, Caller, JobId, JobState, NotificationId};
+use crate::domain::{BatchCounts, BatchId, Caller, JobId, JobState, NotificationId, ScheduleId};
 use crate::http::error::{AppError, Problem, RateLimitedResponse, Unauthenticated, Unavailable};
 use crate::jobs::JobTypes;
 use crate::store::{Notification, NotificationKind, NotificationSubject, Store};
@@ -56,6 +56,11 @@ pub struct NotificationView {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<String>)]
     job_status: Option<&'static str>,
+    /// The schedule that made the job, when one did: `PATCH /schedules/{id}`
+    /// with `{"paused": true}` pauses it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<String>, format = Uuid)]
+    schedule_id: Option<ScheduleId>,
     /// The batch (`batch_completed`).
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<String>, format = Uuid)]
@@ -82,6 +87,7 @@ impl NotificationView {
             job_id: None,
             job_type: None,
             job_status: None,
+            schedule_id: None,
             batch_id: None,
             counts: None,
             webhook_id: None,
@@ -91,7 +97,7 @@ impl NotificationView {
             read_at: n.read_at.map(rfc3339),
         };
         (view.title, view.body) = match n.subject {
-            NotificationSubject::Job { job, job_type, status, error_message } => {
+            NotificationSubject::Job { job, job_type, status, error_message, schedule } => {
                 let name = types.display_name(&job_type);
                 let (job_status, title, body) = match status {
                     JobState::Failed => {
@@ -109,6 +115,11 @@ impl NotificationView {
                     _ => ("completed", format!("Your {name} is ready"), format!("Your {name} finished successfully.")),
                 };
                 (view.job_id, view.job_type, view.job_status) = (Some(job), Some(job_type), Some(job_status));
+                view.schedule_id = schedule;
+                let body = match schedule {
+                    Some(_) => format!("{body} One of your schedules made it."),
+                    None => body,
+                };
                 (title, body)
             }
             NotificationSubject::Batch { batch, job_type, counts } => {

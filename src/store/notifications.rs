@@ -7,13 +7,14 @@ use deadpool_postgres::Pool;
 use tokio_postgres::Row;
 
 use super::StoreError;
-use crate::domain::{BatchCounts, BatchId, Caller, JobId, JobState, NotificationId, OwnerTag};
+use crate::domain::{BatchCounts, BatchId, Caller, JobId, JobState, NotificationId, OwnerTag, ScheduleId};
 
 /// A page of the caller's feed (every kind but `job_cancelled`), newest first, before the
 /// notification $4 if given, unread ones only if $3; $5 rows.
 const FEED_PAGE: &str = "
-SELECT id, kind, job_id, job_type, job_status, error_message, batch_id, webhook_endpoint_id, details, created_at, read_at
-FROM notifications
+SELECT id, kind, job_id, job_type, job_status, error_message, batch_id, webhook_endpoint_id, details, created_at, read_at,
+       (SELECT j.schedule_id FROM jobs j WHERE j.id = n.job_id) AS schedule_id
+FROM notifications n
 WHERE tenant_id = $1 AND user_id = $2 AND kind <> 'job_cancelled' AND (NOT $3 OR read_at IS NULL)
   AND ($4::uuid IS NULL OR id < $4)
 ORDER BY id DESC
@@ -21,8 +22,9 @@ LIMIT $5";
 
 /// The caller's notifications of every kind after $3 (all if NULL), oldest first, $4 rows.
 const NEWER_THAN: &str = "
-SELECT id, kind, job_id, job_type, job_status, error_message, batch_id, webhook_endpoint_id, details, created_at, read_at
-FROM notifications
+SELECT id, kind, job_id, job_type, job_status, error_message, batch_id, webhook_endpoint_id, details, created_at, read_at,
+       (SELECT j.schedule_id FROM jobs j WHERE j.id = n.job_id) AS schedule_id
+FROM notifications n
 WHERE tenant_id = $1 AND user_id = $2 AND ($3::uuid IS NULL OR id > $3)
 ORDER BY id
 LIMIT $4";
@@ -103,6 +105,8 @@ pub enum NotificationSubject {
         /// `Completed`, `Failed` or `Cancelled`.
         status: JobState,
         error_message: Option<String>,
+        /// The schedule that made the job, while it exists.
+        schedule: Option<ScheduleId>,
     },
     /// `batch_completed`: how its children ended.
     Batch { batch: BatchId, job_type: String, counts: BatchCounts },
@@ -288,6 +292,7 @@ fn notification_from_row(row: &Row, kind: NotificationKind) -> Result<Notificati
                 job_type: row.try_get("job_type")?,
                 status: status.parse::<JobState>()?,
                 error_message: row.try_get("error_message")?,
+                schedule: row.try_get::<_, Option<uuid::Uuid>>("schedule_id")?.map(ScheduleId),
             }
         }
         NotificationKind::BatchCompleted => NotificationSubject::Batch {

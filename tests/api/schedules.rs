@@ -311,7 +311,7 @@ async fn a_schedules_latest_job_may_be_pruned_and_deleting_it_keeps_its_jobs() {
 }
 
 #[actix_web::test]
-async fn a_scheduled_jobs_email_names_its_schedule_and_its_link_pauses_it() {
+async fn a_scheduled_jobs_notification_and_email_name_its_schedule_and_the_emails_link_pauses_it() {
     let mail = MailServer::start().await;
     let app = spawn_app_with(
         |s| {
@@ -327,6 +327,10 @@ async fn a_scheduled_jobs_email_names_its_schedule_and_its_link_pauses_it() {
     let id = made["id"].as_str().unwrap();
     assert_eq!(fire(&app, at(&made["next_run_at"])).await, 1);
     let email = mail.wait_for(1, Duration::from_secs(30)).await.remove(0);
+    // In the app, the notification names the schedule too.
+    let told = app.notifications_of(&alice, "job_completed").await;
+    assert_eq!(told[0]["schedule_id"].as_str(), Some(id), "{told:?}");
+    assert!(told[0]["body"].as_str().unwrap().ends_with("One of your schedules made it."), "{told:?}");
     let text = email["text"].as_str().unwrap();
     assert!(text.contains("Your schedule 0 8 * * 1 (Europe/Paris) made this job."), "{text}");
     let link = text.split_whitespace().find(|w| w.contains("/schedules/pause/")).expect("a pause link").to_owned();
