@@ -21,7 +21,7 @@ use crate::jobs::{ExportEnv, HandlerRegistry, JobTypes, PushEnv};
 use crate::links::JobLinks;
 use crate::mail::SmtpMailer;
 use crate::storage::{LocalStorage, S3Storage, Storage};
-use crate::store::{ClaimSpec, Store};
+use crate::store::{ClaimSpec, ScheduledType, Store};
 use secrecy::ExposeSecret;
 use sha2::{Digest, Sha256};
 
@@ -200,9 +200,14 @@ impl Application {
             Rescuer::new(rescue_every, w.lease, completer.clone().recipient(), dispatcher.clone().recipient()).start();
         let broker = Broker::new(store.clone(), external_spec, work_arrived.clone()).start();
         let schedulable = settings.job_types.iter().filter(|(_, t)| t.schedulable);
-        let max_attempts = schedulable.map(|(name, t)| (name.clone(), t.max_attempts.get())).collect();
+        let types = schedulable
+            .map(|(name, t)| {
+                let priority = crate::domain::priority(crate::domain::Origin::Scheduled, t.priority, 0);
+                (name.clone(), ScheduledType { max_attempts: t.max_attempts.get(), priority })
+            })
+            .collect();
         let s = &settings.schedules;
-        let scheduler = Scheduler::new(store.clone(), s.poll_interval, s.misfire_grace, max_attempts).start();
+        let scheduler = Scheduler::new(store.clone(), s.poll_interval, s.misfire_grace, types).start();
         TotalsPublisher::new(store.clone(), PUBLISH_EVERY).start();
         let ticks = Ticks {
             rescue: rescuer.recipient(),

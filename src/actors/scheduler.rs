@@ -11,7 +11,7 @@ use std::time::Duration;
 use actix::prelude::*;
 use chrono::{DateTime, TimeDelta, Utc};
 
-use crate::store::{Fired, FiringTerms, Store};
+use crate::store::{Fired, FiringTerms, ScheduledType, Store};
 
 /// Fire what is due as of `now` (tests pass a moved clock; the timer passes
 /// the real one); answered with what the pass did.
@@ -30,22 +30,22 @@ pub struct Scheduler {
     store: Store,
     every: Duration,
     grace: TimeDelta,
-    /// Attempts per schedulable job type.
-    max_attempts: Arc<HashMap<String, u32>>,
+    /// What each schedulable job type's jobs are made with.
+    types: Arc<HashMap<String, ScheduledType>>,
 }
 
 impl Scheduler {
-    pub fn new(store: Store, every: Duration, grace: Duration, max_attempts: HashMap<String, u32>) -> Self {
+    pub fn new(store: Store, every: Duration, grace: Duration, types: HashMap<String, ScheduledType>) -> Self {
         let grace = TimeDelta::from_std(grace).unwrap_or(TimeDelta::MAX);
-        Self { store, every, grace, max_attempts: Arc::new(max_attempts) }
+        Self { store, every, grace, types: Arc::new(types) }
     }
 
     fn fire(&self, now: Option<DateTime<Utc>>) -> impl Future<Output = Fired> + 'static {
-        let (store, grace, max_attempts) = (self.store.clone(), self.grace, self.max_attempts.clone());
+        let (store, grace, types) = (self.store.clone(), self.grace, self.types.clone());
         async move {
             let mut total = Fired::default();
             for _ in 0..PASSES_PER_TURN {
-                let terms = FiringTerms { grace, max_attempts: &max_attempts, batch: BATCH };
+                let terms = FiringTerms { grace, types: &types, batch: BATCH };
                 match store.schedule_firing().fire_due(now.unwrap_or_else(Utc::now), &terms).await {
                     Ok(fired) => {
                         total.schedules += fired.schedules;

@@ -35,6 +35,8 @@ pub struct SubmitJob {
     pub key: IdempotencyKey,
     pub job_type: String,
     pub params: Value,
+    /// The request's move of its priority, within `domain::PRIORITY_RANGE`.
+    pub priority: i8,
 }
 
 /// The caller's job, if it is theirs.
@@ -226,6 +228,7 @@ impl Handler<SubmitJob> for JobSupervisor {
                 job_type: job_type.name.clone(),
                 params: msg.params,
                 max_attempts: job_type.retry.max_attempts,
+                priority: crate::domain::priority(crate::domain::Origin::Interactive, job_type.priority, msg.priority),
             };
             let submission = intake.send(Record(job)).await??;
             let outcome = match &submission {

@@ -63,6 +63,10 @@ pub struct JobTypeSettings {
     /// personal data: `params`, `result` (its file too). Nothing when absent.
     #[serde(default)]
     pub redact: Vec<RedactedField>,
+    /// How soon its jobs run beside their tenant's others of the same class
+    /// (interactive, scheduled, bulk): -4 to 4, higher sooner.
+    #[serde(default)]
+    pub priority: i8,
     /// Users may make schedules of this type (`POST /schedules/{type}`).
     #[serde(default)]
     pub schedulable: bool,

@@ -272,6 +272,7 @@ fn validate_job_type(name: &str, job_type: &JobTypeSettings) -> Result<(), Confi
     )?;
     check(job_type.backoff_base <= job_type.backoff_max, key("backoff_base"), "must not exceed backoff_max")?;
     check(!job_type.timeout.is_zero(), key("timeout"), "must be more than zero")?;
+    check(crate::domain::PRIORITY_RANGE.contains(&job_type.priority), key("priority"), "must be -4 to 4")?;
     // Each kind with settings of its own has its section, and only it.
     let kind = &job_type.handler;
     for (section, present, owner) in [

@@ -12,6 +12,7 @@ mod idempotency;
 mod ids;
 mod job;
 mod preferences;
+mod priority;
 mod quota;
 mod retry;
 mod schedule;
@@ -24,6 +25,7 @@ pub use ids::{
 };
 pub use job::{Job, JobState, JobStatus, JobTypeName, UnknownState};
 pub use preferences::{Channel, NotificationRules};
+pub use priority::{Origin, PRIORITY_RANGE, priority};
 pub use quota::{Cap, QuotaExceeded, QuotaScope, Quotas, TenantCaps, Usage};
 pub use retry::RetryPolicy;
 pub use schedule::{Firing, Missed, Occurrence, Recurrence, RecurrenceError, firing};

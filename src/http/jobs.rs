@@ -34,12 +34,13 @@ pub(super) async fn job_view(job: Job, state: &AppState) -> Result<JobView, AppE
     params(
         ("job_type" = String, Path, description = "A configured job type (each also has an operation of its own)"),
         ("Idempotency-Key" = String, Header, pattern = "^[!-~]{1,255}$", description = "One per intent: a retry or double-click sends the same key (1 to 255 visible ASCII characters)"),
+        ("priority" = Option<i8>, Query, minimum = -4, maximum = 4, description = "How soon it runs beside the caller's tenant's other jobs you clicked for, -4 to 4 (default 0), added to its type's; it always runs before scheduled and bulk work"),
     ),
     request_body(content = Object, description = "The job's params: a JSON object, checked against the type's schema"),
     responses(
         (status = 202, description = "A new job, processing", body = JobView),
         (status = 200, description = "The key's job, replayed (`Idempotent-Replayed: true`)", body = JobView),
-        (status = 400, description = "Missing or malformed key, or a body that is not a JSON object (`bad_request`, `invalid_idempotency_key`)", body = Problem, content_type = "application/problem+json"),
+        (status = 400, description = "Missing or malformed key, a body that is not a JSON object, or a priority outside -4 to 4 (`bad_request`, `invalid_idempotency_key`)", body = Problem, content_type = "application/problem+json"),
         Unauthenticated,
         (status = 404, description = "Unknown job type (`unknown_job_type`)", body = Problem, content_type = "application/problem+json"),
         (status = 413, description = "Body over 64 KiB (`payload_too_large`)", body = Problem, content_type = "application/problem+json"),
@@ -59,8 +60,9 @@ pub async fn submit(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
     let key = idempotency_key(&req)?;
+    let priority = requested_priority(&req)?;
     let params = Value::Object(body::json_object(payload).await?);
-    let msg = SubmitJob { caller: caller.clone(), key, job_type: path.into_inner(), params };
+    let msg = SubmitJob { caller: caller.clone(), key, job_type: path.into_inner(), params, priority };
     match state.ask(&caller, msg).await?? {
         Submission::Created(job) => Ok(HttpResponse::Accepted()
             .insert_header((header::LOCATION, format!("/jobs/{}", job.id)))
@@ -250,5 +252,19 @@ pub async fn cancel(
             .json(job_view(job, &state).await?)),
         CancelOutcome::AlreadyEnded(ended) => Err(AppError::AlreadyEnded(ended.status().as_str())),
         CancelOutcome::NotFound => Err(AppError::NotFound),
+    }
+}
+
+/// The request's `?priority=` (-4 to 4, default 0; see `domain::priority`).
+fn requested_priority(req: &HttpRequest) -> Result<i8, AppError> {
+    #[derive(serde::Deserialize)]
+    struct Query {
+        priority: Option<String>,
+    }
+    let refused = || AppError::BadRequest("priority must be a whole number from -4 to 4".into());
+    let query = web::Query::<Query>::from_query(req.query_string()).map_err(|_| refused())?;
+    match query.into_inner().priority {
+        None => Ok(0),
+        Some(text) => text.parse::<i8>().ok().filter(|p| crate::domain::PRIORITY_RANGE.contains(p)).ok_or_else(refused),
     }
 }

@@ -65,6 +65,8 @@ pub struct JobType {
     pub redact: Vec<RedactedField>,
     /// Users may schedule it, at most once per this (`None`: not schedulable).
     pub schedulable_every: Option<Duration>,
+    /// How it moves its jobs within their class (see `domain::priority`).
+    pub priority: i8,
 }
 
 /// Params that the type's JSON Schema rejects.
@@ -218,6 +220,7 @@ impl JobTypes {
                 schema,
                 redact: s.redact.clone(),
                 schedulable_every: s.schedulable.then_some(s.min_schedule_interval),
+                priority: s.priority,
             };
             types.insert(name.clone(), Arc::new(job_type));
         }

@@ -33,7 +33,7 @@ FROM (SELECT DISTINCT tenant_id FROM unnest($1::text[]) AS u (tenant_id) ORDER B
 
 /// For each tenant in $1 (locked by [`LOCK_TENANTS`] before this statement
 /// began), its oldest due jobs of the types in $3 up to its room ($2 minus
-/// its running jobs), oldest first, at most $4 in all, claimed under the
+/// its running jobs), highest priority first, then oldest, at most $4 in all, claimed under the
 /// lease of owner $5 for $6 ms, under the claim id $7 (see `lost_claims.rs`).
 /// Rows as `errand_claim_due`'s of kind `job`.
 const CLAIM_FOR_TENANTS: &str = "
@@ -45,14 +45,14 @@ WITH tenants AS MATERIALIZED (
     SELECT c.job_id
     FROM tenants t
     CROSS JOIN LATERAL (
-        SELECT q.job_id, q.run_at
+        SELECT q.job_id, q.run_at, q.priority
         FROM job_queue q
         WHERE q.tenant_id = t.tenant_id AND q.state IN ('available', 'retryable') AND q.run_at <= now()
           AND q.job_type = ANY ($3::text[])
-        ORDER BY q.run_at, q.job_id
+        ORDER BY q.priority DESC, q.run_at, q.job_id
         LIMIT greatest(0, t.room)
     ) c
-    ORDER BY c.run_at, c.job_id
+    ORDER BY c.priority DESC, c.run_at, c.job_id
     LIMIT $4
 ), claimed AS (
     UPDATE job_queue q

@@ -30,15 +30,15 @@ WITH batch AS (
               finished_at
 ), children AS (
     INSERT INTO jobs (id, tenant_id, user_id, user_email, idempotency_key, fingerprint, job_type, params, max_attempts,
-                      batch_id)
+                      batch_id, priority)
     SELECT errand_uuid_v7(), b.tenant_id, b.user_id, b.user_email, 'batch:' || b.id || ':' || i.n, i.fingerprint,
-           b.job_type, i.params, $10, b.id
+           b.job_type, i.params, $10, b.id, $12::smallint
     FROM batch b, unnest($8::jsonb[], $9::bytea[]) WITH ORDINALITY AS i (params, fingerprint, n)
     ORDER BY i.n
-    RETURNING id, tenant_id, user_id, job_type, run_at
+    RETURNING id, tenant_id, user_id, job_type, run_at, priority
 ), queued AS (
-    INSERT INTO job_queue (job_id, tenant_id, user_id, job_type, run_at)
-    SELECT id, tenant_id, user_id, job_type, run_at FROM children
+    INSERT INTO job_queue (job_id, tenant_id, user_id, job_type, run_at, priority)
+    SELECT id, tenant_id, user_id, job_type, run_at, priority FROM children
 )
 SELECT id, job_type, total, completed, failed, cancelled, created_at, finished_at FROM batch";
 
@@ -122,6 +122,8 @@ pub struct NewBatch {
     pub job_type: String,
     pub items: Vec<serde_json::Value>,
     pub max_attempts: u32,
+    /// The children's (a bulk class's, see `domain::priority`).
+    pub priority: i16,
 }
 
 /// A child that did not complete, for the batch's report.
@@ -159,7 +161,7 @@ impl CallerBatches<'_> {
         let (tenant, user) = self.owner();
         let caps = if self.quotas.enforced() { self.batch_caps.as_text() } else { "" };
         let attempts = i32::try_from(batch.max_attempts).unwrap_or(i32::MAX);
-        let params: [&(dyn ToSql + Sync); 11] = [
+        let params: [&(dyn ToSql + Sync); 12] = [
             &id.0,
             &tenant,
             &user,
@@ -171,6 +173,7 @@ impl CallerBatches<'_> {
             &prints,
             &attempts,
             &caps,
+            &batch.priority,
         ];
         let client = self.pool.get().await?;
         match client.query_opt(&client.prepare_cached(CREATE).await?, &params).await {

@@ -103,10 +103,10 @@ WITH reset AS (
         result_expires_at = NULL, error_message = NULL, started_at = NULL, finished_at = NULL,
         ended_by = NULL
     WHERE j.id = ANY ($1) AND j.state IN ('failed', 'cancelled')
-    RETURNING j.id, j.tenant_id, j.user_id, j.job_type, j.run_at
+    RETURNING j.id, j.tenant_id, j.user_id, j.job_type, j.run_at, j.priority
 ), queued AS (
-    INSERT INTO job_queue (job_id, tenant_id, user_id, job_type, run_at)
-    SELECT id, tenant_id, user_id, job_type, run_at FROM reset
+    INSERT INTO job_queue (job_id, tenant_id, user_id, job_type, run_at, priority)
+    SELECT id, tenant_id, user_id, job_type, run_at, priority FROM reset
     RETURNING job_id
 )
 SELECT (SELECT count(*) FROM queued) AS retried,

@@ -37,20 +37,20 @@ FOR UPDATE OF s SKIP LOCKED";
 const RECORD_JOBS: &str = "
 WITH input AS (
     SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bytea[], $7::text[],
-                         $8::jsonb[], $9::integer[], $10::uuid[], $11::timestamptz[])
+                         $8::jsonb[], $9::integer[], $10::uuid[], $11::timestamptz[], $12::smallint[])
         WITH ORDINALITY AS i (id, tenant_id, user_id, user_email, idempotency_key, fingerprint, job_type, params,
-                              max_attempts, schedule_id, scheduled_for, n)
+                              max_attempts, schedule_id, scheduled_for, priority, n)
 ), inserted AS (
     INSERT INTO jobs (id, tenant_id, user_id, user_email, idempotency_key, fingerprint, job_type, params, max_attempts,
-                      schedule_id, scheduled_for)
+                      schedule_id, scheduled_for, priority)
     SELECT id, tenant_id, user_id, user_email, idempotency_key, fingerprint, job_type, params, max_attempts,
-           schedule_id, scheduled_for
+           schedule_id, scheduled_for, priority
     FROM input ORDER BY n
     ON CONFLICT (tenant_id, user_id, idempotency_key) DO NOTHING
-    RETURNING id, tenant_id, user_id, job_type, run_at, schedule_id
+    RETURNING id, tenant_id, user_id, job_type, run_at, schedule_id, priority
 ), queued AS (
-    INSERT INTO job_queue (job_id, tenant_id, user_id, job_type, run_at)
-    SELECT id, tenant_id, user_id, job_type, run_at FROM inserted
+    INSERT INTO job_queue (job_id, tenant_id, user_id, job_type, run_at, priority)
+    SELECT id, tenant_id, user_id, job_type, run_at, priority FROM inserted
     RETURNING job_id
 )
 SELECT i.id, i.schedule_id, (SELECT count(pg_notify('errand_jobs', '')) FROM (SELECT 1 FROM queued LIMIT 1) q) AS told
@@ -68,12 +68,20 @@ WHERE s.id = m.id";
 /// The queue row of a schedule's previous job, locked, for `cancel_previous`.
 const LOCK_PREVIOUS: &str = "SELECT state FROM job_queue WHERE job_id = $1 FOR UPDATE";
 
+/// What a schedulable type's jobs are made with.
+#[derive(Debug, Clone, Copy)]
+pub struct ScheduledType {
+    pub max_attempts: u32,
+    /// A scheduled job's (see `domain::priority`).
+    pub priority: i16,
+}
+
 /// What a pass needs to know of errand's configuration.
 pub struct FiringTerms<'a> {
     /// How late an occurrence may fire and still count as on time.
     pub grace: TimeDelta,
-    /// Attempts per job type (a type no longer configured is not fired).
-    pub max_attempts: &'a HashMap<String, u32>,
+    /// The schedulable types (one no longer configured so is not fired).
+    pub types: &'a HashMap<String, ScheduledType>,
     /// Schedules taken per pass.
     pub batch: i64,
 }
@@ -117,7 +125,7 @@ impl ScheduleFiring<'_> {
                 (row.try_get("tenant_id")?, row.try_get("user_id")?, row.try_get("user_email")?);
             let unfinished_before: bool = row.try_get("last_unfinished")?;
             let (fire, next) = match (Recurrence::parse(&schedule.cron, &schedule.timezone), schedule.next) {
-                (Ok(recurrence), Some(due)) if terms.max_attempts.contains_key(&schedule.job_type) => {
+                (Ok(recurrence), Some(due)) if terms.types.contains_key(&schedule.job_type) => {
                     let plan = firing(&recurrence, due, now, terms.grace, schedule.missed, schedule.ends_at);
                     (plan.fire, plan.next)
                 }
@@ -190,6 +198,7 @@ async fn record_jobs(
         (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
     let (mut attempts, mut schedule_ids, mut times) =
         (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
+    let mut priorities: Vec<i16> = Vec::with_capacity(n);
     for job in jobs {
         let (schedule, (tenant, user, email)) = (&schedules[job.schedule], &owners[job.schedule]);
         ids.push(job.id);
@@ -200,13 +209,27 @@ async fn record_jobs(
         fingerprints.push(Fingerprint::of(&schedule.job_type, &schedule.params).0.to_vec());
         types.push(schedule.job_type.as_str());
         params.push(&schedule.params);
-        attempts.push(terms.max_attempts.get(&schedule.job_type).map_or(1, |n| i32::try_from(*n).unwrap_or(i32::MAX)));
+        let made_with = terms.types.get(&schedule.job_type);
+        attempts.push(made_with.map_or(1, |t| i32::try_from(t.max_attempts).unwrap_or(i32::MAX)));
+        priorities.push(made_with.map_or(0, |t| t.priority));
         schedule_ids.push(schedule.id.0);
         times.push(job.at);
     }
     let statement = tx.prepare_cached(RECORD_JOBS).await?;
-    let params: [&(dyn tokio_postgres::types::ToSql + Sync); 11] =
-        [&ids, &tenants, &users, &emails, &keys, &fingerprints, &types, &params, &attempts, &schedule_ids, &times];
+    let params: [&(dyn tokio_postgres::types::ToSql + Sync); 12] = [
+        &ids,
+        &tenants,
+        &users,
+        &emails,
+        &keys,
+        &fingerprints,
+        &types,
+        &params,
+        &attempts,
+        &schedule_ids,
+        &times,
+        &priorities,
+    ];
     let rows = tx.query(&statement, &params).await?;
     rows.iter().map(|row| row.try_get("id").map_err(StoreError::from)).collect()
 }

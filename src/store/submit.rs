@@ -23,21 +23,22 @@ macro_rules! insert_or_find {
             "
 WITH input AS (
     SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bytea[], $7::text[],
-                         $8::jsonb[], $9::integer[])
+                         $8::jsonb[], $9::integer[], $10::smallint[])
         WITH ORDINALITY AS i (id, tenant_id, user_id, user_email, idempotency_key, fingerprint, job_type, params,
-                              max_attempts, n)
+                              max_attempts, priority, n)
 ), inserted AS (
-    INSERT INTO jobs (id, tenant_id, user_id, user_email, idempotency_key, fingerprint, job_type, params, max_attempts)
-    SELECT id, tenant_id, user_id, user_email, idempotency_key, fingerprint, job_type, params, max_attempts
+    INSERT INTO jobs (id, tenant_id, user_id, user_email, idempotency_key, fingerprint, job_type, params, max_attempts,
+                      priority)
+    SELECT id, tenant_id, user_id, user_email, idempotency_key, fingerprint, job_type, params, max_attempts, priority
     FROM input WHERE ",
             $insert_if,
             " ORDER BY n
     ON CONFLICT (tenant_id, user_id, idempotency_key) DO NOTHING
     RETURNING id, tenant_id, user_id, job_type, params, state, attempt, max_attempts, run_at, result,
-              error_message, created_at, finished_at, fingerprint
+              error_message, created_at, finished_at, fingerprint, priority
 ), queued AS (
-    INSERT INTO job_queue (job_id, tenant_id, user_id, job_type, run_at)
-    SELECT id, tenant_id, user_id, job_type, run_at FROM inserted
+    INSERT INTO job_queue (job_id, tenant_id, user_id, job_type, run_at, priority)
+    SELECT id, tenant_id, user_id, job_type, run_at, priority FROM inserted
 )
 SELECT id AS input_id, id, tenant_id, user_id, job_type, params, state, attempt, max_attempts, run_at, result,
        error_message, created_at, finished_at, NULL::jsonb AS progress, NULL::text AS cancel_requested_by,
@@ -66,14 +67,14 @@ WHERE NOT EXISTS (SELECT 1 FROM inserted x WHERE x.id = i.id)"
 pub(super) const INSERT_OR_FIND: &str = insert_or_find!("true");
 
 /// [`INSERT_OR_FIND`] when quotas are kept: the statement sets the caps that
-/// hold (`$10`, see `quota::BatchCaps`) for its own transaction, and the
+/// hold (`$11`, see `quota::BatchCaps`) for its own transaction, and the
 /// trigger that counts the queued jobs checks them on the counts it has just
 /// written (`migrations/V3__quota_check_in_trigger.sql`). A batch that would
 /// take any count over its cap records nothing: the statement fails with
 /// SQLSTATE `ER019` (`quota::is_over_quota`) and the caller decides job by
 /// job. Far from the caps, the check costs no statement of its own.
 pub(super) const INSERT_OR_FIND_CAPPED: &str =
-    insert_or_find!("(SELECT set_config('errand.quota_caps', $10::text, true)) IS NOT NULL");
+    insert_or_find!("(SELECT set_config('errand.quota_caps', $11::text, true)) IS NOT NULL");
 
 /// The job the caller's key names, read with a fresh snapshot.
 const FIND_BY_KEY: &str = "
@@ -103,6 +104,8 @@ pub struct NewJob {
     pub job_type: String,
     pub params: serde_json::Value,
     pub max_attempts: u32,
+    /// Its class's and type's, and (interactive jobs) the request's: see `migrations/V15__priorities.sql`.
+    pub priority: i16,
 }
 
 /// The submissions of a batch as the quota check sees them.
@@ -265,6 +268,7 @@ pub(super) struct InsertBatch<'a> {
     types: Vec<&'a str>,
     params: Vec<&'a serde_json::Value>,
     attempts: Vec<i32>,
+    priorities: Vec<i16>,
 }
 
 impl<'a> InsertBatch<'a> {
@@ -285,6 +289,7 @@ impl<'a> InsertBatch<'a> {
             types: order.iter().map(|&i| jobs[i].job_type.as_str()).collect(),
             params: order.iter().map(|&i| &jobs[i].params).collect(),
             attempts: order.iter().map(|&i| jobs[i].max_attempts_sql()).collect(),
+            priorities: order.iter().map(|&i| jobs[i].priority).collect(),
             ids,
             fingerprints,
         }
@@ -300,7 +305,7 @@ impl<'a> InsertBatch<'a> {
         params
     }
 
-    pub(super) fn params(&self) -> [&(dyn tokio_postgres::types::ToSql + Sync); 9] {
+    pub(super) fn params(&self) -> [&(dyn tokio_postgres::types::ToSql + Sync); 10] {
         [
             &self.id_column,
             &self.tenants,
@@ -311,6 +316,7 @@ impl<'a> InsertBatch<'a> {
             &self.types,
             &self.params,
             &self.attempts,
+            &self.priorities,
         ]
     }
 

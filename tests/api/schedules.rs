@@ -230,6 +230,8 @@ async fn while_its_last_job_is_unfinished_a_skipping_schedule_makes_no_other() {
     let made = created(&app, &alice, json!({"params": {}, "cron": "@hourly", "timezone": "UTC"})).await;
     let (id, first) = (made["id"].as_str().unwrap().to_owned(), at(&made["next_run_at"]));
     assert_eq!(fire(&app, first).await, 1);
+    let priority: i16 = app.db.scalar("SELECT priority FROM job_queue", &[]).await;
+    assert_eq!(priority, -10, "scheduled work, below what a person clicks for");
     assert_eq!(fire(&app, first + TimeDelta::hours(1)).await, 0, "the first is still queued: skipped");
     let job: Value = app.get(&alice, "/jobs?type=sleep").await.json().await.unwrap();
     let job_id = job["jobs"][0]["id"].as_str().unwrap().to_owned();
@@ -369,4 +371,80 @@ async fn a_schedule_of_a_type_no_longer_schedulable_can_still_be_paused_but_not_
     assert_eq!(paused.json::<Value>().await.unwrap()["paused"], true);
     let changed = patch(&later, &alice, id, json!({"cron": "@weekly"})).await;
     assert_problem(changed, StatusCode::UNPROCESSABLE_ENTITY, "job_type_not_schedulable").await;
+}
+
+#[actix_web::test]
+async fn behind_a_deep_queue_of_scheduled_jobs_an_interactive_job_of_the_same_tenant_starts_next() {
+    let (app, gate) = spawn_app_with_gate(|s| s.workers.tenant_limit = nonzero(1)).await;
+    let alice = token("acme", "alice");
+    // The tenant's one slot is taken; then thirty jobs queue as the
+    // scheduler makes them (its priority class), all older than the click.
+    let first = app.create(&alice, "held", json!({})).await;
+    gate.started(1, Duration::from_secs(20)).await;
+    app.db
+        .client()
+        .await
+        .batch_execute(
+            "WITH made AS (
+                 INSERT INTO jobs (id, tenant_id, user_id, idempotency_key, fingerprint, job_type, params, max_attempts,
+                                   priority)
+                 SELECT errand_uuid_v7(), 'acme', 'alice', 'scheduled-' || g, '\\x00', 'held', '{}', 1, -10
+                 FROM generate_series(1, 30) AS g
+                 RETURNING id, tenant_id, user_id, job_type, priority)
+             INSERT INTO job_queue (job_id, tenant_id, user_id, job_type, priority, run_at)
+             SELECT id, tenant_id, user_id, job_type, priority, now() - interval '1 minute' FROM made",
+        )
+        .await
+        .unwrap();
+    let clicked = app.create(&alice, "held", json!({})).await;
+    gate.release(1);
+    assert_eq!(app.wait_until_finished(&alice, &first, Duration::from_secs(20)).await["status"], "completed");
+    gate.started(1, Duration::from_secs(20)).await; // one more: the next
+    let job = app.job(&alice, &clicked).await;
+    assert_eq!(job["state"], "running", "the click ran next, ahead of 30 older scheduled jobs: {job}");
+    let waiting: i64 =
+        app.db.scalar("SELECT count(*) FROM job_queue WHERE priority = -10 AND state = 'available'", &[]).await;
+    assert_eq!(waiting, 30);
+    gate.release(100);
+}
+
+#[actix_web::test]
+async fn a_request_may_move_its_priority_within_limits_only() {
+    let app = spawn_app_with(|s| s.workers.global_limit = 0, HandlerRegistry::builtin()).await;
+    let alice = token("acme", "alice");
+    let url = |priority: &str| format!("{}/jobs/noop?priority={priority}", app.address);
+    let send = |priority: &'static str| {
+        let url = url(priority);
+        let http = app.http.clone();
+        let alice = alice.clone();
+        async move {
+            http.post(url)
+                .bearer_auth(alice)
+                .header("Idempotency-Key", uuid::Uuid::new_v4().to_string())
+                .json(&json!({}))
+                .send()
+                .await
+                .unwrap()
+        }
+    };
+    assert_eq!(send("3").await.status(), StatusCode::ACCEPTED);
+    let stored: i16 = app.db.scalar("SELECT priority FROM job_queue", &[]).await;
+    assert_eq!(stored, 3);
+    // A batch's children are bulk work: below anything a person clicks for.
+    let batch = app.submit_batch(&alice, "noop", "bulk", json!([{}, {}])).await;
+    assert_eq!(batch.status(), StatusCode::ACCEPTED);
+    let bulk: Vec<i16> = app
+        .db
+        .client()
+        .await
+        .query("SELECT DISTINCT priority FROM jobs WHERE batch_id IS NOT NULL", &[])
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(bulk, [-20]);
+    for bad in ["5", "-5", "high"] {
+        assert_problem(send(bad).await, StatusCode::BAD_REQUEST, "bad_request").await;
+    }
 }

@@ -70,6 +70,7 @@ impl Handler<SubmitBatch> for JobSupervisor {
                 job_type: job_type.name.clone(),
                 items: msg.items,
                 max_attempts: job_type.retry.max_attempts,
+                priority: crate::domain::priority(crate::domain::Origin::Bulk, job_type.priority, 0),
             };
             let submission = store.batches_for(&msg.caller).submit(&batch).await?;
             let outcome = match &submission {

@@ -200,6 +200,7 @@ pub fn new_job(tenant: &str, user: &str, key: &str, job_type: &str, params: Valu
         job_type: job_type.into(),
         params,
         max_attempts: 3,
+        priority: 0,
     }
 }
 
