@@ -34,6 +34,7 @@ fn bad_values_are_refused_naming_their_key() {
             "/nonexistent.pem",
         ),
         ("ERRAND_JOB_TYPES__SLEEP__MAX_ATTEMPTS", "0", "job_types.sleep.max_attempts"),
+        ("ERRAND_JOB_TYPES__SLEEP__PRIORITY", "5", "job_types.sleep.priority"),
     ];
     for (key, value, named) in cases {
         let (code, stderr) = errand_with(&[(key, value)]);

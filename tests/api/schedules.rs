@@ -448,3 +448,23 @@ async fn a_request_may_move_its_priority_within_limits_only() {
         assert_problem(send(bad).await, StatusCode::BAD_REQUEST, "bad_request").await;
     }
 }
+
+#[actix_web::test]
+async fn cancel_previous_cancels_the_unfinished_job_before_making_the_next() {
+    let app = scheduling_app(|s| s.job_types.get_mut("sleep").unwrap().priority = 2).await;
+    let alice = token("acme", "alice");
+    let made = created(
+        &app,
+        &alice,
+        json!({"params": {}, "cron": "@hourly", "timezone": "UTC", "overlap": "cancel_previous"}),
+    )
+    .await;
+    let (id, first) = (made["id"].as_str().unwrap().to_owned(), at(&made["next_run_at"]));
+    assert_eq!(fire(&app, first).await, 1);
+    assert_eq!(fire(&app, first + TimeDelta::hours(1)).await, 1, "the next is made");
+    let states: Vec<String> = jobs_of(&app, &id).await.into_iter().map(|(_, s)| s).collect();
+    assert_eq!(states, ["cancelled", "available"], "and the one before, still queued, cancelled");
+    // The type's priority moves its scheduled jobs within their class.
+    let priority: i16 = app.db.scalar("SELECT priority FROM job_queue", &[]).await;
+    assert_eq!(priority, -8);
+}
