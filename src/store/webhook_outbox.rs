@@ -56,16 +56,23 @@ struct RecordColumns<'a> {
 /// under the claim id $3 (see `lost_claims.rs`), at most $4 in flight per
 /// endpoint counting those the sender has in flight already ($5 endpoints,
 /// $6 how many each): `errand_claim_webhook_deliveries` (`migrations/V10__…`
-/// says how it picks, and why it is a function). Answers each with its
-/// endpoint's URL and secret and the job as the API shows it.
+/// says how it picks, and why it is a function).
 const CLAIM_DUE: &str = "
-SELECT c.delivery_id, c.endpoint_id, c.event, c.attempts, e.url, e.secret,
+SELECT delivery_id, endpoint_id, event, attempts, job_id FROM errand_claim_webhook_deliveries($1, $2, $3, $4, $5, $6)";
+
+/// The claimed deliveries `$1` (endpoints `$2`, jobs `$3`): each endpoint's
+/// URL and secret and the job as the API shows it. A statement of its own,
+/// after the claim: a join in the claim's statement read the job with that
+/// statement's snapshot, taken before the function's own, so a delivery
+/// whose job ended just then could carry the job as it was before its end.
+const CLAIMED: &str = "
+SELECT d.delivery_id, e.url, e.secret,
        j.id, j.tenant_id, j.user_id, j.job_type, j.params, j.state, j.attempt, j.max_attempts, j.run_at,
        j.result, j.error_message, j.created_at, j.finished_at, j.progress, j.cancel_requested_by, j.schedule_id,
        j.scheduled_for
-FROM errand_claim_webhook_deliveries($1, $2, $3, $4, $5, $6) c
-JOIN webhook_endpoints e ON e.id = c.endpoint_id
-JOIN jobs_live j ON j.id = c.job_id";
+FROM unnest($1::uuid[], $2::uuid[], $3::uuid[]) AS d (delivery_id, endpoint_id, job_id)
+JOIN webhook_endpoints e ON e.id = d.endpoint_id
+JOIN jobs_live j ON j.id = d.job_id";
 
 /// Records attempts, one statement for all: of each delivery in $1, attempt
 /// $2: delivered ($3 true) or not, the status $4, the error $5, the latency
@@ -141,17 +148,32 @@ impl WebhookOutbox<'_> {
         let claim = Uuid::new_v4();
         let params: [&(dyn ToSql + Sync); 6] = [&limit, &(lock.as_secs_f64() * 1000.0), &claim, &cap, &busy, &counts];
         let rows = client.query(&statement, &params).await;
-        let rows = LostClaim::Webhooks { claim, lock }.settle(self.pool, rows)?;
-        rows.iter()
-            .map(|row| {
+        let claimed = LostClaim::Webhooks { claim, lock }.settle(self.pool, rows)?;
+        if claimed.is_empty() {
+            return Ok(Vec::new());
+        }
+        let column = |name: &str| claimed.iter().map(|row| row.try_get(name)).collect::<Result<Vec<Uuid>, _>>();
+        let (ids, endpoints, jobs) = (column("delivery_id")?, column("endpoint_id")?, column("job_id")?);
+        // Were this read to fail, the deliveries come due again when their lock runs out.
+        let details = client.query(&client.prepare_cached(CLAIMED).await?, &[&ids, &endpoints, &jobs]).await?;
+        let mut details: HashMap<Uuid, &tokio_postgres::Row> =
+            details.iter().map(|row| Ok((row.try_get("delivery_id")?, row))).collect::<Result<_, StoreError>>()?;
+        claimed
+            .iter()
+            .filter_map(|row| {
+                let id: Uuid = row.try_get("delivery_id").ok()?;
+                // A delivery whose endpoint was deleted meanwhile has no details: it goes with it.
+                details.remove(&id).map(|detail| (row, detail))
+            })
+            .map(|(row, detail)| {
                 Ok(WebhookDelivery {
                     id: row.try_get("delivery_id")?,
                     endpoint: row.try_get("endpoint_id")?,
                     event: row.try_get("event")?,
-                    url: row.try_get("url")?,
-                    secret: row.try_get("secret")?,
+                    url: detail.try_get("url")?,
+                    secret: detail.try_get("secret")?,
                     attempt: row.try_get("attempts")?,
-                    job: job_from_row(row)?,
+                    job: job_from_row(detail)?,
                 })
             })
             .collect()
