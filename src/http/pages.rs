@@ -47,3 +47,13 @@ pub fn page_with(status: StatusCode, title: &str, message: &str, extras: Extras<
         .insert_header((header::REFERRER_POLICY, "no-referrer"))
         .body(html))
 }
+
+/// The page of a signed link that does not verify and does not expire
+/// (unsubscribe, pause): any refusal is an altered or foreign link.
+pub fn invalid_link() -> Result<HttpResponse, AppError> {
+    page(
+        StatusCode::FORBIDDEN,
+        "This link is not valid",
+        "It may have been changed or cut short. Open the link from the email again.",
+    )
+}

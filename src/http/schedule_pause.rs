@@ -10,7 +10,7 @@ use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, web};
 
 use super::AppState;
-use super::pages::{Extras, page, page_with};
+use super::pages::{Extras, invalid_link, page, page_with};
 use crate::http::error::AppError;
 
 /// Asks whether to pause: a page with a button that POSTs.
@@ -73,14 +73,6 @@ pub async fn confirm(path: web::Path<String>, state: web::Data<AppState>) -> Res
         Some(Err(never)) => match never {},
         None => gone(),
     }
-}
-
-fn invalid_link() -> Result<HttpResponse, AppError> {
-    page(
-        StatusCode::FORBIDDEN,
-        "This link is not valid",
-        "It may have been changed or cut short. Open the link from the email again.",
-    )
 }
 
 fn gone() -> Result<HttpResponse, AppError> {

@@ -291,13 +291,8 @@ pub async fn list(
 ) -> Result<HttpResponse, AppError> {
     let limit = page::limit(query.limit)?;
     let before = query.cursor.as_deref().map(page::decode_cursor).transpose()?.map(ScheduleId);
-    let mut schedules = state.store.schedules_for(&caller).list(before, limit).await?;
-    let next_cursor = if schedules.len() > limit as usize {
-        schedules.truncate(limit as usize);
-        schedules.last().map(|s| page::encode_cursor(s.id.0))
-    } else {
-        None
-    };
+    let (schedules, next_before) = state.store.schedules_for(&caller).list(before, limit).await?;
+    let next_cursor = next_before.map(|id| page::encode_cursor(id.0));
     Ok(HttpResponse::Ok()
         .json(ScheduleList { schedules: schedules.into_iter().map(ScheduleView::of).collect(), next_cursor }))
 }

@@ -11,7 +11,7 @@ use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, web};
 
 use super::AppState;
-use super::pages::{Extras, page, page_with};
+use super::pages::{Extras, invalid_link, page_with};
 use crate::http::error::AppError;
 
 /// The link every page has: where people choose which emails they get.
@@ -69,16 +69,6 @@ pub async fn confirm(path: web::Path<String>, state: web::Data<AppState>) -> Res
         "You are unsubscribed",
         &format!("You will no longer get an email when a job of the category {category} ends."),
         Extras { link: preferences_link(&state), ..Extras::default() },
-    )
-}
-
-/// The page of a token that does not verify (unsubscribe links do not
-/// expire: any refusal is an altered or foreign link).
-fn invalid_link() -> Result<HttpResponse, AppError> {
-    page(
-        StatusCode::FORBIDDEN,
-        "This link is not valid",
-        "It may have been changed or cut short. Open the link from the email again.",
     )
 }
 

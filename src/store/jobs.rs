@@ -56,13 +56,8 @@ pub struct JobPage {
 impl JobPage {
     /// A page of `limit` jobs from up to `limit + 1` fetched: one more than
     /// the page holds says another page follows.
-    pub(super) fn of(mut jobs: Vec<Job>, limit: u32) -> Self {
-        let next_before = if jobs.len() > limit as usize {
-            jobs.truncate(limit as usize);
-            jobs.last().map(|job| job.id)
-        } else {
-            None
-        };
+    pub(super) fn of(jobs: Vec<Job>, limit: u32) -> Self {
+        let (jobs, next_before) = super::keyset_page(jobs, limit, |job| job.id);
         Self { jobs, next_before }
     }
 }

@@ -187,6 +187,18 @@ pub const PROGRESS_CHANNEL: &str = "errand_progress";
 /// The NOTIFY channel of cancels of running jobs (payload: job ids).
 pub const CANCEL_CHANNEL: &str = "errand_cancel";
 
+/// A page of at most `limit` rows, from up to `limit + 1` fetched (one more
+/// than the page holds says another page follows): the page, and its last
+/// row's key when another follows.
+pub(super) fn keyset_page<T, K>(mut rows: Vec<T>, limit: u32, key: impl Fn(&T) -> K) -> (Vec<T>, Option<K>) {
+    if rows.len() <= limit as usize {
+        return (rows, None);
+    }
+    rows.truncate(limit as usize);
+    let next = rows.last().map(key);
+    (rows, next)
+}
+
 /// The `application_name` of errand's connections: this, then the process's own id.
 const PROCESS_NAME_PREFIX: &str = "errand/";
 

@@ -80,7 +80,7 @@ impl OperatorAudit<'_> {
                 &[&q.operator, &q.action, &q.job, &q.after, &q.before_time, &q.before, &fetch],
             )
             .await?;
-        let mut actions = rows
+        let actions = rows
             .iter()
             .map(|row| {
                 Ok(OperatorAction {
@@ -94,12 +94,7 @@ impl OperatorAudit<'_> {
                 })
             })
             .collect::<Result<Vec<_>, StoreError>>()?;
-        let next_before = if actions.len() > query.limit as usize {
-            actions.truncate(query.limit as usize);
-            actions.last().map(|a| a.id)
-        } else {
-            None
-        };
+        let (actions, next_before) = super::keyset_page(actions, query.limit, |a| a.id);
         Ok(ActionPage { actions, next_before })
     }
 }

@@ -34,8 +34,6 @@ SELECT
     (SELECT coalesce(jsonb_agg(jsonb_build_object('tenant', tenant_id, 'unfinished', jobs) ORDER BY jobs DESC), '[]')
      FROM (SELECT tenant_id, jobs FROM unfinished_jobs_per_tenant WHERE jobs > 0 ORDER BY jobs DESC LIMIT 10) t)
         AS largest_backlogs,
-    (SELECT count(DISTINCT application_name) FROM pg_stat_activity
-     WHERE datname = current_database() AND starts_with(application_name, $2)) AS processes,
     (SELECT count(*) FROM job_queue WHERE state = 'running') AS running,
     (SELECT coalesce(jsonb_agg(p ORDER BY p.since), '[]')
      FROM (SELECT application_name AS name, min(host(client_addr)) AS address, min(backend_start) AS since,
@@ -118,6 +116,7 @@ impl OperatorOverview<'_> {
         let client = self.pool.get().await?;
         let statement = client.prepare_cached(OVERVIEW).await?;
         let row = client.query_one(&statement, &[&FINISHED_COUNT_CAP, &super::PROCESS_NAME_PREFIX]).await?;
+        let process_list: Value = row.try_get("process_list")?;
         Ok(Overview {
             unfinished: row.try_get("unfinished")?,
             oldest_due_seconds: row.try_get("oldest_due_seconds")?,
@@ -131,9 +130,10 @@ impl OperatorOverview<'_> {
             emails_waiting: row.try_get("emails_waiting")?,
             webhooks_waiting: row.try_get("webhooks_waiting")?,
             largest_backlogs: row.try_get("largest_backlogs")?,
-            processes: row.try_get("processes")?,
+            // Derived from the list, not counted again.
+            processes: i64::try_from(process_list.as_array().map_or(0, Vec::len)).unwrap_or(i64::MAX),
             running: row.try_get("running")?,
-            process_list: row.try_get("process_list")?,
+            process_list,
             running_by_owner: row.try_get("running_by_owner")?,
             writable: row.try_get("writable")?,
             database: row.try_get("database")?,

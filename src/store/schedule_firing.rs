@@ -15,22 +15,22 @@ use uuid::Uuid;
 
 use super::StoreError;
 use super::cancel::{CancelledBy, cancel_locked};
-use super::schedules::{Overlap, Schedule, next_columns, schedule_from_row};
+use super::schedules::{Overlap, Schedule, columns, next_columns, schedule_from_row};
 use crate::domain::{Fingerprint, JobId, Occurrence, Recurrence, firing};
 
 /// Due schedules, oldest due first, with their owner and whether the job of
 /// their latest occurrence is unfinished: `$1` now, `$2` rows at most.
-const TAKE_DUE: &str = "
-SELECT s.id, s.tenant_id, s.user_id, s.user_email, s.job_type, s.params, s.cron, s.timezone, s.ends_at, s.missed,
-       s.catch_up_limit, s.overlap, s.paused_at IS NOT NULL AS paused, s.next_run_at, s.next_local,
-       s.next_second_of_fold, s.last_job_id, s.created_at, s.updated_at, s.fingerprint,
-       coalesce(j.state = 'available', false) AS last_unfinished
-FROM schedules s
-LEFT JOIN jobs j ON j.id = s.last_job_id
-WHERE s.paused_at IS NULL AND s.next_run_at <= $1
-ORDER BY s.next_run_at
-LIMIT $2
-FOR UPDATE OF s SKIP LOCKED";
+const TAKE_DUE: &str = concat!(
+    "SELECT ",
+    columns!(),
+    ", tenant_id, user_id, user_email,
+       coalesce((SELECT j.state = 'available' FROM jobs j WHERE j.id = last_job_id), false) AS last_unfinished
+     FROM schedules
+     WHERE paused_at IS NULL AND next_run_at <= $1
+     ORDER BY next_run_at
+     LIMIT $2
+     FOR UPDATE SKIP LOCKED"
+);
 
 /// Records a job per element (unless its key names one already) and queues
 /// it; tells the workers. Answers the jobs recorded, by schedule.

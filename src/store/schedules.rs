@@ -94,13 +94,15 @@ pub enum ScheduleCreation {
     },
 }
 
-/// The columns every read returns.
+/// The columns every read of a schedule returns (the scheduler's too).
 macro_rules! columns {
     () => {
         "id, job_type, params, cron, timezone, ends_at, missed, catch_up_limit, overlap, paused_at IS NOT NULL AS paused,
          next_run_at, next_local, next_second_of_fold, last_job_id, created_at, updated_at, fingerprint"
     };
 }
+
+pub(super) use columns;
 
 /// Serialises one user's creations (the cap is counted, then the row
 /// written), by a transaction-scoped lock on their (tenant, user).
@@ -141,6 +143,10 @@ const UPDATE_OWN: &str = concat!(
      RETURNING ",
     columns!()
 );
+
+/// The caller's schedule, locked for a change.
+const LOCK_OWN: &str =
+    concat!("SELECT ", columns!(), " FROM schedules WHERE tenant_id = $1 AND user_id = $2 AND id = $3 FOR UPDATE");
 
 const DELETE_OWN: &str = "DELETE FROM schedules WHERE tenant_id = $1 AND user_id = $2 AND id = $3";
 
@@ -203,14 +209,19 @@ impl CallerSchedules<'_> {
         row.as_ref().map(schedule_from_row).transpose()
     }
 
-    /// The caller's schedules, newest first, older than `before`; `limit` + 1
-    /// are read so the caller knows whether there are more.
-    pub async fn list(&self, before: Option<ScheduleId>, limit: u32) -> Result<Vec<Schedule>, StoreError> {
+    /// A page of the caller's schedules, newest first, older than `before`,
+    /// and the page's last when more follow.
+    pub async fn list(
+        &self,
+        before: Option<ScheduleId>,
+        limit: u32,
+    ) -> Result<(Vec<Schedule>, Option<ScheduleId>), StoreError> {
         let (tenant, user) = (self.caller.tenant.as_str(), self.caller.user.as_str());
         let client = self.pool.get().await?;
         let (before, fetch) = (before.map(|id| id.0), i64::from(limit) + 1);
         let rows = client.query(&client.prepare_cached(LIST_OWN).await?, &[&tenant, &user, &before, &fetch]).await?;
-        rows.iter().map(schedule_from_row).collect()
+        let schedules = rows.iter().map(schedule_from_row).collect::<Result<Vec<_>, _>>()?;
+        Ok(super::keyset_page(schedules, limit, |s| s.id))
     }
 
     /// Changes the caller's schedule: `change` gets it as stored (its row
@@ -223,12 +234,7 @@ impl CallerSchedules<'_> {
         let (tenant, user) = (self.caller.tenant.as_str(), self.caller.user.as_str());
         let mut client = self.pool.get().await?;
         let tx = client.transaction().await?;
-        let lock = concat!(
-            "SELECT ",
-            columns!(),
-            " FROM schedules WHERE tenant_id = $1 AND user_id = $2 AND id = $3 FOR UPDATE"
-        );
-        let Some(row) = tx.query_opt(&tx.prepare_cached(lock).await?, &[&tenant, &user, &id.0]).await? else {
+        let Some(row) = tx.query_opt(&tx.prepare_cached(LOCK_OWN).await?, &[&tenant, &user, &id.0]).await? else {
             return Ok(None);
         };
         let changed = match change(schedule_from_row(&row)?) {
