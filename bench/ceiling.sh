@@ -7,7 +7,8 @@
 #
 # which makes a database on the server of <server-url> (any database of it;
 # named $ERRAND_CEILING_DB, default errand_sql_ceiling_<pid>), applies the
-# files migrations/V<n>__*.sql to it with psql in version order, inserts
+# files migrations/V<n>__*.sql to it with psql in version order, each in
+# one transaction as errand applies them, inserts
 # <jobs> no-op jobs round-robin over 32 tenants as bench/drain.sh does, then
 # drains them with pgbench (-M prepared, jit off as errand's sessions have
 # it), $ERRAND_CEILING_CLIENTS clients (default 2), each transaction:
@@ -53,7 +54,7 @@ errand_ceiling() {
   psql "$server" -Xqc "CREATE DATABASE $db" || { rm -f "$script" "$log"; return 1; }
   # The schema: every V<n>__*.sql of migrations/, by version number.
   for f in $(ls "$root"/migrations/V*__*.sql | sed 's|.*/V\([0-9]*\)__[^/]*$|\1 &|' | sort -n | cut -d' ' -f2-); do
-    psql "$url" -Xq -v ON_ERROR_STOP=1 -f "$f" >/dev/null || { errand_log "ceiling: $f failed"; failed=1; break; }
+    psql "$url" -Xq -1 -v ON_ERROR_STOP=1 -f "$f" >/dev/null || { errand_log "ceiling: $f failed"; failed=1; break; }
   done
   if [ -n "$failed" ] || ! errand_drain_insert "$url" "$jobs" "$tenants" noop '{}'; then
     psql "$server" -Xqc "DROP DATABASE $db WITH (FORCE)"; rm -f "$script" "$log"; return 1

@@ -26,6 +26,7 @@ a null result (email off, as shipped) in one statement: two commits, as in
 errand. Prints the settings it used as `name=value` words on one line.
 """
 
+import json
 import os
 import re
 import sys
@@ -130,13 +131,17 @@ def statement_of(root, function, bindings):
 
 
 def bind(sql, name, variables):
-    """`sql` with $1..$n replaced by the pgbench variables named in order."""
+    """`sql` with $1..$n replaced by the pgbench variables named in order
+    (an entry starting with `=` is an SQL expression put in as it is)."""
     used = {int(n) for n in re.findall(r"\$(\d+)", sql)}
     if used != set(range(1, len(variables) + 1)):
         sys.exit(f"ceiling: `{name}` takes parameters {sorted(used)}, the ceiling binds {len(variables)}: update bench/ceiling_script.py")
     if re.search(r"(?<![:\w]):[A-Za-z_]", sql):
         sys.exit(f"ceiling: `{name}` holds a `:name` pgbench would take for a variable")
-    return re.sub(r"\$(\d+)", lambda m: ":" + variables[int(m.group(1)) - 1], sql)
+    def value(m):
+        variable = variables[int(m.group(1)) - 1]
+        return variable[1:] if variable.startswith("=") else ":" + variable
+    return re.sub(r"\$(\d+)", value, sql)
 
 
 def default_setting(config_text, key):
@@ -154,6 +159,18 @@ def millis(duration):
     return int(m.group(1)) * {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000}[m.group(2)]
 
 
+def notification_rules(config, types):
+    """The rules `NotificationRules::as_sql` binds (src/domain/preferences.rs),
+    from config.toml: each type's category, the required ones, the defaults."""
+    preferences = config.get("notifications", {}).get("preferences", {})
+    return {
+        "categories": {name: t.get("category", name) for name, t in types.items()},
+        "required": sorted(set(preferences.get("required", []))),
+        "in_app": preferences.get("in_app", True),
+        "email": preferences.get("email", True),
+    }
+
+
 def pg_array(items):
     return "{" + ",".join(str(i) for i in items) + "}"
 
@@ -164,9 +181,10 @@ def main():
     # variables the ceiling binds in their place.
     claim_name = statement_of(root, "claim", [
         "request.after_tenant", "tenants", "tenant_limit", "limits.names", "limits.limits",
-        "limit", "request.owner", "lease", "request.only_types"])
+        "limit", "request.owner", "lease", "request.only_types", "claim_id"])
     finish_name = statement_of(root, "finish_many_if_running", [
-        "ids", "leases", "states", "results", "errors", "delays", "rescues", "self.email_outbox"])
+        "ids", "leases", "states", "results", "errors", "delays", "rescues", "self.endings.email_outbox",
+        "self.endings.rules.as_sql()"])
     claim = rust_str_const(root, claim_name)
     finish = rust_str_const(root, finish_name)
     if "errand_claim_due(" not in claim:
@@ -194,9 +212,9 @@ def main():
 
     claim_sql = bind(claim.strip().rstrip(";"), "CLAIM", [
         "after_tenant", "claim_tenants", "tenant_limit", "limited_types", "type_limits",
-        "claim_jobs", "owner", "lease_ms", "only_types"])
+        "claim_jobs", "owner", "lease_ms", "only_types", "=gen_random_uuid()"])
     finish_sql = bind(finish.strip().rstrip(";"), "FINISH_FENCED", [
-        "ids", "leases", "states", "results", "errors", "delays", "rescues", "email"])
+        "ids", "leases", "states", "results", "errors", "delays", "rescues", "email", "rules"])
 
     job = "FILTER (WHERE c.kind = 'job')"
     script = f"""\\if :fresh
@@ -232,6 +250,7 @@ FROM (
         "type_limits": pg_array(c for _, c in limited),
         "only_types": pg_array(in_process),
         "email": "false",
+        "rules": json.dumps(notification_rules(config, types), separators=(",", ":")),
     }
     print(" ".join(f"{k}={v}" for k, v in settings.items()))
 
