@@ -191,7 +191,7 @@ impl Application {
             completer: completer.clone().recipient(),
             leases: leases.clone().recipient(),
             progress: ProgressWriter::new(store.clone()).start().recipient(),
-            slot_freed: dispatcher.clone().recipient(),
+            slots: dispatcher.clone().recipient(),
         })
         .start();
         dispatcher_context.run(Dispatcher::new(store.clone(), dispatcher_settings, registry.clone()));

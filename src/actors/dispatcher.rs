@@ -10,6 +10,14 @@
 //! the previous claim stopped, so its cost does not grow with the number of
 //! tenants waiting and every tenant's turn comes.
 //!
+//! Slots bound the handlers running at once. A worker releases its slot as
+//! soon as its attempt's outcome is known, while the Completer records the
+//! end: the next claim need not wait for that write, which is most of a
+//! short job's time in the process. Those ends stay bounded (at most one
+//! more global limit of them), and their jobs count against their tenants'
+//! limits in the database until written, so released slots never let a
+//! tenant run more than its share.
+//!
 //! Its counters and cursor are a cache: the queue table says which jobs are running.
 
 use std::sync::Arc;
@@ -21,7 +29,7 @@ use tokio::sync::oneshot;
 use super::intake::{LendSlots, SlotLoan, SlotsUsed};
 use super::registry::{StopAllWorkers, SupervisorRegistry};
 use super::signals::WorkAvailable;
-use super::supervisor::{RunJob, SlotFreed};
+use super::supervisor::{RunJob, WorkerSlot};
 use crate::store::{ClaimSpec, ClaimedJob, Store};
 
 /// Stop claiming, wait up to `grace` for running jobs, then stop the rest and
@@ -53,8 +61,14 @@ pub struct Dispatcher {
     store: Store,
     settings: DispatcherSettings,
     registry: Addr<SupervisorRegistry>,
-    /// Jobs running here, and slots lent to the Intake.
+    /// Slots held: handlers running here, and slots lent to the Intake.
     running: usize,
+    /// Jobs whose worker released its slot and whose end is being recorded.
+    ending: usize,
+    /// The last claim took all it asked for: the tenants had room, so a
+    /// released slot may be filled at once (after a short claim, room comes
+    /// with recorded ends instead).
+    last_claim_full: bool,
     /// Slots lent to the Intake and not back yet (also counted in `running`).
     lent: usize,
     /// Where the next claim starts walking the tenants.
@@ -77,6 +91,8 @@ impl Dispatcher {
             settings,
             registry,
             running: 0,
+            ending: 0,
+            last_claim_full: true,
             lent: 0,
             after_tenant: String::new(),
             claiming: false,
@@ -97,7 +113,7 @@ impl Dispatcher {
             self.wake_pending = true;
             return;
         }
-        let free = self.settings.global_limit.saturating_sub(self.running);
+        let free = self.room();
         if free == 0 {
             self.announce_to_peers(ctx);
             return;
@@ -119,6 +135,7 @@ impl Dispatcher {
                         act.after_tenant = claim.next_after_tenant;
                         crate::telemetry::record_claimed("dispatcher", jobs.len());
                         let full = jobs.len() == free;
+                        act.last_claim_full = full;
                         jobs.into_iter().for_each(|job| act.start(job));
                         // A full claim, or one that stopped part-way through the
                         // tenants, may have left work: look again at once (a full
@@ -153,11 +170,23 @@ impl Dispatcher {
         });
     }
 
-    /// `n` fewer running (workers ended, or lent slots came back).
+    /// Slots a claim may fill now: the free ones, while the ends being
+    /// recorded beside the running handlers stay within one global limit.
+    fn room(&self) -> usize {
+        let limit = self.settings.global_limit;
+        limit.saturating_sub(self.running).min((2 * limit).saturating_sub(self.running + self.ending))
+    }
+
+    /// `n` fewer slots held (workers released or stopped, or lent slots came back).
     fn free_slots(&mut self, n: usize) {
         self.running = self.running.saturating_sub(n);
         metrics::gauge!("errand_jobs_running").set(self.running as f64);
-        if self.running == 0
+        self.drained_if_idle();
+    }
+
+    /// Ends a drain once no handler runs and no end is being recorded here.
+    fn drained_if_idle(&mut self) {
+        if self.running + self.ending == 0
             && let Some(done) = self.drained.take()
         {
             let _ = done.send(());
@@ -222,12 +251,28 @@ impl Handler<WorkAvailable> for Dispatcher {
     }
 }
 
-impl Handler<SlotFreed> for Dispatcher {
+impl Handler<WorkerSlot> for Dispatcher {
     type Result = ();
 
-    fn handle(&mut self, _: SlotFreed, ctx: &mut Self::Context) {
-        self.free_slots(1);
-        self.claim_soon(ctx);
+    fn handle(&mut self, change: WorkerSlot, ctx: &mut Self::Context) {
+        match change {
+            WorkerSlot::Released => {
+                self.ending += 1;
+                self.free_slots(1);
+                if self.last_claim_full {
+                    self.claim_soon(ctx);
+                }
+            }
+            WorkerSlot::Ended => {
+                self.ending = self.ending.saturating_sub(1);
+                self.drained_if_idle();
+                self.claim_soon(ctx);
+            }
+            WorkerSlot::Stopped => {
+                self.free_slots(1);
+                self.claim_soon(ctx);
+            }
+        }
     }
 }
 
@@ -236,7 +281,7 @@ impl Handler<LendSlots> for Dispatcher {
 
     fn handle(&mut self, LendSlots { wanted }: LendSlots, _ctx: &mut Self::Context) -> Self::Result {
         let quiet = self.accepting && !self.claiming && !self.claim_scheduled && self.lent == 0;
-        let slots = wanted.min(self.settings.global_limit.saturating_sub(self.running));
+        let slots = wanted.min(self.room());
         if !quiet || slots == 0 {
             return None;
         }
@@ -264,14 +309,14 @@ impl Handler<Drain> for Dispatcher {
     fn handle(&mut self, Drain { grace }: Drain, _ctx: &mut Self::Context) -> Self::Result {
         self.accepting = false;
         let (done, finished) = oneshot::channel();
-        if self.running == 0 {
+        if self.running + self.ending == 0 {
             let _ = done.send(());
         } else {
             self.drained = Some(done);
         }
-        let (store, owner, registry, running) =
-            (self.store.clone(), self.settings.spec.owner, self.registry.clone(), self.running);
-        tracing::info!(running, ?grace, "draining: waiting for running jobs");
+        let (store, owner, registry, running, ending) =
+            (self.store.clone(), self.settings.spec.owner, self.registry.clone(), self.running, self.ending);
+        tracing::info!(running, ending, ?grace, "draining: waiting for running jobs and the ends being recorded");
         Box::pin(
             async move {
                 if tokio::time::timeout(grace, finished).await.is_err() {

@@ -14,8 +14,8 @@
 //!      |                                             |              v
 //!      |   LISTEN errand_jobs, poll, Rescuer -----------------> Dispatcher --claim (ClaimSpec)--> RunJob
 //!      |                                             ^                                              |
-//!      |                                   SlotFreed |                                              v
-//!      |                                       JobSupervisor <--WorkerDone-- JobWorker (per job)
+//!      |                                  WorkerSlot |                                              v
+//!      |                                       JobSupervisor <-WorkerReport- JobWorker (per job)
 //!      |                                                                      |   | Hold/Release lease
 //!      |                                                             Complete |   v
 //!      |   worker API --ClaimForWorker, RenewWorkerLease, ReportProgress--> Broker  |  LeaseKeeper (one renewal
@@ -63,8 +63,8 @@ pub use rescuer::{RescueExpired, Rescuer};
 pub use scheduler::{FireDue, Scheduler};
 pub use signals::WorkAvailable;
 pub use supervisor::{
-    BatchReport, CancelBatch, CancelJob, GetBatch, GetJob, JobSupervisor, ListJobs, RunJob, SlotFreed, SubmitBatch,
-    SubmitError, SubmitJob, SupervisorDeps,
+    BatchReport, CancelBatch, CancelJob, GetBatch, GetJob, JobSupervisor, ListJobs, RunJob, SubmitBatch, SubmitError,
+    SubmitJob, SupervisorDeps,
 };
 pub use totals::{PUBLISH_EVERY, TotalsPublisher};
 pub use webhook_sender::{ResultUrls, WebhookSender};

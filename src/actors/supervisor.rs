@@ -20,7 +20,7 @@ use super::completer::Complete;
 use super::intake::{Overloaded, Record, RecordError};
 use super::leases::LeaseChange;
 use super::progress::ProgressChange;
-use super::worker::{Abandon, JobWorker, WorkerDone, WorkerLinks};
+use super::worker::{Abandon, JobWorker, WorkerLinks, WorkerReport};
 use crate::domain::{Caller, IdempotencyKey, Job, JobId, Outcome, TenantId};
 use crate::jobs::{JobType, JobTypes, ParamsError};
 use crate::store::{
@@ -69,11 +69,23 @@ pub struct ListJobs {
 #[rtype(result = "()")]
 pub struct RunJob(pub ClaimedJob);
 
-/// A worker of this process ended (however it ended): one slot is free.
-/// Told to the dispatcher.
-#[derive(Debug, Clone, Copy, Message)]
+/// A worker's slot, or its job's end, changed. Told to the dispatcher,
+/// which bounds the handlers running at once by its slots, and the ends
+/// being recorded beside them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Message)]
 #[rtype(result = "()")]
-pub struct SlotFreed;
+pub enum WorkerSlot {
+    /// A worker's attempt ended and its end is being recorded: its slot is
+    /// free, but its job counts against its tenant's limit until the end
+    /// is written.
+    Released,
+    /// A worker that had released its slot stopped: its end is written (or
+    /// given up on), so its tenant may have room again.
+    Ended,
+    /// A worker stopped while it held its slot (stopped before its attempt
+    /// ended, or its job could not run here).
+    Stopped,
+}
 
 /// This supervisor has been idle: may it stop? Asked of the registry, which
 /// consents only if it is still the one on record.
@@ -126,7 +138,7 @@ pub struct SupervisorDeps {
     pub leases: Recipient<LeaseChange>,
     /// Writes running jobs' progress.
     pub progress: Recipient<ProgressChange>,
-    pub slot_freed: Recipient<SlotFreed>,
+    pub slots: Recipient<WorkerSlot>,
 }
 
 pub struct JobSupervisor {
@@ -173,7 +185,7 @@ impl JobSupervisor {
 
     /// Ends a claimed job that this process cannot run (its type is no longer configured).
     fn fail_unrunnable(&self, job: ClaimedJob, ctx: &mut Context<Self>) {
-        let (completer, slot_freed) = (self.deps.completer.clone(), self.deps.slot_freed.clone());
+        let (completer, slots) = (self.deps.completer.clone(), self.deps.slots.clone());
         let outcome = Outcome::Failed { error: format!("job type {:?} is not configured", job.job_type) };
         let completion = Completion { id: job.id, lease: job.lease, outcome, ender: Ender::Worker };
         ctx.spawn(
@@ -184,7 +196,7 @@ impl JobSupervisor {
                     Ok(Err(error)) => tracing::warn!(%error, job = %job.id, "could not fail a job of an unknown type"),
                     Err(error) => tracing::warn!(%error, job = %job.id, "could not fail a job of an unknown type"),
                 }
-                slot_freed.do_send(SlotFreed);
+                slots.do_send(WorkerSlot::Stopped);
             }
             .into_actor(self),
         );
@@ -309,13 +321,19 @@ impl Handler<RunJob> for JobSupervisor {
     }
 }
 
-impl Handler<WorkerDone> for JobSupervisor {
+impl Handler<WorkerReport> for JobSupervisor {
     type Result = ();
 
-    fn handle(&mut self, done: WorkerDone, _ctx: &mut Self::Context) {
+    fn handle(&mut self, report: WorkerReport, _ctx: &mut Self::Context) {
         self.last_active = Instant::now();
-        self.workers.remove(&done.job);
-        self.deps.slot_freed.do_send(SlotFreed);
+        let slot = match report {
+            WorkerReport::Released { .. } => WorkerSlot::Released,
+            WorkerReport::Stopped { job, released } => {
+                self.workers.remove(&job);
+                if released { WorkerSlot::Ended } else { WorkerSlot::Stopped }
+            }
+        };
+        self.deps.slots.do_send(slot);
     }
 }
 

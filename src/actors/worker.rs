@@ -22,12 +22,18 @@ use crate::domain::{Failure, JobId, Outcome, RetryPolicy};
 use crate::jobs::{JobContext, JobError, JobOutput, JobType, Progress};
 use crate::store::{ClaimedJob, Completion, Ender};
 
-/// The worker of `job` has stopped, however its attempt ended (the
-/// Completer told the Notifier of a terminal end).
+/// What a worker tells its supervisor.
 #[derive(Debug, Message)]
 #[rtype(result = "()")]
-pub struct WorkerDone {
-    pub job: JobId,
+pub enum WorkerReport {
+    /// The attempt's outcome is known (its handler returned, failed, timed
+    /// out or was cancelled) and is being recorded: the worker no longer
+    /// needs its slot, though it lives on, keeping its lease, until the end
+    /// is written.
+    Released { job: JobId },
+    /// The worker has stopped, however its attempt ended (the Completer told
+    /// the Notifier of a terminal end); `released` if it said so before.
+    Stopped { job: JobId, released: bool },
 }
 
 /// Stop now without writing anything (shutdown; the lease is released after).
@@ -53,12 +59,12 @@ fn handler_runtime() -> &'static tokio::runtime::Handle {
 
 /// Where a worker reports: the Completer records its end, the LeaseKeeper
 /// renews its lease, the ProgressWriter writes its progress, its supervisor
-/// hears when it stops.
+/// hears when it releases its slot and when it stops.
 pub(super) struct WorkerLinks {
     pub completer: Recipient<Complete>,
     pub leases: Recipient<LeaseChange>,
     pub progress: Recipient<ProgressChange>,
-    pub report_to: Recipient<WorkerDone>,
+    pub report_to: Recipient<WorkerReport>,
 }
 
 pub struct JobWorker {
@@ -114,6 +120,7 @@ impl JobWorker {
 
     fn finish(&mut self, outcome: Outcome, ctx: &mut Context<Self>) {
         self.finishing = true;
+        self.links.report_to.do_send(WorkerReport::Released { job: self.job.id });
         let completion = Completion { id: self.job.id, lease: self.job.lease, outcome, ender: Ender::Worker };
         let completer = self.links.completer.clone();
         // The handler has run: giving up would leave the job to the rescuer,
@@ -225,7 +232,7 @@ impl Actor for JobWorker {
         }
         self.links.leases.do_send(LeaseChange::Release { job: self.job.id });
         self.links.progress.do_send(ProgressChange::Untrack { job: self.job.id });
-        self.links.report_to.do_send(WorkerDone { job: self.job.id });
+        self.links.report_to.do_send(WorkerReport::Stopped { job: self.job.id, released: self.finishing });
     }
 }
 

@@ -85,6 +85,46 @@ async fn claims_beside_submissions_keep_to_the_tenant_and_process_limits() {
     }
 }
 
+/// A worker lets go of its slot once its attempt has ended, while the end is
+/// written: with one slot, the next job starts although the first one's end
+/// is still waiting (here on a lock on its queue row), and the first job
+/// counts against its tenant until its end is written.
+#[actix_web::test]
+async fn a_slot_is_free_while_its_jobs_end_is_being_written() {
+    let (app, gate) = quiet_app_with_gate(|s| {
+        s.workers.global_limit = 1;
+        s.workers.tenant_limit = nonzero(1);
+    })
+    .await;
+    let (alice, bob, carol) = (token("acme", "alice"), token("globex", "bob"), token("acme", "carol"));
+    let first = app.create(&alice, "held", json!({})).await;
+    gate.started(1, WITHIN).await;
+    let mut locker = app.db.client().await;
+    let lock = locker.transaction().await.unwrap();
+    lock.execute("SELECT 1 FROM job_queue WHERE job_id = $1 FOR UPDATE", &[&Uuid::parse_str(&first).unwrap()])
+        .await
+        .unwrap();
+    // acme's second job is behind its tenant's limit: the first still runs
+    // there until its end is written.
+    let same_tenant = app.create(&carol, "held", json!({})).await;
+    let other_tenant = app.create(&bob, "held", json!({})).await;
+    gate.release(1);
+    gate.started(1, WITHIN).await;
+    assert_eq!(queue_state(&app, &first).await, "running", "its end waits on the lock");
+    assert_eq!(queue_state(&app, &other_tenant).await, "running", "the freed slot went to globex");
+    assert_eq!(queue_state(&app, &same_tenant).await, "available", "acme is at its limit");
+
+    lock.rollback().await.unwrap();
+    gate.release(1);
+    gate.started(1, WITHIN).await;
+    gate.release(1);
+    for (caller, id) in [(&alice, &first), (&bob, &other_tenant), (&carol, &same_tenant)] {
+        let job = app.wait_until_finished(caller, id, WITHIN).await;
+        assert_eq!((job["status"].as_str(), job["attempts"].as_i64()), (Some("completed"), Some(1)));
+        assert_eq!(app.db.notifications_for(id).await, 1);
+    }
+}
+
 #[actix_web::test]
 async fn a_flaky_job_retries_until_it_succeeds_and_notifies_once() {
     let app = spawn_app().await;
