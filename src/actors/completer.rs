@@ -10,6 +10,11 @@
 //! few dozen. Each end is still fenced on its own lease, and each terminal
 //! end writes its notification in the same statement, so batching changes
 //! no guarantee.
+//!
+//! Batches are written in [`LANES`] lanes by their jobs' tenants, each lane
+//! with one batch in flight: two batches are written at once, and as their
+//! jobs' tenants differ, neither waits on the other's row locks (the counts
+//! of unfinished jobs are kept per tenant, and locked until commit).
 
 use std::collections::HashMap;
 
@@ -18,16 +23,20 @@ use serde_json::Value;
 use tokio::sync::oneshot;
 
 use super::notifier::JobFinished;
-use crate::domain::{Failure, JobId, JobState, LeaseId, Outcome, storable};
+use crate::domain::{Failure, JobId, JobState, LeaseId, Outcome, TenantId, storable};
 use crate::jobs::JobTypes;
 use crate::store::{Completion, EndedAttempt, Ender, Rescued, Store, StoreError};
 
-/// Record the end of an attempt of one of errand's own workers. Idempotent
-/// for the same lease: a worker that retries after an answer was lost (the
-/// end committed, the connection broke) is told how the job stands.
+/// Record the end of an attempt of one of errand's own workers, a job of
+/// `tenant`. Idempotent for the same lease: a worker that retries after an
+/// answer was lost (the end committed, the connection broke) is told how the
+/// job stands.
 #[derive(Debug, Message)]
 #[rtype(result = "Result<Recorded, CompletionFailed>")]
-pub struct Complete(pub Completion);
+pub struct Complete {
+    pub completion: Completion,
+    pub tenant: TenantId,
+}
 
 /// An external worker ends the attempt it holds under `lease`. Idempotent
 /// for the same lease: a retried call is told how the job stands.
@@ -83,6 +92,8 @@ impl From<StoreError> for CompletionFailed {
 
 /// Most completions written in one statement.
 const MAX_BATCH: usize = 500;
+/// Batches written at once (see the module doc).
+const LANES: usize = 2;
 /// How long the first completion waits for others to share its statement,
 /// when no batch is being written (while one is, the next gathers anyway).
 const GATHER: std::time::Duration = std::time::Duration::from_micros(500);
@@ -96,15 +107,33 @@ pub struct Completer {
     notifier: Recipient<JobFinished>,
     /// Their retry policies decide what an external worker's failure means.
     job_types: JobTypes,
+    lanes: [Lane; LANES],
+}
+
+/// Ends waiting to be written, and whether a batch of them is being written.
+#[derive(Default)]
+struct Lane {
     pending: Vec<(Completion, Reply)>,
     writing: bool,
     /// A write is scheduled for when the first completions have gathered.
     scheduled: bool,
 }
 
+/// The lane of a job of `tenant`'s ends; an end whose tenant the caller does
+/// not know (an external worker's) goes by its job's id.
+fn lane_of(tenant: Option<&TenantId>, job: JobId) -> usize {
+    use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
+    let hasher = BuildHasherDefault::<DefaultHasher>::default();
+    let hash = match tenant {
+        Some(tenant) => hasher.hash_one(tenant.as_str()),
+        None => hasher.hash_one(job.0),
+    };
+    (hash % LANES as u64) as usize
+}
+
 impl Completer {
     pub fn new(store: Store, notifier: Recipient<JobFinished>, job_types: JobTypes) -> Self {
-        Self { store, notifier, job_types, pending: Vec::new(), writing: false, scheduled: false }
+        Self { store, notifier, job_types, lanes: Default::default() }
     }
 
     /// Records `completion` in the next batch. An attempt found not running
@@ -113,10 +142,11 @@ impl Completer {
     fn record(
         &mut self,
         completion: Completion,
+        tenant: Option<&TenantId>,
         ctx: &mut Context<Self>,
     ) -> impl Future<Output = Result<Recorded, CompletionFailed>> + use<> {
         let (id, lease) = (completion.id, completion.lease);
-        let answer = self.enqueue(completion, ctx);
+        let answer = self.enqueue(lane_of(tenant, id), completion, ctx);
         let store = self.store.clone();
         async move {
             let recorded = answer.await.unwrap_or_else(|_| Err(CompletionFailed("the completer stopped".into())))?;
@@ -130,27 +160,29 @@ impl Completer {
         }
     }
 
-    /// Queues `completion` for the next batch; the answer comes once it is written.
-    fn enqueue(&mut self, completion: Completion, ctx: &mut Context<Self>) -> oneshot::Receiver<Answer> {
+    /// Queues `completion` for its lane's next batch; the answer comes once it is written.
+    fn enqueue(&mut self, lane: usize, completion: Completion, ctx: &mut Context<Self>) -> oneshot::Receiver<Answer> {
         let (reply, answer) = oneshot::channel();
-        self.pending.push((completion, reply));
-        if !self.writing && !self.scheduled {
-            self.scheduled = true;
-            ctx.run_later(GATHER, |act, ctx| {
-                act.scheduled = false;
-                act.write_batch(ctx);
+        let waiting = &mut self.lanes[lane];
+        waiting.pending.push((completion, reply));
+        if !waiting.writing && !waiting.scheduled {
+            waiting.scheduled = true;
+            ctx.run_later(GATHER, move |act, ctx| {
+                act.lanes[lane].scheduled = false;
+                act.write_batch(lane, ctx);
             });
         }
         answer
     }
 
-    fn write_batch(&mut self, ctx: &mut Context<Self>) {
-        if self.writing || self.pending.is_empty() {
+    fn write_batch(&mut self, lane: usize, ctx: &mut Context<Self>) {
+        let waiting = &mut self.lanes[lane];
+        if waiting.writing || waiting.pending.is_empty() {
             return;
         }
-        self.writing = true;
-        let take = self.pending.len().min(MAX_BATCH);
-        let (batch, replies): (Vec<_>, Vec<_>) = self.pending.drain(..take).unzip();
+        waiting.writing = true;
+        let take = waiting.pending.len().min(MAX_BATCH);
+        let (batch, replies): (Vec<_>, Vec<_>) = waiting.pending.drain(..take).unzip();
         let store = self.store.clone();
         async move {
             let result = store.queue().finish_many_if_running(&batch).await;
@@ -177,8 +209,8 @@ impl Completer {
                     }
                 }
             }
-            act.writing = false;
-            act.write_batch(ctx);
+            act.lanes[lane].writing = false;
+            act.write_batch(lane, ctx);
         })
         .spawn(ctx);
     }
@@ -199,8 +231,8 @@ impl Actor for Completer {
 impl Handler<Complete> for Completer {
     type Result = ResponseFuture<Result<Recorded, CompletionFailed>>;
 
-    fn handle(&mut self, Complete(completion): Complete, ctx: &mut Self::Context) -> Self::Result {
-        Box::pin(self.record(completion, ctx))
+    fn handle(&mut self, Complete { completion, tenant }: Complete, ctx: &mut Self::Context) -> Self::Result {
+        Box::pin(self.record(completion, Some(&tenant), ctx))
     }
 }
 
@@ -226,7 +258,7 @@ impl Handler<EndAttempt> for Completer {
         };
         Box::pin(outcome.into_actor(self).then(move |outcome, act, ctx| {
             let recorded =
-                outcome.map(|outcome| act.record(Completion { id, lease, outcome, ender: Ender::Worker }, ctx));
+                outcome.map(|outcome| act.record(Completion { id, lease, outcome, ender: Ender::Worker }, None, ctx));
             async move { recorded?.await }.into_actor(act)
         }))
     }

@@ -188,9 +188,10 @@ impl JobSupervisor {
         let (completer, slots) = (self.deps.completer.clone(), self.deps.slots.clone());
         let outcome = Outcome::Failed { error: format!("job type {:?} is not configured", job.job_type) };
         let completion = Completion { id: job.id, lease: job.lease, outcome, ender: Ender::Worker };
+        let tenant = job.tenant;
         ctx.spawn(
             async move {
-                match completer.send(Complete(completion)).await {
+                match completer.send(Complete { completion, tenant }).await {
                     Ok(Ok(_)) => {}
                     // The lease will expire and the rescuer will end the job.
                     Ok(Err(error)) => tracing::warn!(%error, job = %job.id, "could not fail a job of an unknown type"),

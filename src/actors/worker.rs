@@ -122,14 +122,14 @@ impl JobWorker {
         self.finishing = true;
         self.links.report_to.do_send(WorkerReport::Released { job: self.job.id });
         let completion = Completion { id: self.job.id, lease: self.job.lease, outcome, ender: Ender::Worker };
-        let completer = self.links.completer.clone();
+        let (completer, tenant) = (self.links.completer.clone(), self.job.tenant.clone());
         // The handler has run: giving up would leave the job to the rescuer,
         // to run again. So the end is kept and tried until the database
         // answers, which also says whether the lease is still ours (the
         // LeaseKeeper renews it meanwhile, as soon as the database is back).
         async move {
             for attempt in 1u32.. {
-                match completer.send(Complete(completion.clone())).await {
+                match completer.send(Complete { completion: completion.clone(), tenant: tenant.clone() }).await {
                     Ok(Ok(ended)) => return Some(ended),
                     Ok(Err(error)) if attempt <= 3 || attempt.is_power_of_two() => {
                         tracing::warn!(%error, job = %completion.id, attempt, "could not record the attempt; trying again")

@@ -184,7 +184,10 @@ async fn an_end_tried_again_after_its_answer_was_lost_is_told_it_was_recorded_be
     let completer = Completer::new(behind, NoStreams.start().recipient(), Default::default()).start();
     let done = |job: &errand::store::ClaimedJob| {
         let outcome = Outcome::Completed { result: None };
-        Complete(Completion { id: job.id, lease: job.lease, outcome, ender: Ender::Worker })
+        Complete {
+            completion: Completion { id: job.id, lease: job.lease, outcome, ender: Ender::Worker },
+            tenant: job.tenant.clone(),
+        }
     };
     // Once on the completer's one connection first, whose statements are then
     // prepared (see the batch test above).

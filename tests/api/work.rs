@@ -125,6 +125,51 @@ async fn a_slot_is_free_while_its_jobs_end_is_being_written() {
     }
 }
 
+/// Ends are written in two lanes by tenant: one tenant's end held up (here
+/// on a lock on its queue row) holds up the ends of the tenants in its lane,
+/// not every other tenant's.
+#[actix_web::test]
+async fn one_tenants_end_held_up_does_not_hold_up_every_other_tenants_ends() {
+    let (app, gate) = quiet_app_with_gate(|_| {}).await;
+    let alice = token("acme", "alice");
+    let held_up = app.create(&alice, "held", json!({})).await;
+    gate.started(1, WITHIN).await;
+    let mut locker = app.db.client().await;
+    let lock = locker.transaction().await.unwrap();
+    lock.execute("SELECT 1 FROM job_queue WHERE job_id = $1 FOR UPDATE", &[&Uuid::parse_str(&held_up).unwrap()])
+        .await
+        .unwrap();
+    gate.release(1);
+    let waiting_on_a_lock = "SELECT count(*) FROM pg_stat_activity
+                             WHERE datname = current_database() AND wait_event_type = 'Lock'";
+    eventually(WITHIN, "acme's end waits on the lock", || async {
+        app.db.scalar::<i64>(waiting_on_a_lock, &[]).await == 1
+    })
+    .await;
+    let tenants = ["globex", "initech", "umbrella", "hooli", "stark", "wayne", "wonka", "tyrell"];
+    let mut others = Vec::new();
+    for tenant in tenants {
+        let caller = token(tenant, "bob");
+        others.push((app.create(&caller, "noop", json!({})).await, caller));
+    }
+    eventually(WITHIN, "another tenant's job completes while acme's end waits", || async {
+        let mut completed = false;
+        for (id, caller) in &others {
+            completed |= app.job(caller, id).await["state"] == "completed";
+        }
+        completed
+    })
+    .await;
+    assert_eq!(queue_state(&app, &held_up).await, "running");
+
+    lock.rollback().await.unwrap();
+    for (id, caller) in others.iter().chain([(held_up.clone(), alice.clone())].iter()) {
+        let job = app.wait_until_finished(caller, id, WITHIN).await;
+        assert_eq!(job["status"], "completed");
+        assert_eq!(app.db.notifications_for(id).await, 1);
+    }
+}
+
 #[actix_web::test]
 async fn a_flaky_job_retries_until_it_succeeds_and_notifies_once() {
     let app = spawn_app().await;
