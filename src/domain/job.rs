@@ -74,6 +74,11 @@ impl JobState {
         matches!(self, Self::Completed | Self::Failed | Self::Cancelled)
     }
 
+    /// Failed or cancelled: the ends the database indexes (`unsuccessful_state`).
+    pub fn is_unsuccessful(self) -> bool {
+        matches!(self, Self::Failed | Self::Cancelled)
+    }
+
     /// The word the API shows for the state (a job's `state`), finer than
     /// its [`JobStatus`]: the one table for every view of a job.
     pub fn api_word(self, cancel_requested: bool) -> &'static str {

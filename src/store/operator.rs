@@ -66,9 +66,11 @@ pub struct QueueCount {
 /// created in [`$4`, `$5`), older than the job `$6`; `$7` rows at most; by
 /// user `$8`, error text `$9` (a case-insensitive substring, LIKE's own
 /// characters escaped), and params holding `$11` at the path `$10` (never
-/// in jobs of the types `$12`). `$13` repeats `$3` when every state in it
-/// is an end: the record's own state then says it, through an index (see
-/// `recorded_state` in `migrations/V12__attempt_timeline.sql`).
+/// in jobs of the types `$12`). `$14` repeats `$3` when every state in it
+/// is failed or cancelled, which `unsuccessful_state` says through an index
+/// (`migrations/V17__hot_job_ends.sql`); else `$13` does when every one is an
+/// end: the record's own state then says it (see `recorded_state` in
+/// `migrations/V12__attempt_timeline.sql`).
 const LIST_ANY: &str = "
 SELECT id, tenant_id, user_id, job_type, params, state, attempt, max_attempts, run_at, result, error_message,
        created_at, finished_at, progress, cancel_requested_by, schedule_id, scheduled_for
@@ -77,6 +79,7 @@ WHERE ($1::text IS NULL OR tenant_id = $1)
   AND ($2::text IS NULL OR job_type = $2)
   AND ($3::job_state[] IS NULL OR state = ANY ($3))
   AND ($13::job_state[] IS NULL OR recorded_state = ANY ($13))
+  AND ($14::job_state[] IS NULL OR unsuccessful_state = ANY ($14))
   AND ($4::timestamptz IS NULL OR created_at >= $4)
   AND ($5::timestamptz IS NULL OR created_at < $5)
   AND ($6::uuid IS NULL OR id < $6)
@@ -147,8 +150,11 @@ impl OperatorJobs<'_> {
         let statement = planned_for_its_filters(&client, LIST_ANY).await?;
         let error = query.error.as_deref().map(like_escaped);
         let (path, value) = query.param.clone().unzip();
-        let ended: Option<&Vec<JobState>> = states.as_ref().filter(|s| s.iter().all(|state| state.is_terminal()));
-        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 13] = [
+        // One of the two, not both: the planner would take their selectivities
+        // as independent and count on a handful of rows.
+        let unsuccessful = states.as_ref().filter(|s| s.iter().all(|state| state.is_unsuccessful()));
+        let ended = states.as_ref().filter(|s| unsuccessful.is_none() && s.iter().all(|state| state.is_terminal()));
+        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 14] = [
             &query.tenant,
             &query.job_type,
             &states,
@@ -162,6 +168,7 @@ impl OperatorJobs<'_> {
             &value,
             &query.params_unsearchable,
             &ended,
+            &unsuccessful,
         ];
         let rows = client.query(&statement, &params).await?;
         let jobs = rows.iter().map(job_from_row).collect::<Result<Vec<_>, _>>()?;
@@ -257,8 +264,8 @@ impl OperatorJobs<'_> {
 /// rest of the store caches its statements: a cached statement gets a
 /// generic plan after a few runs, made for any filter, and that plan walks
 /// the whole history newest first. Planned for the filters at hand,
-/// `status=failed` walks only the failed jobs' index, a tenant's filter that
-/// tenant's index: milliseconds at a million finished jobs instead of a
+/// `status=failed` walks only the unsuccessful jobs' index, a tenant's filter
+/// that tenant's index: milliseconds at a million finished jobs instead of a
 /// scan. An operator's request is rare; one more round trip is nothing.
 pub(super) async fn planned_for_its_filters(
     client: &impl deadpool_postgres::GenericClient,

@@ -92,13 +92,13 @@ macro_rules! matching {
 
 /// The next `$11` failed jobs after `$10` (id order) that match, locked.
 const NEXT_FAILED: &str = concat!(
-    "SELECT j.id FROM jobs j WHERE j.state = 'failed' AND j.id > $10 AND ",
+    "SELECT j.id FROM jobs j WHERE j.unsuccessful_state = 'failed' AND j.id > $10 AND ",
     matching!("j.error_message"),
     " ORDER BY j.id LIMIT $11 FOR UPDATE SKIP LOCKED"
 );
 
 const COUNT_FAILED: &str =
-    concat!("SELECT count(*) FROM jobs j WHERE j.state = 'failed' AND ", matching!("j.error_message"));
+    concat!("SELECT count(*) FROM jobs j WHERE j.unsuccessful_state = 'failed' AND ", matching!("j.error_message"));
 
 /// The next `$11` unfinished jobs after `$10` (id order) that match, their
 /// queue rows locked (the error of an unfinished job is its last attempt's).

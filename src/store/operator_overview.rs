@@ -21,13 +21,13 @@ SELECT
     (SELECT extract(epoch FROM now() - min(run_at))::float8 FROM job_queue
      WHERE state IN ('available', 'retryable') AND run_at <= now()) AS oldest_due_seconds,
     (SELECT count(*) FROM (SELECT 1 FROM jobs WHERE state = 'completed' LIMIT $1::bigint + 1) c) AS completed,
-    (SELECT count(*) FROM (SELECT 1 FROM jobs WHERE state = 'failed' LIMIT $1 + 1) f) AS failed,
-    (SELECT count(*) FROM (SELECT 1 FROM jobs WHERE state = 'cancelled' LIMIT $1 + 1) x) AS cancelled,
+    (SELECT count(*) FROM (SELECT 1 FROM jobs WHERE unsuccessful_state = 'failed' LIMIT $1 + 1) f) AS failed,
+    (SELECT count(*) FROM (SELECT 1 FROM jobs WHERE unsuccessful_state = 'cancelled' LIMIT $1 + 1) x) AS cancelled,
     -- Which types fail: the newest failed jobs (up to the cap, through the
-    -- failed jobs' index), by type.
+    -- unsuccessful jobs' index), by type.
     (SELECT coalesce(jsonb_agg(jsonb_build_object('job_type', job_type, 'failed', n) ORDER BY n DESC, job_type), '[]')
      FROM (SELECT job_type, count(*) AS n
-           FROM (SELECT job_type FROM jobs WHERE state = 'failed' ORDER BY id DESC LIMIT $1) newest
+           FROM (SELECT job_type FROM jobs WHERE unsuccessful_state = 'failed' ORDER BY id DESC LIMIT $1) newest
            GROUP BY job_type) t) AS recent_failures_by_type,
     (SELECT count(*) FROM email_outbox WHERE state IN ('pending', 'sending')) AS emails_waiting,
     (SELECT count(*) FROM webhook_deliveries WHERE state IN ('pending', 'sending')) AS webhooks_waiting,
