@@ -165,8 +165,13 @@ async fn every_open_stream_of_the_user_hears_the_count_change_when_one_of_them_r
     assert_eq!(other_tab.next_unread_count(WITHIN).await, Some(1), "one read in a tab shows in the other");
     assert_eq!(app.post(&alice, "/notifications/read-all").await.status(), 200);
     assert_eq!(other_tab.next_unread_count(WITHIN).await, Some(0), "read-all shows in the other tab");
-    assert_eq!(tab.next_unread_count(WITHIN).await, Some(1));
-    assert_eq!(tab.next_unread_count(WITHIN).await, Some(0));
+    // The tab no one read from hears each change, or only the last when both
+    // came before it looked again: a count is its latest value, never replayed.
+    let mut counts = Vec::new();
+    while counts.last() != Some(&0) {
+        counts.push(tab.next_unread_count(WITHIN).await.expect("a count"));
+    }
+    assert!(counts == [1, 0] || counts == [0], "{counts:?}");
     assert_eq!(bobs_tab.next_unread_count(Duration::from_millis(500)).await, None, "another user hears nothing");
 }
 
