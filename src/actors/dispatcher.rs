@@ -28,8 +28,8 @@ use tokio::sync::oneshot;
 
 use super::intake::{LendSlots, SlotLoan, SlotsUsed};
 use super::registry::{StopAllWorkers, SupervisorRegistry};
-use super::signals::WorkAvailable;
-use super::supervisor::{RunJob, WorkerSlot};
+use super::signals::{WorkAvailable, WorkerSlot};
+use super::supervisor::RunJob;
 use crate::store::{ClaimSpec, ClaimedJob, Store};
 
 /// Stop claiming, wait up to `grace` for running jobs, then stop the rest and

@@ -15,7 +15,7 @@
 //!      |   LISTEN errand_jobs, poll, Rescuer -----------------> Dispatcher --claim (ClaimSpec)--> RunJob
 //!      |                                             ^                                              |
 //!      |                                  WorkerSlot |                                              v
-//!      |                                       JobSupervisor <-WorkerReport- JobWorker (per job)
+//!      |                                       JobSupervisor <--WorkerDone-- JobWorker (per job)
 //!      |                                                                      |   | Hold/Release lease
 //!      |                                                             Complete |   v
 //!      |   worker API --ClaimForWorker, RenewWorkerLease, ReportProgress--> Broker  |  LeaseKeeper (one renewal
@@ -24,6 +24,9 @@
 //!      v                                                            +--> Completer (batched, fenced ends:
 //!   PostgreSQL (the truth)                                                   the one door) --JobFinished--> Notifier
 //! ```
+//!
+//! A worker also tells the Dispatcher itself when its attempt's outcome is
+//! known (`WorkerSlot::Released`): its slot is free while the end is written.
 
 mod broker;
 mod completer;

@@ -20,7 +20,8 @@ use super::completer::Complete;
 use super::intake::{Overloaded, Record, RecordError};
 use super::leases::LeaseChange;
 use super::progress::ProgressChange;
-use super::worker::{Abandon, JobWorker, WorkerLinks, WorkerReport};
+use super::signals::WorkerSlot;
+use super::worker::{Abandon, JobWorker, WorkerDone, WorkerLinks};
 use crate::domain::{Caller, IdempotencyKey, Job, JobId, Outcome, TenantId};
 use crate::jobs::{JobType, JobTypes, ParamsError};
 use crate::store::{
@@ -68,24 +69,6 @@ pub struct ListJobs {
 #[derive(Debug, Message)]
 #[rtype(result = "()")]
 pub struct RunJob(pub ClaimedJob);
-
-/// A worker's slot, or its job's end, changed. Told to the dispatcher,
-/// which bounds the handlers running at once by its slots, and the ends
-/// being recorded beside them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Message)]
-#[rtype(result = "()")]
-pub enum WorkerSlot {
-    /// A worker's attempt ended and its end is being recorded: its slot is
-    /// free, but its job counts against its tenant's limit until the end
-    /// is written.
-    Released,
-    /// A worker that had released its slot stopped: its end is written (or
-    /// given up on), so its tenant may have room again.
-    Ended,
-    /// A worker stopped while it held its slot (stopped before its attempt
-    /// ended, or its job could not run here).
-    Stopped,
-}
 
 /// This supervisor has been idle: may it stop? Asked of the registry, which
 /// consents only if it is still the one on record.
@@ -316,25 +299,20 @@ impl Handler<RunJob> for JobSupervisor {
             leases: self.deps.leases.clone(),
             progress: self.deps.progress.clone(),
             report_to: ctx.address().recipient(),
+            slots: self.deps.slots.clone(),
         };
         let worker = JobWorker::new(job, job_type, links);
         self.workers.insert(id, worker.start());
     }
 }
 
-impl Handler<WorkerReport> for JobSupervisor {
+impl Handler<WorkerDone> for JobSupervisor {
     type Result = ();
 
-    fn handle(&mut self, report: WorkerReport, _ctx: &mut Self::Context) {
+    fn handle(&mut self, WorkerDone { job, released }: WorkerDone, _ctx: &mut Self::Context) {
         self.last_active = Instant::now();
-        let slot = match report {
-            WorkerReport::Released { .. } => WorkerSlot::Released,
-            WorkerReport::Stopped { job, released } => {
-                self.workers.remove(&job);
-                if released { WorkerSlot::Ended } else { WorkerSlot::Stopped }
-            }
-        };
-        self.deps.slots.do_send(slot);
+        self.workers.remove(&job);
+        self.deps.slots.do_send(if released { WorkerSlot::Ended } else { WorkerSlot::Stopped });
     }
 }
 

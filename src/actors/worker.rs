@@ -18,22 +18,19 @@ use tokio::task::AbortHandle;
 use super::completer::{Complete, Recorded};
 use super::leases::{LeaseChange, LeaseNotice};
 use super::progress::ProgressChange;
+use super::signals::WorkerSlot;
 use crate::domain::{Failure, JobId, Outcome, RetryPolicy};
 use crate::jobs::{JobContext, JobError, JobOutput, JobType, Progress};
 use crate::store::{ClaimedJob, Completion, Ender};
 
-/// What a worker tells its supervisor.
+/// The worker of `job` has stopped, however its attempt ended (the
+/// Completer told the Notifier of a terminal end); `released` if it had
+/// released its slot before ([`WorkerSlot::Released`]).
 #[derive(Debug, Message)]
 #[rtype(result = "()")]
-pub enum WorkerReport {
-    /// The attempt's outcome is known (its handler returned, failed, timed
-    /// out or was cancelled) and is being recorded: the worker no longer
-    /// needs its slot, though it lives on, keeping its lease, until the end
-    /// is written.
-    Released { job: JobId },
-    /// The worker has stopped, however its attempt ended (the Completer told
-    /// the Notifier of a terminal end); `released` if it said so before.
-    Stopped { job: JobId, released: bool },
+pub struct WorkerDone {
+    pub job: JobId,
+    pub released: bool,
 }
 
 /// Stop now without writing anything (shutdown; the lease is released after).
@@ -58,13 +55,14 @@ fn handler_runtime() -> &'static tokio::runtime::Handle {
 }
 
 /// Where a worker reports: the Completer records its end, the LeaseKeeper
-/// renews its lease, the ProgressWriter writes its progress, its supervisor
-/// hears when it releases its slot and when it stops.
+/// renews its lease, the ProgressWriter writes its progress, the dispatcher
+/// hears when it releases its slot, its supervisor when it stops.
 pub(super) struct WorkerLinks {
     pub completer: Recipient<Complete>,
     pub leases: Recipient<LeaseChange>,
     pub progress: Recipient<ProgressChange>,
-    pub report_to: Recipient<WorkerReport>,
+    pub report_to: Recipient<WorkerDone>,
+    pub slots: Recipient<WorkerSlot>,
 }
 
 pub struct JobWorker {
@@ -120,7 +118,9 @@ impl JobWorker {
 
     fn finish(&mut self, outcome: Outcome, ctx: &mut Context<Self>) {
         self.finishing = true;
-        self.links.report_to.do_send(WorkerReport::Released { job: self.job.id });
+        // The outcome is known and only needs writing: the worker lives on,
+        // keeping its lease, until it is written, but needs no slot for that.
+        self.links.slots.do_send(WorkerSlot::Released);
         let completion = Completion { id: self.job.id, lease: self.job.lease, outcome, ender: Ender::Worker };
         let (completer, tenant) = (self.links.completer.clone(), self.job.tenant.clone());
         // The handler has run: giving up would leave the job to the rescuer,
@@ -232,7 +232,7 @@ impl Actor for JobWorker {
         }
         self.links.leases.do_send(LeaseChange::Release { job: self.job.id });
         self.links.progress.do_send(ProgressChange::Untrack { job: self.job.id });
-        self.links.report_to.do_send(WorkerReport::Stopped { job: self.job.id, released: self.finishing });
+        self.links.report_to.do_send(WorkerDone { job: self.job.id, released: self.finishing });
     }
 }
 

@@ -99,11 +99,7 @@ async fn a_slot_is_free_while_its_jobs_end_is_being_written() {
     let (alice, bob, carol) = (token("acme", "alice"), token("globex", "bob"), token("acme", "carol"));
     let first = app.create(&alice, "held", json!({})).await;
     gate.started(1, WITHIN).await;
-    let mut locker = app.db.client().await;
-    let lock = locker.transaction().await.unwrap();
-    lock.execute("SELECT 1 FROM job_queue WHERE job_id = $1 FOR UPDATE", &[&Uuid::parse_str(&first).unwrap()])
-        .await
-        .unwrap();
+    let lock = app.db.lock_queue_row(&first).await;
     // acme's second job is behind its tenant's limit: the first still runs
     // there until its end is written.
     let same_tenant = app.create(&carol, "held", json!({})).await;
@@ -114,7 +110,7 @@ async fn a_slot_is_free_while_its_jobs_end_is_being_written() {
     assert_eq!(queue_state(&app, &other_tenant).await, "running", "the freed slot went to globex");
     assert_eq!(queue_state(&app, &same_tenant).await, "available", "acme is at its limit");
 
-    lock.rollback().await.unwrap();
+    lock.release().await;
     gate.release(1);
     gate.started(1, WITHIN).await;
     gate.release(1);
@@ -134,11 +130,7 @@ async fn one_tenants_end_held_up_does_not_hold_up_every_other_tenants_ends() {
     let alice = token("acme", "alice");
     let held_up = app.create(&alice, "held", json!({})).await;
     gate.started(1, WITHIN).await;
-    let mut locker = app.db.client().await;
-    let lock = locker.transaction().await.unwrap();
-    lock.execute("SELECT 1 FROM job_queue WHERE job_id = $1 FOR UPDATE", &[&Uuid::parse_str(&held_up).unwrap()])
-        .await
-        .unwrap();
+    let lock = app.db.lock_queue_row(&held_up).await;
     gate.release(1);
     let waiting_on_a_lock = "SELECT count(*) FROM pg_stat_activity
                              WHERE datname = current_database() AND wait_event_type = 'Lock'";
@@ -162,7 +154,7 @@ async fn one_tenants_end_held_up_does_not_hold_up_every_other_tenants_ends() {
     .await;
     assert_eq!(queue_state(&app, &held_up).await, "running");
 
-    lock.rollback().await.unwrap();
+    lock.release().await;
     for (id, caller) in others.iter().chain([(held_up.clone(), alice.clone())].iter()) {
         let job = app.wait_until_finished(caller, id, WITHIN).await;
         assert_eq!(job["status"], "completed");

@@ -65,6 +65,16 @@ impl TestDb {
         connect(&self.url).await
     }
 
+    /// Locks the queue row of the job `id` in a transaction of its own, held
+    /// until [`QueueRowLock::release`]: the job's end waits on it.
+    pub async fn lock_queue_row(&self, id: &str) -> QueueRowLock {
+        let client = self.client().await;
+        client.batch_execute("BEGIN").await.unwrap();
+        let id = uuid::Uuid::parse_str(id).unwrap();
+        client.execute("SELECT 1 FROM job_queue WHERE job_id = $1 FOR UPDATE", &[&id]).await.unwrap();
+        QueueRowLock(client)
+    }
+
     /// Runs a query expecting one row and returns its first column.
     pub async fn scalar<T: for<'a> tokio_postgres::types::FromSql<'a>>(
         &self,
@@ -208,4 +218,13 @@ pub async fn connect(url: &str) -> tokio_postgres::Client {
     let (client, conn) = tokio_postgres::connect(url, NoTls).await.expect("connect to PostgreSQL");
     tokio::spawn(conn);
     client
+}
+
+/// A lock on a job's queue row (see [`TestDb::lock_queue_row`]).
+pub struct QueueRowLock(tokio_postgres::Client);
+
+impl QueueRowLock {
+    pub async fn release(self) {
+        self.0.batch_execute("ROLLBACK").await.unwrap();
+    }
 }
