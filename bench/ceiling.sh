@@ -31,16 +31,18 @@
 # the tenants the first holds, and may come back with fewer jobs.)
 #
 # Prints, timed on the database's clock as errand_drain times errand:
-#   ceiling claim+end jobs=<N> tenants=32 clients=<C> batch=<K> seconds=<S> jobs_per_s=<R> busy_seconds=<B> busy_jobs_per_s=<Q>
+#   ceiling claim+end jobs=<N> tenants=32 clients=<C> batch=<K> seconds=<S> jobs_per_s=<R> busy_seconds=<B> busy_jobs_per_s=<Q> cpu_us_per_job=<C>
 # seconds from just before pgbench starts to the last job's finished_at;
-# busy_seconds from the first job's started_at (its claim) to the same.
+# busy_seconds from the first job's started_at (its claim) to the same;
+# cpu_us_per_job the machine's CPU time over the drain (pgbench's and
+# PostgreSQL's, and the checks' psql) per job, as errand_drain counts it.
 
 ERRAND_CEILING_SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 declare -F errand_drain_insert >/dev/null || source "$ERRAND_CEILING_SRC/drain.sh"
 
 errand_ceiling() {
   local server=$1 jobs=$2 tenants=32 clients=${ERRAND_CEILING_CLIENTS:-2}
-  local root db query="" url script log settings batch owner started remaining per_client line kv f failed=""
+  local root db query="" url script log settings batch owner started remaining per_client line kv f cpu failed=""
   local defines=()
   root=$(cd "$ERRAND_CEILING_SRC/.." && pwd)
   db=${ERRAND_CEILING_DB:-errand_sql_ceiling_$$}
@@ -62,6 +64,7 @@ errand_ceiling() {
 
   owner=$(psql "$url" -XAtqc "SELECT gen_random_uuid()")
   started=$(psql "$url" -XAtqc "SELECT clock_timestamp()")
+  cpu=$(errand_cpu_seconds)
   # Enough transactions per client for the backlog and some to spare (empty
   # claims at the end cost little, and come after the last end, which the
   # timing stops at); another pass if some jobs are left all the same.
@@ -74,7 +77,8 @@ errand_ceiling() {
     fi
   done
   line=$(errand_drain_timed "$url" "$started" "ceiling claim+end")
-  printf '%s\n' "$line" | sed "s/ seconds=/ tenants=$tenants clients=$clients batch=$batch seconds=/"
+  cpu=$(awk -v a="$cpu" -v b="$(errand_cpu_seconds)" -v n="$jobs" 'BEGIN { printf "%.0f", (b - a) / n * 1e6 }')
+  printf '%s cpu_us_per_job=%s\n' "$line" "$cpu" | sed "s/ seconds=/ tenants=$tenants clients=$clients batch=$batch seconds=/"
   psql "$server" -Xqc "DROP DATABASE $db WITH (FORCE)"
   rm -f "$script" "$log"
 }

@@ -9,9 +9,10 @@
 # <tenants> tenants (one statement, then ANALYZE), starts <processes> errand
 # processes on it (settings from the environment, e.g. ERRAND_WORKERS__TENANT_LIMIT),
 # waits until the queue is empty and prints
-#   errand <label> jobs=<N> tenants=<T> processes=<P> seconds=<S> jobs_per_s=<R> busy_seconds=<B> busy_jobs_per_s=<Q>
+#   errand <label> jobs=<N> tenants=<T> processes=<P> seconds=<S> jobs_per_s=<R> busy_seconds=<B> busy_jobs_per_s=<Q> cpu_us_per_job=<C>
 # timed twice on the database's clock (so the 200 ms wait between checks adds
-# nothing):
+# nothing), and with the machine's CPU time over the drain (every process's:
+# errand's and PostgreSQL's alike, and the checks' psql) per job:
 #   seconds: from just before the processes start to the last job's
 #     finished_at (the end statement's clock, as it records the end);
 #   busy_seconds: from the first job's started_at (its claim's clock, just
@@ -19,6 +20,13 @@
 #     carry no handler stamps, so this span includes the first claim's and
 #     the last end's writes, which graphile-worker's busy_seconds (its
 #     handlers' own stamps) leaves out.
+
+# The machine's CPU time so far, in seconds: user, nice, system, irq and
+# softirq of /proc/stat's first line (idle, iowait and steal are not work
+# done here). bench/graphile/drain.mjs counts its drain's the same way.
+errand_cpu_seconds() {
+  awk '/^cpu / { printf "%.2f\n", ($2 + $3 + $4 + $7 + $8) / 100; exit }' /proc/stat
+}
 
 # The errand processes of the drain under way (for errand_stop_drain).
 ERRAND_DRAIN_PIDS=()
@@ -82,18 +90,20 @@ errand_drain_timed() {
 }
 
 errand_drain() {
-  local db=$1 jobs=$2 tenants=$3 processes=$4 label=${5:-drain} url started i line
+  local db=$1 jobs=$2 tenants=$3 processes=$4 label=${5:-drain} url started i line cpu
   local job_type=${ERRAND_DRAIN_TYPE:-noop} params=${ERRAND_DRAIN_PARAMS:-'{}'}
   url=$(errand_drain_backlog "$db" "$jobs" "$tenants" "$job_type" "$params")
   started=$(psql "$url" -XAtqc "SELECT clock_timestamp()")
+  cpu=$(errand_cpu_seconds)
   for ((i = 0; i < processes; i++)); do
     RUST_LOG=warn ERRAND_DATABASE__URL=$url ERRAND_HTTP__BIND=127.0.0.1:0 ERRAND_AUTH__JWT_SECRET=$SECRET \
       "$bin/errand" serve >/dev/null &
     ERRAND_DRAIN_PIDS+=($!)
   done
   line=$(errand_drain_timed "$url" "$started" "errand $label")
+  cpu=$(awk -v a="$cpu" -v b="$(errand_cpu_seconds)" -v n="$jobs" 'BEGIN { printf "%.0f", (b - a) / n * 1e6 }')
   errand_stop_drain
   # Kept in the order earlier results were written: label, jobs, tenants, processes, timing.
-  printf '%s\n' "$line" | sed "s/ seconds=/ tenants=$tenants processes=$processes seconds=/"
+  printf '%s cpu_us_per_job=%s\n' "$line" "$cpu" | sed "s/ seconds=/ tenants=$tenants processes=$processes seconds=/"
   psql "$base/postgres" -Xqc "DROP DATABASE $db WITH (FORCE)"
 }

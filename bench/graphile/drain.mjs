@@ -11,9 +11,12 @@
 //     is empty (graphile-worker deletes a job once it succeeded), polled every
 //     20 ms: the last job's end as the database records it;
 //   busy_seconds: from the first handler's start to the last handler's finish
-//     (the no-op task stamps both; the last completion's write is left out).
+//     (the no-op task stamps both; the last completion's write is left out);
+// and counts the machine's CPU time over `seconds` (every process's, from
+// /proc/stat: the worker's and PostgreSQL's alike), per job.
 // Prints one line:
-//   graphile-worker jobs=<N> seconds=<S> jobs_per_s=<R> busy_seconds=<B> busy_jobs_per_s=<Q>
+//   graphile-worker jobs=<N> seconds=<S> jobs_per_s=<R> busy_seconds=<B> busy_jobs_per_s=<Q> cpu_us_per_job=<C>
+import { readFileSync } from "node:fs";
 import * as graphileWorker from "graphile-worker";
 
 // CommonJS up to 0.17 (its exports are under `default`), ES module from 0.18.
@@ -35,6 +38,13 @@ if (!url || !Number.isSafeInteger(jobs) || jobs < 1) {
 
 const quiet = new Logger(() => () => {});
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+// The machine's CPU time so far, in seconds: user, nice, system, irq and
+// softirq of /proc/stat's first line (idle, iowait and steal are not work
+// done here). As bench/drain.sh's errand_cpu_seconds counts it.
+const cpuSeconds = () => {
+  const [user, nice, system, , , irq, softirq] = readFileSync("/proc/stat", "utf8").split("\n")[0].trim().split(/\s+/).slice(1).map(Number);
+  return (user + nice + system + irq + softirq) / 100;
+};
 
 let utils, runner;
 try {
@@ -81,6 +91,7 @@ try {
     lastFinish = process.hrtime.bigint();
   };
   const start = process.hrtime.bigint();
+  const cpuAtStart = cpuSeconds();
   runner = await run({
     connectionString: url,
     schema: SCHEMA,
@@ -101,10 +112,12 @@ try {
     await sleep(POLL_MS);
   }
   const seconds = Number(process.hrtime.bigint() - start) / 1e9;
+  const cpuPerJob = ((cpuSeconds() - cpuAtStart) / jobs) * 1e6;
   const busy = Number(lastFinish - firstStart) / 1e9;
   console.log(
     `graphile-worker jobs=${jobs} seconds=${seconds.toFixed(3)} jobs_per_s=${Math.round(jobs / seconds)}` +
-      ` busy_seconds=${busy.toFixed(3)} busy_jobs_per_s=${Math.round(jobs / busy)}`,
+      ` busy_seconds=${busy.toFixed(3)} busy_jobs_per_s=${Math.round(jobs / busy)}` +
+      ` cpu_us_per_job=${Math.round(cpuPerJob)}`,
   );
 } catch (error) {
   console.error(`graphile-worker drain failed: ${error?.message ?? error}`);
