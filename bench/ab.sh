@@ -13,9 +13,9 @@
 # (build it first: cargo build --release --features bench --bin errand-loadgen).
 # Each side runs with its own config.toml and settings: AB_CONFIG_A/B (default
 # ./config.toml), AB_ENV_A/B (NAME=value words, e.g. turning rate limits off
-# for a binary that has them), and AB_SQL_A/B: SQL run on a drain's database
-# once its backlog is in, before errand starts (e.g. webhook endpoints for
-# every tenant of the backlog). E.g. the previous commit's binary:
+# for a binary that has them), and AB_SQL_A/B: SQL run on the database once
+# migrated (a drain's: once its backlog is in), before errand starts (e.g.
+# webhook endpoints for every tenant of the backlog). E.g. the previous commit's binary:
 #   git worktree add /tmp/old HEAD~1 && (cd /tmp/old && cargo build --release --bin errand)
 #   AB_CONFIG_A=/tmp/old/config.toml bench/ab.sh $CARGO_TARGET_DIR/release/errand-old ...
 # (copy the old binary aside first: both worktrees build into one target directory).
@@ -54,11 +54,18 @@ side() {
   # sslmode=disable: a local server, as before errand spoke TLS (an older binary reads it too).
   envs+=(RUST_LOG=warn "ERRAND_DATABASE__URL=$base/$db?sslmode=disable" "ERRAND_AUTH__JWT_SECRET=$SECRET")
 }
+# Side $1's SQL (AB_SQL_A/B), if any, on the database under test.
+side_sql() {
+  local sql
+  if [ "$1" = A ]; then sql=${AB_SQL_A:-}; else sql=${AB_SQL_B:-}; fi
+  if [ -n "$sql" ]; then psql "$base/$db" -Xqc "$sql"; fi
+}
 create() {
   local errand=$1 label=$2 fifo line cfg envs
   psql "$base/postgres" -Xqc "CREATE DATABASE $db"
   side "$label"
   env "${envs[@]}" "$errand" --config "$cfg" migrate >/dev/null
+  side_sql "$label"
   fifo=$(mktemp -u); mkfifo "$fifo"
   env "${envs[@]}" ERRAND_WORKERS__GLOBAL_LIMIT=0 ERRAND_HTTP__BIND=127.0.0.1:0 "$errand" --config "$cfg" serve >"$fifo" 2>/dev/null &
   errand_pid=$!
@@ -74,9 +81,7 @@ drain() {
   side "$label"
   env "${envs[@]}" "$errand" --config "$cfg" migrate >/dev/null
   errand_drain_insert "$base/$db" "$jobs" 32 noop '{}'
-  local sql
-  if [ "$label" = A ]; then sql=${AB_SQL_A:-}; else sql=${AB_SQL_B:-}; fi
-  if [ -n "$sql" ]; then psql "$base/$db" -Xqc "$sql"; fi
+  side_sql "$label"
   pg0=$(postgres_ticks); x0=$(commits)
   started=$(psql "$base/$db" -XAtqc "SELECT clock_timestamp()")
   env "${envs[@]}" ERRAND_HTTP__BIND=127.0.0.1:0 "$errand" --config "$cfg" serve >/dev/null 2>&1 &
