@@ -31,7 +31,7 @@
 # the tenants the first holds, and may come back with fewer jobs.)
 #
 # Prints, timed on the database's clock as errand_drain times errand:
-#   ceiling claim+end jobs=<N> tenants=32 clients=<C> batch=<K> seconds=<S> jobs_per_s=<R> busy_seconds=<B> busy_jobs_per_s=<Q> cpu_us_per_job=<C>
+#   ceiling claim+end jobs=<N> tenants=32 clients=<C> batch=<K> seconds=<S> jobs_per_s=<R> busy_seconds=<B> busy_jobs_per_s=<Q> cpu_us_per_job=<U>
 # seconds from just before pgbench starts to the last job's finished_at;
 # busy_seconds from the first job's started_at (its claim) to the same;
 # cpu_us_per_job the machine's CPU time over the drain (pgbench's and
@@ -77,7 +77,7 @@ errand_ceiling() {
     fi
   done
   line=$(errand_drain_timed "$url" "$started" "ceiling claim+end")
-  cpu=$(awk -v a="$cpu" -v b="$(errand_cpu_seconds)" -v n="$jobs" 'BEGIN { printf "%.0f", (b - a) / n * 1e6 }')
+  cpu=$(errand_cpu_us_per_job "$cpu" "$jobs")
   printf '%s cpu_us_per_job=%s\n' "$line" "$cpu" | sed "s/ seconds=/ tenants=$tenants clients=$clients batch=$batch seconds=/"
   psql "$server" -Xqc "DROP DATABASE $db WITH (FORCE)"
   rm -f "$script" "$log"

@@ -9,7 +9,7 @@
 # <tenants> tenants (one statement, then ANALYZE), starts <processes> errand
 # processes on it (settings from the environment, e.g. ERRAND_WORKERS__TENANT_LIMIT),
 # waits until the queue is empty and prints
-#   errand <label> jobs=<N> tenants=<T> processes=<P> seconds=<S> jobs_per_s=<R> busy_seconds=<B> busy_jobs_per_s=<Q> cpu_us_per_job=<C>
+#   errand <label> jobs=<N> tenants=<T> processes=<P> seconds=<S> jobs_per_s=<R> busy_seconds=<B> busy_jobs_per_s=<Q> cpu_us_per_job=<U>
 # timed twice on the database's clock (so the 200 ms wait between checks adds
 # nothing), and with the machine's CPU time over the drain (every process's:
 # errand's and PostgreSQL's alike, and the checks' psql) per job:
@@ -26,6 +26,12 @@
 # done here). bench/graphile/drain.mjs counts its drain's the same way.
 errand_cpu_seconds() {
   awk '/^cpu / { printf "%.2f\n", ($2 + $3 + $4 + $7 + $8) / 100; exit }' /proc/stat
+}
+
+# The machine's CPU time since <cpu-seconds> (errand_cpu_seconds then), in
+# microseconds per job of <jobs>.
+errand_cpu_us_per_job() {
+  awk -v a="$1" -v b="$(errand_cpu_seconds)" -v n="$2" 'BEGIN { printf "%.0f", (b - a) / n * 1e6 }'
 }
 
 # The errand processes of the drain under way (for errand_stop_drain).
@@ -101,7 +107,7 @@ errand_drain() {
     ERRAND_DRAIN_PIDS+=($!)
   done
   line=$(errand_drain_timed "$url" "$started" "errand $label")
-  cpu=$(awk -v a="$cpu" -v b="$(errand_cpu_seconds)" -v n="$jobs" 'BEGIN { printf "%.0f", (b - a) / n * 1e6 }')
+  cpu=$(errand_cpu_us_per_job "$cpu" "$jobs")
   errand_stop_drain
   # Kept in the order earlier results were written: label, jobs, tenants, processes, timing.
   printf '%s cpu_us_per_job=%s\n' "$line" "$cpu" | sed "s/ seconds=/ tenants=$tenants processes=$processes seconds=/"

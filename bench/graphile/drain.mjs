@@ -15,7 +15,7 @@
 // and counts the machine's CPU time over `seconds` (every process's, from
 // /proc/stat: the worker's and PostgreSQL's alike), per job.
 // Prints one line:
-//   graphile-worker jobs=<N> seconds=<S> jobs_per_s=<R> busy_seconds=<B> busy_jobs_per_s=<Q> cpu_us_per_job=<C>
+//   graphile-worker jobs=<N> seconds=<S> jobs_per_s=<R> busy_seconds=<B> busy_jobs_per_s=<Q> cpu_us_per_job=<U>
 import { readFileSync } from "node:fs";
 import * as graphileWorker from "graphile-worker";
 

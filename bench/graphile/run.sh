@@ -8,7 +8,7 @@
 # (errand_npm_tool; the system's npm installs them), then runs
 # bench/graphile/drain.mjs with that Node on that database (fresh and empty:
 # it runs graphile-worker's migrations there) and prints its line:
-#   graphile-worker jobs=<N> seconds=<S> jobs_per_s=<R> busy_seconds=<B> busy_jobs_per_s=<Q> cpu_us_per_job=<C>
+#   graphile-worker jobs=<N> seconds=<S> jobs_per_s=<R> busy_seconds=<B> busy_jobs_per_s=<Q> cpu_us_per_job=<U>
 
 ERRAND_BENCH_GRAPHILE_SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
