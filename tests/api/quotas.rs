@@ -211,8 +211,42 @@ async fn the_database_itself_refuses_a_statement_that_would_go_over_a_cap() {
     db.batch_execute("ROLLBACK").await.unwrap();
     assert_eq!(jobs_with_key(&app.db, "by-hand").await, 0);
 
-    // Where no caps are set (quotas off, an operator's retry), jobs are counted, not refused.
+    // Where no caps are set (quotas off, an operator's retry), jobs are counted, not refused,
+    // whatever an operator's override says.
+    db.execute(
+        "INSERT INTO tenant_quotas (tenant_id, max_unfinished_per_user, updated_by) VALUES ('acme', 1, 'olga')",
+        &[],
+    )
+    .await
+    .unwrap();
     assert_eq!(db.execute(queue_another, &[&first]).await.unwrap(), 1);
+    assert_eq!(miscounted(&app.db).await, 0);
+}
+
+#[actix_web::test]
+async fn with_quotas_off_an_operators_override_refuses_nothing_either() {
+    let app = TestApp::builder()
+        .configure(|s| {
+            s.workers.global_limit = 0;
+            s.quotas.enabled = false;
+        })
+        .spawn()
+        .await;
+    // An override set while quotas were on (or by another process's operator).
+    app.db
+        .client()
+        .await
+        .execute(
+            "INSERT INTO tenant_quotas (tenant_id, max_unfinished_per_user, max_unfinished_per_tenant, updated_by)
+             VALUES ('acme', 1, 1, 'olga')",
+            &[],
+        )
+        .await
+        .unwrap();
+    let alice = token("acme", "alice");
+    for _ in 0..3 {
+        app.create(&alice, "noop", json!({})).await;
+    }
     assert_eq!(miscounted(&app.db).await, 0);
 }
 
