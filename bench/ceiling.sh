@@ -42,7 +42,7 @@ declare -F errand_drain_insert >/dev/null || source "$ERRAND_CEILING_SRC/drain.s
 
 errand_ceiling() {
   local server=$1 jobs=$2 tenants=32 clients=${ERRAND_CEILING_CLIENTS:-2}
-  local root db query="" url script log settings batch owner started remaining per_client line kv f cpu failed=""
+  local root db query="" url script log settings batch owner started remaining per_client line kv f cpu_at_start cpu failed=""
   local defines=()
   root=$(cd "$ERRAND_CEILING_SRC/.." && pwd)
   db=${ERRAND_CEILING_DB:-errand_sql_ceiling_$$}
@@ -64,7 +64,7 @@ errand_ceiling() {
 
   owner=$(psql "$url" -XAtqc "SELECT gen_random_uuid()")
   started=$(psql "$url" -XAtqc "SELECT clock_timestamp()")
-  cpu=$(errand_cpu_seconds)
+  cpu_at_start=$(errand_cpu_seconds)
   # Enough transactions per client for the backlog and some to spare (empty
   # claims at the end cost little, and come after the last end, which the
   # timing stops at); another pass if some jobs are left all the same.
@@ -77,7 +77,7 @@ errand_ceiling() {
     fi
   done
   line=$(errand_drain_timed "$url" "$started" "ceiling claim+end")
-  cpu=$(errand_cpu_us_per_job "$cpu" "$jobs")
+  cpu=$(errand_cpu_us_per_job "$cpu_at_start" "$jobs")
   printf '%s cpu_us_per_job=%s\n' "$line" "$cpu" | sed "s/ seconds=/ tenants=$tenants clients=$clients batch=$batch seconds=/"
   psql "$server" -Xqc "DROP DATABASE $db WITH (FORCE)"
   rm -f "$script" "$log"

@@ -96,18 +96,18 @@ errand_drain_timed() {
 }
 
 errand_drain() {
-  local db=$1 jobs=$2 tenants=$3 processes=$4 label=${5:-drain} url started i line cpu
+  local db=$1 jobs=$2 tenants=$3 processes=$4 label=${5:-drain} url started i line cpu_at_start cpu
   local job_type=${ERRAND_DRAIN_TYPE:-noop} params=${ERRAND_DRAIN_PARAMS:-'{}'}
   url=$(errand_drain_backlog "$db" "$jobs" "$tenants" "$job_type" "$params")
   started=$(psql "$url" -XAtqc "SELECT clock_timestamp()")
-  cpu=$(errand_cpu_seconds)
+  cpu_at_start=$(errand_cpu_seconds)
   for ((i = 0; i < processes; i++)); do
     RUST_LOG=warn ERRAND_DATABASE__URL=$url ERRAND_HTTP__BIND=127.0.0.1:0 ERRAND_AUTH__JWT_SECRET=$SECRET \
       "$bin/errand" serve >/dev/null &
     ERRAND_DRAIN_PIDS+=($!)
   done
   line=$(errand_drain_timed "$url" "$started" "errand $label")
-  cpu=$(errand_cpu_us_per_job "$cpu" "$jobs")
+  cpu=$(errand_cpu_us_per_job "$cpu_at_start" "$jobs")
   errand_stop_drain
   # Kept in the order earlier results were written: label, jobs, tenants, processes, timing.
   printf '%s cpu_us_per_job=%s\n' "$line" "$cpu" | sed "s/ seconds=/ tenants=$tenants processes=$processes seconds=/"

@@ -3,10 +3,10 @@
 -- operator's retry) V3's checks still compared each count with the
 -- tenant's `tenant_quotas` override, so an override written while quotas
 -- were on refused the jobs of a process with quotas off, whose submission
--- path does not expect a refusal: it answered 500. Now such a statement
--- only counts, with the same upserts in the same order (tenants, then
--- users, then types, each in key order: no deadlock with the other
--- triggers).
+-- path does not expect a refusal: it answered 500. The override now counts
+-- only beside caps that are set, in the checks themselves; the upserts and
+-- their order (tenants, then users, then types, each in key order: no
+-- deadlock with the other triggers) are V3's.
 --
 -- And where the caps name no job type, the types' upsert is not checked
 -- either: no count can be over a cap that does not exist, and the check
@@ -17,19 +17,6 @@ DECLARE
     caps jsonb := nullif(current_setting('errand.quota_caps', true), '')::jsonb;
     over text;
 BEGIN
-    IF caps IS NULL THEN
-        INSERT INTO unfinished_jobs_per_tenant AS u (tenant_id, jobs)
-        SELECT tenant_id, count(*) FROM queued GROUP BY 1 ORDER BY 1
-        ON CONFLICT (tenant_id) DO UPDATE SET jobs = u.jobs + EXCLUDED.jobs;
-        INSERT INTO unfinished_jobs_per_user AS u (tenant_id, user_id, jobs)
-        SELECT tenant_id, user_id, count(*) FROM queued GROUP BY 1, 2 ORDER BY 1, 2
-        ON CONFLICT (tenant_id, user_id) DO UPDATE SET jobs = u.jobs + EXCLUDED.jobs;
-        INSERT INTO unfinished_jobs AS u (tenant_id, user_id, job_type, jobs)
-        SELECT tenant_id, user_id, job_type, count(*) FROM queued GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
-        ON CONFLICT (tenant_id, user_id, job_type) DO UPDATE SET jobs = u.jobs + EXCLUDED.jobs;
-        RETURN NULL;
-    END IF;
-
     WITH counted AS (
         INSERT INTO unfinished_jobs_per_tenant AS u (tenant_id, jobs)
         SELECT tenant_id, count(*) FROM queued GROUP BY 1 ORDER BY 1
@@ -38,7 +25,7 @@ BEGIN
     )
     SELECT format('tenant %s: %s unfinished jobs', c.tenant_id, c.jobs) INTO over
     FROM counted c LEFT JOIN tenant_quotas o ON o.tenant_id = c.tenant_id
-    WHERE c.jobs > coalesce(o.max_unfinished_per_tenant::bigint, (caps ->> 'tenant')::bigint)
+    WHERE caps IS NOT NULL AND c.jobs > coalesce(o.max_unfinished_per_tenant::bigint, (caps ->> 'tenant')::bigint)
     LIMIT 1;
     IF over IS NULL THEN
         WITH counted AS (
@@ -49,7 +36,7 @@ BEGIN
         )
         SELECT format('user %s of tenant %s: %s unfinished jobs', c.user_id, c.tenant_id, c.jobs) INTO over
         FROM counted c LEFT JOIN tenant_quotas o ON o.tenant_id = c.tenant_id
-        WHERE c.jobs > coalesce(o.max_unfinished_per_user::bigint, (caps ->> 'user')::bigint)
+        WHERE caps IS NOT NULL AND c.jobs > coalesce(o.max_unfinished_per_user::bigint, (caps ->> 'user')::bigint)
         LIMIT 1;
     END IF;
     IF over IS NULL AND coalesce(caps -> 'types', '{}') = '{}' THEN
