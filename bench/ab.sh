@@ -10,7 +10,8 @@
 # pipeline.
 # AB_WHAT=create: creation through the API, an API-only process (the jobs
 # wait), errand-loadgen's create phase with <jobs> requests from 32 clients
-# (build it first: cargo build --release --features bench --bin errand-loadgen).
+# (build it first: cargo build --release --features bench --bin errand-loadgen),
+# with the CPU per request of errand and of the PostgreSQL backends.
 # Each side runs with its own config.toml and settings: AB_CONFIG_A/B (default
 # ./config.toml), AB_ENV_A/B (NAME=value words, e.g. turning rate limits off
 # for a binary that has them), and AB_SQL_A/B: SQL run on the database once
@@ -61,7 +62,7 @@ side_sql() {
   if [ -n "$sql" ]; then psql "$base/$db" -Xqc "$sql"; fi
 }
 create() {
-  local errand=$1 label=$2 fifo line cfg envs
+  local errand=$1 label=$2 fifo line cfg envs pg0 pg1 fields
   psql "$base/postgres" -Xqc "CREATE DATABASE $db"
   side "$label"
   env "${envs[@]}" "$errand" --config "$cfg" migrate >/dev/null
@@ -70,9 +71,13 @@ create() {
   env "${envs[@]}" ERRAND_WORKERS__GLOBAL_LIMIT=0 ERRAND_HTTP__BIND=127.0.0.1:0 "$errand" --config "$cfg" serve >"$fifo" 2>/dev/null &
   errand_pid=$!
   read -r line <"$fifo"; rm -f "$fifo"
-  "${CARGO_TARGET_DIR:-target}/release/errand-loadgen" --url "http://${line##* }" --secret "$SECRET" \
-    --run-id "ab-$label-$RANDOM" --phases create --requests "$jobs" | sed "s/^/$label /"
+  pg0=$(postgres_ticks)
+  line=$("${CARGO_TARGET_DIR:-target}/release/errand-loadgen" --url "http://${line##* }" --secret "$SECRET" \
+    --run-id "ab-$label-$RANDOM" --phases create --requests "$jobs")
+  fields=$(cut -d' ' -f14,15 "/proc/$errand_pid/stat"); pg1=$(postgres_ticks)
   kill -TERM "$errand_pid"; wait "$errand_pid" 2>/dev/null || true; errand_pid=""
+  # CPU per request (µs) steadies a comparison that throughput alone, on a noisy machine, does not.
+  echo "$label $line errand_cpu_us_per_req=$(((${fields% *} + ${fields#* }) * 10000 / jobs)) postgres_cpu_us_per_req=$(((pg1 - pg0) * 10000 / jobs))"
   psql "$base/postgres" -Xqc "DROP DATABASE $db WITH (FORCE)"
 }
 drain() {

@@ -63,29 +63,20 @@ WITH doomed AS (
 )
 DELETE FROM batches WHERE id IN (SELECT id FROM doomed)";
 
-/// Forgets up to `$1` counts of each kind (per type, user and tenant) of
-/// owners with no unfinished job left (rows at zero), so that the tables hold
-/// those with work rather than everyone who ever had some; answers how many.
-/// A row counted up meanwhile stays: its lock re-checks `jobs = 0` on the
-/// newest version, and one another statement holds is skipped, never waited for.
+/// Forgets up to `$1` quota counts (of any kind: per type, user or tenant)
+/// of owners with no unfinished job left (rows at zero), so that the table
+/// holds those with work rather than everyone who ever had some; answers how
+/// many. A row counted up meanwhile stays: its lock re-checks `jobs = 0` on
+/// the newest version, and one another statement holds is skipped, never
+/// waited for.
 const FORGET_IDLE_COUNTS: &str = "
-WITH per_type AS (
-    DELETE FROM unfinished_jobs
+WITH forgotten AS (
+    DELETE FROM unfinished_counts
     WHERE (tenant_id, user_id, job_type) IN (
-        SELECT tenant_id, user_id, job_type FROM unfinished_jobs WHERE jobs = 0 LIMIT $1 FOR UPDATE SKIP LOCKED)
-    RETURNING 1
-), per_user AS (
-    DELETE FROM unfinished_jobs_per_user
-    WHERE (tenant_id, user_id) IN (
-        SELECT tenant_id, user_id FROM unfinished_jobs_per_user WHERE jobs = 0 LIMIT $1 FOR UPDATE SKIP LOCKED)
-    RETURNING 1
-), per_tenant AS (
-    DELETE FROM unfinished_jobs_per_tenant
-    WHERE tenant_id IN (
-        SELECT tenant_id FROM unfinished_jobs_per_tenant WHERE jobs = 0 LIMIT $1 FOR UPDATE SKIP LOCKED)
+        SELECT tenant_id, user_id, job_type FROM unfinished_counts WHERE jobs = 0 LIMIT $1 FOR UPDATE SKIP LOCKED)
     RETURNING 1
 )
-SELECT (SELECT count(*) FROM per_type) + (SELECT count(*) FROM per_user) + (SELECT count(*) FROM per_tenant)";
+SELECT count(*) FROM forgotten";
 
 /// Files discarded by attempts that did not complete (see `discarded_files`) that may be
 /// deleted now, longest due first.
@@ -131,7 +122,7 @@ impl Queue<'_> {
         Ok(())
     }
 
-    /// Forgets up to `limit` quota counts of each kind at zero; returns how many.
+    /// Forgets up to `limit` quota counts at zero; returns how many.
     pub async fn forget_idle_counts(&self, limit: i64) -> Result<u64, StoreError> {
         let client = self.pool.get().await?;
         let row = client.query_one(&client.prepare_cached(FORGET_IDLE_COUNTS).await?, &[&limit]).await?;

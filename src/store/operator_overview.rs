@@ -32,7 +32,7 @@ SELECT
     (SELECT count(*) FROM email_outbox WHERE state IN ('pending', 'sending')) AS emails_waiting,
     (SELECT count(*) FROM webhook_deliveries WHERE state IN ('pending', 'sending')) AS webhooks_waiting,
     (SELECT coalesce(jsonb_agg(jsonb_build_object('tenant', tenant_id, 'unfinished', jobs) ORDER BY jobs DESC), '[]')
-     FROM (SELECT tenant_id, jobs FROM unfinished_jobs_per_tenant WHERE jobs > 0 ORDER BY jobs DESC LIMIT 10) t)
+     FROM (SELECT tenant_id, jobs FROM unfinished_counts WHERE user_id = '' AND jobs > 0 ORDER BY jobs DESC LIMIT 10) t)
         AS largest_backlogs,
     (SELECT count(*) FROM job_queue WHERE state = 'running') AS running,
     (SELECT coalesce(jsonb_agg(p ORDER BY p.since), '[]')

@@ -44,9 +44,11 @@ SELECT count(pg_advisory_xact_lock(1701969923, hashtext(t.tenant_id))) AS locked
 FROM (SELECT DISTINCT tenant_id FROM unnest($1::text[]) AS u (tenant_id) ORDER BY tenant_id) t";
 
 /// Unfinished jobs of the tenants in $1, by tenant, user and type, as the
-/// queue's triggers count them (`unfinished_jobs`).
+/// queue's triggers count them (`unfinished_counts`: the rows of one user's
+/// jobs of one type, not the totals).
 const UNFINISHED: &str = "
-SELECT tenant_id, user_id, job_type, jobs FROM unfinished_jobs WHERE tenant_id = ANY ($1) AND jobs > 0";
+SELECT tenant_id, user_id, job_type, jobs FROM unfinished_counts
+WHERE tenant_id = ANY ($1) AND job_type <> '' AND jobs > 0";
 
 /// The operators' overrides of the tenants in $1.
 const OVERRIDES: &str = "

@@ -26,7 +26,7 @@ INSERT INTO operator_actions (operator, action, filter, affected) VALUES ($1, 's
 /// Tenant `$1`'s override (no row: none) and its unfinished jobs.
 const GET: &str = "
 SELECT o.max_unfinished_per_user, o.max_unfinished_per_tenant,
-       coalesce((SELECT u.jobs FROM unfinished_jobs_per_tenant u WHERE u.tenant_id = $1), 0) AS unfinished
+       coalesce((SELECT u.jobs FROM unfinished_counts u WHERE u.tenant_id = $1 AND u.user_id = ''), 0) AS unfinished
 FROM (SELECT 1) one LEFT JOIN tenant_quotas o ON o.tenant_id = $1";
 
 /// The `$3` tenants (`$4` = 'tenant') or users (`$4` = 'user') with the most
@@ -34,9 +34,8 @@ FROM (SELECT 1) one LEFT JOIN tenant_quotas o ON o.tenant_id = $1";
 /// default; an override's where set). Those without a cap come last, by count.
 const NEAREST: &str = "
 WITH counted AS (
-    SELECT tenant_id, user_id, jobs AS unfinished FROM unfinished_jobs_per_user WHERE $4::text = 'user' AND jobs > 0
-    UNION ALL
-    SELECT tenant_id, NULL, jobs FROM unfinished_jobs_per_tenant WHERE $4::text = 'tenant' AND jobs > 0
+    SELECT tenant_id, nullif(user_id, '') AS user_id, jobs AS unfinished FROM unfinished_counts
+    WHERE job_type = '' AND (user_id = '') = ($4::text = 'tenant') AND jobs > 0
 ), capped AS (
     SELECT c.tenant_id, c.user_id, c.unfinished,
            CASE WHEN $4::text = 'user' THEN coalesce(o.max_unfinished_per_user::bigint, $1::bigint)
