@@ -18,7 +18,15 @@
 //! limits in the database until written, so released slots never let a
 //! tenant run more than its share.
 //!
-//! Its counters and cursor are a cache: the queue table says which jobs are running.
+//! Claims also run a little ahead of the free slots, while handlers start
+//! jobs fast (see `claimed_ahead.rs`): a freed slot then takes its next job
+//! at once, and claims stay large when jobs are short.
+//!
+//! Its counters, cursor and jobs claimed ahead are a cache: the queue table
+//! says which jobs are running, and a job held ahead here when the process
+//! dies is rescued like a running one.
+
+mod claimed_ahead;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -31,6 +39,7 @@ use super::registry::{StopAllWorkers, SupervisorRegistry};
 use super::signals::{WorkAvailable, WorkerSlot};
 use super::supervisor::RunJob;
 use crate::store::{ClaimSpec, ClaimedJob, Store};
+use claimed_ahead::ClaimedAhead;
 
 /// Stop claiming, wait up to `grace` for running jobs, then stop the rest and
 /// release their leases so another process takes them at once.
@@ -63,6 +72,8 @@ pub struct Dispatcher {
     registry: Addr<SupervisorRegistry>,
     /// Slots held: handlers running here, and slots lent to the Intake.
     running: usize,
+    /// Jobs claimed and waiting for a slot.
+    ahead: ClaimedAhead,
     /// Jobs whose worker released its slot and whose end is being recorded.
     ending: usize,
     /// The last claim took all it asked for: the tenants had room, so a
@@ -86,11 +97,13 @@ pub struct Dispatcher {
 
 impl Dispatcher {
     pub fn new(store: Store, settings: DispatcherSettings, registry: Addr<SupervisorRegistry>) -> Self {
+        let ahead = ClaimedAhead::new(settings.global_limit, settings.spec.lease, Instant::now());
         Self {
             store,
             settings,
             registry,
             running: 0,
+            ahead,
             ending: 0,
             last_claim_full: true,
             lent: 0,
@@ -113,15 +126,17 @@ impl Dispatcher {
             self.wake_pending = true;
             return;
         }
-        let free = self.room();
+        self.hand_back_overdue(ctx);
+        let ahead = self.ahead.wanted(Instant::now());
+        let free = self.room(ahead);
         if free == 0 {
             self.announce_to_peers(ctx);
             return;
         }
-        // At most half the slots per claim: the halves then take turns, one
-        // being claimed while the other's ends are recorded, so the two
-        // statements overlap on the database instead of alternating.
-        let free = free.min(self.settings.global_limit.div_ceil(2));
+        // At most half the slots (and jobs ahead) per claim: the halves then
+        // take turns, one being claimed while the other's ends are recorded,
+        // so the two statements overlap on the database instead of alternating.
+        let free = free.min((self.settings.global_limit + ahead).div_ceil(2));
         self.claiming = true;
         self.wake_pending = false;
         let (store, spec, after_tenant) = (self.store.clone(), self.settings.spec.clone(), self.after_tenant.clone());
@@ -136,7 +151,13 @@ impl Dispatcher {
                         crate::telemetry::record_claimed("dispatcher", jobs.len());
                         let full = jobs.len() == free;
                         act.last_claim_full = full;
-                        jobs.into_iter().for_each(|job| act.start(job));
+                        act.ahead.hold(jobs, Instant::now());
+                        act.start_held();
+                        if !act.accepting {
+                            // Claimed as the drain began: what found no slot goes back.
+                            let held = act.ahead.take_all();
+                            act.hand_back(held, ctx);
+                        }
                         // A full claim, or one that stopped part-way through the
                         // tenants, may have left work: look again at once (a full
                         // process then tells its idle peers instead).
@@ -170,18 +191,56 @@ impl Dispatcher {
         });
     }
 
-    /// Slots a claim may fill now: the free ones, while the ends being
-    /// recorded beside the running handlers stay within one global limit.
-    fn room(&self) -> usize {
+    /// Jobs a claim may take now: the free slots and `ahead` more, less
+    /// those already held ahead, while the ends being recorded beside the
+    /// running handlers stay within one global limit.
+    fn room(&self, ahead: usize) -> usize {
         let limit = self.settings.global_limit;
-        limit.saturating_sub(self.running).min((2 * limit).saturating_sub(self.running + self.ending))
+        let held = self.running + self.ahead.len();
+        (limit + ahead).saturating_sub(held).min((2 * limit).saturating_sub(self.running + self.ending))
     }
 
-    /// `n` fewer slots held (workers released or stopped, or lent slots came back).
+    /// `n` fewer slots held (workers released or stopped, or lent slots
+    /// came back): jobs held ahead take them.
     fn free_slots(&mut self, n: usize) {
         self.running = self.running.saturating_sub(n);
+        self.start_held();
         metrics::gauge!("errand_jobs_running").set(self.running as f64);
         self.drained_if_idle();
+    }
+
+    /// Starts jobs held ahead while slots are free.
+    fn start_held(&mut self) {
+        while self.running < self.settings.global_limit
+            && let Some(job) = self.ahead.next(Instant::now())
+        {
+            self.start(job);
+        }
+    }
+
+    /// Hands jobs held ahead too long back to the queue, unstarted (see
+    /// `claimed_ahead.rs`); the announcement wakes whichever process has room.
+    fn hand_back_overdue(&mut self, ctx: &mut Context<Self>) {
+        let overdue = self.ahead.take_overdue(Instant::now());
+        self.hand_back(overdue, ctx);
+    }
+
+    fn hand_back(&mut self, leases: Vec<crate::domain::LeaseId>, ctx: &mut Context<Self>) {
+        if leases.is_empty() {
+            return;
+        }
+        let (store, owner) = (self.store.clone(), self.settings.spec.owner);
+        ctx.spawn(
+            async move {
+                match store.queue().release_unstarted(owner, &leases).await {
+                    Ok(released) => tracing::debug!(released, "handed back jobs claimed ahead and not started"),
+                    Err(error) => {
+                        tracing::warn!(%error, "could not hand back jobs claimed ahead; their leases will expire")
+                    }
+                }
+            }
+            .into_actor(self),
+        );
     }
 
     /// Ends a drain once no handler runs and no end is being recorded here.
@@ -193,6 +252,7 @@ impl Dispatcher {
         }
     }
 
+    /// Runs a claimed job in a slot (a free one: the caller checked).
     fn start(&mut self, job: ClaimedJob) {
         self.running += 1;
         metrics::gauge!("errand_jobs_running").set(self.running as f64);
@@ -232,6 +292,8 @@ impl Actor for Dispatcher {
     fn started(&mut self, ctx: &mut Self::Context) {
         tracing::info!(owner = %self.settings.spec.owner, "dispatcher started");
         ctx.run_interval(self.settings.poll_interval, |act, ctx| act.claim(ctx));
+        // Jobs held ahead while no claim runs (slow handlers, nothing new) go back in time too.
+        ctx.run_interval(self.ahead.check_every(), |act, ctx| act.hand_back_overdue(ctx));
         self.claim(ctx);
     }
 }
@@ -280,8 +342,10 @@ impl Handler<LendSlots> for Dispatcher {
     type Result = Option<SlotLoan>;
 
     fn handle(&mut self, LendSlots { wanted }: LendSlots, _ctx: &mut Self::Context) -> Self::Result {
-        let quiet = self.accepting && !self.claiming && !self.claim_scheduled && self.lent == 0;
-        let slots = wanted.min(self.room());
+        let quiet =
+            self.accepting && !self.claiming && !self.claim_scheduled && self.lent == 0 && self.ahead.is_empty();
+        // Slots only: the Intake starts what it claims.
+        let slots = wanted.min(self.room(0));
         if !quiet || slots == 0 {
             return None;
         }
@@ -297,7 +361,8 @@ impl Handler<SlotsUsed> for Dispatcher {
     fn handle(&mut self, SlotsUsed { lent, claimed }: SlotsUsed, _ctx: &mut Self::Context) {
         crate::telemetry::record_claimed("submission", claimed.len());
         self.lent = self.lent.saturating_sub(lent);
-        // Started first, so that a drain cannot see zero running in between.
+        // Started first, so that a drain cannot see zero running in between
+        // (a loan is never larger than the slots free, so each has one).
         claimed.into_iter().for_each(|job| self.start(job));
         self.free_slots(lent);
     }
@@ -306,8 +371,11 @@ impl Handler<SlotsUsed> for Dispatcher {
 impl Handler<Drain> for Dispatcher {
     type Result = ResponseActFuture<Self, ()>;
 
-    fn handle(&mut self, Drain { grace }: Drain, _ctx: &mut Self::Context) -> Self::Result {
+    fn handle(&mut self, Drain { grace }: Drain, ctx: &mut Self::Context) -> Self::Result {
         self.accepting = false;
+        // Jobs held ahead never started here: another process takes them now.
+        let held = self.ahead.take_all();
+        self.hand_back(held, ctx);
         let (done, finished) = oneshot::channel();
         if self.running + self.ending == 0 {
             let _ = done.send(());

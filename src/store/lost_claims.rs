@@ -88,7 +88,7 @@ impl LostClaim {
 
     async fn try_give_back(&self, pool: &Pool) -> Result<u64, StoreError> {
         match *self {
-            Self::Jobs { owner, claim, .. } => queue::release(pool, owner, Some(claim)).await,
+            Self::Jobs { owner, claim, .. } => queue::release(pool, owner, queue::Released::Claim(claim)).await,
             Self::Emails { claim, .. } => {
                 let client = pool.get().await?;
                 Ok(client.execute(GIVE_BACK_EMAILS, &[&claim]).await?)

@@ -96,13 +96,15 @@ FROM jobs j LEFT JOIN job_queue q ON q.job_id = j.id
 WHERE j.id = $1 AND (j.ended_lease_id = $2 OR q.last_lease_id = $2)";
 
 /// Gives back every job owner `$1` holds (only those claim `$2` took, unless
-/// it is null), as if its attempt never started.
+/// it is null; only those under the leases `$3`, unless null), as if its
+/// attempt never started.
 const RELEASE: &str = "
 UPDATE job_queue
 SET state = 'available', attempt = attempt - 1, run_at = now(), started_at = NULL,
     lease_id = NULL, lease_owner = NULL, lease_expires_at = NULL, claim_id = NULL,
     uploaded_result = NULL  -- the next attempt's result is its own (errand_discard_upload discards this one's)
-WHERE lease_owner = $1 AND state = 'running' AND ($2::uuid IS NULL OR claim_id = $2)";
+WHERE lease_owner = $1 AND state = 'running' AND ($2::uuid IS NULL OR claim_id = $2)
+  AND ($3::uuid[] IS NULL OR lease_id = ANY ($3))";
 
 /// Jobs waiting (now or after a backoff), running, and the oldest due job's wait.
 const DEPTH: &str = "
@@ -181,7 +183,13 @@ impl Queue<'_> {
     /// started, so another process takes it at once. Only call this once the
     /// owner's workers for those jobs have been stopped.
     pub async fn release_all(&self, owner: Uuid) -> Result<u64, StoreError> {
-        release(self.pool, owner, None).await
+        release(self.pool, owner, Released::All).await
+    }
+
+    /// Hands back the jobs `owner` holds under `leases` (claimed and not
+    /// started), as if their attempts never started.
+    pub async fn release_unstarted(&self, owner: Uuid, leases: &[LeaseId]) -> Result<u64, StoreError> {
+        release(self.pool, owner, Released::Leases(leases)).await
     }
 
     /// Jobs waiting and running across all tenants, and how long the oldest
@@ -202,11 +210,26 @@ impl Queue<'_> {
     }
 }
 
-/// Hands back every job `owner` holds (only those claim `claim` took, when
-/// given), as if its attempt never started, and tells the processes.
-pub(super) async fn release(pool: &Pool, owner: Uuid, claim: Option<Uuid>) -> Result<u64, StoreError> {
+/// Which of an owner's jobs a release hands back.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Released<'a> {
+    All,
+    /// Those one claim took.
+    Claim(Uuid),
+    /// Those held under these leases.
+    Leases(&'a [LeaseId]),
+}
+
+/// Hands back `which` of the jobs `owner` holds, as if their attempts never
+/// started, and tells the processes.
+pub(super) async fn release(pool: &Pool, owner: Uuid, which: Released<'_>) -> Result<u64, StoreError> {
+    let (claim, leases) = match which {
+        Released::All => (None, None),
+        Released::Claim(claim) => (Some(claim), None),
+        Released::Leases(leases) => (None, Some(leases.iter().map(|lease| lease.0).collect::<Vec<_>>())),
+    };
     let client = pool.get().await?;
-    let n = client.execute(&client.prepare_cached(RELEASE).await?, &[&owner, &claim]).await?;
+    let n = client.execute(&client.prepare_cached(RELEASE).await?, &[&owner, &claim, &leases]).await?;
     drop(client);
     if n > 0 {
         announce_work(pool).await?;

@@ -229,6 +229,25 @@ async fn releasing_hands_jobs_back_without_using_an_attempt() {
 }
 
 #[tokio::test]
+async fn jobs_claimed_ahead_are_handed_back_by_lease_and_only_while_still_held() {
+    let (db, store) = migrated_store().await;
+    submit(&store, "acme", 3).await;
+    let jobs = claim(&store, 3, 4, LEASE).await;
+    let owner: Uuid = db.scalar("SELECT DISTINCT lease_owner FROM job_queue", &[]).await;
+    let (unstarted, started) = (&jobs[..2], &jobs[2]);
+    let leases: Vec<_> = unstarted.iter().map(|job| job.lease).collect();
+
+    let someone_else = Uuid::new_v4();
+    assert_eq!(store.queue().release_unstarted(someone_else, &leases).await.unwrap(), 0, "not theirs");
+    assert_eq!(store.queue().release_unstarted(owner, &leases).await.unwrap(), 2);
+    assert_eq!(store.queue().release_unstarted(owner, &leases).await.unwrap(), 0, "already handed back");
+
+    let back: i64 = db.scalar("SELECT count(*) FROM job_queue WHERE state = 'available' AND attempt = 0", &[]).await;
+    assert_eq!(back, 2);
+    assert!(renewed(&store, started, LEASE).await, "the started job keeps its lease");
+}
+
+#[tokio::test]
 async fn a_batch_of_ends_is_fenced_per_job_and_notifies_only_terminal_ones() {
     let (db, store) = migrated_store().await;
     submit(&store, "acme", 4).await;
