@@ -38,6 +38,7 @@ use super::intake::{LendSlots, SlotLoan, SlotsUsed};
 use super::registry::{StopAllWorkers, SupervisorRegistry};
 use super::signals::{WorkAvailable, WorkerSlot};
 use super::supervisor::RunJob;
+use crate::domain::LeaseId;
 use crate::store::{ClaimSpec, ClaimedJob, Store};
 use claimed_ahead::ClaimedAhead;
 
@@ -73,7 +74,7 @@ pub struct Dispatcher {
     /// Slots held: handlers running here, and slots lent to the Intake.
     running: usize,
     /// Jobs claimed and waiting for a slot.
-    ahead: ClaimedAhead,
+    claimed_ahead: ClaimedAhead,
     /// Jobs whose worker released its slot and whose end is being recorded.
     ending: usize,
     /// The last claim took all it asked for: the tenants had room, so a
@@ -97,13 +98,13 @@ pub struct Dispatcher {
 
 impl Dispatcher {
     pub fn new(store: Store, settings: DispatcherSettings, registry: Addr<SupervisorRegistry>) -> Self {
-        let ahead = ClaimedAhead::new(settings.global_limit, settings.spec.lease, Instant::now());
+        let claimed_ahead = ClaimedAhead::new(settings.global_limit, settings.spec.lease, Instant::now());
         Self {
             store,
             settings,
             registry,
             running: 0,
-            ahead,
+            claimed_ahead,
             ending: 0,
             last_claim_full: true,
             lent: 0,
@@ -127,7 +128,7 @@ impl Dispatcher {
             return;
         }
         self.hand_back_overdue(ctx);
-        let ahead = self.ahead.wanted(Instant::now());
+        let ahead = self.claimed_ahead.wanted(Instant::now());
         let free = self.room(ahead);
         if free == 0 {
             self.announce_to_peers(ctx);
@@ -151,11 +152,11 @@ impl Dispatcher {
                         crate::telemetry::record_claimed("dispatcher", jobs.len());
                         let full = jobs.len() == free;
                         act.last_claim_full = full;
-                        act.ahead.hold(jobs, Instant::now());
+                        act.claimed_ahead.hold(jobs, Instant::now());
                         act.start_held();
                         if !act.accepting {
                             // Claimed as the drain began: what found no slot goes back.
-                            let held = act.ahead.take_all();
+                            let held = act.claimed_ahead.take_all();
                             act.hand_back(held, ctx);
                         }
                         // A full claim, or one that stopped part-way through the
@@ -196,7 +197,7 @@ impl Dispatcher {
     /// running handlers stay within one global limit.
     fn room(&self, ahead: usize) -> usize {
         let limit = self.settings.global_limit;
-        let held = self.running + self.ahead.len();
+        let held = self.running + self.claimed_ahead.len();
         (limit + ahead).saturating_sub(held).min((2 * limit).saturating_sub(self.running + self.ending))
     }
 
@@ -212,7 +213,7 @@ impl Dispatcher {
     /// Starts jobs held ahead while slots are free.
     fn start_held(&mut self) {
         while self.running < self.settings.global_limit
-            && let Some(job) = self.ahead.next(Instant::now())
+            && let Some(job) = self.claimed_ahead.next(Instant::now())
         {
             self.start(job);
         }
@@ -221,11 +222,11 @@ impl Dispatcher {
     /// Hands jobs held ahead too long back to the queue, unstarted (see
     /// `claimed_ahead.rs`); the announcement wakes whichever process has room.
     fn hand_back_overdue(&mut self, ctx: &mut Context<Self>) {
-        let overdue = self.ahead.take_overdue(Instant::now());
+        let overdue = self.claimed_ahead.take_overdue(Instant::now());
         self.hand_back(overdue, ctx);
     }
 
-    fn hand_back(&mut self, leases: Vec<crate::domain::LeaseId>, ctx: &mut Context<Self>) {
+    fn hand_back(&mut self, leases: Vec<LeaseId>, ctx: &mut Context<Self>) {
         if leases.is_empty() {
             return;
         }
@@ -293,7 +294,7 @@ impl Actor for Dispatcher {
         tracing::info!(owner = %self.settings.spec.owner, "dispatcher started");
         ctx.run_interval(self.settings.poll_interval, |act, ctx| act.claim(ctx));
         // Jobs held ahead while no claim runs (slow handlers, nothing new) go back in time too.
-        ctx.run_interval(self.ahead.check_every(), |act, ctx| act.hand_back_overdue(ctx));
+        ctx.run_interval(self.claimed_ahead.check_every(), |act, ctx| act.hand_back_overdue(ctx));
         self.claim(ctx);
     }
 }
@@ -342,8 +343,11 @@ impl Handler<LendSlots> for Dispatcher {
     type Result = Option<SlotLoan>;
 
     fn handle(&mut self, LendSlots { wanted }: LendSlots, _ctx: &mut Self::Context) -> Self::Result {
-        let quiet =
-            self.accepting && !self.claiming && !self.claim_scheduled && self.lent == 0 && self.ahead.is_empty();
+        let quiet = self.accepting
+            && !self.claiming
+            && !self.claim_scheduled
+            && self.lent == 0
+            && self.claimed_ahead.is_empty();
         // Slots only: the Intake starts what it claims.
         let slots = wanted.min(self.room(0));
         if !quiet || slots == 0 {
@@ -374,7 +378,7 @@ impl Handler<Drain> for Dispatcher {
     fn handle(&mut self, Drain { grace }: Drain, ctx: &mut Self::Context) -> Self::Result {
         self.accepting = false;
         // Jobs held ahead never started here: another process takes them now.
-        let held = self.ahead.take_all();
+        let held = self.claimed_ahead.take_all();
         self.hand_back(held, ctx);
         let (done, finished) = oneshot::channel();
         if self.running + self.ending == 0 {
