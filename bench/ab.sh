@@ -3,7 +3,7 @@
 # within one run only):
 #   bench/ab.sh <errand-A> <errand-B> [pairs=3] [jobs=40000]
 # AB_WHAT=drain (the default): each drain on a fresh database migrated by the
-# binary under test, <jobs> no-op jobs over 32 tenants (bench/drain.sh's
+# binary under test, <jobs> no-op jobs over AB_TENANTS tenants (default 32; bench/drain.sh's
 # backlog), one process at the shipped defaults. Prints jobs/s, the commits
 # it took, and the CPU seconds of errand and of the PostgreSQL backends,
 # which tell whether the drain was bound by CPU or by the latency of its
@@ -85,7 +85,7 @@ drain() {
   psql "$base/postgres" -Xqc "CREATE DATABASE $db"
   side "$label"
   env "${envs[@]}" "$errand" --config "$cfg" migrate >/dev/null
-  errand_drain_insert "$base/$db" "$jobs" 32 noop '{}'
+  errand_drain_insert "$base/$db" "$jobs" "${AB_TENANTS:-32}" noop '{}'
   side_sql "$label"
   pg0=$(postgres_ticks); x0=$(commits)
   started=$(psql "$base/$db" -XAtqc "SELECT clock_timestamp()")

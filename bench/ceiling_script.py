@@ -11,9 +11,14 @@ errand runs, whatever they become (it stops, saying so, if their parameters
 change); and the batch sizes from the code and the shipped config.toml, as
 one errand process at its defaults uses them:
 
-- a claim takes at most half of the worker slots (`global_limit`, config.toml
-  and ERRAND_WORKERS__GLOBAL_LIMIT; src/actors/dispatcher.rs), walking as
-  many tenants as it may claim jobs, within MIN/MAX_TENANTS_PER_CLAIM;
+- a claim takes half of the worker slots (`global_limit`, config.toml and
+  ERRAND_WORKERS__GLOBAL_LIMIT), walking as many tenants as it may claim
+  jobs, within MIN/MAX_TENANTS_PER_CLAIM (src/store/claim.rs). Half: the
+  dispatcher's claims took at most that until they ran ahead of the free
+  slots (2026-12-03); since, they take all the room the tenants' limits
+  leave, which in the 32-tenant drain at the defaults came to 46 jobs a
+  claim (pg_stat_statements, 40,000 jobs): about the same size, kept so that
+  the ceiling compares across sessions;
 - the Completer ends what is pending, at most MAX_BATCH at once
   (src/actors/completer.rs): a claimed batch of no-op jobs ends together, so
   one claim's jobs are one end.
@@ -203,7 +208,7 @@ def main():
     in_process = [n for n, t in types.items() if t.get("handler", "external") != "external"]
     limited = [(n, t["concurrency"]) for n, t in types.items() if "concurrency" in t]
 
-    # dispatcher.rs: `free.min(global_limit.div_ceil(2))`, and as many tenants as jobs, clamped.
+    # Half the slots (see the module doc), and as many tenants as jobs, clamped.
     claim_jobs = -(-global_limit // 2)
     claim_tenants = min(max(claim_jobs, min_tenants), max_tenants)
     finish_jobs = min(claim_jobs, max_batch)
