@@ -15,8 +15,7 @@
 #
 #   1. a claim of up to K jobs: the statement `Queue::claim` prepares (`CLAIM`,
 #      a call of errand_claim_due), bound as one errand process at its
-#      defaults binds it (K = half the global worker limit: about errand's
-#      mean claim in the 32-tenant drain, see bench/ceiling_script.py; the tenants it
+#      defaults binds it (K = half the global worker limit, the tenants it
 #      walks, tenant limit, lease, job types, the cursor each claim returns;
 #      one owner for the run);
 #   2. if it got jobs, their end as `completed` with a null result, all in one
@@ -26,8 +25,8 @@
 #
 # Both statements are read out of the Rust source at each run, and the batch
 # sizes out of the code and config.toml, by bench/ceiling_script.py. Two
-# clients mirror one process's overlap: its dispatcher claims while ends are
-# written. (Two clients can also claim at
+# clients mirror one process's overlap: its dispatcher claims half the slots
+# while the other half's ends are written. (Two clients can also claim at
 # the same moment, which one process never does: the second claim then skips
 # the tenants the first holds, and may come back with fewer jobs.)
 #

@@ -13,12 +13,11 @@ one errand process at its defaults uses them:
 
 - a claim takes half of the worker slots (`global_limit`, config.toml and
   ERRAND_WORKERS__GLOBAL_LIMIT), walking as many tenants as it may claim
-  jobs, within MIN/MAX_TENANTS_PER_CLAIM (src/store/claim.rs). Half: the
-  dispatcher's claims took at most that until they ran ahead of the free
-  slots (2026-12-03); since, they take all the room the tenants' limits
-  leave, which in the 32-tenant drain at the defaults came to 46 jobs a
-  claim (pg_stat_statements, 40,000 jobs): about the same size, kept so that
-  the ceiling compares across sessions;
+  jobs, within MIN/MAX_TENANTS_PER_CLAIM. (src/actors/dispatcher.rs claims at
+  most half of the slots and of the jobs it holds ahead of them; in the
+  32-tenant drain at the defaults that came to 42 jobs a claim on average,
+  pg_stat_statements over 40,000 jobs, 2026-12-03: the tenants' limits bound
+  them. Half the slots is about that size, and keeps runs comparable);
 - the Completer ends what is pending, at most MAX_BATCH at once
   (src/actors/completer.rs): a claimed batch of no-op jobs ends together, so
   one claim's jobs are one end.

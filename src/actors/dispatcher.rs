@@ -134,11 +134,10 @@ impl Dispatcher {
             self.announce_to_peers(ctx);
             return;
         }
-        // All the room in one claim: the jobs held ahead keep the handlers
-        // busy while it is on its way. (Before claims ran ahead, a claim took
-        // at most half the slots, so that one half was claimed while the
-        // other's ends were written; with jobs held ahead, whole claims cost
-        // PostgreSQL 10 % less CPU per job, see BENCHMARKS.md.)
+        // At most half the slots (and jobs ahead) per claim: the halves then
+        // take turns, one being claimed while the other's ends are recorded,
+        // so the two statements overlap on the database instead of alternating.
+        let free = free.min((self.settings.global_limit + ahead).div_ceil(2));
         self.claiming = true;
         self.wake_pending = false;
         let (store, spec, after_tenant) = (self.store.clone(), self.settings.spec.clone(), self.after_tenant.clone());
