@@ -217,6 +217,11 @@ impl Dispatcher {
         {
             self.start(job);
         }
+        self.count_held();
+    }
+
+    fn count_held(&self) {
+        metrics::gauge!("errand_jobs_claimed_ahead").set(self.claimed_ahead.len() as f64);
     }
 
     /// Hands jobs held ahead too long back to the queue, unstarted (see
@@ -230,6 +235,7 @@ impl Dispatcher {
         if leases.is_empty() {
             return;
         }
+        self.count_held();
         let (store, owner) = (self.store.clone(), self.settings.spec.owner);
         ctx.spawn(
             async move {
