@@ -7,134 +7,20 @@
 use actix_web::http::header;
 use actix_web::{HttpRequest, HttpResponse, web};
 use chrono::{DateTime, TimeDelta, Utc};
-use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 
 use super::{AppState, body, page, path_id};
 use crate::domain::{Caller, Fingerprint, Missed, Occurrence, Recurrence, ScheduleId};
 use crate::http::error::{AppError, Problem, RateLimitedResponse, Unauthenticated, Unavailable};
 use crate::jobs::JobType;
-use crate::store::{NewSchedule, Overlap, Schedule, ScheduleCreation};
+use crate::store::{NewSchedule, Schedule, ScheduleCreation};
+
+mod wire;
+
+use wire::{ListQuery, MissedName, NewScheduleRequest, ScheduleChange, ScheduleList, ScheduleView};
 
 /// Occurrences looked at for the shortest interval of an expression.
 const INTERVAL_SAMPLE: usize = 200;
-
-/// A schedule as the API shows it.
-#[derive(Serialize, utoipa::ToSchema)]
-pub struct ScheduleView {
-    #[schema(value_type = String, format = Uuid)]
-    id: ScheduleId,
-    #[serde(rename = "type")]
-    job_type: String,
-    #[schema(value_type = Object)]
-    params: Value,
-    cron: String,
-    timezone: String,
-    ends_at: Option<String>,
-    /// `skip` or `catch_up` (with `catch_up_limit`).
-    missed: &'static str,
-    catch_up_limit: u32,
-    /// `skip`, `queue` or `cancel_previous`.
-    #[schema(value_type = String)]
-    overlap: Overlap,
-    paused: bool,
-    /// When it fires next (`null`: never again); while paused, when it would have.
-    next_run_at: Option<String>,
-    /// The job its latest occurrence made.
-    #[schema(value_type = Option<String>, format = Uuid)]
-    last_job_id: Option<uuid::Uuid>,
-    created_at: String,
-    updated_at: String,
-}
-
-impl ScheduleView {
-    fn of(s: Schedule) -> Self {
-        let (missed, catch_up_limit) = match s.missed {
-            Missed::Skip => ("skip", 1),
-            Missed::CatchUp { limit } => ("catch_up", limit),
-        };
-        Self {
-            id: s.id,
-            job_type: s.job_type,
-            params: s.params,
-            cron: s.cron,
-            timezone: s.timezone,
-            ends_at: s.ends_at.map(page::rfc3339),
-            missed,
-            catch_up_limit,
-            overlap: s.overlap,
-            paused: s.paused,
-            next_run_at: s.next.map(|o| page::rfc3339(o.at)),
-            last_job_id: s.last_job.map(|j| j.0),
-            created_at: page::rfc3339(s.created_at),
-            updated_at: page::rfc3339(s.updated_at),
-        }
-    }
-}
-
-/// `POST /schedules/{type}`'s body.
-#[derive(Deserialize, utoipa::ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct NewScheduleRequest {
-    /// The jobs' params, checked against the type's schema.
-    #[schema(value_type = Object)]
-    params: Value,
-    /// Five fields (minute hour day-of-month month day-of-week) or a shorthand (`@daily`, `@weekly`, …).
-    cron: String,
-    /// An IANA time zone (`Europe/Paris`): the expression is read on its wall clock.
-    timezone: String,
-    /// No occurrence after this.
-    ends_at: Option<DateTime<Utc>>,
-    /// Occurrences missed while errand was down or the schedule paused:
-    /// `skip` (default) or `catch_up` (the latest `catch_up_limit` of them run).
-    #[serde(default)]
-    #[schema(value_type = Option<String>)]
-    missed: MissedName,
-    /// 1 to 100, default 1.
-    catch_up_limit: Option<u32>,
-    /// When an occurrence comes while the job of the one before is
-    /// unfinished: `skip` (default), `queue` or `cancel_previous`.
-    #[serde(default = "skip")]
-    #[schema(value_type = Option<String>)]
-    overlap: Overlap,
-}
-
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "snake_case")]
-enum MissedName {
-    #[default]
-    Skip,
-    CatchUp,
-}
-
-fn skip() -> Overlap {
-    Overlap::Skip
-}
-
-/// `PATCH /schedules/{id}`'s body: what to change (a field left out stays).
-#[derive(Deserialize, utoipa::ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ScheduleChange {
-    paused: Option<bool>,
-    #[schema(value_type = Option<Object>)]
-    params: Option<Value>,
-    cron: Option<String>,
-    timezone: Option<String>,
-    /// `null` removes the end.
-    #[serde(default, deserialize_with = "present")]
-    #[schema(value_type = Option<String>, format = DateTime)]
-    ends_at: Option<Option<DateTime<Utc>>>,
-    #[schema(value_type = Option<String>)]
-    missed: Option<MissedName>,
-    catch_up_limit: Option<u32>,
-    #[schema(value_type = Option<String>)]
-    overlap: Option<Overlap>,
-}
-
-/// A field given, as its value or `null`; a field left out is `None` (by `default`).
-fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Option<Option<T>>, D::Error> {
-    Option::<T>::deserialize(d).map(Some)
-}
 
 fn invalid(field: &'static str, reason: impl Into<String>) -> AppError {
     AppError::InvalidSchedule { field, reason: reason.into() }
@@ -253,19 +139,6 @@ pub async fn create(
         ScheduleCreation::KeyReused => Err(AppError::IdempotencyKeyReused),
         ScheduleCreation::OverQuota { limit, count } => Err(AppError::TooManySchedules { limit, count }),
     }
-}
-
-#[derive(Deserialize)]
-pub struct ListQuery {
-    limit: Option<u32>,
-    cursor: Option<String>,
-}
-
-/// A page of the caller's schedules.
-#[derive(Serialize, utoipa::ToSchema)]
-pub struct ScheduleList {
-    schedules: Vec<ScheduleView>,
-    next_cursor: Option<String>,
 }
 
 /// `GET /schedules`: the caller's schedules, newest first.
