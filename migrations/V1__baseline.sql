@@ -1,22 +1,38 @@
 -- errand's schema: the baseline.
 --
 -- The whole schema errand starts from, squashed from the development
--- migrations (V1..V13) before the first release. Read top to bottom it is the
--- schema's documentation: types, the function table defaults use, tables
--- (each with its indexes and constraints), the view every read of a job goes
--- through, functions, then triggers.
+-- migrations before the first release. Read top to bottom it is the
+-- schema's documentation, one section per concept, each object defined
+-- before anything that uses it:
+--
+--    1. Ids: the function table defaults use
+--    2. Jobs: the record of every job
+--    3. The queue: unfinished jobs, the view every read of a job goes
+--       through, and the claim
+--    4. Counts of unfinished jobs, and the quotas checked on them
+--    5. Attempts that failed
+--    6. Notifications, and people's preferences about them
+--    7. Completion emails
+--    8. Webhooks: endpoints, deliveries, the tenants' preferences
+--    9. Batches
+--   10. Schedules
+--   11. Operators' actions
+--   12. Process totals
+--   13. Discarded upload files
+--
+-- Each table comes with its indexes and constraints, and each trigger with
+-- its function. A column that refers to a table of a later section gets its
+-- foreign key in that section (`jobs.batch_id`, `notifications.batch_id`,
+-- `jobs.schedule_id`). Within a table, the columns that came late in
+-- development come last, in the order they came.
 --
 -- Migrations after this one are append-only: a migration that has been
 -- merged is never edited or removed (refinery refuses a database whose
 -- applied migrations differ from the files); change the schema with a new
 -- V<n>__<what>.sql.
 
--- A job's state (the `state` of `jobs` and of `job_queue`; life cycles at
--- those tables). Jobs can be cancelled (by their owner or an operator).
-CREATE TYPE job_state AS ENUM ('available', 'running', 'retryable', 'completed', 'failed', 'cancelled');
 
--- A completion email's state (life cycle at `email_outbox`).
-CREATE TYPE email_state AS ENUM ('pending', 'sending', 'sent', 'failed');
+-- 1. Ids ---------------------------------------------------------------------
 
 -- UUID v7 (time-ordered) for rows created inside SQL, e.g. notifications
 -- written by the rescuer for many jobs at once. Same layout as the uuid crate's v7.
@@ -32,6 +48,13 @@ LANGUAGE sql VOLATILE AS $$
     'hex')::uuid
 $$;
 
+
+-- 2. Jobs --------------------------------------------------------------------
+
+-- A job's state (the `state` of `jobs` and of `job_queue`; life cycles at
+-- those tables). Jobs can be cancelled (by their owner or an operator).
+CREATE TYPE job_state AS ENUM ('available', 'running', 'retryable', 'completed', 'failed', 'cancelled');
+
 -- Jobs are the source of truth; actors only cache and dispatch.
 --
 -- `jobs` is the user-facing history: written when a job is recorded and once
@@ -39,7 +62,7 @@ $$;
 -- attempt end lives in `job_queue` (below), one narrow row per unfinished job,
 -- deleted in the statement that ends the job. So finished jobs never sit in
 -- the claim path, and a claim or heartbeat rewrites a narrow row with three
--- small indexes instead of the wide job row with five.
+-- small indexes instead of the wide job row with eight.
 --
 -- A job's live state is its queue row's when it has one, else `jobs.state`
 -- (`available` until it ends, then `completed`, `failed` or `cancelled`);
@@ -86,6 +109,29 @@ CREATE TABLE jobs (
     -- again, here for the job's end), so the retry is answered as the first
     -- was instead of as a lost lease.
     ended_lease_id    uuid,
+    -- The batch the job is a child of (see `batches`, where its foreign key
+    -- and index are).
+    batch_id          uuid,
+    -- Which lease owner (an errand process's dispatcher, or an external worker)
+    -- ran the attempt that ended the job; `ended_lease_id` is its lease.
+    ended_by          uuid,
+    -- A job made by a schedule: which, and for which occurrence (see
+    -- `schedules`, where the foreign key and index are).
+    schedule_id       uuid,
+    scheduled_for     timestamptz,
+    -- Priorities: scheduled work never delays interactive work. A job's
+    -- priority is its class, interactive 0, scheduled -10, bulk (a batch's
+    -- children) -20, moved by its type's `priority` and (interactive jobs)
+    -- the request's, each within -4..4, so the classes never cross. Within a
+    -- tenant's fair share, a claim takes its highest priority first, then the
+    -- oldest due; across tenants the fair share decides (see
+    -- `errand_claim_due`). The job keeps its priority (an operator's retry
+    -- queues it again with it); the queue row carries it for the claim's index.
+    priority          smallint NOT NULL DEFAULT 0,
+    -- `state` when the job failed or was cancelled, else NULL: what
+    -- `jobs_unsuccessful` indexes (below).
+    unsuccessful_state job_state
+        GENERATED ALWAYS AS (CASE WHEN state IN ('failed', 'cancelled') THEN state END) STORED,
     CONSTRAINT jobs_idempotency_key_unique UNIQUE (tenant_id, user_id, idempotency_key),
     -- What runs and waits lives in `job_queue`: a job is recorded `available`
     -- and keeps that state until it ends.
@@ -103,9 +149,9 @@ CREATE TABLE jobs (
     autovacuum_vacuum_scale_factor = 0.01,
     autovacuum_analyze_scale_factor = 0.01,
     autovacuum_vacuum_cost_delay = 0,
-    -- A job row is written twice: the second write (its end) finds room on the
-    -- page for a HOT update more often.
-    fillfactor = 85
+    -- A job row is written twice: room left on each page for the end's new
+    -- row version lets the end be a HOT update (see `jobs_unsuccessful`).
+    fillfactor = 80
 );
 
 -- A user's job list, newest first (ids are UUID v7, so id order is creation order).
@@ -119,6 +165,21 @@ CREATE INDEX jobs_result_expiry ON jobs (result_expires_at) WHERE result_expires
 -- The operators' job list: newest first within a tenant (the all-tenants
 -- list walks the primary key, also newest first).
 CREATE INDEX jobs_tenant_newest ON jobs (tenant_id, id DESC);
+-- Failed and cancelled jobs, by id: the operators' overview counts them
+-- (capped) and a bulk retry walks the failed ones. They are few among the
+-- finished, so without an index each of those would read the whole history.
+--
+-- They are indexed by a column of their own, computed from `state`, not by
+-- `state` itself: with `state` in an index, every job's end would also write
+-- a new entry in each of the table's indexes. `unsuccessful_state` stays NULL
+-- when a job completes, so (with the room fillfactor leaves on each page)
+-- the end of a job that completes rewrites its row alone. The planner reads
+-- the column's own statistics, so a filter on it is estimated as closely as
+-- one on `state`.
+CREATE INDEX jobs_unsuccessful ON jobs (unsuccessful_state, id) WHERE unsuccessful_state IS NOT NULL;
+
+
+-- 3. The queue ---------------------------------------------------------------
 
 -- The hot queue, apart from the job record (see `jobs`): one narrow row per
 -- unfinished job.
@@ -184,6 +245,22 @@ CREATE TABLE job_queue (
     -- completes. A file let go of otherwise is recorded in `discarded_files`
     -- (the triggers `upload_replaced` and `upload_dequeued`).
     uploaded_result     jsonb,
+    -- Whose the job is: the quotas count unfinished jobs per user too (see
+    -- `unfinished_counts`).
+    user_id             text NOT NULL,
+    -- The id of the claim that took the row, made by the claimer before it
+    -- sent the claim. A claim is one statement that commits on its own; if
+    -- the connection breaks after the server committed it but before its rows
+    -- arrived, the claimer does not know which jobs (or emails) it now holds:
+    -- they would stay leased to a process that never runs them until their
+    -- lease (or lock) ran out, 30 to 90 seconds, and a job's next attempt
+    -- would count a failure that never was. After a claim that broke with its
+    -- connection, the claimer gives back exactly the rows that claim took, if
+    -- it committed at all (store/lost_claims.rs): no guess, and nothing
+    -- another claim took is touched.
+    claim_id            uuid,
+    -- The job's priority (see `jobs.priority`), for the claim's index.
+    priority            smallint NOT NULL DEFAULT 0,
     CONSTRAINT job_queue_unfinished CHECK (state IN ('available', 'running', 'retryable')),
     CONSTRAINT job_queue_lease_iff_running
         CHECK ((state = 'running') = (lease_id IS NOT NULL AND lease_owner IS NOT NULL AND lease_expires_at IS NOT NULL))
@@ -207,115 +284,34 @@ CREATE TABLE job_queue (
 ALTER TABLE job_queue ALTER COLUMN job_type SET STATISTICS 0;
 
 -- Claims: tenants with due work in tenant order (a bounded loose index scan
--- from a cursor), and each tenant's next jobs in due order. The claim walks
--- the tenants that have runnable jobs and takes each one's next few, so its
--- cost follows the number of tenants, not the size of the backlog.
-CREATE INDEX job_queue_due ON job_queue (tenant_id, run_at, job_id) WHERE state IN ('available', 'retryable');
+-- from a cursor), and each tenant's next jobs, highest priority first, then
+-- in due order. The claim walks the tenants that have runnable jobs and
+-- takes each one's next few, so its cost follows the number of tenants, not
+-- the size of the backlog. A higher priority's jobs that are not yet due
+-- (waiting out a retry's backoff) are read past before a lower one's due
+-- jobs: as few as a tenant's retrying jobs of that priority.
+CREATE INDEX job_queue_due ON job_queue (tenant_id, priority DESC, run_at, job_id)
+    WHERE state IN ('available', 'retryable');
 -- Claims count running jobs per tenant and per job type; the rescuer reads
 -- every running row (a few hundred per process at most).
 CREATE INDEX job_queue_running_tenant ON job_queue (tenant_id) WHERE state = 'running';
 CREATE INDEX job_queue_running_type ON job_queue (job_type) WHERE state = 'running';
 
--- Why each attempt that failed failed (the job keeps only the last error).
--- Written by the statement that ends the attempt; pruned with the job.
-CREATE TABLE job_attempt_errors (
-    job_id   uuid NOT NULL REFERENCES jobs (id),
-    run      integer NOT NULL,
-    attempt  integer NOT NULL,
-    error    text NOT NULL,
-    ended_at timestamptz NOT NULL DEFAULT now(),
-    PRIMARY KEY (job_id, run, attempt)
-);
-
--- A user's notifications: written in the statement that ends a job's run
--- (`job_completed`), or cancels it at its owner's request (`job_cancelled`,
--- told to the owner's streams only; see `job_queue.cancel_requested_by`).
-CREATE TABLE notifications (
-    id            uuid PRIMARY KEY DEFAULT errand_uuid_v7(),
-    tenant_id     text NOT NULL,
-    user_id       text NOT NULL,
-    kind          text NOT NULL CHECK (kind IN ('job_completed', 'job_cancelled')),
-    job_id        uuid NOT NULL REFERENCES jobs (id),
-    job_type      text NOT NULL,
-    job_status    text NOT NULL CHECK (job_status IN ('completed', 'failed', 'cancelled')),
-    error_message text,
-    created_at    timestamptz NOT NULL DEFAULT now(),
-    read_at       timestamptz,
-    run           integer NOT NULL DEFAULT 1,
-    -- Exactly one notification of a kind per job and run, whoever finishes it and however often.
-    CONSTRAINT notifications_once_per_run UNIQUE (job_id, run, kind)
-);
-
-CREATE INDEX notifications_owner_newest ON notifications (tenant_id, user_id, id DESC);
-
--- Completion emails, written in the statement that ends the job (when the
--- job's creator had an email address) and delivered by the Mailer.
---
---   pending --claim--> sending --SMTP accepted--> sent
---   sending --transient failure--> pending (next_attempt_at = backoff)
---   sending --permanent failure or out of attempts--> failed
---   sending --lock expired (process died mid-send)--> claimable again
--- A claim sets next_attempt_at to when its lock expires, so one condition
--- (state pending or sending, next_attempt_at due) finds both kinds of work.
-CREATE TABLE email_outbox (
-    id              uuid PRIMARY KEY DEFAULT errand_uuid_v7(),
-    job_id          uuid NOT NULL REFERENCES jobs (id),
-    tenant_id       text NOT NULL,
-    user_id         text NOT NULL,
-    recipient       text NOT NULL,
-    job_type        text NOT NULL,
-    job_status      text NOT NULL CHECK (job_status IN ('completed', 'failed', 'cancelled')),
-    error_message   text,
-    state           email_state NOT NULL DEFAULT 'pending',
-    attempts        integer NOT NULL DEFAULT 0,
-    next_attempt_at timestamptz NOT NULL DEFAULT now(),
-    last_error      text,
-    -- The SMTP server's answer to the accepted message, recorded at once.
-    smtp_response   text,
-    created_at      timestamptz NOT NULL DEFAULT now(),
-    sent_at         timestamptz,
-    run             integer NOT NULL DEFAULT 1,
-    CONSTRAINT email_sent_iff_sent_at CHECK ((state = 'sent') = (sent_at IS NOT NULL)),
-    -- At most one email per job and run.
-    CONSTRAINT email_outbox_once_per_run UNIQUE (job_id, run)
-);
-
-CREATE INDEX email_outbox_due ON email_outbox (next_attempt_at) WHERE state IN ('pending', 'sending');
-
--- Operators: retries of ended jobs (a new run, see `jobs`), attempts' errors
--- (`job_attempt_errors`), and an audit trail.
---
--- Every operator action, written in the transaction that does it: who (the
--- operator token's `sub`), what, on which job or which filter, how many jobs.
-CREATE TABLE operator_actions (
-    id       uuid PRIMARY KEY DEFAULT errand_uuid_v7(),
-    at       timestamptz NOT NULL DEFAULT now(),
-    operator text NOT NULL,
-    action   text NOT NULL CHECK (action IN ('retry', 'cancel', 'bulk_retry')),
-    job_id   uuid,
-    filter   jsonb,
-    affected integer NOT NULL,
-    CHECK ((job_id IS NULL) <> (filter IS NULL))
-);
-
--- Files that an attempt uploaded through the worker API but that never
--- became a job's result: the attempt ended otherwise (failed, retried,
--- cancelled, rescued after its lease ran out), was handed back at shutdown,
--- or uploaded another file in its place. The Pruner deletes each file from
--- storage, then its row.
--- A file a worker was to PUT through a presigned URL is deleted only once
--- that URL expired (`delete_after`): a late PUT cannot bring it back then.
-CREATE TABLE discarded_files (
-    storage_key text PRIMARY KEY,
-    discarded_at timestamptz NOT NULL DEFAULT now(),
-    delete_after timestamptz NOT NULL DEFAULT now()
-);
-
 -- A job as its owner sees it: the job record, with the live state of its
 -- queue row while it has one (`job_queue` holds what changes while a job is
 -- unfinished). Every read of a caller's jobs goes through this view, so how
 -- a job's state is worked out is written once. PostgreSQL inlines it: plans
--- are those of the join written out.
+-- are those of the join written out. Jobs as their owners read them show
+-- which schedule made them, and for when.
+--
+-- The operators' list filters by state over the whole history. A job that
+-- has ended has no queue row, so its record's own state is its live one:
+-- the view also shows that column (`recorded_state`), and a filter on ended
+-- states names it too, which the planner can estimate from the statistics
+-- of `jobs.state` (the live `state`, a coalesce over the join, it cannot
+-- estimate, and a filter on it alone scanned the history). A filter on
+-- failed or cancelled states names `unsuccessful_state` as well, which
+-- `jobs_unsuccessful` serves.
 CREATE VIEW jobs_live AS
 SELECT j.id, j.tenant_id, j.user_id, j.idempotency_key, j.fingerprint, j.job_type, j.params,
        coalesce(q.state, j.state) AS state,
@@ -326,20 +322,12 @@ SELECT j.id, j.tenant_id, j.user_id, j.idempotency_key, j.fingerprint, j.job_typ
        coalesce(j.error_message, q.last_error) AS error_message,
        j.created_at, j.finished_at,
        q.progress,
-       q.cancel_requested_by
+       q.cancel_requested_by,
+       j.state AS recorded_state,
+       j.schedule_id,
+       j.scheduled_for,
+       j.unsuccessful_state
 FROM jobs j LEFT JOIN job_queue q ON q.job_id = j.id;
-
--- Who a notification is for, as announced between processes (the payloads of
--- NOTIFY errand_notifications and errand_progress): the first 8 bytes of
--- sha256(tenant, 0x1f, user) in hex, as `OwnerTag` (src/domain/ids.rs)
--- computes it. A payload holds a few hundred of them where it could hold only
--- a handful of 255-byte names, and names no tenant or user. `"user"` is
--- quoted: bare, `user` is SQL's CURRENT_USER. STABLE, as convert_to is, so
--- that PostgreSQL inlines it into the statements that call it (an IMMUTABLE
--- wrapper of a STABLE body is called, not inlined: twice the cost).
-CREATE FUNCTION errand_owner_tag(tenant text, "user" text) RETURNS text
-LANGUAGE sql STABLE PARALLEL SAFE
-RETURN left(encode(sha256(convert_to(tenant || chr(31) || "user", 'UTF8')), 'hex'), 16);
 
 -- A claim in one round trip.
 --
@@ -357,10 +345,15 @@ RETURN left(encode(sha256(convert_to(tenant || chr(31) || "user", 'UTF8')), 'hex
 -- most `max_tenants` of them; a walk that reaches the last tenant goes on
 -- from the first, up to the cursor), the most running jobs per tenant, the
 -- job types limited across processes with their limits, the most jobs to
--- claim, the lease (owner, length in ms), and the job types to claim
--- (`only_types`; NULL: any). errand's dispatcher claims the types it has
--- handlers for; an external worker (`handler = "external"`, the worker API)
--- the types its token allows.
+-- claim, the lease (owner, length in ms), the job types to claim
+-- (`only_types`; NULL: any), and the claim's id (`claim`), written on each
+-- row the claim takes (see `job_queue.claim_id`). errand's dispatcher claims
+-- the types it has handlers for; an external worker (`handler = "external"`,
+-- the worker API) the types its token allows.
+--
+-- Each tenant's candidates are ranked by priority before their due time
+-- (see `jobs.priority`); across tenants, by how many jobs their tenant would
+-- then run.
 --
 -- Rows returned: one per claimed job (`kind` = 'job'), then one with the
 -- cursor for the next claim (`kind` = 'cursor', `next_after_tenant`: the last
@@ -382,7 +375,7 @@ RETURN left(encode(sha256(convert_to(tenant || chr(31) || "user", 'UTF8')), 'hex
 CREATE FUNCTION errand_claim_due(
     after_tenant text, max_tenants integer, tenant_limit bigint,
     limited_types text[], type_limits integer[], max_jobs bigint,
-    claim_owner uuid, lease_ms double precision, only_types text[])
+    claim_owner uuid, lease_ms double precision, only_types text[], claim uuid)
 RETURNS TABLE (kind text, next_after_tenant text, id uuid, tenant_id text, user_id text, job_type text,
                params jsonb, attempt integer, lease_id uuid, due_at timestamptz)
 LANGUAGE plpgsql VOLATILE
@@ -450,7 +443,7 @@ BEGIN
         FROM unnest(limited_types) WITH ORDINALITY AS l (job_type, i);
 
         -- With a fresh snapshot, taken under those locks: for each locked
-        -- tenant, its next due jobs up to its free room (tenant_limit minus
+        -- tenant, its next due jobs (highest priority first) up to its free room (tenant_limit minus
         -- its running jobs), leaving out limited types without room; ranked
         -- by how many jobs their tenant would then run (fewest first, oldest
         -- first within a rank), so a free slot goes to the tenant using the
@@ -477,12 +470,12 @@ BEGIN
             SELECT c.job_id, c.job_type, c.run_at, t.running + c.position AS rank
             FROM tenants t
             CROSS JOIN LATERAL (
-                SELECT q.job_id, q.job_type, q.run_at, row_number() OVER (ORDER BY q.run_at, q.job_id) AS position
+                SELECT q.job_id, q.job_type, q.run_at, row_number() OVER (ORDER BY q.priority DESC, q.run_at, q.job_id) AS position
                 FROM job_queue q
                 WHERE q.tenant_id = t.tenant_id AND q.state IN ('available', 'retryable') AND q.run_at <= now()
                   AND q.job_type <> ALL (ARRAY (SELECT f.job_type FROM type_room f WHERE f.room <= 0))
                   AND (only_types IS NULL OR q.job_type = ANY (only_types))
-                ORDER BY q.run_at, q.job_id
+                ORDER BY q.priority DESC, q.run_at, q.job_id
                 LIMIT least(max_jobs, greatest(0, tenant_limit - t.running))
             ) c
         ), within_type_room AS (
@@ -497,6 +490,7 @@ BEGIN
         ), claimed AS (
             UPDATE job_queue q
             SET state = 'running', attempt = q.attempt + 1, lease_id = gen_random_uuid(), lease_owner = claim_owner,
+                claim_id = claim,
                 lease_expires_at = now() + lease_ms * interval '1 millisecond', started_at = clock_timestamp()
             WHERE q.job_id = ANY (ARRAY (SELECT p.job_id FROM picked p)) AND q.state IN ('available', 'retryable')
             RETURNING q.job_id, q.attempt, q.lease_id, q.run_at
@@ -511,6 +505,729 @@ BEGIN
                         NULL::timestamptz;
 END
 $$;
+
+
+-- 4. Counts of unfinished jobs, and quotas -----------------------------------
+
+-- Quotas on unfinished work: how many jobs a user, a user's jobs of one
+-- type, and a tenant may have waiting or running at once.
+--
+-- The counts are kept by the database itself, by triggers on the queue
+-- (which holds unfinished jobs only): every path that queues a job or ends
+-- one is counted, whoever runs it, and a check reads a few rows instead of
+-- counting a backlog. A claim (an UPDATE) writes nothing more.
+--
+-- The trigger that counts a statement's queued jobs also checks them, on
+-- the counts it has just written: an upsert locks its row and sees its
+-- newest committed version, so the count after adding is exact whatever
+-- other processes do, and no separate lock or read is needed. Per-user and
+-- per-tenant totals get rows of their own for the same reason (a sum over
+-- rows another transaction may be adding to would not be exact). So the
+-- check costs no statement of its own: checking a batch in a transaction of
+-- its own (the tenants' quota locks, then a statement that counted the
+-- batch's owners and tested that it fit) took four statements where quotas
+-- off need one, and made creation 18 % slower.
+--
+-- Which caps hold is the recording statement's to say (its process's
+-- configuration): it sets `errand.quota_caps` for its own transaction,
+-- JSON {"user": n|null, "tenant": n|null, "types": {type: n}}; a tenant's
+-- `tenant_quotas` row overrides the first two. Where it is not set (quotas
+-- off, an operator's retry), jobs are counted and never checked, not even
+-- against a tenant's override: an override written while quotas were on
+-- must not refuse the jobs of a process with quotas off, whose submission
+-- path does not expect a refusal. Over a cap, the trigger raises SQLSTATE
+-- ER019 and the statement records nothing: the process then decides job by
+-- job which to refuse, holding the quota lock of each of the batch's tenants
+-- (advisory, key space 0x65720003, see store/quota.rs), so that two
+-- processes cannot both let a cap's next job in.
+
+-- An operator's overrides of the configured caps, per tenant (NULL: the
+-- configured cap). Read in the recording transaction itself, so a change
+-- holds from the next submission on, in every process, without a restart.
+CREATE TABLE tenant_quotas (
+    tenant_id                 text PRIMARY KEY,
+    max_unfinished_per_user   integer CHECK (max_unfinished_per_user >= 0),
+    max_unfinished_per_tenant integer CHECK (max_unfinished_per_tenant >= 0),
+    updated_at                timestamptz NOT NULL DEFAULT now(),
+    updated_by                text NOT NULL
+);
+
+-- Unfinished (waiting or running) jobs per tenant, per user, and per user
+-- and job type, in one table, so that a statement's counts of every kind
+-- take one upsert (queued) or one lock and one update (ended). With a table
+-- per kind, every statement that queued jobs ran three upserts and every
+-- statement that ended jobs six statements, each planned and started on its
+-- own; one table makes a drain's ends cost PostgreSQL about 6 % less CPU
+-- (jobs/s +4 %). Creation, whose statements are small, costs the same within
+-- the noise: the rows written, not the statements, are most of what
+-- counting costs it (BENCHMARKS, "Session of 2026-12-03, later").
+--
+-- A row's kind is in its key: a tenant's total has user_id = job_type = '',
+-- a user's total job_type = '', a user's jobs of one type neither. Ids are
+-- never empty (domain/ids.rs), so '' stands for "all" and sorts first: in
+-- key order a tenant's total comes before its users', and a user's before
+-- their types'. Every statement here locks its rows in key order, so two
+-- cannot deadlock.
+CREATE TABLE unfinished_counts (
+    tenant_id text NOT NULL,
+    user_id   text NOT NULL,  -- '': the tenant's total
+    job_type  text NOT NULL,  -- '': the user's (or tenant's) total
+    jobs      bigint NOT NULL CHECK (jobs >= 0),
+    PRIMARY KEY (tenant_id, user_id, job_type),
+    CHECK (user_id <> '' OR job_type = '')
+) WITH (
+    fillfactor = 50,  -- updated in place (HOT), often: eager autovacuum
+    autovacuum_vacuum_scale_factor = 0,
+    autovacuum_vacuum_threshold = 1000,
+    autovacuum_vacuum_cost_delay = 0
+);
+
+-- One statement's queued jobs, counted in key order (two statements adding
+-- to the same rows lock them in one order, so they cannot deadlock), and
+-- checked against the caps the statement set (see above).
+CREATE FUNCTION errand_count_queued() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+    caps jsonb := nullif(current_setting('errand.quota_caps', true), '')::jsonb;
+    over text;
+BEGIN
+    WITH counted AS (
+        INSERT INTO unfinished_counts AS u (tenant_id, user_id, job_type, jobs)
+        SELECT tenant_id, coalesce(user_id, ''), coalesce(job_type, ''), count(*) FROM queued
+        GROUP BY GROUPING SETS ((tenant_id), (tenant_id, user_id), (tenant_id, user_id, job_type))
+        ORDER BY 1, 2, 3
+        ON CONFLICT (tenant_id, user_id, job_type) DO UPDATE SET jobs = u.jobs + EXCLUDED.jobs
+        RETURNING u.tenant_id, u.user_id, u.job_type, u.jobs
+    )
+    SELECT CASE WHEN c.user_id = '' THEN format('tenant %s: %s unfinished jobs', c.tenant_id, c.jobs)
+                WHEN c.job_type = '' THEN format('user %s of tenant %s: %s unfinished jobs', c.user_id, c.tenant_id, c.jobs)
+                ELSE format('user %s of tenant %s: %s unfinished %s jobs', c.user_id, c.tenant_id, c.jobs, c.job_type)
+           END INTO over
+    FROM counted c LEFT JOIN tenant_quotas o ON o.tenant_id = c.tenant_id
+    -- Only beside caps that are set; a type without a cap is never over.
+    WHERE caps IS NOT NULL AND c.jobs > CASE
+        WHEN c.user_id = '' THEN coalesce(o.max_unfinished_per_tenant::bigint, (caps ->> 'tenant')::bigint)
+        WHEN c.job_type = '' THEN coalesce(o.max_unfinished_per_user::bigint, (caps ->> 'user')::bigint)
+        ELSE (caps -> 'types' ->> c.job_type)::bigint END
+    -- The broadest count over its cap is the one reported: tenant, user, type.
+    ORDER BY c.user_id <> '', c.job_type <> ''
+    LIMIT 1;
+    IF over IS NOT NULL THEN
+        RAISE EXCEPTION 'over quota: %', over USING ERRCODE = 'ER019';
+    END IF;
+    RETURN NULL;
+END $$;
+
+-- One statement's ended jobs, uncounted: the rows are locked in key order
+-- first, for the same reason.
+CREATE FUNCTION errand_count_unqueued() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM 1
+    FROM unfinished_counts u
+    JOIN (SELECT tenant_id, coalesce(user_id, '') AS user_id, coalesce(job_type, '') AS job_type
+          FROM unqueued
+          GROUP BY GROUPING SETS ((tenant_id), (tenant_id, user_id), (tenant_id, user_id, job_type))) g
+      USING (tenant_id, user_id, job_type)
+    ORDER BY u.tenant_id, u.user_id, u.job_type
+    FOR UPDATE OF u;
+    UPDATE unfinished_counts u SET jobs = u.jobs - g.n
+    FROM (SELECT tenant_id, coalesce(user_id, '') AS user_id, coalesce(job_type, '') AS job_type, count(*) AS n
+          FROM unqueued
+          GROUP BY GROUPING SETS ((tenant_id), (tenant_id, user_id), (tenant_id, user_id, job_type))) g
+    WHERE u.tenant_id = g.tenant_id AND u.user_id = g.user_id AND u.job_type = g.job_type;
+    RETURN NULL;
+END $$;
+
+CREATE TRIGGER job_queue_counted AFTER INSERT ON job_queue
+    REFERENCING NEW TABLE AS queued FOR EACH STATEMENT EXECUTE FUNCTION errand_count_queued();
+CREATE TRIGGER job_queue_uncounted AFTER DELETE ON job_queue
+    REFERENCING OLD TABLE AS unqueued FOR EACH STATEMENT EXECUTE FUNCTION errand_count_unqueued();
+
+
+-- 5. Attempts that failed ----------------------------------------------------
+
+-- Why each attempt that failed failed (the job keeps only the last error).
+-- Written by the statement that ends the attempt; pruned with the job.
+--
+-- The operators' job detail shows a timeline of attempts: who claimed each,
+-- when, under which lease, and how it ended. The attempt that is running is
+-- read from its queue row; one that failed from the row it left here; the
+-- attempt that ended the job from `jobs` (`ended_by`, `ended_lease_id`).
+-- Each of those rows is written by the statement that ends the attempt
+-- anyway, so the timeline costs no extra write: only the columns
+-- `started_at`, `lease_id` and `lease_owner`, filled from the queue row in
+-- that same statement.
+CREATE TABLE job_attempt_errors (
+    job_id      uuid NOT NULL REFERENCES jobs (id),
+    run         integer NOT NULL,
+    attempt     integer NOT NULL,
+    error       text NOT NULL,
+    ended_at    timestamptz NOT NULL DEFAULT now(),
+    started_at  timestamptz,
+    lease_id    uuid,
+    lease_owner uuid,
+    PRIMARY KEY (job_id, run, attempt)
+);
+
+
+-- 6. Notifications, and preferences ------------------------------------------
+
+-- Who a notification is for, as announced between processes (the payloads of
+-- NOTIFY errand_notifications and errand_progress): the first 8 bytes of
+-- sha256(tenant, 0x1f, user) in hex, as `OwnerTag` (src/domain/ids.rs)
+-- computes it. A payload holds a few hundred of them where it could hold only
+-- a handful of 255-byte names, and names no tenant or user. `"user"` is
+-- quoted: bare, `user` is SQL's CURRENT_USER. STABLE, as convert_to is, so
+-- that PostgreSQL inlines it into the statements that call it (an IMMUTABLE
+-- wrapper of a STABLE body is called, not inlined: twice the cost).
+CREATE FUNCTION errand_owner_tag(tenant text, "user" text) RETURNS text
+LANGUAGE sql STABLE PARALLEL SAFE
+RETURN left(encode(sha256(convert_to(tenant || chr(31) || "user", 'UTF8')), 'hex'), 16);
+
+-- A user's notifications: written in the statement that ends a job's run
+-- (`job_completed`), or cancels it at its owner's request (`job_cancelled`,
+-- told to the owner's streams only; see `job_queue.cancel_requested_by`).
+--
+-- And notifications of more than one job's end: a batch that finished
+-- (`batch_completed`, to its owner, with the counts in `details`), and a
+-- webhook endpoint disabled after failing (`webhook_disabled`, to the
+-- tenant's admins, with its URL and why in `details`). Both are in the feed
+-- and the unread count like `job_completed`; neither is emailed. Which
+-- columns a notification fills depends on its kind (`notifications_subject`).
+CREATE TABLE notifications (
+    id            uuid PRIMARY KEY DEFAULT errand_uuid_v7(),
+    tenant_id     text NOT NULL,
+    user_id       text NOT NULL,
+    kind          text NOT NULL
+        CHECK (kind IN ('job_completed', 'job_cancelled', 'batch_completed', 'webhook_disabled')),
+    job_id        uuid REFERENCES jobs (id),
+    job_type      text,
+    job_status    text CHECK (job_status IN ('completed', 'failed', 'cancelled')),
+    error_message text,
+    created_at    timestamptz NOT NULL DEFAULT now(),
+    read_at       timestamptz,
+    run           integer NOT NULL DEFAULT 1,
+    -- The batch that finished (its foreign key is in `batches`' section).
+    batch_id      uuid,
+    -- No foreign key: the notice outlives an endpoint its admin then removes.
+    webhook_endpoint_id uuid,
+    details       jsonb,
+    -- Exactly one notification of a kind per job and run, whoever finishes it and however often.
+    CONSTRAINT notifications_once_per_run UNIQUE (job_id, run, kind),
+    CONSTRAINT notifications_subject CHECK (CASE kind
+        WHEN 'batch_completed' THEN batch_id IS NOT NULL AND job_type IS NOT NULL AND details IS NOT NULL
+        WHEN 'webhook_disabled' THEN webhook_endpoint_id IS NOT NULL AND details IS NOT NULL
+        ELSE job_id IS NOT NULL AND job_type IS NOT NULL AND job_status IS NOT NULL END)
+);
+
+CREATE INDEX notifications_owner_newest ON notifications (tenant_id, user_id, id DESC);
+
+-- Notification preferences: each user chooses, per category of job (a job
+-- type's `category`, its own name by default) and per channel, whether a
+-- job's end reaches them in the app (the feed and live streams) and by
+-- email. A category the configuration marks required cannot be turned off.
+--
+-- Only the choices a user made are stored; NULL is "the configured default".
+-- The defaults, the required categories and which category each job type
+-- belongs to are configuration, the same in every process: each statement
+-- that ends a job hands them to `errand_channels` as JSON (see
+-- `domain/preferences.rs`), which is where the rule lives, once.
+CREATE TABLE notification_preferences (
+    tenant_id  text NOT NULL,
+    user_id    text NOT NULL,
+    category   text NOT NULL,
+    in_app     boolean,
+    email      boolean,
+    updated_at timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (tenant_id, user_id, category)
+);
+
+-- Whether the end of a job of category `category` reaches user `user` of
+-- `tenant` in the app and by email, under `rules`:
+-- {"in_app": bool, "email": bool, "required": [category, …]} (the defaults,
+-- and the categories no one can turn off). Read in the statement that ends
+-- the job, so a change counts from the next end on, with no cache to wait out.
+CREATE FUNCTION errand_channels(tenant text, "user" text, category text, rules jsonb)
+RETURNS TABLE (in_app boolean, email boolean)
+LANGUAGE sql STABLE
+AS $$
+    -- (`errand_channels.category` is the argument: a bare name would be p's column.)
+    SELECT r.required OR coalesce(p.in_app, (rules->>'in_app')::boolean, true),
+           r.required OR coalesce(p.email, (rules->>'email')::boolean, true)
+    FROM (SELECT coalesce(rules->'required' ? errand_channels.category, false) AS required) r
+    LEFT JOIN notification_preferences p
+           ON p.tenant_id = tenant AND p.user_id = "user" AND p.category = errand_channels.category
+$$;
+
+-- A job type's category under `rules` ({"categories": {job type: category}}):
+-- its own name when the rules do not say (a type no longer configured).
+CREATE FUNCTION errand_category(job_type text, rules jsonb) RETURNS text
+LANGUAGE sql IMMUTABLE
+RETURN coalesce(rules->'categories'->>job_type, job_type);
+
+
+-- 7. Completion emails -------------------------------------------------------
+
+-- A completion email's state (life cycle at `email_outbox`).
+CREATE TYPE email_state AS ENUM ('pending', 'sending', 'sent', 'failed');
+
+-- Completion emails, written in the statement that ends the job (when the
+-- job's creator had an email address) and delivered by the Mailer.
+--
+--   pending --claim--> sending --SMTP accepted--> sent
+--   sending --transient failure--> pending (next_attempt_at = backoff)
+--   sending --permanent failure or out of attempts--> failed
+--   sending --lock expired (process died mid-send)--> claimable again
+-- A claim sets next_attempt_at to when its lock expires, so one condition
+-- (state pending or sending, next_attempt_at due) finds both kinds of work.
+CREATE TABLE email_outbox (
+    id              uuid PRIMARY KEY DEFAULT errand_uuid_v7(),
+    job_id          uuid NOT NULL REFERENCES jobs (id),
+    tenant_id       text NOT NULL,
+    user_id         text NOT NULL,
+    recipient       text NOT NULL,
+    job_type        text NOT NULL,
+    job_status      text NOT NULL CHECK (job_status IN ('completed', 'failed', 'cancelled')),
+    error_message   text,
+    state           email_state NOT NULL DEFAULT 'pending',
+    attempts        integer NOT NULL DEFAULT 0,
+    next_attempt_at timestamptz NOT NULL DEFAULT now(),
+    last_error      text,
+    -- The SMTP server's answer to the accepted message, recorded at once.
+    smtp_response   text,
+    created_at      timestamptz NOT NULL DEFAULT now(),
+    sent_at         timestamptz,
+    run             integer NOT NULL DEFAULT 1,
+    -- The claim that took the email: one whose reply was lost is given back
+    -- by its id (see `job_queue.claim_id`).
+    claim_id        uuid,
+    CONSTRAINT email_sent_iff_sent_at CHECK ((state = 'sent') = (sent_at IS NOT NULL)),
+    -- At most one email per job and run.
+    CONSTRAINT email_outbox_once_per_run UNIQUE (job_id, run)
+);
+
+CREATE INDEX email_outbox_due ON email_outbox (next_attempt_at) WHERE state IN ('pending', 'sending');
+
+
+-- 8. Webhooks ----------------------------------------------------------------
+
+-- Webhook endpoints: a tenant's admins register URLs that hear when the
+-- tenant's jobs end, signed as Standard Webhooks specifies. Each endpoint's
+-- secret (`whsec_…`, shown once when it is made) signs its deliveries, so it
+-- is kept; nothing else reads it.
+CREATE TABLE webhook_endpoints (
+    id              uuid PRIMARY KEY DEFAULT errand_uuid_v7(),
+    tenant_id       text NOT NULL,
+    url             text NOT NULL,
+    events          text[] NOT NULL
+        CONSTRAINT webhook_events_known
+        CHECK (cardinality(events) > 0 AND events <@ ARRAY['job.completed', 'job.failed', 'job.cancelled']),
+    secret          text NOT NULL,
+    -- The admin who registered it.
+    created_by      text NOT NULL,
+    created_at      timestamptz NOT NULL DEFAULT now(),
+    -- Set when deliveries kept failing; a disabled endpoint gets nothing.
+    disabled_at     timestamptz,
+    disabled_reason text
+);
+
+CREATE INDEX webhook_endpoints_tenant ON webhook_endpoints (tenant_id, id);
+
+-- Webhook deliveries: one row per endpoint and job end, written in the
+-- statement that ends the job (as its notification and email are), then sent
+-- by the WebhookSender and its answer recorded at once.
+--
+--   pending --claim--> sending --2xx--> delivered
+--   sending --any other answer, or none--> pending (next_attempt_at = backoff)
+--   sending --out of attempts--> failed
+--   sending --lock expired (process died mid-send)--> claimable again
+-- As for emails, a claim sets next_attempt_at to when its lock expires; a
+-- claim whose answer was lost is given back by its id (`claim_id`).
+CREATE TYPE webhook_delivery_state AS ENUM ('pending', 'sending', 'delivered', 'failed');
+
+CREATE TABLE webhook_deliveries (
+    -- Also the delivery's `webhook-id`: the same on every retry.
+    id              uuid PRIMARY KEY DEFAULT errand_uuid_v7(),
+    endpoint_id     uuid NOT NULL REFERENCES webhook_endpoints (id) ON DELETE CASCADE,
+    tenant_id       text NOT NULL,
+    job_id          uuid NOT NULL REFERENCES jobs (id),
+    run             integer NOT NULL,
+    event           text NOT NULL,
+    state           webhook_delivery_state NOT NULL DEFAULT 'pending',
+    attempts        integer NOT NULL DEFAULT 0,
+    next_attempt_at timestamptz NOT NULL DEFAULT now(),
+    claim_id        uuid,
+    -- The last attempt: the endpoint's status (NULL: no answer), what went wrong, how long it took.
+    last_status     integer,
+    last_error      text,
+    last_latency_ms integer,
+    created_at      timestamptz NOT NULL DEFAULT now(),
+    delivered_at    timestamptz,
+    -- One delivery per endpoint, job and run.
+    CONSTRAINT webhook_delivery_once UNIQUE (endpoint_id, job_id, run)
+);
+
+CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt_at) WHERE state IN ('pending', 'sending');
+CREATE INDEX webhook_deliveries_job ON webhook_deliveries (job_id);
+-- An endpoint's delivery log, newest first.
+CREATE INDEX webhook_deliveries_endpoint ON webhook_deliveries (endpoint_id, id DESC);
+
+-- The webhook channel's preferences: per tenant and category of job, whether
+-- the tenant's endpoints hear of its jobs' ends. A tenant's admins choose
+-- (`PUT /webhooks/preferences/{category}`); on until they do, and a required
+-- category cannot be turned off, as for people's channels. Only choices made
+-- are stored.
+CREATE TABLE webhook_preferences (
+    tenant_id  text NOT NULL,
+    category   text NOT NULL,
+    webhook    boolean NOT NULL,
+    updated_at timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (tenant_id, category)
+);
+
+-- The category of a job type's ends as the webhook channel's choices see it
+-- under `rules` (as `errand_channels` takes them): NULL for a required
+-- category, which no tenant's choice turns off (a category made required
+-- after a tenant turned it off is delivered again). The statements that end
+-- jobs hand it to `errand_queue_webhooks`; the API reads the same rule.
+CREATE FUNCTION errand_webhook_category(job_type text, rules jsonb) RETURNS text
+LANGUAGE sql IMMUTABLE
+RETURN CASE WHEN coalesce(rules->'required' ? errand_category(job_type, rules), false) THEN NULL
+            ELSE errand_category(job_type, rules) END;
+
+-- Queues a delivery of each job end in (`tenants`, `jobs`, `runs`,
+-- `states`, `categories`) to each enabled endpoint of its tenant that asked
+-- for that event (`job.completed`, `job.failed`, `job.cancelled`), unless
+-- the tenant turned the job's category off for webhooks; a NULL category (a
+-- required one, see `errand_webhook_category`) is delivered. Called by every
+-- statement that ends jobs, once for all the jobs it ended: the one place
+-- where a job end becomes webhook deliveries.
+--
+-- In PL/pgSQL, which a connection plans once: as a SQL function its INSERT
+-- was planned again at each call, a tenth of the time of the statement that
+-- ends every batch of attempts, even when no tenant had an endpoint. And a
+-- batch none of whose tenants has an enabled endpoint, the common case, is
+-- answered by an index probe per tenant before anything else.
+CREATE FUNCTION errand_queue_webhooks(tenants text[], jobs uuid[], runs integer[], states text[], categories text[])
+RETURNS bigint
+LANGUAGE plpgsql VOLATILE
+AS $$
+DECLARE
+    queued bigint;
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM webhook_endpoints e
+                   WHERE e.tenant_id = ANY (tenants) AND e.disabled_at IS NULL) THEN
+        RETURN 0;
+    END IF;
+    WITH delivered AS (
+        INSERT INTO webhook_deliveries (endpoint_id, tenant_id, job_id, run, event)
+        SELECT e.id, j.tenant_id, j.job_id, j.run, 'job.' || j.state
+        FROM unnest(tenants, jobs, runs, states, categories) AS j (tenant_id, job_id, run, state, category)
+        JOIN webhook_endpoints e
+          ON e.tenant_id = j.tenant_id AND e.disabled_at IS NULL AND ('job.' || j.state) = ANY (e.events)
+        WHERE NOT EXISTS (SELECT 1 FROM webhook_preferences p
+                          WHERE p.tenant_id = j.tenant_id AND p.category = j.category AND NOT p.webhook)
+        ON CONFLICT DO NOTHING
+        RETURNING 1
+    )
+    SELECT count(*) INTO queued FROM delivered;
+    RETURN queued;
+END
+$$;
+
+-- The WebhookSender's claim, as a function so that it can be planned the one
+-- way that stays cheap: an index scan of the due deliveries in due order.
+-- Deliveries are written by bursts of job ends into a table that may have
+-- been analyzed nearly empty; planned on such statistics, the claim read
+-- every due delivery through bitmap scans and sorted them (54 ms per claim
+-- at 20,000 due, against 0.7 ms by the index; measured), and it stayed so
+-- until autovacuum analyzed the table, a minute or more later. A queue's
+-- claim has one good plan, so the function asks for it (SET below) rather
+-- than hoping the statistics keep up.
+--
+-- Claims up to `want` due deliveries of enabled endpoints for `lock_ms`, under
+-- the claim id `claim` (see `lost_claims.rs`), at most `cap` in flight per
+-- endpoint counting the sender's own (`busy`, `busy_n`): oldest due first,
+-- among the first 4 x `want` due of the endpoints with room, so an endpoint
+-- that never answers fills its own slots only, however many of its
+-- deliveries are due.
+CREATE FUNCTION errand_claim_webhook_deliveries(
+    want bigint, lock_ms float8, claim uuid, cap integer, busy uuid[], busy_n integer[]
+) RETURNS TABLE (delivery_id uuid, endpoint_id uuid, job_id uuid, event text, attempts integer)
+-- PL/pgSQL keeps its statement's plan for the session: planning the claim
+-- cost 2 ms a call, more than running it.
+LANGUAGE plpgsql VOLATILE
+-- A claim takes at most a sender's free slots: planners of the statements
+-- that call it join its rows to jobs by index, not by reading all the jobs.
+ROWS 64
+SET enable_seqscan = off
+SET enable_bitmapscan = off
+AS $$
+#variable_conflict use_column
+BEGIN
+    RETURN QUERY
+    WITH held AS (
+        SELECT * FROM unnest(busy, busy_n) AS h (endpoint_id, n)
+    ), candidates AS (
+        SELECT d.id, d.endpoint_id, d.next_attempt_at
+        FROM webhook_deliveries d
+        JOIN webhook_endpoints e ON e.id = d.endpoint_id AND e.disabled_at IS NULL
+        WHERE d.state IN ('pending', 'sending') AND d.next_attempt_at <= now()
+          AND NOT EXISTS (SELECT 1 FROM held h WHERE h.endpoint_id = d.endpoint_id AND h.n >= cap)
+        ORDER BY d.next_attempt_at
+        LIMIT want * 4
+    ), within_cap AS (
+        SELECT c.id
+        FROM (SELECT c.*, row_number() OVER (PARTITION BY c.endpoint_id ORDER BY c.next_attempt_at) AS nth
+              FROM candidates c) c
+        LEFT JOIN held h ON h.endpoint_id = c.endpoint_id
+        WHERE c.nth <= cap - coalesce(h.n, 0)
+    ), due AS (
+        SELECT d.id FROM webhook_deliveries d
+        WHERE d.id IN (SELECT w.id FROM within_cap w) AND d.state IN ('pending', 'sending')
+          AND d.next_attempt_at <= now()
+        ORDER BY d.next_attempt_at LIMIT want
+        FOR UPDATE SKIP LOCKED
+    )
+    UPDATE webhook_deliveries d
+    SET state = 'sending', attempts = d.attempts + 1, next_attempt_at = now() + lock_ms * interval '1 millisecond',
+        claim_id = claim
+    FROM due
+    WHERE d.id = due.id
+    RETURNING d.id, d.endpoint_id, d.job_id, d.event, d.attempts;
+END
+$$;
+
+
+-- 9. Batches -----------------------------------------------------------------
+
+-- A batch is a bulk action: one request, many ordinary jobs (its children,
+-- `jobs.batch_id`), one notification when the last child ends. The children
+-- are claimed, limited, retried and ended like any job; their ends are
+-- counted here by a trigger on `jobs`, so every statement that ends a job,
+-- of any errand version, counts it (none has to remember to).
+CREATE TABLE batches (
+    id              uuid PRIMARY KEY DEFAULT errand_uuid_v7(),
+    tenant_id       text NOT NULL,
+    user_id         text NOT NULL,
+    user_email      text,
+    -- As for jobs: one batch per (tenant, user, key); the fingerprint is of
+    -- the job type and the items, so a key reused for other items is refused.
+    idempotency_key text NOT NULL,
+    fingerprint     bytea NOT NULL,
+    job_type        text NOT NULL,
+    total           integer NOT NULL CHECK (total > 0),
+    -- Children in each end state now (an operator's retry of a child takes it
+    -- back out of its count until it ends again).
+    completed       integer NOT NULL DEFAULT 0 CHECK (completed >= 0),
+    failed          integer NOT NULL DEFAULT 0 CHECK (failed >= 0),
+    cancelled       integer NOT NULL DEFAULT 0 CHECK (cancelled >= 0),
+    created_at      timestamptz NOT NULL DEFAULT now(),
+    -- When the last child ended; NULL again while a retried child runs.
+    finished_at     timestamptz,
+    CONSTRAINT batches_idempotency_key_unique UNIQUE (tenant_id, user_id, idempotency_key),
+    CONSTRAINT batches_counts_within_total CHECK (completed + failed + cancelled <= total),
+    CONSTRAINT batches_finished_iff_counted
+        CHECK ((completed + failed + cancelled = total) = (finished_at IS NOT NULL))
+) WITH (
+    -- Every child's end rewrites its batch's row: leave room for HOT updates.
+    fillfactor = 50
+);
+
+CREATE INDEX batches_owner_newest ON batches (tenant_id, user_id, id DESC);
+-- An owner's batches still running: what their live streams report progress of.
+CREATE INDEX batches_owner_open ON batches (tenant_id, user_id) WHERE finished_at IS NULL;
+
+ALTER TABLE jobs ADD CONSTRAINT jobs_batch_id_fkey FOREIGN KEY (batch_id) REFERENCES batches (id);
+-- A batch's children (its failure report, its cancel), and the pruner's check
+-- that none is left.
+CREATE INDEX jobs_batch ON jobs (batch_id, id) WHERE batch_id IS NOT NULL;
+
+ALTER TABLE notifications ADD CONSTRAINT notifications_batch_id_fkey FOREIGN KEY (batch_id) REFERENCES batches (id);
+-- Exactly one notification per batch, whoever ends its last child and however often.
+CREATE UNIQUE INDEX notifications_once_per_batch ON notifications (batch_id) WHERE kind = 'batch_completed';
+
+-- Counts the children a statement ended (or, for an operator's retry, took
+-- back out of an end state) on their batches, and notifies each batch's
+-- owner when its last child ends. The batches' rows are locked in id order,
+-- so two statements ending children of the same batches cannot deadlock on
+-- them; under READ COMMITTED the update adds to the newest committed counts,
+-- so exactly one statement sees a batch's count reach its total.
+CREATE FUNCTION errand_count_batch_ends() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+    announced bigint;
+BEGIN
+    -- Most statements end no batch's child: a scan of the new rows, and out
+    -- (measured: without it, the counting query cost a drain about 5 %).
+    IF NOT EXISTS (SELECT 1 FROM updated_jobs WHERE batch_id IS NOT NULL) THEN
+        RETURN NULL;
+    END IF;
+    WITH moved AS (
+        SELECT n.batch_id,
+               count(*) FILTER (WHERE n.state = 'completed') - count(*) FILTER (WHERE o.state = 'completed') AS completed,
+               count(*) FILTER (WHERE n.state = 'failed') - count(*) FILTER (WHERE o.state = 'failed') AS failed,
+               count(*) FILTER (WHERE n.state = 'cancelled') - count(*) FILTER (WHERE o.state = 'cancelled') AS cancelled
+        FROM updated_jobs n JOIN prior_jobs o ON o.id = n.id
+        WHERE n.batch_id IS NOT NULL AND n.state IS DISTINCT FROM o.state
+        GROUP BY n.batch_id
+    ), locked AS (
+        SELECT b.id FROM batches b WHERE b.id IN (SELECT batch_id FROM moved) ORDER BY b.id FOR NO KEY UPDATE
+    ), counted AS (
+        UPDATE batches b
+        SET completed = b.completed + m.completed, failed = b.failed + m.failed, cancelled = b.cancelled + m.cancelled,
+            finished_at = CASE WHEN b.completed + m.completed + b.failed + m.failed + b.cancelled + m.cancelled = b.total
+                               THEN coalesce(b.finished_at, now()) END
+        FROM moved m, locked l
+        WHERE b.id = m.batch_id AND l.id = b.id
+        RETURNING b.id, b.tenant_id, b.user_id, b.job_type, b.total, b.completed, b.failed, b.cancelled, b.finished_at
+    ), notified AS (
+        INSERT INTO notifications (tenant_id, user_id, kind, batch_id, job_type, details)
+        SELECT tenant_id, user_id, 'batch_completed', id, job_type,
+               jsonb_build_object('total', total, 'completed', completed, 'failed', failed, 'cancelled', cancelled)
+        FROM counted WHERE finished_at IS NOT NULL
+        ON CONFLICT (batch_id) WHERE kind = 'batch_completed' DO NOTHING
+        RETURNING tenant_id, user_id
+    )
+    -- Owners' streams hear of each batch's new counts (`batch_progress`
+    -- events), and of its notification.
+    SELECT (SELECT count(pg_notify('errand_progress', tag))
+            FROM (SELECT DISTINCT errand_owner_tag(tenant_id, user_id) AS tag FROM counted) owners)
+         + (SELECT count(pg_notify('errand_notifications', errand_owner_tag(tenant_id, user_id))) FROM notified)
+    INTO announced;
+    RETURN NULL;
+END
+$$;
+
+CREATE TRIGGER jobs_count_batch_ends AFTER UPDATE ON jobs
+    REFERENCING OLD TABLE AS prior_jobs NEW TABLE AS updated_jobs
+    FOR EACH STATEMENT EXECUTE FUNCTION errand_count_batch_ends();
+
+
+-- 10. Schedules --------------------------------------------------------------
+
+-- Schedules: a user's own recurring jobs, "every Monday at 08:00,
+-- Europe/Paris". A schedule row holds its next occurrence; a process whose
+-- scheduler finds it due takes the row (FOR UPDATE SKIP LOCKED: processes
+-- share the work and never block on one another), records the occurrence's
+-- job and moves the row to the occurrence after, in one transaction. The
+-- job's idempotency key derives from (schedule, occurrence instant), and the
+-- jobs' key is unique: two processes, a restart or a failover cannot make
+-- two jobs for one occurrence. No process holds a schedule in memory: there
+-- is no leader to elect, and nothing to rebuild after one dies.
+CREATE TYPE schedule_missed AS ENUM ('skip', 'catch_up');
+CREATE TYPE schedule_overlap AS ENUM ('skip', 'queue', 'cancel_previous');
+
+CREATE TABLE schedules (
+    id              uuid PRIMARY KEY DEFAULT errand_uuid_v7(),
+    tenant_id       text NOT NULL,
+    user_id         text NOT NULL,
+    -- From the creator's token, for the jobs' emails (as `jobs.user_email`).
+    user_email      text,
+    -- As for jobs: one schedule per (tenant, user, key); the fingerprint is of
+    -- the request, so a key reused for another schedule is refused.
+    idempotency_key text NOT NULL,
+    fingerprint     bytea NOT NULL,
+    job_type        text NOT NULL,
+    params          jsonb NOT NULL,
+    -- Five cron fields or a shorthand, read on `timezone`'s wall clock
+    -- (`src/domain/schedule.rs` says how gaps and repeated hours fire).
+    cron            text NOT NULL,
+    timezone        text NOT NULL,
+    ends_at         timestamptz,
+    -- Occurrences missed (errand down, the schedule paused): skipped, or the
+    -- latest `catch_up_limit` of them run.
+    missed          schedule_missed NOT NULL DEFAULT 'skip',
+    catch_up_limit  integer NOT NULL DEFAULT 1 CHECK (catch_up_limit BETWEEN 1 AND 100),
+    -- When an occurrence comes while the job of the one before is unfinished.
+    overlap         schedule_overlap NOT NULL DEFAULT 'skip',
+    paused_at       timestamptz,
+    -- The next occurrence: when it fires, the wall-clock time it matched,
+    -- and whether it is the second of a repeated wall time. NULL: no more
+    -- (past `ends_at`, or an expression with no future match).
+    next_run_at     timestamptz,
+    next_local      timestamp,
+    next_second_of_fold boolean NOT NULL DEFAULT false,
+    -- The job of the latest occurrence that made one (for `overlap`); the
+    -- history's pruning may delete it, and an ended job has no overlap.
+    last_job_id     uuid REFERENCES jobs (id) ON DELETE SET NULL,
+    created_at      timestamptz NOT NULL DEFAULT now(),
+    updated_at      timestamptz NOT NULL DEFAULT now(),
+    CONSTRAINT schedules_idempotency_key_unique UNIQUE (tenant_id, user_id, idempotency_key),
+    CONSTRAINT schedules_next_whole CHECK ((next_run_at IS NULL) = (next_local IS NULL))
+);
+
+-- What schedulers look for: due, not paused.
+CREATE INDEX schedules_due ON schedules (next_run_at) WHERE paused_at IS NULL AND next_run_at IS NOT NULL;
+-- A user's schedules, newest first; and how many they have (the quota).
+CREATE INDEX schedules_owner_newest ON schedules (tenant_id, user_id, id DESC);
+
+-- Pruning a job looks here for schedules naming it.
+CREATE INDEX schedules_last_job ON schedules (last_job_id) WHERE last_job_id IS NOT NULL;
+
+-- A job made by a schedule (`jobs.schedule_id`, `jobs.scheduled_for`).
+-- Deleting the schedule keeps its jobs (their schedule_id emptied, through
+-- this index).
+ALTER TABLE jobs ADD CONSTRAINT jobs_schedule_id_fkey
+    FOREIGN KEY (schedule_id) REFERENCES schedules (id) ON DELETE SET NULL;
+CREATE INDEX jobs_schedule ON jobs (schedule_id) WHERE schedule_id IS NOT NULL;
+
+
+-- 11. Operators' actions -----------------------------------------------------
+
+-- Operators: retries of ended jobs (a new run, see `jobs`), attempts' errors
+-- (`job_attempt_errors`), and an audit trail.
+--
+-- Every operator action, written in the transaction that does it: who (the
+-- operator token's `sub`), what, on which job or which filter, how many jobs.
+-- An operator may cancel every unfinished job a filter matches (in steps,
+-- each audited as `bulk_cancel`), as they may retry every failed one.
+-- Setting a tenant's quotas (`tenant_quotas`) is audited as any operator
+-- action; its filter column holds the tenant and the new caps.
+CREATE TABLE operator_actions (
+    id       uuid PRIMARY KEY DEFAULT errand_uuid_v7(),
+    at       timestamptz NOT NULL DEFAULT now(),
+    operator text NOT NULL,
+    action   text NOT NULL CHECK (action IN ('retry', 'cancel', 'bulk_retry', 'bulk_cancel', 'set_quotas')),
+    job_id   uuid,
+    filter   jsonb,
+    affected integer NOT NULL,
+    CHECK ((job_id IS NULL) <> (filter IS NULL))
+);
+
+-- The job detail lists the operator actions taken on the job.
+CREATE INDEX operator_actions_job ON operator_actions (job_id, id) WHERE job_id IS NOT NULL;
+
+
+-- 12. Process totals ---------------------------------------------------------
+
+-- Claims and attempt ends per second, cluster-wide, for the operators'
+-- overview. Each errand process counts its own in memory and writes its
+-- running totals here every few seconds: one small upsert per process, not
+-- a write per job. The overview sums the rows; a page samples the sums and
+-- shows their rates. A process that stopped leaves its last totals (its
+-- rate is then zero) until a day has passed.
+CREATE TABLE process_totals (
+    -- The process's `application_name` (`errand/<uuid>`).
+    process        text PRIMARY KEY,
+    claimed        bigint NOT NULL,
+    attempts_ended bigint NOT NULL,
+    updated_at     timestamptz NOT NULL DEFAULT now()
+);
+
+
+-- 13. Discarded upload files -------------------------------------------------
+
+-- Files that an attempt uploaded through the worker API but that never
+-- became a job's result: the attempt ended otherwise (failed, retried,
+-- cancelled, rescued after its lease ran out), was handed back at shutdown,
+-- or uploaded another file in its place. The Pruner deletes each file from
+-- storage, then its row.
+-- A file a worker was to PUT through a presigned URL is deleted only once
+-- that URL expired (`delete_after`): a late PUT cannot bring it back then.
+CREATE TABLE discarded_files (
+    storage_key text PRIMARY KEY,
+    discarded_at timestamptz NOT NULL DEFAULT now(),
+    delete_after timestamptz NOT NULL DEFAULT now()
+);
 
 -- Whatever statement lets go of an attempt's upload (`job_queue.uploaded_result`
 -- replaced, cleared, or its row deleted when the job ends) records the file

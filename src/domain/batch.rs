@@ -1,6 +1,7 @@
 //! A batch: one bulk action, many ordinary jobs (its children), one
 //! notification when the last of them ends. The counts are kept by the
-//! database as children end (`migrations/V8__…`); this is how they read.
+//! database as children end (`errand_count_batch_ends` in
+//! `migrations/V1__baseline.sql`); this is how they read.
 
 use serde::{Deserialize, Serialize};
 

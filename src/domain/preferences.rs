@@ -1,8 +1,9 @@
 //! Notification preferences: which category each job type's ends belong
 //! to, what each channel does until a user chooses, and which categories no
 //! one can turn off. The rule that combines these with a user's choices
-//! lives in the database (`errand_channels`, `migrations/V5__…`), where it is
-//! read in the statement that ends a job; this is the configuration's side.
+//! lives in the database (`errand_channels` in `migrations/V1__baseline.sql`),
+//! where it is read in the statement that ends a job; this is the
+//! configuration's side.
 
 use std::collections::{BTreeMap, BTreeSet};
 

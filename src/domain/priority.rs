@@ -4,7 +4,7 @@
 //! classes never cross: scheduled work never delays what a person just
 //! clicked for. The claim takes a tenant's highest priority first; which
 //! tenant goes next stays the fair share's to decide
-//! (`migrations/V15__priorities.sql`).
+//! (`jobs.priority` in `migrations/V1__baseline.sql`).
 
 use std::ops::RangeInclusive;
 

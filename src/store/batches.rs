@@ -1,8 +1,9 @@
-//! One caller's batches (see `domain::batch`, `migrations/V8__…`): record a
-//! batch with all its children in one statement, read it, cancel the
-//! children that have not started, read its failed children. Tenant and
-//! user are bound into every statement from the [`Caller`]; the counts are
-//! kept by the database's trigger as children end, never written here.
+//! One caller's batches (see `domain::batch`, and `batches` in
+//! `migrations/V1__baseline.sql`): record a batch with all its children in
+//! one statement, read it, cancel the children that have not started, read
+//! its failed children. Tenant and user are bound into every statement from
+//! the [`Caller`]; the counts are kept by the database's trigger as children
+//! end, never written here.
 
 use chrono::{DateTime, Utc};
 use deadpool_postgres::Pool;

@@ -2,7 +2,7 @@
 //! claimed it, when, under which lease, how it ended), the notifications,
 //! emails and webhook deliveries its ends made, with their outbox states.
 //! Read in one statement from rows that the statements ending attempts
-//! write anyway (see `migrations/V12__attempt_timeline.sql`).
+//! write anyway (see `job_attempt_errors` in `migrations/V1__baseline.sql`).
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};

@@ -8,7 +8,7 @@
 //! happened.
 //!
 //! So every claim carries an id the claimer made before sending it, written
-//! on each row the claim takes (`claim_id`, see `migrations/V4__claim_ids.sql`).
+//! on each row the claim takes (`claim_id`, see `migrations/V1__baseline.sql`).
 //! After a claim whose outcome is unknown, the claimer gives back exactly
 //! the rows that claim took, if it committed at all: the database says,
 //! nothing is guessed, and nothing another claim took is touched. The give-back

@@ -68,9 +68,9 @@ pub struct QueueCount {
 /// characters escaped), and params holding `$11` at the path `$10` (never
 /// in jobs of the types `$12`). `$14` repeats `$3` when every state in it
 /// is failed or cancelled, which `unsuccessful_state` says through an index
-/// (`migrations/V17__hot_job_ends.sql`); else `$13` does when every one is an
-/// end: the record's own state then says it (see `recorded_state` in
-/// `migrations/V12__attempt_timeline.sql`).
+/// (`jobs_unsuccessful` in `migrations/V1__baseline.sql`); else `$13` does
+/// when every one is an end: the record's own state then says it (see
+/// `recorded_state` at `jobs_live`, in the same file).
 const LIST_ANY: &str = "
 SELECT id, tenant_id, user_id, job_type, params, state, attempt, max_attempts, run_at, result, error_message,
        created_at, finished_at, progress, cancel_requested_by, schedule_id, scheduled_for

@@ -1,15 +1,16 @@
 //! The quota check of a batch of submissions, in the transaction that records
-//! them (see `domain::Usage` for the rule, `migrations/V2__quotas.sql` for
+//! them (see `domain::Usage` for the rule, `migrations/V1__baseline.sql` for
 //! the schema).
 //!
 //! Two processes must not both let a cap's next job in. Most batches are
 //! far from every cap: `submit.rs`'s `INSERT_OR_FIND_CAPPED` records them
 //! in one statement, and the trigger that counts what it queued checks the
 //! caps on the counts it has just written, under their row locks
-//! (`migrations/V3__quota_check_in_trigger.sql`): exact, and no statement of
-//! its own. A batch that would go over a cap fails whole ([`is_over_quota`])
-//! and comes here ([`begin_admitting`]), to be decided job by job, in order,
-//! so that each submission gets its own answer (which cap, how full).
+//! (`errand_count_queued` in `migrations/V1__baseline.sql`): exact, and no
+//! statement of its own. A batch that would go over a cap fails whole
+//! ([`is_over_quota`]) and comes here ([`begin_admitting`]), to be decided job
+//! by job, in order, so that each submission gets its own answer (which cap,
+//! how full).
 //!
 //! Deciding job by job takes each of the batch's tenants' quota locks
 //! (advisory, in tenant order, held until the transaction ends) and only

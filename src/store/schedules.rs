@@ -1,7 +1,7 @@
-//! One caller's schedules (see `migrations/V13__schedules.sql`): create one
-//! under an idempotency key, within the per-user cap; list, read, change,
-//! pause, resume and delete them. Tenant and user are bound into every
-//! statement from the [`Caller`]: another user's schedule is not found.
+//! One caller's schedules (see `schedules` in `migrations/V1__baseline.sql`):
+//! create one under an idempotency key, within the per-user cap; list, read,
+//! change, pause, resume and delete them. Tenant and user are bound into
+//! every statement from the [`Caller`]: another user's schedule is not found.
 //! When a schedule fires is decided in `domain::schedule`; the caller hands
 //! its next occurrence in, and `schedule_firing.rs` fires it.
 

@@ -69,10 +69,11 @@ pub(super) const INSERT_OR_FIND: &str = insert_or_find!("true");
 /// [`INSERT_OR_FIND`] when quotas are kept: the statement sets the caps that
 /// hold (`$11`, see `quota::BatchCaps`) for its own transaction, and the
 /// trigger that counts the queued jobs checks them on the counts it has just
-/// written (`migrations/V3__quota_check_in_trigger.sql`). A batch that would
-/// take any count over its cap records nothing: the statement fails with
-/// SQLSTATE `ER019` (`quota::is_over_quota`) and the caller decides job by
-/// job. Far from the caps, the check costs no statement of its own.
+/// written (`errand_count_queued` in `migrations/V1__baseline.sql`). A batch
+/// that would take any count over its cap records nothing: the statement
+/// fails with SQLSTATE `ER019` (`quota::is_over_quota`) and the caller
+/// decides job by job. Far from the caps, the check costs no statement of its
+/// own.
 pub(super) const INSERT_OR_FIND_CAPPED: &str =
     insert_or_find!("(SELECT set_config('errand.quota_caps', $11::text, true)) IS NOT NULL");
 
@@ -104,7 +105,8 @@ pub struct NewJob {
     pub job_type: String,
     pub params: serde_json::Value,
     pub max_attempts: u32,
-    /// Its class's and type's, and (interactive jobs) the request's: see `migrations/V15__priorities.sql`.
+    /// Its class's and type's, and (interactive jobs) the request's: see
+    /// `jobs.priority` in `migrations/V1__baseline.sql`.
     pub priority: i16,
 }
 

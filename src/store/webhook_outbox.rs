@@ -55,8 +55,9 @@ struct RecordColumns<'a> {
 /// Claims up to $1 due deliveries of enabled endpoints for a lock of $2 ms,
 /// under the claim id $3 (see `lost_claims.rs`), at most $4 in flight per
 /// endpoint counting those the sender has in flight already ($5 endpoints,
-/// $6 how many each): `errand_claim_webhook_deliveries` (`migrations/V10__…`
-/// says how it picks, and why it is a function).
+/// $6 how many each): `errand_claim_webhook_deliveries` (in
+/// `migrations/V1__baseline.sql`, which says how it picks, and why it is a
+/// function).
 const CLAIM_DUE: &str = "
 SELECT delivery_id, endpoint_id, event, attempts, job_id FROM errand_claim_webhook_deliveries($1, $2, $3, $4, $5, $6)";
 
