@@ -26,9 +26,11 @@
 -- `jobs.schedule_id`). Within a table, the columns that came late in
 -- development come last, in the order they came.
 --
--- Migrations after this one are append-only: a migration that has been
--- merged is never edited or removed (refinery refuses a database whose
--- applied migrations differ from the files); change the schema with a new
+-- Until the first tagged release, development migrations are squashed into
+-- this file (databases made before are refused and re-created). From that
+-- release on, migrations are append-only: one that has been released is
+-- never edited or removed (refinery refuses a database whose applied
+-- migrations differ from the files); change the schema with a new
 -- V<n>__<what>.sql.
 
 
