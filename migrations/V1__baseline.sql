@@ -152,8 +152,14 @@ CREATE TABLE jobs (
     autovacuum_analyze_scale_factor = 0.01,
     autovacuum_vacuum_cost_delay = 0,
     -- A job row is written twice: room left on each page for the end's new
-    -- row version lets the end be a HOT update (see `jobs_unsuccessful`).
-    fillfactor = 80
+    -- row version lets the end be a HOT update (see `jobs_unsuccessful`),
+    -- which writes none of the table's indexes. The ended row is larger than
+    -- the recorded one (its result, end stamps and lease): at 80 only about
+    -- half the ends of a drain were HOT, each other one writing four index
+    -- entries; at 60 about 85 %, for a drain's CPU 5 % lower, and the table
+    -- and its indexes end no larger (the moved rows left holes and index
+    -- entries behind). 50 gained 1 % more for a tenth more heap.
+    fillfactor = 60
 );
 
 -- A user's job list, newest first (ids are UUID v7, so id order is creation order).

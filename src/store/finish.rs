@@ -14,7 +14,6 @@ use std::time::Duration;
 
 use serde_json::Value;
 use tokio_postgres::Row;
-use uuid::Uuid;
 
 use super::{Queue, StoreError, millis};
 use crate::domain::{JobId, JobState, LeaseId, Outcome, TenantId, UserId};
@@ -38,7 +37,8 @@ pub struct Completion {
 }
 
 /// An attempt's recorded end: the job's new state (terminal, or waiting to
-/// run again) and, for a terminal state, the notification written with it.
+/// run again). A terminal state's notification is written in the same
+/// statement; the Notifier then wakes its owner's streams by who they are.
 #[derive(Debug, Clone)]
 pub struct EndedAttempt {
     pub job: JobId,
@@ -47,8 +47,6 @@ pub struct EndedAttempt {
     pub job_type: String,
     pub state: JobState,
     pub error_message: Option<String>,
-    /// Set for a terminal state (unless a notification for the job already existed).
-    pub notification: Option<Uuid>,
 }
 
 /// What a rescue pass did.
@@ -136,7 +134,7 @@ WITH input AS (
     -- batch's children are told of together, by the batch's notification.
     WHERE (in_app AND batch_id IS NULL) OR owner_cancelled
     ON CONFLICT (job_id, run, kind) DO NOTHING
-    RETURNING job_id, id, tenant_id, user_id
+    RETURNING tenant_id, user_id
 ), emailed AS (
     INSERT INTO email_outbox (job_id, run, tenant_id, user_id, recipient, job_type, job_status, error_message)
     SELECT id, run, tenant_id, user_id, user_email, job_type, state::text, error_message FROM wanted
@@ -153,9 +151,11 @@ WITH input AS (
                 FROM notified) owners) tags
     GROUP BY chunk
 )
-SELECT e.job_id, e.tenant_id, e.user_id, e.job_type, e.state, e.error, n.id AS notification,
+-- (`announced` and `hooked` are read here because a CTE that writes nothing
+-- runs only when something reads it.)
+SELECT e.job_id, e.tenant_id, e.user_id, e.job_type, e.state, e.error,
        (SELECT count(*) FROM announced) AS announcements, (SELECT queued FROM hooked) AS webhooks
-FROM ended e LEFT JOIN notified n ON n.job_id = e.job_id";
+FROM ended e";
 
 /// Running attempts whose lease expired, oldest expiry first.
 const EXPIRED_LEASES: &str = "
@@ -257,6 +257,5 @@ fn ended_from_row(row: &Row) -> Result<EndedAttempt, StoreError> {
         job_type: row.try_get("job_type")?,
         state: row.try_get("state")?,
         error_message: row.try_get("error")?,
-        notification: row.try_get("notification")?,
     })
 }
