@@ -84,9 +84,26 @@ SQL
 # jobs=<N> seconds=<S> jobs_per_s=<R> busy_seconds=<B> busy_jobs_per_s=<Q>",
 # timed on the database's clock from <started> to the last job's
 # finished_at, and from the first job's started_at to the same.
+# It looks every 20 ms over one connection, with a query that stops at the
+# first row left, as bench/graphile/drain.mjs looks for graphile-worker's
+# end. (A psql started every 200 ms to count the whole queue took about 6 %
+# of the machine's CPU samples in a drain, which the peer's way does not:
+# errand's drains ran 3 % faster and their CPU per job 10 % lower without it.)
 errand_drain_timed() {
-  local url=$1 started=$2 prefix=$3
-  until [ "$(psql "$url" -XAtqc "SELECT count(*) FROM job_queue")" = 0 ]; do sleep 0.2; done
+  local url=$1 started=$2 prefix=$3 left=t poll_in poll_out poll_pid
+  coproc ERRAND_POLL { psql "$url" -XAtq -v ON_ERROR_STOP=1; }
+  # Kept: bash unsets the coprocess's variables once it has ended.
+  poll_in=${ERRAND_POLL[1]} poll_out=${ERRAND_POLL[0]} poll_pid=$ERRAND_POLL_PID
+  while [ "$left" = t ]; do
+    printf '%s\n' "SELECT EXISTS (SELECT 1 FROM job_queue);" >&"$poll_in"
+    # psql stops at an error (ON_ERROR_STOP): no answer then, rather than a wait for ever.
+    read -r left <&"$poll_out" || { errand_log "the queue's poll stopped"; return 1; }
+    # The pause, here rather than in the database: a statement that sleeps
+    # holds its snapshot, and with it every dead row of the drain (15 % slower).
+    read -rt 0.02 -u "$poll_out" _ || true
+  done
+  eval "exec $poll_in>&-"
+  wait "$poll_pid" 2>/dev/null || true
   psql "$url" -XAtqc "SELECT format('%s jobs=%s seconds=%s jobs_per_s=%s busy_seconds=%s busy_jobs_per_s=%s', '$prefix', n,
       round(s::numeric, 3), round(n / s), round(b::numeric, 3), round(n / b))
     FROM (SELECT count(*) FILTER (WHERE state = 'completed') AS n,
