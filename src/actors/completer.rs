@@ -5,9 +5,9 @@
 //! reaches the Notifier from here, once its statement has committed.
 //!
 //! It records ends in batches, one statement for all that arrived while the
-//! previous batch was being written, or within half a millisecond of the
-//! first. Under load that turns thousands of single-row transactions into a
-//! few dozen. Each end is still fenced on its own lease, and each terminal
+//! previous batch was being written, or within 0.2 ms of the first. Under
+//! load that turns thousands of single-row transactions into a few dozen.
+//! Each end is still fenced on its own lease, and each terminal
 //! end writes its notification in the same statement, so batching changes
 //! no guarantee.
 //!
@@ -96,7 +96,11 @@ const MAX_BATCH: usize = 500;
 const LANES: usize = 2;
 /// How long the first completion waits for others to share its statement,
 /// when no batch is being written (while one is, the next gathers anyway).
-const GATHER: std::time::Duration = std::time::Duration::from_micros(500);
+/// A claim's jobs end within about this long of each other when they are
+/// short; waiting longer only holds their tenants' room (their rows count
+/// as running until written): 0.5 ms drained 3 % slower (7 alternating
+/// pairs), 50 µs no faster.
+const GATHER: std::time::Duration = std::time::Duration::from_micros(200);
 
 type Answer = Result<Option<JobState>, CompletionFailed>;
 type Reply = oneshot::Sender<Answer>;
