@@ -80,7 +80,7 @@ async fn a_late_worker_cannot_overwrite_a_rescued_and_reclaimed_job() {
 
     let finished = finish_if_running(&store, second.id, second.lease, &done).await.unwrap().unwrap();
     assert_eq!(finished.state, JobState::Completed);
-    assert!(finished.notification.is_some());
+    assert_eq!(db.notifications_for(&second.id.to_string()).await, 1, "the end wrote its notification");
     let failed = Outcome::Failed { error: "late".into() };
     assert!(finish_if_running(&store, second.id, second.lease, &failed).await.unwrap().is_none());
     assert_eq!(db.notifications_for(&first.id.to_string()).await, 1);
@@ -193,7 +193,7 @@ async fn an_expired_lease_on_the_last_attempt_fails_the_job_with_one_notificatio
         tokio::time::sleep(Duration::from_millis(20)).await;
     };
     assert_eq!(failed[0].job, job.id);
-    assert!(failed[0].notification.is_some());
+    assert_eq!(db.notifications_for(&job.id.to_string()).await, 1, "the rescue wrote its notification");
     let (state, error): (JobState, String) = {
         let row = db.client().await.query_one("SELECT state, error_message FROM jobs", &[]).await.unwrap();
         (row.get(0), row.get(1))
@@ -267,13 +267,15 @@ async fn a_batch_of_ends_is_fenced_per_job_and_notifies_only_terminal_ones() {
         end(3, stale, Outcome::Completed { result: None }),
     ];
     let ended = store.queue().finish_many_if_running(&batch).await.unwrap();
-    let state_of = |i: usize| ended.iter().find(|e| e.job == jobs[i].id).map(|e| (e.state, e.notification.is_some()));
-    assert_eq!(state_of(0), Some((JobState::Completed, true)));
-    assert_eq!(state_of(1), Some((JobState::Failed, true)));
-    assert_eq!(state_of(2), Some((JobState::Retryable, false)));
+    let state_of = |i: usize| ended.iter().find(|e| e.job == jobs[i].id).map(|e| e.state);
+    assert_eq!(state_of(0), Some(JobState::Completed));
+    assert_eq!(state_of(1), Some(JobState::Failed));
+    assert_eq!(state_of(2), Some(JobState::Retryable));
     assert_eq!(state_of(3), None, "a stale lease writes nothing");
-    let notifications: i64 = db.scalar("SELECT count(*) FROM notifications", &[]).await;
-    assert_eq!(notifications, 2);
+    for (i, notified) in [(0, 1), (1, 1), (2, 0), (3, 0)] {
+        let id = jobs[i].id.to_string();
+        assert_eq!(db.notifications_for(&id).await, notified, "job {i}: only terminal ends are notified");
+    }
     let result: serde_json::Value = db.scalar("SELECT result FROM jobs WHERE id = $1", &[&jobs[0].id.0]).await;
     assert_eq!(result, json!({"rows": 3}));
     let running: JobState = db.scalar("SELECT state FROM job_queue WHERE job_id = $1", &[&jobs[3].id.0]).await;
