@@ -91,11 +91,10 @@ drain() {
   started=$(psql "$base/$db" -XAtqc "SELECT clock_timestamp()")
   env "${envs[@]}" ERRAND_HTTP__BIND=127.0.0.1:0 "$errand" --config "$cfg" serve >/dev/null 2>&1 &
   errand_pid=$!
-  until [ "$(psql "$base/$db" -XAtqc "SELECT count(*) FROM job_queue")" = 0 ]; do sleep 0.2; done
+  line=$(errand_drain_timed "$base/$db" "$started" "$label")
   fields=$(cut -d' ' -f14,15 "/proc/$errand_pid/stat")
   pg1=$(postgres_ticks); x1=$(commits)
   kill -TERM "$errand_pid"; wait "$errand_pid" 2>/dev/null || true; errand_pid=""
-  line=$(errand_drain_timed "$base/$db" "$started" "$label")
   echo "$line commits=$((x1 - x0)) errand_cpu_s=$(((${fields% *} + ${fields#* }) / 100)).$(printf '%02d' $(((${fields% *} + ${fields#* }) % 100))) postgres_cpu_s=$(((pg1 - pg0) / 100)).$(printf '%02d' $(((pg1 - pg0) % 100)))"
   psql "$base/postgres" -Xqc "DROP DATABASE $db WITH (FORCE)"
 }
