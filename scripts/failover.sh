@@ -48,12 +48,13 @@ _fo_sql() {
 
 # Polls a command every 0.2 s until it succeeds: _fo_wait <dir> <what> <cmd...>
 _fo_wait() {
-  local dir=$1 what=$2 deadline=$((SECONDS + ${ERRAND_FAILOVER_TIMEOUT:-60}))
+  local dir=$1 what=$2 log deadline=$((SECONDS + ${ERRAND_FAILOVER_TIMEOUT:-60}))
   shift 2
   until "$@"; do
     if [ "$SECONDS" -ge "$deadline" ]; then
       errand_log "failover: gave up after ${ERRAND_FAILOVER_TIMEOUT:-60} s waiting for $what (logs: $dir/*.log)"
       _fo_as_pg "$dir" pg_autoctl show state --pgdata "$dir/monitor" >&2 || true
+      for log in "$dir"/*.log; do echo "== the end of $log" >&2 && tail -n 15 "$log" >&2; done
       return 1
     fi
     sleep 0.2
@@ -76,6 +77,19 @@ _fo_small() {
 
 _fo_alive() { [ -s "$1/$2.pid" ] && kill -0 "$(cat "$1/$2.pid")" 2>/dev/null; }
 _fo_dead() { ! _fo_alive "$@"; }
+
+# Says what failed, with the end of its log: the test that ran this removes
+# <dir> when it fails, log and all. _fo_failed <dir> <name> <what>
+_fo_failed() {
+  errand_log "failover: $3 failed; the end of $1/$2.log:"
+  tail -n 40 "$1/$2.log" >&2 || true
+}
+
+# True when the monitor has <node> up as the only node, a primary alone.
+_fo_single() {
+  [ "$(_fo_sql "$1" monitor pg_auto_failover "SELECT bool_and(reportedstate = 'single' AND goalstate = 'single')
+      FROM pgautofailover.node WHERE nodename = '$2'")" = t ]
+}
 
 # True when the monitor sees one healthy primary and one healthy secondary.
 _fo_healthy() {
@@ -131,7 +145,7 @@ EOF
   # The monitor.
   _fo_as_pg "$dir" pg_autoctl create monitor --pgdata "$dir/monitor" --pgport "$(_fo_port "$dir" monitor)" \
     --hostname 127.0.0.1 --listen 127.0.0.1 --auth trust --no-ssl >"$dir/monitor.log" 2>&1 ||
-    { errand_log "failover: creating the monitor failed: see $dir/monitor.log"; return 1; }
+    { _fo_failed "$dir" monitor "creating the monitor"; return 1; }
   _fo_small "$dir/monitor"
   _fo_run "$dir" monitor
   _fo_wait "$dir" "the monitor" _fo_sql "$dir" monitor pg_auto_failover "SELECT 1" >/dev/null || return 1
@@ -148,9 +162,12 @@ EOF
     _fo_as_pg "$dir" pg_autoctl create postgres --pgdata "$dir/$name" --pgport "$(_fo_port "$dir" "$name")" \
       --name "$name" --hostname 127.0.0.1 --listen 127.0.0.1 --dbname "$ERRAND_FAILOVER_DB" --auth trust \
       --no-ssl --monitor "postgres://autoctl_node@127.0.0.1:$(_fo_port "$dir" monitor)/pg_auto_failover?sslmode=disable" \
-      >"$dir/$name.log" 2>&1 || { errand_log "failover: creating $name failed: see $dir/$name.log"; return 1; }
+      >"$dir/$name.log" 2>&1 || { _fo_failed "$dir" "$name" "creating $name"; return 1; }
     _fo_small "$dir/$name"
     _fo_run "$dir" "$name"
+    # node2 clones a primary that is up: the monitor may refuse a node that
+    # registers while the first one is still being initialised.
+    if [ "$name" = node1 ]; then _fo_wait "$dir" "node1 up alone" _fo_single "$dir" node1 || return 1; fi
   done
   _fo_wait "$dir" "a healthy primary and secondary" _fo_healthy "$dir" || return 1
   printf 'postgres://postgres@127.0.0.1:%s,127.0.0.1:%s/postgres?target_session_attrs=read-write&connect_timeout=3\n' \
