@@ -7,9 +7,8 @@
 //! It records ends in batches, one statement for all that arrived while the
 //! previous batch was being written, or within 0.2 ms of the first. Under
 //! load that turns thousands of single-row transactions into a few dozen.
-//! Each end is still fenced on its own lease, and each terminal
-//! end writes its notification in the same statement, so batching changes
-//! no guarantee.
+//! Each end is still fenced on its own lease, and each terminal end writes
+//! its notification in the same statement, so batching changes no guarantee.
 //!
 //! Batches are written in [`LANES`] lanes by their jobs' tenants, each lane
 //! with one batch in flight: two batches are written at once, and as their

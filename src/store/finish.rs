@@ -38,7 +38,7 @@ pub struct Completion {
 
 /// An attempt's recorded end: the job's new state (terminal, or waiting to
 /// run again). A terminal state's notification is written in the same
-/// statement; the Notifier then wakes its owner's streams by who they are.
+/// statement; the Notifier, told of the end, wakes the owner's streams.
 #[derive(Debug, Clone)]
 pub struct EndedAttempt {
     pub job: JobId,
