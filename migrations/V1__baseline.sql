@@ -631,9 +631,10 @@ END $$;
 -- Both statements find a few dozen rows by key among up to three per tenant
 -- and user, so the plan is always index lookups, and the function says so
 -- (SET). Left to the planner, the join was planned on the transition table's
--- size and cached for the connection: with 30,000 rows (10,000 tenants) and
--- a first batch of 58 ends it chose to scan the whole table into a hash join,
--- 6.5 ms for 28 ends, and a drain ran at 0.6 of its rate on other connections.
+-- size and the plan kept for the connection: planned for 58 ends over 30,000
+-- rows (10,000 tenants), it scanned the whole table into a hash join, 6.5 ms
+-- for 28 ends, and the drains whose connections kept that plan ran at 0.6 of
+-- the rate of those whose connections did not.
 CREATE FUNCTION errand_count_unqueued() RETURNS trigger LANGUAGE plpgsql
 SET enable_hashjoin = off SET enable_mergejoin = off SET enable_seqscan = off
 AS $$
