@@ -110,9 +110,12 @@ impl Application {
             // Exports hold a connection for as long as they stream: a pool of
             // their own, so that running exports can never starve the API,
             // as large as this process can run exports at once.
-            default_source: Store::connect(settings.database.url.expose_secret(), export_slots(&settings))?
-                .pool()
-                .clone(),
+            default_source: Store::connect_for_handlers(
+                settings.database.url.expose_secret(),
+                export_slots(&settings),
+            )?
+            .pool()
+            .clone(),
             retention: settings.storage.retention,
         };
         let push = PushEnv {

@@ -16,6 +16,7 @@ mod batch_claim;
 mod batches;
 mod cancel;
 mod claim;
+mod connect;
 mod finish;
 mod history;
 mod job_timeline;
@@ -261,18 +262,32 @@ pub struct Store {
 impl Store {
     /// A pool of up to `size` connections to `url`, the database errand
     /// writes to: a connection to a server that no longer takes writes is
-    /// discarded (`writable.rs`). Connects lazily.
+    /// discarded (`writable.rs`). Connects lazily; the connections do their
+    /// I/O on the runtime this is called on (see `connect.rs`).
     pub fn connect(url: &str, size: usize) -> Result<Self, crate::postgres::UrlError> {
-        Self::build(url, size, true)
+        Self::build(url, size, true, tokio::runtime::Handle::try_current().ok())
     }
 
-    /// [`Self::connect`] for a database errand only reads (an export's
-    /// source, which may be a standby).
+    /// [`Self::connect`] for a pool that only job handlers use (an export's
+    /// source): its connections do their I/O on the handlers' runtime, which
+    /// first asks for them, not on the actors' (an export streams its rows
+    /// through it).
+    pub fn connect_for_handlers(url: &str, size: usize) -> Result<Self, crate::postgres::UrlError> {
+        Self::build(url, size, true, None)
+    }
+
+    /// [`Self::connect_for_handlers`] for a database errand only reads (an
+    /// export's source, which may be a standby).
     pub fn connect_for_reads(url: &str, size: usize) -> Result<Self, crate::postgres::UrlError> {
-        Self::build(url, size, false)
+        Self::build(url, size, false, None)
     }
 
-    fn build(url: &str, size: usize, writes: bool) -> Result<Self, crate::postgres::UrlError> {
+    fn build(
+        url: &str,
+        size: usize,
+        writes: bool,
+        io_on: Option<tokio::runtime::Handle>,
+    ) -> Result<Self, crate::postgres::UrlError> {
         let target = crate::postgres::Connection::parse(url)?;
         let crate::postgres::Connection { config: mut pg_config, tls } = target.clone();
         // errand's statements are short and planned with generic estimates
@@ -286,7 +301,9 @@ impl Store {
         if pg_config.get_application_name().is_none() {
             pg_config.application_name(PROCESS_NAME.as_str());
         }
-        let manager = Manager::from_config(pg_config, tls, ManagerConfig { recycling_method: RecyclingMethod::Fast });
+        let connect = connect::ConnectOn { tls, runtime: io_on };
+        let manager =
+            Manager::from_connect(pg_config, connect, ManagerConfig { recycling_method: RecyclingMethod::Fast });
         let mut pool = Pool::builder(manager);
         if jit_off {
             pool = pool.post_create(deadpool_postgres::Hook::async_fn(|client, _| {

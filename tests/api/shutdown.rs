@@ -87,3 +87,32 @@ async fn open_notification_streams_end_at_shutdown_instead_of_holding_it_up() {
     }
     assert_eq!(last, None, "the stream ended: its client reconnects elsewhere");
 }
+
+/// A connection first made for an HTTP request is made on that HTTP
+/// worker's runtime, which ends at shutdown while the drain still writes.
+/// The pool lends it to everyone, so it must outlive that runtime: its
+/// socket and task live on the runtime the store was built on.
+#[actix_web::test]
+async fn a_connection_first_made_on_a_runtime_that_ends_stays_usable() {
+    let db = TestDb::create().await;
+    let store = errand::store::Store::connect(&db.url, 1).unwrap();
+    let pool = store.pool().clone();
+    // Off this runtime's thread, which must stay free to make the connection.
+    let (made_by, held) = tokio::task::spawn_blocking(move || {
+        let other = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        other.block_on(async {
+            let client = pool.get().await.unwrap();
+            let pid: i32 = client.query_one("SELECT pg_backend_pid()", &[]).await.unwrap().get(0);
+            (pid, client)
+        })
+        // `other` ends here, the connection still checked out.
+    })
+    .await
+    .unwrap();
+    let pid: i32 = held.query_one("SELECT pg_backend_pid()", &[]).await.expect("the connection still works").get(0);
+    assert_eq!(pid, made_by, "the same connection");
+    drop(held);
+    let again = store.pool().get().await.unwrap();
+    let pid: i32 = again.query_one("SELECT pg_backend_pid()", &[]).await.unwrap().get(0);
+    assert_eq!(pid, made_by, "the pool kept it");
+}
