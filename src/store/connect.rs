@@ -38,18 +38,15 @@ pub(super) struct ConnectOn {
 
 impl Connect for ConnectOn {
     fn connect(&self, config: &Config) -> BoxFuture<'_, Result<(Client, JoinHandle<()>), tokio_postgres::Error>> {
-        let (tls, config) = (self.tls.clone(), config.clone());
-        let connecting = connect(tls.clone(), config.clone());
+        let (tls, config, runtime) = (self.tls.clone(), config.clone(), self.runtime.clone());
         Box::pin(async move {
-            match &self.runtime {
-                // The socket is made there too: it belongs to the reactor of
-                // the runtime that opens it, and fails when that one ends.
-                Some(runtime) => match runtime.spawn(connecting).await {
-                    Ok(connected) => connected,
-                    // That runtime is ending (so is the process): connect here.
-                    Err(_) => connect(tls, config).await,
-                },
-                None => connecting.await,
+            let Some(runtime) = runtime else { return connect(tls, config).await };
+            // The socket is made there too: it belongs to the reactor of the
+            // runtime that opens it, and fails when that one ends.
+            match runtime.spawn(connect(tls.clone(), config.clone())).await {
+                Ok(connected) => connected,
+                // That runtime is ending (so is the process): connect here.
+                Err(_) => connect(tls, config).await,
             }
         })
     }
