@@ -25,6 +25,17 @@ impl HttpUrl {
         self.0.as_str()
     }
 
+    /// Whether its host is this machine's own (`localhost`, 127.0.0.0/8, `::1`):
+    /// nobody else can reach it, and nothing sent to it crosses a network.
+    pub fn is_loopback(&self) -> bool {
+        is_loopback_host(self.0.host_str().unwrap_or_default())
+    }
+
+    /// Whether it is plain `http://` to a host other than this machine's.
+    pub fn is_plain_http_off_loopback(&self) -> bool {
+        self.0.scheme() == "http" && !self.is_loopback()
+    }
+
     /// Whether it carries a `?query` or `#fragment`: a base for links must not.
     pub fn has_query_or_fragment(&self) -> bool {
         self.0.query().is_some() || self.0.fragment().is_some()
@@ -35,6 +46,13 @@ impl HttpUrl {
     pub fn join_path(&self, path: &str) -> String {
         format!("{}{path}", self.0.as_str().trim_end_matches('/'))
     }
+}
+
+/// Whether `host` (a name, an IPv4 address or a bracketed IPv6 one) is this machine's own.
+pub fn is_loopback_host(host: &str) -> bool {
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    host.eq_ignore_ascii_case("localhost")
+        || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
 }
 
 impl fmt::Display for HttpUrl {

@@ -11,10 +11,10 @@ mod job_types;
 mod sections;
 mod values;
 
-pub use http_url::HttpUrl;
+pub use http_url::{HttpUrl, is_loopback_host};
 pub use job_types::{ExportFormat, ExportSettings, HandlerKind, JobTypeSettings, PushSettings, RedactedField};
 pub use sections::{
-    AuthSettings, BatchSettings, DatabaseSettings, EmailSettings, HistorySettings, HttpSettings, LogFormat,
+    AuthSettings, BatchSettings, OperatorAuthSettings, DatabaseSettings, EmailSettings, HistorySettings, HttpSettings, LogFormat,
     LogSettings, NotificationSettings, OverloadSettings, PreferenceSettings, QuotaSettings, RateLimitSettings,
     S3Settings, ScheduleSettings, SmtpSecurity, StorageBackend, StorageSettings, WebhookSettings, WorkerSettings,
 };
@@ -160,19 +160,35 @@ impl Settings {
         ] {
             check(!claim.trim().is_empty(), key, "must name a claim")?;
         }
-        check(
-            auth.audience.as_deref() != Some("errand-stream"),
-            "auth.audience",
-            "errand-stream is the audience of errand's own stream tickets",
-        )?;
-        let bind = http.bind;
+        for (key, audience) in [("auth.audience", &auth.audience), ("auth.operators.audience", &auth.operators.audience)] {
+            check(
+                audience.as_deref() != Some("errand-stream"),
+                key,
+                "errand-stream is the audience of errand's own stream tickets",
+            )?;
+        }
+        check(!auth.jwks_refresh.is_zero(), "auth.jwks_refresh", "must be more than zero")?;
+        if let Some(jwks) = &auth.jwks_url {
+            // Keys fetched in the clear could be swapped on the way: a token
+            // forger's keys. Plain http is for a provider on this machine.
+            check(
+                !jwks.is_plain_http_off_loopback(),
+                "auth.jwks_url",
+                "must be https:// unless the identity provider is on this machine (loopback)",
+            )?;
+        }
+        // The shipped secret is fine only where nobody else can reach errand:
+        // neither its bind nor the address people use (a reverse proxy in
+        // front of a loopback bind) may be another machine's.
+        let (bind, public) = (http.bind, &http.public_base_url);
         let shipped_secret = auth.jwt_secret.expose_secret() == SHIPPED_DEV_SECRET;
         check(
-            !shipped_secret || bind.ip().is_loopback(),
+            !shipped_secret || (bind.ip().is_loopback() && public.is_loopback()),
             "auth.jwt_secret",
             format!(
-                "is the development secret shipped in config.toml, which anyone can read, and http.bind \
-                 ({bind}) is not a loopback address: set ERRAND_AUTH__JWT_SECRET to a secret of your own"
+                "is the development secret shipped in config.toml, which anyone can read, and errand is \
+                 reachable from other machines (http.bind {bind}, http.public_base_url {public}): set \
+                 ERRAND_AUTH__JWT_SECRET to a secret of your own"
             ),
         )
     }
@@ -233,6 +249,16 @@ impl Settings {
         if e.enabled {
             check(!e.smtp_host.trim().is_empty(), "email.smtp_host", "must not be empty")?;
             check(e.username.is_some() == e.password.is_some(), "email.password", "username and password go together")?;
+            // A password sent in the clear to another machine can be read on the way.
+            check(
+                e.password.is_none() || e.security != SmtpSecurity::None || is_loopback_host(&e.smtp_host),
+                "email.security",
+                format!(
+                    "is \"none\" while email.password is set and email.smtp_host ({}) is not this machine: \
+                     use \"starttls\" or \"tls\"",
+                    e.smtp_host
+                ),
+            )?;
         }
         let st = &self.storage;
         check(

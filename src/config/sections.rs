@@ -80,10 +80,16 @@ pub struct AuthSettings {
     /// keys (RS/PS/ES/EdDSA), never with the shared secret.
     #[serde(default)]
     pub jwks_url: Option<HttpUrl>,
-    /// A key id not seen yet fetches the JWKS again, at most this often.
+    /// A key id not seen yet fetches the JWKS again, at most this often; a
+    /// failed fetch is not tried again sooner either.
     #[serde_inline_default(Duration::from_secs(30))]
     #[serde(with = "duration_text")]
     pub jwks_min_refresh: Duration,
+    /// Known keys are fetched again this often, so a key the provider
+    /// removed stops being trusted.
+    #[serde_inline_default(Duration::from_secs(600))]
+    #[serde(with = "duration_text")]
+    pub jwks_refresh: Duration,
     /// When set, API tokens must carry this `iss`.
     #[serde(default)]
     pub issuer: Option<String>,
@@ -98,6 +104,24 @@ pub struct AuthSettings {
     pub user_claim: String,
     #[serde_inline_default("email".into())]
     pub email_claim: String,
+    /// Where operators' tokens come from, when not from the same issuer and
+    /// audience as users'.
+    #[serde(default)]
+    pub operators: OperatorAuthSettings,
+}
+
+/// `[auth.operators]`: an identity provider's operators apart from its end
+/// users. With either set, an operator's token must carry it, so no end
+/// user's token (whatever scope its client asked for) reaches `/admin`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OperatorAuthSettings {
+    /// The `iss` operators' tokens must carry (instead of `auth.issuer`).
+    #[serde(default)]
+    pub issuer: Option<String>,
+    /// The `aud` operators' tokens must carry (instead of `auth.audience`).
+    #[serde(default)]
+    pub audience: Option<String>,
 }
 
 /// How this process takes and runs work.

@@ -35,6 +35,7 @@ fn bad_values_are_refused_naming_their_key() {
         ),
         ("ERRAND_JOB_TYPES__SLEEP__MAX_ATTEMPTS", "0", "job_types.sleep.max_attempts"),
         ("ERRAND_JOB_TYPES__SLEEP__PRIORITY", "5", "job_types.sleep.priority"),
+        ("ERRAND_AUTH__JWKS_URL", "http://idp.example.com/jwks.json", "auth.jwks_url"),
     ];
     for (key, value, named) in cases {
         let (code, stderr) = errand_with(&[(key, value)]);
@@ -111,6 +112,35 @@ fn the_shipped_secret_is_refused_on_an_address_others_can_reach() {
         [("ERRAND_HTTP__BIND", "0.0.0.0:8080"), ("ERRAND_AUTH__JWT_SECRET", "a-secret-of-our-own-0123456789abcdef")];
     let (_, stderr) = errand_with(&own_secret);
     assert!(!stderr.contains("auth.jwt_secret"), "{stderr}");
+}
+
+#[test]
+fn the_shipped_secret_is_refused_behind_a_proxy_that_others_reach() {
+    let (code, stderr) = errand_with(&[("ERRAND_HTTP__PUBLIC_BASE_URL", "https://errand.example.com")]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("auth.jwt_secret") && stderr.contains("http.public_base_url"), "{stderr}");
+    let (_, stderr) = errand_with(&[("ERRAND_HTTP__PUBLIC_BASE_URL", "http://localhost:8080")]);
+    assert!(!stderr.contains("auth.jwt_secret"), "a loopback public URL keeps the dev secret usable: {stderr}");
+}
+
+#[test]
+fn an_smtp_password_is_never_sent_in_the_clear_to_another_machine() {
+    let relay = |host: &str, security: &str| {
+        errand_with(&[
+            ("ERRAND_EMAIL__ENABLED", "true"),
+            ("ERRAND_EMAIL__SMTP_HOST", host),
+            ("ERRAND_EMAIL__SECURITY", security),
+            ("ERRAND_EMAIL__USERNAME", "errand"),
+            ("ERRAND_EMAIL__PASSWORD", "hunter2"),
+        ])
+    };
+    let (code, stderr) = relay("smtp.example.com", "none");
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("email.security"), "{stderr}");
+    for (host, security) in [("smtp.example.com", "starttls"), ("127.0.0.1", "none"), ("localhost", "none")] {
+        let (_, stderr) = relay(host, security);
+        assert!(!stderr.contains("email.security"), "{host} {security}: {stderr}");
+    }
 }
 
 #[test]

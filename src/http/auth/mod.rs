@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::error::AppError;
-use super::jwks::{ASYMMETRIC, JwksKeys};
+use super::jwks::JwksKeys;
 use crate::config::AuthSettings;
 use crate::domain::{Caller, Operator, TenantId, UserId};
 use crate::tokens::TokenIssuer;
@@ -43,9 +43,9 @@ struct TicketClaims {
 enum ApiKeys {
     /// errand's shared secret (`Authenticator::key`), HS256 only.
     Shared,
-    /// An identity provider, asymmetric algorithms only, each with the API
-    /// token checks made for it once (a `Validation` names its algorithms).
-    Jwks { keys: JwksKeys, validations: Vec<(Algorithm, Validation)> },
+    /// An identity provider, asymmetric algorithms only: a token's own
+    /// algorithm must be the one its key signs with.
+    Jwks { keys: JwksKeys },
 }
 
 /// Which claims of an API token name the caller.
@@ -62,8 +62,12 @@ struct ClaimNames {
 pub struct Authenticator {
     api_keys: Arc<ApiKeys>,
     /// For API tokens: `exp` required, `nbf` honoured (no leeway either),
-    /// and `iss` / `aud` when configured.
+    /// and `iss` / `aud` required and checked when configured.
     validation: Arc<Validation>,
+    /// The same for operators' tokens, with `[auth.operators]`' issuer and
+    /// audience where set (an identity provider's operators apart from its
+    /// end users, so no end user's token can be an operator's).
+    operator_validation: Arc<Validation>,
     claim_names: Arc<ClaimNames>,
     key: Arc<DecodingKey>,
     ticket_validation: Arc<Validation>,
@@ -73,33 +77,25 @@ pub struct Authenticator {
 impl Authenticator {
     pub fn new(settings: &AuthSettings) -> Result<Self, jsonwebtoken::errors::Error> {
         let secret = secrecy::ExposeSecret::expose_secret(&settings.jwt_secret);
-        let mut validation = Validation::new(Algorithm::HS256);
-        validation.set_required_spec_claims(&["exp"]);
-        validation.validate_nbf = true;
-        validation.leeway = 0;
-        let mut ticket_validation = validation.clone();
+        let mut base = Validation::new(Algorithm::HS256);
+        base.set_required_spec_claims(&["exp"]);
+        base.validate_nbf = true;
+        base.leeway = 0;
+        let mut ticket_validation = base.clone();
         ticket_validation.set_required_spec_claims(&["exp", "sub", "aud"]);
         ticket_validation.set_audience(&[STREAM_AUDIENCE]);
-        if let Some(issuer) = &settings.issuer {
-            validation.set_issuer(&[issuer]);
-        }
-        // Without a configured audience, a token carrying one is refused:
-        // that keeps stream tickets (audience errand-stream) off the API.
-        if let Some(audience) = &settings.audience {
-            validation.set_audience(&[audience]);
-        }
+        let validation = api_validation(&base, settings.issuer.as_deref(), settings.audience.as_deref());
+        // Operators from an issuer or audience of their own, where one is
+        // configured; otherwise from the same as users.
+        let operators = &settings.operators;
+        let operator_validation = match (&operators.issuer, &operators.audience) {
+            (None, None) => validation.clone(),
+            (issuer, audience) => api_validation(&base, issuer.as_deref(), audience.as_deref()),
+        };
         let key = DecodingKey::from_secret(secret.as_bytes())?;
         let api_keys = match &settings.jwks_url {
             Some(url) => ApiKeys::Jwks {
-                keys: JwksKeys::new(url.as_str().to_owned(), settings.jwks_min_refresh),
-                validations: ASYMMETRIC
-                    .iter()
-                    .map(|&algorithm| {
-                        let mut validation = validation.clone();
-                        validation.algorithms = vec![algorithm];
-                        (algorithm, validation)
-                    })
-                    .collect(),
+                keys: JwksKeys::new(url.as_str().to_owned(), settings.jwks_min_refresh, settings.jwks_refresh),
             },
             None => ApiKeys::Shared,
         };
@@ -111,6 +107,7 @@ impl Authenticator {
         Ok(Self {
             api_keys: Arc::new(api_keys),
             validation: Arc::new(validation),
+            operator_validation: Arc::new(operator_validation),
             claim_names: Arc::new(claim_names),
             key: Arc::new(key),
             ticket_validation: Arc::new(ticket_validation),
@@ -147,8 +144,9 @@ impl Authenticator {
         Ok((caller, claims.jti))
     }
 
-    /// The claims of a valid `Authorization: Bearer` API token.
-    async fn claims(&self, authorization: Option<&str>) -> Result<Map<String, Value>, AppError> {
+    /// The claims of a valid `Authorization: Bearer` API token, checked as
+    /// `validation` says (users' and workers' tokens, or operators').
+    async fn claims(&self, authorization: Option<&str>, validation: &Validation) -> Result<Map<String, Value>, AppError> {
         let value = authorization.ok_or(AppError::Unauthorized("an Authorization: Bearer token is required"))?;
         let token = value
             .strip_prefix("Bearer ")
@@ -156,8 +154,8 @@ impl Authenticator {
             .trim();
         let invalid = || AppError::Unauthorized("the token is invalid or expired");
         let claims = match &*self.api_keys {
-            ApiKeys::Shared => jsonwebtoken::decode::<Map<String, Value>>(token, &self.key, &self.validation),
-            ApiKeys::Jwks { keys, validations } => {
+            ApiKeys::Shared => jsonwebtoken::decode::<Map<String, Value>>(token, &self.key, validation),
+            ApiKeys::Jwks { keys } => {
                 let header = jsonwebtoken::decode_header(token).map_err(|_| invalid())?;
                 let signing = keys.key_for(&header).await.map_err(|error| match error {
                     // The provider is down: the token may well be good, so try again later.
@@ -167,9 +165,9 @@ impl Authenticator {
                         invalid()
                     }
                 })?;
-                let (_, validation) =
-                    validations.iter().find(|(algorithm, _)| *algorithm == signing.algorithm).ok_or_else(invalid)?;
-                jsonwebtoken::decode::<Map<String, Value>>(token, &signing.key, validation)
+                let mut validation = validation.clone();
+                validation.algorithms = vec![signing.algorithm];
+                jsonwebtoken::decode::<Map<String, Value>>(token, &signing.key, &validation)
             }
         }
         .map_err(|_| invalid())?;
@@ -184,8 +182,8 @@ impl Authenticator {
 
     /// [`Self::caller`], and whether the token's `scope` holds `tenant_admin`.
     async fn user(&self, authorization: Option<&str>) -> Result<(Caller, bool), AppError> {
-        let claims = self.claims(authorization).await?;
-        if let Some(kind) = TokenKind::special(&claims) {
+        let claims = self.claims(authorization, &self.validation).await?;
+        if let Some(kind) = self.special(&claims)? {
             return Err(AppError::Forbidden(format!("{kind} tokens cannot use the routes of a tenant's users")));
         }
         let names = &self.claim_names;
@@ -211,8 +209,8 @@ impl Authenticator {
     /// `scope` must hold `worker`, and its `types` claim lists the job types
     /// it may take; any other valid token gets 403.
     pub async fn worker(&self, authorization: Option<&str>) -> Result<ExternalWorker, AppError> {
-        let claims = self.claims(authorization).await?;
-        if TokenKind::special(&claims) != Some(TokenKind::Worker) {
+        let claims = self.claims(authorization, &self.validation).await?;
+        if self.special(&claims)? != Some(TokenKind::Worker) {
             return Err(AppError::Forbidden(
                 "this route is for external workers (a token whose scope is worker)".into(),
             ));
@@ -234,8 +232,8 @@ impl Authenticator {
     /// The operator an `Authorization: Bearer` token names: its `scope`
     /// must hold `operator`; any other valid token gets 403.
     pub async fn operator(&self, authorization: Option<&str>) -> Result<Operator, AppError> {
-        let claims = self.claims(authorization).await?;
-        if TokenKind::special(&claims) != Some(TokenKind::Operator) {
+        let claims = self.claims(authorization, &self.operator_validation).await?;
+        if self.special(&claims)? != Some(TokenKind::Operator) {
             return Err(AppError::Forbidden("this route is for operators (a token whose scope is operator)".into()));
         }
         let name = claims.get(&self.claim_names.user).and_then(Value::as_str).and_then(|u| UserId::parse(u).ok());
@@ -243,6 +241,43 @@ impl Authenticator {
         let has = |wanted: &str| scopes(&claims).any(|s| s == wanted);
         Ok(Operator { name, may_act: has(OPERATOR), sees_sensitive: has(OPERATOR_SENSITIVE) })
     }
+}
+
+impl Authenticator {
+    /// Which kind of token `claims` are, by their scope. Operator and worker
+    /// tokens name no tenant (`errand token` makes them so): a token that
+    /// names one and also claims such a scope is a tenant user's token whose
+    /// identity provider let its client ask for more, and is refused.
+    fn special(&self, claims: &Map<String, Value>) -> Result<Option<TokenKind>, AppError> {
+        let kind = TokenKind::special(claims);
+        match kind {
+            Some(kind) if claims.contains_key(&self.claim_names.tenant) => Err(AppError::Forbidden(format!(
+                "a token that names a tenant ({}) cannot carry the {kind} scope",
+                self.claim_names.tenant
+            ))),
+            kind => Ok(kind),
+        }
+    }
+}
+
+/// API tokens' checks: `base`'s, with `iss` and `aud` required to be present
+/// and equal to `issuer` and `audience` when those are configured.
+/// (jsonwebtoken checks a configured one only where the token carries it.)
+fn api_validation(base: &Validation, issuer: Option<&str>, audience: Option<&str>) -> Validation {
+    let mut validation = base.clone();
+    let mut required = vec!["exp"];
+    if let Some(issuer) = issuer {
+        validation.set_issuer(&[issuer]);
+        required.push("iss");
+    }
+    // Without a configured audience, a token carrying one is refused:
+    // that keeps stream tickets (audience errand-stream) off the API.
+    if let Some(audience) = audience {
+        validation.set_audience(&[audience]);
+        required.push("aud");
+    }
+    validation.set_required_spec_claims(&required);
+    validation
 }
 
 /// A token's `scope` claim: a space-separated list, as OAuth writes it.
