@@ -250,7 +250,7 @@ impl Application {
             listener.local_addr().map_err(|source| StartupError::Bind { bind: settings.http.bind, source })?;
         let mut server = HttpServer::new(move || {
             App::new()
-                .wrap(actix_web::middleware::from_fn(http::drain_unread_body))
+                .wrap(actix_web::middleware::from_fn(http::guard_body))
                 .wrap(actix_web::middleware::from_fn(http::rate_limit::headers))
                 .wrap(actix_web::middleware::from_fn(http::request_id))
                 .app_data(state.clone())

@@ -153,6 +153,11 @@ impl Settings {
             "must not have a query or fragment: links are made below it",
         )?;
         check(self.database.pool_size >= 2, "database.pool_size", "must be at least 2")?;
+        check(
+            http.body_timeout >= Duration::from_millis(100),
+            "http.body_timeout",
+            "must be at least 100ms",
+        )?;
         for (key, claim) in [
             ("auth.tenant_claim", &auth.tenant_claim),
             ("auth.user_claim", &auth.user_claim),
@@ -267,6 +272,7 @@ impl Settings {
             "must be between 1s and 7 days",
         )?;
         check(!st.retention.is_zero(), "storage.retention", "must be more than zero")?;
+        check(st.max_upload_bytes > 0, "storage.max_upload_bytes", "must be more than zero")?;
         check(st.prune_interval >= Duration::from_millis(100), "storage.prune_interval", "must be at least 100ms")?;
         match (st.backend, &st.s3) {
             (StorageBackend::S3, None) => Err(invalid("storage.s3", "backend = \"s3\" needs an [storage.s3] section")),

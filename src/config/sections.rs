@@ -56,6 +56,11 @@ pub struct HttpSettings {
     /// Where people reach errand: the base of links in emails and of signed download URLs.
     #[serde_inline_default(HttpUrl::parse("http://127.0.0.1:8080").expect("a valid URL"))]
     pub public_base_url: HttpUrl,
+    /// A request's body must arrive within this (408 otherwise); an upload
+    /// of a result file may have no gap between bytes longer than this.
+    #[serde_inline_default(Duration::from_secs(30))]
+    #[serde(with = "duration_text")]
+    pub body_timeout: Duration,
 }
 
 #[serde_inline_default]
@@ -399,6 +404,10 @@ pub struct StorageSettings {
     #[serde_inline_default(Duration::from_secs(60))]
     #[serde(with = "duration_text")]
     pub prune_interval: Duration,
+    /// The largest result file an external worker may store (streamed
+    /// through errand or put to a presigned URL); larger is 413.
+    #[serde_inline_default(1024 * 1024 * 1024)]
+    pub max_upload_bytes: u64,
 }
 
 /// Which storage backend holds results.

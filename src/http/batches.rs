@@ -14,8 +14,9 @@ use crate::domain::{BatchId, Caller};
 use crate::http::error::{AppError, Problem, RateLimitedResponse, Unauthenticated, Unavailable};
 use crate::store::{Batch, BatchSubmission, UnfinishedChild};
 
-/// The largest batch body accepted: read whole (it is one JSON document,
-/// recorded in one statement), so bounded, with `[batches] max_items`.
+/// The largest batch body accepted, whatever `[batches] max_items` allows:
+/// it is read whole (one JSON document, recorded in one statement). Each
+/// item is held to a job's params cap as well, while the body streams.
 const MAX_BATCH_BODY: usize = 32 * 1024 * 1024;
 
 /// A batch as the API shows it.
@@ -72,8 +73,8 @@ impl BatchView {
         (status = 400, description = "Missing or malformed key, or a body that is not `{\"items\": [...]}` (`bad_request`, `invalid_idempotency_key`)", body = Problem, content_type = "application/problem+json"),
         Unauthenticated,
         (status = 404, description = "Unknown job type (`unknown_job_type`)", body = Problem, content_type = "application/problem+json"),
-        (status = 413, description = "Body over 32 MiB (`payload_too_large`)", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "No items, or more than `[batches] max_items` (`invalid_batch`); an item refused (`invalid_params`, `field` e.g. `/items/3/to`); or the key reused for another request (`idempotency_key_reused`)", body = Problem, content_type = "application/problem+json"),
+        (status = 413, description = "Body over `max_items` × 64 KiB, or over 32 MiB (`payload_too_large`)", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "No items, or more than `[batches] max_items` (`invalid_batch`, refused as the body streams); an item refused (`invalid_params`, `field` e.g. `/items/3/to`; an item over 64 KiB is refused as the body streams); or the key reused for another request (`idempotency_key_reused`)", body = Problem, content_type = "application/problem+json"),
         (status = 429, description = "The children would take the caller over a quota of unfinished jobs (`quota_exceeded`; nothing was recorded), or past a rate limit (`rate_limited`)", body = Problem, content_type = "application/problem+json",
             headers(("Retry-After" = u64, description = "Seconds to wait before trying again (with the same key)"))),
         Unavailable,
@@ -88,14 +89,20 @@ pub async fn submit(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
     let key = super::jobs::idempotency_key(&req)?;
-    let mut body = body::json_object_within(payload, MAX_BATCH_BODY).await?;
+    let max = state.max_batch_items;
+    let limits = body::ItemLimits {
+        max_items: max,
+        max_item_bytes: body::MAX_BODY,
+        // Each item and its separator, and room for the wrapper and whitespace.
+        max_body: max.saturating_mul(body::MAX_BODY + 1).saturating_add(4096).min(MAX_BATCH_BODY),
+    };
+    let mut body = body::json_items(payload, limits).await?;
     let Some(Value::Array(items)) = body.remove("items") else {
         return Err(AppError::BadRequest("the body must be {\"items\": [params, ...]}".into()));
     };
     if let Some(field) = body.keys().next() {
         return Err(AppError::BadRequest(format!("unknown field {field:?}: the body is {{\"items\": [...]}}")));
     }
-    let max = state.max_batch_items;
     if items.is_empty() || items.len() > max {
         return Err(AppError::InvalidBatch(format!("a batch has 1 to {max} items, not {}", items.len())));
     }

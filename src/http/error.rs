@@ -27,6 +27,8 @@ pub enum AppError {
     BadRequest(String),
     #[error("the request body exceeds {limit} bytes")]
     PayloadTooLarge { limit: usize },
+    #[error("the request body did not arrive within {}s", .0.as_secs())]
+    BodyTimeout(std::time::Duration),
     #[error("the resource was not found")]
     NotFound,
     #[error("there is no job type {0:?}")]
@@ -93,6 +95,7 @@ impl AppError {
             Self::IdempotencyKey(_) => ("invalid_idempotency_key", S::BAD_REQUEST, "Invalid Idempotency-Key"),
             Self::BadRequest(_) => ("bad_request", S::BAD_REQUEST, "Bad request"),
             Self::PayloadTooLarge { .. } => ("payload_too_large", S::PAYLOAD_TOO_LARGE, "Payload too large"),
+            Self::BodyTimeout(_) => ("request_timeout", S::REQUEST_TIMEOUT, "Request timeout"),
             Self::NotFound => ("not_found", S::NOT_FOUND, "Not found"),
             Self::UnknownJobType(_) => ("unknown_job_type", S::NOT_FOUND, "Unknown job type"),
             Self::InvalidParams(_) => ("invalid_params", S::UNPROCESSABLE_ENTITY, "Invalid job params"),

@@ -53,13 +53,20 @@ pub async fn download(
         Some("ndjson") => "application/x-ndjson",
         _ => "application/octet-stream",
     };
+    // Names are checked when a worker gives them; one stored before that
+    // check still must not break the header.
+    let file_name = file.file_name.replace(char::is_control, "_");
     let disposition = ContentDisposition {
         disposition: DispositionType::Attachment,
-        parameters: vec![DispositionParam::Filename(file.file_name)],
+        parameters: vec![DispositionParam::Filename(file_name)],
     };
     Ok(HttpResponse::Ok()
         .insert_header((header::CONTENT_TYPE, content_type))
         .insert_header(disposition)
         .insert_header((header::CACHE_CONTROL, "private, no-store"))
+        // A file is whatever a job wrote: never sniffed into HTML, and if a
+        // browser renders it anyway, in a sandbox with nothing allowed.
+        .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
+        .insert_header((header::CONTENT_SECURITY_POLICY, "sandbox; default-src 'none'"))
         .streaming(ReaderStream::new(opened)))
 }

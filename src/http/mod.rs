@@ -38,7 +38,7 @@ use actix::prelude::*;
 use actix_web::{FromRequest, HttpRequest, HttpResponse, Resource, Responder, web};
 
 pub use auth::ExternalWorker;
-pub use body::drain_unread_body;
+pub use body::guard_body;
 pub use request_id::request_id;
 
 use crate::actors::{Broker, Completer, ListenerHealth, Notifier, SupervisorFor, SupervisorRegistry};
@@ -64,6 +64,8 @@ pub struct AppState {
     pub url_expiry: std::time::Duration,
     /// How long result files are kept (uploads by external workers).
     pub result_retention: std::time::Duration,
+    /// The largest result file an external worker may store.
+    pub max_upload_bytes: u64,
     /// Checks the signed links of emails.
     pub links: JobLinks,
     /// Where people change their notification preferences (the unsubscribe page links there).
@@ -90,6 +92,8 @@ pub struct AppState {
     pub tickets: std::sync::Arc<tickets::TicketLedger>,
     /// Whether this process hears the database's announcements (`/readyz`).
     pub listener: std::sync::Arc<ListenerHealth>,
+    /// How long a request's body may take (`body::guard_body`).
+    pub body_timeout: std::time::Duration,
 }
 
 /// What start-up hands the HTTP side: the actors and stores it talks to.
@@ -120,6 +124,7 @@ impl AppState {
             storage: parts.storage,
             url_expiry: settings.storage.url_expiry,
             result_retention: settings.storage.retention,
+            max_upload_bytes: settings.storage.max_upload_bytes,
             links: parts.links,
             outbound: crate::outbound::OutboundPolicy::new(settings.webhooks.allow_hosts.iter().cloned()),
             max_webhook_endpoints: settings.webhooks.max_endpoints_per_tenant.get(),
@@ -134,6 +139,7 @@ impl AppState {
             broker: parts.broker,
             completer: parts.completer,
             listener: parts.listener,
+            body_timeout: settings.http.body_timeout,
             tickets: std::sync::Arc::new(tickets::TicketLedger::new(
                 settings.notifications.max_unused_tickets_per_user.get(),
                 settings.notifications.stream_ticket_ttl,

@@ -4,6 +4,7 @@
 
 mod auth;
 mod batches;
+mod bodies;
 mod browser;
 mod bulk_actions;
 mod cancel;

@@ -312,3 +312,31 @@ async fn a_discarded_presigned_upload_is_deleted_only_once_its_url_expired() {
     let left: i64 = app.db.scalar("SELECT count(*) FROM discarded_files", &[]).await;
     assert_eq!(left, 0);
 }
+
+#[actix_web::test]
+async fn an_upload_over_the_cap_or_named_with_a_control_character_is_refused_and_nothing_is_kept() {
+    let dir = TempDir::named("capped-uploads");
+    let results = dir.to_path_buf();
+    let app = app_storing_files(move |s| {
+        s.storage.local_dir = results;
+        s.storage.max_upload_bytes = 100_000;
+    })
+    .await;
+    let (worker, alice) = (worker_token(&["render_invoice"]), token("acme", "alice"));
+    let id = app.create(&alice, "render_invoice", json!({})).await;
+    let lease = claim(&app, &worker, json!({"wait": 5})).await[0]["lease_id"].as_str().unwrap().to_owned();
+    let upload = |name: &str, size: usize| {
+        let url = format!("{}/worker/v1/jobs/{id}/result?lease_id={lease}&file_name={name}", app.address);
+        reqwest::Client::new().put(url).bearer_auth(&worker).body(vec![7u8; size]).send()
+    };
+    assert_problem(upload("big.bin", 100_001).await.unwrap(), StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large").await;
+    assert!(files_under(&dir).is_empty(), "the refused upload left no file: {:?}", files_under(&dir));
+    assert_problem(upload("a%0Ab.pdf", 10).await.unwrap(), StatusCode::BAD_REQUEST, "bad_request").await;
+    assert_eq!(upload("fits.bin", 100_000).await.unwrap().status(), StatusCode::OK);
+    let done = json!({"lease_id": lease, "result": {}});
+    assert_eq!(app.post_json(&worker, &format!("/worker/v1/jobs/{id}/complete"), done).await.status(), StatusCode::OK);
+    let download = app.fetch_signed(app.job(&alice, &id).await["result_url"].as_str().unwrap()).await;
+    assert_eq!(download.headers()["x-content-type-options"], "nosniff");
+    assert!(download.headers()["content-security-policy"].to_str().unwrap().contains("sandbox"));
+    assert_eq!(download.bytes().await.unwrap().len(), 100_000);
+}

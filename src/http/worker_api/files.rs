@@ -36,10 +36,11 @@ pub struct UploadQuery {
     request_body(content = Vec<u8>, content_type = "application/octet-stream", description = "The file"),
     responses(
         (status = 200, description = "Stored; the job's result once it completes", body = Object),
-        (status = 400, description = "A bad query (`bad_request`)", body = Problem, content_type = "application/problem+json"),
+        (status = 400, description = "A bad query, e.g. a `file_name` with a control character (`bad_request`)", body = Problem, content_type = "application/problem+json"),
         Unauthenticated,
         NotAWorker,
         LeaseNoLongerYours,
+        (status = 413, description = "Over `[storage] max_upload_bytes` (`payload_too_large`; nothing is kept)", body = Problem, content_type = "application/problem+json"),
         Unavailable,
     ),
     security(("bearer" = [])),
@@ -65,8 +66,17 @@ pub async fn upload(
         .unwrap_or("application/octet-stream")
         .to_owned();
     let key = ObjectKey::for_upload(&running.tenant, id, lease, extension_of(&file_name));
-    let stored =
-        state.storage.put(&key, &content_type, body).await.map_err(|e| AppError::Unavailable(e.to_string()))?;
+    // Why the body stopped, when it was the body (too large, too slow), not the storage.
+    let refused = std::rc::Rc::new(std::cell::Cell::new(None));
+    let stored = state.storage.put(&key, &content_type, capped(body, state.max_upload_bytes, refused.clone())).await;
+    let stored = match (stored, refused.take()) {
+        (Ok(stored), None) => stored,
+        (_, Some(refusal)) => {
+            let _ = state.storage.delete(&key).await;
+            return Err(refusal);
+        }
+        (Err(e), None) => return Err(AppError::Unavailable(e.to_string())),
+    };
     let file = ResultFile {
         storage_key: key.as_str().to_owned(),
         size_bytes: stored.size_bytes,
@@ -173,6 +183,10 @@ pub(super) async fn confirm_presigned_upload(state: &AppState, id: JobId, lease:
     let size = size.ok_or_else(|| {
         AppError::BadRequest("the file was not uploaded to the presigned URL: PUT it, then complete".into())
     })?;
+    if size > state.max_upload_bytes {
+        let _ = state.storage.delete(&key).await;
+        return Err(AppError::PayloadTooLarge { limit: usize::try_from(state.max_upload_bytes).unwrap_or(usize::MAX) });
+    }
     let expires_at = chrono::Utc::now() + chrono::Duration::from_std(state.result_retention).unwrap_or_default();
     pending.insert("size_bytes".into(), json!(size));
     pending.insert("row_count".into(), json!(0));
@@ -183,9 +197,40 @@ pub(super) async fn confirm_presigned_upload(state: &AppState, id: JobId, lease:
     Ok(())
 }
 
+/// `body`, ending in an error once it passes `limit` bytes or its deadline,
+/// with the refusal the worker should hear left in `refused`.
+fn capped(
+    body: web::Payload,
+    limit: u64,
+    refused: std::rc::Rc<std::cell::Cell<Option<AppError>>>,
+) -> impl futures_util::Stream<Item = Result<web::Bytes, String>> + Unpin {
+    let mut seen = 0u64;
+    futures_util::StreamExt::map(body, move |chunk| match chunk {
+        Ok(bytes) => {
+            seen += bytes.len() as u64;
+            if seen > limit {
+                let limit = usize::try_from(limit).unwrap_or(usize::MAX);
+                refused.set(Some(AppError::PayloadTooLarge { limit }));
+                return Err("the upload is over the cap".to_owned());
+            }
+            Ok(bytes)
+        }
+        Err(error) => {
+            let message = error.to_string();
+            refused.set(Some(crate::http::body::unreadable(error)));
+            Err(message)
+        }
+    })
+}
+
+/// A file name is shown in a download's `Content-Disposition` header and
+/// saved on people's disks: no path, and no control character (a header
+/// cannot hold one, and a name should not hide one).
 fn check_file_name(file_name: &str) -> Result<(), AppError> {
-    if file_name.is_empty() || file_name.len() > 255 || file_name.contains(['/', '\\', '\0']) {
-        return Err(AppError::BadRequest("file_name must be 1 to 255 bytes, without / \\ or NUL".into()));
+    if file_name.is_empty() || file_name.len() > 255 || file_name.contains(['/', '\\']) || file_name.contains(char::is_control) {
+        return Err(AppError::BadRequest(
+            "file_name must be 1 to 255 bytes, without / \\ or control characters".into(),
+        ));
     }
     Ok(())
 }
