@@ -51,8 +51,7 @@ impl HttpUrl {
 /// Whether `host` (a name, an IPv4 address or a bracketed IPv6 one) is this machine's own.
 pub fn is_loopback_host(host: &str) -> bool {
     let host = host.trim_start_matches('[').trim_end_matches(']');
-    host.eq_ignore_ascii_case("localhost")
-        || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
+    host.eq_ignore_ascii_case("localhost") || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
 }
 
 impl fmt::Display for HttpUrl {

@@ -14,9 +14,10 @@ mod values;
 pub use http_url::{HttpUrl, is_loopback_host};
 pub use job_types::{ExportFormat, ExportSettings, HandlerKind, JobTypeSettings, PushSettings, RedactedField};
 pub use sections::{
-    AuthSettings, BatchSettings, OperatorAuthSettings, DatabaseSettings, EmailSettings, HistorySettings, HttpSettings, LogFormat,
-    LogSettings, NotificationSettings, OverloadSettings, PreferenceSettings, QuotaSettings, RateLimitSettings,
-    S3Settings, ScheduleSettings, SmtpSecurity, StorageBackend, StorageSettings, WebhookSettings, WorkerSettings,
+    AuthSettings, BatchSettings, DatabaseSettings, EmailSettings, HistorySettings, HttpSettings, LogFormat,
+    LogSettings, NotificationSettings, OperatorAuthSettings, OverloadSettings, PreferenceSettings, QuotaSettings,
+    RateLimitSettings, S3Settings, ScheduleSettings, SmtpSecurity, StorageBackend, StorageSettings, WebhookSettings,
+    WorkerSettings,
 };
 pub use values::{CountCap, LongSecret, PostgresUrl};
 
@@ -153,11 +154,7 @@ impl Settings {
             "must not have a query or fragment: links are made below it",
         )?;
         check(self.database.pool_size >= 2, "database.pool_size", "must be at least 2")?;
-        check(
-            http.body_timeout >= Duration::from_millis(100),
-            "http.body_timeout",
-            "must be at least 100ms",
-        )?;
+        check(http.body_timeout >= Duration::from_millis(100), "http.body_timeout", "must be at least 100ms")?;
         for (key, claim) in [
             ("auth.tenant_claim", &auth.tenant_claim),
             ("auth.user_claim", &auth.user_claim),
@@ -165,7 +162,9 @@ impl Settings {
         ] {
             check(!claim.trim().is_empty(), key, "must name a claim")?;
         }
-        for (key, audience) in [("auth.audience", &auth.audience), ("auth.operators.audience", &auth.operators.audience)] {
+        for (key, audience) in
+            [("auth.audience", &auth.audience), ("auth.operators.audience", &auth.operators.audience)]
+        {
             check(
                 audience.as_deref() != Some("errand-stream"),
                 key,

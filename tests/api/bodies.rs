@@ -23,10 +23,7 @@ async fn sent(app: &TestApp, head: &str, body: &[u8]) -> TcpStream {
 /// when that takes longer than `within`.
 async fn answer_then_close(socket: &mut TcpStream, within: Duration) -> String {
     let mut answer = Vec::new();
-    tokio::time::timeout(within, socket.read_to_end(&mut answer))
-        .await
-        .expect("answered and closed in time")
-        .unwrap();
+    tokio::time::timeout(within, socket.read_to_end(&mut answer)).await.expect("answered and closed in time").unwrap();
     String::from_utf8_lossy(&answer).into_owned()
 }
 
@@ -82,7 +79,9 @@ async fn a_batch_item_over_the_params_cap_is_refused_as_it_streams() {
     let app = spawn_app().await;
     let mut first = br#"{"items": [{"n": 1}, {"big": ""#.to_vec();
     first.extend(std::iter::repeat_n(b'x', 70 * 1024));
-    let body = assert_problem(batch_that_stalls_after(&app, first).await, StatusCode::UNPROCESSABLE_ENTITY, "invalid_params").await;
+    let body =
+        assert_problem(batch_that_stalls_after(&app, first).await, StatusCode::UNPROCESSABLE_ENTITY, "invalid_params")
+            .await;
     assert_eq!(body["field"], "/items/1", "{body}");
     let batches: i64 = app.db.scalar("SELECT count(*) FROM batches", &[]).await;
     assert_eq!(batches, 0);
@@ -90,7 +89,8 @@ async fn a_batch_item_over_the_params_cap_is_refused_as_it_streams() {
 
 #[actix_web::test]
 async fn a_batch_past_its_item_count_is_refused_as_it_streams() {
-    let app = TestApp::builder().configure(|s| s.batches.max_items = std::num::NonZeroUsize::new(3).unwrap()).spawn().await;
+    let app =
+        TestApp::builder().configure(|s| s.batches.max_items = std::num::NonZeroUsize::new(3).unwrap()).spawn().await;
     let first = br#"{"items": [{"n": 1}, {"n": 2}, {"n": 3}, {"n": 4}"#.to_vec();
     assert_problem(batch_that_stalls_after(&app, first).await, StatusCode::UNPROCESSABLE_ENTITY, "invalid_batch").await;
 }

@@ -236,7 +236,6 @@ async fn an_unreachable_provider_is_a_retryable_503_not_a_401() {
     assert_problem(response, StatusCode::SERVICE_UNAVAILABLE, "unavailable").await;
 }
 
-
 #[actix_web::test]
 async fn a_configured_issuer_or_audience_must_be_present_not_only_right_when_present() {
     let provider = Provider::start(&["one"]);

@@ -340,3 +340,28 @@ async fn an_upload_over_the_cap_or_named_with_a_control_character_is_refused_and
     assert!(download.headers()["content-security-policy"].to_str().unwrap().contains("sandbox"));
     assert_eq!(download.bytes().await.unwrap().len(), 100_000);
 }
+
+#[actix_web::test]
+async fn a_worker_cannot_end_a_job_of_a_type_its_token_does_not_hold_even_with_its_lease() {
+    let app = spawn_app_with(
+        |s| {
+            s.job_types.insert("render_invoice".into(), job_type("external"));
+            s.job_types.insert("send_payouts".into(), job_type("external"));
+        },
+        HandlerRegistry::builtin(),
+    )
+    .await;
+    let (payouts, invoices, alice) =
+        (worker_token(&["send_payouts"]), worker_token(&["render_invoice"]), token("acme", "alice"));
+    let id = app.create(&alice, "send_payouts", json!({})).await;
+    let lease = claim(&app, &payouts, json!({"wait": 5})).await[0]["lease_id"].as_str().unwrap().to_owned();
+    let path = |end: &str| format!("/worker/v1/jobs/{id}/{end}");
+    let forged = app.post_json(&invoices, &path("complete"), json!({"lease_id": lease})).await;
+    assert_problem(forged, StatusCode::FORBIDDEN, "forbidden").await;
+    let forged =
+        app.post_json(&invoices, &path("fail"), json!({"lease_id": lease, "error": "x", "retryable": false})).await;
+    assert_problem(forged, StatusCode::FORBIDDEN, "forbidden").await;
+    assert_eq!(app.job(&alice, &id).await["status"], "processing", "the job is untouched");
+    let own = app.post_json(&payouts, &path("complete"), json!({"lease_id": lease})).await;
+    assert_eq!(own.status(), StatusCode::OK);
+}

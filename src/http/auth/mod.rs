@@ -146,7 +146,11 @@ impl Authenticator {
 
     /// The claims of a valid `Authorization: Bearer` API token, checked as
     /// `validation` says (users' and workers' tokens, or operators').
-    async fn claims(&self, authorization: Option<&str>, validation: &Validation) -> Result<Map<String, Value>, AppError> {
+    async fn claims(
+        &self,
+        authorization: Option<&str>,
+        validation: &Validation,
+    ) -> Result<Map<String, Value>, AppError> {
         let value = authorization.ok_or(AppError::Unauthorized("an Authorization: Bearer token is required"))?;
         let token = value
             .strip_prefix("Bearer ")

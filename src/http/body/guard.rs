@@ -49,13 +49,13 @@ pub async fn guard_body(
     mut req: ServiceRequest,
     next: Next<impl MessageBody>,
 ) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
-    let timeout =
-        req.app_data::<web::Data<AppState>>().map_or(DEFAULT_BODY_TIMEOUT, |state| state.body_timeout);
+    let timeout = req.app_data::<web::Data<AppState>>().map_or(DEFAULT_BODY_TIMEOUT, |state| state.body_timeout);
     let upload = req.method() == Method::PUT && req.path().ends_with("/result");
     let deadline = if upload { Deadline::Gap(timeout) } else { Deadline::Whole(timeout) };
     let length = req.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<usize>().ok());
     let body = Rc::new(RefCell::new(req.take_payload()));
-    let guarded = Guarded { body: body.clone(), deadline, timer: Box::pin(tokio::time::sleep(timeout)), expired: false };
+    let guarded =
+        Guarded { body: body.clone(), deadline, timer: Box::pin(tokio::time::sleep(timeout)), expired: false };
     req.set_payload(Payload::Stream { payload: Box::pin(guarded) });
     let mut response = next.call(req).await?;
     if !length.is_some_and(|n| n > 0 && n <= MAX_BODY) {

@@ -149,7 +149,7 @@ pub struct Ended {
     security(("bearer" = [])),
 )]
 pub async fn complete(
-    _worker: ExternalWorker,
+    worker: ExternalWorker,
     path: web::Path<String>,
     body: web::Payload,
     state: web::Data<AppState>,
@@ -162,6 +162,7 @@ pub async fn complete(
         return Err(AppError::BadRequest("a result may hold neither `storage_key` nor NUL".into()));
     }
     let lease = LeaseId(body.lease_id);
+    super::check_type_held(&state, &worker, id, lease).await?;
     confirm_presigned_upload(&state, id, lease).await?;
     // A file uploaded for this attempt joins the result where the end is recorded.
     end(&state, EndAttempt { id, lease, end: WorkerEnd::Completed { result } }).await
@@ -185,13 +186,14 @@ pub async fn complete(
     security(("bearer" = [])),
 )]
 pub async fn fail(
-    _worker: ExternalWorker,
+    worker: ExternalWorker,
     path: web::Path<String>,
     body: web::Payload,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
     let id = job_id(&path)?;
     let body: FailBody = read_json(body).await?;
+    super::check_type_held(&state, &worker, id, LeaseId(body.lease_id)).await?;
     let failure = if body.retryable { Failure::Retryable(body.error) } else { Failure::Permanent(body.error) };
     end(&state, EndAttempt { id, lease: LeaseId(body.lease_id), end: WorkerEnd::Failed(failure) }).await
 }

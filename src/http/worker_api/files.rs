@@ -46,7 +46,7 @@ pub struct UploadQuery {
     security(("bearer" = [])),
 )]
 pub async fn upload(
-    _worker: ExternalWorker,
+    worker: ExternalWorker,
     req: actix_web::HttpRequest,
     path: web::Path<String>,
     query: web::Query<UploadQuery>,
@@ -58,7 +58,7 @@ pub async fn upload(
     let lease = LeaseId(lease_id);
     check_file_name(&file_name)?;
     let queue = state.store.queue();
-    let running = queue.running_attempt(id, lease).await?.ok_or(AppError::LeaseLost)?;
+    let running = super::check_type_held(&state, &worker, id, lease).await?.ok_or(AppError::LeaseLost)?;
     let content_type = req
         .headers()
         .get(actix_web::http::header::CONTENT_TYPE)
@@ -135,7 +135,7 @@ pub struct UploadUrl {
     security(("bearer" = [])),
 )]
 pub async fn upload_url(
-    _worker: ExternalWorker,
+    worker: ExternalWorker,
     path: web::Path<String>,
     body: web::Payload,
     state: web::Data<AppState>,
@@ -145,7 +145,7 @@ pub async fn upload_url(
     let lease = LeaseId(body.lease_id);
     check_file_name(&body.file_name)?;
     let queue = state.store.queue();
-    let running = queue.running_attempt(id, lease).await?.ok_or(AppError::LeaseLost)?;
+    let running = super::check_type_held(&state, &worker, id, lease).await?.ok_or(AppError::LeaseLost)?;
     let key = ObjectKey::for_upload(&running.tenant, id, lease, extension_of(&body.file_name));
     let expires_in = state.url_expiry;
     let url = state.storage.upload_url(&key, expires_in).await.map_err(|e| AppError::Unavailable(e.to_string()))?;
@@ -227,7 +227,11 @@ fn capped(
 /// saved on people's disks: no path, and no control character (a header
 /// cannot hold one, and a name should not hide one).
 fn check_file_name(file_name: &str) -> Result<(), AppError> {
-    if file_name.is_empty() || file_name.len() > 255 || file_name.contains(['/', '\\']) || file_name.contains(char::is_control) {
+    if file_name.is_empty()
+        || file_name.len() > 255
+        || file_name.contains(['/', '\\'])
+        || file_name.contains(char::is_control)
+    {
         return Err(AppError::BadRequest(
             "file_name must be 1 to 255 bytes, without / \\ or control characters".into(),
         ));

@@ -116,3 +116,25 @@ pub async fn claim(
         .collect();
     Ok(HttpResponse::Ok().json(Claimed { jobs }))
 }
+
+/// Before an end or an upload: the attempt `lease` names must be of a type
+/// the worker's token holds (403 otherwise), so a lease id that reached the
+/// wrong hands cannot end another type's job. An attempt no longer running
+/// is left to the end itself (a replay, or 409).
+pub(super) async fn check_type_held(
+    state: &AppState,
+    worker: &ExternalWorker,
+    id: crate::domain::JobId,
+    lease: crate::domain::LeaseId,
+) -> Result<Option<crate::store::RunningAttempt>, AppError> {
+    let running = state.store.queue().running_attempt(id, lease).await?;
+    if let Some(attempt) = &running
+        && !worker.types.contains(&attempt.job_type)
+    {
+        return Err(AppError::Forbidden(format!(
+            "this job is of type {:?}, which the worker's token does not list in `types`",
+            attempt.job_type
+        )));
+    }
+    Ok(running)
+}
