@@ -17,8 +17,8 @@ use crate::domain::{Job, JobId, Operator};
 use crate::http::error::{AppError, NotAnActingOperator, NotAnOperator, Problem, Unauthenticated, Unavailable};
 use crate::jobs::JobView;
 use crate::store::{
-    ActionQuery, AttemptError, CancelOutcome, JobQuery, JobTimeline, NearestQuotas, OperatorAction, QueueCount,
-    RetryOutcome,
+    ActionQuery, AttemptError, AttemptOutcome, CancelOutcome, JobQuery, JobTimeline, NearestQuotas, OperatorAction,
+    QueueCount, RetryOutcome,
 };
 
 /// A job as an operator sees it: whose it is, and (alone) its attempts' errors.
@@ -201,7 +201,13 @@ pub async fn get(
     let id = job_id(&path)?;
     let jobs = state.store.for_operator(&operator);
     let (job, errors) = jobs.get(id).await?.ok_or(AppError::NotFound)?;
-    let timeline = jobs.timeline(id).await?;
+    let mut timeline = jobs.timeline(id).await?;
+    if !operator.may_act {
+        // A running attempt's lease is what lets a worker end it: only
+        // operators who may act see it.
+        let running = timeline.attempts.iter_mut().filter(|a| a.outcome == AttemptOutcome::Running);
+        running.for_each(|attempt| attempt.lease_id = None);
+    }
     let audit = ActionQuery { job: Some(id.0), limit: ACTIONS_SHOWN, ..ActionQuery::default() };
     let actions = state.store.audit_for_operator(&operator).list(&audit).await?.actions;
     let mut view = AdminJobView::new(job, Some(errors), &operator, &state).await?;

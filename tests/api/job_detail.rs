@@ -85,6 +85,9 @@ async fn a_running_attempt_shows_its_live_lease_and_an_operators_cancel_is_liste
     let expires = chrono::DateTime::parse_from_rfc3339(running["lease_expires_at"].as_str().unwrap()).unwrap();
     assert!(expires > started, "the lease runs past the claim: {running}");
     assert!(running["ended_at"].is_null());
+    assert!(running["lease_id"].is_string(), "an operator who may act sees the live lease: {running}");
+    let viewer = detail(&app, &operator_viewer_token("vera"), &id).await;
+    assert!(viewer["attempts"][0]["lease_id"].is_null(), "a read-only operator does not: {viewer}");
     let overview: Value = app.get(&ops, "/admin/overview").await.json().await.unwrap();
     let owners = &overview["running_by_owner"];
     assert_eq!(

@@ -365,3 +365,20 @@ async fn a_worker_cannot_end_a_job_of_a_type_its_token_does_not_hold_even_with_i
     let own = app.post_json(&payouts, &path("complete"), json!({"lease_id": lease})).await;
     assert_eq!(own.status(), StatusCode::OK);
 }
+
+#[actix_web::test]
+async fn a_result_expiry_from_a_worker_is_refused_and_the_job_can_still_end() {
+    let app = app_with_external_type().await;
+    let (worker, alice) = (worker_token(&["render_invoice"]), token("acme", "alice"));
+    let id = app.create(&alice, "render_invoice", json!({})).await;
+    let lease = claim(&app, &worker, json!({"wait": 5})).await[0]["lease_id"].as_str().unwrap().to_owned();
+    let call = format!("/worker/v1/jobs/{id}/complete");
+    for expires_at in [json!("soon"), json!(1_700_000_000), json!("2999-01-01T00:00:00Z")] {
+        let poisoned = json!({"lease_id": lease, "result": {"expires_at": expires_at}});
+        let body =
+            assert_problem(app.post_json(&worker, &call, poisoned).await, StatusCode::BAD_REQUEST, "bad_request").await;
+        assert!(body["detail"].as_str().unwrap().contains("expires_at"), "{body}");
+    }
+    let done = app.post_json(&worker, &call, json!({"lease_id": lease, "result": {"pages": 1}})).await;
+    assert_eq!(done.status(), StatusCode::OK, "the end is recorded once the worker sends a result errand can store");
+}

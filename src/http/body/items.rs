@@ -47,10 +47,12 @@ impl ItemScan {
                 self.in_item = false;
                 continue;
             }
+            // Between elements, or after one's last byte, whitespace is no
+            // item's (a scalar holds none outside a string).
+            if !in_string && depth == 2 && byte.is_ascii_whitespace() {
+                continue;
+            }
             if !self.in_item {
-                if byte.is_ascii_whitespace() {
-                    continue;
-                }
                 self.in_item = true;
                 self.items += 1;
                 self.item_bytes = 0;
@@ -107,9 +109,11 @@ mod tests {
         let body = br#"{"items": [ {"a": "x,]}\"{["}, {"b": [1, 2, {"c": 3}]} ,{} ]}"#;
         assert_eq!(scan(body, 3, 10, 100).unwrap().items, 3);
         assert_eq!(scan(body, 7, 2, 100).unwrap_err(), ItemLimit::TooMany(3));
-        // The first item, `{"a": "x,]}\"{["}`, is 17 bytes.
+        // The first item, `{"a": "x,]}\"{["}`, is 17 bytes; the second, 23
+        // (the whitespace after it is no part of it).
         assert_eq!(scan(body, 5, 10, 16).unwrap_err(), ItemLimit::TooLarge(0));
-        assert!(scan(body, 5, 10, 17).is_ok());
+        assert_eq!(scan(body, 5, 10, 22).unwrap_err(), ItemLimit::TooLarge(1));
+        assert!(scan(body, 5, 10, 23).is_ok());
         assert_eq!(scan(br#"{"items": []}"#, 1, 10, 10).unwrap().items, 0);
     }
 

@@ -157,9 +157,18 @@ pub async fn complete(
     let id = job_id(&path)?;
     let body: CompleteBody = read_json(body).await?;
     let result = body.result.map(Value::Object);
-    if result.as_ref().is_some_and(|r| r.get("storage_key").is_some() || crate::jobs::holds_nul(r)) {
-        // A storage key would make errand sign download URLs for a file it did not store.
-        return Err(AppError::BadRequest("a result may hold neither `storage_key` nor NUL".into()));
+    if result
+        .as_ref()
+        .is_some_and(|r| ["storage_key", "expires_at"].iter().any(|f| r.get(*f).is_some()) || crate::jobs::holds_nul(r))
+    {
+        // A storage key would make errand sign download URLs for a file it
+        // did not store; a result's expiry is its file's, which errand sets
+        // (one a worker wrote could be anything, and fail the statement that
+        // records its end together with other tenants' ends).
+        return Err(AppError::BadRequest(
+            "a result may hold neither `storage_key` nor `expires_at` (errand sets them for an uploaded file), nor NUL"
+                .into(),
+        ));
     }
     let lease = LeaseId(body.lease_id);
     super::check_type_held(&state, &worker, id, lease).await?;
