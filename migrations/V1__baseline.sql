@@ -1275,3 +1275,21 @@ EXECUTE FUNCTION errand_discard_upload();
 CREATE TRIGGER upload_dequeued AFTER DELETE ON job_queue FOR EACH ROW
 WHEN (OLD.uploaded_result->>'storage_key' IS NOT NULL)
 EXECUTE FUNCTION errand_discard_upload();
+
+-- ---------------------------------------------------------------------------
+-- Stream tickets (`store/tickets.rs`)
+-- ---------------------------------------------------------------------------
+--
+-- A ticket issued by `POST /notifications/stream-tickets` and not yet used.
+-- Opening a stream with it deletes its row, so a ticket opens one stream,
+-- once, in whichever process; expired rows are swept by the next issue of the
+-- same user and by the Pruner. The signed ticket is the credential; the row
+-- only says it is still unused (the id is no secret).
+CREATE TABLE stream_tickets (
+    id         uuid PRIMARY KEY,
+    tenant_id  text NOT NULL,
+    user_id    text NOT NULL,
+    expires_at timestamptz NOT NULL
+);
+
+CREATE INDEX stream_tickets_owner ON stream_tickets (tenant_id, user_id);

@@ -246,6 +246,12 @@ impl Application {
         share_rate_limits(state.store.clone(), state.rate_limits.clone());
         let listener = TcpListener::bind(settings.http.bind)
             .map_err(|source| StartupError::Bind { bind: settings.http.bind, source })?;
+        // Accepted connections inherit it: a peer that takes nothing for this
+        // long (a zero window: a reader who stopped) is dropped by the kernel,
+        // which a response body cannot do, since nothing polls it then.
+        socket2::SockRef::from(&listener)
+            .set_tcp_user_timeout(Some(settings.http.send_timeout))
+            .map_err(|source| StartupError::Bind { bind: settings.http.bind, source })?;
         let address =
             listener.local_addr().map_err(|source| StartupError::Bind { bind: settings.http.bind, source })?;
         let mut server = HttpServer::new(move || {

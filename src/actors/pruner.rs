@@ -129,4 +129,7 @@ async fn prune_history(store: &Store, retention: Duration) {
     if let Err(error) = store.queue().prune_batches(cutoff, HISTORY_BATCH).await {
         tracing::warn!(%error, "could not prune old batches");
     }
+    if let Err(error) = store.queue().forget_expired_tickets(HISTORY_BATCH).await {
+        tracing::warn!(%error, "could not forget expired stream tickets");
+    }
 }

@@ -155,6 +155,7 @@ impl Settings {
         )?;
         check(self.database.pool_size >= 2, "database.pool_size", "must be at least 2")?;
         check(http.body_timeout >= Duration::from_millis(100), "http.body_timeout", "must be at least 100ms")?;
+        check(http.send_timeout >= Duration::from_secs(1), "http.send_timeout", "must be at least 1s")?;
         for (key, claim) in [
             ("auth.tenant_claim", &auth.tenant_claim),
             ("auth.user_claim", &auth.user_claim),

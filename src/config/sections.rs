@@ -61,6 +61,12 @@ pub struct HttpSettings {
     #[serde_inline_default(Duration::from_secs(30))]
     #[serde(with = "duration_text")]
     pub body_timeout: Duration,
+    /// A client that takes none of what errand sends for this long (a
+    /// reader who stopped reading a report or a stream) is disconnected: the
+    /// connection's TCP_USER_TIMEOUT, so the kernel, not a task, keeps it.
+    #[serde_inline_default(Duration::from_secs(30))]
+    #[serde(with = "duration_text")]
+    pub send_timeout: Duration,
 }
 
 #[serde_inline_default]

@@ -10,11 +10,10 @@ use actix_web::{HttpResponse, ResponseError};
 use serde::Serialize;
 
 use super::rate_limit::{RATE_LIMIT, RATE_LIMIT_POLICY, RateLimited};
-use super::tickets::TooManyTickets;
 use crate::actors::{Overloaded, SubmitError, TooManyStreams};
 use crate::domain::{InvalidIdempotencyKey, QuotaExceeded};
 use crate::jobs::ParamsError;
-use crate::store::StoreError;
+use crate::store::{StoreError, TooManyTickets};
 
 /// An error as the API reports it.
 #[derive(Debug, thiserror::Error)]

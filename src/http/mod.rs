@@ -88,8 +88,6 @@ pub struct AppState {
     pub completer: Addr<Completer>,
     /// The user routes' request budgets.
     pub rate_limits: rate_limit::RateLimits,
-    /// Stream tickets issued and not yet used.
-    pub tickets: std::sync::Arc<tickets::TicketLedger>,
     /// Whether this process hears the database's announcements (`/readyz`).
     pub listener: std::sync::Arc<ListenerHealth>,
     /// How long a request's body may take (`body::guard_body`).
@@ -140,10 +138,6 @@ impl AppState {
             completer: parts.completer,
             listener: parts.listener,
             body_timeout: settings.http.body_timeout,
-            tickets: std::sync::Arc::new(tickets::TicketLedger::new(
-                settings.notifications.max_unused_tickets_per_user.get(),
-                settings.notifications.stream_ticket_ttl,
-            )),
             rate_limits: rate_limit::RateLimits::new(rate_limit::Budgets {
                 per_user: settings.rate_limits.per_user.0,
                 creates_per_user: settings.rate_limits.creates_per_user.0,

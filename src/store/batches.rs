@@ -91,8 +91,14 @@ SELECT (SELECT count(*) FROM finished) AS cancelled, (SELECT count(*) FROM hooke
 const NOT_COMPLETED: &str = "
 SELECT j.id, j.state::text AS state, j.error_message, j.params
 FROM jobs j JOIN batches b ON b.id = j.batch_id
-WHERE b.tenant_id = $1 AND b.user_id = $2 AND b.id = $3 AND j.state IN ('failed', 'cancelled')
-ORDER BY j.id";
+WHERE b.tenant_id = $1 AND b.user_id = $2 AND b.id = $3 AND j.state IN ('failed', 'cancelled') AND j.id > $4
+ORDER BY j.id
+LIMIT $5";
+
+/// Children a report page holds. Each page is read on a checkout of its own
+/// that ends before the page is sent, so a reader who stops reading holds no
+/// connection, and at most a page of params (64 KiB each) in memory.
+const REPORT_PAGE: i64 = 50;
 
 /// A batch as its owner sees it.
 #[derive(Debug, Clone)]
@@ -246,21 +252,29 @@ impl CallerBatches<'_> {
     }
 
     /// The children of the caller's batch that failed or were cancelled, in
-    /// order, streamed from the database (a report may list thousands).
-    pub async fn not_completed(
-        &self,
-        id: BatchId,
-    ) -> Result<impl Stream<Item = Result<UnfinishedChild, StoreError>> + use<>, StoreError> {
-        let client = self.pool.get().await?;
-        let (tenant, user) = self.owner();
-        let statement = client.prepare_cached(NOT_COMPLETED).await?;
-        let params: [&(dyn ToSql + Sync); 3] = [&tenant, &user, &id.0];
-        let rows = client.query_raw(&statement, params).await?;
-        // The stream keeps its connection until it is dropped.
-        Ok(rows.map_err(StoreError::from).and_then(move |row| {
-            let _held = &client;
-            std::future::ready(child_from_row(&row))
-        }))
+    /// order, read page by page as the stream is polled (a report may list
+    /// thousands, and its reader may stop reading).
+    pub fn not_completed(&self, id: BatchId) -> impl Stream<Item = Result<UnfinishedChild, StoreError>> + use<> {
+        let pool = self.pool.clone();
+        let (tenant, user) = (self.caller.tenant.to_string(), self.caller.user.to_string());
+        let pages = futures_util::stream::try_unfold(Some(uuid::Uuid::nil()), move |after| {
+            let (pool, tenant, user) = (pool.clone(), tenant.clone(), user.clone());
+            async move {
+                let Some(after) = after else { return Ok(None) };
+                let client = pool.get().await?;
+                let statement = client.prepare_cached(NOT_COMPLETED).await?;
+                let rows = client.query(&statement, &[&tenant, &user, &id.0, &after, &REPORT_PAGE]).await?;
+                drop(client);
+                let children = rows.iter().map(child_from_row).collect::<Result<Vec<_>, _>>()?;
+                let full = i64::try_from(children.len()).is_ok_and(|n| n == REPORT_PAGE);
+                let next = children.last().filter(|_| full).map(|child| child.job.0);
+                Ok::<_, StoreError>(Some((
+                    futures_util::stream::iter(children.into_iter().map(Ok::<_, StoreError>)),
+                    next,
+                )))
+            }
+        });
+        pages.try_flatten()
     }
 }
 

@@ -36,6 +36,7 @@ mod schedules;
 mod sessions;
 mod submit;
 mod tenant_quotas;
+mod tickets;
 mod webhook_outbox;
 mod webhook_preferences;
 mod webhooks;
@@ -65,6 +66,7 @@ pub use schedule_firing::{Fired, FiringTerms, ScheduleFiring, ScheduledType};
 pub use schedules::{CallerSchedules, NewSchedule, Overlap, Schedule, ScheduleCreation};
 pub use submit::{NewJob, Submission, Submissions};
 pub use tenant_quotas::{Caps, NearQuota, NearestQuotas, QuotaOverrides, TenantQuota};
+pub use tickets::{CallerTickets, TooManyTickets};
 pub use webhook_outbox::{DeliveryOutcome, WebhookDelivery, WebhookOutbox};
 pub use webhook_preferences::{TenantWebhookPreferences, WebhookCategory};
 pub use webhooks::{DeliveryRecord, Registered, TenantWebhooks, WebhookEndpoint};
@@ -425,6 +427,11 @@ impl Store {
     /// The notifications of the caller's user in the caller's tenant.
     pub fn notifications_for<'a>(&'a self, caller: &'a Caller) -> CallerNotifications<'a> {
         CallerNotifications::new(&self.pool, caller)
+    }
+
+    /// The unused stream tickets of the caller's user in the caller's tenant.
+    pub fn tickets_for<'a>(&'a self, caller: &'a Caller) -> CallerTickets<'a> {
+        CallerTickets { pool: &self.pool, caller }
     }
 
     /// The notification preferences of the caller's user in the caller's tenant.

@@ -295,3 +295,77 @@ async fn a_finished_batch_past_the_history_retention_goes_with_its_children_and_
     // Its key is free again, for other items too.
     assert_eq!(app.submit_batch(&alice, "sleep", "bulk", items(1, &[])).await.status(), StatusCode::ACCEPTED);
 }
+
+/// A cancelled batch of `alice`'s whose report is 10 MB (200 children of 50
+/// KB), more than the sockets between errand and a reader who stopped hold.
+async fn a_large_report(app: &TestApp, alice: &str) -> String {
+    let pad = "x".repeat(50_000);
+    let items: Value = (0..200).map(|_| json!({"pad": pad})).collect();
+    let response = app.submit_batch(alice, "noop", &Uuid::new_v4().to_string(), items).await;
+    assert_eq!(response.status(), StatusCode::ACCEPTED);
+    let batch = id_of(response).await;
+    assert_eq!(app.post(alice, &format!("/batches/{batch}/cancel")).await.status(), StatusCode::OK);
+    batch
+}
+
+/// A reader of `batch`'s report who reads its first bytes and stops.
+async fn stalled_reader(app: &TestApp, alice: &str, batch: &str) -> tokio::net::TcpStream {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let address: std::net::SocketAddr = app.address.trim_start_matches("http://").parse().unwrap();
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.set_recv_buffer_size(4096).unwrap();
+    let mut socket = socket.connect(address).await.unwrap();
+    let request = format!("GET /batches/{batch}/report HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {alice}\r\n\r\n");
+    socket.write_all(request.as_bytes()).await.unwrap();
+    let mut head = [0u8; 12];
+    tokio::time::timeout(WITHIN, socket.read_exact(&mut head)).await.expect("the report begins").unwrap();
+    assert_eq!(&head, b"HTTP/1.1 200");
+    socket
+}
+
+#[actix_web::test]
+async fn readers_who_stop_reading_a_report_hold_no_database_connection() {
+    // An API-only process: the children wait, and are cancelled.
+    let app = TestApp::builder().configure(|s| s.workers.global_limit = 0).spawn().await;
+    let alice = token("acme", "alice");
+    let batch = a_large_report(&app, &alice).await;
+    // More readers than the pool has connections (8) read the head and stop.
+    let mut stalled = Vec::new();
+    for _ in 0..12 {
+        stalled.push(stalled_reader(&app, &alice, &batch).await);
+    }
+
+    // Everyone else carries on: another tenant creates a job, and a reader
+    // who reads gets the whole report.
+    let bob = token("globex", "bob");
+    let created = app.submit(&bob, "noop", &Uuid::new_v4().to_string(), json!({})).await;
+    assert_eq!(created.status(), StatusCode::ACCEPTED);
+    let report = app.get(&alice, &format!("/batches/{batch}/report")).await.text().await.unwrap();
+    assert_eq!(report.lines().filter(|line| line.contains(",cancelled,")).count(), 200);
+    drop(stalled);
+}
+
+#[actix_web::test]
+async fn a_reader_who_takes_nothing_for_the_send_timeout_is_disconnected() {
+    use tokio::io::AsyncWriteExt;
+
+    let app = TestApp::builder()
+        .configure(|s| {
+            s.workers.global_limit = 0;
+            s.http.send_timeout = Duration::from_secs(1);
+        })
+        .spawn()
+        .await;
+    let alice = token("acme", "alice");
+    let batch = a_large_report(&app, &alice).await;
+    let mut reader = stalled_reader(&app, &alice, &batch).await;
+    // Once errand dropped the connection, its kernel answers what the reader
+    // sends with a reset (blank lines are allowed before a request).
+    let dropped = tokio::time::timeout(WITHIN, async {
+        while reader.write_all(b"\r\n").await.is_ok() {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    })
+    .await;
+    assert!(dropped.is_ok(), "errand still holds a reader who took nothing for a minute");
+}

@@ -336,6 +336,44 @@ async fn unused_stream_tickets_are_capped_and_using_one_frees_its_place() {
     ticket(app.post(&alice, "/notifications/stream-tickets").await).await;
 }
 
+/// A new stream ticket of the bearer of `token`.
+async fn new_ticket(app: &TestApp, token: &str) -> String {
+    let response = app.post(token, "/notifications/stream-tickets").await;
+    assert_eq!(response.status(), StatusCode::CREATED);
+    response.json::<Value>().await.unwrap()["ticket"].as_str().unwrap().to_owned()
+}
+
+#[actix_web::test]
+async fn a_ticket_opens_one_stream_once_on_any_process() {
+    let app = spawn_app().await;
+    let other = ErrandProcess::start(&app.db, &[]);
+    let alice = token("acme", "alice");
+    let ticket = new_ticket(&app, &alice).await;
+    let url = |address: &str| format!("{address}/notifications/stream?ticket={ticket}");
+    let _stream = SseStream::open(&url(&app.address), None, None).await;
+    for address in [&app.address, &other.address] {
+        let again = app.http.get(url(address)).send().await.unwrap();
+        let problem = assert_problem(again, StatusCode::UNAUTHORIZED, "unauthorized").await;
+        assert!(problem["detail"].as_str().unwrap().contains("used already"), "{problem}");
+    }
+}
+
+#[actix_web::test]
+async fn opening_a_stream_with_a_ticket_spends_a_request_of_the_users_budget() {
+    let app = TestApp::builder()
+        .configure(|s| {
+            // Two requests' worth: the ticket, and the stream it opens.
+            s.rate_limits.per_user = errand::config::CountCap(Some(6));
+            s.rate_limits.burst = Duration::from_secs(20);
+        })
+        .spawn()
+        .await;
+    let alice = token("acme", "alice");
+    let ticket = new_ticket(&app, &alice).await;
+    let _stream = SseStream::open(&format!("{}/notifications/stream?ticket={ticket}", app.address), None, None).await;
+    assert_problem(app.get(&alice, "/jobs").await, StatusCode::TOO_MANY_REQUESTS, "rate_limited").await;
+}
+
 /// Writes a second notification of alice's job `job` by hand (as a second
 /// run would), with no NOTIFY; answers its id.
 async fn write_notification(client: &impl tokio_postgres::GenericClient, job: &str) -> String {

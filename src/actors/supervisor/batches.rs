@@ -129,7 +129,7 @@ impl Handler<BatchReport> for JobSupervisor {
             if batches.get(msg.id).await?.is_none() {
                 return Ok(None);
             }
-            Ok(Some(Box::pin(batches.not_completed(msg.id).await?) as ReportRows))
+            Ok(Some(Box::pin(batches.not_completed(msg.id)) as ReportRows))
         })
     }
 }

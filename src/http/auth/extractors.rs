@@ -72,12 +72,19 @@ impl FromRequest for TenantAdmin {
 async fn user(auth: &Authenticator, header: Option<String>, request: &HttpRequest) -> Result<(Caller, bool), AppError> {
     let (caller, admin) = auth.user(header.as_deref()).await?;
     crate::http::request_id::record_caller(&caller);
-    if let Some(state) = request.app_data::<web::Data<AppState>>()
-        && let Some(standing) = state.rate_limits.spend(&caller, Spend::of(request))?
-    {
-        request.extensions_mut().insert(standing);
+    if let Some(state) = request.app_data::<web::Data<AppState>>() {
+        spend_a_request(state, &caller, request)?;
     }
     Ok((caller, admin))
+}
+
+/// Spends a request of `caller`'s rate limits, leaving its standing on the
+/// request for the `RateLimit` headers (429 when none is left).
+pub fn spend_a_request(state: &AppState, caller: &Caller, request: &HttpRequest) -> Result<(), AppError> {
+    if let Some(standing) = state.rate_limits.spend(caller, Spend::of(request))? {
+        request.extensions_mut().insert(standing);
+    }
+    Ok(())
 }
 
 impl FromRequest for Operator {

@@ -21,7 +21,7 @@ use crate::config::AuthSettings;
 use crate::domain::{Caller, Operator, TenantId, UserId};
 use crate::tokens::TokenIssuer;
 
-pub use self::extractors::{ActingOperator, ExternalWorker, TenantAdmin};
+pub use self::extractors::{ActingOperator, ExternalWorker, TenantAdmin, spend_a_request};
 
 /// The audience of stream tickets. API tokens must carry no audience, so a
 /// ticket (which may appear in a URL) is useless against the rest of the API.
@@ -34,9 +34,8 @@ struct TicketClaims {
     tenant: String,
     exp: u64,
     aud: String,
-    /// The ticket's id, for the ledger of unused tickets (`tickets.rs`).
-    #[serde(default)]
-    jti: Option<uuid::Uuid>,
+    /// The ticket's id in the ledger of unused tickets (`store/tickets.rs`).
+    jti: uuid::Uuid,
 }
 
 /// Who signs API tokens.
@@ -125,13 +124,13 @@ impl Authenticator {
             tenant: caller.tenant.to_string(),
             exp: exp.as_secs(),
             aud: STREAM_AUDIENCE.into(),
-            jti: Some(id),
+            jti: id,
         };
         self.issuer.issue(&claims).map_err(|e| AppError::Internal(e.to_string()))
     }
 
     /// The caller a stream ticket names, if it is valid and unexpired, and the ticket's id.
-    pub fn caller_from_ticket(&self, ticket: &str) -> Result<(Caller, Option<uuid::Uuid>), AppError> {
+    pub fn caller_from_ticket(&self, ticket: &str) -> Result<(Caller, uuid::Uuid), AppError> {
         let invalid = || AppError::Unauthorized("the stream ticket is invalid or expired");
         let claims = jsonwebtoken::decode::<TicketClaims>(ticket, &self.key, &self.ticket_validation)
             .map_err(|_| invalid())?

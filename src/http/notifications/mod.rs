@@ -249,10 +249,8 @@ pub async fn mark_all_read(caller: Caller, state: web::Data<AppState>) -> Result
     security(("bearer" = [])),
 )]
 pub async fn stream_ticket(caller: Caller, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
-    let ttl = state.stream.stream_ticket_ttl;
-    let id = state.tickets.issue(&caller)?;
-    let ticket = state.auth.stream_ticket(&caller, ttl, id)?;
-    Ok(HttpResponse::Created().json(StreamTicket { ticket, expires_in: ttl.as_secs() }))
+    let ticket = super::tickets::issue(&state, &caller).await?;
+    Ok(HttpResponse::Created().json(StreamTicket { ticket, expires_in: state.stream.stream_ticket_ttl.as_secs() }))
 }
 
 #[derive(Deserialize)]
@@ -290,14 +288,7 @@ pub async fn stream(
     state: web::Data<AppState>,
 ) -> Result<impl Responder, AppError> {
     let caller = match &query.ticket {
-        Some(ticket) => {
-            let (caller, id) = state.auth.caller_from_ticket(ticket)?;
-            if let Some(id) = id {
-                state.tickets.used(&caller, id);
-            }
-            super::request_id::record_caller(&caller);
-            caller
-        }
+        Some(ticket) => super::tickets::redeem(&state, &req, ticket).await?,
         None => Caller::extract(&req).await?,
     };
     let last_event = match req.headers().get("Last-Event-ID") {
