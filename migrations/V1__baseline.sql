@@ -880,6 +880,8 @@ CREATE TABLE webhook_deliveries (
     last_latency_ms integer,
     created_at      timestamptz NOT NULL DEFAULT now(),
     delivered_at    timestamptz,
+    -- The last time an admin had it sent again: once per webhooks.redeliver_cooldown.
+    redelivered_at  timestamptz,
     -- One delivery per endpoint, job and run.
     CONSTRAINT webhook_delivery_once UNIQUE (endpoint_id, job_id, run)
 );

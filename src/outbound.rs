@@ -1,12 +1,15 @@
 //! Where errand may send requests that a tenant chose the address of (its
 //! webhook endpoints): HTTPS only, and never to a private, loopback,
 //! link-local or otherwise non-public address, which would let a tenant
-//! reach errand's own network (SSRF). Checked when an endpoint is registered
-//! and again before each delivery, since DNS can change in between. Hosts
-//! on `[webhooks] allow_hosts` are exempt from both rules (development,
-//! tests).
+//! reach errand's own network (SSRF). Checked when an endpoint is registered,
+//! and on every connection: the HTTP client resolves names through
+//! [`CheckedResolver`], so it connects only to addresses that passed the
+//! check (a name that answers a public address to a check and 127.0.0.1 to
+//! the connection after it, DNS rebinding, gets nowhere). Hosts on
+//! `[webhooks] allow_hosts` are exempt from both rules (development, tests).
 
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::sync::Arc;
 
 use url::{Host, Url};
 
@@ -19,21 +22,65 @@ pub enum Refused {
     NotHttps,
     #[error("the url must not carry a user name or password")]
     Credentials,
-    #[error("{host} resolves to {address}, which is not a public address")]
-    NotPublic { host: String, address: IpAddr },
+    // What a name resolves to is never said: an internal name's addresses
+    // are none of the caller's business.
+    #[error("{host} is not a public address")]
+    NotPublic { host: String },
     #[error("{0} could not be resolved")]
     Unresolvable(String),
 }
 
+/// A stub resolver's answers, name by name.
+#[cfg(test)]
+type StubAnswers = Arc<dyn Fn(&str) -> Vec<IpAddr> + Send + Sync>;
+
+/// Names to addresses: the system's resolver, or (in tests) a stub.
+#[derive(Clone, Default)]
+enum Lookup {
+    #[default]
+    System,
+    #[cfg(test)]
+    Stub(StubAnswers),
+}
+
+impl Lookup {
+    async fn addresses(&self, host: &str, port: u16) -> Result<Vec<SocketAddr>, Refused> {
+        match self {
+            Self::System => Ok(tokio::net::lookup_host((host, port))
+                .await
+                .map_err(|_| Refused::Unresolvable(host.to_owned()))?
+                .collect()),
+            #[cfg(test)]
+            Self::Stub(answer) => Ok(answer(host).into_iter().map(|ip| SocketAddr::new(ip, port)).collect()),
+        }
+    }
+}
+
 /// The rules, and the hosts exempt from them.
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct OutboundPolicy {
-    allow_hosts: Vec<String>,
+    allow_hosts: Arc<[String]>,
+    lookup: Lookup,
+}
+
+impl std::fmt::Debug for OutboundPolicy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OutboundPolicy").field("allow_hosts", &self.allow_hosts).finish_non_exhaustive()
+    }
 }
 
 impl OutboundPolicy {
     pub fn new(allow_hosts: impl IntoIterator<Item = String>) -> Self {
-        Self { allow_hosts: allow_hosts.into_iter().map(|host| host.to_ascii_lowercase()).collect() }
+        Self {
+            allow_hosts: allow_hosts.into_iter().map(|host| host.to_ascii_lowercase()).collect(),
+            lookup: Lookup::System,
+        }
+    }
+
+    /// A resolver for the HTTP client that sends to these URLs: it answers
+    /// only addresses this policy lets errand connect to.
+    pub fn resolver(&self) -> Arc<CheckedResolver> {
+        Arc::new(CheckedResolver { policy: self.clone() })
     }
 
     /// `raw` as a URL errand may call, by its form: absolute, HTTPS (HTTP for
@@ -58,32 +105,35 @@ impl OutboundPolicy {
         };
         match literal {
             Some(address) if !allowed && !is_public(address) => {
-                Err(Refused::NotPublic { host: url.host_str().unwrap_or_default().to_owned(), address })
+                Err(Refused::NotPublic { host: url.host_str().unwrap_or_default().to_owned() })
             }
             _ => Ok(url),
         }
     }
 
     /// [`Self::check_form`], then every address the host resolves to must
-    /// be public (unless the host is allowed).
+    /// be public (unless the host is allowed). At registration, so a caller
+    /// hears at once; a connection checks again (see [`CheckedResolver`]).
     pub async fn check(&self, raw: &str) -> Result<Url, Refused> {
         let url = self.check_form(raw)?;
-        let host = url.host_str().unwrap_or_default().trim_start_matches('[').trim_end_matches(']').to_owned();
-        if url.host().is_some_and(|h| self.is_allowed(&h)) {
-            return Ok(url);
+        if let Some(Host::Domain(host)) = url.host() {
+            self.addresses(host, url.port_or_known_default().unwrap_or(443)).await?;
         }
-        let port = url.port_or_known_default().unwrap_or(443);
-        let addresses: Vec<_> = tokio::net::lookup_host((host.as_str(), port))
-            .await
-            .map_err(|_| Refused::Unresolvable(host.clone()))?
-            .collect();
+        Ok(url)
+    }
+
+    /// What `host` resolves to, if errand may connect to all of it: an
+    /// allowed host's addresses as they are; another's only if every one is
+    /// public (one private answer among public ones refuses the name).
+    async fn addresses(&self, host: &str, port: u16) -> Result<Vec<SocketAddr>, Refused> {
+        let addresses = self.lookup.addresses(host, port).await?;
         if addresses.is_empty() {
-            return Err(Refused::Unresolvable(host));
+            return Err(Refused::Unresolvable(host.to_owned()));
         }
-        match addresses.iter().map(|a| a.ip()).find(|ip| !is_public(*ip)) {
-            Some(address) => Err(Refused::NotPublic { host, address }),
-            None => Ok(url),
+        if !self.is_allowed(&Host::Domain(host)) && addresses.iter().any(|a| !is_public(a.ip())) {
+            return Err(Refused::NotPublic { host: host.to_owned() });
         }
+        Ok(addresses)
     }
 
     fn is_allowed(&self, host: &Host<&str>) -> bool {
@@ -96,9 +146,33 @@ impl OutboundPolicy {
     }
 }
 
+/// Resolves names for an HTTP client to addresses errand may connect to
+/// (reqwest's `dns_resolver`): the check and the connection see the same
+/// answer, because it is the same lookup.
+pub struct CheckedResolver {
+    policy: OutboundPolicy,
+}
+
+impl reqwest::dns::Resolve for CheckedResolver {
+    fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
+        let (policy, host) = (self.policy.clone(), name.as_str().to_owned());
+        Box::pin(async move {
+            // Port 0: reqwest puts the URL's port in.
+            let addresses = policy.addresses(&host, 0).await?;
+            Ok(Box::new(addresses.into_iter()) as reqwest::dns::Addrs)
+        })
+    }
+}
+
+/// The refusal of errand's own behind an HTTP client's error, if that is what it is.
+pub fn refusal_in<'a>(error: &'a (dyn std::error::Error + 'static)) -> Option<&'a Refused> {
+    std::iter::successors(Some(error), |e| e.source()).find_map(|e| e.downcast_ref::<Refused>())
+}
+
 /// Whether `ip` is an address of the public internet: not private,
 /// loopback, link-local, shared (CGNAT), unspecified, broadcast,
-/// multicast, documentation or reserved; IPv4-mapped IPv6 as its IPv4.
+/// multicast, documentation or reserved; IPv4-mapped IPv6 as its IPv4, and
+/// no IPv6 form that carries IPv4 traffic elsewhere (see `is_public_v6`).
 pub fn is_public(ip: IpAddr) -> bool {
     match ip {
         IpAddr::V4(v4) => is_public_v4(v4),
@@ -128,16 +202,31 @@ fn is_public_v4(ip: Ipv4Addr) -> bool {
         || protocol_assignments)
 }
 
+/// IPv6 that is neither special-purpose nor a tunnel into IPv4 space: the
+/// embedded IPv4 address of those could be anything, a private one too.
 fn is_public_v6(ip: Ipv6Addr) -> bool {
-    let documentation = ip.segments()[0] == 0x2001 && ip.segments()[1] == 0x0db8; // 2001:db8::/32
-    let nat64 = ip.segments()[..6] == [0x64, 0xff9b, 0, 0, 0, 0]; // 64:ff9b::/96 reaches IPv4 space
+    let s = ip.segments();
+    let ipv4_compatible = s[..6] == [0; 6]; // ::a.b.c.d (deprecated), :: and ::1 too
+    let nat64 = s[..6] == [0x64, 0xff9b, 0, 0, 0, 0]; // 64:ff9b::/96
+    let local_nat64 = s[..3] == [0x64, 0xff9b, 1]; // 64:ff9b:1::/48
+    let discard = s[..4] == [0x100, 0, 0, 0]; // 100::/64
+    let teredo = s[..2] == [0x2001, 0]; // 2001::/32
+    let documentation = s[..2] == [0x2001, 0x0db8]; // 2001:db8::/32
+    let six_to_four = s[0] == 0x2002; // 2002::/16
+    let site_local = s[0] & 0xffc0 == 0xfec0; // fec0::/10 (deprecated)
     !(ip.is_loopback()
         || ip.is_unspecified()
         || ip.is_multicast()
         || ip.is_unique_local()
         || ip.is_unicast_link_local()
+        || ipv4_compatible
+        || nat64
+        || local_nat64
+        || discard
+        || teredo
         || documentation
-        || nat64)
+        || six_to_four
+        || site_local)
 }
 
 #[cfg(test)]
@@ -177,10 +266,57 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_name_is_refused_for_what_it_resolves_to() {
+    async fn a_name_is_refused_for_what_it_resolves_to_without_saying_what() {
         let strict = OutboundPolicy::default();
-        assert!(matches!(strict.check("https://localhost/in").await, Err(Refused::NotPublic { .. })));
+        let refused = strict.check("https://localhost/in").await.unwrap_err();
+        assert_eq!(refused.to_string(), "localhost is not a public address");
         assert!(policy().check("http://localhost:9/in").await.is_ok(), "an allowed host is not resolved");
+    }
+
+    #[test]
+    fn ipv6_forms_that_reach_ipv4_or_local_space_are_not_public() {
+        let strict = OutboundPolicy::default();
+        for tunnelled in [
+            "https://[::127.0.0.1]/",
+            "https://[::8.8.8.8]/",
+            "https://[2002:7f00:1::1]/",
+            "https://[64:ff9b::7f00:1]/",
+            "https://[64:ff9b:1::a00:1]/",
+            "https://[2001::1]/",
+            "https://[2001:0:4136:e378::1]/",
+            "https://[fec0::1]/",
+            "https://[100::1]/",
+            "https://[2001:db8::1]/",
+        ] {
+            assert!(matches!(strict.check_form(tunnelled), Err(Refused::NotPublic { .. })), "{tunnelled}");
+        }
+        assert!(strict.check_form("https://[2606:4700:4700::1111]/").is_ok());
+        assert!(strict.check_form("https://[2001:4860:4860::8888]/").is_ok());
+    }
+
+    /// A name whose first answer is public and every later one this machine.
+    fn rebinding(public: IpAddr) -> OutboundPolicy {
+        let asked = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let lookup = Lookup::Stub(Arc::new(move |_| {
+            let again = asked.swap(true, std::sync::atomic::Ordering::SeqCst);
+            vec![if again { IpAddr::V4(Ipv4Addr::LOCALHOST) } else { public }]
+        }));
+        OutboundPolicy { allow_hosts: Arc::from([]), lookup }
+    }
+
+    #[tokio::test]
+    async fn a_name_that_rebinds_to_this_machine_after_the_check_gets_no_connection() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let policy = rebinding("93.184.216.34".parse().unwrap());
+        assert!(policy.check("https://rebind.test/in").await.is_ok(), "the first answer is public");
+
+        let client = reqwest::Client::builder().no_proxy().dns_resolver(policy.resolver()).build().unwrap();
+        let error = client.get(format!("http://rebind.test:{port}/in")).send().await.unwrap_err();
+        assert_eq!(refusal_in(&error), Some(&Refused::NotPublic { host: "rebind.test".into() }), "{error:?}");
+        let accepted = listener.accept();
+        assert!(matches!(accepted, Err(ref e) if e.kind() == std::io::ErrorKind::WouldBlock), "{accepted:?}");
     }
 
     proptest! {

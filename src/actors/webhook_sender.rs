@@ -18,9 +18,10 @@
 //! attempt and works for `storage.url_expiry`, as the API's does: a receiver
 //! that downloads later asks `GET /jobs/{id}` for a fresh one.
 //!
-//! Before each attempt the endpoint's address is checked again
-//! ([`crate::outbound`]): DNS can change after registration. The request
-//! follows no redirect, and its answer's body is not read.
+//! Each attempt's connection goes only to addresses that pass the check of
+//! [`crate::outbound`] (the client resolves through it: DNS can change after
+//! registration, or between a check and a connect). The request goes through
+//! no proxy, follows no redirect, and its answer's body is not read.
 
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
@@ -85,12 +86,15 @@ struct Attempted {
 
 impl WebhookSender {
     pub fn new(store: Store, settings: WebhookSettings, urls: ResultUrls) -> Result<Self, reqwest::Error> {
+        let policy = OutboundPolicy::new(settings.allow_hosts.iter().cloned());
+        // No proxy: the checked addresses are where the connection goes.
         let client = reqwest::Client::builder()
             .timeout(settings.timeout)
             .redirect(reqwest::redirect::Policy::none())
+            .no_proxy()
+            .dns_resolver(policy.resolver())
             .user_agent(concat!("errand-webhooks/", env!("CARGO_PKG_VERSION")))
             .build()?;
-        let policy = OutboundPolicy::new(settings.allow_hosts.iter().cloned());
         let poll_interval = settings.poll_interval;
         Ok(Self {
             sender: Arc::new(Sender { store, client, policy, settings, urls }),
@@ -242,7 +246,8 @@ impl Sender {
 
     /// One POST of `delivery`: `Ok` on a 2xx, else the status (if any) and why.
     async fn attempt(&self, delivery: &WebhookDelivery) -> Result<(), (Option<u16>, String)> {
-        let url = self.policy.check(&delivery.url).await.map_err(|refused| (None, refused.to_string()))?;
+        // The addresses are checked as the client resolves them, for this connection.
+        let url = self.policy.check_form(&delivery.url).map_err(|refused| (None, refused.to_string()))?;
         let body = serde_json::to_vec(&json!({
             "type": delivery.event,
             "timestamp": rfc3339(chrono::Utc::now()),
@@ -262,7 +267,10 @@ impl Sender {
             .body(body)
             .send()
             .await
-            .map_err(|e| (None, format!("no answer: {e}")))?;
+            .map_err(|e| match crate::outbound::refusal_in(&e) {
+                Some(refused) => (None, refused.to_string()),
+                None => (None, format!("no answer: {e}")),
+            })?;
         let status = response.status();
         if status.is_success() {
             Ok(())

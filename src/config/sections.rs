@@ -356,6 +356,11 @@ pub struct WebhookSettings {
     #[serde_inline_default(Duration::from_secs(1))]
     #[serde(with = "duration_text")]
     pub poll_interval: Duration,
+    /// A delivery an admin has sent again may be sent again once more only
+    /// after this (429 `redelivered_too_soon` before).
+    #[serde_inline_default(Duration::from_secs(60))]
+    #[serde(with = "duration_text")]
+    pub redeliver_cooldown: Duration,
 }
 
 impl WebhookSettings {

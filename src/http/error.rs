@@ -71,6 +71,8 @@ pub enum AppError {
         exceeded.count, exceeded.limit, quota_scope_text(exceeded.scope)
     )]
     QuotaExceeded { exceeded: QuotaExceeded, retry_after: std::time::Duration },
+    #[error("this delivery was sent again less than {}s ago; it may be once more after that", cooldown.as_secs())]
+    RedeliveredTooSoon { cooldown: std::time::Duration, retry_after: std::time::Duration },
     #[error(transparent)]
     TooManyStreams(#[from] TooManyStreams),
     #[error(transparent)]
@@ -117,6 +119,7 @@ impl AppError {
             Self::MethodNotAllowed { .. } => ("method_not_allowed", S::METHOD_NOT_ALLOWED, "Method not allowed"),
             Self::QuotaExceeded { .. } => ("quota_exceeded", S::TOO_MANY_REQUESTS, "Quota exceeded"),
             Self::RateLimited(_) => ("rate_limited", S::TOO_MANY_REQUESTS, "Rate limited"),
+            Self::RedeliveredTooSoon { .. } => ("redelivered_too_soon", S::TOO_MANY_REQUESTS, "Redelivered too soon"),
             Self::TooManyStreams(_) | Self::TooManyTickets(_) => {
                 ("too_many_streams", S::TOO_MANY_REQUESTS, "Too many streams")
             }
@@ -269,7 +272,7 @@ impl ResponseError for AppError {
             Self::Unavailable(_) | Self::Overloaded(_) => {
                 response.insert_header((header::RETRY_AFTER, HeaderValue::from_static("1")));
             }
-            Self::QuotaExceeded { retry_after, .. } => {
+            Self::QuotaExceeded { retry_after, .. } | Self::RedeliveredTooSoon { retry_after, .. } => {
                 response.insert_header((header::RETRY_AFTER, retry_after_seconds(*retry_after)));
             }
             Self::TooManyStreams(_) | Self::TooManyTickets(_) => {

@@ -92,6 +92,8 @@ pub struct AppState {
     pub listener: std::sync::Arc<ListenerHealth>,
     /// How long a request's body may take (`body::guard_body`).
     pub body_timeout: std::time::Duration,
+    /// How often one webhook delivery may be sent again by hand.
+    pub redeliver_cooldown: std::time::Duration,
 }
 
 /// What start-up hands the HTTP side: the actors and stores it talks to.
@@ -138,6 +140,7 @@ impl AppState {
             completer: parts.completer,
             listener: parts.listener,
             body_timeout: settings.http.body_timeout,
+            redeliver_cooldown: settings.webhooks.redeliver_cooldown,
             rate_limits: rate_limit::RateLimits::new(rate_limit::Budgets {
                 per_user: settings.rate_limits.per_user.0,
                 creates_per_user: settings.rate_limits.creates_per_user.0,

@@ -16,7 +16,7 @@ use super::AppState;
 use super::auth::TenantAdmin;
 use super::error::{AppError, Problem, RateLimitedResponse, Unauthenticated, Unavailable};
 use super::page::{self, rfc3339};
-use crate::store::{DeliveryRecord, Registered, WebhookEndpoint};
+use crate::store::{DeliveryRecord, Redelivery, Registered, WebhookEndpoint};
 
 /// The events an endpoint may ask for: how a job ended.
 const EVENTS: [&str; 3] = ["job.completed", "job.failed", "job.cancelled"];
@@ -256,7 +256,9 @@ pub async fn deliveries(
 
 /// `POST /webhooks/{id}/deliveries/{delivery}/redeliver`: sends a delivered
 /// or failed delivery again, as a new series of attempts (the same
-/// `webhook-id`); one still pending or being sent is left as it is.
+/// `webhook-id`); one still pending or being sent is left as it is. A
+/// delivery is sent again at most once per `webhooks.redeliver_cooldown`:
+/// errand is not a tool for sending one request to an address in a loop.
 #[utoipa::path(
     post, path = "/webhooks/{id}/deliveries/{delivery}/redeliver", tag = "webhooks",
     params(
@@ -267,8 +269,9 @@ pub async fn deliveries(
         (status = 202, description = "The delivery, due now (or already on its way)", body = DeliveryView),
         (status = 403, description = "Not a tenant admin's token (`forbidden`)", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such delivery of this tenant's endpoint (`not_found`)", body = Problem, content_type = "application/problem+json"),
+        (status = 429, description = "This delivery was sent again within `webhooks.redeliver_cooldown` (`redelivered_too_soon`), or past a rate limit (`rate_limited`)", body = Problem, content_type = "application/problem+json",
+            headers(("Retry-After" = u64, description = "Seconds until it may be sent again"))),
         Unauthenticated,
-        RateLimitedResponse,
         Unavailable,
     ),
     security(("bearer" = [])),
@@ -280,8 +283,12 @@ pub async fn redeliver(
 ) -> Result<HttpResponse, AppError> {
     let (endpoint, delivery) = path.into_inner();
     let (endpoint, delivery) = (super::path_id(&endpoint)?, super::path_id(&delivery)?);
-    let again = state.store.webhooks_of(&admin.tenant).redeliver(endpoint, delivery).await?;
-    Ok(HttpResponse::Accepted().json(DeliveryView::from(again.ok_or(AppError::NotFound)?)))
+    let cooldown = state.redeliver_cooldown;
+    match state.store.webhooks_of(&admin.tenant).redeliver(endpoint, delivery, cooldown).await? {
+        None => Err(AppError::NotFound),
+        Some(Redelivery::Due(again)) => Ok(HttpResponse::Accepted().json(DeliveryView::from(again))),
+        Some(Redelivery::TooSoon { wait }) => Err(AppError::RedeliveredTooSoon { cooldown, retry_after: wait }),
+    }
 }
 
 /// A fresh signing secret: `whsec_` and the base64 of 32 bytes from the

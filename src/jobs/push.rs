@@ -44,7 +44,12 @@ pub struct HttpPush {
 
 impl HttpPush {
     pub fn new(job_type: &str, settings: &PushSettings, timeout: Duration, env: &PushEnv) -> Result<Self, String> {
-        let client = reqwest::Client::builder().timeout(timeout).build().map_err(|e| e.to_string())?;
+        // A redirect is an answer like any other that is not 2xx: retried.
+        let client = reqwest::Client::builder()
+            .timeout(timeout)
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .map_err(|e| e.to_string())?;
         Ok(Self {
             job_type: job_type.to_owned(),
             url: settings.url.as_str().to_owned(),
@@ -88,7 +93,9 @@ impl HttpPush {
             JobError::Retryable("the app that runs this job could not be reached".into())
         })?;
         let status = response.status();
-        let text = response.text().await.unwrap_or_default();
+        let Some(text) = capped_text(response).await else {
+            return Err(JobError::Permanent(format!("the app's answer is longer than {MAX_ANSWER} bytes")));
+        };
         if status.is_client_error() {
             return Err(JobError::Permanent(format!(
                 "the app refused the job (HTTP {}): {}",
@@ -101,10 +108,10 @@ impl HttpPush {
         }
         let result = match serde_json::from_str::<Value>(&text) {
             _ if text.trim().is_empty() => None,
-            Ok(Value::Object(fields)) if fields.contains_key("storage_key") => {
-                return Err(JobError::Permanent("the app's answer names a storage_key, which is errand's own".into()));
-            }
-            Ok(Value::Object(fields)) => Some(Value::Object(fields)),
+            Ok(Value::Object(fields)) => match crate::jobs::foreign_result_refusal(&fields) {
+                Some(refusal) => return Err(JobError::Permanent(format!("the app's answer is refused: {refusal}"))),
+                None => Some(Value::Object(fields)),
+            },
             Ok(other) => Some(json!({ "value": other })),
             Err(_) => return Err(JobError::Permanent("the app answered 2xx with a body that is not JSON".into())),
         };
@@ -125,6 +132,24 @@ impl JobHandler for HttpPush {
         };
         Box::pin(async move { this.push(ctx).await })
     }
+}
+
+/// The most of an app's answer read: a job's result is held to the cap of
+/// a worker's end (a body of 64 KiB).
+const MAX_ANSWER: usize = 64 * 1024;
+
+/// An answer's text, read while it is at most [`MAX_ANSWER`] bytes; `None`
+/// past that (the rest is never read). A body that stops arriving reads as
+/// what came, which the status and the JSON check then judge.
+async fn capped_text(mut response: reqwest::Response) -> Option<String> {
+    let mut body = Vec::new();
+    while let Ok(Some(chunk)) = response.chunk().await {
+        if body.len() + chunk.len() > MAX_ANSWER {
+            return None;
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Some(String::from_utf8_lossy(&body).into_owned())
 }
 
 /// `t=<seconds>,v1=<hex HMAC-SHA256(secret, "<seconds>.<body>")>`.

@@ -69,7 +69,7 @@ pub use tenant_quotas::{Caps, NearQuota, NearestQuotas, QuotaOverrides, TenantQu
 pub use tickets::{CallerTickets, TooManyTickets};
 pub use webhook_outbox::{DeliveryOutcome, WebhookDelivery, WebhookOutbox};
 pub use webhook_preferences::{TenantWebhookPreferences, WebhookCategory};
-pub use webhooks::{DeliveryRecord, Registered, TenantWebhooks, WebhookEndpoint};
+pub use webhooks::{DeliveryRecord, Redelivery, Registered, TenantWebhooks, WebhookEndpoint};
 
 use crate::domain::{Caller, NotificationRules, Operator, Quotas};
 

@@ -75,27 +75,40 @@ ORDER BY d.id DESC
 LIMIT $4";
 
 /// Makes delivery `$3` of tenant `$1`'s endpoint `$2` due again now, with
-/// attempts anew, if it was delivered or failed (one pending or being sent
-/// is left as it is); answers it either way.
+/// attempts anew, if it was delivered or failed and was not sent again in
+/// the last `$4` ms (one pending or being sent is left as it is); answers it
+/// either way, with how long until it may be sent again if it was too soon.
 const REDELIVER: &str = "
 WITH found AS (
-    SELECT d.id, d.state FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
+    SELECT d.id, d.state, d.redelivered_at FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
     WHERE e.tenant_id = $1 AND d.endpoint_id = $2 AND d.id = $3
     FOR UPDATE OF d
 ), again AS (
     UPDATE webhook_deliveries d
-    SET state = 'pending', attempts = 0, next_attempt_at = now(), delivered_at = NULL
+    SET state = 'pending', attempts = 0, next_attempt_at = now(), delivered_at = NULL, redelivered_at = now()
     FROM found f
     WHERE d.id = f.id AND f.state IN ('delivered', 'failed')
+      AND (f.redelivered_at IS NULL OR f.redelivered_at <= now() - $4 * interval '1 millisecond')
     RETURNING d.id, d.job_id, d.event, d.state::text AS state, d.attempts, d.last_status, d.last_error,
-              d.last_latency_ms, d.created_at, d.delivered_at, d.next_attempt_at
+              d.last_latency_ms, d.created_at, d.delivered_at, d.next_attempt_at, NULL::float8 AS wait_ms
 )
 SELECT * FROM again
 UNION ALL
 SELECT d.id, d.job_id, d.event, d.state::text, d.attempts, d.last_status, d.last_error,
-       d.last_latency_ms, d.created_at, d.delivered_at, d.next_attempt_at
+       d.last_latency_ms, d.created_at, d.delivered_at, d.next_attempt_at,
+       CASE WHEN f.state IN ('delivered', 'failed')
+            THEN 1000 * extract(epoch FROM f.redelivered_at + $4 * interval '1 millisecond' - now())::float8 END
 FROM webhook_deliveries d JOIN found f ON f.id = d.id
-WHERE f.state IN ('pending', 'sending')";
+WHERE NOT EXISTS (SELECT 1 FROM again)";
+
+/// What a redelivery came to.
+#[derive(Debug)]
+pub enum Redelivery {
+    /// Due now, or already on its way.
+    Due(DeliveryRecord),
+    /// Sent again too recently: it may be once this has passed.
+    TooSoon { wait: std::time::Duration },
+}
 
 /// Removes tenant `$1`'s endpoint `$2`.
 const REMOVE: &str = "DELETE FROM webhook_endpoints WHERE tenant_id = $1 AND id = $2";
@@ -147,13 +160,24 @@ impl TenantWebhooks<'_> {
         rows.iter().map(delivery_from_row).collect()
     }
 
-    /// Sends endpoint `endpoint`'s delivery `delivery` again (see
-    /// [`REDELIVER`]); `None` if the tenant has no such delivery.
-    pub async fn redeliver(&self, endpoint: Uuid, delivery: Uuid) -> Result<Option<DeliveryRecord>, StoreError> {
+    /// Sends endpoint `endpoint`'s delivery `delivery` again, unless it was
+    /// sent again less than `cooldown` ago (see [`REDELIVER`]); `None` if the
+    /// tenant has no such delivery.
+    pub async fn redeliver(
+        &self,
+        endpoint: Uuid,
+        delivery: Uuid,
+        cooldown: std::time::Duration,
+    ) -> Result<Option<Redelivery>, StoreError> {
         let client = self.pool.get().await?;
         let statement = client.prepare_cached(REDELIVER).await?;
-        let row = client.query_opt(&statement, &[&self.tenant.as_str(), &endpoint, &delivery]).await?;
-        row.as_ref().map(delivery_from_row).transpose()
+        let cooldown_ms = cooldown.as_secs_f64() * 1000.0;
+        let row = client.query_opt(&statement, &[&self.tenant.as_str(), &endpoint, &delivery, &cooldown_ms]).await?;
+        let Some(row) = row else { return Ok(None) };
+        Ok(Some(match row.try_get::<_, Option<f64>>("wait_ms")? {
+            Some(ms) => Redelivery::TooSoon { wait: std::time::Duration::from_secs_f64(ms.max(0.0) / 1000.0) },
+            None => Redelivery::Due(delivery_from_row(&row)?),
+        }))
     }
 
     /// Removes endpoint `id`; `false` if the tenant has none such.

@@ -166,6 +166,13 @@ async fn the_delivery_log_shows_each_delivery_and_a_failed_one_can_be_sent_again
     let received = receiver.received();
     assert_eq!(received.len(), 3);
     assert!(received.iter().all(|r| r.headers["webhook-id"] == received[0].headers["webhook-id"]), "one message");
+
+    // Once per webhooks.redeliver_cooldown (a minute): not a loop to aim at an address.
+    let too_soon = app.post(&admin("acme"), &again).await;
+    let wait: u64 = too_soon.headers()["retry-after"].to_str().unwrap().parse().unwrap();
+    assert!((1..=60).contains(&wait), "{wait}");
+    assert_problem(too_soon, StatusCode::TOO_MANY_REQUESTS, "redelivered_too_soon").await;
+    assert_eq!(delivery(&app, &job).await, Some(("delivered".into(), 1)), "it was not made due again");
 }
 
 #[actix_web::test]

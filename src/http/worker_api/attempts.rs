@@ -156,20 +156,10 @@ pub async fn complete(
 ) -> Result<HttpResponse, AppError> {
     let id = job_id(&path)?;
     let body: CompleteBody = read_json(body).await?;
-    let result = body.result.map(Value::Object);
-    if result
-        .as_ref()
-        .is_some_and(|r| ["storage_key", "expires_at"].iter().any(|f| r.get(*f).is_some()) || crate::jobs::holds_nul(r))
-    {
-        // A storage key would make errand sign download URLs for a file it
-        // did not store; a result's expiry is its file's, which errand sets
-        // (one a worker wrote could be anything, and fail the statement that
-        // records its end together with other tenants' ends).
-        return Err(AppError::BadRequest(
-            "a result may hold neither `storage_key` nor `expires_at` (errand sets them for an uploaded file), nor NUL"
-                .into(),
-        ));
+    if let Some(refusal) = body.result.as_ref().and_then(crate::jobs::foreign_result_refusal) {
+        return Err(AppError::BadRequest(refusal.into()));
     }
+    let result = body.result.map(Value::Object);
     let lease = LeaseId(body.lease_id);
     super::check_type_held(&state, &worker, id, lease).await?;
     confirm_presigned_upload(&state, id, lease).await?;
