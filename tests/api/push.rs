@@ -41,8 +41,11 @@ async fn receive(req: HttpRequest, body: web::Bytes, app: web::Data<Pushes>) -> 
     if u64::from(n) <= job["params"]["fail_first"].as_u64().unwrap_or(0) {
         return HttpResponse::ServiceUnavailable().finish();
     }
-    match job["params"]["answer"].as_u64().unwrap_or(200) {
-        422 => HttpResponse::UnprocessableEntity().body("invoice 42 does not exist"),
+    match (job["params"]["answer"].as_u64().unwrap_or(200), job["params"]["shape"].as_str()) {
+        (422, _) => HttpResponse::UnprocessableEntity().body("invoice 42 does not exist"),
+        (302, _) => HttpResponse::Found().insert_header(("location", "/errand")).finish(),
+        (_, Some("huge")) => HttpResponse::Ok().json(json!({"pad": "x".repeat(100_000)})),
+        (_, Some("expiring")) => HttpResponse::Ok().json(json!({"expires_at": "soon"})),
         _ => HttpResponse::Ok().json(json!({"pages": 2, "attempt": job["attempt"]})),
     }
 }
@@ -87,5 +90,17 @@ async fn pushed_jobs_complete_fail_for_good_or_retry_as_the_app_answers() {
     assert_eq!(job["result"]["attempt"], 2);
     let pushes = received.pushes.lock().unwrap().clone();
     assert_eq!((pushes[&done], pushes[&refused], pushes[&flaky]), (1, 1, 2), "one push per attempt");
+
+    // What an app answers is held to what a worker's end may say.
+    for (params, error) in [
+        (json!({"shape": "huge"}), "longer than 65536 bytes"),
+        (json!({"shape": "expiring"}), "`expires_at`"),
+        (json!({"answer": 302}), "HTTP 302"),
+    ] {
+        let id = app.create(&alice, "render_invoice", params).await;
+        let job = app.wait_until_finished(&alice, &id, WITHIN).await;
+        assert_eq!(job["status"], "failed", "{job}");
+        assert!(job["error_message"].as_str().unwrap().contains(error), "{job}");
+    }
     handle.stop(false).await;
 }
