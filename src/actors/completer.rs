@@ -78,6 +78,27 @@ pub struct Rescue {
     pub grace: std::time::Duration,
 }
 
+/// Writes each of `batch` alone, after the statement of them all was refused
+/// for what one of them holds: the others are recorded as if it were not
+/// there, and an end the database cannot take becomes a failure that says so
+/// (its job ends rather than being answered an error on every retry).
+async fn one_by_one(store: &Store, batch: &[Completion]) -> Vec<Result<Vec<EndedAttempt>, StoreError>> {
+    let mut results = Vec::with_capacity(batch.len());
+    for completion in batch {
+        let result = match store.queue().finish_many_if_running(std::slice::from_ref(completion)).await {
+            Err(error) if error.is_bad_input() => {
+                tracing::error!(job = %completion.id, %error, "an end the database refused; the job fails instead");
+                let error = "the job finished but its end could not be stored".to_owned();
+                let failed = Completion { outcome: Outcome::Failed { error }, ..completion.clone() };
+                store.queue().finish_many_if_running(std::slice::from_ref(&failed)).await
+            }
+            other => other,
+        };
+        results.push(result);
+    }
+    results
+}
+
 /// The batch holding this completion could not be written (database trouble).
 #[derive(Debug, Clone, thiserror::Error)]
 #[error("recording the attempt failed: {0}")]
@@ -189,33 +210,48 @@ impl Completer {
         let store = self.store.clone();
         async move {
             let result = store.queue().finish_many_if_running(&batch).await;
-            (batch, result)
+            let results = match result {
+                Err(error) if error.is_bad_input() => one_by_one(&store, &batch).await,
+                whole => vec![whole],
+            };
+            (batch, results)
         }
         .into_actor(self)
-        .map(move |(batch, result), act, ctx| {
-            match result {
-                Ok(ended) => {
-                    let by_job: HashMap<JobId, JobState> = ended.iter().map(|e| (e.job, e.state)).collect();
-                    for e in ended {
-                        crate::telemetry::record_attempt_ended(&e.job_type, e.state.as_sql());
-                        act.notify_if_terminal(e);
-                    }
-                    // A job missing from the answer was fenced off: its ender hears `None`.
-                    for (completion, reply) in batch.iter().zip(replies) {
-                        let _ = reply.send(Ok(by_job.get(&completion.id).copied()));
-                    }
-                }
-                Err(error) => {
-                    let failed = CompletionFailed::from(error);
-                    for reply in replies {
-                        let _ = reply.send(Err(failed.clone()));
-                    }
+        .map(move |(batch, mut results), act, ctx| {
+            if results.len() == 1 {
+                act.settle(&batch, replies, results.remove(0));
+            } else {
+                for ((completion, reply), result) in batch.iter().zip(replies).zip(results) {
+                    act.settle(std::slice::from_ref(completion), vec![reply], result);
                 }
             }
             act.lanes[lane].writing = false;
             act.write_batch(lane, ctx);
         })
         .spawn(ctx);
+    }
+
+    /// Answers the enders of `completions`, written in one statement with `result`.
+    fn settle(&self, completions: &[Completion], replies: Vec<Reply>, result: Result<Vec<EndedAttempt>, StoreError>) {
+        match result {
+            Ok(ended) => {
+                let by_job: HashMap<JobId, JobState> = ended.iter().map(|e| (e.job, e.state)).collect();
+                for e in ended {
+                    crate::telemetry::record_attempt_ended(&e.job_type, e.state.as_sql());
+                    self.notify_if_terminal(e);
+                }
+                // A job missing from the answer was fenced off: its ender hears `None`.
+                for (completion, reply) in completions.iter().zip(replies) {
+                    let _ = reply.send(Ok(by_job.get(&completion.id).copied()));
+                }
+            }
+            Err(error) => {
+                let failed = CompletionFailed::from(error);
+                for reply in replies {
+                    let _ = reply.send(Err(failed.clone()));
+                }
+            }
+        }
     }
 
     /// Wakes the owner's streams and mail (`do_send`: the notification is

@@ -108,7 +108,9 @@ WITH input AS (
 ), finished AS (
     UPDATE jobs j
     SET state = e.state, attempt = e.attempt, result = e.result,
-        result_expires_at = (e.result->>'expires_at')::timestamptz, error_message = e.error,
+        -- Only a file errand stored has an expiry (its record holds the key).
+        result_expires_at = CASE WHEN e.result ? 'storage_key' THEN (e.result->>'expires_at')::timestamptz END,
+        error_message = e.error,
         started_at = e.started_at, finished_at = clock_timestamp(), ended_lease_id = e.ended_lease_id,
         ended_by = e.lease_owner
     FROM ended e

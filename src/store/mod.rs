@@ -104,6 +104,14 @@ impl StoreError {
         self.is_connection_lost() || matches!(self, Self::Contended(_))
     }
 
+    /// The statement was refused for what it was given (SQLSTATE class 22,
+    /// a value it cannot take, or 23, a constraint): trying it again as it
+    /// is cannot help, and in a batch one such row fails every other.
+    pub fn is_bad_input(&self) -> bool {
+        matches!(self, Self::Postgres(error)
+            if error.code().is_some_and(|code| code.code().starts_with("22") || code.code().starts_with("23")))
+    }
+
     /// The database could not be reached, the connection broke (it was
     /// terminated, the server restarts, the network dropped), or its server
     /// no longer takes writes (a demoted primary, SQLSTATE 25006: the

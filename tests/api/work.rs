@@ -463,6 +463,38 @@ async fn a_handler_answering_with_nul_still_ends_its_job_once_with_one_notificat
     }
 }
 
+/// A handler whose result names a file with an expiry PostgreSQL cannot
+/// read: a bug of errand's own handlers (results from outside are refused
+/// before they get this far), which must not stop other jobs' ends.
+struct BadExpiry;
+
+impl JobHandler for BadExpiry {
+    fn run(&self, _ctx: JobContext) -> HandlerFuture {
+        Box::pin(async {
+            Ok(errand::jobs::JobOutput { result: Some(json!({"storage_key": "k", "expires_at": "soon"})) })
+        })
+    }
+}
+
+#[actix_web::test]
+async fn an_end_the_database_refuses_fails_its_own_job_and_no_other() {
+    let app = TestApp::builder().job_type("bad_expiry", BadExpiry).spawn().await;
+    let alice = token("acme", "alice");
+    // Ends that come together share a statement with the bad one.
+    let bad = app.create(&alice, "bad_expiry", json!({})).await;
+    let mut good = Vec::new();
+    for _ in 0..20 {
+        good.push(app.create(&alice, "noop", json!({})).await);
+    }
+    let job = app.wait_until_finished(&alice, &bad, WITHIN).await;
+    assert_eq!(job["status"], "failed", "{job}");
+    assert!(job["error_message"].as_str().unwrap().contains("could not be stored"), "{job}");
+    assert_eq!(app.db.notifications_for(&bad).await, 1);
+    for id in &good {
+        assert_eq!(app.wait_until_finished(&alice, id, WITHIN).await["status"], "completed");
+    }
+}
+
 /// A handler that blocks its thread, as CPU-heavy work between two awaits
 /// does (an export parsing megabytes), until the test lets it go or 30 s pass.
 #[derive(Clone)]
