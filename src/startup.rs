@@ -149,6 +149,7 @@ impl Application {
         };
         let stream_limits = StreamLimits {
             per_user: settings.notifications.max_streams_per_user.get(),
+            per_tenant: settings.notifications.max_streams_per_tenant.get(),
             per_process: settings.notifications.max_streams.get(),
         };
         let notifier = Notifier::new(store.clone(), mailer, stream_limits).start();

@@ -16,7 +16,7 @@ use actix::prelude::*;
 use tokio::sync::mpsc;
 
 use super::mailer::MailDue;
-use crate::domain::{Caller, NotificationId, OwnerTag};
+use crate::domain::{Caller, NotificationId, OwnerTag, TenantId};
 use crate::store::{EndedAttempt, NotificationPage, Store, StoreError};
 
 /// A job ended (completed or failed) in this process and its notification is committed.
@@ -69,10 +69,11 @@ pub struct Subscribe {
     pub caller: Caller,
 }
 
-/// How many streams one process keeps open: per user, and in all.
+/// How many streams one process keeps open: per user, per tenant, and in all.
 #[derive(Debug, Clone, Copy)]
 pub struct StreamLimits {
     pub per_user: usize,
+    pub per_tenant: usize,
     pub per_process: usize,
 }
 
@@ -84,6 +85,10 @@ pub enum TooManyStreams {
         "you already have {0} notification streams open here, the most one person may; close one (another tab?) first"
     )]
     User(usize),
+    #[error(
+        "your organisation's people have {0} notification streams open here, the most one organisation may; try again shortly"
+    )]
+    Tenant(usize),
     #[error("this server holds {0} notification streams, the most it may; try again shortly")]
     Process(usize),
 }
@@ -112,6 +117,9 @@ pub struct Notifier {
     store: Store,
     /// Open streams by whose notifications they show.
     streams: HashMap<OwnerTag, Vec<StreamWakers>>,
+    /// The same streams by tenant (their feed senders: closed once the
+    /// stream is), for the tenant's cap.
+    by_tenant: HashMap<TenantId, Vec<mpsc::Sender<()>>>,
     limits: StreamLimits,
     /// The email channel, when email is enabled.
     mailer: Option<Recipient<MailDue>>,
@@ -119,7 +127,7 @@ pub struct Notifier {
 
 impl Notifier {
     pub fn new(store: Store, mailer: Option<Recipient<MailDue>>, limits: StreamLimits) -> Self {
-        Self { store, streams: HashMap::new(), limits, mailer }
+        Self { store, streams: HashMap::new(), by_tenant: HashMap::new(), limits, mailer }
     }
 
     fn open_streams(&self) -> usize {
@@ -132,6 +140,10 @@ impl Notifier {
 
     /// Forgets the streams whose clients went away.
     fn forget_closed(&mut self) {
+        self.by_tenant.retain(|_, senders| {
+            senders.retain(|sender| !sender.is_closed());
+            !senders.is_empty()
+        });
         self.streams.retain(|_, senders| {
             senders.retain(|wakers| !wakers.feed.is_closed());
             !senders.is_empty()
@@ -229,6 +241,11 @@ impl Handler<Subscribe> for Notifier {
                 return MessageResult(Err(TooManyStreams::Process(self.limits.per_process)));
             }
         }
+        let tenants = self.by_tenant.entry(msg.caller.tenant.clone()).or_default();
+        tenants.retain(|sender| !sender.is_closed());
+        if tenants.len() >= self.limits.per_tenant {
+            return MessageResult(Err(TooManyStreams::Tenant(self.limits.per_tenant)));
+        }
         let theirs = self.streams.entry(owner).or_default();
         theirs.retain(|wakers| !wakers.feed.is_closed());
         if theirs.len() >= self.limits.per_user {
@@ -236,6 +253,7 @@ impl Handler<Subscribe> for Notifier {
         }
         let (feed, feed_wakes) = mpsc::channel(1);
         let (progress, progress_wakes) = mpsc::channel(1);
+        tenants.push(feed.clone());
         theirs.push(StreamWakers { feed, progress });
         self.record_open_streams();
         MessageResult(Ok(StreamWakes { feed: feed_wakes, progress: progress_wakes }))

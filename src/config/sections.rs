@@ -282,6 +282,11 @@ pub struct NotificationSettings {
     /// within `stream_ticket_ttl`); the next gets 429 `too_many_streams`.
     #[serde_inline_default(NonZeroUsize::new(20).expect("not zero"))]
     pub max_unused_tickets_per_user: NonZeroUsize,
+    /// Live streams one process holds open for one tenant's users, of all
+    /// of them: a tenant with many users (or many made-up ones) leaves room
+    /// for the others.
+    #[serde_inline_default(NonZeroUsize::new(1_000).expect("not zero"))]
+    pub max_streams_per_tenant: NonZeroUsize,
     /// Live streams one process holds open, of all users.
     #[serde_inline_default(NonZeroUsize::new(10_000).expect("not zero"))]
     pub max_streams: NonZeroUsize,

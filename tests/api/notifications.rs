@@ -298,6 +298,31 @@ async fn a_users_streams_are_capped_and_a_closed_one_frees_its_slot() {
 }
 
 #[actix_web::test]
+async fn a_tenants_streams_are_capped_together_and_leave_room_for_other_tenants() {
+    let app = TestApp::builder()
+        .configure(|s| {
+            s.notifications.max_streams_per_tenant = std::num::NonZeroUsize::new(2).unwrap();
+            s.notifications.keep_alive = Duration::from_millis(100);
+        })
+        .spawn()
+        .await;
+    let url = format!("{}/notifications/stream", app.address);
+    let alices = SseStream::open(&url, Some(&token("acme", "alice")), None).await;
+    let _bobs = SseStream::open(&url, Some(&token("acme", "bob")), None).await;
+    let carol = token("acme", "carol");
+    let refused = app.get(&carol, "/notifications/stream").await;
+    let problem = assert_problem(refused, StatusCode::TOO_MANY_REQUESTS, "too_many_streams").await;
+    assert!(problem["detail"].as_str().unwrap().contains("organisation"), "{problem}");
+    let _other_tenants = SseStream::open(&url, Some(&token("globex", "dave")), None).await;
+
+    drop(alices);
+    eventually(Duration::from_secs(10), "a closed stream frees its tenant's slot", || async {
+        app.get(&carol, "/notifications/stream").await.status() == StatusCode::OK
+    })
+    .await;
+}
+
+#[actix_web::test]
 async fn a_process_holds_at_most_its_streams() {
     let app = TestApp::builder()
         .configure(|s| s.notifications.max_streams = std::num::NonZeroUsize::new(1).unwrap())
