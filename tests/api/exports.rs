@@ -170,6 +170,24 @@ async fn a_failure_mid_stream_leaves_no_partial_file() {
 }
 
 #[actix_web::test]
+async fn a_value_an_export_cannot_read_is_named_by_kind_never_quoted() {
+    let failing = ExportSettings {
+        // PostgreSQL's own message quotes the value: invalid input syntax for type integer: "secret-301".
+        query: "SELECT ('secret-' || id)::integer AS n FROM sales WHERE tenant_id = :tenant ORDER BY id".into(),
+        format: ExportFormat::Csv,
+        source_database_url: None,
+    };
+    let (app, _dir) = spawn_exporting_app(move |s| add_export_type(s, "export_cast", failing)).await;
+    let alice = token("demo-1", "alice");
+    let id = app.create(&alice, "export_cast", json!({})).await;
+    let job = app.wait_until_finished(&alice, &id, WITHIN).await;
+    let error = job["error_message"].as_str().unwrap();
+    assert_eq!(job["status"], "failed");
+    assert!(error.contains("not written as the type"), "{job}");
+    assert!(!error.contains("secret"), "a row's value is quoted: {error}");
+}
+
+#[actix_web::test]
 async fn ndjson_exports_one_object_per_line_from_a_separate_source_database() {
     let source = TestDb::create().await;
     let source_store = errand::store::Store::connect(&source.url, 2).unwrap();
