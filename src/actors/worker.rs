@@ -101,7 +101,7 @@ impl JobWorker {
     fn outcome(&self, result: Result<Result<JobOutput, JobError>, AttemptEnd>) -> Outcome {
         let failed = |failure| self.job_type.retry.outcome(self.job.attempt, failure);
         match result {
-            Ok(Ok(output)) if output.result.as_ref().is_some_and(crate::jobs::holds_nul) => {
+            Ok(Ok(output)) if output.result.as_ref().is_some_and(crate::domain::holds_nul) => {
                 tracing::error!(job = %self.job.id, "the handler's result holds NUL, which cannot be stored");
                 Outcome::Failed { error: "the job finished but its result could not be stored".into() }
             }

@@ -17,7 +17,7 @@ mod quota;
 mod retry;
 mod schedule;
 
-pub use attempt::{Failure, Outcome, ProgressReport, storable};
+pub use attempt::{Failure, Outcome, ProgressReport, foreign_result_refusal, holds_nul, storable};
 pub use batch::{BatchCounts, BatchStatus};
 pub use idempotency::{Fingerprint, IdempotencyKey, InvalidIdempotencyKey};
 pub use ids::{

@@ -18,7 +18,7 @@ pub use builtin::{NoopHandler, SleepHandler};
 pub use export::SqlExport;
 pub use progress::Progress;
 pub use push::{HttpPush, PushEnv, signature as push_signature};
-pub use types::{ExportEnv, HandlerRegistry, JobType, JobTypes, ParamsError, foreign_result_refusal, holds_nul};
+pub use types::{ExportEnv, HandlerRegistry, JobType, JobTypes, ParamsError};
 pub use view::{JobView, downloadable, rfc3339};
 
 use crate::domain::{JobId, ProgressReport, TenantId, UserId};

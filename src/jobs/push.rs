@@ -108,7 +108,7 @@ impl HttpPush {
         }
         let result = match serde_json::from_str::<Value>(&text) {
             _ if text.trim().is_empty() => None,
-            Ok(Value::Object(fields)) => match crate::jobs::foreign_result_refusal(&fields) {
+            Ok(Value::Object(fields)) => match crate::domain::foreign_result_refusal(&fields) {
                 Some(refusal) => return Err(JobError::Permanent(format!("the app's answer is refused: {refusal}"))),
                 None => Some(Value::Object(fields)),
             },

@@ -102,26 +102,6 @@ impl JobType {
     }
 }
 
-/// Why a result from outside errand (an external worker's end, a pushed
-/// app's answer) is refused, if it is: it may not name `storage_key` or
-/// `expires_at`, which errand writes itself for a file it stored (a storage
-/// key would make errand sign URLs for a file it did not store; an expiry is
-/// that file's, and one in another form could fail the statement that
-/// records the end with others), nor hold NUL.
-pub fn foreign_result_refusal(result: &serde_json::Map<String, Value>) -> Option<&'static str> {
-    if ["storage_key", "expires_at"].iter().any(|field| result.contains_key(*field)) {
-        return Some("a result may hold neither `storage_key` nor `expires_at`: errand sets them for an uploaded file");
-    }
-    let nul = result.iter().any(|(key, value)| key.contains('\0') || holds_nul(value));
-    nul.then_some("a result may not hold NUL")
-}
-
-/// Whether any key or string in `value` holds NUL (PostgreSQL's jsonb and
-/// text cannot store it).
-pub fn holds_nul(value: &Value) -> bool {
-    nul_at(value).is_some()
-}
-
 /// A key or a value met walking params.
 enum Part<'a> {
     Key(&'a str),

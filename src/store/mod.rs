@@ -418,7 +418,7 @@ impl Store {
 
     /// Every tenant's due schedules, for a process's scheduler.
     pub fn schedule_firing(&self) -> ScheduleFiring<'_> {
-        ScheduleFiring { pool: &self.pool }
+        ScheduleFiring { pool: &self.pool, quotas: &self.quotas, batch_caps: &self.batch_caps }
     }
 
     /// The batches of the caller's user in the caller's tenant.

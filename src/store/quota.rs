@@ -25,8 +25,9 @@
 
 use std::collections::{HashMap, HashSet};
 
-use deadpool_postgres::Client;
+use deadpool_postgres::{Client, GenericClient};
 use tokio_postgres::Row;
+use tokio_postgres::Statement;
 
 use super::StoreError;
 use crate::domain::{QuotaExceeded, Quotas, TenantCaps, Usage};
@@ -146,42 +147,7 @@ pub(super) async fn begin_admitting(
 ) -> Result<Admission, StoreError> {
     let admitted = async {
         let begin = client.prepare_cached(BEGIN).await?;
-        let (lock, unfinished, overrides) = (
-            client.prepare_cached(LOCK_QUOTAS).await?,
-            client.prepare_cached(UNFINISHED).await?,
-            client.prepare_cached(OVERRIDES).await?,
-        );
-        let tenants = distinct(jobs.iter().map(|job| job.tenant));
-        // Pipelined, in this order: the count's snapshot is taken after the locks are granted.
-        let (begun, locked, counted, overridden) = futures_util::future::join4(
-            client.execute(&begin, &[]),
-            client.query(&lock, &[&tenants]),
-            client.query(&unfinished, &[&tenants]),
-            client.query(&overrides, &[&tenants]),
-        )
-        .await;
-        begun?;
-        locked?;
-        let mut usage: HashMap<String, Usage> = HashMap::new();
-        for row in counted? {
-            let (tenant, user, job_type): (String, &str, &str) =
-                (row.try_get("tenant_id")?, row.try_get("user_id")?, row.try_get("job_type")?);
-            let jobs: i64 = row.try_get("jobs")?;
-            usage.entry(tenant).or_default().count(user, job_type, u64::try_from(jobs).unwrap_or(0));
-        }
-        let mut caps: HashMap<String, TenantCaps> = HashMap::new();
-        for row in overridden? {
-            caps.insert(row.try_get("tenant_id")?, quotas.for_tenant(Some(caps_from_row(&row)?)));
-        }
-        let decide = |replays: &HashSet<usize>| decide(jobs, quotas, &caps, usage.clone(), replays);
-        let refused = decide(&HashSet::new());
-        if refused.iter().all(Option::is_none) {
-            return Ok(Admission { refused });
-        }
-        // Some would be refused: replays among them (or among those admitted
-        // before them) take no room. Decide again knowing which they are.
-        let replays = existing_keys(client, jobs).await?;
-        Ok(Admission { refused: decide(&replays) })
+        admit(client, Some(&begin), jobs, quotas).await
     }
     .await;
     if admitted.is_err() {
@@ -189,6 +155,68 @@ pub(super) async fn begin_admitting(
         let _ = client.batch_execute(ROLLBACK).await;
     }
     admitted
+}
+
+/// The same check in a transaction the caller has begun (a scheduler's
+/// pass): the tenants' quota locks are held until it ends.
+pub(super) async fn admit_in(
+    tx: &impl GenericClient,
+    jobs: &[Submitter<'_>],
+    quotas: &Quotas,
+) -> Result<Admission, StoreError> {
+    admit(tx, None, jobs, quotas).await
+}
+
+/// Takes the quota locks of `jobs`' tenants (after `begin`, if given, in the
+/// same pipeline), counts, and decides job by job.
+async fn admit(
+    client: &impl GenericClient,
+    begin: Option<&Statement>,
+    jobs: &[Submitter<'_>],
+    quotas: &Quotas,
+) -> Result<Admission, StoreError> {
+    let (lock, unfinished, overrides) = (
+        client.prepare_cached(LOCK_QUOTAS).await?,
+        client.prepare_cached(UNFINISHED).await?,
+        client.prepare_cached(OVERRIDES).await?,
+    );
+    let tenants = distinct(jobs.iter().map(|job| job.tenant));
+    let begun = async {
+        match begin {
+            Some(begin) => client.execute(begin, &[]).await.map(drop),
+            None => Ok(()),
+        }
+    };
+    // Pipelined, in this order: the count's snapshot is taken after the locks are granted.
+    let (begun, locked, counted, overridden) = futures_util::future::join4(
+        begun,
+        client.query(&lock, &[&tenants]),
+        client.query(&unfinished, &[&tenants]),
+        client.query(&overrides, &[&tenants]),
+    )
+    .await;
+    begun?;
+    locked?;
+    let mut usage: HashMap<String, Usage> = HashMap::new();
+    for row in counted? {
+        let (tenant, user, job_type): (String, &str, &str) =
+            (row.try_get("tenant_id")?, row.try_get("user_id")?, row.try_get("job_type")?);
+        let jobs: i64 = row.try_get("jobs")?;
+        usage.entry(tenant).or_default().count(user, job_type, u64::try_from(jobs).unwrap_or(0));
+    }
+    let mut caps: HashMap<String, TenantCaps> = HashMap::new();
+    for row in overridden? {
+        caps.insert(row.try_get("tenant_id")?, quotas.for_tenant(Some(caps_from_row(&row)?)));
+    }
+    let decide = |replays: &HashSet<usize>| decide(jobs, quotas, &caps, usage.clone(), replays);
+    let refused = decide(&HashSet::new());
+    if refused.iter().all(Option::is_none) {
+        return Ok(Admission { refused });
+    }
+    // Some would be refused: replays among them (or among those admitted
+    // before them) take no room. Decide again knowing which they are.
+    let replays = existing_keys(client, jobs).await?;
+    Ok(Admission { refused: decide(&replays) })
 }
 
 /// Admits `jobs` in their order against `usage`: a replay (its position in
@@ -219,7 +247,7 @@ fn decide(
 }
 
 /// The positions in `jobs` of those whose key already names a job.
-async fn existing_keys(client: &Client, jobs: &[Submitter<'_>]) -> Result<HashSet<usize>, StoreError> {
+async fn existing_keys(client: &impl GenericClient, jobs: &[Submitter<'_>]) -> Result<HashSet<usize>, StoreError> {
     let (tenants, users, keys): (Vec<&str>, Vec<&str>, Vec<&str>) =
         jobs.iter().map(Submitter::key_owner).fold((vec![], vec![], vec![]), |(mut t, mut u, mut k), (a, b, c)| {
             t.push(a);

@@ -5,7 +5,9 @@
 //! in the pass's transaction: a process that dies mid-pass leaves the rows
 //! as they were for the next one. Each job's idempotency key names its
 //! schedule and occurrence, and the jobs' key is unique, so even a pass run
-//! twice over one occurrence makes one job.
+//! twice over one occurrence makes one job. Scheduled jobs count against
+//! their owners' quotas as submitted ones do: an occurrence without room is
+//! skipped (with `overlap = queue` their number would otherwise be unbounded).
 
 use std::collections::HashMap;
 
@@ -15,8 +17,9 @@ use uuid::Uuid;
 
 use super::StoreError;
 use super::cancel::{CancelledBy, cancel_locked};
+use super::quota::{self, BatchCaps, Submitter};
 use super::schedules::{Overlap, Schedule, columns, next_columns, schedule_from_row};
-use crate::domain::{Fingerprint, JobId, Occurrence, Recurrence, firing};
+use crate::domain::{Fingerprint, JobId, Occurrence, Quotas, Recurrence, firing};
 
 /// Due schedules, oldest due first, with their owner and whether the job of
 /// their latest occurrence is unfinished: `$1` now, `$2` rows at most.
@@ -107,6 +110,8 @@ struct ScheduledJob {
 /// scheduler fires, for whoever owns them).
 pub struct ScheduleFiring<'a> {
     pub(super) pool: &'a Pool,
+    pub(super) quotas: &'a Quotas,
+    pub(super) batch_caps: &'a BatchCaps,
 }
 
 impl ScheduleFiring<'_> {
@@ -161,6 +166,7 @@ impl ScheduleFiring<'_> {
             nexts.push(next);
             schedules.push(schedule);
         }
+        let jobs = self.within_quotas(&tx, jobs, &schedules, &owners).await?;
         let recorded = record_jobs(&tx, &jobs, &schedules, &owners, terms).await?;
         let mut last_jobs: Vec<Option<Uuid>> = vec![None; schedules.len()];
         for job in jobs.iter().filter(|j| recorded.contains(&j.id)) {
@@ -177,6 +183,46 @@ impl ScheduleFiring<'_> {
         tx.execute(&tx.prepare_cached(MOVE_ON).await?, &[&ids, &at, &local, &second, &last_jobs]).await?;
         tx.commit().await?;
         Ok(Fired { schedules: schedules.len(), jobs: recorded.len() })
+    }
+}
+
+impl ScheduleFiring<'_> {
+    /// The jobs their owners' quotas have room for, decided as a batch of
+    /// submissions near a cap is (in order, under the tenants' quota locks,
+    /// held until the pass commits). An occurrence without room is skipped,
+    /// as `overlap = skip` skips one, and said in the log and a metric.
+    async fn within_quotas(
+        &self,
+        tx: &Transaction<'_>,
+        jobs: Vec<ScheduledJob>,
+        schedules: &[Schedule],
+        owners: &[(String, String, Option<String>)],
+    ) -> Result<Vec<ScheduledJob>, StoreError> {
+        if jobs.is_empty() || !self.quotas.enforced() {
+            return Ok(jobs);
+        }
+        let submitters: Vec<Submitter<'_>> = jobs
+            .iter()
+            .map(|job| {
+                let (tenant, user, _) = &owners[job.schedule];
+                Submitter { tenant, user, key: &job.key, job_type: &schedules[job.schedule].job_type }
+            })
+            .collect();
+        let refused = quota::admit_in(tx, &submitters, self.quotas).await?.refused;
+        drop(submitters);
+        // The counting trigger checks the caps too: a submission that took
+        // the room meanwhile fails the pass, which the next pass makes again.
+        tx.execute("SELECT set_config('errand.quota_caps', $1, true)", &[&self.batch_caps.as_text()]).await?;
+        let admitted = jobs.into_iter().zip(refused).filter_map(|(job, refused)| match refused {
+            None => Some(job),
+            Some(exceeded) => {
+                let schedule = schedules[job.schedule].id;
+                tracing::info!(%schedule, ?exceeded, "a scheduled occurrence was skipped: its owner is over a quota");
+                metrics::counter!("errand_schedule_occurrences_skipped_total", "reason" => "quota").increment(1);
+                None
+            }
+        });
+        Ok(admitted.collect())
     }
 }
 

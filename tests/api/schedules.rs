@@ -468,3 +468,25 @@ async fn cancel_previous_cancels_the_unfinished_job_before_making_the_next() {
     let priority: i16 = app.db.scalar("SELECT priority FROM job_queue", &[]).await;
     assert_eq!(priority, -8);
 }
+
+#[actix_web::test]
+async fn scheduled_jobs_count_against_their_owners_quota_and_an_occurrence_without_room_is_skipped() {
+    let app = scheduling_app(|s| s.quotas.max_unfinished_per_user = errand::config::CountCap(Some(2))).await;
+    let alice = token("acme", "alice");
+    let made =
+        created(&app, &alice, json!({"params": {}, "cron": "@hourly", "timezone": "UTC", "overlap": "queue"})).await;
+    let (id, first) = (made["id"].as_str().unwrap().to_owned(), at(&made["next_run_at"]));
+    // Nothing runs: each occurrence's job stays unfinished.
+    for hour in 0..4 {
+        fire(&app, first + TimeDelta::hours(hour)).await;
+    }
+    assert_eq!(jobs_of(&app, &id).await.len(), 2, "two occurrences fit the quota; the others were skipped");
+    let clicked = app.submit(&alice, "noop", &uuid::Uuid::new_v4().to_string(), json!({})).await;
+    assert_problem(clicked, StatusCode::TOO_MANY_REQUESTS, "quota_exceeded").await;
+    // Room again: the next occurrence is made.
+    let job: Value = app.get(&alice, "/jobs?type=sleep").await.json().await.unwrap();
+    let oldest = job["jobs"][1]["id"].as_str().unwrap().to_owned();
+    assert_eq!(app.post(&alice, &format!("/jobs/{oldest}/cancel")).await.status(), StatusCode::OK);
+    assert_eq!(fire(&app, first + TimeDelta::hours(4)).await, 1);
+    assert_eq!(jobs_of(&app, &id).await.len(), 3);
+}

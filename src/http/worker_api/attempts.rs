@@ -156,7 +156,7 @@ pub async fn complete(
 ) -> Result<HttpResponse, AppError> {
     let id = job_id(&path)?;
     let body: CompleteBody = read_json(body).await?;
-    if let Some(refusal) = body.result.as_ref().and_then(crate::jobs::foreign_result_refusal) {
+    if let Some(refusal) = body.result.as_ref().and_then(crate::domain::foreign_result_refusal) {
         return Err(AppError::BadRequest(refusal.into()));
     }
     let result = body.result.map(Value::Object);
