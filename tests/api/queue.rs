@@ -21,12 +21,11 @@ async fn submit_typed(store: &Store, tenant: &str, job_type: &str, n: usize) {
     }
 }
 
+/// One new job of `user` of `tenant`.
 async fn submit_as(store: &Store, tenant: &str, user: &str, job_type: &str) {
-    {
-        let job = new_job(tenant, user, &Uuid::new_v4().to_string(), job_type, json!({}));
-        let submission = store.submissions().submit(&job).await.unwrap();
-        assert!(matches!(submission, Submission::Created(_)));
-    }
+    let job = new_job(tenant, user, &Uuid::new_v4().to_string(), job_type, json!({}));
+    let submission = store.submissions().submit(&job).await.unwrap();
+    assert!(matches!(submission, Submission::Created(_)));
 }
 
 async fn submit(store: &Store, tenant: &str, n: usize) {
