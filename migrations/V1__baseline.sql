@@ -292,15 +292,13 @@ CREATE TABLE job_queue (
 ALTER TABLE job_queue ALTER COLUMN job_type SET STATISTICS 0;
 
 -- Claims: tenants with due work in tenant order (a bounded loose index scan
--- from a cursor), each tenant's users with waiting work in user order (the
--- same, within the tenant), and each user's next jobs, highest priority
--- first, then in due order (see errand_tenant_due). The claim walks the
--- tenants and users that have runnable jobs and takes each one's next few,
--- so its cost follows the number of tenants and users, not the size of the
--- backlog. A higher priority's jobs that are not yet due (waiting out a
--- retry's backoff) are read past before a lower one's due jobs: as few as a
--- user's retrying jobs of that priority.
-CREATE INDEX job_queue_due ON job_queue (tenant_id, user_id, priority DESC, run_at, job_id)
+-- from a cursor), and each tenant's next jobs, highest priority first, then
+-- in due order. The claim walks the tenants that have runnable jobs and
+-- takes each one's next few, so its cost follows the number of tenants, not
+-- the size of the backlog. A higher priority's jobs that are not yet due
+-- (waiting out a retry's backoff) are read past before a lower one's due
+-- jobs: as few as a tenant's retrying jobs of that priority.
+CREATE INDEX job_queue_due ON job_queue (tenant_id, priority DESC, run_at, job_id)
     WHERE state IN ('available', 'retryable');
 -- Claims count running jobs per tenant and per job type; the rescuer reads
 -- every running row (a few hundred per process at most).
@@ -339,63 +337,6 @@ SELECT j.id, j.tenant_id, j.user_id, j.idempotency_key, j.fingerprint, j.job_typ
        j.unsuccessful_state
 FROM jobs j LEFT JOIN job_queue q ON q.job_id = j.id;
 
--- A tenant's next due jobs for a claim, at most `room`: its users in turn.
---
--- Fair share inside a tenant: of the tenant's due jobs, the highest
--- priority goes first (a person's click before a batch's child); within a
--- priority, each user's next job ranks by how many jobs that user would then
--- run (fewest first, then the oldest), so a colleague's one click is taken
--- before the next of another user's backlog; and no user runs more than
--- `user_limit` of the tenant's jobs at once (errand passes tenant_limit - 1,
--- at least 1: while one user's backlog holds the rest, a slot stays free
--- for a colleague, whose job starts at the next claim rather than after the
--- backlog's next end). The users considered are the tenant's first 64 with
--- waiting work, in user order (a loose scan of job_queue_due).
--- `excluded_types`: types without room; `only_types`: NULL for any.
-CREATE FUNCTION errand_tenant_due(
-    tenant text, room bigint, user_limit bigint, excluded_types text[], only_types text[])
-RETURNS TABLE (job_id uuid, job_type text, run_at timestamptz, priority smallint, place bigint)
-LANGUAGE sql STABLE
-AS $$
-    WITH RECURSIVE users (user_id, n) AS (
-        (SELECT q.user_id, 1 FROM job_queue q
-         WHERE q.tenant_id = tenant AND q.state IN ('available', 'retryable')
-         ORDER BY q.user_id LIMIT 1)
-        UNION ALL
-        SELECT (SELECT q.user_id FROM job_queue q
-                WHERE q.tenant_id = tenant AND q.state IN ('available', 'retryable') AND q.user_id > u.user_id
-                ORDER BY q.user_id LIMIT 1),
-               u.n + 1
-        FROM users u
-        WHERE u.user_id IS NOT NULL AND u.n < 64
-    ), running AS (
-        SELECT r.user_id, count(*) AS n FROM job_queue r
-        WHERE r.tenant_id = tenant AND r.state = 'running'
-        GROUP BY r.user_id
-    ), per_user AS (
-        SELECT c.job_id, c.job_type, c.run_at, c.priority, coalesce(r.n, 0) + c.nth AS user_rank
-        FROM users u
-        LEFT JOIN running r ON r.user_id = u.user_id
-        CROSS JOIN LATERAL (
-            SELECT q.job_id, q.job_type, q.run_at, q.priority,
-                   row_number() OVER (ORDER BY q.priority DESC, q.run_at, q.job_id) AS nth
-            FROM job_queue q
-            WHERE q.tenant_id = tenant AND q.user_id = u.user_id AND q.state IN ('available', 'retryable')
-              AND q.run_at <= now()
-              AND q.job_type <> ALL (excluded_types)
-              AND (only_types IS NULL OR q.job_type = ANY (only_types))
-            ORDER BY q.priority DESC, q.run_at, q.job_id
-            LIMIT greatest(0, least(room, user_limit - coalesce(r.n, 0)))
-        ) c
-        WHERE u.user_id IS NOT NULL
-    )
-    SELECT p.job_id, p.job_type, p.run_at, p.priority,
-           row_number() OVER (ORDER BY p.priority DESC, p.user_rank, p.run_at, p.job_id)
-    FROM per_user p
-    ORDER BY p.priority DESC, p.user_rank, p.run_at, p.job_id
-    LIMIT greatest(0, room)
-$$;
-
 -- A claim in one round trip.
 --
 -- A claim locks the tenants it will serve (and the job types with a
@@ -410,8 +351,7 @@ $$;
 --
 -- Parameters: the tenant cursor (consider tenants after `after_tenant`, at
 -- most `max_tenants` of them; a walk that reaches the last tenant goes on
--- from the first, up to the cursor), the most running jobs per tenant and
--- of one user in a tenant (see errand_tenant_due), the
+-- from the first, up to the cursor), the most running jobs per tenant, the
 -- job types limited across processes with their limits, the most jobs to
 -- claim, the lease (owner, length in ms), the job types to claim
 -- (`only_types`; NULL: any), and the claim's id (`claim`), written on each
@@ -441,7 +381,7 @@ $$;
 -- statement's result type must not change. A claim with other columns is a
 -- function of its own.
 CREATE FUNCTION errand_claim_due(
-    after_tenant text, max_tenants integer, tenant_limit bigint, user_limit bigint,
+    after_tenant text, max_tenants integer, tenant_limit bigint,
     limited_types text[], type_limits integer[], max_jobs bigint,
     claim_owner uuid, lease_ms double precision, only_types text[], claim uuid)
 RETURNS TABLE (kind text, next_after_tenant text, id uuid, tenant_id text, user_id text, job_type text,
@@ -535,11 +475,17 @@ BEGIN
                         ELSE 0 END AS room
             FROM unnest(limited_types, type_limits, locked_types) AS l (job_type, concurrency, locked)
         ), candidates AS (
-            SELECT c.job_id, c.job_type, c.run_at, t.running + c.place AS rank
+            SELECT c.job_id, c.job_type, c.run_at, t.running + c.position AS rank
             FROM tenants t
-            CROSS JOIN LATERAL errand_tenant_due(
-                t.tenant_id, least(max_jobs, greatest(0, tenant_limit - t.running)), user_limit,
-                ARRAY (SELECT f.job_type FROM type_room f WHERE f.room <= 0), only_types) c
+            CROSS JOIN LATERAL (
+                SELECT q.job_id, q.job_type, q.run_at, row_number() OVER (ORDER BY q.priority DESC, q.run_at, q.job_id) AS position
+                FROM job_queue q
+                WHERE q.tenant_id = t.tenant_id AND q.state IN ('available', 'retryable') AND q.run_at <= now()
+                  AND q.job_type <> ALL (ARRAY (SELECT f.job_type FROM type_room f WHERE f.room <= 0))
+                  AND (only_types IS NULL OR q.job_type = ANY (only_types))
+                ORDER BY q.priority DESC, q.run_at, q.job_id
+                LIMIT least(max_jobs, greatest(0, tenant_limit - t.running))
+            ) c
         ), within_type_room AS (
             SELECT c.job_id, c.run_at, c.rank, f.room,
                    row_number() OVER (PARTITION BY c.job_type ORDER BY c.rank, c.run_at, c.job_id) AS nth_of_type

@@ -182,15 +182,7 @@ impl ClaimSpec {
 /// Claims, in one call of the function `errand_claim_due` (see
 /// `migrations/` for its parameters and rows, and how it locks before it
 /// counts), under the claim id $10 (see `lost_claims.rs`).
-const CLAIM: &str = "SELECT * FROM errand_claim_due($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)";
-
-/// The most jobs one user runs of their tenant's `tenant_limit` at once: all
-/// but one (at least one), so that while one user's backlog fills the
-/// tenant, a slot stays free for a colleague's click (see
-/// `errand_tenant_due` in the baseline for the rule).
-pub(super) fn user_limit(tenant_limit: u32) -> i64 {
-    i64::from(tenant_limit.saturating_sub(1).max(1))
-}
+const CLAIM: &str = "SELECT * FROM errand_claim_due($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)";
 
 impl Queue<'_> {
     /// Claims up to `request.limit` due jobs (see the module doc for how
@@ -206,12 +198,10 @@ impl Queue<'_> {
         let tenant_limit = i64::from(request.tenant_limit);
         let (limit, lease) = (i64::try_from(request.limit).unwrap_or(i64::MAX), millis(request.lease));
         let claim_id = Uuid::new_v4();
-        let user_limit = user_limit(request.tenant_limit);
-        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 11] = [
+        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 10] = [
             &request.after_tenant,
             &tenants,
             &tenant_limit,
-            &user_limit,
             &limits.names,
             &limits.limits,
             &limit,

@@ -13,19 +13,12 @@ use uuid::Uuid;
 
 use crate::helpers::*;
 
-/// `n` jobs of `tenant`, each of a user of its own (one user may not take
-/// every slot of a tenant: see the fair share test).
 async fn submit_typed(store: &Store, tenant: &str, job_type: &str, n: usize) {
-    for i in 0..n {
-        submit_as(store, tenant, &format!("u{i}"), job_type).await;
+    for _ in 0..n {
+        let job = new_job(tenant, "u", &Uuid::new_v4().to_string(), job_type, json!({}));
+        let submission = store.submissions().submit(&job).await.unwrap();
+        assert!(matches!(submission, Submission::Created(_)));
     }
-}
-
-/// One new job of `user` of `tenant`.
-async fn submit_as(store: &Store, tenant: &str, user: &str, job_type: &str) {
-    let job = new_job(tenant, user, &Uuid::new_v4().to_string(), job_type, json!({}));
-    let submission = store.submissions().submit(&job).await.unwrap();
-    assert!(matches!(submission, Submission::Created(_)));
 }
 
 async fn submit(store: &Store, tenant: &str, n: usize) {
@@ -106,32 +99,6 @@ async fn a_claim_takes_each_tenants_next_job_before_anyones_second_within_limits
     assert_eq!(tenants, ["acme", "globex"]);
     assert_eq!(claim(&store, 10, 2, LEASE).await.len(), 1, "acme may have only two running");
     assert!(claim(&store, 10, 2, LEASE).await.is_empty());
-}
-
-#[tokio::test]
-async fn inside_a_tenant_users_take_turns_and_one_user_leaves_a_slot_for_a_colleague() {
-    let (_db, store) = migrated_store().await;
-    for _ in 0..6 {
-        submit_as(&store, "acme", "alice", "noop").await;
-    }
-    // Alone, alice's backlog takes all of acme's four slots but one.
-    let first = claim(&store, 10, 4, LEASE).await;
-    assert_eq!(first.len(), 3, "{first:?}");
-    // Bob's click, newer than all of alice's waiting jobs, is the next claim's.
-    submit_as(&store, "acme", "bob", "noop").await;
-    let next = claim(&store, 10, 4, LEASE).await;
-    let users: Vec<String> = next.iter().map(|job| job.user.to_string()).collect();
-    assert_eq!(users, ["bob"]);
-    // And with slots free, users take turns: carol's first before alice's next.
-    let (_db, store) = migrated_store().await;
-    for _ in 0..4 {
-        submit_as(&store, "acme", "alice", "noop").await;
-    }
-    submit_as(&store, "acme", "carol", "noop").await;
-    let claimed = claim(&store, 2, 4, LEASE).await;
-    let mut users: Vec<String> = claimed.iter().map(|job| job.user.to_string()).collect();
-    users.sort();
-    assert_eq!(users, ["alice", "carol"]);
 }
 
 #[tokio::test]
@@ -337,8 +304,7 @@ async fn a_rescue_leaves_a_lease_renewed_after_it_expired() {
 async fn a_batch_of_ends_announces_its_owners_in_one_notify() {
     let (db, store) = migrated_store().await;
     for tenant in ["acme", "globex", "initech"] {
-        submit_as(&store, tenant, "u", "noop").await;
-        submit_as(&store, tenant, "u", "noop").await;
+        submit(&store, tenant, 2).await;
     }
     let jobs = claim(&store, 6, 4, LEASE).await;
     let (client, mut connection) = tokio_postgres::connect(&db.url, tokio_postgres::NoTls).await.unwrap();

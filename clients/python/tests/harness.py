@@ -86,9 +86,6 @@ def errand_env(db_url: str, extra: Optional[Dict[str, str]] = None) -> Dict[str,
         "ERRAND_DATABASE__URL": db_url,
         "ERRAND_AUTH__JWT_SECRET": JWT_SECRET,
         "ERRAND_WORKERS__LEASE": "3s",
-        # The tests' one user runs at most tenant_limit - 1 jobs at once (the
-        # fair share inside a tenant); the concurrency tests run four.
-        "ERRAND_WORKERS__TENANT_LIMIT": "8",
         # The tests poll and submit far past a person's pace.
         "ERRAND_RATE_LIMITS__PER_USER": "unlimited",
         "ERRAND_RATE_LIMITS__CREATES_PER_USER": "unlimited",
