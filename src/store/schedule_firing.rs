@@ -184,9 +184,7 @@ impl ScheduleFiring<'_> {
         tx.commit().await?;
         Ok(Fired { schedules: schedules.len(), jobs: recorded.len() })
     }
-}
 
-impl ScheduleFiring<'_> {
     /// The jobs their owners' quotas have room for, decided as a batch of
     /// submissions near a cap is (in order, under the tenants' quota locks,
     /// held until the pass commits). An occurrence without room is skipped,
