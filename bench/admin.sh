@@ -55,7 +55,8 @@ q "WITH made AS (
             jsonb_build_object('customer', jsonb_build_object('id', g % 1000)), 3
      FROM generate_series(1, 10000) AS g
      RETURNING id, tenant_id, user_id, job_type)
-   INSERT INTO job_queue (job_id, tenant_id, user_id, job_type) SELECT id, tenant_id, user_id, job_type FROM made"
+   INSERT INTO job_queue (job_id, tenant_id, user_id, job_type, turn)
+   SELECT id, tenant_id, user_id, job_type, row_number() OVER (PARTITION BY tenant_id, user_id ORDER BY id) - 1 FROM made"
 q "VACUUM ANALYZE"
 
 fifo=$(mktemp -u); mkfifo "$fifo"

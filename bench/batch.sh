@@ -75,8 +75,8 @@ WITH recorded AS (
     FROM generate_series(1, :n) AS i
     RETURNING id, tenant_id, user_id, job_type, run_at
 )
-INSERT INTO job_queue (job_id, tenant_id, user_id, job_type, run_at)
-SELECT id, tenant_id, user_id, job_type, run_at FROM recorded;
+INSERT INTO job_queue (job_id, tenant_id, user_id, job_type, run_at, turn)
+SELECT id, tenant_id, user_id, job_type, run_at, row_number() OVER (ORDER BY id) - 1 FROM recorded;
 NOTIFY errand_jobs;
 SQL
   until [ "$(q "SELECT count(*) FROM job_queue")" = 0 ]; do sleep 0.2; done

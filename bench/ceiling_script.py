@@ -184,7 +184,7 @@ def main():
     # What errand binds, in order (checked against the code), and the pgbench
     # variables the ceiling binds in their place.
     claim_name = statement_of(root, "claim", [
-        "request.after_tenant", "tenants", "tenant_limit", "limits.names", "limits.limits",
+        "request.after_tenant", "tenants", "tenant_limit", "user_limit", "limits.names", "limits.limits",
         "limit", "request.owner", "lease", "request.only_types", "claim_id"])
     finish_name = statement_of(root, "finish_many_if_running", [
         "ids", "leases", "states", "results", "errors", "delays", "rescues", "self.endings.email_outbox",
@@ -202,6 +202,8 @@ def main():
     config = tomllib.loads(config_text)
     global_limit = int(os.environ.get("ERRAND_WORKERS__GLOBAL_LIMIT") or default_setting(config_text, "global_limit"))
     tenant_limit = int(os.environ.get("ERRAND_WORKERS__TENANT_LIMIT") or default_setting(config_text, "tenant_limit"))
+    # As WorkerSettings::user_limit: unset, all of a tenant's slots but one.
+    user_limit = int(os.environ.get("ERRAND_WORKERS__USER_LIMIT") or max(1, tenant_limit - 1))
     lease_ms = millis(os.environ.get("ERRAND_WORKERS__LEASE") or default_setting(config_text, "lease"))
     types = dict(sorted(config.get("job_types", {}).items()))  # errand keeps them in a BTreeMap
     in_process = [n for n, t in types.items() if t.get("handler", "external") != "external"]
@@ -215,7 +217,7 @@ def main():
         sys.exit("ceiling: a claim is larger than the Completer's batch: the script ends one claim in one statement")
 
     claim_sql = bind(claim.strip().rstrip(";"), "CLAIM", [
-        "after_tenant", "claim_tenants", "tenant_limit", "limited_types", "type_limits",
+        "after_tenant", "claim_tenants", "tenant_limit", "user_limit", "limited_types", "type_limits",
         "claim_jobs", "owner", "lease_ms", "only_types", "=gen_random_uuid()"])
     finish_sql = bind(finish.strip().rstrip(";"), "FINISH_FENCED", [
         "ids", "leases", "states", "results", "errors", "delays", "rescues", "email", "rules"])
@@ -249,6 +251,7 @@ FROM (
         "claim_jobs": claim_jobs,
         "claim_tenants": claim_tenants,
         "tenant_limit": tenant_limit,
+        "user_limit": user_limit,
         "lease_ms": lease_ms,
         "limited_types": pg_array(n for n, _ in limited),
         "type_limits": pg_array(c for _, c in limited),

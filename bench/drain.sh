@@ -61,20 +61,25 @@ errand_drain_backlog() {
 # <type> (params <params>) round-robin over <tenants> tenants, queued, then
 # vacuumed and analyzed. Shared with bench/ceiling.sh.
 errand_drain_insert() {
-  local url=$1 jobs=$2 tenants=$3 job_type=$4 params=$5 owner=", user_id"
-  # A schema from before the queue knew its jobs' users (bench/ab.sh against an older errand).
-  if [ "$(psql "$url" -XAtc "SELECT count(*) FROM information_schema.columns WHERE table_name = 'job_queue' AND column_name = 'user_id'")" = 0 ]; then
-    owner=""
-  fi
-  psql "$url" -Xq -v ON_ERROR_STOP=1 -v jobs="$jobs" -v tenants="$tenants" -v job_type="$job_type" -v params="$params" -v owner="$owner" <<'SQL'
+  local url=$1 jobs=$2 tenants=$3 job_type=$4 params=$5 owner=", user_id" turn=", turn" turns
+  # Each tenant's backlog is one user's: its turns are 0, 1, 2, ... (see errand_turn).
+  turns=", row_number() OVER (PARTITION BY tenant_id ORDER BY id) - 1"
+  # A schema from before the queue knew its jobs' users or their turns (bench/ab.sh against an older errand).
+  has_column() {
+    [ "$(psql "$url" -XAtc "SELECT count(*) FROM information_schema.columns WHERE table_name = 'job_queue' AND column_name = '$1'")" = 1 ]
+  }
+  has_column user_id || owner=""
+  has_column turn || { turn=""; turns=""; }
+  psql "$url" -Xq -v ON_ERROR_STOP=1 -v jobs="$jobs" -v tenants="$tenants" -v job_type="$job_type" -v params="$params" \
+    -v owner="$owner" -v turn="$turn" -v turns="$turns" <<'SQL'
 WITH recorded AS (
     INSERT INTO jobs (id, tenant_id, user_id, idempotency_key, fingerprint, job_type, params, max_attempts)
     SELECT errand_uuid_v7(), 'tenant-' || (i % :tenants), 'bench', 'drain-' || i, '\x00', :'job_type', :'params', 3
     FROM generate_series(1, :jobs) AS i
     RETURNING id, tenant_id, user_id, job_type, run_at
 )
-INSERT INTO job_queue (job_id, tenant_id :owner, job_type, run_at)
-SELECT id, tenant_id :owner, job_type, run_at FROM recorded;
+INSERT INTO job_queue (job_id, tenant_id :owner, job_type, run_at :turn)
+SELECT id, tenant_id :owner, job_type, run_at :turns FROM recorded;
 VACUUM ANALYZE jobs;
 VACUUM ANALYZE job_queue;
 SQL

@@ -269,6 +269,11 @@ CREATE TABLE job_queue (
     claim_id            uuid,
     -- The job's priority (see `jobs.priority`), for the claim's index.
     priority            smallint NOT NULL DEFAULT 0,
+    -- The job's place in its tenant's line, within its priority (see
+    -- `errand_turn`): how many unfinished jobs its user had when it was
+    -- queued, counted from where the line then stood. No default: every
+    -- statement that queues a job says where it goes.
+    turn                bigint NOT NULL,
     CONSTRAINT job_queue_unfinished CHECK (state IN ('available', 'running', 'retryable')),
     CONSTRAINT job_queue_lease_iff_running
         CHECK ((state = 'running') = (lease_id IS NOT NULL AND lease_owner IS NOT NULL AND lease_expires_at IS NOT NULL))
@@ -292,18 +297,83 @@ CREATE TABLE job_queue (
 ALTER TABLE job_queue ALTER COLUMN job_type SET STATISTICS 0;
 
 -- Claims: tenants with due work in tenant order (a bounded loose index scan
--- from a cursor), and each tenant's next jobs, highest priority first, then
--- in due order. The claim walks the tenants that have runnable jobs and
--- takes each one's next few, so its cost follows the number of tenants, not
--- the size of the backlog. A higher priority's jobs that are not yet due
--- (waiting out a retry's backoff) are read past before a lower one's due
--- jobs: as few as a tenant's retrying jobs of that priority.
-CREATE INDEX job_queue_due ON job_queue (tenant_id, priority DESC, run_at, job_id)
+-- from a cursor), and each tenant's next jobs: highest priority first, then
+-- in turn (see `errand_turn`), then in due order. The claim walks the
+-- tenants that have runnable jobs and takes each one's next few, so its cost
+-- follows the number of tenants, not the size of the backlog. A higher
+-- priority's jobs that are not yet due (waiting out a retry's backoff) are
+-- read past before a lower one's due jobs: as few as a tenant's retrying
+-- jobs of that priority.
+CREATE INDEX job_queue_due ON job_queue (tenant_id, priority DESC, turn, run_at, job_id)
     WHERE state IN ('available', 'retryable');
--- Claims count running jobs per tenant and per job type; the rescuer reads
+-- Claims count running jobs per tenant and user (a tenant's, and each of its
+-- users', see `errand_tenant_next`) and per job type; the rescuer reads
 -- every running row (a few hundred per process at most).
-CREATE INDEX job_queue_running_tenant ON job_queue (tenant_id) WHERE state = 'running';
+CREATE INDEX job_queue_running_tenant ON job_queue (tenant_id, user_id) WHERE state = 'running';
 CREATE INDEX job_queue_running_type ON job_queue (job_type) WHERE state = 'running';
+
+-- A tenant's next due jobs for a claim: its line in order (see
+-- `errand_turn`, with the quota counts below), at most `max_jobs`, within
+-- its room (`tenant_limit` minus its running jobs), leaving out types in
+-- `excluded_types` and, unless `only_types` is NULL, types not in it; and
+-- none that would take its user past `user_limit` running jobs. Rows: each job with its `rank`, how many
+-- jobs its tenant would run with it (the tenant's running jobs plus its
+-- place among those taken).
+--
+-- `user_limit` below `tenant_limit` keeps slots free for a colleague: while
+-- one person's backlog of long exports runs, the line's next job is theirs,
+-- and without a free slot a colleague's click would wait for one of theirs
+-- to end (minutes). With a slot kept, it starts at the next claim. The
+-- price: a tenant with one busy user runs `user_limit` jobs, not
+-- `tenant_limit`. errand passes `workers.user_limit` (default: all of a
+-- tenant's slots but one, at least one).
+--
+-- The running jobs are counted per user once, from the index of running
+-- rows (at most `tenant_limit` of them). While a user is at their limit, the
+-- line is read 32 jobs further than the room: a colleague's job is that
+-- near the head (its turn is), and the walk must not read a whole backlog
+-- of jobs it may not take. A colleague's job further back (only while a
+-- line's turns are out of step, e.g. after a retry) starts at the next end.
+CREATE FUNCTION errand_tenant_next(
+    tenant text, tenant_limit bigint, user_limit bigint, max_jobs bigint,
+    excluded_types text[], only_types text[])
+RETURNS TABLE (job_id uuid, job_type text, run_at timestamptz, priority smallint, rank bigint)
+LANGUAGE sql STABLE
+AS $$
+    WITH running AS MATERIALIZED (
+        SELECT r.user_id, count(*) AS n FROM job_queue r
+        WHERE r.tenant_id = tenant AND r.state = 'running'
+        GROUP BY r.user_id
+    ), room AS (
+        SELECT coalesce(sum(r.n), 0) AS running,
+               least(max_jobs, greatest(0, tenant_limit - coalesce(sum(r.n), 0))) AS room,
+               coalesce(bool_or(r.n >= user_limit), false) AS someone_at_limit
+        FROM running r
+    ), line AS (
+        SELECT q.job_id, q.job_type, q.run_at, q.priority, q.user_id,
+               row_number() OVER (ORDER BY q.priority DESC, q.turn, q.run_at, q.job_id) AS position
+        FROM room m
+        CROSS JOIN LATERAL (
+            SELECT q.job_id, q.job_type, q.run_at, q.priority, q.turn, q.user_id
+            FROM job_queue q
+            WHERE q.tenant_id = tenant AND q.state IN ('available', 'retryable') AND q.run_at <= now()
+              AND q.job_type <> ALL (excluded_types)
+              AND (only_types IS NULL OR q.job_type = ANY (only_types))
+            ORDER BY q.priority DESC, q.turn, q.run_at, q.job_id
+            LIMIT CASE WHEN m.room = 0 THEN 0 WHEN m.someone_at_limit THEN m.room + 32 ELSE m.room END
+        ) q
+    ), allowed AS (
+        SELECT u.job_id, u.job_type, u.run_at, u.priority, u.position
+        FROM (SELECT l.job_id, l.job_type, l.run_at, l.priority, l.position,
+                     coalesce(r.n, 0) + row_number() OVER (PARTITION BY l.user_id ORDER BY l.position) AS user_running
+              FROM line l LEFT JOIN running r ON r.user_id = l.user_id) u
+        WHERE u.user_running <= user_limit
+    )
+    SELECT a.job_id, a.job_type, a.run_at, a.priority, m.running + row_number() OVER (ORDER BY a.position)
+    FROM allowed a, room m
+    ORDER BY a.position
+    LIMIT (SELECT room FROM room)
+$$;
 
 -- A job as its owner sees it: the job record, with the live state of its
 -- queue row while it has one (`job_queue` holds what changes while a job is
@@ -351,7 +421,8 @@ FROM jobs j LEFT JOIN job_queue q ON q.job_id = j.id;
 --
 -- Parameters: the tenant cursor (consider tenants after `after_tenant`, at
 -- most `max_tenants` of them; a walk that reaches the last tenant goes on
--- from the first, up to the cursor), the most running jobs per tenant, the
+-- from the first, up to the cursor), the most running jobs per tenant and
+-- of one user in a tenant (see `errand_tenant_next`), the
 -- job types limited across processes with their limits, the most jobs to
 -- claim, the lease (owner, length in ms), the job types to claim
 -- (`only_types`; NULL: any), and the claim's id (`claim`), written on each
@@ -381,7 +452,7 @@ FROM jobs j LEFT JOIN job_queue q ON q.job_id = j.id;
 -- statement's result type must not change. A claim with other columns is a
 -- function of its own.
 CREATE FUNCTION errand_claim_due(
-    after_tenant text, max_tenants integer, tenant_limit bigint,
+    after_tenant text, max_tenants integer, tenant_limit bigint, user_limit bigint,
     limited_types text[], type_limits integer[], max_jobs bigint,
     claim_owner uuid, lease_ms double precision, only_types text[], claim uuid)
 RETURNS TABLE (kind text, next_after_tenant text, id uuid, tenant_id text, user_id text, job_type text,
@@ -451,11 +522,12 @@ BEGIN
         FROM unnest(limited_types) WITH ORDINALITY AS l (job_type, i);
 
         -- With a fresh snapshot, taken under those locks: for each locked
-        -- tenant, its next due jobs (highest priority first) up to its free room (tenant_limit minus
-        -- its running jobs), leaving out limited types without room; ranked
-        -- by how many jobs their tenant would then run (fewest first, oldest
-        -- first within a rank), so a free slot goes to the tenant using the
-        -- fewest; at most max_jobs, and within each limited type's room.
+        -- tenant, its next due jobs (`errand_tenant_next`: its line's order,
+        -- up to its free room and each user's limit), leaving out limited
+        -- types without room; ranked by how many jobs their tenant would
+        -- then run (fewest first, oldest first within a rank), so a free
+        -- slot goes to the tenant using the fewest; at most max_jobs, and
+        -- within each limited type's room.
         -- (The `ANY (ARRAY (…))` forms are computed once, before the scans:
         -- they keep each tenant's scan an ordered walk of job_queue_due that
         -- stops at its limit, and the update and the read of params
@@ -463,29 +535,20 @@ BEGIN
         -- how few rows max_jobs allows, chose to hash-join and sort the whole
         -- queue.)
         RETURN QUERY
-        WITH tenants AS MATERIALIZED (  -- counted once per tenant, not per candidate row
-            SELECT t.tenant_id,
-                   (SELECT count(*) FROM job_queue r WHERE r.tenant_id = t.tenant_id AND r.state = 'running') AS running
-            FROM unnest(locked_tenants) AS t (tenant_id)
-        ), type_room AS (
+        WITH type_room AS (
             SELECT l.job_type,
                    CASE WHEN l.locked
                         THEN l.concurrency - (SELECT count(*) FROM job_queue r
                                               WHERE r.job_type = l.job_type AND r.state = 'running')
                         ELSE 0 END AS room
             FROM unnest(limited_types, type_limits, locked_types) AS l (job_type, concurrency, locked)
+        ), excluded AS (  -- a column, not a sub-select: PostgreSQL inlines the function only so
+            SELECT coalesce(array_agg(f.job_type) FILTER (WHERE f.room <= 0), '{}') AS types FROM type_room f
         ), candidates AS (
-            SELECT c.job_id, c.job_type, c.run_at, t.running + c.position AS rank
-            FROM tenants t
-            CROSS JOIN LATERAL (
-                SELECT q.job_id, q.job_type, q.run_at, row_number() OVER (ORDER BY q.priority DESC, q.run_at, q.job_id) AS position
-                FROM job_queue q
-                WHERE q.tenant_id = t.tenant_id AND q.state IN ('available', 'retryable') AND q.run_at <= now()
-                  AND q.job_type <> ALL (ARRAY (SELECT f.job_type FROM type_room f WHERE f.room <= 0))
-                  AND (only_types IS NULL OR q.job_type = ANY (only_types))
-                ORDER BY q.priority DESC, q.run_at, q.job_id
-                LIMIT least(max_jobs, greatest(0, tenant_limit - t.running))
-            ) c
+            SELECT c.job_id, c.job_type, c.run_at, c.rank
+            FROM excluded e
+            CROSS JOIN unnest(locked_tenants) AS t (tenant_id)
+            CROSS JOIN LATERAL errand_tenant_next(t.tenant_id, tenant_limit, user_limit, max_jobs, e.types, only_types) c
         ), within_type_room AS (
             SELECT c.job_id, c.run_at, c.rank, f.room,
                    row_number() OVER (PARTITION BY c.job_type ORDER BY c.rank, c.run_at, c.job_id) AS nth_of_type
@@ -589,6 +652,38 @@ CREATE TABLE unfinished_counts (
     autovacuum_vacuum_threshold = 1000,
     autovacuum_vacuum_cost_delay = 0
 );
+
+-- Fair share inside a tenant, the line (the claim's side is
+-- `errand_tenant_next`). A tenant's line is ordered by priority, then by
+-- turn: a job's turn is where its tenant's line stood when it was queued
+-- (the smallest turn then waiting at its priority, 0 for an empty line)
+-- plus how many unfinished jobs its user then had (waiting or running, of
+-- any priority: the quota counts above). So within a priority users take
+-- turns: one person's 60 exports take turns t..t+59, and a colleague's
+-- click, queued while they wait, turn t (t+2 for a colleague with two jobs
+-- unfinished already): it is next in line, not behind the 60. Several jobs
+-- of one user queued by one statement take consecutive turns (the
+-- statement adds each one's place among them). The claim reads the line in
+-- index order, as it did when the line was by due time alone.
+--
+-- A turn is a place in line, not a guarantee: counts read without a lock
+-- may be a job behind, and a job retrying keeps its turn (it lost its place
+-- only to its backoff). The guarantees are the claim's.
+--
+-- A set-returning function of one row, used as `CROSS JOIN LATERAL
+-- errand_turn(…)`: PostgreSQL inlines it into the statement (two index
+-- probes, about 4 µs a job); called as a scalar function it is not inlined,
+-- and costs three times that.
+CREATE FUNCTION errand_turn(tenant text, "user" text, job_priority smallint) RETURNS TABLE (turn bigint)
+LANGUAGE sql STABLE
+AS $$
+    SELECT coalesce((SELECT q.turn FROM job_queue q
+                     WHERE q.tenant_id = tenant AND q.priority = job_priority
+                       AND q.state IN ('available', 'retryable')
+                     ORDER BY q.priority DESC, q.turn LIMIT 1), 0)
+         + coalesce((SELECT u.jobs FROM unfinished_counts u
+                     WHERE u.tenant_id = tenant AND u.user_id = "user" AND u.job_type = ''), 0)
+$$;
 
 -- One statement's queued jobs, counted in key order (two statements adding
 -- to the same rows lock them in one order, so they cannot deadlock), and

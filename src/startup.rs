@@ -159,8 +159,13 @@ impl Application {
         // The one claim spec: this process's, and (for the external types,
         // under each worker's own owner) the Broker's.
         let type_limits = std::sync::Arc::new(job_types.limits());
-        let spec =
-            ClaimSpec::new(uuid::Uuid::new_v4(), w.tenant_limit.get(), w.lease, type_limits, job_types.in_process());
+        let spec = ClaimSpec::new(
+            uuid::Uuid::new_v4(),
+            (w.tenant_limit.get(), w.user_limit()),
+            w.lease,
+            type_limits,
+            job_types.in_process(),
+        );
         let external_spec = spec.for_owner(uuid::Uuid::nil(), job_types.external());
         let dispatcher_settings = DispatcherSettings {
             global_limit: w.global_limit,

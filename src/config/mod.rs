@@ -202,6 +202,11 @@ impl Settings {
         let (w, n) = (&self.workers, &self.notifications);
         check(w.lease >= Duration::from_millis(300), "workers.lease", "must be at least 300ms")?;
         check(!w.poll_interval.is_zero(), "workers.poll_interval", "must be more than zero")?;
+        check(
+            w.user_limit.is_none_or(|user| user <= w.tenant_limit),
+            "workers.user_limit",
+            format!("must be at most workers.tenant_limit ({})", w.tenant_limit),
+        )?;
         check(n.keep_alive >= Duration::from_millis(100), "notifications.keep_alive", "must be at least 100ms")?;
         check(
             !n.stream_ticket_ttl.is_zero() && n.stream_ticket_ttl <= Duration::from_secs(3600),

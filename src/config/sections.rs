@@ -147,6 +147,13 @@ pub struct WorkerSettings {
     /// Jobs one tenant may have running at once, across all processes.
     #[serde_inline_default(NonZeroU32::new(4).expect("not zero"))]
     pub tenant_limit: NonZeroU32,
+    /// Jobs one user may have running at once, of their tenant's
+    /// `tenant_limit`, across all processes. Unset: all of a tenant's slots
+    /// but one (at least one), so that while one person's backlog runs, a
+    /// colleague's click starts at once (see `errand_tenant_next` in the
+    /// baseline). Set it to `tenant_limit` where a tenant is one user.
+    #[serde(default)]
+    pub user_limit: Option<NonZeroU32>,
     /// How long a claim lasts without a heartbeat; renewed every third of it.
     #[serde_inline_default(Duration::from_secs(30))]
     #[serde(with = "duration_text")]
@@ -163,6 +170,13 @@ pub struct WorkerSettings {
     #[serde_inline_default(Duration::from_secs(60))]
     #[serde(with = "duration_text")]
     pub supervisor_idle: Duration,
+}
+
+impl WorkerSettings {
+    /// `user_limit`, or its default: `tenant_limit` but one, at least one.
+    pub fn user_limit(&self) -> u32 {
+        self.user_limit.map_or(self.tenant_limit.get().saturating_sub(1).max(1), NonZeroU32::get)
+    }
 }
 
 /// Caps on unfinished work (waiting or running jobs), so that one user or

@@ -32,27 +32,17 @@ SELECT count(pg_advisory_xact_lock(1701969921, hashtext(t.tenant_id))) AS locked
 FROM (SELECT DISTINCT tenant_id FROM unnest($1::text[]) AS u (tenant_id) ORDER BY tenant_id) t";
 
 /// For each tenant in $1 (locked by [`LOCK_TENANTS`] before this statement
-/// began), its oldest due jobs of the types in $3 up to its room ($2 minus
-/// its running jobs), highest priority first, then oldest, at most $4 in all, claimed under the
+/// began), its next due jobs of the types in $3, as `errand_tenant_next`
+/// takes them for the dispatcher (its line's order, within its room of $2
+/// running jobs and $8 of one user's), at most $4 in all, claimed under the
 /// lease of owner $5 for $6 ms, under the claim id $7 (see `lost_claims.rs`).
 /// Rows as `errand_claim_due`'s of kind `job`.
 const CLAIM_FOR_TENANTS: &str = "
-WITH tenants AS MATERIALIZED (
-    SELECT t.tenant_id,
-           $2::bigint - (SELECT count(*) FROM job_queue r WHERE r.tenant_id = t.tenant_id AND r.state = 'running') AS room
-    FROM (SELECT DISTINCT tenant_id FROM unnest($1::text[]) AS u (tenant_id)) t
-), picked AS (
+WITH picked AS (
     SELECT c.job_id
-    FROM tenants t
-    CROSS JOIN LATERAL (
-        SELECT q.job_id, q.run_at, q.priority
-        FROM job_queue q
-        WHERE q.tenant_id = t.tenant_id AND q.state IN ('available', 'retryable') AND q.run_at <= now()
-          AND q.job_type = ANY ($3::text[])
-        ORDER BY q.priority DESC, q.run_at, q.job_id
-        LIMIT greatest(0, t.room)
-    ) c
-    ORDER BY c.priority DESC, c.run_at, c.job_id
+    FROM (SELECT DISTINCT tenant_id FROM unnest($1::text[]) AS u (tenant_id)) t
+    CROSS JOIN LATERAL errand_tenant_next(t.tenant_id, $2::bigint, $8::bigint, $4::bigint, '{}', $3::text[]) c
+    ORDER BY c.rank, c.run_at, c.job_id
     LIMIT $4
 ), claimed AS (
     UPDATE job_queue q
@@ -129,7 +119,8 @@ impl Submissions<'_> {
         let batch = InsertBatch::new(&all);
         let insert_params = if quotas { batch.params_with(self.batch_caps) } else { batch.params().to_vec() };
         let tenants = quota::distinct(jobs.iter().map(|job| job.caller.tenant.as_str()));
-        let (tenant_limit, limit) = (i64::from(claim.tenant_limit), i64::try_from(claim.limit).unwrap_or(i64::MAX));
+        let (tenant_limit, user_limit) = (i64::from(claim.tenant_limit), i64::from(claim.user_limit));
+        let limit = i64::try_from(claim.limit).unwrap_or(i64::MAX);
         let lease_ms = millis(claim.lease);
         let claim_id = uuid::Uuid::new_v4();
         // join polls its futures in order, and each sends its statement when
@@ -138,8 +129,10 @@ impl Submissions<'_> {
             join(client.execute(&begin, &[]), client.query(&insert, &insert_params)),
             join3(
                 client.query(&lock, &[&tenants]),
-                client
-                    .query(&take, &[&tenants, &tenant_limit, &claim.types, &limit, &claim.owner, &lease_ms, &claim_id]),
+                client.query(
+                    &take,
+                    &[&tenants, &tenant_limit, &claim.types, &limit, &claim.owner, &lease_ms, &claim_id, &user_limit],
+                ),
                 client.execute(&commit, &[]),
             ),
         )

@@ -38,8 +38,11 @@ WITH batch AS (
     ORDER BY i.n
     RETURNING id, tenant_id, user_id, job_type, run_at, priority
 ), queued AS (
-    INSERT INTO job_queue (job_id, tenant_id, user_id, job_type, run_at, priority)
-    SELECT id, tenant_id, user_id, job_type, run_at, priority FROM children
+    -- One owner and priority: the line's place is read once.
+    INSERT INTO job_queue (job_id, tenant_id, user_id, job_type, run_at, priority, turn)
+    SELECT c.id, c.tenant_id, c.user_id, c.job_type, c.run_at, c.priority,
+           t.turn + row_number() OVER (ORDER BY c.id) - 1
+    FROM batch b CROSS JOIN LATERAL errand_turn(b.tenant_id, b.user_id, $12::smallint) t, children c
 )
 SELECT id, job_type, total, completed, failed, cancelled, created_at, finished_at FROM batch";
 

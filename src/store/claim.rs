@@ -74,6 +74,8 @@ pub struct ClaimRequest<'a> {
     pub limit: usize,
     /// Most jobs one tenant may have running, across all processes.
     pub tenant_limit: u32,
+    /// Of those, most jobs of one user (see `errand_tenant_next`).
+    pub user_limit: u32,
     pub lease: Duration,
     /// Consider tenants after this one in tenant order ("" for the first).
     pub after_tenant: &'a str,
@@ -101,6 +103,8 @@ pub struct BatchClaim<'a> {
     pub limit: usize,
     /// Most jobs one tenant may have running, across all processes.
     pub tenant_limit: u32,
+    /// Of those, most jobs of one user (see `errand_tenant_next`).
+    pub user_limit: u32,
     pub lease: std::time::Duration,
     /// Claim only jobs of these types (run in this process, no cluster-wide limit).
     pub types: &'a [String],
@@ -113,6 +117,8 @@ pub struct ClaimSpec {
     pub owner: Uuid,
     /// Most jobs one tenant may have running, across all processes.
     pub tenant_limit: u32,
+    /// Of those, most jobs of one user (see `errand_tenant_next`).
+    pub user_limit: u32,
     pub lease: Duration,
     pub type_limits: Arc<TypeLimits>,
     /// The job types this claimer takes.
@@ -131,7 +137,7 @@ const MAX_TENANTS_PER_CLAIM: usize = 256;
 impl ClaimSpec {
     pub fn new(
         owner: Uuid,
-        tenant_limit: u32,
+        (tenant_limit, user_limit): (u32, u32),
         lease: Duration,
         type_limits: Arc<TypeLimits>,
         types: Vec<String>,
@@ -140,6 +146,7 @@ impl ClaimSpec {
         Self {
             owner,
             tenant_limit,
+            user_limit,
             lease,
             type_limits,
             types: Arc::new(types),
@@ -149,7 +156,7 @@ impl ClaimSpec {
 
     /// The same terms for another lease owner, taking only `types`.
     pub fn for_owner(&self, owner: Uuid, types: Vec<String>) -> Self {
-        Self::new(owner, self.tenant_limit, self.lease, self.type_limits.clone(), types)
+        Self::new(owner, (self.tenant_limit, self.user_limit), self.lease, self.type_limits.clone(), types)
     }
 
     /// A claim of up to `limit` jobs, walking the tenants after `after_tenant`.
@@ -158,6 +165,7 @@ impl ClaimSpec {
             owner: self.owner,
             limit,
             tenant_limit: self.tenant_limit,
+            user_limit: self.user_limit,
             lease: self.lease,
             after_tenant,
             tenants: limit.clamp(MIN_TENANTS_PER_CLAIM, MAX_TENANTS_PER_CLAIM),
@@ -173,6 +181,7 @@ impl ClaimSpec {
             owner: self.owner,
             limit,
             tenant_limit: self.tenant_limit,
+            user_limit: self.user_limit,
             lease: self.lease,
             types: &self.unlimited_types,
         }
@@ -181,8 +190,8 @@ impl ClaimSpec {
 
 /// Claims, in one call of the function `errand_claim_due` (see
 /// `migrations/` for its parameters and rows, and how it locks before it
-/// counts), under the claim id $10 (see `lost_claims.rs`).
-const CLAIM: &str = "SELECT * FROM errand_claim_due($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)";
+/// counts), under the claim id $11 (see `lost_claims.rs`).
+const CLAIM: &str = "SELECT * FROM errand_claim_due($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)";
 
 impl Queue<'_> {
     /// Claims up to `request.limit` due jobs (see the module doc for how
@@ -195,13 +204,14 @@ impl Queue<'_> {
         let claim = client.prepare_cached(CLAIM).await?;
         let limits = request.type_limits;
         let tenants = i32::try_from(request.tenants).unwrap_or(i32::MAX);
-        let tenant_limit = i64::from(request.tenant_limit);
+        let (tenant_limit, user_limit) = (i64::from(request.tenant_limit), i64::from(request.user_limit));
         let (limit, lease) = (i64::try_from(request.limit).unwrap_or(i64::MAX), millis(request.lease));
         let claim_id = Uuid::new_v4();
-        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 10] = [
+        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 11] = [
             &request.after_tenant,
             &tenants,
             &tenant_limit,
+            &user_limit,
             &limits.names,
             &limits.limits,
             &limit,

@@ -108,8 +108,10 @@ WITH reset AS (
     WHERE j.id = ANY ($1) AND j.state IN ('failed', 'cancelled')
     RETURNING j.id, j.tenant_id, j.user_id, j.job_type, j.run_at, j.priority
 ), queued AS (
-    INSERT INTO job_queue (job_id, tenant_id, user_id, job_type, run_at, priority)
-    SELECT id, tenant_id, user_id, job_type, run_at, priority FROM reset
+    INSERT INTO job_queue (job_id, tenant_id, user_id, job_type, run_at, priority, turn)
+    SELECT id, tenant_id, user_id, job_type, run_at, priority,
+           t.turn + row_number() OVER (PARTITION BY tenant_id, user_id ORDER BY id) - 1
+    FROM reset CROSS JOIN LATERAL errand_turn(tenant_id, user_id, priority) t
     RETURNING job_id
 )
 SELECT (SELECT count(*) FROM queued) AS retried,

@@ -37,8 +37,10 @@ WITH input AS (
     RETURNING id, tenant_id, user_id, job_type, params, state, attempt, max_attempts, run_at, result,
               error_message, created_at, finished_at, fingerprint, priority
 ), queued AS (
-    INSERT INTO job_queue (job_id, tenant_id, user_id, job_type, run_at, priority)
-    SELECT id, tenant_id, user_id, job_type, run_at, priority FROM inserted
+    INSERT INTO job_queue (job_id, tenant_id, user_id, job_type, run_at, priority, turn)
+    SELECT id, tenant_id, user_id, job_type, run_at, priority,
+           t.turn + row_number() OVER (PARTITION BY tenant_id, user_id ORDER BY id) - 1
+    FROM inserted CROSS JOIN LATERAL errand_turn(tenant_id, user_id, priority) t
 )
 SELECT id AS input_id, id, tenant_id, user_id, job_type, params, state, attempt, max_attempts, run_at, result,
        error_message, created_at, finished_at, NULL::jsonb AS progress, NULL::text AS cancel_requested_by,

@@ -82,7 +82,8 @@ async fn a_claim_beside_submissions_whose_answer_was_lost_keeps_the_submissions_
     let cutter = ReplyCutter::start(&db.url).await;
     let behind = Store::connect(&cutter.url, 1).unwrap();
     let types = vec!["noop".to_string()];
-    let claim = BatchClaim { owner: Uuid::new_v4(), limit: 10, tenant_limit: 10, lease: LEASE, types: &types };
+    let claim =
+        BatchClaim { owner: Uuid::new_v4(), limit: 10, tenant_limit: 10, user_limit: 10, lease: LEASE, types: &types };
     // Once on its one connection first, whose statements are then prepared:
     // preparing reads type names, in answers with rows the cutter would cut.
     let warm_up = new_job("acme", "u", "first", "noop", json!({}));

@@ -25,6 +25,21 @@ async fn submit(store: &Store, tenant: &str, n: usize) {
     submit_typed(store, tenant, "noop", n).await;
 }
 
+/// One job of `user`'s in `tenant`.
+async fn submit_as(store: &Store, tenant: &str, user: &str) -> JobId {
+    let job = new_job(tenant, user, &Uuid::new_v4().to_string(), "noop", json!({}));
+    match store.submissions().submit(&job).await.unwrap() {
+        Submission::Created(job) => job.id,
+        other => panic!("not created: {other:?}"),
+    }
+}
+
+fn users_of(jobs: &[ClaimedJob]) -> Vec<String> {
+    let mut users: Vec<String> = jobs.iter().map(|job| job.user.to_string()).collect();
+    users.sort();
+    users
+}
+
 /// Ends one attempt as its worker would.
 async fn finish_if_running(
     store: &Store,
@@ -38,13 +53,25 @@ async fn finish_if_running(
 
 const LEASE: Duration = Duration::from_secs(30);
 
-/// A claim by a fresh owner, looking at every tenant from the first.
+/// A claim by a fresh owner, looking at every tenant from the first; one
+/// user may take all of a tenant's slots.
 async fn claim(store: &Store, limit: usize, tenant_limit: u32, lease: Duration) -> Vec<ClaimedJob> {
+    claim_within(store, limit, (tenant_limit, tenant_limit), lease).await
+}
+
+/// [`claim`] with one user's limit of their tenant's slots.
+async fn claim_within(
+    store: &Store,
+    limit: usize,
+    (tenant_limit, user_limit): (u32, u32),
+    lease: Duration,
+) -> Vec<ClaimedJob> {
     let limits = TypeLimits::default();
     let request = ClaimRequest {
         owner: Uuid::new_v4(),
         limit,
         tenant_limit,
+        user_limit,
         lease,
         after_tenant: "",
         tenants: 100,
@@ -102,6 +129,57 @@ async fn a_claim_takes_each_tenants_next_job_before_anyones_second_within_limits
 }
 
 #[tokio::test]
+async fn one_users_backlog_leaves_a_slot_and_a_colleagues_click_takes_it_at_the_next_claim() {
+    let (_db, store) = migrated_store().await;
+    for _ in 0..60 {
+        submit_as(&store, "acme", "alice").await;
+    }
+    // Alone, alice's backlog takes acme's four slots but one, however often it is claimed.
+    assert_eq!(users_of(&claim_within(&store, 10, (4, 3), LEASE).await), ["alice"; 3]);
+    assert!(claim_within(&store, 10, (4, 3), LEASE).await.is_empty());
+    // The claim beside submissions keeps the same rule.
+    let types = ["noop".to_string()];
+    let beside =
+        BatchClaim { owner: Uuid::new_v4(), limit: 10, tenant_limit: 4, user_limit: 3, lease: LEASE, types: &types };
+    let more = new_job("acme", "alice", "one-more", "noop", json!({}));
+    let (_, claimed) = store.submissions().submit_and_claim(&[more], &beside).await;
+    assert!(claimed.is_empty(), "alice runs three already: {claimed:?}");
+    // Bob's click, newer than all of alice's 58 waiting jobs, is the next claim's.
+    let click = submit_as(&store, "acme", "bob").await;
+    let next = claim_within(&store, 10, (4, 3), LEASE).await;
+    assert_eq!(next.iter().map(|job| job.id).collect::<Vec<_>>(), [click]);
+}
+
+#[tokio::test]
+async fn within_a_priority_users_take_turns_in_their_tenants_line() {
+    let (_db, store) = migrated_store().await;
+    for _ in 0..5 {
+        submit_as(&store, "acme", "alice").await;
+    }
+    submit_as(&store, "acme", "bob").await;
+    submit_as(&store, "acme", "bob").await;
+    // Turns: alice 0..4, bob 0..1; claimed two at a time, the line alternates
+    // while both wait (ties by age: alice's older job first).
+    let rounds: Vec<Vec<String>> = {
+        let mut rounds = Vec::new();
+        for _ in 0..3 {
+            rounds.push(users_of(&claim_within(&store, 2, (10, 10), LEASE).await));
+        }
+        rounds
+    };
+    assert_eq!(rounds, [vec!["alice", "bob"], vec!["alice", "bob"], vec!["alice", "alice"]]);
+    // A job queued later starts where the line stands, not behind the backlog.
+    let (_db, store) = migrated_store().await;
+    for _ in 0..8 {
+        submit_as(&store, "acme", "alice").await;
+    }
+    claim_within(&store, 4, (10, 10), LEASE).await;
+    let click = submit_as(&store, "acme", "carol").await;
+    let next = claim_within(&store, 2, (10, 10), LEASE).await;
+    assert!(next.iter().any(|job| job.id == click), "{next:?}");
+}
+
+#[tokio::test]
 async fn claims_walk_the_tenants_a_window_at_a_time_and_come_round_again() {
     let (_db, store) = migrated_store().await;
     for tenant in ["t1", "t2", "t3", "t4", "t5"] {
@@ -115,6 +193,7 @@ async fn claims_walk_the_tenants_a_window_at_a_time_and_come_round_again() {
             owner: Uuid::new_v4(),
             limit: 10,
             tenant_limit: 1,
+            user_limit: 1,
             lease: LEASE,
             after_tenant: &after,
             tenants: 2,
@@ -213,6 +292,7 @@ async fn releasing_hands_jobs_back_without_using_an_attempt() {
         owner,
         limit: 2,
         tenant_limit: 4,
+        user_limit: 4,
         lease: LEASE,
         after_tenant: "",
         tenants: 10,
@@ -381,7 +461,14 @@ async fn submit_and_claim(
     types: &[&str],
 ) -> (Vec<Submission>, Vec<ClaimedJob>) {
     let types: Vec<String> = types.iter().map(|t| t.to_string()).collect();
-    let claim = BatchClaim { owner: Uuid::new_v4(), limit, tenant_limit, lease: LEASE, types: &types };
+    let claim = BatchClaim {
+        owner: Uuid::new_v4(),
+        limit,
+        tenant_limit,
+        user_limit: tenant_limit,
+        lease: LEASE,
+        types: &types,
+    };
     let (answers, claimed) = store.submissions().submit_and_claim(jobs, &claim).await;
     (answers.into_iter().map(Result::unwrap).collect(), claimed)
 }

@@ -201,7 +201,7 @@ async fn the_database_itself_refuses_a_statement_that_would_go_over_a_cap() {
             SELECT gen_random_uuid(), tenant_id, user_id, 'by-hand', fingerprint, job_type, params, max_attempts
             FROM jobs WHERE id = $1
             RETURNING id, tenant_id, user_id, job_type)
-        INSERT INTO job_queue (job_id, tenant_id, user_id, job_type) SELECT id, tenant_id, user_id, job_type FROM j";
+        INSERT INTO job_queue (job_id, tenant_id, user_id, job_type, turn) SELECT id, tenant_id, user_id, job_type, 0 FROM j";
     let db = app.db.client().await;
     db.batch_execute("BEGIN; SELECT set_config('errand.quota_caps', '{\"user\": 1, \"tenant\": null}', true)")
         .await

@@ -391,8 +391,10 @@ async fn behind_a_deep_queue_of_scheduled_jobs_an_interactive_job_of_the_same_te
                  SELECT errand_uuid_v7(), 'acme', 'alice', 'scheduled-' || g, '\\x00', 'held', '{}', 1, -10
                  FROM generate_series(1, 30) AS g
                  RETURNING id, tenant_id, user_id, job_type, priority)
-             INSERT INTO job_queue (job_id, tenant_id, user_id, job_type, priority, run_at)
-             SELECT id, tenant_id, user_id, job_type, priority, now() - interval '1 minute' FROM made",
+             INSERT INTO job_queue (job_id, tenant_id, user_id, job_type, priority, run_at, turn)
+             SELECT id, tenant_id, user_id, job_type, priority, now() - interval '1 minute',
+                    row_number() OVER (ORDER BY id) - 1
+             FROM made",
         )
         .await
         .unwrap();

@@ -300,7 +300,7 @@ async fn a_number_that_could_not_be_read_back_is_422_and_the_queue_keeps_moving(
         .batch_execute(&format!(
             "INSERT INTO jobs (id, tenant_id, user_id, idempotency_key, fingerprint, job_type, params, max_attempts) \
              VALUES ('{poison}', 'acme', 'alice', 'old', '\\x00', 'noop', '{{\"x\": -1.7976931348623157e+308}}', 3); \
-             INSERT INTO job_queue (job_id, tenant_id, user_id, job_type) VALUES ('{poison}', 'acme', 'alice', 'noop');"
+             INSERT INTO job_queue (job_id, tenant_id, user_id, job_type, turn) VALUES ('{poison}', 'acme', 'alice', 'noop', 0);"
         ))
         .await
         .unwrap();

@@ -192,6 +192,7 @@ pub fn claim_request(owner: Uuid, limits: &errand::store::TypeLimits) -> errand:
         owner,
         limit: 10,
         tenant_limit: 10,
+        user_limit: 10,
         lease: std::time::Duration::from_secs(30),
         after_tenant: "",
         tenants: 10,
