@@ -312,69 +312,6 @@ CREATE INDEX job_queue_due ON job_queue (tenant_id, priority DESC, turn, run_at,
 CREATE INDEX job_queue_running_tenant ON job_queue (tenant_id, user_id) WHERE state = 'running';
 CREATE INDEX job_queue_running_type ON job_queue (job_type) WHERE state = 'running';
 
--- A tenant's next due jobs for a claim: its line in order (see
--- `errand_turn`, with the quota counts below), at most `max_jobs`, within
--- its room (`tenant_limit` minus its running jobs), leaving out types in
--- `excluded_types` and, unless `only_types` is NULL, types not in it; and
--- none that would take its user past `user_limit` running jobs. Rows: each job with its `rank`, how many
--- jobs its tenant would run with it (the tenant's running jobs plus its
--- place among those taken).
---
--- `user_limit` below `tenant_limit` keeps slots free for a colleague: while
--- one person's backlog of long exports runs, the line's next job is theirs,
--- and without a free slot a colleague's click would wait for one of theirs
--- to end (minutes). With a slot kept, it starts at the next claim. The
--- price: a tenant with one busy user runs `user_limit` jobs, not
--- `tenant_limit`. errand passes `workers.user_limit` (default: all of a
--- tenant's slots but one, at least one).
---
--- The running jobs are counted per user once, from the index of running
--- rows (at most `tenant_limit` of them). While a user is at their limit, the
--- line is read 32 jobs further than the room: a colleague's job is that
--- near the head (its turn is), and the walk must not read a whole backlog
--- of jobs it may not take. A colleague's job further back (only while a
--- line's turns are out of step, e.g. after a retry) starts at the next end.
-CREATE FUNCTION errand_tenant_next(
-    tenant text, tenant_limit bigint, user_limit bigint, max_jobs bigint,
-    excluded_types text[], only_types text[])
-RETURNS TABLE (job_id uuid, job_type text, run_at timestamptz, priority smallint, rank bigint)
-LANGUAGE sql STABLE
-AS $$
-    WITH running AS MATERIALIZED (
-        SELECT r.user_id, count(*) AS n FROM job_queue r
-        WHERE r.tenant_id = tenant AND r.state = 'running'
-        GROUP BY r.user_id
-    ), room AS (
-        SELECT coalesce(sum(r.n), 0) AS running,
-               least(max_jobs, greatest(0, tenant_limit - coalesce(sum(r.n), 0))) AS room,
-               coalesce(bool_or(r.n >= user_limit), false) AS someone_at_limit
-        FROM running r
-    ), line AS (
-        SELECT q.job_id, q.job_type, q.run_at, q.priority, q.user_id,
-               row_number() OVER (ORDER BY q.priority DESC, q.turn, q.run_at, q.job_id) AS position
-        FROM room m
-        CROSS JOIN LATERAL (
-            SELECT q.job_id, q.job_type, q.run_at, q.priority, q.turn, q.user_id
-            FROM job_queue q
-            WHERE q.tenant_id = tenant AND q.state IN ('available', 'retryable') AND q.run_at <= now()
-              AND q.job_type <> ALL (excluded_types)
-              AND (only_types IS NULL OR q.job_type = ANY (only_types))
-            ORDER BY q.priority DESC, q.turn, q.run_at, q.job_id
-            LIMIT CASE WHEN m.room = 0 THEN 0 WHEN m.someone_at_limit THEN m.room + 32 ELSE m.room END
-        ) q
-    ), allowed AS (
-        SELECT u.job_id, u.job_type, u.run_at, u.priority, u.position
-        FROM (SELECT l.job_id, l.job_type, l.run_at, l.priority, l.position,
-                     coalesce(r.n, 0) + row_number() OVER (PARTITION BY l.user_id ORDER BY l.position) AS user_running
-              FROM line l LEFT JOIN running r ON r.user_id = l.user_id) u
-        WHERE u.user_running <= user_limit
-    )
-    SELECT a.job_id, a.job_type, a.run_at, a.priority, m.running + row_number() OVER (ORDER BY a.position)
-    FROM allowed a, room m
-    ORDER BY a.position
-    LIMIT (SELECT room FROM room)
-$$;
-
 -- A job as its owner sees it: the job record, with the live state of its
 -- queue row while it has one (`job_queue` holds what changes while a job is
 -- unfinished). Every read of a caller's jobs goes through this view, so how
@@ -683,6 +620,85 @@ AS $$
                      ORDER BY q.priority DESC, q.turn LIMIT 1), 0)
          + coalesce((SELECT u.jobs FROM unfinished_counts u
                      WHERE u.tenant_id = tenant AND u.user_id = "user" AND u.job_type = ''), 0)
+$$;
+
+-- A tenant's next due jobs for a claim: its line in order (see
+-- `errand_turn`), at most `max_jobs`, within
+-- its room (`tenant_limit` minus its running jobs), leaving out types in
+-- `excluded_types` and, unless `only_types` is NULL, types not in it; and
+-- none that would take its user past `user_limit` running jobs. Rows: each job with its `rank`, how many
+-- jobs its tenant would run with it (the tenant's running jobs plus its
+-- place among those taken).
+--
+-- `user_limit` below `tenant_limit` keeps slots free for a colleague: while
+-- one person's backlog of long exports runs, the line's next job is theirs,
+-- and without a free slot a colleague's click would wait for one of theirs
+-- to end (minutes). With a slot kept, it starts at the next claim. The
+-- price: a tenant with one busy user runs `user_limit` jobs, not
+-- `tenant_limit`. errand passes `workers.user_limit` (default: all of a
+-- tenant's slots but one, at least one).
+--
+-- The running jobs are counted per user once, from the index of running
+-- rows (at most `tenant_limit` of them). While a user is at their limit and
+-- someone else in the tenant has unfinished jobs, the line is read 32 jobs
+-- further than the room: a colleague's job is that near the head (its turn
+-- is), and the walk must not read a whole backlog of jobs it may not take.
+-- A colleague's job further back (only while a line's turns are out of
+-- step, e.g. after a retry) starts at the next end. (Read 32 further for
+-- every tenant of one busy user, a drain of 32 such tenants ran at 0.8 of
+-- its rate: BENCHMARKS, "Hostile tenants".)
+CREATE FUNCTION errand_tenant_next(
+    tenant text, tenant_limit bigint, user_limit bigint, max_jobs bigint,
+    excluded_types text[], only_types text[])
+RETURNS TABLE (job_id uuid, job_type text, run_at timestamptz, priority smallint, rank bigint)
+LANGUAGE sql STABLE
+AS $$
+    WITH running AS (
+        SELECT r.user_id, count(*) AS n FROM job_queue r
+        WHERE r.tenant_id = tenant AND r.state = 'running'
+        GROUP BY r.user_id
+    ), room AS (
+        SELECT coalesce(sum(r.n), 0)::bigint AS running,  -- bigint: sum's numeric is slower
+               least(max_jobs, greatest(0, tenant_limit - coalesce(sum(r.n), 0)::bigint)) AS room,
+               coalesce(array_agg(r.user_id), '{}') AS users,
+               coalesce(array_agg(r.n), '{}') AS counts,
+               coalesce(array_agg(r.user_id) FILTER (WHERE r.n >= user_limit), '{}') AS at_limit
+        FROM running r
+    ), reach AS (
+        -- How far to read the line: its room, and 32 further while a user
+        -- at their limit holds its head and someone else has unfinished
+        -- jobs (by the quota counts: two key lookups; a tenant of one busy
+        -- user reads no further than its room).
+        SELECT m.*,
+               CASE WHEN m.room = 0 THEN 0
+                    WHEN cardinality(m.at_limit) > 0
+                         AND (SELECT u.jobs FROM unfinished_counts u
+                              WHERE u.tenant_id = tenant AND u.user_id = '' AND u.job_type = '')
+                             > (SELECT coalesce(sum(u.jobs), 0) FROM unfinished_counts u
+                                WHERE u.tenant_id = tenant AND u.user_id = ANY (m.at_limit) AND u.job_type = '')
+                    THEN m.room + 32
+                    ELSE m.room END AS reach
+        FROM room m
+    )
+    SELECT c.job_id, c.job_type, c.run_at, c.priority, m.running + c.position
+    FROM reach m
+    CROSS JOIN LATERAL (
+        SELECT e.job_id, e.job_type, e.run_at, e.priority, e.user_id,
+               row_number() OVER (ORDER BY e.priority DESC, e.turn, e.run_at, e.job_id) AS position
+        FROM (SELECT q.job_id, q.job_type, q.run_at, q.priority, q.turn, q.user_id
+              FROM job_queue q
+              WHERE q.tenant_id = tenant AND q.state IN ('available', 'retryable') AND q.run_at <= now()
+                AND q.job_type <> ALL (excluded_types)
+                AND (only_types IS NULL OR q.job_type = ANY (only_types))
+              ORDER BY q.priority DESC, q.turn, q.run_at, q.job_id
+              LIMIT m.reach) e
+        WHERE e.user_id <> ALL (m.at_limit)
+    ) c
+    -- A user's jobs taken here are at most their place among those left
+    -- (fewer where others' come first): never past the user's limit, and
+    -- never past the tenant's room.
+    WHERE c.position <= m.room
+      AND coalesce(m.counts[array_position(m.users, c.user_id)], 0) + c.position <= user_limit
 $$;
 
 -- One statement's queued jobs, counted in key order (two statements adding

@@ -144,8 +144,10 @@ pub struct WorkerSettings {
     /// process: it records jobs and announces them, and other processes run them.
     #[serde_inline_default(100)]
     pub global_limit: usize,
-    /// Jobs one tenant may have running at once, across all processes.
-    #[serde_inline_default(NonZeroU32::new(4).expect("not zero"))]
+    /// Jobs one tenant may have running at once, across all processes: of
+    /// the default 5, one person runs 4 (`user_limit`) and the fifth is kept
+    /// for a colleague's click.
+    #[serde_inline_default(NonZeroU32::new(5).expect("not zero"))]
     pub tenant_limit: NonZeroU32,
     /// Jobs one user may have running at once, of their tenant's
     /// `tenant_limit`, across all processes. Unset: all of a tenant's slots

@@ -12,7 +12,9 @@
 //! with a snapshot taken after those locks were granted, so its count of the
 //! tenant's running jobs includes every claim committed before: per-tenant
 //! and per-type limits hold exactly across processes, and claims for
-//! different tenants never wait on each other.
+//! different tenants never wait on each other. Inside a tenant, its jobs
+//! are taken in its line's order (users in turn) and no user runs more than
+//! the claim's `user_limit` (`errand_turn`, `errand_tenant_next`).
 //!
 //! Every claimer (the dispatcher, the Intake beside a batch of submissions,
 //! the worker API's pulls) claims through one [`ClaimSpec`].

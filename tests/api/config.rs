@@ -18,6 +18,8 @@ fn bad_values_are_refused_naming_their_key() {
     let cases = [
         ("ERRAND_WORKERS__TENANT_LIMIT", "0", "workers.tenant_limit"),
         ("ERRAND_WORKERS__TENANT_LIMIT", "many", "tenant_limit"),
+        ("ERRAND_WORKERS__USER_LIMIT", "6", "workers.user_limit"),
+        ("ERRAND_WORKERS__USER_LIMIT", "0", "user_limit"),
         ("ERRAND_HTTP__BIND", "not-an-address", "http.bind"),
         ("ERRAND_EMAIL__FROM", "not a mailbox", "email.from"),
         ("ERRAND_HTTP__PUBLIC_BASE_URL", "errand.example.com", "http.public_base_url"),
