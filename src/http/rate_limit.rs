@@ -16,9 +16,21 @@
 //! PostgreSQL would cost a write per request on the hot path, to count
 //! requests that are meant to be cheap. When the number of processes
 //! changes, the limiters start afresh (each key's budget full again).
+//!
+//! A client that comes back before the `Retry-After` it was given (a
+//! runaway script's loop) is answered its next 429 only when that time has
+//! come, at most [`HOLD_AT_MOST`] later: the wait is a timer, not work, and
+//! a loop that ignores `Retry-After` then sends one request per connection
+//! per wait instead of as many as two cores can refuse. A flood of 24 such
+//! loops otherwise took the CPU its refusals cost from every other tenant
+//! (BENCHMARKS, "Hostile tenants"). At most [`HELD_AT_MOST`] answers are
+//! held at once; past that they go out at once. A client that waits as told
+//! never meets a hold: its first refusal is answered at once.
 
-use std::sync::{Arc, RwLock};
-use std::time::Duration;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, Instant};
 
 use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceRequest, ServiceResponse};
@@ -32,6 +44,10 @@ use crate::domain::Caller;
 
 /// The window every budget is configured over.
 const MINUTE: Duration = Duration::from_secs(60);
+/// The longest a refusal of a client that came back too soon is held.
+pub const HOLD_AT_MOST: Duration = Duration::from_secs(10);
+/// The most refusals one process holds at once.
+const HELD_AT_MOST: usize = 10_000;
 
 pub static RATE_LIMIT: HeaderName = HeaderName::from_static("ratelimit");
 pub static RATE_LIMIT_POLICY: HeaderName = HeaderName::from_static("ratelimit-policy");
@@ -98,7 +114,11 @@ fn header(text: String) -> HeaderValue {
 #[error("too many requests ({} in {} s at most, {}); try again in {} s", .standing.quota, .standing.window, policy_text(.standing.policy), .retry_after.as_secs().max(1))]
 pub struct RateLimited {
     pub standing: Standing,
+    /// From when the answer is sent (after `hold`).
     pub retry_after: Duration,
+    /// How long the answer waits before it is sent: the caller came back
+    /// before an earlier refusal's `Retry-After` (see the module doc).
+    pub hold: Duration,
 }
 
 fn policy_text(policy: &str) -> &'static str {
@@ -120,6 +140,8 @@ struct Limiter {
     burst: u32,
     window: u64,
     keyed: Keyed,
+    /// Refused keys, with when their `Retry-After` ends.
+    refused: Mutex<HashMap<String, Instant>>,
 }
 
 impl Limiter {
@@ -130,7 +152,7 @@ impl Limiter {
         let quota =
             Quota::per_minute(std::num::NonZeroU32::new(rate)?).allow_burst(std::num::NonZeroU32::new(at_once)?);
         let keyed = DefaultKeyedRateLimiter::keyed(quota).with_middleware::<StateInformationMiddleware>();
-        Some(Self { policy, rate, burst: at_once, window, keyed })
+        Some(Self { policy, rate, burst: at_once, window, keyed, refused: Mutex::default() })
     }
 
     fn check(&self, key: &String) -> Result<Standing, RateLimited> {
@@ -151,14 +173,39 @@ impl Limiter {
             Err(not_until) => {
                 let retry_after =
                     not_until.wait_time_from(governor::clock::Clock::now(&governor::clock::DefaultClock::default()));
+                let hold = self.came_back_too_soon(key, retry_after);
+                let retry_after = retry_after.saturating_sub(hold);
                 let reset = retry_after.as_secs_f64().ceil().max(1.0) as u64;
-                Err(RateLimited { standing: standing(0, reset), retry_after })
+                Err(RateLimited { standing: standing(0, reset), retry_after, hold })
             }
         }
     }
 }
 
 /// This process's limiters, for the processes it shares the budgets with.
+impl Limiter {
+    /// Records that `key` is told to wait `retry_after`; answers how long
+    /// this refusal is held: until the end of an earlier refusal's wait, if
+    /// the key came back before it (at most [`HOLD_AT_MOST`]).
+    fn came_back_too_soon(&self, key: &str, retry_after: Duration) -> Duration {
+        let now = Instant::now();
+        let mut refused = self.refused.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        match refused.insert(key.to_owned(), now + retry_after) {
+            Some(told) if told > now => (told - now).min(HOLD_AT_MOST),
+            _ => Duration::ZERO,
+        }
+    }
+
+    fn forget_idle(&self) {
+        self.keyed.retain_recent();
+        self.keyed.shrink_to_fit();
+        let now = Instant::now();
+        let mut refused = self.refused.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        refused.retain(|_, until| *until > now);
+        refused.shrink_to_fit();
+    }
+}
+
 struct Limiters {
     processes: u32,
     user: Option<Limiter>,
@@ -182,11 +229,13 @@ impl Limiters {
 pub struct RateLimits {
     budgets: Budgets,
     limiters: Arc<RwLock<Limiters>>,
+    /// Refusals being held now (see the module doc).
+    held: Arc<AtomicUsize>,
 }
 
 impl RateLimits {
     pub fn new(budgets: Budgets) -> Self {
-        Self { budgets, limiters: Arc::new(RwLock::new(Limiters::new(budgets, 1))) }
+        Self { budgets, limiters: Arc::new(RwLock::new(Limiters::new(budgets, 1))), held: Arc::default() }
     }
 
     /// Whether any budget is kept (else nothing is counted or shared).
@@ -209,8 +258,7 @@ impl RateLimits {
     pub fn forget_idle(&self) {
         let limiters = self.limiters.read().unwrap_or_else(std::sync::PoisonError::into_inner);
         for limiter in [&limiters.user, &limiters.creates, &limiters.tenant].into_iter().flatten() {
-            limiter.keyed.retain_recent();
-            limiter.keyed.shrink_to_fit();
+            limiter.forget_idle();
         }
     }
 
@@ -236,13 +284,50 @@ impl RateLimits {
     }
 }
 
+impl RateLimits {
+    /// How long the answer to `refusal` waits (see the module doc), to be
+    /// left on its request for [`headers`] to wait out.
+    pub fn hold_for(&self, refusal: &RateLimited) -> Option<Hold> {
+        (!refusal.hold.is_zero()).then(|| Hold { wait: refusal.hold, held: self.held.clone() })
+    }
+}
+
+/// A refusal's answer that waits before it is sent (see the module doc).
+#[derive(Clone)]
+pub struct Hold {
+    wait: Duration,
+    held: Arc<AtomicUsize>,
+}
+
+impl Hold {
+    /// Waits, unless [`HELD_AT_MOST`] answers are waiting already.
+    async fn wait(self) {
+        struct Slot(Arc<AtomicUsize>);
+        impl Drop for Slot {
+            fn drop(&mut self) {
+                self.0.fetch_sub(1, Ordering::Relaxed);
+            }
+        }
+        let waiting = self.held.fetch_add(1, Ordering::Relaxed);
+        let _slot = Slot(self.held);
+        if waiting < HELD_AT_MOST {
+            actix_web::rt::time::sleep(self.wait).await;
+        }
+    }
+}
+
 /// Adds the `RateLimit` and `RateLimit-Policy` headers of the budget a
-/// request spent (the Caller extractor leaves its [`Standing`] on the request).
+/// request spent (the Caller extractor leaves its [`Standing`] on the
+/// request), and holds a refusal's answer as its [`Hold`] says.
 pub async fn headers(
     req: ServiceRequest,
     next: Next<impl MessageBody>,
 ) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
     let mut response = next.call(req).await?;
+    let hold = response.request().extensions_mut().remove::<Hold>();
+    if let Some(hold) = hold {
+        hold.wait().await;
+    }
     let standing = response.request().extensions().get::<Standing>().copied();
     if let Some(standing) = standing {
         let headers = response.headers_mut();
@@ -278,6 +363,24 @@ mod tests {
         assert!(refused.retry_after > Duration::ZERO && refused.retry_after <= Duration::from_secs(20));
         let bob = caller("acme", "bob");
         assert_eq!(limits.spend(&bob, Spend::Create).unwrap().unwrap().policy, "user_creates");
+    }
+
+    #[test]
+    fn a_caller_back_before_its_retry_after_is_held_until_then_and_no_one_else_is() {
+        let burst = Duration::from_secs(1);
+        let limits = RateLimits::new(Budgets { per_user: Some(60), creates_per_user: None, per_tenant: None, burst });
+        let alice = caller("acme", "alice");
+        limits.spend(&alice, Spend::Request).unwrap();
+        let first = limits.spend(&alice, Spend::Request).unwrap_err();
+        assert_eq!(first.hold, Duration::ZERO, "a first refusal is answered at once");
+        let again = limits.spend(&alice, Spend::Request).unwrap_err();
+        assert!(again.hold > Duration::ZERO && again.hold <= first.retry_after, "{again:?} after {first:?}");
+        assert!(again.retry_after < first.retry_after, "told from when it is answered: {again:?}");
+        limits.spend(&caller("acme", "bob"), Spend::Request).unwrap();
+        // Once the wait told has passed, a refusal is a first one again.
+        std::thread::sleep(first.retry_after);
+        limits.spend(&alice, Spend::Request).unwrap();
+        assert_eq!(limits.spend(&alice, Spend::Request).unwrap_err().hold, Duration::ZERO);
     }
 
     #[test]

@@ -117,12 +117,14 @@ async fn processes_on_one_database_divide_the_budget() {
         })
         .await;
     }
-    // The probe that saw the division spent one request of each half.
-    let mut passed = 0;
-    for i in 0..40 {
+    // The probe that saw the division spent one request of each half. Sent
+    // at once: a refused caller's next refusals wait out its Retry-After.
+    let requests = (0..40).map(|i| {
         let process = if i % 2 == 0 { &a } else { &b };
-        passed += usize::from(process.get(&alice, "/notifications").await.status() == StatusCode::OK);
-    }
+        process.get(&alice, "/notifications")
+    });
+    let answers = futures_util::future::join_all(requests).await;
+    let passed = answers.iter().filter(|response| response.status() == StatusCode::OK).count();
     // 9 + 9 left, and at most one more each regained (one per 6 s) while this ran.
     assert!((18..=20).contains(&passed), "{passed} of 40 passed; the budget is 20 a minute");
 }
@@ -183,4 +185,35 @@ async fn a_refused_request_leaves_its_connection_open_for_the_next() {
     let (head, _) = exchange(&mut stream, &format!("GET /healthz HTTP/1.1\r\nHost: {host}\r\n\r\n")).await;
     assert!(head.starts_with("http/1.1 200"), "{head}");
     assert_eq!(app.db.scalar::<i64>("SELECT count(*) FROM jobs", &[]).await, 1);
+}
+
+#[actix_web::test]
+async fn a_client_back_before_its_retry_after_is_answered_only_then_and_others_meanwhile() {
+    let app = TestApp::builder()
+        .configure(|s| {
+            // One create a second, one at a time.
+            s.rate_limits.creates_per_user = CountCap(Some(60));
+            s.rate_limits.burst = Duration::from_secs(1);
+        })
+        .spawn()
+        .await;
+    let alice = token("acme", "alice");
+    let sent = std::time::Instant::now();
+    assert_eq!(app.submit(&alice, "noop", "k0", json!({})).await.status(), StatusCode::ACCEPTED);
+    let (refused, _) = eventually_refused(&app, &alice).await;
+    assert!(refused.headers().contains_key("retry-after"));
+    // Back at once, ignoring Retry-After: the answer waits for the time it was told.
+    let again = {
+        let request = app.http.post(format!("{}/jobs/noop", app.address)).bearer_auth(&alice);
+        let request = request.header("Idempotency-Key", "too-soon").json(&json!({}));
+        tokio::spawn(async move { (request.send().await.unwrap(), std::time::Instant::now()) })
+    };
+    // Meanwhile another user of the same tenant is answered.
+    let bob = app.submit(&token("acme", "bob"), "noop", "b0", json!({})).await;
+    assert_eq!(bob.status(), StatusCode::ACCEPTED);
+    assert!(!again.is_finished(), "bob's create was answered while alice's refusal waits");
+    let (response, answered) = again.await.unwrap();
+    assert_eq!(response.status(), StatusCode::TOO_MANY_REQUESTS);
+    // k0 took the one create of its second; the next passes a second after it.
+    assert!(answered - sent >= Duration::from_millis(900), "held {:?}", answered - sent);
 }

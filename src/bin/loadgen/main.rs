@@ -134,6 +134,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                     flooders: args.flooders,
                     obey_retry_after: args.flood_obeys_retry_after,
                     flood_niceness: args.flood_niceness,
+                    server_pid: args.server_pid,
                     secret: args.secret.clone(),
                 };
                 noisy.run(&http, &args.url, &issuer, &run, exp).await.map_err(|e| e.to_string())?;

@@ -46,6 +46,8 @@ pub struct Noisy {
     pub flood_niceness: i32,
     /// The server's JWT secret, for the flooding process's tokens.
     pub secret: String,
+    /// errand's process, whose CPU time each round is measured by.
+    pub server_pid: Option<u32>,
 }
 
 /// B's figures in one round.
@@ -68,14 +70,34 @@ impl Noisy {
         };
         let quiet: Vec<String> =
             (0..QUIET_USERS).map(|i| token(format!("quiet-{run}"), format!("b{i}"))).collect::<Result<_, _>>()?;
+        let cpu = || self.server_pid.and_then(cpu_ticks);
+        let before = cpu();
         let idle = self.quiet_round(http, url, &quiet, "idle").await?;
+        let idle_cpu = cpu().zip(before).map(|(after, before)| after - before);
         report("idle", &idle);
 
+        let before = cpu();
         let flood = self.start_flood(url, run)?;
         let noisy = self.quiet_round(http, url, &quiet, "noisy").await;
         let answers = tokio::task::spawn_blocking(move || stop_flood(flood)).await??;
+        let noisy_cpu = cpu().zip(before).map(|(after, before)| after - before);
         let noisy = noisy?;
         report("noisy", &noisy);
+        let flood_requests: u64 =
+            answers.split_whitespace().filter_map(|a| a.split_once(':')?.1.parse::<u64>().ok()).sum();
+        if let (Some(idle_cpu), Some(noisy_cpu)) = (idle_cpu, noisy_cpu) {
+            // errand's CPU beside the flood, less what the quiet tenant's own
+            // requests cost it alone, over the flood's requests.
+            let quiet = idle_cpu as f64 * noisy.creates.len() as f64 / idle.creates.len().max(1) as f64;
+            let flood_us = (noisy_cpu as f64 - quiet).max(0.0) * 1e6 / TICKS_PER_SECOND;
+            println!(
+                "noisy   errand's CPU: idle round {:.2} s, noisy round {:.2} s; per flood request {:.0} µs ({flood_requests} requests, {:.0} a second)",
+                idle_cpu as f64 / TICKS_PER_SECOND,
+                noisy_cpu as f64 / TICKS_PER_SECOND,
+                flood_us / flood_requests.max(1) as f64,
+                flood_requests as f64 / self.seconds.max(1) as f64,
+            );
+        }
         println!(
             "noisy   flooders={} obeying_retry_after={} niceness={} their answers {}",
             self.flooders,
@@ -148,6 +170,17 @@ impl Noisy {
         completions.sort();
         Ok(Quiet { creates, completions })
     }
+}
+
+/// Clock ticks a second of /proc's CPU times (`getconf CLK_TCK`: 100 on Linux).
+const TICKS_PER_SECOND: f64 = 100.0;
+
+/// A process's CPU time so far (user and system), in clock ticks, from /proc.
+fn cpu_ticks(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The fields after the command (in parentheses, which may hold spaces).
+    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    Some(fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?)
 }
 
 /// Ends the flood started by [`Noisy::start_flood`]: closes its stdin and

@@ -79,12 +79,23 @@ async fn user(auth: &Authenticator, header: Option<String>, request: &HttpReques
 }
 
 /// Spends a request of `caller`'s rate limits, leaving its standing on the
-/// request for the `RateLimit` headers (429 when none is left).
+/// request for the `RateLimit` headers (429 when none is left, with how long
+/// its answer waits, if it does: see `rate_limit`).
 pub fn spend_a_request(state: &AppState, caller: &Caller, request: &HttpRequest) -> Result<(), AppError> {
-    if let Some(standing) = state.rate_limits.spend(caller, Spend::of(request))? {
-        request.extensions_mut().insert(standing);
+    match state.rate_limits.spend(caller, Spend::of(request)) {
+        Ok(standing) => {
+            if let Some(standing) = standing {
+                request.extensions_mut().insert(standing);
+            }
+            Ok(())
+        }
+        Err(refused) => {
+            if let Some(hold) = state.rate_limits.hold_for(&refused) {
+                request.extensions_mut().insert(hold);
+            }
+            Err(refused.into())
+        }
     }
-    Ok(())
 }
 
 impl FromRequest for Operator {
