@@ -23,9 +23,9 @@ macro_rules! insert_or_find {
             "
 WITH input AS (
     SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bytea[], $7::text[],
-                         $8::jsonb[], $9::integer[], $10::smallint[])
+                         $8::jsonb[], $9::integer[], $10::smallint[], $11::integer[])
         WITH ORDINALITY AS i (id, tenant_id, user_id, user_email, idempotency_key, fingerprint, job_type, params,
-                              max_attempts, priority, n)
+                              max_attempts, priority, nth_of_owner, n)
 ), inserted AS (
     INSERT INTO jobs (id, tenant_id, user_id, user_email, idempotency_key, fingerprint, job_type, params, max_attempts,
                       priority)
@@ -37,10 +37,11 @@ WITH input AS (
     RETURNING id, tenant_id, user_id, job_type, params, state, attempt, max_attempts, run_at, result,
               error_message, created_at, finished_at, fingerprint, priority
 ), queued AS (
+    -- In its owner's turn (errand_turn), plus its place among the owner's
+    -- jobs in this batch (from the input: a window here cost a sort).
     INSERT INTO job_queue (job_id, tenant_id, user_id, job_type, run_at, priority, turn)
-    SELECT id, tenant_id, user_id, job_type, run_at, priority,
-           t.turn + row_number() OVER (PARTITION BY tenant_id, user_id ORDER BY id) - 1
-    FROM inserted CROSS JOIN LATERAL errand_turn(tenant_id, user_id, priority) t
+    SELECT x.id, x.tenant_id, x.user_id, x.job_type, x.run_at, x.priority, t.turn + i.nth_of_owner - 1
+    FROM inserted x JOIN input i ON i.id = x.id CROSS JOIN LATERAL errand_turn(x.tenant_id, x.user_id, x.priority) t
 )
 SELECT id AS input_id, id, tenant_id, user_id, job_type, params, state, attempt, max_attempts, run_at, result,
        error_message, created_at, finished_at, NULL::jsonb AS progress, NULL::text AS cancel_requested_by,
@@ -69,7 +70,7 @@ WHERE NOT EXISTS (SELECT 1 FROM inserted x WHERE x.id = i.id)"
 pub(super) const INSERT_OR_FIND: &str = insert_or_find!("true");
 
 /// [`INSERT_OR_FIND`] when quotas are kept: the statement sets the caps that
-/// hold (`$11`, see `quota::BatchCaps`) for its own transaction, and the
+/// hold (`$12`, see `quota::BatchCaps`) for its own transaction, and the
 /// trigger that counts the queued jobs checks them on the counts it has just
 /// written (`errand_count_queued` in `migrations/V1__baseline.sql`). A batch
 /// that would take any count over its cap records nothing: the statement
@@ -77,7 +78,7 @@ pub(super) const INSERT_OR_FIND: &str = insert_or_find!("true");
 /// decides job by job. Far from the caps, the check costs no statement of its
 /// own.
 pub(super) const INSERT_OR_FIND_CAPPED: &str =
-    insert_or_find!("(SELECT set_config('errand.quota_caps', $11::text, true)) IS NOT NULL");
+    insert_or_find!("(SELECT set_config('errand.quota_caps', $12::text, true)) IS NOT NULL");
 
 /// The job the caller's key names, read with a fresh snapshot.
 const FIND_BY_KEY: &str = "
@@ -259,6 +260,23 @@ impl Submissions<'_> {
 
 /// A batch of submissions as the parameters of [`INSERT_OR_FIND`], rows in
 /// key order (see there), and how its answers are read back.
+/// Each caller's place among the same owner's (tenant and user) in a
+/// batch, from 1: its job's turn is that many places after the owner's
+/// first (see `errand_turn`). The batch is in key order, so an owner's jobs
+/// are together.
+fn nth_of_owner<'a>(callers: impl Iterator<Item = &'a Caller>) -> Vec<i32> {
+    let mut previous: Option<&Caller> = None;
+    let mut nth = 0;
+    callers
+        .map(|caller| {
+            let same = previous.is_some_and(|p| p.tenant == caller.tenant && p.user == caller.user);
+            nth = if same { nth + 1 } else { 1 };
+            previous = Some(caller);
+            nth
+        })
+        .collect()
+}
+
 pub(super) struct InsertBatch<'a> {
     jobs: &'a [&'a NewJob],
     ids: Vec<JobId>,
@@ -273,6 +291,8 @@ pub(super) struct InsertBatch<'a> {
     params: Vec<&'a serde_json::Value>,
     attempts: Vec<i32>,
     priorities: Vec<i16>,
+    /// Each job's place among its owner's in the batch, from 1.
+    nth_of_owner: Vec<i32>,
 }
 
 impl<'a> InsertBatch<'a> {
@@ -294,6 +314,7 @@ impl<'a> InsertBatch<'a> {
             params: order.iter().map(|&i| &jobs[i].params).collect(),
             attempts: order.iter().map(|&i| jobs[i].max_attempts_sql()).collect(),
             priorities: order.iter().map(|&i| jobs[i].priority).collect(),
+            nth_of_owner: nth_of_owner(order.iter().map(|&i| &jobs[i].caller)),
             ids,
             fingerprints,
         }
@@ -309,7 +330,7 @@ impl<'a> InsertBatch<'a> {
         params
     }
 
-    pub(super) fn params(&self) -> [&(dyn tokio_postgres::types::ToSql + Sync); 10] {
+    pub(super) fn params(&self) -> [&(dyn tokio_postgres::types::ToSql + Sync); 11] {
         [
             &self.id_column,
             &self.tenants,
@@ -321,6 +342,7 @@ impl<'a> InsertBatch<'a> {
             &self.params,
             &self.attempts,
             &self.priorities,
+            &self.nth_of_owner,
         ]
     }
 
@@ -362,4 +384,22 @@ fn submission_from_row(row: &Row, fingerprint: &Fingerprint) -> Result<Submissio
         (false, true) => Submission::Replayed(job),
         (false, false) => Submission::KeyReused,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::{TenantId, UserId};
+
+    #[test]
+    fn a_job_s_place_counts_only_its_own_owner_s_jobs_before_it() {
+        let caller = |tenant: &str, user: &str| Caller {
+            tenant: TenantId::parse(tenant).unwrap(),
+            user: UserId::parse(user).unwrap(),
+            email: None,
+        };
+        let callers =
+            [caller("acme", "alice"), caller("acme", "alice"), caller("acme", "bob"), caller("globex", "bob")];
+        assert_eq!(nth_of_owner(callers.iter()), [1, 2, 1, 1]);
+    }
 }
