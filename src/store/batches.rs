@@ -37,12 +37,14 @@ WITH batch AS (
     FROM batch b, unnest($8::jsonb[], $9::bytea[]) WITH ORDINALITY AS i (params, fingerprint, n)
     ORDER BY i.n
     RETURNING id, tenant_id, user_id, job_type, run_at, priority
+), line AS MATERIALIZED (
+    -- One owner and priority: the line's place is read once (joined to the
+    -- children, the probes ran once per child: 11 s for 10,000).
+    SELECT t.turn FROM batch b CROSS JOIN LATERAL errand_turn(b.tenant_id, b.user_id, $12::smallint) t
 ), queued AS (
-    -- One owner and priority: the line's place is read once.
     INSERT INTO job_queue (job_id, tenant_id, user_id, job_type, run_at, priority, turn)
-    SELECT c.id, c.tenant_id, c.user_id, c.job_type, c.run_at, c.priority,
-           t.turn + row_number() OVER (ORDER BY c.id) - 1
-    FROM batch b CROSS JOIN LATERAL errand_turn(b.tenant_id, b.user_id, $12::smallint) t, children c
+    SELECT c.id, c.tenant_id, c.user_id, c.job_type, c.run_at, c.priority, l.turn + row_number() OVER (ORDER BY c.id) - 1
+    FROM line l, children c
 )
 SELECT id, job_type, total, completed, failed, cancelled, created_at, finished_at FROM batch";
 
