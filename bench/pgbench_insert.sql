@@ -12,7 +12,7 @@ WITH inserted AS (
 ), queued AS (
     INSERT INTO job_queue (job_id, tenant_id, user_id, job_type, run_at, priority, turn)
     SELECT x.id, x.tenant_id, x.user_id, x.job_type, x.run_at, 0, t.turn
-    FROM inserted x CROSS JOIN LATERAL errand_turn(x.tenant_id, x.user_id, 0::smallint) t
+    FROM inserted x CROSS JOIN LATERAL errand_turn(x.tenant_id, x.user_id) t
 )
 SELECT id, tenant_id, user_id, job_type, params, state, attempt, max_attempts, run_at, result,
        error_message, created_at, finished_at, fingerprint, true AS created

@@ -581,6 +581,10 @@ CREATE TABLE unfinished_counts (
     user_id   text NOT NULL,  -- '': the tenant's total
     job_type  text NOT NULL,  -- '': the user's (or tenant's) total
     jobs      bigint NOT NULL CHECK (jobs >= 0),
+    -- A tenant's total row only: the highest turn of its jobs ended so far,
+    -- where its line stands (see `errand_turn`); kept by the statement
+    -- that uncounts ended jobs, which updates the row anyway.
+    line_head bigint NOT NULL DEFAULT 0,
     PRIMARY KEY (tenant_id, user_id, job_type),
     CHECK (user_id <> '' OR job_type = '')
 ) WITH (
@@ -593,33 +597,36 @@ CREATE TABLE unfinished_counts (
 -- Fair share inside a tenant, the line (the claim's side is
 -- `errand_tenant_next`). A tenant's line is ordered by priority, then by
 -- turn: a job's turn is where its tenant's line stood when it was queued
--- (the smallest turn then waiting at its priority, 0 for an empty line)
--- plus how many unfinished jobs its user then had (waiting or running, of
--- any priority: the quota counts above). So within a priority users take
+-- (`line_head`: the highest turn of the tenant's jobs ended so far) plus
+-- how many unfinished jobs its user then had (waiting or running, of any
+-- priority: the quota counts above). So within a priority users take
 -- turns: one person's 60 exports take turns t..t+59, and a colleague's
--- click, queued while they wait, turn t (t+2 for a colleague with two jobs
--- unfinished already): it is next in line, not behind the 60. Several jobs
--- of one user queued by one statement take consecutive turns (the
+-- click, queued while they wait, turn t plus their own unfinished jobs: it
+-- is next in line, not behind the 60; and a newcomer's burst starts where
+-- the line stands, not ahead of a backlog already partly served. Several
+-- jobs of one user queued by one statement take consecutive turns (the
 -- statement adds each one's place among them). The claim reads the line in
 -- index order, as it did when the line was by due time alone.
 --
 -- A turn is a place in line, not a guarantee: counts read without a lock
--- may be a job behind, and a job retrying keeps its turn (it lost its place
+-- may be a job behind, the line's head moves when jobs end (not when they
+-- are claimed: a click queued while the head's jobs run goes before the
+-- rest of their line), and a job retrying keeps its turn (it lost its place
 -- only to its backoff). The guarantees are the claim's.
 --
--- A set-returning function of one row, used as `CROSS JOIN LATERAL
--- errand_turn(…)`: PostgreSQL inlines it into the statement (two index
--- probes, about 4 µs a job); called as a scalar function it is not inlined,
--- and costs three times that.
-CREATE FUNCTION errand_turn(tenant text, "user" text, job_priority smallint) RETURNS TABLE (turn bigint)
+-- Both values are read from the tenant's and the user's rows of
+-- `unfinished_counts` (one index scan; reading the head of the line in
+-- `job_queue_due` instead cost creation about 8 %: BENCHMARKS, "Hostile
+-- tenants"). A set-returning function of one row, used as `CROSS JOIN
+-- LATERAL errand_turn(…)`: PostgreSQL inlines it into the statement; called
+-- as a scalar function it is not inlined, and costs three times as much.
+CREATE FUNCTION errand_turn(tenant text, "user" text) RETURNS TABLE (turn bigint)
 LANGUAGE sql STABLE
 AS $$
-    SELECT coalesce((SELECT q.turn FROM job_queue q
-                     WHERE q.tenant_id = tenant AND q.priority = job_priority
-                       AND q.state IN ('available', 'retryable')
-                     ORDER BY q.priority DESC, q.turn LIMIT 1), 0)
-         + coalesce((SELECT u.jobs FROM unfinished_counts u
-                     WHERE u.tenant_id = tenant AND u.user_id = "user" AND u.job_type = ''), 0)
+    SELECT coalesce(max(u.line_head) FILTER (WHERE u.user_id = ''), 0)
+         + coalesce(max(u.jobs) FILTER (WHERE u.user_id = "user"), 0)
+    FROM unfinished_counts u
+    WHERE u.tenant_id = tenant AND u.user_id = ANY (ARRAY['', "user"]) AND u.job_type = ''
 $$;
 
 -- A tenant's next due jobs for a claim: its line in order (see
@@ -758,8 +765,11 @@ BEGIN
       USING (tenant_id, user_id, job_type)
     ORDER BY u.tenant_id, u.user_id, u.job_type
     FOR UPDATE OF u;
-    UPDATE unfinished_counts u SET jobs = u.jobs - g.n
-    FROM (SELECT tenant_id, coalesce(user_id, '') AS user_id, coalesce(job_type, '') AS job_type, count(*) AS n
+    UPDATE unfinished_counts u
+    SET jobs = u.jobs - g.n,
+        line_head = CASE WHEN g.user_id = '' THEN greatest(u.line_head, g.head) ELSE u.line_head END
+    FROM (SELECT tenant_id, coalesce(user_id, '') AS user_id, coalesce(job_type, '') AS job_type, count(*) AS n,
+                 max(turn) AS head
           FROM unqueued
           GROUP BY GROUPING SETS ((tenant_id), (tenant_id, user_id), (tenant_id, user_id, job_type))) g
     WHERE u.tenant_id = g.tenant_id AND u.user_id = g.user_id AND u.job_type = g.job_type;

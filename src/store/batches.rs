@@ -40,7 +40,7 @@ WITH batch AS (
 ), line AS MATERIALIZED (
     -- One owner and priority: the line's place is read once (joined to the
     -- children, the probes ran once per child: 11 s for 10,000).
-    SELECT t.turn FROM batch b CROSS JOIN LATERAL errand_turn(b.tenant_id, b.user_id, $12::smallint) t
+    SELECT t.turn FROM batch b CROSS JOIN LATERAL errand_turn(b.tenant_id, b.user_id) t
 ), queued AS (
     INSERT INTO job_queue (job_id, tenant_id, user_id, job_type, run_at, priority, turn)
     SELECT c.id, c.tenant_id, c.user_id, c.job_type, c.run_at, c.priority, l.turn + row_number() OVER (ORDER BY c.id) - 1

@@ -111,7 +111,7 @@ WITH reset AS (
     INSERT INTO job_queue (job_id, tenant_id, user_id, job_type, run_at, priority, turn)
     SELECT id, tenant_id, user_id, job_type, run_at, priority,
            t.turn + row_number() OVER (PARTITION BY tenant_id, user_id ORDER BY id) - 1
-    FROM reset CROSS JOIN LATERAL errand_turn(tenant_id, user_id, priority) t
+    FROM reset CROSS JOIN LATERAL errand_turn(tenant_id, user_id) t
     RETURNING job_id
 )
 SELECT (SELECT count(*) FROM queued) AS retried,

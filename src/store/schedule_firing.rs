@@ -55,7 +55,7 @@ WITH input AS (
     INSERT INTO job_queue (job_id, tenant_id, user_id, job_type, run_at, priority, turn)
     SELECT id, tenant_id, user_id, job_type, run_at, priority,
            t.turn + row_number() OVER (PARTITION BY tenant_id, user_id ORDER BY id) - 1
-    FROM inserted CROSS JOIN LATERAL errand_turn(tenant_id, user_id, priority) t
+    FROM inserted CROSS JOIN LATERAL errand_turn(tenant_id, user_id) t
     RETURNING job_id
 )
 SELECT i.id, i.schedule_id, (SELECT count(pg_notify('errand_jobs', '')) FROM (SELECT 1 FROM queued LIMIT 1) q) AS told

@@ -41,7 +41,7 @@ WITH input AS (
     -- jobs in this batch (from the input: a window here cost a sort).
     INSERT INTO job_queue (job_id, tenant_id, user_id, job_type, run_at, priority, turn)
     SELECT x.id, x.tenant_id, x.user_id, x.job_type, x.run_at, x.priority, t.turn + i.nth_of_owner - 1
-    FROM inserted x JOIN input i ON i.id = x.id CROSS JOIN LATERAL errand_turn(x.tenant_id, x.user_id, x.priority) t
+    FROM inserted x JOIN input i ON i.id = x.id CROSS JOIN LATERAL errand_turn(x.tenant_id, x.user_id) t
 )
 SELECT id AS input_id, id, tenant_id, user_id, job_type, params, state, attempt, max_attempts, run_at, result,
        error_message, created_at, finished_at, NULL::jsonb AS progress, NULL::text AS cancel_requested_by,

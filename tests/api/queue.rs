@@ -177,6 +177,27 @@ async fn within_a_priority_users_take_turns_in_their_tenants_line() {
     let click = submit_as(&store, "acme", "carol").await;
     let next = claim_within(&store, 2, (10, 10), LEASE).await;
     assert!(next.iter().any(|job| job.id == click), "{next:?}");
+    // Once jobs end, the line's head moves on: a newcomer's burst starts
+    // there, beside the rest of a backlog already partly served, not ahead of all of it.
+    let (_db, store) = migrated_store().await;
+    for _ in 0..10 {
+        submit_as(&store, "acme", "alice").await;
+    }
+    let served = claim_within(&store, 5, (10, 10), LEASE).await;
+    let ends: Vec<Completion> = served
+        .iter()
+        .map(|job| Completion {
+            id: job.id,
+            lease: job.lease,
+            outcome: Outcome::Completed { result: None },
+            ender: Ender::Worker,
+        })
+        .collect();
+    store.queue().finish_many_if_running(&ends).await.unwrap();
+    for _ in 0..3 {
+        submit_as(&store, "acme", "carol").await;
+    }
+    assert_eq!(users_of(&claim_within(&store, 2, (10, 10), LEASE).await), ["alice", "carol"]);
 }
 
 #[tokio::test]
