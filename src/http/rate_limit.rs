@@ -180,10 +180,7 @@ impl Limiter {
             }
         }
     }
-}
 
-/// This process's limiters, for the processes it shares the budgets with.
-impl Limiter {
     /// Records that `key` is told to wait `retry_after`; answers how long
     /// this refusal is held: until the end of an earlier refusal's wait, if
     /// the key came back before it (at most [`HOLD_AT_MOST`]).
@@ -206,6 +203,7 @@ impl Limiter {
     }
 }
 
+/// This process's limiters, for the processes it shares the budgets with.
 struct Limiters {
     processes: u32,
     user: Option<Limiter>,
@@ -262,6 +260,12 @@ impl RateLimits {
         }
     }
 
+    /// How long the answer to `refusal` waits (see the module doc), to be
+    /// left on its request for [`headers`] to wait out.
+    pub fn hold_for(&self, refusal: &RateLimited) -> Option<Hold> {
+        (!refusal.hold.is_zero()).then(|| Hold { wait: refusal.hold, held: self.held.clone() })
+    }
+
     /// Spends one request of `caller`'s budgets: the standing of the one
     /// nearest to its end, or the first one past it.
     pub fn spend(&self, caller: &Caller, spend: Spend) -> Result<Option<Standing>, RateLimited> {
@@ -284,16 +288,7 @@ impl RateLimits {
     }
 }
 
-impl RateLimits {
-    /// How long the answer to `refusal` waits (see the module doc), to be
-    /// left on its request for [`headers`] to wait out.
-    pub fn hold_for(&self, refusal: &RateLimited) -> Option<Hold> {
-        (!refusal.hold.is_zero()).then(|| Hold { wait: refusal.hold, held: self.held.clone() })
-    }
-}
-
 /// A refusal's answer that waits before it is sent (see the module doc).
-#[derive(Clone)]
 pub struct Hold {
     wait: Duration,
     held: Arc<AtomicUsize>,

@@ -258,8 +258,6 @@ impl Submissions<'_> {
     }
 }
 
-/// A batch of submissions as the parameters of [`INSERT_OR_FIND`], rows in
-/// key order (see there), and how its answers are read back.
 /// Each caller's place among the same owner's (tenant and user) in a
 /// batch, from 1: its job's turn is that many places after the owner's
 /// first (see `errand_turn`). The batch is in key order, so an owner's jobs
@@ -277,6 +275,8 @@ fn nth_of_owner<'a>(callers: impl Iterator<Item = &'a Caller>) -> Vec<i32> {
         .collect()
 }
 
+/// A batch of submissions as the parameters of [`INSERT_OR_FIND`], rows in
+/// key order (see there), and how its answers are read back.
 pub(super) struct InsertBatch<'a> {
     jobs: &'a [&'a NewJob],
     ids: Vec<JobId>,
