@@ -630,12 +630,13 @@ AS $$
 $$;
 
 -- A tenant's next due jobs for a claim: its line in order (see
--- `errand_turn`), at most `max_jobs`, within
--- its room (`tenant_limit` minus its running jobs), leaving out types in
--- `excluded_types` and, unless `only_types` is NULL, types not in it; and
--- none that would take its user past `user_limit` running jobs. Rows: each job with its `rank`, how many
+-- `errand_turn`), at most `max_jobs`, within its room (`tenant_limit` minus
+-- its running jobs), leaving out types in `excluded_types` and, unless
+-- `only_types` is NULL, types not in it; and none that would take its user
+-- past `user_limit` running jobs. Rows: each job with its `rank`, how many
 -- jobs its tenant would run with it (the tenant's running jobs plus its
--- place among those taken).
+-- place in the line read). Inlined into both claims (`errand_claim_due`
+-- and the claim beside submissions, store/batch_claim.rs).
 --
 -- `user_limit` below `tenant_limit` keeps slots free for a colleague: while
 -- one person's backlog of long exports runs, the line's next job is theirs,
