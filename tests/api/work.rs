@@ -534,3 +534,34 @@ async fn a_handler_hogging_its_thread_holds_up_no_other_job() {
     let job = app.wait_until_finished(&alice, &hogging, WITHIN).await;
     assert_eq!(job["status"], "completed");
 }
+
+#[actix_web::test]
+async fn while_one_users_backlog_runs_a_colleagues_click_starts_at_once() {
+    let (app, gate) = spawn_app_with_gate(|s| {
+        s.workers.tenant_limit = nonzero(3);
+        s.workers.user_limit = Some(nonzero(2));
+    })
+    .await;
+    let (alice, bob) = (token("acme", "alice"), token("acme", "bob"));
+    for _ in 0..10 {
+        app.create(&alice, "held", json!({})).await;
+    }
+    gate.started(2, WITHIN).await;
+    // Alice's backlog holds two of acme's three slots, however long it runs;
+    // bob's click, queued behind eight of her jobs, takes the third.
+    let click = app.create(&bob, "held", json!({})).await;
+    gate.started(1, WITHIN).await;
+    assert_eq!(app.job(&bob, &click).await["state"], "running");
+    let running: Vec<String> = app
+        .db
+        .client()
+        .await
+        .query("SELECT user_id FROM job_queue WHERE state = 'running' ORDER BY user_id", &[])
+        .await
+        .unwrap()
+        .iter()
+        .map(|row| row.get(0))
+        .collect();
+    assert_eq!(running, ["alice", "alice", "bob"]);
+    gate.release(100);
+}
