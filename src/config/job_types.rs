@@ -147,6 +147,16 @@ pub struct ExportSettings {
     /// Where to read from (e.g. a read replica); errand's own database when unset.
     #[serde(default)]
     pub source_database_url: Option<PostgresUrl>,
+    /// CSV: a text cell a spreadsheet would read as a formula (one beginning
+    /// with `=`, `+`, `-`, `@`, a tab or a carriage return, e.g. a customer
+    /// named `=HYPERLINK(…)`) is written with a leading `'` (OWASP's rule);
+    /// numbers, dates and other typed cells are untouched. On unless false.
+    #[serde(default = "defuse_formulas_by_default")]
+    pub defuse_formulas: bool,
+}
+
+fn defuse_formulas_by_default() -> bool {
+    true
 }
 
 /// The file format of an export.

@@ -16,6 +16,7 @@ mod priority;
 mod quota;
 mod retry;
 mod schedule;
+mod spreadsheet;
 
 pub use attempt::{Failure, Outcome, ProgressReport, foreign_result_refusal, holds_nul, storable};
 pub use batch::{BatchCounts, BatchStatus};
@@ -29,3 +30,4 @@ pub use priority::{Origin, PRIORITY_RANGE, priority};
 pub use quota::{Cap, QuotaExceeded, QuotaScope, Quotas, TenantCaps, Usage};
 pub use retry::RetryPolicy;
 pub use schedule::{Firing, Missed, Occurrence, Recurrence, RecurrenceError, firing};
+pub use spreadsheet::{FORMULA_STARTS, defused};

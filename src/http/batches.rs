@@ -216,9 +216,8 @@ fn batch_id(path: &str) -> Result<BatchId, AppError> {
     super::path_id(path).map(BatchId)
 }
 
-/// One report line, RFC 4180 quoted. A field a spreadsheet would read as a
-/// formula (`=`, `+`, `-`, `@`) gets a leading `'`: errors and params come
-/// from users and handlers.
+/// One report line, RFC 4180 quoted, each field defused (`domain::defused`):
+/// errors and params come from users and handlers.
 fn csv_line(child: &UnfinishedChild) -> String {
     let params = child.params.to_string();
     let fields = [child.job.to_string(), child.state.clone(), child.error_message.clone().unwrap_or_default(), params];
@@ -227,8 +226,12 @@ fn csv_line(child: &UnfinishedChild) -> String {
 }
 
 fn csv_field(field: &str) -> String {
-    let guarded = if field.starts_with(['=', '+', '-', '@', '\t', '\r']) { format!("'{field}") } else { field.into() };
-    if guarded.contains([',', '"', '\n', '\r']) { format!("\"{}\"", guarded.replace('"', "\"\"")) } else { guarded }
+    let guarded = crate::domain::defused(field);
+    if guarded.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", guarded.replace('"', "\"\""))
+    } else {
+        guarded.into()
+    }
 }
 
 #[cfg(test)]

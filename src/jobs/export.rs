@@ -19,7 +19,7 @@ use futures_util::StreamExt;
 use serde_json::Value;
 
 use super::{HandlerFuture, JobContext, JobError, JobHandler, JobOutput};
-use crate::domain::ProgressReport;
+use crate::domain::{FORMULA_STARTS, ProgressReport};
 
 /// Rows between two progress reports of an export.
 const PROGRESS_EVERY_ROWS: u64 = 1000;
@@ -33,7 +33,7 @@ pub struct SqlExport(Arc<ExportPlan>);
 /// What an export job type does, prepared once at start-up.
 struct ExportPlan {
     job_type: String,
-    copy_sql: String,
+    copy: Copy,
     /// Placeholder names the query uses, in the order they are bound.
     placeholders: Vec<String>,
     format: ExportFormat,
@@ -53,18 +53,19 @@ impl SqlExport {
     ) -> Result<Self, String> {
         let (query, placeholders) = bind_placeholders(&settings.query)?;
         let query = query.trim().trim_end_matches(';');
-        let copy_sql = match settings.format {
-            ExportFormat::Csv => format!("COPY ({query}) TO STDOUT WITH (FORMAT csv, HEADER true, ENCODING 'UTF8')"),
+        let copy = match settings.format {
+            ExportFormat::Csv if settings.defuse_formulas => Copy::DefusedCsv { query: query.to_owned() },
+            ExportFormat::Csv => Copy::Fixed(csv_copy(query)),
             // CSV quoting with a quote and a delimiter that JSON text never holds
             // raw (it escapes control characters) writes each object verbatim.
-            ExportFormat::Ndjson => format!(
+            ExportFormat::Ndjson => Copy::Fixed(format!(
                 "COPY (SELECT row_to_json(q) FROM ({query}) q) TO STDOUT \
                  WITH (FORMAT csv, QUOTE e'\\x01', DELIMITER e'\\x02', ENCODING 'UTF8')"
-            ),
+            )),
         };
         Ok(Self(Arc::new(ExportPlan {
             job_type: job_type.to_owned(),
-            copy_sql,
+            copy,
             placeholders,
             format: settings.format,
             source,
@@ -111,7 +112,17 @@ impl ExportPlan {
         .map_err(classify)?;
         let rows = Arc::new(AtomicU64::new(0));
         let mut counter = RowCounter::new(self.format, rows.clone());
-        let copy = tx.copy_out(self.copy_sql.as_str()).await.map_err(classify)?;
+        let copy_sql = match &self.copy {
+            Copy::Fixed(sql) => sql.clone(),
+            // The query's columns and types, described within the attempt's
+            // transaction (one round trip; the source's schema may change
+            // between attempts).
+            Copy::DefusedCsv { query } => {
+                let described = tx.prepare(query).await.map_err(classify)?;
+                defused_csv_copy(query, described.columns())
+            }
+        };
+        let copy = tx.copy_out(copy_sql.as_str()).await.map_err(classify)?;
         // The database's own error, kept to decide whether a retry can help.
         let source_error = Arc::new(Mutex::new(None));
         let seen = source_error.clone();
@@ -160,6 +171,71 @@ impl ExportPlan {
         let result = serde_json::to_value(file).map_err(|e| JobError::Permanent(e.to_string()))?;
         Ok(JobOutput { result: Some(result) })
     }
+}
+
+/// How an attempt's `COPY` is made.
+enum Copy {
+    /// The same statement every attempt.
+    Fixed(String),
+    /// CSV whose text cells are defused (see `ExportSettings::defuse_formulas`):
+    /// which columns are text is known once the query is described.
+    DefusedCsv { query: String },
+}
+
+fn csv_copy(query: &str) -> String {
+    format!("COPY ({query}) TO STDOUT WITH (FORMAT csv, HEADER true, ENCODING 'UTF8')")
+}
+
+/// The CSV `COPY` of `query` with each text column's cells that begin like
+/// a formula (`domain::FORMULA_STARTS`) prefixed with `'`, so that no
+/// spreadsheet runs them; other columns as they are, and the header the
+/// query's own column names (the columns are renamed positionally inside,
+/// so duplicate or odd names are kept as they were).
+fn defused_csv_copy(query: &str, columns: &[tokio_postgres::Column]) -> String {
+    if columns.is_empty() {
+        return csv_copy(query);
+    }
+    let aliases: Vec<String> = (1..=columns.len()).map(|i| format!("c{i}")).collect();
+    // The first characters of a formula (`domain::FORMULA_STARTS`), as an
+    // SQL array of chr() calls, so no quoting can slip.
+    let starts = format!(
+        "ARRAY[{}]",
+        FORMULA_STARTS.iter().map(|c| format!("chr({})", u32::from(*c))).collect::<Vec<_>>().join(", ")
+    );
+    let select: Vec<String> = columns
+        .iter()
+        .enumerate()
+        .map(|(i, column)| {
+            let (cell, name) = (format!("q.c{}", i + 1), quote_identifier(column.name()));
+            if is_text(column.type_()) {
+                format!(
+                    "CASE WHEN left({cell}::text, 1) = ANY ({starts}) THEN '''' || {cell}::text ELSE {cell}::text END \
+                     AS {name}"
+                )
+            } else {
+                format!("{cell} AS {name}")
+            }
+        })
+        .collect();
+    csv_copy(&format!("SELECT {} FROM ({query}) AS q ({})", select.join(", "), aliases.join(", ")))
+}
+
+/// Whether a column's cells are text a person typed (a number, a date or a
+/// JSON document never starts a formula by being written out).
+fn is_text(column: &tokio_postgres::types::Type) -> bool {
+    use tokio_postgres::types::{Kind, Type};
+    match column.kind() {
+        Kind::Enum(_) => true,
+        Kind::Domain(inner) => is_text(inner),
+        _ => {
+            matches!(*column, Type::TEXT | Type::VARCHAR | Type::BPCHAR | Type::NAME | Type::UNKNOWN)
+                || column.name() == "citext"
+        }
+    }
+}
+
+fn quote_identifier(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
 }
 
 impl JobHandler for SqlExport {

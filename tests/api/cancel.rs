@@ -182,6 +182,7 @@ async fn a_cancelled_export_leaves_no_file_behind() {
         query: "SELECT g AS n, :tenant AS tenant, pg_sleep(0.005) AS pause FROM generate_series(1, 100000) AS g".into(),
         format: errand::config::ExportFormat::Csv,
         source_database_url: None,
+        defuse_formulas: true,
     };
     let (app, dir) = spawn_exporting_app(move |s| add_export_type(s, "export_slow", slow)).await;
     let alice = token("demo-1", "alice");

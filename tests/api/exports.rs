@@ -155,6 +155,7 @@ async fn a_failure_mid_stream_leaves_no_partial_file() {
         query: "SELECT id, 1 / (id - 301) AS boom FROM sales WHERE tenant_id = :tenant ORDER BY id".into(),
         format: ExportFormat::Csv,
         source_database_url: None,
+        defuse_formulas: true,
     };
     let (app, dir) = spawn_exporting_app(move |s| {
         add_export_type(s, "export_boom", failing);
@@ -176,6 +177,7 @@ async fn a_value_an_export_cannot_read_is_named_by_kind_never_quoted() {
         query: "SELECT ('secret-' || id)::integer AS n FROM sales WHERE tenant_id = :tenant ORDER BY id".into(),
         format: ExportFormat::Csv,
         source_database_url: None,
+        defuse_formulas: true,
     };
     let (app, _dir) = spawn_exporting_app(move |s| add_export_type(s, "export_cast", failing)).await;
     let alice = token("demo-1", "alice");
@@ -196,6 +198,7 @@ async fn ndjson_exports_one_object_per_line_from_a_separate_source_database() {
         query: "SELECT id, customer, unit_price FROM sales WHERE tenant_id = :tenant ORDER BY id".into(),
         format: ExportFormat::Ndjson,
         source_database_url: Some(source.url.clone().try_into().unwrap()),
+        defuse_formulas: true,
     };
     let (app, _dir) = spawn_exporting_app(move |s| {
         add_export_type(s, "export_lines", ndjson);
@@ -222,6 +225,7 @@ async fn an_attempt_that_breaks_off_mid_stream_is_retried_from_a_clean_slate() {
             .into(),
         format: ExportFormat::Csv,
         source_database_url: None,
+        defuse_formulas: true,
     };
     let (app, dir) = spawn_exporting_app(move |s| {
         add_export_type(s, "export_flaky", flaky);
@@ -253,6 +257,7 @@ async fn an_export_failing_on_errands_side_tells_the_user_so_without_internals()
         query: "SELECT * FROM no_such_table WHERE tenant_id = :tenant".into(),
         format: ExportFormat::Csv,
         source_database_url: None,
+        defuse_formulas: true,
     };
     let (app, _dir) = spawn_exporting_app(move |s| add_export_type(s, "export_broken", broken)).await;
     let alice = token("demo-1", "alice");
@@ -265,4 +270,28 @@ async fn an_export_failing_on_errands_side_tells_the_user_so_without_internals()
     let feed = app.get(&alice, "/notifications").await;
     let feed = feed.text().await.unwrap();
     assert!(!feed.contains("no_such_table"), "internals leaked into the feed: {feed}");
+}
+
+#[actix_web::test]
+async fn text_cells_a_spreadsheet_would_run_are_defused_and_typed_cells_are_not() {
+    let query = "SELECT id AS \"Sale \"\"ID\"\"\", '=HYPERLINK(\"http://x\")' AS customer, '-5'::varchar AS note, \
+                 -id AS negative, '@sum' AS at, 'plain' AS plain FROM sales WHERE tenant_id = :tenant ORDER BY id LIMIT 1";
+    let settings = |defuse_formulas| ExportSettings {
+        query: query.into(),
+        format: ExportFormat::Csv,
+        source_database_url: None,
+        defuse_formulas,
+    };
+    let (app, _dir) = spawn_exporting_app(move |s| {
+        add_export_type(s, "export_defused", settings(true));
+        add_export_type(s, "export_raw", settings(false));
+    })
+    .await;
+    let alice = token("demo-1", "alice");
+    let defused = download(&app, &export(&app, &alice, "export_defused", json!({})).await).await;
+    let raw = download(&app, &export(&app, &alice, "export_raw", json!({})).await).await;
+    let id: i64 = app.db.scalar("SELECT min(id) FROM sales WHERE tenant_id = 'demo-1'", &[]).await;
+    let header = "\"Sale \"\"ID\"\"\",customer,note,negative,at,plain\n";
+    assert_eq!(defused, format!("{header}{id},\"'=HYPERLINK(\"\"http://x\"\")\",'-5,-{id},'@sum,plain\n"));
+    assert_eq!(raw, format!("{header}{id},\"=HYPERLINK(\"\"http://x\"\")\",-5,-{id},@sum,plain\n"));
 }
