@@ -190,7 +190,8 @@ fn csv_copy(query: &str) -> String {
 /// a formula (`domain::FORMULA_STARTS`) prefixed with `'`, so that no
 /// spreadsheet runs them; other columns as they are, and the header the
 /// query's own column names (the columns are renamed positionally inside,
-/// so duplicate or odd names are kept as they were).
+/// so duplicate or odd names are kept as they were). A text cell is written
+/// as `text`: a `char(n)` cell loses its trailing padding.
 fn defused_csv_copy(query: &str, columns: &[tokio_postgres::Column]) -> String {
     if columns.is_empty() {
         return csv_copy(query);
