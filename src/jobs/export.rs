@@ -112,17 +112,17 @@ impl ExportPlan {
         .map_err(classify)?;
         let rows = Arc::new(AtomicU64::new(0));
         let mut counter = RowCounter::new(self.format, rows.clone());
-        let copy_sql = match &self.copy {
-            Copy::Fixed(sql) => sql.clone(),
+        let copy_sql: std::borrow::Cow<'_, str> = match &self.copy {
+            Copy::Fixed(sql) => sql.as_str().into(),
             // The query's columns and types, described within the attempt's
             // transaction (one round trip; the source's schema may change
             // between attempts).
             Copy::DefusedCsv { query } => {
                 let described = tx.prepare(query).await.map_err(classify)?;
-                defused_csv_copy(query, described.columns())
+                defused_csv_copy(query, described.columns()).into()
             }
         };
-        let copy = tx.copy_out(copy_sql.as_str()).await.map_err(classify)?;
+        let copy = tx.copy_out(copy_sql.as_ref()).await.map_err(classify)?;
         // The database's own error, kept to decide whether a retry can help.
         let source_error = Arc::new(Mutex::new(None));
         let seen = source_error.clone();

@@ -68,16 +68,7 @@ async fn a_batch_ends_with_one_notification_with_its_counts_and_a_report_of_what
     let lines: Vec<&str> = report.lines().collect();
     assert_eq!(lines[0], "job_id,status,error,params");
     assert_eq!(lines.len(), 4, "{report}");
-    let failed: Vec<String> = app
-        .db
-        .client()
-        .await
-        .query("SELECT id::text FROM jobs WHERE state = 'failed' ORDER BY id", &[])
-        .await
-        .unwrap()
-        .iter()
-        .map(|row| row.get(0))
-        .collect();
+    let failed: Vec<String> = app.db.column("SELECT id::text FROM jobs WHERE state = 'failed' ORDER BY id", &[]).await;
     for (line, job) in lines[1..].iter().zip(&failed) {
         assert!(line.starts_with(&format!("{job},failed,")), "{line}");
         assert!(line.contains("fail_times"), "the item's params: {line}");

@@ -53,6 +53,18 @@ async fn finish_if_running(
 
 const LEASE: Duration = Duration::from_secs(30);
 
+/// Each of `jobs` completed by its worker.
+fn completed(jobs: &[ClaimedJob]) -> Vec<Completion> {
+    jobs.iter()
+        .map(|job| Completion {
+            id: job.id,
+            lease: job.lease,
+            outcome: Outcome::Completed { result: None },
+            ender: Ender::Worker,
+        })
+        .collect()
+}
+
 /// A claim by a fresh owner, looking at every tenant from the first; one
 /// user may take all of a tenant's slots.
 async fn claim(store: &Store, limit: usize, tenant_limit: u32, lease: Duration) -> Vec<ClaimedJob> {
@@ -184,16 +196,7 @@ async fn within_a_priority_users_take_turns_in_their_tenants_line() {
         submit_as(&store, "acme", "alice").await;
     }
     let served = claim_within(&store, 5, (10, 10), LEASE).await;
-    let ends: Vec<Completion> = served
-        .iter()
-        .map(|job| Completion {
-            id: job.id,
-            lease: job.lease,
-            outcome: Outcome::Completed { result: None },
-            ender: Ender::Worker,
-        })
-        .collect();
-    store.queue().finish_many_if_running(&ends).await.unwrap();
+    store.queue().finish_many_if_running(&completed(&served)).await.unwrap();
     for _ in 0..3 {
         submit_as(&store, "acme", "carol").await;
     }
@@ -419,16 +422,7 @@ async fn a_batch_of_ends_announces_its_owners_in_one_notify() {
         }
     });
     client.batch_execute("LISTEN errand_notifications").await.unwrap();
-    let batch: Vec<_> = jobs
-        .iter()
-        .map(|j| Completion {
-            id: j.id,
-            lease: j.lease,
-            outcome: Outcome::Completed { result: None },
-            ender: Ender::Worker,
-        })
-        .collect();
-    assert_eq!(store.queue().finish_many_if_running(&batch).await.unwrap().len(), 6);
+    assert_eq!(store.queue().finish_many_if_running(&completed(&jobs)).await.unwrap().len(), 6);
     let payload = tokio::time::timeout(Duration::from_secs(5), announcements.recv()).await.unwrap().unwrap();
     let mut tags: Vec<&str> = payload.split(',').collect();
     tags.sort();

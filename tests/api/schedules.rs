@@ -435,16 +435,7 @@ async fn a_request_may_move_its_priority_within_limits_only() {
     // A batch's children are bulk work: below anything a person clicks for.
     let batch = app.submit_batch(&alice, "noop", "bulk", json!([{}, {}])).await;
     assert_eq!(batch.status(), StatusCode::ACCEPTED);
-    let bulk: Vec<i16> = app
-        .db
-        .client()
-        .await
-        .query("SELECT DISTINCT priority FROM jobs WHERE batch_id IS NOT NULL", &[])
-        .await
-        .unwrap()
-        .iter()
-        .map(|r| r.get(0))
-        .collect();
+    let bulk: Vec<i16> = app.db.column("SELECT DISTINCT priority FROM jobs WHERE batch_id IS NOT NULL", &[]).await;
     assert_eq!(bulk, [-20]);
     for bad in ["5", "-5", "high"] {
         assert_problem(send(bad).await, StatusCode::BAD_REQUEST, "bad_request").await;

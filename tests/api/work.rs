@@ -413,16 +413,7 @@ async fn finished_jobs_past_the_history_retention_are_pruned_and_their_keys_free
     gate.started(1, WITHIN).await;
     eventually(WITHIN, "the finished job is pruned, the running one kept", || async {
         app.ticks.prune.send(errand::actors::Prune).await.unwrap();
-        let ids: Vec<String> = app
-            .db
-            .client()
-            .await
-            .query("SELECT id::text FROM jobs", &[])
-            .await
-            .unwrap()
-            .iter()
-            .map(|r| r.get(0))
-            .collect();
+        let ids: Vec<String> = app.db.column("SELECT id::text FROM jobs", &[]).await;
         ids == [held.clone()]
     })
     .await;
@@ -552,16 +543,8 @@ async fn while_one_users_backlog_runs_a_colleagues_click_starts_at_once() {
     let click = app.create(&bob, "held", json!({})).await;
     gate.started(1, WITHIN).await;
     assert_eq!(app.job(&bob, &click).await["state"], "running");
-    let running: Vec<String> = app
-        .db
-        .client()
-        .await
-        .query("SELECT user_id FROM job_queue WHERE state = 'running' ORDER BY user_id", &[])
-        .await
-        .unwrap()
-        .iter()
-        .map(|row| row.get(0))
-        .collect();
+    let running: Vec<String> =
+        app.db.column("SELECT user_id FROM job_queue WHERE state = 'running' ORDER BY user_id", &[]).await;
     assert_eq!(running, ["alice", "alice", "bob"]);
     gate.release(100);
 }

@@ -392,6 +392,17 @@ fn rss_kib(pid: u32) -> Option<u64> {
     proc_status_kib(pid, "VmRSS:")
 }
 
+/// Clock ticks a second of /proc's CPU times (`getconf CLK_TCK`: 100 on Linux).
+pub(crate) const TICKS_PER_SECOND: f64 = 100.0;
+
+/// A process's CPU time so far (user and system), in clock ticks, from /proc.
+pub(crate) fn cpu_ticks(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The fields after the command (in parentheses, which may hold spaces).
+    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    Some(fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?)
+}
+
 /// A kB field of /proc/<pid>/status (`VmRSS:` now, `VmHWM:` the peak).
 fn proc_status_kib(pid: u32, field: &str) -> Option<u64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;

@@ -27,7 +27,7 @@ use std::time::{Duration, Instant, SystemTime};
 use errand::tokens::{TokenIssuer, UserClaims};
 use serde_json::Value;
 
-use super::percentile;
+use super::{TICKS_PER_SECOND, cpu_ticks, percentile};
 
 type Error = Box<dyn std::error::Error + Send + Sync>;
 
@@ -170,17 +170,6 @@ impl Noisy {
         completions.sort();
         Ok(Quiet { creates, completions })
     }
-}
-
-/// Clock ticks a second of /proc's CPU times (`getconf CLK_TCK`: 100 on Linux).
-const TICKS_PER_SECOND: f64 = 100.0;
-
-/// A process's CPU time so far (user and system), in clock ticks, from /proc.
-fn cpu_ticks(pid: u32) -> Option<u64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The fields after the command (in parentheses, which may hold spaces).
-    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
-    Some(fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?)
 }
 
 /// Ends the flood started by [`Noisy::start_flood`]: closes its stdin and

@@ -84,6 +84,15 @@ impl TestDb {
         self.client().await.query_one(sql, params).await.expect(sql).get(0)
     }
 
+    /// The first column of every row `sql` answers.
+    pub async fn column<T: for<'a> tokio_postgres::types::FromSql<'a>>(
+        &self,
+        sql: &str,
+        params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
+    ) -> Vec<T> {
+        self.client().await.query(sql, params).await.expect(sql).iter().map(|row| row.get(0)).collect()
+    }
+
     /// Ends the running lease of `job` long ago, as if its time and the
     /// rescuer's grace had run out: tests of what follows an expired lease
     /// need not wait them out.
