@@ -130,6 +130,10 @@ CREATE TABLE jobs (
     -- `errand_claim_due`). The job keeps its priority (an operator's retry
     -- queues it again with it); the queue row carries it for the claim's index.
     priority          smallint NOT NULL DEFAULT 0,
+    -- An export's file format (`domain::ExportFormat`), asked for by the
+    -- request among its type's formats (its first when not asked); NULL for
+    -- a job of another kind. Part of what was asked for: in the fingerprint.
+    format            text CHECK (format IN ('csv', 'csv.gz', 'xlsx', 'ndjson')),
     -- `state` when the job failed or was cancelled, else NULL: what
     -- `jobs_unsuccessful` indexes (below).
     unsuccessful_state job_state
@@ -341,7 +345,9 @@ SELECT j.id, j.tenant_id, j.user_id, j.idempotency_key, j.fingerprint, j.job_typ
        j.state AS recorded_state,
        j.schedule_id,
        j.scheduled_for,
-       j.unsuccessful_state
+       j.unsuccessful_state,
+       j.priority,
+       j.format
 FROM jobs j LEFT JOIN job_queue q ON q.job_id = j.id;
 
 -- A claim in one round trip.
@@ -393,7 +399,7 @@ CREATE FUNCTION errand_claim_due(
     limited_types text[], type_limits integer[], max_jobs bigint,
     claim_owner uuid, lease_ms double precision, only_types text[], claim uuid)
 RETURNS TABLE (kind text, next_after_tenant text, id uuid, tenant_id text, user_id text, job_type text,
-               params jsonb, attempt integer, lease_id uuid, due_at timestamptz)
+               params jsonb, attempt integer, lease_id uuid, due_at timestamptz, format text)
 LANGUAGE plpgsql VOLATILE
 SET plan_cache_mode = force_generic_plan
 AS $$
@@ -503,14 +509,15 @@ BEGIN
             WHERE q.job_id = ANY (ARRAY (SELECT p.job_id FROM picked p)) AND q.state IN ('available', 'retryable')
             RETURNING q.job_id, q.attempt, q.lease_id, q.run_at
         )
-        SELECT 'job', NULL::text, j.id, j.tenant_id, j.user_id, j.job_type, j.params, c.attempt, c.lease_id, c.run_at
+        SELECT 'job', NULL::text, j.id, j.tenant_id, j.user_id, j.job_type, j.params, c.attempt, c.lease_id, c.run_at,
+               j.format
         FROM jobs j JOIN claimed c ON c.job_id = j.id
         WHERE j.id = ANY (ARRAY (SELECT c2.job_id FROM claimed c2));
     END IF;
 
     RETURN QUERY SELECT 'cursor', CASE WHEN considered < max_tenants OR wrapped THEN '' ELSE last_tenant END,
                         NULL::uuid, NULL::text, NULL::text, NULL::text, NULL::jsonb, NULL::integer, NULL::uuid,
-                        NULL::timestamptz;
+                        NULL::timestamptz, NULL::text;
 END
 $$;
 

@@ -23,7 +23,7 @@ use super::progress::ProgressChange;
 use super::signals::WorkerSlot;
 use super::worker::{Abandon, JobWorker, WorkerDone, WorkerLinks};
 use crate::domain::{Caller, IdempotencyKey, Job, JobId, Outcome, TenantId};
-use crate::jobs::{JobType, JobTypes, ParamsError};
+use crate::jobs::{FormatRefused, JobType, JobTypes, ParamsError};
 use crate::store::{
     CancelOutcome, ClaimedJob, Completion, Ender, JobFilter, JobPage, NewJob, Store, StoreError, Submission,
 };
@@ -38,6 +38,8 @@ pub struct SubmitJob {
     pub params: Value,
     /// The request's move of its priority, within `domain::PRIORITY_RANGE`.
     pub priority: i8,
+    /// The file format asked for (an export's), by name; its type's first when `None`.
+    pub format: Option<String>,
 }
 
 /// The caller's job, if it is theirs.
@@ -91,6 +93,8 @@ pub enum SubmitError {
     UnknownType(String),
     #[error(transparent)]
     InvalidParams(#[from] ParamsError),
+    #[error(transparent)]
+    InvalidFormat(#[from] FormatRefused),
     #[error(transparent)]
     Store(#[from] StoreError),
     #[error(transparent)]
@@ -218,6 +222,7 @@ impl Handler<SubmitJob> for JobSupervisor {
             let job_type = job_type.ok_or_else(|| SubmitError::UnknownType(msg.job_type.clone()))?;
             let external = job_type.handler.is_none();
             job_type.validate_params(&msg.params)?;
+            let format = job_type.format_for(msg.format.as_deref())?;
             let job = NewJob {
                 caller: msg.caller,
                 key: msg.key,
@@ -225,6 +230,7 @@ impl Handler<SubmitJob> for JobSupervisor {
                 params: msg.params,
                 max_attempts: job_type.retry.max_attempts,
                 priority: crate::domain::priority(crate::domain::Origin::Interactive, job_type.priority, msg.priority),
+                format,
             };
             let submission = intake.send(Record(job)).await??;
             let outcome = match &submission {

@@ -94,6 +94,7 @@ impl JobWorker {
             attempt: self.job.attempt,
             progress: self.progress.clone(),
             lease: self.job.lease,
+            format: self.job.format,
         }
     }
 

@@ -11,7 +11,7 @@ use serde_inline_default::serde_inline_default;
 
 use super::HttpUrl;
 use super::values::{LongSecret, PostgresUrl, duration_text};
-use crate::domain::RetryPolicy;
+use crate::domain::{ExportFormat, RetryPolicy};
 
 /// One job type: which handler runs it, how it retries, what params it takes.
 #[serde_inline_default]
@@ -43,7 +43,7 @@ pub struct JobTypeSettings {
     /// when absent.
     #[serde(default)]
     pub category: Option<String>,
-    /// For `handler = "sql_export"`: the query and format.
+    /// For `handler = "sql_export"`: the query and formats.
     #[serde(default)]
     pub export: Option<ExportSettings>,
     /// For `handler = "http"`: the app's endpoint that errand pushes jobs to.
@@ -142,8 +142,10 @@ pub struct ExportSettings {
     /// The SELECT to export. `:tenant`, `:user` and `:<param>` stand for values
     /// bound from the job (never spliced into the text), e.g. `:from::date`.
     pub query: String,
-    #[serde(default)]
-    pub format: ExportFormat,
+    /// The formats its jobs may be asked for (`?format=`), the first the
+    /// default: `csv`, `csv.gz`, `xlsx`, `ndjson`.
+    #[serde(default = "csv_only")]
+    pub formats: Vec<ExportFormat>,
     /// Where to read from (e.g. a read replica); errand's own database when unset.
     #[serde(default)]
     pub source_database_url: Option<PostgresUrl>,
@@ -151,23 +153,17 @@ pub struct ExportSettings {
     /// with `=`, `+`, `-`, `@`, a tab or a carriage return, e.g. a customer
     /// named `=HYPERLINK(…)`) is written with a leading `'` (OWASP's rule);
     /// numbers, dates and other typed cells are untouched. On unless false.
+    /// (An XLSX cell is never a formula: text is written as text.)
     #[serde(default = "defuse_formulas_by_default")]
     pub defuse_formulas: bool,
 }
 
-fn defuse_formulas_by_default() -> bool {
-    true
+fn csv_only() -> Vec<ExportFormat> {
+    vec![ExportFormat::Csv]
 }
 
-/// The file format of an export.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ExportFormat {
-    /// RFC 4180 CSV with a header row, UTF-8.
-    #[default]
-    Csv,
-    /// One JSON object per line.
-    Ndjson,
+fn defuse_formulas_by_default() -> bool {
+    true
 }
 
 /// A `handler = "http"` job type: errand POSTs each attempt to the app's

@@ -12,7 +12,7 @@ mod sections;
 mod values;
 
 pub use http_url::{HttpUrl, is_loopback_host};
-pub use job_types::{ExportFormat, ExportSettings, HandlerKind, JobTypeSettings, PushSettings, RedactedField};
+pub use job_types::{ExportSettings, HandlerKind, JobTypeSettings, PushSettings, RedactedField};
 pub use sections::{
     AuthSettings, BatchSettings, DatabaseSettings, EmailSettings, HistorySettings, HttpSettings, LogFormat,
     LogSettings, NotificationSettings, OperatorAuthSettings, OverloadSettings, PreferenceSettings, QuotaSettings,

@@ -4,6 +4,8 @@
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
+use super::ExportFormat;
+
 /// A validated `Idempotency-Key`: 1 to 255 visible ASCII characters.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct IdempotencyKey(String);
@@ -46,9 +48,22 @@ pub struct Fingerprint(pub [u8; 32]);
 impl Fingerprint {
     /// Fingerprints a submission of `job_type` with `params`.
     pub fn of(job_type: &str, params: &Value) -> Self {
+        Self::of_job(job_type, None, params)
+    }
+
+    /// Fingerprints a submission of `job_type` with `params`, written in
+    /// `format` (an export's: the same params in another format are another
+    /// request). A job of no format fingerprints as [`Fingerprint::of`].
+    pub fn of_job(job_type: &str, format: Option<ExportFormat>, params: &Value) -> Self {
         let mut hasher = Sha256::new();
         hasher.update(job_type.as_bytes());
         hasher.update([0]);
+        // Canonical JSON begins with `{`, never `f`: no params hash as a format.
+        if let Some(format) = format {
+            hasher.update(b"format=");
+            hasher.update(format.as_str().as_bytes());
+            hasher.update([0]);
+        }
         let mut canonical = Vec::with_capacity(128);
         write_canonical(params, &mut canonical);
         hasher.update(&canonical);
@@ -143,6 +158,10 @@ mod tests {
         assert_eq!(Fingerprint::of("sleep", &params), Fingerprint::of("sleep", &params));
         assert_ne!(Fingerprint::of("sleep", &params), Fingerprint::of("noop", &params));
         assert_ne!(Fingerprint::of("sleep", &params), Fingerprint::of("sleep", &json!({"ms": 6})));
+        let csv = Fingerprint::of_job("export", Some(ExportFormat::Csv), &params);
+        assert_ne!(csv, Fingerprint::of_job("export", Some(ExportFormat::Xlsx), &params));
+        assert_ne!(csv, Fingerprint::of("export", &params));
+        assert_eq!(Fingerprint::of_job("export", None, &params), Fingerprint::of("export", &params));
     }
 
     proptest! {

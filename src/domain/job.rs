@@ -201,4 +201,8 @@ pub struct Job {
     pub cancel_requested: bool,
     /// The schedule that made it, and the occurrence it was made for.
     pub schedule: Option<(super::ScheduleId, DateTime<Utc>)>,
+    /// Its place among its tenant's jobs (see `domain::priority`).
+    pub priority: i16,
+    /// An export's file format; `None` for a job of another kind.
+    pub format: Option<super::ExportFormat>,
 }

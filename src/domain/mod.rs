@@ -4,10 +4,12 @@
 //! attempt ends ([`Outcome`]), when a failed one runs again ([`RetryPolicy`]),
 //! how much unfinished work one user or tenant may have ([`Quotas`]),
 //! how job ends reach people ([`NotificationRules`]), and when a schedule
-//! fires ([`Recurrence`], [`firing`]).
+//! fires ([`Recurrence`], [`firing`]), and what file an export writes
+//! ([`ExportFormat`]).
 
 mod attempt;
 mod batch;
+mod export_format;
 mod idempotency;
 mod ids;
 mod job;
@@ -20,6 +22,7 @@ mod spreadsheet;
 
 pub use attempt::{Failure, Outcome, ProgressReport, foreign_result_refusal, holds_nul, storable};
 pub use batch::{BatchCounts, BatchStatus};
+pub use export_format::{ExportFormat, UnknownFormat};
 pub use idempotency::{Fingerprint, IdempotencyKey, InvalidIdempotencyKey};
 pub use ids::{
     BatchId, Caller, InvalidId, JobId, LeaseId, NotificationId, Operator, OwnerTag, ScheduleId, TenantId, UserId,

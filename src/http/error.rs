@@ -12,7 +12,7 @@ use serde::Serialize;
 use super::rate_limit::{RATE_LIMIT, RATE_LIMIT_POLICY, RateLimited};
 use crate::actors::{Overloaded, SubmitError, TooManyStreams};
 use crate::domain::{InvalidIdempotencyKey, QuotaExceeded};
-use crate::jobs::ParamsError;
+use crate::jobs::{FormatRefused, ParamsError};
 use crate::store::{StoreError, TooManyTickets};
 
 /// An error as the API reports it.
@@ -34,6 +34,8 @@ pub enum AppError {
     UnknownJobType(String),
     #[error(transparent)]
     InvalidParams(#[from] ParamsError),
+    #[error(transparent)]
+    InvalidFormat(#[from] FormatRefused),
     #[error("this Idempotency-Key was already used for a different request (another job type or other params)")]
     IdempotencyKeyReused,
     #[error("{0}")]
@@ -100,6 +102,7 @@ impl AppError {
             Self::NotFound => ("not_found", S::NOT_FOUND, "Not found"),
             Self::UnknownJobType(_) => ("unknown_job_type", S::NOT_FOUND, "Unknown job type"),
             Self::InvalidParams(_) => ("invalid_params", S::UNPROCESSABLE_ENTITY, "Invalid job params"),
+            Self::InvalidFormat(_) => ("invalid_format", S::UNPROCESSABLE_ENTITY, "Invalid format"),
             Self::IdempotencyKeyReused => ("idempotency_key_reused", S::UNPROCESSABLE_ENTITY, "Idempotency-Key reused"),
             Self::NotReady(_) => ("result_not_ready", S::CONFLICT, "Result not ready"),
             Self::NoResult => ("no_result", S::NOT_FOUND, "No result"),
@@ -240,6 +243,7 @@ impl ResponseError for AppError {
             code,
             field: match self {
                 Self::InvalidParams(e) => Some(e.field.as_str()),
+                Self::InvalidFormat(_) => Some("format"),
                 Self::InvalidSchedule { field, .. } => Some(field),
                 _ => None,
             },
@@ -333,6 +337,7 @@ impl From<SubmitError> for AppError {
         match error {
             SubmitError::UnknownType(name) => Self::UnknownJobType(name),
             SubmitError::InvalidParams(e) => Self::InvalidParams(e),
+            SubmitError::InvalidFormat(e) => Self::InvalidFormat(e),
             SubmitError::Store(e) => e.into(),
             SubmitError::Overloaded(e) => Self::Overloaded(e),
             SubmitError::Intake(e) => e.into(),

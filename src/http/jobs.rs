@@ -35,6 +35,7 @@ pub(super) async fn job_view(job: Job, state: &AppState) -> Result<JobView, AppE
         ("job_type" = String, Path, description = "A configured job type (each also has an operation of its own)"),
         ("Idempotency-Key" = String, Header, pattern = "^[!-~]{1,255}$", description = "One per intent: a retry or double-click sends the same key (1 to 255 visible ASCII characters)"),
         ("priority" = Option<i8>, Query, minimum = -4, maximum = 4, description = "How soon it runs beside the caller's tenant's other jobs you clicked for, -4 to 4 (default 0), added to its type's; it always runs before scheduled and bulk work"),
+        ("format" = Option<String>, Query, pattern = "^(csv|csv\\.gz|xlsx|ndjson)$", description = "An export's file format, one of those its type offers (its first when absent): part of the request, so the same key with another format is refused"),
     ),
     request_body(content = Object, description = "The job's params: a JSON object, checked against the type's schema"),
     responses(
@@ -44,7 +45,7 @@ pub(super) async fn job_view(job: Job, state: &AppState) -> Result<JobView, AppE
         Unauthenticated,
         (status = 404, description = "Unknown job type (`unknown_job_type`)", body = Problem, content_type = "application/problem+json"),
         (status = 413, description = "Body over 64 KiB (`payload_too_large`)", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "Params refused (`invalid_params`, with `field`), or the key reused for another request (`idempotency_key_reused`)", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "Params refused (`invalid_params`, with `field`), a format the type does not write (`invalid_format`, with `field` = `format`), or the key reused for another request (`idempotency_key_reused`)", body = Problem, content_type = "application/problem+json"),
         (status = 429, description = "A new job over one of the caller's quotas of unfinished jobs (`quota_exceeded`, with `scope`, `limit` and `count`; a replay of an existing key is answered as ever), or past a rate limit (`rate_limited`, with the `RateLimit` headers)", body = Problem, content_type = "application/problem+json",
             headers(("Retry-After" = u64, description = "Seconds to wait before trying again (with the same key)"))),
         (status = 503, description = "The database is away (`unavailable`), or errand sheds new jobs under overload (`overloaded`): nothing was recorded; try again with the same key", body = Problem, content_type = "application/problem+json",
@@ -60,9 +61,9 @@ pub async fn submit(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
     let key = idempotency_key(&req)?;
-    let priority = requested_priority(&req)?;
+    let SubmitOptions { priority, format } = submit_options(&req)?;
     let params = Value::Object(body::json_object(payload).await?);
-    let msg = SubmitJob { caller: caller.clone(), key, job_type: path.into_inner(), params, priority };
+    let msg = SubmitJob { caller: caller.clone(), key, job_type: path.into_inner(), params, priority, format };
     match state.ask(&caller, msg).await?? {
         Submission::Created(job) => Ok(HttpResponse::Accepted()
             .insert_header((header::LOCATION, format!("/jobs/{}", job.id)))
@@ -256,15 +257,27 @@ pub async fn cancel(
 }
 
 /// The request's `?priority=` (-4 to 4, default 0; see `domain::priority`).
-fn requested_priority(req: &HttpRequest) -> Result<i8, AppError> {
+/// What a submission's query asks beside its body: a priority, a format.
+struct SubmitOptions {
+    priority: i8,
+    format: Option<String>,
+}
+
+fn submit_options(req: &HttpRequest) -> Result<SubmitOptions, AppError> {
     #[derive(serde::Deserialize)]
     struct Query {
         priority: Option<String>,
+        format: Option<String>,
     }
     let refused = || AppError::BadRequest("priority must be a whole number from -4 to 4".into());
-    let query = web::Query::<Query>::from_query(req.query_string()).map_err(|_| refused())?;
-    match query.into_inner().priority {
-        None => Ok(0),
-        Some(text) => text.parse::<i8>().ok().filter(|p| crate::domain::PRIORITY_RANGE.contains(p)).ok_or_else(refused),
-    }
+    let query = web::Query::<Query>::from_query(req.query_string())
+        .map_err(|_| AppError::BadRequest("the query string cannot be read".into()))?
+        .into_inner();
+    let priority = match query.priority {
+        None => 0,
+        Some(text) => {
+            text.parse::<i8>().ok().filter(|p| crate::domain::PRIORITY_RANGE.contains(p)).ok_or_else(refused)?
+        }
+    };
+    Ok(SubmitOptions { priority, format: query.format })
 }

@@ -18,7 +18,7 @@ pub use builtin::{NoopHandler, SleepHandler};
 pub use export::SqlExport;
 pub use progress::Progress;
 pub use push::{HttpPush, PushEnv, signature as push_signature};
-pub use types::{ExportEnv, HandlerRegistry, JobType, JobTypes, ParamsError};
+pub use types::{ExportEnv, FormatRefused, HandlerRegistry, JobType, JobTypes, ParamsError};
 pub use view::{JobView, downloadable, rfc3339};
 
 use crate::domain::{JobId, ProgressReport, TenantId, UserId};
@@ -38,6 +38,9 @@ pub struct JobContext {
     pub progress: Progress,
     /// The attempt's lease (what an `http` push hands the app, for the worker API).
     pub lease: crate::domain::LeaseId,
+    /// The file format asked for (an export's; its type's first when the
+    /// job was recorded without one).
+    pub format: Option<crate::domain::ExportFormat>,
 }
 
 impl JobContext {

@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::{HttpPush, JobHandler, NoopHandler, PushEnv, SleepHandler, SqlExport};
 use crate::config::{ConfigError, HandlerKind, JobTypeSettings, RedactedField, invalid};
-use crate::domain::RetryPolicy;
+use crate::domain::{ExportFormat, RetryPolicy};
 use crate::storage::Storage;
 
 /// What `sql_export` job types need: where to write, what to read by default.
@@ -67,6 +67,9 @@ pub struct JobType {
     pub schedulable_every: Option<Duration>,
     /// How it moves its jobs within their class (see `domain::priority`).
     pub priority: i8,
+    /// The file formats it writes, its default first (exports); none for
+    /// a type that writes no file of errand's.
+    pub formats: Vec<ExportFormat>,
 }
 
 /// Params that the type's JSON Schema rejects.
@@ -78,7 +81,29 @@ pub struct ParamsError {
     pub reason: String,
 }
 
+/// A format the job's type does not write (by the request's name for it).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct FormatRefused(String);
+
 impl JobType {
+    /// The format a job asked for in `requested` is written in: the
+    /// requested one among the type's formats, its first when none is asked
+    /// for; `None` for a type that writes no file.
+    pub fn format_for(&self, requested: Option<&str>) -> Result<Option<ExportFormat>, FormatRefused> {
+        let Some(name) = requested else {
+            return Ok(self.formats.first().copied());
+        };
+        if self.formats.is_empty() {
+            return Err(FormatRefused(format!("job type {:?} writes no file: it takes no format", self.name)));
+        }
+        let offered = || self.formats.iter().map(|f| f.as_str()).collect::<Vec<_>>().join(", ");
+        match name.parse::<ExportFormat>() {
+            Ok(format) if self.formats.contains(&format) => Ok(Some(format)),
+            _ => Err(FormatRefused(format!("format {name:?} is not one {:?} writes: {}", self.name, offered()))),
+        }
+    }
+
     /// Checks `params` against the type's schema; reports the first failure.
     /// Text holding NUL is refused whatever the schema: PostgreSQL's jsonb
     /// cannot store it.
@@ -167,6 +192,8 @@ impl JobTypes {
         for (name, s) in settings {
             let handler: Option<Arc<dyn JobHandler>> = match &s.export {
                 Some(export) => {
+                    check_formats(&export.formats)
+                        .map_err(|e| invalid(format!("job_types.{name}.export.formats"), e))?;
                     let source = match &export.source_database_url {
                         Some(url) => {
                             crate::store::Store::connect_for_reads(secrecy::ExposeSecret::expose_secret(url), 4)
@@ -215,6 +242,7 @@ impl JobTypes {
                 redact: s.redact.clone(),
                 schedulable_every: s.schedulable.then_some(s.min_schedule_interval),
                 priority: s.priority,
+                formats: s.export.as_ref().map(|e| e.formats.clone()).unwrap_or_default(),
             };
             types.insert(name.clone(), Arc::new(job_type));
         }
@@ -258,6 +286,17 @@ impl JobTypes {
 
     pub fn get(&self, name: &str) -> Option<&Arc<JobType>> {
         self.types.get(name)
+    }
+}
+
+/// At least one format, none twice.
+fn check_formats(formats: &[ExportFormat]) -> Result<(), String> {
+    if formats.is_empty() {
+        return Err("name at least one format (csv, csv.gz, xlsx, ndjson); the first is the default".into());
+    }
+    match formats.iter().enumerate().find(|(i, f)| formats[..*i].contains(f)) {
+        Some((_, twice)) => Err(format!("{twice} is named twice")),
+        None => Ok(()),
     }
 }
 

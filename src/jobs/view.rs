@@ -5,7 +5,7 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::domain::{Job, JobId, JobState, JobStatus, ScheduleId};
+use crate::domain::{ExportFormat, Job, JobId, JobState, JobStatus, ScheduleId};
 use crate::storage::ResultFile;
 
 /// A job as the API shows it.
@@ -49,6 +49,14 @@ pub struct JobView {
     /// The schedule's occurrence it was made for (with `schedule_id`).
     #[serde(skip_serializing_if = "Option::is_none")]
     scheduled_for: Option<String>,
+    /// Where it stands among its tenant's jobs: interactive 0, scheduled
+    /// -10, bulk -20, each moved by its type's and (interactive) the
+    /// request's, -4 to 4. Higher runs first, within the tenant's share.
+    priority: i16,
+    /// An export's file format (absent for a job of another kind).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<String>, example = "xlsx")]
+    format: Option<ExportFormat>,
 }
 
 impl JobView {
@@ -71,6 +79,8 @@ impl JobView {
             progress: job.progress,
             schedule_id: job.schedule.map(|(id, _)| id),
             scheduled_for: job.schedule.map(|(_, at)| rfc3339(at)),
+            priority: job.priority,
+            format: job.format,
         }
     }
 }

@@ -30,7 +30,7 @@ use uuid::Uuid;
 use super::finish::{Completion, Ender};
 use super::lost_claims::LostClaim;
 use super::{Queue, StoreError, millis};
-use crate::domain::{JobId, LeaseId, Outcome, TenantId, UserId};
+use crate::domain::{ExportFormat, JobId, LeaseId, Outcome, TenantId, UserId};
 
 /// A job this process now holds a lease on.
 #[derive(Debug, Clone)]
@@ -46,6 +46,8 @@ pub struct ClaimedJob {
     /// When the attempt became due (the database's clock): how long it
     /// waited for a worker is measured from here.
     pub due_at: DateTime<Utc>,
+    /// An export's file format, as asked for.
+    pub format: Option<ExportFormat>,
 }
 
 /// Job types whose running jobs are limited across all processes.
@@ -283,5 +285,7 @@ fn claimed_from_row(row: &Row) -> Result<ClaimedJob, StoreError> {
         attempt: u32::try_from(attempt).map_err(|_| StoreError::Corrupt(format!("attempt {attempt}")))?,
         lease: LeaseId(row.try_get("lease_id")?),
         due_at: row.try_get("due_at")?,
+        // The column's CHECK holds it to the formats errand writes.
+        format: row.try_get::<_, Option<&str>>("format")?.and_then(|f| f.parse().ok()),
     })
 }

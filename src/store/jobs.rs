@@ -11,7 +11,8 @@ use crate::domain::{Caller, Job, JobId, JobState, JobStatus, ScheduleId, TenantI
 /// One of the caller's jobs, with its live state.
 const GET_OWN: &str = "
 SELECT id, tenant_id, user_id, job_type, params, state, attempt, max_attempts, run_at, result, error_message,
-       created_at, finished_at, progress, cancel_requested_by, schedule_id, scheduled_for
+       created_at, finished_at, progress, cancel_requested_by, schedule_id, scheduled_for,
+       priority, format
 FROM jobs_live
 WHERE tenant_id = $1 AND user_id = $2 AND id = $3";
 
@@ -19,7 +20,8 @@ WHERE tenant_id = $1 AND user_id = $2 AND id = $3";
 /// and one type (`$4`), older than the job `$5`; `$6` rows at most.
 const LIST_OWN: &str = "
 SELECT id, tenant_id, user_id, job_type, params, state, attempt, max_attempts, run_at, result, error_message,
-       created_at, finished_at, progress, cancel_requested_by, schedule_id, scheduled_for
+       created_at, finished_at, progress, cancel_requested_by, schedule_id, scheduled_for,
+       priority, format
 FROM jobs_live
 WHERE tenant_id = $1 AND user_id = $2
   AND ($3::job_state[] IS NULL OR state = ANY ($3))
@@ -149,5 +151,8 @@ pub(super) fn job_from_row(row: &Row) -> Result<Job, StoreError> {
             Some(id) => Some((ScheduleId(id), row.try_get("scheduled_for")?)),
             None => None,
         },
+        priority: row.try_get("priority")?,
+        // The column's CHECK holds it to the formats errand writes.
+        format: row.try_get::<_, Option<&str>>("format")?.and_then(|f| f.parse().ok()),
     })
 }

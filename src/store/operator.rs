@@ -73,7 +73,8 @@ pub struct QueueCount {
 /// `recorded_state` at `jobs_live`, in the same file).
 const LIST_ANY: &str = "
 SELECT id, tenant_id, user_id, job_type, params, state, attempt, max_attempts, run_at, result, error_message,
-       created_at, finished_at, progress, cancel_requested_by, schedule_id, scheduled_for
+       created_at, finished_at, progress, cancel_requested_by, schedule_id, scheduled_for,
+       priority, format
 FROM jobs_live
 WHERE ($1::text IS NULL OR tenant_id = $1)
   AND ($2::text IS NULL OR job_type = $2)
@@ -91,7 +92,8 @@ LIMIT $7";
 
 const GET_ANY: &str = "
 SELECT id, tenant_id, user_id, job_type, params, state, attempt, max_attempts, run_at, result, error_message,
-       created_at, finished_at, progress, cancel_requested_by, schedule_id, scheduled_for
+       created_at, finished_at, progress, cancel_requested_by, schedule_id, scheduled_for,
+       priority, format
 FROM jobs_live WHERE id = $1";
 
 const ATTEMPT_ERRORS: &str = "

@@ -14,7 +14,7 @@ use tokio_postgres::Row;
 use super::StoreError;
 use super::jobs::job_from_row;
 use super::quota::{self, Admission, COMMIT, Submitter};
-use crate::domain::{Caller, Fingerprint, IdempotencyKey, Job, JobId, QuotaExceeded, Quotas};
+use crate::domain::{Caller, ExportFormat, Fingerprint, IdempotencyKey, Job, JobId, QuotaExceeded, Quotas};
 
 /// The text of [`INSERT_OR_FIND`], the batch inserted only where `$insert_if` holds.
 macro_rules! insert_or_find {
@@ -23,19 +23,20 @@ macro_rules! insert_or_find {
             "
 WITH input AS (
     SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bytea[], $7::text[],
-                         $8::jsonb[], $9::integer[], $10::smallint[], $11::integer[])
+                         $8::jsonb[], $9::integer[], $10::smallint[], $11::integer[], $12::text[])
         WITH ORDINALITY AS i (id, tenant_id, user_id, user_email, idempotency_key, fingerprint, job_type, params,
-                              max_attempts, priority, nth_of_owner, n)
+                              max_attempts, priority, nth_of_owner, format, n)
 ), inserted AS (
     INSERT INTO jobs (id, tenant_id, user_id, user_email, idempotency_key, fingerprint, job_type, params, max_attempts,
-                      priority)
-    SELECT id, tenant_id, user_id, user_email, idempotency_key, fingerprint, job_type, params, max_attempts, priority
+                      priority, format)
+    SELECT id, tenant_id, user_id, user_email, idempotency_key, fingerprint, job_type, params, max_attempts, priority,
+           format
     FROM input WHERE ",
             $insert_if,
             " ORDER BY n
     ON CONFLICT (tenant_id, user_id, idempotency_key) DO NOTHING
     RETURNING id, tenant_id, user_id, job_type, params, state, attempt, max_attempts, run_at, result,
-              error_message, created_at, finished_at, fingerprint, priority
+              error_message, created_at, finished_at, fingerprint, priority, format
 ), queued AS (
     -- In its owner's turn (errand_turn), plus its place among the owner's
     -- jobs in this batch (from the input: a window here cost a sort).
@@ -45,12 +46,12 @@ WITH input AS (
 )
 SELECT id AS input_id, id, tenant_id, user_id, job_type, params, state, attempt, max_attempts, run_at, result,
        error_message, created_at, finished_at, NULL::jsonb AS progress, NULL::text AS cancel_requested_by,
-       NULL::uuid AS schedule_id, NULL::timestamptz AS scheduled_for, fingerprint, true AS created
+       NULL::uuid AS schedule_id, NULL::timestamptz AS scheduled_for, fingerprint, priority, format, true AS created
 FROM inserted
 UNION ALL
 SELECT i.id, j.id, j.tenant_id, j.user_id, j.job_type, j.params, j.state, j.attempt, j.max_attempts, j.run_at,
        j.result, j.error_message, j.created_at, j.finished_at, j.progress, j.cancel_requested_by, j.schedule_id,
-       j.scheduled_for, j.fingerprint, false
+       j.scheduled_for, j.fingerprint, j.priority, j.format, false
 FROM input i
 JOIN jobs_live j ON j.tenant_id = i.tenant_id AND j.user_id = i.user_id AND j.idempotency_key = i.idempotency_key
 WHERE NOT EXISTS (SELECT 1 FROM inserted x WHERE x.id = i.id)"
@@ -70,7 +71,7 @@ WHERE NOT EXISTS (SELECT 1 FROM inserted x WHERE x.id = i.id)"
 pub(super) const INSERT_OR_FIND: &str = insert_or_find!("true");
 
 /// [`INSERT_OR_FIND`] when quotas are kept: the statement sets the caps that
-/// hold (`$12`, see `quota::BatchCaps`) for its own transaction, and the
+/// hold (`$13`, see `quota::BatchCaps`) for its own transaction, and the
 /// trigger that counts the queued jobs checks them on the counts it has just
 /// written (`errand_count_queued` in `migrations/V1__baseline.sql`). A batch
 /// that would take any count over its cap records nothing: the statement
@@ -78,12 +79,13 @@ pub(super) const INSERT_OR_FIND: &str = insert_or_find!("true");
 /// decides job by job. Far from the caps, the check costs no statement of its
 /// own.
 pub(super) const INSERT_OR_FIND_CAPPED: &str =
-    insert_or_find!("(SELECT set_config('errand.quota_caps', $12::text, true)) IS NOT NULL");
+    insert_or_find!("(SELECT set_config('errand.quota_caps', $13::text, true)) IS NOT NULL");
 
 /// The job the caller's key names, read with a fresh snapshot.
 const FIND_BY_KEY: &str = "
 SELECT id, tenant_id, user_id, job_type, params, state, attempt, max_attempts, run_at, result, error_message,
-       created_at, finished_at, progress, cancel_requested_by, schedule_id, scheduled_for, fingerprint, false AS created
+       created_at, finished_at, progress, cancel_requested_by, schedule_id, scheduled_for, fingerprint, priority,
+       format, false AS created
 FROM jobs_live
 WHERE tenant_id = $1 AND user_id = $2 AND idempotency_key = $3";
 
@@ -111,6 +113,16 @@ pub struct NewJob {
     /// Its class's and type's, and (interactive jobs) the request's: see
     /// `jobs.priority` in `migrations/V1__baseline.sql`.
     pub priority: i16,
+    /// An export's file format (its type's default when not asked for);
+    /// `None` for a job of another kind.
+    pub format: Option<ExportFormat>,
+}
+
+impl NewJob {
+    /// What makes a second submission with its key the same request.
+    pub(super) fn fingerprint(&self) -> Fingerprint {
+        Fingerprint::of_job(&self.job_type, self.format, &self.params)
+    }
 }
 
 /// The submissions of a batch as the quota check sees them.
@@ -293,6 +305,7 @@ pub(super) struct InsertBatch<'a> {
     priorities: Vec<i16>,
     /// Each job's place among its owner's in the batch, from 1.
     nth_of_owner: Vec<i32>,
+    formats: Vec<Option<&'static str>>,
 }
 
 impl<'a> InsertBatch<'a> {
@@ -301,7 +314,7 @@ impl<'a> InsertBatch<'a> {
         let mut order: Vec<usize> = (0..jobs.len()).collect();
         order.sort_by(|&a, &b| jobs[a].key_owner().cmp(&jobs[b].key_owner()));
         let ids: Vec<JobId> = jobs.iter().map(|_| JobId::new()).collect();
-        let fingerprints: Vec<Fingerprint> = jobs.iter().map(|j| Fingerprint::of(&j.job_type, &j.params)).collect();
+        let fingerprints: Vec<Fingerprint> = jobs.iter().map(|j| j.fingerprint()).collect();
         Self {
             jobs,
             id_column: order.iter().map(|&i| ids[i].0).collect(),
@@ -315,6 +328,7 @@ impl<'a> InsertBatch<'a> {
             attempts: order.iter().map(|&i| jobs[i].max_attempts_sql()).collect(),
             priorities: order.iter().map(|&i| jobs[i].priority).collect(),
             nth_of_owner: nth_of_owner(order.iter().map(|&i| &jobs[i].caller)),
+            formats: order.iter().map(|&i| jobs[i].format.map(ExportFormat::as_str)).collect(),
             ids,
             fingerprints,
         }
@@ -330,7 +344,7 @@ impl<'a> InsertBatch<'a> {
         params
     }
 
-    pub(super) fn params(&self) -> [&(dyn tokio_postgres::types::ToSql + Sync); 11] {
+    pub(super) fn params(&self) -> [&(dyn tokio_postgres::types::ToSql + Sync); 12] {
         [
             &self.id_column,
             &self.tenants,
@@ -343,6 +357,7 @@ impl<'a> InsertBatch<'a> {
             &self.attempts,
             &self.priorities,
             &self.nth_of_owner,
+            &self.formats,
         ]
     }
 

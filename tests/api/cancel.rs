@@ -180,7 +180,7 @@ async fn a_cancelled_export_leaves_no_file_behind() {
     let slow = errand::config::ExportSettings {
         // Rows trickle out for minutes: the export is writing its file when cancelled.
         query: "SELECT g AS n, :tenant AS tenant, pg_sleep(0.005) AS pause FROM generate_series(1, 100000) AS g".into(),
-        format: errand::config::ExportFormat::Csv,
+        formats: vec![errand::domain::ExportFormat::Csv],
         source_database_url: None,
         defuse_formulas: true,
     };

@@ -3,7 +3,8 @@
 
 use std::time::Duration;
 
-use errand::config::{ExportFormat, ExportSettings};
+use errand::config::ExportSettings;
+use errand::domain::ExportFormat;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
@@ -153,7 +154,7 @@ async fn a_failure_mid_stream_leaves_no_partial_file() {
     let failing = ExportSettings {
         // Fails with division by zero 150 rows in (demo-1 has the odd ids), after data has streamed.
         query: "SELECT id, 1 / (id - 301) AS boom FROM sales WHERE tenant_id = :tenant ORDER BY id".into(),
-        format: ExportFormat::Csv,
+        formats: vec![ExportFormat::Csv],
         source_database_url: None,
         defuse_formulas: true,
     };
@@ -175,7 +176,7 @@ async fn a_value_an_export_cannot_read_is_named_by_kind_never_quoted() {
     let failing = ExportSettings {
         // PostgreSQL's own message quotes the value: invalid input syntax for type integer: "secret-301".
         query: "SELECT ('secret-' || id)::integer AS n FROM sales WHERE tenant_id = :tenant ORDER BY id".into(),
-        format: ExportFormat::Csv,
+        formats: vec![ExportFormat::Csv],
         source_database_url: None,
         defuse_formulas: true,
     };
@@ -196,7 +197,7 @@ async fn ndjson_exports_one_object_per_line_from_a_separate_source_database() {
     errand::demo::seed(&source_store, 1, 50).await.unwrap();
     let ndjson = ExportSettings {
         query: "SELECT id, customer, unit_price FROM sales WHERE tenant_id = :tenant ORDER BY id".into(),
-        format: ExportFormat::Ndjson,
+        formats: vec![ExportFormat::Ndjson],
         source_database_url: Some(source.url.clone().try_into().unwrap()),
         defuse_formulas: true,
     };
@@ -223,7 +224,7 @@ async fn an_attempt_that_breaks_off_mid_stream_is_retried_from_a_clean_slate() {
         query: "SELECT id, customer, errand_test_flaky(id, :attempt::int) AS ok FROM sales \
                 WHERE tenant_id = :tenant ORDER BY id"
             .into(),
-        format: ExportFormat::Csv,
+        formats: vec![ExportFormat::Csv],
         source_database_url: None,
         defuse_formulas: true,
     };
@@ -255,7 +256,7 @@ async fn an_attempt_that_breaks_off_mid_stream_is_retried_from_a_clean_slate() {
 async fn an_export_failing_on_errands_side_tells_the_user_so_without_internals() {
     let broken = ExportSettings {
         query: "SELECT * FROM no_such_table WHERE tenant_id = :tenant".into(),
-        format: ExportFormat::Csv,
+        formats: vec![ExportFormat::Csv],
         source_database_url: None,
         defuse_formulas: true,
     };
@@ -278,7 +279,7 @@ async fn text_cells_a_spreadsheet_would_run_are_defused_and_typed_cells_are_not(
                  -id AS negative, '@sum' AS at, 'plain' AS plain FROM sales WHERE tenant_id = :tenant ORDER BY id LIMIT 1";
     let settings = |defuse_formulas| ExportSettings {
         query: query.into(),
-        format: ExportFormat::Csv,
+        formats: vec![ExportFormat::Csv],
         source_database_url: None,
         defuse_formulas,
     };

@@ -11,6 +11,7 @@ mod cancel;
 mod config;
 mod contract;
 mod email;
+mod export_formats;
 mod exports;
 mod failover;
 mod helpers;

@@ -2,7 +2,8 @@
 
 use std::time::Duration;
 
-use errand::config::{ExportFormat, ExportSettings, StorageBackend};
+use errand::config::{ExportSettings, StorageBackend};
+use errand::domain::ExportFormat;
 use reqwest::StatusCode;
 use serde_json::json;
 
@@ -66,7 +67,7 @@ async fn a_large_export_failing_mid_upload_leaves_no_object_and_no_open_upload()
         query: "SELECT g, repeat('x', 1000) AS padding, 1 / (g - 20000) AS boom \
                 FROM generate_series(1, 30000) AS g WHERE :tenant <> ''"
             .into(),
-        format: ExportFormat::Csv,
+        formats: vec![ExportFormat::Csv],
         source_database_url: None,
         defuse_formulas: true,
     };

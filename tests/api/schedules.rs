@@ -429,9 +429,12 @@ async fn a_request_may_move_its_priority_within_limits_only() {
                 .unwrap()
         }
     };
-    assert_eq!(send("3").await.status(), StatusCode::ACCEPTED);
+    let moved = send("3").await;
+    assert_eq!(moved.status(), StatusCode::ACCEPTED);
     let stored: i16 = app.db.scalar("SELECT priority FROM job_queue", &[]).await;
     assert_eq!(stored, 3);
+    let view: Value = moved.json().await.unwrap();
+    assert_eq!(view["priority"], 3, "the job's view shows it: {view}");
     // A batch's children are bulk work: below anything a person clicks for.
     let batch = app.submit_batch(&alice, "noop", "bulk", json!([{}, {}])).await;
     assert_eq!(batch.status(), StatusCode::ACCEPTED);

@@ -136,6 +136,7 @@ mod tests {
             attempt: 1,
             lease: LeaseId(Uuid::new_v4()),
             due_at: chrono::Utc::now(),
+            format: None,
         }
     }
 

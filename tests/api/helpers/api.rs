@@ -29,8 +29,14 @@ pub trait Api {
     fn http(&self) -> &reqwest::Client;
 
     async fn submit(&self, token: &str, job_type: &str, key: &str, params: Value) -> Response {
+        self.submit_to(token, &format!("/jobs/{job_type}"), key, params).await
+    }
+
+    /// `POST` of a job's `params` to `path` (`/jobs/{type}`, with a query
+    /// string perhaps) under `key`.
+    async fn submit_to(&self, token: &str, path: &str, key: &str, params: Value) -> Response {
         self.http()
-            .post(format!("{}/jobs/{job_type}", self.address()))
+            .post(format!("{}{path}", self.address()))
             .bearer_auth(token)
             .header("Idempotency-Key", key)
             .json(&params)

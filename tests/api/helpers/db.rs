@@ -221,6 +221,7 @@ pub fn new_job(tenant: &str, user: &str, key: &str, job_type: &str, params: Valu
         params,
         max_attempts: 3,
         priority: 0,
+        format: None,
     }
 }
 

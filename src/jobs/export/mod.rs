@@ -1,0 +1,272 @@
+//! The `sql_export` job kind: a configured query whose rows are streamed
+//! straight into storage, in constant memory whatever the row count, in the
+//! format the job asked for among its type's: CSV and NDJSON with
+//! PostgreSQL's `COPY (…) TO STDOUT`, csv.gz that CSV compressed as it
+//! streams (`gzip`), XLSX from the rows read in pages (`xlsx`).
+//!
+//! Values never enter the SQL text. The query's `:name` placeholders are
+//! rewritten once, at start-up, to `current_setting('errand.p.name')`, and each
+//! attempt binds the values as parameters of `set_config` in its own read-only
+//! transaction. `:tenant`, `:user` (and `:attempt`, 1-based) come from the
+//! job record, never from params, so no param can steer a query to another
+//! tenant's rows.
+
+mod errors;
+mod gzip;
+mod query;
+mod rows;
+mod xlsx;
+
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use actix_web::web::Bytes;
+use chrono::Utc;
+use deadpool_postgres::{Pool, Transaction};
+use futures_util::{Stream, StreamExt};
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+use super::{HandlerFuture, JobContext, JobError, JobHandler, JobOutput};
+use crate::config::ExportSettings;
+use crate::domain::{ExportFormat, ProgressReport};
+use crate::storage::{ObjectKey, ResultFile, Storage, StoredObject};
+use errors::{COULD_NOT_RUN, COULD_NOT_SAVE, classify};
+use rows::RowCounter;
+
+/// Rows between two progress reports of an export.
+const PROGRESS_EVERY_ROWS: u64 = 1000;
+/// Rows read per round trip for a workbook.
+const ROWS_PER_PAGE: i32 = 1000;
+
+/// One configured export job type (cheap to share between attempts).
+#[derive(Clone)]
+pub struct SqlExport(Arc<ExportPlan>);
+
+/// What an export job type does, prepared once at start-up.
+struct ExportPlan {
+    job_type: String,
+    /// The query, its placeholders bound to settings.
+    query: String,
+    /// Placeholder names the query uses, in the order they are bound.
+    placeholders: Vec<String>,
+    /// The formats it writes, the default first.
+    formats: Vec<ExportFormat>,
+    defuse_formulas: bool,
+    source: Pool,
+    storage: Storage,
+    retention: std::time::Duration,
+}
+
+/// The bytes of an export's file as they are produced.
+type Body = Pin<Box<dyn Stream<Item = Result<Bytes, String>> + Send>>;
+
+impl SqlExport {
+    /// Prepares the query of `settings`; `Err` names what is wrong with it.
+    pub fn new(
+        job_type: &str,
+        settings: &ExportSettings,
+        source: Pool,
+        storage: Storage,
+        retention: std::time::Duration,
+    ) -> Result<Self, String> {
+        let (query, placeholders) = query::bind_placeholders(&settings.query)?;
+        Ok(Self(Arc::new(ExportPlan {
+            job_type: job_type.to_owned(),
+            query: query.trim().trim_end_matches(';').to_owned(),
+            placeholders,
+            formats: settings.formats.clone(),
+            defuse_formulas: settings.defuse_formulas,
+            source,
+            storage,
+            retention,
+        })))
+    }
+}
+
+impl ExportPlan {
+    fn value_of(&self, name: &str, ctx: &JobContext) -> String {
+        match name {
+            "tenant" => ctx.tenant.to_string(),
+            "user" => ctx.user.to_string(),
+            "attempt" => ctx.attempt.to_string(),
+            param => match ctx.params.get(param) {
+                None | Some(Value::Null) => String::new(),
+                Some(Value::String(s)) => s.clone(),
+                Some(other) => other.to_string(),
+            },
+        }
+    }
+
+    async fn export(&self, ctx: JobContext) -> Result<JobOutput, JobError> {
+        // A job recorded without a format (before its type had formats) is
+        // written in the type's default.
+        let format = ctx.format.filter(|f| self.formats.contains(f)).unwrap_or(self.formats[0]);
+        let key = ObjectKey::for_job(&ctx.tenant, ctx.job_id, format.extension());
+        let job = ctx.job_id;
+        let classify = |error| classify(job, error);
+        let mut client = self.source.get().await.map_err(|error| {
+            tracing::warn!(%job, %error, "export: no connection to the source database");
+            JobError::Retryable(COULD_NOT_RUN.into())
+        })?;
+        let tx = client.build_transaction().read_only(true).start().await.map_err(classify)?;
+        // Dates as the workbook reads them back (the default, unless the
+        // source's own configuration says otherwise).
+        let mut names = vec!["DateStyle".to_owned()];
+        let mut values = vec!["ISO, YMD".to_owned()];
+        names.extend(self.placeholders.iter().map(|n| format!("errand.p.{n}")));
+        values.extend(self.placeholders.iter().map(|n| self.value_of(n, &ctx)));
+        tx.execute(
+            "SELECT set_config(name, value, true) FROM unnest($1::text[], $2::text[]) AS p(name, value)",
+            &[&names, &values],
+        )
+        .await
+        .map_err(classify)?;
+        let rows = Arc::new(AtomicU64::new(0));
+        let stored = match format {
+            ExportFormat::Xlsx => self.workbook(&tx, &ctx, &key, &rows).await?,
+            text => self.copy(&tx, text, &ctx, &key, &rows).await?,
+        };
+        tx.commit().await.map_err(classify)?;
+        let finished = Utc::now();
+        let file_name = format!("{}-{}.{}", self.job_type, finished.format("%Y-%m-%d"), format.extension());
+        let expires_at = finished + chrono::Duration::from_std(self.retention).unwrap_or(chrono::Duration::days(7));
+        let file = ResultFile {
+            storage_key: key.as_str().to_owned(),
+            size_bytes: stored.size_bytes,
+            row_count: rows.load(Ordering::Relaxed),
+            content_type: format.content_type().to_owned(),
+            file_name,
+            expires_at,
+            expired: false,
+        };
+        let result = serde_json::to_value(file).map_err(|e| JobError::Permanent(e.to_string()))?;
+        Ok(JobOutput { result: Some(result) })
+    }
+
+    /// CSV, csv.gz and NDJSON: PostgreSQL writes the text with `COPY`.
+    async fn copy(
+        &self,
+        tx: &Transaction<'_>,
+        format: ExportFormat,
+        ctx: &JobContext,
+        key: &ObjectKey,
+        rows: &Arc<AtomicU64>,
+    ) -> Result<StoredObject, JobError> {
+        let job = ctx.job_id;
+        let classify = |error| classify(job, error);
+        let query = self.query.as_str();
+        let copy_sql = match format {
+            ExportFormat::Ndjson => query::ndjson_copy(query),
+            // The query's columns and types, described within the attempt's
+            // transaction (one round trip; the source's schema may change
+            // between attempts).
+            _ if self.defuse_formulas => {
+                let described = tx.prepare(query).await.map_err(classify)?;
+                query::defused_csv_copy(query, described.columns())
+            }
+            _ => query::csv_copy(query),
+        };
+        let copy = tx.copy_out(copy_sql.as_str()).await.map_err(classify)?;
+        // The database's own error, kept to decide whether a retry can help.
+        let source_error = Arc::new(Mutex::new(None));
+        let seen = source_error.clone();
+        let mut counter = RowCounter::new(format, rows.clone());
+        let (counted, progress, mut reported) = (rows.clone(), ctx.progress.clone(), 0);
+        let text = copy.map(move |chunk| match chunk {
+            Ok(bytes) => {
+                counter.count(&bytes);
+                // COPY sends a chunk per row: report every thousand or so.
+                let written = counted.load(Ordering::Relaxed);
+                if written >= reported + PROGRESS_EVERY_ROWS {
+                    reported = written;
+                    progress.report(rows_written(written));
+                }
+                Ok(bytes)
+            }
+            Err(error) => {
+                let message = error.to_string();
+                *seen.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(error);
+                Err(message)
+            }
+        });
+        let body: Body = match format {
+            ExportFormat::CsvGz => Box::pin(gzip::gzipped(Box::pin(text))),
+            _ => Box::pin(text),
+        };
+        self.storage.put(key, format.content_type(), body).await.map_err(|error| {
+            let from_source = source_error.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).take();
+            from_source.map(classify).unwrap_or_else(|| {
+                tracing::warn!(%job, %error, "export: storing the file failed");
+                JobError::Retryable(COULD_NOT_SAVE.into())
+            })
+        })
+    }
+
+    /// XLSX: rows read a page at a time, written by `xlsx::write` on a
+    /// blocking thread, its bytes uploaded as they come.
+    async fn workbook(
+        &self,
+        tx: &Transaction<'_>,
+        ctx: &JobContext,
+        key: &ObjectKey,
+        rows: &Arc<AtomicU64>,
+    ) -> Result<StoredObject, JobError> {
+        let job = ctx.job_id;
+        let classify = |error| classify(job, error);
+        let described = tx.prepare(&self.query).await.map_err(classify)?;
+        let header: Vec<String> = described.columns().iter().map(|c| c.name().to_owned()).collect();
+        let (select, kinds) = xlsx::select(&self.query, described.columns());
+        let statement = tx.prepare(&select).await.map_err(classify)?;
+        let portal = tx.bind(&statement, &[]).await.map_err(classify)?;
+        let (feed, fed) = mpsc::channel(2);
+        let (bytes, mut uploaded) = mpsc::channel(4);
+        let writer = tokio::task::spawn_blocking(move || xlsx::write(header, kinds, fed, bytes));
+        let reading = async move {
+            let mut reported = 0;
+            loop {
+                let page = tx.query_portal(&portal, ROWS_PER_PAGE).await?;
+                let last = page.len() < ROWS_PER_PAGE as usize;
+                let written = rows.fetch_add(page.len() as u64, Ordering::Relaxed) + page.len() as u64;
+                if written >= reported + PROGRESS_EVERY_ROWS {
+                    reported = written;
+                    ctx.progress.report(rows_written(written));
+                }
+                // The writer stopped: its error fails the upload.
+                if feed.send(xlsx::Feed::Rows(page)).await.is_err() || last {
+                    break;
+                }
+            }
+            let _ = feed.send(xlsx::Feed::End).await;
+            Ok::<_, tokio_postgres::Error>(())
+        };
+        let body: Body = Box::pin(futures_util::stream::poll_fn(move |cx| uploaded.poll_recv(cx)));
+        let (read, stored) =
+            futures_util::future::join(reading, self.storage.put(key, ExportFormat::Xlsx.content_type(), body)).await;
+        read.map_err(classify)?;
+        let written = writer.await.map_err(|e| e.to_string()).and_then(|w| w);
+        match (written, stored) {
+            (Ok(()), Ok(stored)) => Ok(stored),
+            (Err(error), _) => {
+                tracing::warn!(%job, %error, "export: writing the workbook failed");
+                Err(JobError::Retryable(COULD_NOT_SAVE.into()))
+            }
+            (_, Err(error)) => {
+                tracing::warn!(%job, %error, "export: storing the file failed");
+                Err(JobError::Retryable(COULD_NOT_SAVE.into()))
+            }
+        }
+    }
+}
+
+fn rows_written(done: u64) -> ProgressReport {
+    ProgressReport { done, total: None, message: Some("rows written".to_owned()) }
+}
+
+impl JobHandler for SqlExport {
+    fn run(&self, ctx: JobContext) -> HandlerFuture {
+        let plan = self.0.clone();
+        Box::pin(async move { plan.export(ctx).await })
+    }
+}

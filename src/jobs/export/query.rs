@@ -1,0 +1,185 @@
+//! The SQL an export runs: its query with `:name` placeholders bound to
+//! settings (never spliced), and the `COPY` statements around it.
+
+use crate::domain::FORMULA_STARTS;
+
+/// Rewrites `:name` placeholders (outside string literals, quoted identifiers
+/// and comments, and not `::` casts) to `current_setting('errand.p.name')`;
+/// returns the query and the names in order of first use.
+pub(super) fn bind_placeholders(query: &str) -> Result<(String, Vec<String>), String> {
+    let chars: Vec<char> = query.chars().collect();
+    let mut out = String::with_capacity(query.len() + 64);
+    let mut names: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        let next = chars.get(i + 1).copied();
+        match c {
+            '\'' | '"' => {
+                // Copy a literal or quoted identifier whole; a doubled quote escapes.
+                out.push(c);
+                i += 1;
+                while i < chars.len() {
+                    out.push(chars[i]);
+                    if chars[i] == c {
+                        if chars.get(i + 1) == Some(&c) {
+                            out.push(c);
+                            i += 2;
+                            continue;
+                        }
+                        break;
+                    }
+                    i += 1;
+                }
+                if i >= chars.len() {
+                    return Err(format!("unterminated {c} in the query"));
+                }
+                i += 1;
+            }
+            '-' if next == Some('-') => {
+                while i < chars.len() && chars[i] != '\n' {
+                    out.push(chars[i]);
+                    i += 1;
+                }
+            }
+            '/' if next == Some('*') => {
+                let end = query_find(&chars, i + 2, "*/").ok_or("unterminated comment in the query")?;
+                out.extend(&chars[i..end + 2]);
+                i = end + 2;
+            }
+            ':' if next == Some(':') => {
+                out.push_str("::");
+                i += 2;
+            }
+            ':' if next.is_some_and(|n| n.is_ascii_lowercase() || n == '_') => {
+                let start = i + 1;
+                let mut end = start;
+                while end < chars.len() && (chars[end].is_ascii_alphanumeric() || chars[end] == '_') {
+                    end += 1;
+                }
+                let name: String = chars[start..end].iter().collect();
+                out.push_str(&format!("current_setting('errand.p.{name}')"));
+                if !names.contains(&name) {
+                    names.push(name);
+                }
+                i = end;
+            }
+            _ => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    if !names.iter().any(|n| n == "tenant") {
+        return Err("the query must restrict rows to the job's tenant with :tenant".into());
+    }
+    Ok((out, names))
+}
+
+fn query_find(chars: &[char], from: usize, needle: &str) -> Option<usize> {
+    let needle: Vec<char> = needle.chars().collect();
+    (from..chars.len().saturating_sub(needle.len() - 1)).find(|&i| chars[i..i + needle.len()] == needle[..])
+}
+
+pub(super) fn csv_copy(query: &str) -> String {
+    format!("COPY ({query}) TO STDOUT WITH (FORMAT csv, HEADER true, ENCODING 'UTF8')")
+}
+
+/// The CSV `COPY` of `query` with each text column's cells that begin like
+/// a formula (`domain::FORMULA_STARTS`) prefixed with `'`, so that no
+/// spreadsheet runs them; other columns as they are, and the header the
+/// query's own column names (the columns are renamed positionally inside,
+/// so duplicate or odd names are kept as they were). A text cell is written
+/// as `text`: a `char(n)` cell loses its trailing padding.
+pub(super) fn defused_csv_copy(query: &str, columns: &[tokio_postgres::Column]) -> String {
+    if columns.is_empty() {
+        return csv_copy(query);
+    }
+    let aliases: Vec<String> = (1..=columns.len()).map(|i| format!("c{i}")).collect();
+    // The first characters of a formula (`domain::FORMULA_STARTS`), as an
+    // SQL array of chr() calls, so no quoting can slip.
+    let starts = format!(
+        "ARRAY[{}]",
+        FORMULA_STARTS.iter().map(|c| format!("chr({})", u32::from(*c))).collect::<Vec<_>>().join(", ")
+    );
+    let select: Vec<String> = columns
+        .iter()
+        .enumerate()
+        .map(|(i, column)| {
+            let (cell, name) = (format!("q.c{}", i + 1), quote_identifier(column.name()));
+            if is_text(column.type_()) {
+                format!(
+                    "CASE WHEN left({cell}::text, 1) = ANY ({starts}) THEN '''' || {cell}::text ELSE {cell}::text END \
+                     AS {name}"
+                )
+            } else {
+                format!("{cell} AS {name}")
+            }
+        })
+        .collect();
+    csv_copy(&format!("SELECT {} FROM ({query}) AS q ({})", select.join(", "), aliases.join(", ")))
+}
+
+/// Whether a column's cells are text a person typed (a number, a date or a
+/// JSON document never starts a formula by being written out).
+pub(super) fn is_text(column: &tokio_postgres::types::Type) -> bool {
+    use tokio_postgres::types::{Kind, Type};
+    match column.kind() {
+        Kind::Enum(_) => true,
+        Kind::Domain(inner) => is_text(inner),
+        _ => {
+            matches!(*column, Type::TEXT | Type::VARCHAR | Type::BPCHAR | Type::NAME | Type::UNKNOWN)
+                || column.name() == "citext"
+        }
+    }
+}
+
+pub(super) fn quote_identifier(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}
+
+/// The NDJSON `COPY` of `query`: CSV quoting with a quote and a delimiter
+/// that JSON text never holds raw (it escapes control characters) writes
+/// each object verbatim.
+pub(super) fn ndjson_copy(query: &str) -> String {
+    format!(
+        "COPY (SELECT row_to_json(q) FROM ({query}) q) TO STDOUT \
+         WITH (FORMAT csv, QUOTE e'\\x01', DELIMITER e'\\x02', ENCODING 'UTF8')"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn placeholders_become_settings_and_casts_literals_and_comments_stay() {
+        let (sql, names) = bind_placeholders(
+            "SELECT ':not' AS \"a:b\", x::int FROM t -- :comment\nWHERE tenant_id = :tenant AND d >= :from::date /* :c */",
+        )
+        .unwrap();
+        assert_eq!(
+            sql,
+            "SELECT ':not' AS \"a:b\", x::int FROM t -- :comment\nWHERE tenant_id = current_setting('errand.p.tenant') \
+             AND d >= current_setting('errand.p.from')::date /* :c */"
+        );
+        assert_eq!(names, ["tenant", "from"]);
+    }
+
+    #[test]
+    fn a_query_without_tenant_scope_is_refused() {
+        assert!(bind_placeholders("SELECT * FROM sales WHERE sold_at >= :from::date").is_err());
+        assert!(bind_placeholders("SELECT 'unterminated FROM t WHERE :tenant = 1").is_err());
+    }
+
+    proptest! {
+        #[test]
+        fn text_without_colons_is_unchanged(body in "[a-zA-Z0-9 ,()*=<>_.\n]{0,200}") {
+            let query = format!("{body} :tenant");
+            let (sql, names) = bind_placeholders(&query).unwrap();
+            prop_assert_eq!(sql, format!("{body} current_setting('errand.p.tenant')"));
+            prop_assert_eq!(names, vec!["tenant".to_owned()]);
+        }
+    }
+}
