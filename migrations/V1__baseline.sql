@@ -399,7 +399,8 @@ CREATE FUNCTION errand_claim_due(
     limited_types text[], type_limits integer[], max_jobs bigint,
     claim_owner uuid, lease_ms double precision, only_types text[], claim uuid)
 RETURNS TABLE (kind text, next_after_tenant text, id uuid, tenant_id text, user_id text, job_type text,
-               params jsonb, attempt integer, lease_id uuid, due_at timestamptz, format text)
+               params jsonb, attempt integer, lease_id uuid, due_at timestamptz, format text,
+               scheduled_for timestamptz)
 LANGUAGE plpgsql VOLATILE
 SET plan_cache_mode = force_generic_plan
 AS $$
@@ -510,14 +511,14 @@ BEGIN
             RETURNING q.job_id, q.attempt, q.lease_id, q.run_at
         )
         SELECT 'job', NULL::text, j.id, j.tenant_id, j.user_id, j.job_type, j.params, c.attempt, c.lease_id, c.run_at,
-               j.format
+               j.format, j.scheduled_for
         FROM jobs j JOIN claimed c ON c.job_id = j.id
         WHERE j.id = ANY (ARRAY (SELECT c2.job_id FROM claimed c2));
     END IF;
 
     RETURN QUERY SELECT 'cursor', CASE WHEN considered < max_tenants OR wrapped THEN '' ELSE last_tenant END,
                         NULL::uuid, NULL::text, NULL::text, NULL::text, NULL::jsonb, NULL::integer, NULL::uuid,
-                        NULL::timestamptz, NULL::text;
+                        NULL::timestamptz, NULL::text, NULL::timestamptz;
 END
 $$;
 
@@ -1276,7 +1277,13 @@ CREATE TABLE schedules (
     idempotency_key text NOT NULL,
     fingerprint     bytea NOT NULL,
     job_type        text NOT NULL,
+    -- The jobs' params as the owner wrote them: `{"$date": …}` expressions
+    -- are kept, and each job gets them resolved for its occurrence
+    -- (`domain::date_expression`).
     params          jsonb NOT NULL,
+    -- An export's file format for its jobs (as `jobs.format`); NULL for a
+    -- type that writes no file.
+    format          text CHECK (format IN ('csv', 'csv.gz', 'xlsx', 'ndjson')),
     -- Five cron fields or a shorthand, read on `timezone`'s wall clock
     -- (`src/domain/schedule.rs` says how gaps and repeated hours fire).
     cron            text NOT NULL,

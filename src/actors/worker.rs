@@ -95,6 +95,7 @@ impl JobWorker {
             progress: self.progress.clone(),
             lease: self.job.lease,
             format: self.job.format,
+            scheduled_for: self.job.scheduled_for,
         }
     }
 

@@ -9,6 +9,7 @@
 
 mod attempt;
 mod batch;
+mod date_expression;
 mod export_format;
 mod idempotency;
 mod ids;
@@ -22,6 +23,7 @@ mod spreadsheet;
 
 pub use attempt::{Failure, Outcome, ProgressReport, foreign_result_refusal, holds_nul, storable};
 pub use batch::{BatchCounts, BatchStatus};
+pub use date_expression::{DateExpressionError, Occasion, holds_date_expressions, resolve_dates};
 pub use export_format::{ExportFormat, UnknownFormat};
 pub use idempotency::{Fingerprint, IdempotencyKey, InvalidIdempotencyKey};
 pub use ids::{

@@ -41,6 +41,8 @@ pub struct JobContext {
     /// The file format asked for (an export's; its type's first when the
     /// job was recorded without one).
     pub format: Option<crate::domain::ExportFormat>,
+    /// The occurrence it was made for, if a schedule made it.
+    pub scheduled_for: Option<chrono::DateTime<chrono::Utc>>,
 }
 
 impl JobContext {

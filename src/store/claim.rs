@@ -48,6 +48,8 @@ pub struct ClaimedJob {
     pub due_at: DateTime<Utc>,
     /// An export's file format, as asked for.
     pub format: Option<ExportFormat>,
+    /// The occurrence it was made for, if a schedule made it.
+    pub scheduled_for: Option<DateTime<Utc>>,
 }
 
 /// Job types whose running jobs are limited across all processes.
@@ -287,5 +289,6 @@ fn claimed_from_row(row: &Row) -> Result<ClaimedJob, StoreError> {
         due_at: row.try_get("due_at")?,
         // The column's CHECK holds it to the formats errand writes.
         format: row.try_get::<_, Option<&str>>("format")?.and_then(|f| f.parse().ok()),
+        scheduled_for: row.try_get("scheduled_for")?,
     })
 }

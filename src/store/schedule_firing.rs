@@ -13,13 +13,16 @@ use std::collections::HashMap;
 
 use chrono::{DateTime, TimeDelta, Utc};
 use deadpool_postgres::{Pool, Transaction};
+use serde_json::Value;
 use uuid::Uuid;
 
 use super::StoreError;
 use super::cancel::{CancelledBy, cancel_locked};
 use super::quota::{self, BatchCaps, Submitter};
 use super::schedules::{Overlap, Schedule, columns, next_columns, schedule_from_row};
-use crate::domain::{Fingerprint, JobId, Occurrence, Quotas, Recurrence, firing};
+use crate::domain::{
+    ExportFormat, Fingerprint, JobId, Occasion, Occurrence, Quotas, Recurrence, firing, resolve_dates,
+};
 
 /// Due schedules, oldest due first, with their owner and whether the job of
 /// their latest occurrence is unfinished: `$1` now, `$2` rows at most.
@@ -40,14 +43,14 @@ const TAKE_DUE: &str = concat!(
 const RECORD_JOBS: &str = "
 WITH input AS (
     SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bytea[], $7::text[],
-                         $8::jsonb[], $9::integer[], $10::uuid[], $11::timestamptz[], $12::smallint[])
+                         $8::jsonb[], $9::integer[], $10::uuid[], $11::timestamptz[], $12::smallint[], $13::text[])
         WITH ORDINALITY AS i (id, tenant_id, user_id, user_email, idempotency_key, fingerprint, job_type, params,
-                              max_attempts, schedule_id, scheduled_for, priority, n)
+                              max_attempts, schedule_id, scheduled_for, priority, format, n)
 ), inserted AS (
     INSERT INTO jobs (id, tenant_id, user_id, user_email, idempotency_key, fingerprint, job_type, params, max_attempts,
-                      schedule_id, scheduled_for, priority)
+                      schedule_id, scheduled_for, priority, format)
     SELECT id, tenant_id, user_id, user_email, idempotency_key, fingerprint, job_type, params, max_attempts,
-           schedule_id, scheduled_for, priority
+           schedule_id, scheduled_for, priority, format
     FROM input ORDER BY n
     ON CONFLICT (tenant_id, user_id, idempotency_key) DO NOTHING
     RETURNING id, tenant_id, user_id, job_type, run_at, schedule_id, priority
@@ -106,6 +109,8 @@ struct ScheduledJob {
     schedule: usize,
     key: String,
     at: DateTime<Utc>,
+    /// The schedule's params, their dates resolved for the occurrence.
+    params: Value,
 }
 
 /// The scheduler's door: every tenant's due schedules (what a process's
@@ -131,9 +136,10 @@ impl ScheduleFiring<'_> {
             let owner: (String, String, Option<String>) =
                 (row.try_get("tenant_id")?, row.try_get("user_id")?, row.try_get("user_email")?);
             let unfinished_before: bool = row.try_get("last_unfinished")?;
-            let (fire, next) = match (Recurrence::parse(&schedule.cron, &schedule.timezone), schedule.next) {
+            let recurrence = Recurrence::parse(&schedule.cron, &schedule.timezone);
+            let (fire, next) = match (&recurrence, schedule.next) {
                 (Ok(recurrence), Some(due)) if terms.types.contains_key(&schedule.job_type) => {
-                    let plan = firing(&recurrence, due, now, terms.grace, schedule.missed, schedule.ends_at);
+                    let plan = firing(recurrence, due, now, terms.grace, schedule.missed, schedule.ends_at);
                     (plan.fire, plan.next)
                 }
                 // An expression or zone no longer understood (a newer tz
@@ -156,11 +162,26 @@ impl ScheduleFiring<'_> {
                         (Overlap::Queue | Overlap::CancelPrevious, _) => {}
                     }
                 }
+                // Only an occurrence of a recurrence that parsed is fired.
+                let Ok(recurrence) = &recurrence else { continue };
+                let occasion = Occasion { local: occurrence.local, zone: recurrence.zone() };
+                let params = match resolve_dates(&schedule.params, occasion) {
+                    Ok(params) => params,
+                    // Checked when the schedule was written; kept here for a
+                    // date out of the calendar's range.
+                    Err(error) => {
+                        tracing::warn!(schedule = %schedule.id, %error, "a scheduled occurrence was skipped: its dates");
+                        metrics::counter!("errand_schedule_occurrences_skipped_total", "reason" => "dates")
+                            .increment(1);
+                        continue;
+                    }
+                };
                 jobs.push(ScheduledJob {
                     id: Uuid::now_v7(),
                     schedule: index,
                     key: format!("schedule:{}:{}", schedule.id, occurrence.at.to_rfc3339()),
                     at: occurrence.at,
+                    params,
                 });
                 unfinished = true;
             }
@@ -245,6 +266,7 @@ async fn record_jobs(
     let (mut attempts, mut schedule_ids, mut times) =
         (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
     let mut priorities: Vec<i16> = Vec::with_capacity(n);
+    let mut formats: Vec<Option<&str>> = Vec::with_capacity(n);
     for job in jobs {
         let (schedule, (tenant, user, email)) = (&schedules[job.schedule], &owners[job.schedule]);
         ids.push(job.id);
@@ -252,9 +274,10 @@ async fn record_jobs(
         users.push(user.as_str());
         emails.push(email.as_deref());
         keys.push(job.key.as_str());
-        fingerprints.push(Fingerprint::of(&schedule.job_type, &schedule.params).0.to_vec());
+        fingerprints.push(Fingerprint::of_job(&schedule.job_type, schedule.format, &job.params).0.to_vec());
         types.push(schedule.job_type.as_str());
-        params.push(&schedule.params);
+        params.push(&job.params);
+        formats.push(schedule.format.map(ExportFormat::as_str));
         let made_with = terms.types.get(&schedule.job_type);
         attempts.push(made_with.map_or(1, |t| i32::try_from(t.max_attempts).unwrap_or(i32::MAX)));
         priorities.push(made_with.map_or(0, |t| t.priority));
@@ -262,7 +285,7 @@ async fn record_jobs(
         times.push(job.at);
     }
     let statement = tx.prepare_cached(RECORD_JOBS).await?;
-    let params: [&(dyn tokio_postgres::types::ToSql + Sync); 12] = [
+    let params: [&(dyn tokio_postgres::types::ToSql + Sync); 13] = [
         &ids,
         &tenants,
         &users,
@@ -275,6 +298,7 @@ async fn record_jobs(
         &schedule_ids,
         &times,
         &priorities,
+        &formats,
     ];
     let rows = tx.query(&statement, &params).await?;
     rows.iter().map(|row| row.try_get("id").map_err(StoreError::from)).collect()

@@ -11,7 +11,7 @@ use serde_json::Value;
 use tokio_postgres::Row;
 
 use super::StoreError;
-use crate::domain::{Caller, Fingerprint, IdempotencyKey, JobId, Missed, Occurrence, ScheduleId};
+use crate::domain::{Caller, ExportFormat, Fingerprint, IdempotencyKey, JobId, Missed, Occurrence, ScheduleId};
 
 /// What becomes of a schedule's occurrence while its previous job is unfinished.
 #[derive(
@@ -48,7 +48,10 @@ enum MissedColumn {
 pub struct Schedule {
     pub id: ScheduleId,
     pub job_type: String,
+    /// As the owner wrote them, date expressions and all.
     pub params: Value,
+    /// Its jobs' file format (an export's).
+    pub format: Option<ExportFormat>,
     pub cron: String,
     pub timezone: String,
     pub ends_at: Option<DateTime<Utc>>,
@@ -71,6 +74,7 @@ pub struct NewSchedule {
     pub fingerprint: Fingerprint,
     pub job_type: String,
     pub params: Value,
+    pub format: Option<ExportFormat>,
     pub cron: String,
     pub timezone: String,
     pub ends_at: Option<DateTime<Utc>>,
@@ -97,7 +101,7 @@ pub enum ScheduleCreation {
 /// The columns every read of a schedule returns (the scheduler's too).
 macro_rules! columns {
     () => {
-        "id, job_type, params, cron, timezone, ends_at, missed, catch_up_limit, overlap, paused_at IS NOT NULL AS paused,
+        "id, job_type, params, format, cron, timezone, ends_at, missed, catch_up_limit, overlap, paused_at IS NOT NULL AS paused,
          next_run_at, next_local, next_second_of_fold, last_job_id, created_at, updated_at, fingerprint"
     };
 }
@@ -116,8 +120,8 @@ const COUNT_OWN: &str = "SELECT count(*) FROM schedules WHERE tenant_id = $1 AND
 const INSERT: &str = concat!(
     "INSERT INTO schedules (tenant_id, user_id, user_email, idempotency_key, fingerprint, job_type, params, cron,
                             timezone, ends_at, missed, catch_up_limit, overlap, next_run_at, next_local,
-                            next_second_of_fold)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
+                            next_second_of_fold, format)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
      RETURNING ",
     columns!()
 );
@@ -138,7 +142,7 @@ const UPDATE_OWN: &str = concat!(
     "UPDATE schedules
      SET params = $4, cron = $5, timezone = $6, ends_at = $7, missed = $8, catch_up_limit = $9, overlap = $10,
          paused_at = CASE WHEN NOT $11 THEN NULL ELSE coalesce(paused_at, now()) END,
-         next_run_at = $12, next_local = $13, next_second_of_fold = $14, updated_at = now()
+         next_run_at = $12, next_local = $13, next_second_of_fold = $14, format = $15, updated_at = now()
      WHERE tenant_id = $1 AND user_id = $2 AND id = $3
      RETURNING ",
     columns!()
@@ -179,7 +183,8 @@ impl CallerSchedules<'_> {
         }
         let (missed, catch_up_limit) = missed_columns(new.missed);
         let (next_at, next_local, second) = next_columns(new.first);
-        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 16] = [
+        let format = new.format.map(ExportFormat::as_str);
+        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 17] = [
             &tenant,
             &user,
             &self.caller.email.as_deref(),
@@ -196,6 +201,7 @@ impl CallerSchedules<'_> {
             &next_at,
             &next_local,
             &second,
+            &format,
         ];
         let row = tx.query_one(&tx.prepare_cached(INSERT).await?, &params).await?;
         tx.commit().await?;
@@ -243,7 +249,8 @@ impl CallerSchedules<'_> {
         };
         let (missed, catch_up_limit) = missed_columns(changed.missed);
         let (next_at, next_local, second) = next_columns(changed.next);
-        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 14] = [
+        let format = changed.format.map(ExportFormat::as_str);
+        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 15] = [
             &tenant,
             &user,
             &id.0,
@@ -258,6 +265,7 @@ impl CallerSchedules<'_> {
             &next_at,
             &next_local,
             &second,
+            &format,
         ];
         let row = tx.query_one(&tx.prepare_cached(UPDATE_OWN).await?, &params).await?;
         tx.commit().await?;
@@ -304,6 +312,8 @@ pub(super) fn schedule_from_row(row: &Row) -> Result<Schedule, StoreError> {
         id: ScheduleId(row.try_get("id")?),
         job_type: row.try_get("job_type")?,
         params: row.try_get("params")?,
+        // The column's CHECK holds it to the formats errand writes.
+        format: row.try_get::<_, Option<&str>>("format")?.and_then(|f| f.parse().ok()),
         cron: row.try_get("cron")?,
         timezone: row.try_get("timezone")?,
         ends_at: row.try_get("ends_at")?,

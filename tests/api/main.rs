@@ -33,6 +33,7 @@ mod quotas;
 mod rate_limits;
 mod read;
 mod s3;
+mod schedule_dates;
 mod schedules;
 mod shutdown;
 mod submit;

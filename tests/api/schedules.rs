@@ -15,7 +15,7 @@ use crate::helpers::*;
 
 /// An app whose `sleep` jobs may be scheduled hourly at most, and run none
 /// (what a schedule makes stays queued, so the tests can count it).
-async fn scheduling_app(configure: impl FnOnce(&mut errand::config::Settings)) -> TestApp {
+pub(super) async fn scheduling_app(configure: impl FnOnce(&mut errand::config::Settings)) -> TestApp {
     spawn_app_with(
         |s| {
             let sleep = s.job_types.get_mut("sleep").unwrap();
@@ -40,21 +40,21 @@ async fn created(app: &TestApp, token: &str, body: Value) -> Value {
     response.json().await.unwrap()
 }
 
-async fn patch(app: &TestApp, token: &str, id: &str, body: Value) -> reqwest::Response {
+pub(super) async fn patch(app: &TestApp, token: &str, id: &str, body: Value) -> reqwest::Response {
     app.http.patch(format!("{}/schedules/{id}", app.address)).bearer_auth(token).json(&body).send().await.unwrap()
 }
 
-fn at(text: &Value) -> DateTime<Utc> {
+pub(super) fn at(text: &Value) -> DateTime<Utc> {
     DateTime::parse_from_rfc3339(text.as_str().expect("a time")).unwrap().with_timezone(&Utc)
 }
 
 /// Fires what is due as of `now` in `app`'s scheduler.
-async fn fire(app: &TestApp, now: DateTime<Utc>) -> usize {
+pub(super) async fn fire(app: &TestApp, now: DateTime<Utc>) -> usize {
     app.ticks.fire_schedules.send(FireDue { now }).await.unwrap().jobs
 }
 
 /// The jobs a schedule made: (scheduled_for, state), oldest first.
-async fn jobs_of(app: &TestApp, schedule: &str) -> Vec<(DateTime<Utc>, String)> {
+pub(super) async fn jobs_of(app: &TestApp, schedule: &str) -> Vec<(DateTime<Utc>, String)> {
     let id: uuid::Uuid = schedule.parse().unwrap();
     let rows = app
         .db
@@ -485,4 +485,26 @@ async fn scheduled_jobs_count_against_their_owners_quota_and_an_occurrence_witho
     assert_eq!(app.post(&alice, &format!("/jobs/{oldest}/cancel")).await.status(), StatusCode::OK);
     assert_eq!(fire(&app, first + TimeDelta::hours(4)).await, 1);
     assert_eq!(jobs_of(&app, &id).await.len(), 3);
+}
+
+#[actix_web::test]
+async fn a_resumed_schedule_skips_what_fell_while_it_was_paused_whatever_its_missed_policy() {
+    let app = scheduling_app(|_| {}).await;
+    let alice = token("acme", "alice");
+    let catching = json!({"params": {}, "cron": "@hourly", "timezone": "UTC", "overlap": "queue",
+                          "missed": "catch_up", "catch_up_limit": 5});
+    let made = created(&app, &alice, catching).await;
+    let id = made["id"].as_str().unwrap().to_owned();
+    assert_eq!(patch(&app, &alice, &id, json!({"paused": true})).await.status(), StatusCode::OK);
+    // Three hours pass while it is paused: its next run, as stored, is behind.
+    let passed = "UPDATE schedules SET next_run_at = next_run_at - interval '3 hours', \
+                  next_local = next_local - interval '3 hours'";
+    app.db.client().await.execute(passed, &[]).await.unwrap();
+    let resumed: Value = patch(&app, &alice, &id, json!({"paused": false})).await.json().await.unwrap();
+    assert_eq!(resumed["paused"], false);
+    let next = at(&resumed["next_run_at"]);
+    assert!(next > Utc::now(), "the next occurrence after now: {resumed}");
+    assert_eq!(fire(&app, Utc::now()).await, 0, "nothing that fell in the pause is made");
+    assert!(jobs_of(&app, &id).await.is_empty());
+    assert_eq!(fire(&app, next).await, 1, "and the next comes as ever");
 }

@@ -137,6 +137,7 @@ mod tests {
             lease: LeaseId(Uuid::new_v4()),
             due_at: chrono::Utc::now(),
             format: None,
+            scheduled_for: None,
         }
     }
 

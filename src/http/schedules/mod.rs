@@ -10,9 +10,9 @@ use chrono::{DateTime, TimeDelta, Utc};
 use serde_json::Value;
 
 use super::{AppState, body, page, path_id};
-use crate::domain::{Caller, Fingerprint, Missed, Occurrence, Recurrence, ScheduleId};
+use crate::domain::{Caller, Fingerprint, Missed, Occasion, Occurrence, Recurrence, ScheduleId, resolve_dates};
 use crate::http::error::{AppError, Problem, RateLimitedResponse, Unauthenticated, Unavailable};
-use crate::jobs::JobType;
+use crate::jobs::{JobType, ParamsError};
 use crate::store::{NewSchedule, Schedule, ScheduleCreation};
 
 mod wire;
@@ -43,15 +43,25 @@ fn schedulable<'a>(state: &'a AppState, name: &str) -> Result<(&'a JobType, std:
     Ok((job_type, every))
 }
 
-/// Params checked against the type's schema, their field named under `/params`.
-fn checked_params(job_type: &JobType, params: &Value) -> Result<(), AppError> {
+/// Params checked against the type's schema as the job of `occasion` would
+/// get them (date expressions resolved), their field named under `/params`.
+fn checked_params(job_type: &JobType, params: &Value, occasion: Occasion) -> Result<(), AppError> {
     if !params.is_object() {
         return Err(invalid("params", "must be a JSON object (the jobs' params)"));
     }
-    job_type.validate_params(params).map_err(|mut e| {
-        e.field = format!("/params{}", e.field.trim_end_matches('/'));
+    let under_params = |field: &str| format!("/params{}", field.trim_end_matches('/'));
+    let resolved = resolve_dates(params, occasion)
+        .map_err(|e| AppError::InvalidParams(ParamsError { field: under_params(&e.field), reason: e.reason }))?;
+    job_type.validate_params(&resolved).map_err(|mut e| {
+        e.field = under_params(&e.field);
         AppError::InvalidParams(e)
     })
+}
+
+/// The occasion of `next` (now, when there is none) on the schedule's wall clock.
+fn occasion(recurrence: &Recurrence, next: Option<Occurrence>) -> Occasion {
+    let zone = recurrence.zone();
+    Occasion { local: next.map_or_else(|| Utc::now().with_timezone(&zone).naive_local(), |o| o.local), zone }
 }
 
 /// The expression in its zone, no more frequent than the type allows.
@@ -110,23 +120,26 @@ pub async fn create(
     let whole: Value = body::json(payload).await?;
     let request: NewScheduleRequest =
         serde_json::from_value(whole.clone()).map_err(|e| AppError::BadRequest(format!("the body: {e}")))?;
-    checked_params(job_type, &request.params)?;
     let recurrence = recurrence(&request.cron, &request.timezone, every)?;
     if request.ends_at.is_some_and(|end| end <= Utc::now()) {
         return Err(invalid("ends_at", "is in the past"));
     }
+    let first = first(&recurrence, request.ends_at);
+    checked_params(job_type, &request.params, occasion(&recurrence, first))?;
+    let format = job_type.format_for(request.format.as_deref())?;
     let missed = missed_policy(request.missed, request.catch_up_limit)?;
     let new = NewSchedule {
         key,
         fingerprint: Fingerprint::of_schedule(&job_type.name, &whole),
         job_type: job_type.name.clone(),
         params: request.params,
+        format,
         cron: request.cron,
         timezone: request.timezone.trim().to_owned(),
         ends_at: request.ends_at,
         missed,
         overlap: request.overlap,
-        first: first(&recurrence, request.ends_at),
+        first,
     };
     match state.store.schedules_for(&caller).create(&new, state.max_schedules_per_user).await? {
         ScheduleCreation::Created(s) => Ok(HttpResponse::Created()
@@ -194,9 +207,10 @@ pub async fn get(
 }
 
 /// `PATCH /schedules/{id}`: pause (`{"paused": true}`), resume, or change
-/// params, expression, zone, end or policies. A changed expression, zone or
-/// end counts from now; a resumed schedule's occurrences missed while
-/// paused go by its `missed` policy.
+/// params, format, expression, zone, end or policies. A changed expression,
+/// zone or end counts from now; a resumed schedule's occurrences that fell
+/// while it was paused are skipped (its next run is its next occurrence
+/// after now), whatever its `missed` policy.
 #[utoipa::path(
     patch, path = "/schedules/{id}", tag = "schedules",
     params(("id" = String, Path, format = Uuid, description = "The schedule's id")),
@@ -231,12 +245,9 @@ fn apply(mut s: Schedule, change: ScheduleChange, state: &AppState) -> Result<Sc
     // Pausing, resuming and the policies are not: a type no longer
     // schedulable leaves its schedules able to be paused.
     let when_changed = change.cron.is_some() || change.timezone.is_some() || change.ends_at.is_some();
-    if change.params.is_some() || when_changed {
+    let resumed = s.paused && change.paused == Some(false);
+    if change.params.is_some() || change.format.is_some() || when_changed {
         let (job_type, every) = schedulable(state, &s.job_type)?;
-        if let Some(params) = change.params {
-            checked_params(job_type, &params)?;
-            s.params = params;
-        }
         s.cron = change.cron.unwrap_or(s.cron);
         s.timezone = change.timezone.map_or(s.timezone, |tz| tz.trim().to_owned());
         if let Some(ends_at) = change.ends_at {
@@ -249,6 +260,13 @@ fn apply(mut s: Schedule, change: ScheduleChange, state: &AppState) -> Result<Sc
         if when_changed {
             s.next = first(&recurrence, s.ends_at);
         }
+        // The params are checked again when the zone or the expression
+        // changes too: their dates move with them.
+        s.params = change.params.unwrap_or(s.params);
+        checked_params(job_type, &s.params, occasion(&recurrence, s.next))?;
+        if let Some(format) = change.format {
+            s.format = job_type.format_for(Some(&format))?;
+        }
     }
     if change.missed.is_some() || change.catch_up_limit.is_some() {
         let (name, limit) = match s.missed {
@@ -259,6 +277,14 @@ fn apply(mut s: Schedule, change: ScheduleChange, state: &AppState) -> Result<Sc
     }
     s.overlap = change.overlap.unwrap_or(s.overlap);
     s.paused = change.paused.unwrap_or(s.paused);
+    if resumed && !when_changed {
+        // What fell due while it was paused is skipped, whatever its
+        // `missed` policy says: its owner paused it not to have those jobs.
+        // (`missed` is for occurrences errand itself missed.)
+        if let Ok(recurrence) = Recurrence::parse(&s.cron, &s.timezone) {
+            s.next = first(&recurrence, s.ends_at);
+        }
+    }
     Ok(s)
 }
 

@@ -6,7 +6,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 
-use crate::domain::{Missed, ScheduleId};
+use crate::domain::{ExportFormat, Missed, ScheduleId};
 use crate::http::page;
 use crate::store::{Overlap, Schedule};
 
@@ -17,8 +17,13 @@ pub struct ScheduleView {
     id: ScheduleId,
     #[serde(rename = "type")]
     job_type: String,
+    /// As written: `{"$date": …}` expressions are kept (each job gets them resolved).
     #[schema(value_type = Object)]
     params: Value,
+    /// An export's file format for its jobs (absent for a type that writes no file).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<String>, example = "xlsx")]
+    format: Option<ExportFormat>,
     cron: String,
     timezone: String,
     ends_at: Option<String>,
@@ -48,6 +53,7 @@ impl ScheduleView {
             id: s.id,
             job_type: s.job_type,
             params: s.params,
+            format: s.format,
             cron: s.cron,
             timezone: s.timezone,
             ends_at: s.ends_at.map(page::rfc3339),
@@ -67,9 +73,14 @@ impl ScheduleView {
 #[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NewScheduleRequest {
-    /// The jobs' params, checked against the type's schema.
+    /// The jobs' params, checked against the type's schema. A value may be a
+    /// date that moves with each occurrence: `{"$date": "start_of_previous_week"}`
+    /// (see the README's "Scheduled exports whose dates move").
     #[schema(value_type = Object)]
     pub(super) params: Value,
+    /// An export's file format for its jobs, one its type offers (its first when absent).
+    #[schema(example = "xlsx")]
+    pub(super) format: Option<String>,
     /// Five fields (minute hour day-of-month month day-of-week) or a shorthand (`@daily`, `@weekly`, …).
     pub(super) cron: String,
     /// An IANA time zone (`Europe/Paris`): the expression is read on its wall clock.
@@ -109,6 +120,7 @@ pub struct ScheduleChange {
     pub(super) paused: Option<bool>,
     #[schema(value_type = Option<Object>)]
     pub(super) params: Option<Value>,
+    pub(super) format: Option<String>,
     pub(super) cron: Option<String>,
     pub(super) timezone: Option<String>,
     /// `null` removes the end.

@@ -7,9 +7,10 @@
 //! Values never enter the SQL text. The query's `:name` placeholders are
 //! rewritten once, at start-up, to `current_setting('errand.p.name')`, and each
 //! attempt binds the values as parameters of `set_config` in its own read-only
-//! transaction. `:tenant`, `:user` (and `:attempt`, 1-based) come from the
-//! job record, never from params, so no param can steer a query to another
-//! tenant's rows.
+//! transaction. `:tenant`, `:user` (and `:attempt`, 1-based, and
+//! `:scheduled_for`, the occurrence a schedule made the job for) come from
+//! the job record, never from params, so no param can steer a query to
+//! another tenant's rows.
 
 mod errors;
 mod gzip;
@@ -91,6 +92,8 @@ impl ExportPlan {
             "tenant" => ctx.tenant.to_string(),
             "user" => ctx.user.to_string(),
             "attempt" => ctx.attempt.to_string(),
+            // Empty for a job no schedule made: `NULLIF(:scheduled_for, '')::timestamptz`.
+            "scheduled_for" => ctx.scheduled_for.map(|at| at.to_rfc3339()).unwrap_or_default(),
             param => match ctx.params.get(param) {
                 None | Some(Value::Null) => String::new(),
                 Some(Value::String(s)) => s.clone(),
