@@ -104,9 +104,13 @@ function historySections(history) {
 function header(job, actions) {
   const facts = [
     ['Type', job.type],
+    // An export's file format (errand sends none for other jobs).
+    job.format ? ['Format', job.format] : null,
     ['Status', statusBadge(job.status, job.state)],
     ['Tenant', el('a', { href: hashFor('/jobs', { tenant: job.tenant }), text: job.tenant })],
     ['User', job.user],
+    // Higher runs first within its tenant's share: interactive 0, scheduled -10, bulk -20, each moved -4 to 4.
+    ['Priority', formatNumber(job.priority)],
     ['Attempts', `${job.attempts}/${job.max_attempts}`],
     ['Created', timeAt(job.created_at)],
     job.completed_at ? ['Ended', timeAt(job.completed_at)] : null,

@@ -129,6 +129,7 @@ export function mount(container, { api, params, canAct }) {
       el('td', { text: job.tenant }),
       el('td', { text: job.user }),
       el('td', {}, statusBadge(job.status, job.state)),
+      el('td', { className: 'num', text: formatNumber(job.priority) }),
       el('td', { className: 'num', text: `${job.attempts}/${job.max_attempts}` }),
       el('td', {}, timeAgo(job.created_at)),
       el('td', {}, truncated(job.error_message, ERROR_SHOWN)));
@@ -139,7 +140,7 @@ export function mount(container, { api, params, canAct }) {
       results.replaceChildren(el('p', { className: 'empty', text: 'No jobs match.' }), pager('/jobs', params, null));
       return;
     }
-    const headings = [...(canAct ? [''] : []), 'Job', 'Type', 'Tenant', 'User', 'Status', 'Attempts', 'Created', 'Error'];
+    const headings = [...(canAct ? [''] : []), 'Job', 'Type', 'Tenant', 'User', 'Status', 'Priority', 'Attempts', 'Created', 'Error'];
     const tbody = el('tbody', {}, page.jobs.map(row));
     const roving = rovingRows(tbody, {
       onOpen: (id) => { location.hash = hashFor(`/jobs/${encodeURIComponent(id)}`); },

@@ -13,7 +13,10 @@
  * - `<errand-schedule type="export_sales_report">`: "Repeat every…" for the
  *   same fields: every day, every week on a weekday or every month on a day,
  *   at a time in a time zone (the browser's unless changed), made once per
- *   open of its form; then the next run with Pause and Delete, and the
+ *   open of its form. "Dates" sends the form's range as it is, or one that
+ *   moves with each run (last 7 days, previous week, previous month) as
+ *   `{"$date": …}` params named by `from-field` and `to-field` (default
+ *   `from`, `to`). Then the next run with Pause and Delete, and the
  *   user's schedules of the type below, each with Pause (or Resume) and
  *   Delete. errand's refusal of a field is shown beside the form.
  * - `<errand-preferences>`: the user's notification preferences, a table

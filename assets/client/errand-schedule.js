@@ -12,6 +12,18 @@ const PAGE_SIZE = 100;
 const MAX_PAGES = 10;
 /** The form's controls that a problem's `field` points at. */
 const FIELD_CONTROLS = { cron: ['every', 'weekday', 'monthday', 'time'], timezone: ['timezone'] };
+/**
+ * The "Dates" choices beside "As in the form": the range's ends sent as
+ * `{"$date": …}` expressions, which errand resolves for each occurrence on
+ * the schedule's wall clock (weeks from Monday), so that a weekly export
+ * covers the week before each run rather than the dates the page's form
+ * held when the schedule was made. `text` names the pair in the list.
+ */
+const DATE_PRESETS = [
+  { value: 'last_7_days', label: 'Last 7 days', text: 'last 7 days', from: 'today-7d', to: 'today-1d' },
+  { value: 'previous_week', label: 'Previous week', text: 'previous week', from: 'start_of_previous_week', to: 'end_of_previous_week' },
+  { value: 'previous_month', label: 'Previous month', text: 'previous month', from: 'start_of_previous_month', to: 'end_of_previous_month' },
+];
 /** The next run on the browser's clock, its zone named: the schedule's own zone may be another. */
 const DATE_TIME = new Intl.DateTimeFormat(undefined, {
   weekday: 'long', year: 'numeric', month: 'long', day: 'numeric', hour: 'numeric', minute: '2-digit', timeZoneName: 'short',
@@ -55,6 +67,9 @@ const SCHEDULE_SHEET = sheet(SCHEDULE_CSS);
  * weekday or a day of the month, a time and a time zone (the browser's
  * unless changed) make a schedule of `type`, once per open of its form
  * (one idempotency key: a double-click or a retry makes one schedule).
+ * "Dates" keeps the form's own range, or sends a moving one instead ("Last
+ * 7 days", "Previous week", "Previous month") as the params named by the
+ * attributes `from-field` and `to-field` (`from` and `to` unless set).
  * Then it shows the next run with Pause and Delete, and below, the user's
  * schedules of `type` with theirs. errand's refusals are shown as errand
  * words them, the field they name marked.
@@ -101,6 +116,8 @@ export class ErrandSchedule extends ClientElement {
         id: 'timezone', name: 'timezone', list: 'zones', required: true, autocomplete: 'off', spellcheck: 'false',
       })),
       el('datalist', { id: 'zones' }, ...zones.map((zone) => el('option', { value: zone }))),
+      field('Dates', el('select', { id: 'dates', name: 'dates', title: 'Which dates each run exports' },
+        option('', 'As in the form', true), ...DATE_PRESETS.map(({ value, label }) => option(value, label)))),
       this.#submit, cancel);
     this.#problem = el('p', { class: 'problem', id: 'problem', role: 'alert' });
     this.#made = el('span', { role: 'status' });
@@ -128,6 +145,16 @@ export class ErrandSchedule extends ClientElement {
   /** The job type to schedule. */
   get type() {
     return this.getAttribute('type') ?? '';
+  }
+
+  /** The params that are the range's ends, which a "Dates" preset sends (`from-field`, `to-field`). */
+  #range() {
+    return { from: this.getAttribute('from-field') || 'from', to: this.getAttribute('to-field') || 'to' };
+  }
+
+  /** The "Dates" preset chosen, or null for "As in the form". */
+  #preset() {
+    return DATE_PRESETS.find(({ value }) => value === this.#field('dates').value) ?? null;
   }
 
   start(client) {
@@ -175,10 +202,13 @@ export class ErrandSchedule extends ClientElement {
     const client = this.client;
     if (!client || this.#submit.disabled) return;
     const outer = this.closest('form');
-    if (outer && !outer.reportValidity()) return;
+    const preset = this.#preset();
+    const range = this.#range();
+    // A preset stands for the range's ends: the form's own may be empty, even if required.
+    if (outer && !reportValidity(outer, preset ? [range.from, range.to] : [])) return;
     const choice = Object.fromEntries(new FormData(this.#form));
-    const body = { params: formParams(outer), cron: cronOf(choice), timezone: choice.timezone.trim() };
-    // Other fields under a key already sent are another intent: errand would refuse the key for them.
+    const body = { params: withDates(formParams(outer), preset, range), cron: cronOf(choice), timezone: choice.timezone.trim() };
+    // Other fields (or another preset) under a key already sent are another intent: errand would refuse the key for them.
     const request = JSON.stringify([this.type, body]);
     if (this.#keySentFor !== null && this.#keySentFor !== request) this.#key = newIdempotencyKey();
     this.#keySentFor = request;
@@ -216,10 +246,20 @@ export class ErrandSchedule extends ClientElement {
     const field = error?.problem?.field;
     const text = error?.message ?? '';
     this.#problem.textContent = field && !text.includes(field) ? `${field}: ${text}` : text;
-    for (const name of FIELD_CONTROLS[field] ?? []) {
+    for (const name of this.#controlsFor(field)) {
       this.#field(name).setAttribute('aria-invalid', 'true');
       this.#field(name).setAttribute('aria-describedby', 'problem');
     }
+  }
+
+  /**
+   * The controls errand's `field` points at: a range's end that a preset
+   * sent (`/params/from`) is the "Dates" choice's, not a field of this form.
+   */
+  #controlsFor(field) {
+    const { from, to } = this.#range();
+    const preset = this.#preset() && [`/params/${from}`, `/params/${to}`].includes(field);
+    return preset ? ['dates'] : FIELD_CONTROLS[field] ?? [];
   }
 
   /** "Scheduled: next run …" with the schedule's Pause and Delete, or "Deleted." once it is gone. */
@@ -248,7 +288,7 @@ export class ErrandSchedule extends ClientElement {
     if (!this.isCurrent(client) || load !== this.#loads) return;
     this.#rows.replaceChildren(...mine.map((schedule) => el('li', { 'data-id': schedule.id },
       el('span', { class: 'what', id: `what-${schedule.id}` }, describe(schedule)),
-      el('span', { class: 'params' }, paramsText(schedule.params)),
+      el('span', { class: 'params' }, paramsText(schedule.params, this.#range())),
       el('span', { class: 'when' }, ...whenText(schedule)),
       ...this.#controls(client, schedule))));
     this.#list.hidden = mine.length === 0;
@@ -323,9 +363,56 @@ function whenText(schedule) {
   return ['next run ', el('time', { datetime: schedule.next_run_at }, DATE_TIME.format(new Date(schedule.next_run_at)))];
 }
 
-/** "from 2026-01-01 · to 2026-01-31": which of the form's runs this is. */
-function paramsText(params) {
-  return Object.entries(params ?? {}).map(([name, value]) => `${name} ${[].concat(value).join(', ')}`).join(' · ');
+/**
+ * Whether `form` may be scheduled, else shows why as `reportValidity` does;
+ * its fields named in `skipped` are left out (a preset stands for them).
+ */
+function reportValidity(form, skipped) {
+  const invalid = [...form.elements].find((control) =>
+    !skipped.includes(control.name) && control.willValidate && !control.checkValidity());
+  invalid?.reportValidity();
+  return !invalid;
+}
+
+/**
+ * `params` with the range's ends as `preset`'s expressions, set even where
+ * the form has no such field (the preset says which dates the user wants);
+ * without a preset, the form's values as they are.
+ */
+function withDates(params, preset, range) {
+  if (!preset) return params;
+  return { ...params, [range.from]: { $date: preset.from }, [range.to]: { $date: preset.to } };
+}
+
+/** The preset whose expressions `params`' range ends are (errand keeps them as written), or null. */
+function presetOf(params, range) {
+  const same = (value, expression) => JSON.stringify(value) === JSON.stringify({ $date: expression });
+  return DATE_PRESETS.find((preset) => same(params?.[range.from], preset.from) && same(params?.[range.to], preset.to)) ?? null;
+}
+
+/** A `{"$date": …}` or `{"$datetime": …}` value's expression ("today-7d"), or null for any other value. */
+function expressionOf(value) {
+  const keys = value !== null && typeof value === 'object' && !Array.isArray(value) ? Object.keys(value) : [];
+  return keys.length === 1 && ['$date', '$datetime'].includes(keys[0]) ? String(value[keys[0]]) : null;
+}
+
+/** A param's value as text: a list's items joined, an expression as itself, another object as JSON (never "[object Object]"). */
+function valueText(value) {
+  if (Array.isArray(value)) return value.map(valueText).join(', ');
+  if (value !== null && typeof value === 'object') return expressionOf(value) ?? JSON.stringify(value);
+  return String(value ?? '');
+}
+
+/**
+ * "from 2026-01-01 · to 2026-01-31", "previous week · status paid" or
+ * "from today-14d · to today-1d": which of the form's runs this is, a
+ * preset's range named as the "Dates" choice was, first.
+ */
+function paramsText(params, range) {
+  const preset = presetOf(params, range);
+  const ends = preset ? [range.from, range.to] : [];
+  const rest = Object.entries(params ?? {}).filter(([name]) => !ends.includes(name));
+  return [...(preset ? [preset.text] : []), ...rest.map(([name, value]) => `${name} ${valueText(value)}`)].join(' · ');
 }
 
 if (!customElements.get('errand-schedule')) customElements.define('errand-schedule', ErrandSchedule);

@@ -37,6 +37,25 @@ export async function waitForRows(page, ids, timeout = 10_000) {
   return rowIds(page);
 }
 
+/** The text of each cell of job `id`'s row in the jobs list, by its column's heading (`Priority`, `Attempts`…). */
+export function rowCells(page, id) {
+  return page.locator('table[aria-label="Jobs"]').evaluate((table, jobId) => {
+    const headings = [...table.tHead.rows[0].cells].map((cell) => cell.textContent);
+    const row = table.querySelector(`tr[data-job-id="${jobId}"]`);
+    return Object.fromEntries(headings.map((heading, i) => [heading, row.cells[i].textContent]));
+  }, id);
+}
+
+/** The job view's fact labelled `label` (`Priority`, `Format`…) as its text, once the view shows its facts; null when it has none so labelled. */
+export async function jobFact(page, label) {
+  const facts = page.locator('.job-head dl.facts');
+  await facts.waitFor();
+  return facts.evaluate((list, name) => {
+    const term = [...list.querySelectorAll('dt')].find((dt) => dt.textContent === name);
+    return term ? term.nextElementSibling.textContent : null;
+  }, label);
+}
+
 /** The number an overview tile shows for `key` (`failed`, `running`…), once it shows one. */
 export async function overviewCount(page, key, timeout = 10_000) {
   const handle = await page.waitForFunction((name) => {

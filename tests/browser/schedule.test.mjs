@@ -24,8 +24,8 @@ after(async () => {
   await harness?.stop();
 });
 
-/** Opens "Repeat every…" and chooses a frequency, a time and a zone (weekly on `weekday` when given). */
-async function choose(page, { every, weekday, time, timezone }) {
+/** Opens "Repeat every…" and chooses a frequency, a time and a zone (weekly on `weekday`, and `dates`, when given). */
+async function choose(page, { every, weekday, time, timezone, dates }) {
   const element = page.locator('errand-schedule');
   const toggle = element.getByRole('button', { name: 'Repeat every…' });
   if ((await toggle.getAttribute('aria-expanded')) !== 'true') await toggle.click();
@@ -33,6 +33,7 @@ async function choose(page, { every, weekday, time, timezone }) {
   if (weekday) await element.getByLabel('Weekday', { exact: true }).selectOption({ label: weekday });
   await element.getByLabel('Time', { exact: true }).fill(time);
   await element.getByLabel('Time zone', { exact: true }).fill(timezone);
+  if (dates) await element.getByLabel('Dates', { exact: true }).selectOption({ label: dates });
 }
 
 /** The text of `locator` once `expected` matches it. */
@@ -133,6 +134,62 @@ test('a time zone errand does not know shows its refusal, naming the field, and 
   const [schedule] = (await api.get('/schedules')).schedules;
   assert.deepEqual([schedule.cron, schedule.timezone], ['30 7 * * *', 'Europe/Paris']);
   assert.equal(await page.locator('errand-schedule [role="alert"]').textContent(), '');
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test('"Previous week" sends the range as date expressions, under a new key once the choice changed, and the list names it', { timeout: 30_000 }, async () => {
+  const context = await harness.browser.newContext({ locale: 'en-US' });
+  const api = await harness.api('pia');
+  // Made beforehand through the API: a range that is no preset shows as its expressions.
+  const own = await api.request('POST', `/schedules/${EXPORT}`, {
+    body: { params: { from: { $date: 'today-14d' }, to: { $date: 'today-1d' } }, cron: '0 6 * * *', timezone: 'UTC' },
+    headers: { 'Idempotency-Key': crypto.randomUUID() },
+  });
+  const { page, problems } = await openSignedIn(harness, context, 'pia');
+  const ownRow = page.locator(`errand-schedule li[data-id="${own.id}"]`);
+  await waitForText('the expressions in the list', ownRow.locator('.params'), /^from today-14d · to today-1d$/);
+
+  // The first request reaches errand with an expression it does not know, as if the preset were wrong: its refusal names the field.
+  const sent = [];
+  await page.route(`**/schedules/${EXPORT}`, (route) => {
+    const request = route.request();
+    sent.push({ key: request.headers()['idempotency-key'], body: request.postDataJSON() });
+    if (sent.length > 1) return route.continue();
+    const body = request.postDataJSON();
+    return route.continue({ postData: JSON.stringify({ ...body, params: { ...body.params, from: { $date: 'start_of_fortnight' } } }) });
+  });
+  // A preset stands for the form's range: its dates may be left empty, though required.
+  await page.locator('#from').fill('');
+  await page.locator('#to').fill('');
+
+  await choose(page, { every: 'Every week', weekday: 'Monday', time: '08:00', timezone: 'Europe/Paris', dates: 'Last 7 days' });
+  const schedule = page.locator('errand-schedule').getByRole('button', { name: 'Schedule', exact: true });
+  await schedule.click();
+  await waitForText('the refusal', page.locator('errand-schedule [role="alert"]'), /\/params\/from/);
+  const dates = page.locator('errand-schedule').getByLabel('Dates', { exact: true });
+  assert.equal(await dates.getAttribute('aria-invalid'), 'true', 'the preset sent the field errand named');
+  assert.deepEqual(sent[0].body.params, { from: { $date: 'today-7d' }, to: { $date: 'today-1d' } }, 'what "Last 7 days" sent');
+
+  await dates.selectOption({ label: 'Previous week' });
+  assert.equal(await dates.getAttribute('aria-invalid'), null, 'the mark goes with the change');
+  await schedule.click();
+  await waitForText('"Scheduled: next run"', page.locator('errand-schedule p.result [role="status"]'), /^Scheduled: next run \S/);
+  assert.equal(sent.length, 2);
+  assert.notEqual(sent[1].key, sent[0].key, 'another preset is another request: a new key');
+  const range = { from: { $date: 'start_of_previous_week' }, to: { $date: 'end_of_previous_week' } };
+  assert.deepEqual(sent[1].body.params, range, 'the form\'s empty dates are not sent, the preset\'s are');
+
+  const made = (await api.get('/schedules')).schedules.find((s) => s.id !== own.id);
+  assert.deepEqual(
+    { cron: made.cron, timezone: made.timezone, params: made.params },
+    { cron: '0 8 * * 1', timezone: 'Europe/Paris', params: range },
+    'errand keeps the expressions as written',
+  );
+  const row = page.locator(`errand-schedule li[data-id="${made.id}"]`);
+  const shown = await waitForText('the preset named in the list', row.locator('.params'), /\S/);
+  assert.equal(shown, 'previous week');
+  assert.doesNotMatch(await page.locator('errand-schedule ul').textContent(), /object Object/);
   assert.deepEqual(problems, []);
   await context.close();
 });
