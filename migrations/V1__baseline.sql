@@ -134,6 +134,9 @@ CREATE TABLE jobs (
     -- request among its type's formats (its first when not asked); NULL for
     -- a job of another kind. Part of what was asked for: in the fingerprint.
     format            text CHECK (format IN ('csv', 'csv.gz', 'xlsx', 'ndjson')),
+    -- Where the attempt that ended the job resumed from: its checkpoint's
+    -- progress (`job_queue.resumed_from`); NULL for one that began at the start.
+    resumed_from      bigint,
     -- `state` when the job failed or was cancelled, else NULL: what
     -- `jobs_unsuccessful` indexes (below).
     unsuccessful_state job_state
@@ -245,6 +248,16 @@ CREATE TABLE job_queue (
     -- fenced on the lease like every write of a running job: {done, total,
     -- message, updated_at}. It lives on the queue row and goes with it.
     progress            jsonb,
+    -- How far the run has come, as its handler last recorded it (a Rust
+    -- handler's `ctx.checkpoint`, an external worker's `POST
+    -- /worker/v1/jobs/{id}/checkpoint`), fenced on the lease like progress:
+    -- {value, done, at}. The run's next attempt is handed `value` and resumes
+    -- there (an export: its upload's parts and the last row's key). It lives
+    -- on the queue row and goes with it: an operator's retry starts over.
+    checkpoint          jsonb,
+    -- Where the running attempt resumed from: its checkpoint's `done` when it
+    -- was claimed (NULL: from the start).
+    resumed_from        bigint,
     -- The lease of the last attempt a worker ended, when the job will run
     -- again: a retried `/complete` or `/fail` is answered as the first was
     -- (see `jobs.ended_lease_id`).
@@ -347,7 +360,9 @@ SELECT j.id, j.tenant_id, j.user_id, j.idempotency_key, j.fingerprint, j.job_typ
        j.scheduled_for,
        j.unsuccessful_state,
        j.priority,
-       j.format
+       j.format,
+       -- The running or latest attempt's (see `job_queue.resumed_from`).
+       CASE WHEN q.job_id IS NULL THEN j.resumed_from ELSE q.resumed_from END AS resumed_from
 FROM jobs j LEFT JOIN job_queue q ON q.job_id = j.id;
 
 -- A claim in one round trip.
@@ -400,7 +415,7 @@ CREATE FUNCTION errand_claim_due(
     claim_owner uuid, lease_ms double precision, only_types text[], claim uuid)
 RETURNS TABLE (kind text, next_after_tenant text, id uuid, tenant_id text, user_id text, job_type text,
                params jsonb, attempt integer, lease_id uuid, due_at timestamptz, format text,
-               scheduled_for timestamptz)
+               scheduled_for timestamptz, checkpoint jsonb)
 LANGUAGE plpgsql VOLATILE
 SET plan_cache_mode = force_generic_plan
 AS $$
@@ -505,20 +520,20 @@ BEGIN
         ), claimed AS (
             UPDATE job_queue q
             SET state = 'running', attempt = q.attempt + 1, lease_id = gen_random_uuid(), lease_owner = claim_owner,
-                claim_id = claim,
+                claim_id = claim, resumed_from = (q.checkpoint ->> 'done')::bigint,
                 lease_expires_at = now() + lease_ms * interval '1 millisecond', started_at = clock_timestamp()
             WHERE q.job_id = ANY (ARRAY (SELECT p.job_id FROM picked p)) AND q.state IN ('available', 'retryable')
-            RETURNING q.job_id, q.attempt, q.lease_id, q.run_at
+            RETURNING q.job_id, q.attempt, q.lease_id, q.run_at, q.checkpoint -> 'value' AS checkpoint
         )
         SELECT 'job', NULL::text, j.id, j.tenant_id, j.user_id, j.job_type, j.params, c.attempt, c.lease_id, c.run_at,
-               j.format, j.scheduled_for
+               j.format, j.scheduled_for, c.checkpoint
         FROM jobs j JOIN claimed c ON c.job_id = j.id
         WHERE j.id = ANY (ARRAY (SELECT c2.job_id FROM claimed c2));
     END IF;
 
     RETURN QUERY SELECT 'cursor', CASE WHEN considered < max_tenants OR wrapped THEN '' ELSE last_tenant END,
                         NULL::uuid, NULL::text, NULL::text, NULL::text, NULL::jsonb, NULL::integer, NULL::uuid,
-                        NULL::timestamptz, NULL::text, NULL::timestamptz;
+                        NULL::timestamptz, NULL::text, NULL::timestamptz, NULL::jsonb;
 END
 $$;
 
@@ -813,6 +828,8 @@ CREATE TABLE job_attempt_errors (
     started_at  timestamptz,
     lease_id    uuid,
     lease_owner uuid,
+    -- Where the attempt resumed from (see `job_queue.resumed_from`).
+    resumed_from bigint,
     PRIMARY KEY (job_id, run, attempt)
 );
 

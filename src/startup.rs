@@ -117,6 +117,7 @@ impl Application {
             .pool()
             .clone(),
             retention: settings.storage.retention,
+            part_size: usize::try_from(settings.storage.part_size).unwrap_or(usize::MAX),
         };
         let push = PushEnv {
             tokens: std::sync::Arc::new(

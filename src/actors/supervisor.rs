@@ -306,6 +306,7 @@ impl Handler<RunJob> for JobSupervisor {
             progress: self.deps.progress.clone(),
             report_to: ctx.address().recipient(),
             slots: self.deps.slots.clone(),
+            store: self.deps.store.clone(),
         };
         let worker = JobWorker::new(job, job_type, links);
         self.workers.insert(id, worker.start());

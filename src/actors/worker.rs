@@ -63,6 +63,8 @@ pub(super) struct WorkerLinks {
     pub progress: Recipient<ProgressChange>,
     pub report_to: Recipient<WorkerDone>,
     pub slots: Recipient<WorkerSlot>,
+    /// Where the handler's checkpoints are written.
+    pub store: crate::store::Store,
 }
 
 pub struct JobWorker {
@@ -96,6 +98,8 @@ impl JobWorker {
             lease: self.job.lease,
             format: self.job.format,
             scheduled_for: self.job.scheduled_for,
+            resumed: self.job.checkpoint.clone(),
+            checkpoints: crate::jobs::Checkpoints::new(self.links.store.clone(), self.job.id, self.job.lease),
         }
     }
 

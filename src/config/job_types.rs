@@ -146,6 +146,12 @@ pub struct ExportSettings {
     /// default: `csv`, `csv.gz`, `xlsx`, `ndjson`.
     #[serde(default = "csv_only")]
     pub formats: Vec<ExportFormat>,
+    /// The query's columns (by the names it gives them) that its `ORDER BY`
+    /// sorts by, ascending, unique together and never NULL, e.g. `["Date",
+    /// "Sale ID"]`: a text export then resumes after the last row it wrote
+    /// (its checkpoint) instead of starting over. None: it starts over.
+    #[serde(default)]
+    pub resume_key: Vec<String>,
     /// Where to read from (e.g. a read replica); errand's own database when unset.
     #[serde(default)]
     pub source_database_url: Option<PostgresUrl>,

@@ -279,6 +279,16 @@ impl Settings {
         check(!st.retention.is_zero(), "storage.retention", "must be more than zero")?;
         check(st.max_upload_bytes > 0, "storage.max_upload_bytes", "must be more than zero")?;
         check(st.prune_interval >= Duration::from_millis(100), "storage.prune_interval", "must be at least 100ms")?;
+        check(
+            (64 * 1024..=1024 * 1024 * 1024).contains(&st.part_size),
+            "storage.part_size",
+            "must be between 64 KiB and 1 GiB",
+        )?;
+        check(
+            st.backend != StorageBackend::S3 || st.part_size >= 5 * 1024 * 1024,
+            "storage.part_size",
+            "S3 takes parts of 5 MiB (5242880 bytes) at least",
+        )?;
         match (st.backend, &st.s3) {
             (StorageBackend::S3, None) => Err(invalid("storage.s3", "backend = \"s3\" needs an [storage.s3] section")),
             (StorageBackend::S3, Some(s3)) => {

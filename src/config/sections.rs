@@ -440,6 +440,12 @@ pub struct StorageSettings {
     /// through errand or put to a presigned URL); larger is 413.
     #[serde_inline_default(1024 * 1024 * 1024)]
     pub max_upload_bytes: u64,
+    /// An export is uploaded in parts of about this many bytes, and records a
+    /// checkpoint after each (a resumed export starts after the last one).
+    /// Each running export holds one part in memory. S3 takes parts of 5 MiB
+    /// at least.
+    #[serde_inline_default(8 * 1024 * 1024)]
+    pub part_size: u64,
 }
 
 /// Which storage backend holds results.

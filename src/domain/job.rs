@@ -205,4 +205,7 @@ pub struct Job {
     pub priority: i16,
     /// An export's file format; `None` for a job of another kind.
     pub format: Option<super::ExportFormat>,
+    /// Where the running (or last) attempt resumed from: its checkpoint's
+    /// progress; `None` for one that began at the start.
+    pub resumed_from: Option<u64>,
 }

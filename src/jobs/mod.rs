@@ -3,6 +3,7 @@
 //! configured [`JobTypes`].
 
 mod builtin;
+mod checkpoint;
 mod export;
 mod progress;
 mod push;
@@ -15,6 +16,7 @@ use std::pin::Pin;
 use serde_json::Value;
 
 pub use builtin::{NoopHandler, SleepHandler};
+pub use checkpoint::Checkpoints;
 pub use export::SqlExport;
 pub use progress::Progress;
 pub use push::{HttpPush, PushEnv, signature as push_signature};
@@ -43,6 +45,10 @@ pub struct JobContext {
     pub format: Option<crate::domain::ExportFormat>,
     /// The occurrence it was made for, if a schedule made it.
     pub scheduled_for: Option<chrono::DateTime<chrono::Utc>>,
+    /// The checkpoint an earlier attempt of this run recorded (see [`JobContext::resumed`]).
+    pub resumed: Option<Value>,
+    /// Where [`JobContext::checkpoint`] records.
+    pub checkpoints: Checkpoints,
 }
 
 impl JobContext {
@@ -52,6 +58,30 @@ impl JobContext {
     /// `GET /jobs/{id}` and on the owner's streams (`job_progress`).
     pub fn progress(&self, done: u64, total: Option<u64>, message: Option<&str>) {
         self.progress.report(ProgressReport { done, total, message: message.map(str::to_owned) });
+    }
+
+    /// Where an earlier attempt of this run got to: the value it last gave
+    /// [`JobContext::checkpoint`]; `None` for an attempt that starts from
+    /// the beginning. An attempt that resumes must not redo, nor skip, what
+    /// the checkpoint says was done.
+    pub fn resumed(&self) -> Option<&Value> {
+        self.resumed.as_ref()
+    }
+
+    /// Records how far the attempt has come: after a crash, a rescue or a
+    /// deploy, the run's next attempt is handed `value` ([`JobContext::resumed`]).
+    /// `done` is its progress then (what the job's view shows an attempt
+    /// resumed from). Write it once what it says is durable (an uploaded
+    /// part, a committed batch), and not more often than every few seconds:
+    /// each is a write to the database. An error means stop, and return it.
+    pub async fn checkpoint(&self, value: &Value, done: u64) -> Result<(), JobError> {
+        self.checkpoints.record(Some(value), done).await
+    }
+
+    /// Forgets the checkpoint: the next attempt starts from the beginning
+    /// (one that could not use what it was handed, say).
+    pub async fn forget_checkpoint(&self) -> Result<(), JobError> {
+        self.checkpoints.record(None, 0).await
     }
 }
 

@@ -18,6 +18,8 @@ pub struct ExportEnv {
     /// errand's own database, read when a type names no `source_database_url`.
     pub default_source: deadpool_postgres::Pool,
     pub retention: Duration,
+    /// Bytes per uploaded part (`storage.part_size`).
+    pub part_size: usize,
 }
 
 /// Handlers by the name a `[job_types.*]` entry's `handler` refers to.
@@ -205,7 +207,7 @@ impl JobTypes {
                         }
                         None => exports.default_source.clone(),
                     };
-                    let export = SqlExport::new(name, export, source, exports.storage.clone(), exports.retention)
+                    let export = SqlExport::new(name, export, source, exports)
                         .map_err(|e| invalid(format!("job_types.{name}.export.query"), e))?;
                     Some(Arc::new(export))
                 }

@@ -57,6 +57,11 @@ pub struct JobView {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<String>, example = "xlsx")]
     format: Option<ExportFormat>,
+    /// Where the running (or last) attempt resumed from, in its progress's
+    /// units (an export's rows): an earlier attempt's checkpoint. Absent for
+    /// an attempt that began at the start.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    resumed_from: Option<u64>,
 }
 
 impl JobView {
@@ -81,6 +86,7 @@ impl JobView {
             scheduled_for: job.schedule.map(|(_, at)| rfc3339(at)),
             priority: job.priority,
             format: job.format,
+            resumed_from: job.resumed_from,
         }
     }
 }

@@ -12,7 +12,7 @@ use hmac::{Hmac, KeyInit, Mac};
 use sha2::Sha256;
 use tokio::io::AsyncWriteExt;
 
-use super::{ObjectKey, StorageError, StoredObject};
+use super::{ObjectKey, StorageError, StoredObject, Upload};
 use crate::config::HttpUrl;
 
 type HmacSha256 = Hmac<Sha256>;
@@ -109,6 +109,95 @@ impl LocalStorage {
         tokio::fs::rename(&partial.path, &path).await?;
         partial.kept();
         Ok(StoredObject { size_bytes: size })
+    }
+
+    /// The directory of an upload's part files, beside the object's place.
+    fn parts_dir(&self, upload: &Upload) -> PathBuf {
+        let path = self.path_of(&upload.object_key());
+        path.with_extension(format!("upload-{}", upload.id))
+    }
+
+    pub(super) async fn begin_upload(&self, key: &ObjectKey) -> Result<Upload, StorageError> {
+        let upload =
+            Upload { key: key.as_str().to_owned(), id: uuid::Uuid::new_v4().simple().to_string(), parts: Vec::new() };
+        tokio::fs::create_dir_all(self.parts_dir(&upload)).await?;
+        Ok(upload)
+    }
+
+    /// Writes part `number` durably (synced, then renamed into place), and
+    /// answers its SHA-256 as its ETag.
+    pub(super) async fn upload_part(
+        &self,
+        upload: &Upload,
+        number: u32,
+        part: Vec<u8>,
+    ) -> Result<String, StorageError> {
+        let dir = self.parts_dir(upload);
+        let (path, writing) = (dir.join(format!("{number:05}")), dir.join(format!("{number:05}.writing")));
+        let mut file = tokio::fs::File::create(&writing).await?;
+        file.write_all(&part).await?;
+        file.sync_all().await?;
+        tokio::fs::rename(&writing, &path).await?;
+        Ok(hex::encode(<Sha256 as sha2::Digest>::digest(&part)))
+    }
+
+    pub(super) async fn upload_is_whole(&self, upload: &Upload) -> Result<bool, StorageError> {
+        let dir = self.parts_dir(upload);
+        for part in &upload.parts {
+            match tokio::fs::metadata(dir.join(format!("{:05}", part.number))).await {
+                Ok(meta) if meta.len() == part.bytes => {}
+                Ok(_) => return Ok(false),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Ok(true)
+    }
+
+    /// Joins the recorded parts into the object (written beside it, then
+    /// renamed into place), each checked against its recorded SHA-256, then
+    /// removes the parts.
+    pub(super) async fn complete_upload(&self, upload: &Upload) -> Result<(), StorageError> {
+        use sha2::Digest;
+        use tokio::io::AsyncReadExt;
+        let path = self.path_of(&upload.object_key());
+        let dir = self.parts_dir(upload);
+        let partial = PartialFile { path: path.with_extension(format!("partial-{}", upload.id)), kept: false };
+        let mut file = tokio::fs::File::create(&partial.path).await?;
+        let mut buffer = vec![0; WRITE_BUFFER];
+        for part in &upload.parts {
+            let mut from = tokio::fs::File::open(dir.join(format!("{:05}", part.number))).await?;
+            let mut hasher = Sha256::new();
+            loop {
+                let read = from.read(&mut buffer).await?;
+                if read == 0 {
+                    break;
+                }
+                hasher.update(&buffer[..read]);
+                file.write_all(&buffer[..read]).await?;
+            }
+            if hex::encode(hasher.finalize()) != part.etag {
+                return Err(StorageError::Remote(format!("part {} is not the one recorded", part.number)));
+            }
+        }
+        file.sync_all().await?;
+        tokio::fs::rename(&partial.path, &path).await?;
+        partial.kept();
+        tokio::fs::remove_dir_all(&dir).await?;
+        Ok(())
+    }
+
+    pub(super) async fn abort_upload(&self, upload: &Upload) -> Result<(), StorageError> {
+        match tokio::fs::remove_dir_all(self.parts_dir(upload)).await {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e.into()),
+            _ => Ok(()),
+        }
+    }
+
+    /// [`Self::abort_upload`] where nothing can be awaited: a few unlinks,
+    /// too short to matter to the runtime (as [`PartialFile`]'s).
+    pub(super) fn abort_upload_now(&self, upload: &Upload) {
+        let _ = std::fs::remove_dir_all(self.parts_dir(upload));
     }
 
     pub(super) async fn size(&self, key: &ObjectKey) -> Result<Option<u64>, StorageError> {

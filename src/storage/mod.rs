@@ -7,6 +7,7 @@
 
 mod local;
 mod s3;
+mod upload;
 
 use std::time::Duration;
 
@@ -17,6 +18,7 @@ use futures_util::Stream;
 
 pub use local::{LocalStorage, SignedFileError, VerifiedFile};
 pub use s3::S3Storage;
+pub use upload::{Upload, UploadedPart};
 
 use crate::domain::{JobId, LeaseId, TenantId};
 

@@ -12,7 +12,7 @@ use s3::creds::Credentials;
 use s3::{Bucket, Region};
 use tokio_util::io::StreamReader;
 
-use super::{ObjectKey, StorageError, StoredObject};
+use super::{ObjectKey, StorageError, StoredObject, Upload};
 use crate::config::S3Settings;
 
 /// Results in an S3 bucket.
@@ -64,6 +64,40 @@ impl S3Storage {
         Ok(StoredObject { size_bytes: response.uploaded_bytes() as u64 })
     }
 
+    pub(super) async fn begin_upload(&self, key: &ObjectKey, content_type: &str) -> Result<Upload, StorageError> {
+        let started = self.bucket.initiate_multipart_upload(key.as_str(), content_type).await.map_err(remote)?;
+        Ok(Upload { key: key.as_str().to_owned(), id: started.upload_id, parts: Vec::new() })
+    }
+
+    /// Uploads part `number`; answers its ETag.
+    pub(super) async fn upload_part(
+        &self,
+        upload: &Upload,
+        number: u32,
+        part: Vec<u8>,
+        content_type: &str,
+    ) -> Result<String, StorageError> {
+        let uploaded = self
+            .bucket
+            .put_multipart_chunk(part, &upload.key, number, &upload.id, content_type)
+            .await
+            .map_err(remote)?;
+        Ok(uploaded.etag)
+    }
+
+    pub(super) async fn complete_upload(&self, upload: &Upload) -> Result<(), StorageError> {
+        let parts = upload.parts.iter().map(|p| s3::serde_types::Part { part_number: p.number, etag: p.etag.clone() });
+        self.bucket.complete_multipart_upload(&upload.key, &upload.id, parts.collect()).await.map_err(remote)?;
+        Ok(())
+    }
+
+    pub(super) async fn abort_upload(&self, upload: &Upload) -> Result<(), StorageError> {
+        match self.bucket.abort_upload(&upload.key, &upload.id).await {
+            Ok(()) | Err(s3::error::S3Error::HttpFailWithBody(404, _)) => Ok(()),
+            Err(e) => Err(remote(e)),
+        }
+    }
+
     pub(super) async fn delete(&self, key: &ObjectKey) -> Result<(), StorageError> {
         match self.bucket.delete_object(key.as_str()).await {
             Ok(_) => Ok(()),
@@ -105,4 +139,8 @@ impl S3Storage {
             Err(e) => Err(StorageError::Remote(e.to_string())),
         }
     }
+}
+
+fn remote(error: s3::error::S3Error) -> StorageError {
+    StorageError::Remote(error.to_string())
 }

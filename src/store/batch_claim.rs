@@ -47,12 +47,13 @@ WITH picked AS (
 ), claimed AS (
     UPDATE job_queue q
     SET state = 'running', attempt = q.attempt + 1, lease_id = gen_random_uuid(), lease_owner = $5, claim_id = $7,
+        resumed_from = (q.checkpoint ->> 'done')::bigint,
         lease_expires_at = now() + $6::float8 * interval '1 millisecond', started_at = clock_timestamp()
     WHERE q.job_id = ANY (ARRAY (SELECT p.job_id FROM picked p)) AND q.state IN ('available', 'retryable')
-    RETURNING q.job_id, q.attempt, q.lease_id, q.run_at
+    RETURNING q.job_id, q.attempt, q.lease_id, q.run_at, q.checkpoint -> 'value' AS checkpoint
 )
 SELECT 'job' AS kind, j.id, j.tenant_id, j.user_id, j.job_type, j.params, c.attempt, c.lease_id, c.run_at AS due_at,
-       j.format, j.scheduled_for
+       j.format, j.scheduled_for, c.checkpoint
 FROM jobs j JOIN claimed c ON c.job_id = j.id
 WHERE j.id = ANY (ARRAY (SELECT c2.job_id FROM claimed c2))";
 

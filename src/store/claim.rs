@@ -50,6 +50,8 @@ pub struct ClaimedJob {
     pub format: Option<ExportFormat>,
     /// The occurrence it was made for, if a schedule made it.
     pub scheduled_for: Option<DateTime<Utc>>,
+    /// The checkpoint an earlier attempt of the run recorded: this one resumes there.
+    pub checkpoint: Option<Value>,
 }
 
 /// Job types whose running jobs are limited across all processes.
@@ -290,5 +292,6 @@ fn claimed_from_row(row: &Row) -> Result<ClaimedJob, StoreError> {
         // The column's CHECK holds it to the formats errand writes.
         format: row.try_get::<_, Option<&str>>("format")?.and_then(|f| f.parse().ok()),
         scheduled_for: row.try_get("scheduled_for")?,
+        checkpoint: row.try_get("checkpoint")?,
     })
 }

@@ -74,7 +74,7 @@ WITH input AS (
     SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::job_state[], $4::jsonb[], $5::text[], $6::float8[], $7::bool[])
         AS input (job_id, lease_id, state, result, error, delay_ms, rescue)
 ), ended AS (
-    SELECT q.job_id, q.attempt, q.started_at, q.lease_owner,
+    SELECT q.job_id, q.attempt, q.started_at, q.lease_owner, q.resumed_from,
            -- A file uploaded for the attempt (worker API) is its result, the
            -- ender's fields beside it (the file's own win).
            CASE WHEN q.uploaded_result IS NOT NULL AND i.state = 'completed'
@@ -112,7 +112,7 @@ WITH input AS (
         result_expires_at = CASE WHEN e.result ? 'storage_key' THEN (e.result->>'expires_at')::timestamptz END,
         error_message = e.error,
         started_at = e.started_at, finished_at = clock_timestamp(), ended_lease_id = e.ended_lease_id,
-        ended_by = e.lease_owner
+        ended_by = e.lease_owner, resumed_from = e.resumed_from
     FROM ended e
     WHERE j.id = e.job_id AND e.state IN ('completed', 'failed', 'cancelled')
     RETURNING j.id, j.tenant_id, j.user_id, j.user_email, j.job_type, j.state, j.error_message, j.run, j.batch_id,
@@ -122,8 +122,8 @@ WITH input AS (
     FROM finished f
     CROSS JOIN LATERAL errand_channels(f.tenant_id, f.user_id, errand_category(f.job_type, $9), $9) w
 ), errors_kept AS (
-    INSERT INTO job_attempt_errors (job_id, run, attempt, error, started_at, lease_id, lease_owner)
-    SELECT e.job_id, e.run, e.attempt, e.attempt_error, e.started_at, i.lease_id, e.lease_owner
+    INSERT INTO job_attempt_errors (job_id, run, attempt, error, started_at, lease_id, lease_owner, resumed_from)
+    SELECT e.job_id, e.run, e.attempt, e.attempt_error, e.started_at, i.lease_id, e.lease_owner, e.resumed_from
     FROM ended e JOIN input i ON i.job_id = e.job_id
     WHERE e.attempt_error IS NOT NULL AND e.state <> 'cancelled'
     ON CONFLICT DO NOTHING

@@ -42,6 +42,10 @@ pub struct Attempt {
     pub error: Option<String>,
     /// Running only: as the handler last reported it.
     pub progress: Option<Value>,
+    /// Where it resumed from: the progress its checkpoint had recorded
+    /// (absent for an attempt that began at the start).
+    #[serde(default)]
+    pub resumed_from: Option<i64>,
 }
 
 /// An in-app notification a run's end made.
@@ -99,16 +103,16 @@ const TIMELINE: &str = "
 SELECT
     (SELECT coalesce(jsonb_agg(to_jsonb(a) ORDER BY a.run, a.attempt), '[]')
      FROM (SELECT run, attempt, 'failed' AS outcome, started_at, ended_at, lease_id, lease_owner,
-                  NULL::timestamptz AS lease_expires_at, error, NULL::jsonb AS progress
+                  NULL::timestamptz AS lease_expires_at, error, NULL::jsonb AS progress, resumed_from
            FROM job_attempt_errors WHERE job_id = $1
            UNION ALL
            SELECT j.run, q.attempt, 'running', q.started_at, NULL, q.lease_id, q.lease_owner,
-                  q.lease_expires_at, NULL, q.progress
+                  q.lease_expires_at, NULL, q.progress, q.resumed_from
            FROM job_queue q JOIN jobs j ON j.id = q.job_id
            WHERE q.job_id = $1 AND q.state = 'running'
            UNION ALL
            SELECT j.run, j.attempt, j.state::text, j.started_at, j.finished_at, j.ended_lease_id, j.ended_by,
-                  NULL, NULL, NULL
+                  NULL, NULL, NULL, j.resumed_from
            FROM jobs j
            WHERE j.id = $1 AND j.state IN ('completed', 'cancelled') AND j.started_at IS NOT NULL
              AND NOT EXISTS (SELECT 1 FROM job_attempt_errors e

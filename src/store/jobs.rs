@@ -12,7 +12,7 @@ use crate::domain::{Caller, Job, JobId, JobState, JobStatus, ScheduleId, TenantI
 const GET_OWN: &str = "
 SELECT id, tenant_id, user_id, job_type, params, state, attempt, max_attempts, run_at, result, error_message,
        created_at, finished_at, progress, cancel_requested_by, schedule_id, scheduled_for,
-       priority, format
+       priority, format, resumed_from
 FROM jobs_live
 WHERE tenant_id = $1 AND user_id = $2 AND id = $3";
 
@@ -21,7 +21,7 @@ WHERE tenant_id = $1 AND user_id = $2 AND id = $3";
 const LIST_OWN: &str = "
 SELECT id, tenant_id, user_id, job_type, params, state, attempt, max_attempts, run_at, result, error_message,
        created_at, finished_at, progress, cancel_requested_by, schedule_id, scheduled_for,
-       priority, format
+       priority, format, resumed_from
 FROM jobs_live
 WHERE tenant_id = $1 AND user_id = $2
   AND ($3::job_state[] IS NULL OR state = ANY ($3))
@@ -154,5 +154,6 @@ pub(super) fn job_from_row(row: &Row) -> Result<Job, StoreError> {
         priority: row.try_get("priority")?,
         // The column's CHECK holds it to the formats errand writes.
         format: row.try_get::<_, Option<&str>>("format")?.and_then(|f| f.parse().ok()),
+        resumed_from: row.try_get::<_, Option<i64>>("resumed_from")?.and_then(|n| u64::try_from(n).ok()),
     })
 }

@@ -74,7 +74,7 @@ pub struct QueueCount {
 const LIST_ANY: &str = "
 SELECT id, tenant_id, user_id, job_type, params, state, attempt, max_attempts, run_at, result, error_message,
        created_at, finished_at, progress, cancel_requested_by, schedule_id, scheduled_for,
-       priority, format
+       priority, format, resumed_from
 FROM jobs_live
 WHERE ($1::text IS NULL OR tenant_id = $1)
   AND ($2::text IS NULL OR job_type = $2)
@@ -93,7 +93,7 @@ LIMIT $7";
 const GET_ANY: &str = "
 SELECT id, tenant_id, user_id, job_type, params, state, attempt, max_attempts, run_at, result, error_message,
        created_at, finished_at, progress, cancel_requested_by, schedule_id, scheduled_for,
-       priority, format
+       priority, format, resumed_from
 FROM jobs_live WHERE id = $1";
 
 const ATTEMPT_ERRORS: &str = "

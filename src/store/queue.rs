@@ -95,6 +95,14 @@ SELECT coalesce(q.state, j.state) AS state
 FROM jobs j LEFT JOIN job_queue q ON q.job_id = j.id
 WHERE j.id = $1 AND (j.ended_lease_id = $2 OR q.last_lease_id = $2)";
 
+/// Records the checkpoint `$3` (its progress then: `$4`) of job `$1`'s
+/// attempt under lease `$2`; a null `$3` forgets it (the next attempt starts over).
+const WRITE_CHECKPOINT: &str = "
+UPDATE job_queue
+SET checkpoint = CASE WHEN $3::jsonb IS NULL THEN NULL
+                      ELSE jsonb_build_object('value', $3::jsonb, 'done', $4::bigint, 'at', now()) END
+WHERE job_id = $1 AND lease_id = $2 AND state = 'running'";
+
 /// Gives back every job owner `$1` holds (only those claim `$2` took, unless
 /// it is null; only those under the leases `$3`, unless null), as if its
 /// attempt never started.
@@ -169,6 +177,22 @@ impl Queue<'_> {
     pub async fn keep_upload(&self, id: JobId, lease: LeaseId, file: &Value) -> Result<bool, StoreError> {
         let client = self.pool.get().await?;
         Ok(client.execute(&client.prepare_cached(KEEP_UPLOAD).await?, &[&id.0, &lease.0, file]).await? == 1)
+    }
+
+    /// Records `value` as how far job `id`'s attempt under `lease` has come
+    /// (`done` its progress then), for the run's next attempt to resume
+    /// from; `None` forgets it. `false` if the lease is no longer held.
+    pub async fn write_checkpoint(
+        &self,
+        id: JobId,
+        lease: LeaseId,
+        value: Option<&Value>,
+        done: u64,
+    ) -> Result<bool, StoreError> {
+        let client = self.pool.get().await?;
+        let done = i64::try_from(done).unwrap_or(i64::MAX);
+        let statement = client.prepare_cached(WRITE_CHECKPOINT).await?;
+        Ok(client.execute(&statement, &[&id.0, &lease.0, &value, &done]).await? == 1)
     }
 
     /// How job `id` stands if its attempt under `lease` already ended (a

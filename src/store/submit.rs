@@ -46,12 +46,13 @@ WITH input AS (
 )
 SELECT id AS input_id, id, tenant_id, user_id, job_type, params, state, attempt, max_attempts, run_at, result,
        error_message, created_at, finished_at, NULL::jsonb AS progress, NULL::text AS cancel_requested_by,
-       NULL::uuid AS schedule_id, NULL::timestamptz AS scheduled_for, fingerprint, priority, format, true AS created
+       NULL::uuid AS schedule_id, NULL::timestamptz AS scheduled_for, fingerprint, priority, format,
+       NULL::bigint AS resumed_from, true AS created
 FROM inserted
 UNION ALL
 SELECT i.id, j.id, j.tenant_id, j.user_id, j.job_type, j.params, j.state, j.attempt, j.max_attempts, j.run_at,
        j.result, j.error_message, j.created_at, j.finished_at, j.progress, j.cancel_requested_by, j.schedule_id,
-       j.scheduled_for, j.fingerprint, j.priority, j.format, false
+       j.scheduled_for, j.fingerprint, j.priority, j.format, j.resumed_from, false
 FROM input i
 JOIN jobs_live j ON j.tenant_id = i.tenant_id AND j.user_id = i.user_id AND j.idempotency_key = i.idempotency_key
 WHERE NOT EXISTS (SELECT 1 FROM inserted x WHERE x.id = i.id)"
@@ -85,7 +86,7 @@ pub(super) const INSERT_OR_FIND_CAPPED: &str =
 const FIND_BY_KEY: &str = "
 SELECT id, tenant_id, user_id, job_type, params, state, attempt, max_attempts, run_at, result, error_message,
        created_at, finished_at, progress, cancel_requested_by, schedule_id, scheduled_for, fingerprint, priority,
-       format, false AS created
+       format, resumed_from, false AS created
 FROM jobs_live
 WHERE tenant_id = $1 AND user_id = $2 AND idempotency_key = $3";
 

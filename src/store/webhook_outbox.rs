@@ -70,7 +70,7 @@ const CLAIMED: &str = "
 SELECT d.delivery_id, e.url, e.secret,
        j.id, j.tenant_id, j.user_id, j.job_type, j.params, j.state, j.attempt, j.max_attempts, j.run_at,
        j.result, j.error_message, j.created_at, j.finished_at, j.progress, j.cancel_requested_by, j.schedule_id,
-       j.scheduled_for, j.priority, j.format
+       j.scheduled_for, j.priority, j.format, j.resumed_from
 FROM unnest($1::uuid[], $2::uuid[], $3::uuid[]) AS d (delivery_id, endpoint_id, job_id)
 JOIN webhook_endpoints e ON e.id = d.endpoint_id
 JOIN jobs_live j ON j.id = d.job_id";

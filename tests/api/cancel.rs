@@ -183,11 +183,14 @@ async fn a_cancelled_export_leaves_no_file_behind() {
         formats: vec![errand::domain::ExportFormat::Csv],
         source_database_url: None,
         defuse_formulas: true,
+        resume_key: Vec::new(),
     };
     let (app, dir) = spawn_exporting_app(move |s| add_export_type(s, "export_slow", slow)).await;
     let alice = token("demo-1", "alice");
     let id = app.create(&alice, "export_slow", json!({})).await;
-    eventually(WITHIN, "the export is writing its file", || async { !files_under(&dir).is_empty() }).await;
+    // Its upload's part directory, beside where the file will be.
+    let uploading = || uploads_under(&dir);
+    eventually(WITHIN, "the export is uploading its file", || async { !uploading().is_empty() }).await;
     // 202 as a rule; 200 if the attempt lost its 3 s test lease on a loaded
     // machine and was waiting to run again (its file went with it too).
     let status = cancel(&app, &alice, &id).await.status();
@@ -195,4 +198,5 @@ async fn a_cancelled_export_leaves_no_file_behind() {
     let job = wait_for_state(&app, &alice, &id, "cancelled").await;
     assert!(job["result"].is_null() && job["result_url"].is_null(), "{job}");
     assert_eq!(files_under(&dir), Vec::<std::path::PathBuf>::new(), "no partial or final file is left");
+    assert_eq!(uploading(), Vec::<std::path::PathBuf>::new(), "nor its upload");
 }

@@ -65,7 +65,7 @@ async fn params_that_look_like_sql_are_just_values_and_never_reach_another_tenan
     let sneaky = json!({"from": YEAR.0, "to": YEAR.1, "creator_id": "x' OR '1'='1"});
     let job = export(&app, &alice, "export_creator_earnings", sneaky).await;
     assert_eq!(job["result"]["row_count"], 0);
-    assert_eq!(download(&app, &job).await, "Creator,Date,Source,Amount,Currency\n");
+    assert_eq!(download(&app, &job).await, "Creator,Date,Source,Amount,Currency,Entry ID\n");
 
     let job = export(&app, &alice, "export_creator_earnings", json!({"from": YEAR.0, "to": YEAR.1})).await;
     let demo1: i64 = app.db.scalar("SELECT count(*) FROM creator_earnings WHERE tenant_id = 'demo-1'", &[]).await;
@@ -157,6 +157,7 @@ async fn a_failure_mid_stream_leaves_no_partial_file() {
         formats: vec![ExportFormat::Csv],
         source_database_url: None,
         defuse_formulas: true,
+        resume_key: Vec::new(),
     };
     let (app, dir) = spawn_exporting_app(move |s| {
         add_export_type(s, "export_boom", failing);
@@ -179,6 +180,7 @@ async fn a_value_an_export_cannot_read_is_named_by_kind_never_quoted() {
         formats: vec![ExportFormat::Csv],
         source_database_url: None,
         defuse_formulas: true,
+        resume_key: Vec::new(),
     };
     let (app, _dir) = spawn_exporting_app(move |s| add_export_type(s, "export_cast", failing)).await;
     let alice = token("demo-1", "alice");
@@ -200,6 +202,7 @@ async fn ndjson_exports_one_object_per_line_from_a_separate_source_database() {
         formats: vec![ExportFormat::Ndjson],
         source_database_url: Some(source.url.clone().try_into().unwrap()),
         defuse_formulas: true,
+        resume_key: Vec::new(),
     };
     let (app, _dir) = spawn_exporting_app(move |s| {
         add_export_type(s, "export_lines", ndjson);
@@ -227,6 +230,7 @@ async fn an_attempt_that_breaks_off_mid_stream_is_retried_from_a_clean_slate() {
         formats: vec![ExportFormat::Csv],
         source_database_url: None,
         defuse_formulas: true,
+        resume_key: Vec::new(),
     };
     let (app, dir) = spawn_exporting_app(move |s| {
         add_export_type(s, "export_flaky", flaky);
@@ -259,6 +263,7 @@ async fn an_export_failing_on_errands_side_tells_the_user_so_without_internals()
         formats: vec![ExportFormat::Csv],
         source_database_url: None,
         defuse_formulas: true,
+        resume_key: Vec::new(),
     };
     let (app, _dir) = spawn_exporting_app(move |s| add_export_type(s, "export_broken", broken)).await;
     let alice = token("demo-1", "alice");
@@ -282,6 +287,7 @@ async fn text_cells_a_spreadsheet_would_run_are_defused_and_typed_cells_are_not(
         formats: vec![ExportFormat::Csv],
         source_database_url: None,
         defuse_formulas,
+        resume_key: Vec::new(),
     };
     let (app, _dir) = spawn_exporting_app(move |s| {
         add_export_type(s, "export_defused", settings(true));

@@ -32,6 +32,7 @@ mod queue;
 mod quotas;
 mod rate_limits;
 mod read;
+mod resumable_exports;
 mod s3;
 mod schedule_dates;
 mod schedules;

@@ -138,6 +138,7 @@ mod tests {
             due_at: chrono::Utc::now(),
             format: None,
             scheduled_for: None,
+            checkpoint: None,
         }
     }
 

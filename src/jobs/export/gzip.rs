@@ -1,61 +1,107 @@
-//! csv.gz: the CSV gzip-compressed as it streams, in constant memory.
+//! The bytes of an export's next part as they gather: as written, or
+//! gzip-compressed (csv.gz). A compressed part is a whole gzip member, and a
+//! file of several members is one gzip file (RFC 1952: `gunzip`, zlib,
+//! Python's `gzip` and browsers read them all as one), so each part can be
+//! uploaded, and an export resumed, on its own.
 //!
 //! Compressing is CPU work (a few milliseconds per 64 KiB at the default
 //! level), too long to do on the async runtime's thread between two polls:
-//! the stream gathers about 64 KiB of input, then hands it and the encoder
-//! to a blocking thread, and takes them back with what came out.
+//! input is gathered 64 KiB at a time, then handed with the encoder to a
+//! blocking thread, which hands both back with what came out.
 
 use std::io::Write;
 
-use actix_web::web::Bytes;
 use flate2::Compression;
 use flate2::write::GzEncoder;
-use futures_util::{Stream, StreamExt, stream};
 
 /// Input gathered before one compression step.
 const STEP: usize = 64 * 1024;
 
-/// `body`, gzip-compressed. An error of `body` ends the stream with it (and
-/// no gzip trailer, so a reader of a partial upload sees it is cut short).
-pub(super) fn gzipped<S>(body: S) -> impl Stream<Item = Result<Bytes, String>> + Unpin
-where
-    S: Stream<Item = Result<Bytes, String>> + Unpin + Send + 'static,
-{
-    let encoder = GzEncoder::new(Vec::with_capacity(STEP), Compression::default());
-    Box::pin(stream::unfold(Some((body, encoder)), |state| async move {
-        let (mut body, encoder) = state?;
-        let mut input = Vec::with_capacity(STEP);
-        let mut ended = false;
-        while input.len() < STEP {
-            match body.next().await {
-                Some(Ok(chunk)) => input.extend_from_slice(&chunk),
-                Some(Err(error)) => return Some((Err(error), None)),
-                None => {
-                    ended = true;
-                    break;
+type Encoder = GzEncoder<Vec<u8>>;
+
+/// The part being gathered.
+pub(super) enum PartBuffer {
+    Plain(Vec<u8>),
+    Gzip {
+        /// Input not yet compressed.
+        staged: Vec<u8>,
+        /// `None` only while a step runs.
+        encoder: Option<Encoder>,
+    },
+}
+
+impl PartBuffer {
+    pub(super) fn new(gzip: bool) -> Self {
+        if gzip {
+            Self::Gzip { staged: Vec::with_capacity(STEP), encoder: Some(new_encoder()) }
+        } else {
+            Self::Plain(Vec::new())
+        }
+    }
+
+    /// Adds `bytes` to the part.
+    pub(super) async fn write(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        match self {
+            Self::Plain(buffer) => buffer.extend_from_slice(bytes),
+            Self::Gzip { staged, encoder } => {
+                staged.extend_from_slice(bytes);
+                if staged.len() >= STEP {
+                    let input = std::mem::replace(staged, Vec::with_capacity(STEP));
+                    *encoder = Some(compress(encoder.take().unwrap_or_else(new_encoder), input).await?);
                 }
             }
         }
-        let compressed = tokio::task::spawn_blocking(move || compress(encoder, &input, ended)).await;
-        match compressed {
-            Ok(Ok((output, encoder))) => Some((Ok(Bytes::from(output)), encoder.map(|e| (body, e)))),
-            Ok(Err(error)) => Some((Err(format!("compressing: {error}")), None)),
-            Err(error) => Some((Err(format!("compressing: {error}")), None)),
+        Ok(())
+    }
+
+    /// The part's size so far, as it will be uploaded (compressed, less
+    /// what is still staged).
+    pub(super) fn len(&self) -> usize {
+        match self {
+            Self::Plain(buffer) => buffer.len(),
+            Self::Gzip { encoder, .. } => encoder.as_ref().map_or(0, |e| e.get_ref().len()),
         }
-    }))
+    }
+
+    /// Whether nothing was written to the part.
+    pub(super) fn is_empty(&self) -> bool {
+        match self {
+            Self::Plain(buffer) => buffer.is_empty(),
+            Self::Gzip { staged, encoder } => {
+                staged.is_empty() && encoder.as_ref().is_none_or(|e| e.get_ref().is_empty())
+            }
+        }
+    }
+
+    /// The part's bytes (a compressed part finished as a gzip member); the
+    /// buffer starts the next part.
+    pub(super) async fn take(&mut self) -> std::io::Result<Vec<u8>> {
+        match self {
+            Self::Plain(buffer) => Ok(std::mem::take(buffer)),
+            Self::Gzip { staged, encoder } => {
+                let input = std::mem::replace(staged, Vec::with_capacity(STEP));
+                let finishing = encoder.replace(new_encoder()).unwrap_or_else(new_encoder);
+                tokio::task::spawn_blocking(move || {
+                    let mut finishing = finishing;
+                    finishing.write_all(&input)?;
+                    finishing.finish()
+                })
+                .await
+                .map_err(std::io::Error::other)?
+            }
+        }
+    }
 }
 
-type Encoder = GzEncoder<Vec<u8>>;
+fn new_encoder() -> Encoder {
+    GzEncoder::new(Vec::with_capacity(STEP), Compression::default())
+}
 
-/// Feeds `input` to `encoder`, and takes what it has written so far; at the
-/// end, finishes it (the trailer) and gives no encoder back.
-fn compress(mut encoder: Encoder, input: &[u8], end: bool) -> std::io::Result<(Vec<u8>, Option<Encoder>)> {
-    encoder.write_all(input)?;
-    if end {
-        return Ok((encoder.finish()?, None));
-    }
-    let output = std::mem::replace(encoder.get_mut(), Vec::with_capacity(STEP));
-    Ok((output, Some(encoder)))
+/// Feeds `input` to `encoder` on a blocking thread.
+async fn compress(mut encoder: Encoder, input: Vec<u8>) -> std::io::Result<Encoder> {
+    tokio::task::spawn_blocking(move || encoder.write_all(&input).map(|()| encoder))
+        .await
+        .map_err(std::io::Error::other)?
 }
 
 #[cfg(test)]
@@ -64,28 +110,32 @@ mod tests {
 
     use super::*;
 
-    async fn gunzip_of(pieces: Vec<Vec<u8>>) -> Vec<u8> {
-        let body = stream::iter(pieces.into_iter().map(|p| Ok::<_, String>(Bytes::from(p))));
-        let compressed: Vec<Bytes> = gzipped(body).map(|r| r.unwrap()).collect().await;
-        let mut out = Vec::new();
-        flate2::read::GzDecoder::new(&compressed.concat()[..]).read_to_end(&mut out).unwrap();
-        out
-    }
-
     #[tokio::test]
-    async fn decompresses_to_the_bytes_that_went_in_however_they_were_cut() {
+    async fn parts_of_members_decompress_to_the_bytes_that_went_in_however_they_were_cut() {
         let text: Vec<u8> = (0..200_000u32).flat_map(|i| format!("{i},row {i}\n").into_bytes()).collect();
-        for cut in [1, 1000, STEP, 3 * STEP + 7] {
-            let pieces: Vec<Vec<u8>> = text.chunks(cut).map(<[u8]>::to_vec).collect();
-            assert_eq!(gunzip_of(pieces).await, text, "cut every {cut} bytes");
+        for (cut, part_every) in [(1000, 300_000), (STEP, 1), (3 * STEP + 7, usize::MAX)] {
+            let mut buffer = PartBuffer::new(true);
+            let mut file = Vec::new();
+            for piece in text.chunks(cut) {
+                buffer.write(piece).await.unwrap();
+                if buffer.len() >= part_every {
+                    file.extend(buffer.take().await.unwrap());
+                }
+            }
+            file.extend(buffer.take().await.unwrap());
+            let mut out = Vec::new();
+            flate2::read::MultiGzDecoder::new(&file[..]).read_to_end(&mut out).unwrap();
+            assert_eq!(out, text, "cut every {cut} bytes, a part every {part_every}");
         }
-        assert_eq!(gunzip_of(Vec::new()).await, b"");
     }
 
     #[tokio::test]
-    async fn an_error_of_the_input_ends_the_stream_with_it() {
-        let body = stream::iter(vec![Ok(Bytes::from_static(b"a,b\n")), Err("lost".to_owned())]);
-        let items: Vec<Result<Bytes, String>> = gzipped(body).collect().await;
-        assert_eq!(items.last(), Some(&Err("lost".to_owned())));
+    async fn a_plain_part_is_what_was_written() {
+        let mut buffer = PartBuffer::new(false);
+        assert!(buffer.is_empty());
+        buffer.write(b"a,b\n").await.unwrap();
+        assert_eq!(buffer.len(), 4);
+        assert_eq!(buffer.take().await.unwrap(), b"a,b\n");
+        assert!(buffer.is_empty());
     }
 }

@@ -2,7 +2,8 @@
 //! straight into storage, in constant memory whatever the row count, in the
 //! format the job asked for among its type's: CSV and NDJSON with
 //! PostgreSQL's `COPY (…) TO STDOUT`, csv.gz that CSV compressed as it
-//! streams (`gzip`), XLSX from the rows read in pages (`xlsx`).
+//! streams, uploaded in parts and resumable from a checkpoint (`text`); XLSX
+//! from the rows read in pages (`xlsx`), which starts over when retried.
 //!
 //! Values never enter the SQL text. The query's `:name` placeholders are
 //! rewritten once, at start-up, to `current_setting('errand.p.name')`, and each
@@ -12,29 +13,30 @@
 //! the job record, never from params, so no param can steer a query to
 //! another tenant's rows.
 
+mod copy;
 mod errors;
 mod gzip;
 mod query;
-mod rows;
+mod records;
+mod text;
 mod xlsx;
 
 use std::pin::Pin;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
 
 use actix_web::web::Bytes;
 use chrono::Utc;
 use deadpool_postgres::{Pool, Transaction};
-use futures_util::{Stream, StreamExt};
+use futures_util::Stream;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-use super::{HandlerFuture, JobContext, JobError, JobHandler, JobOutput};
+use super::{ExportEnv, HandlerFuture, JobContext, JobError, JobHandler, JobOutput};
 use crate::config::ExportSettings;
 use crate::domain::{ExportFormat, ProgressReport};
 use crate::storage::{ObjectKey, ResultFile, Storage, StoredObject};
 use errors::{COULD_NOT_RUN, COULD_NOT_SAVE, classify};
-use rows::RowCounter;
 
 /// Rows between two progress reports of an export.
 const PROGRESS_EVERY_ROWS: u64 = 1000;
@@ -55,9 +57,13 @@ struct ExportPlan {
     /// The formats it writes, the default first.
     formats: Vec<ExportFormat>,
     defuse_formulas: bool,
+    /// The query's columns a text export resumes after (none: it starts over).
+    resume_key: Vec<String>,
     source: Pool,
     storage: Storage,
     retention: std::time::Duration,
+    /// Bytes per uploaded part, and between checkpoints.
+    part_size: usize,
 }
 
 /// The bytes of an export's file as they are produced.
@@ -65,13 +71,7 @@ type Body = Pin<Box<dyn Stream<Item = Result<Bytes, String>> + Send>>;
 
 impl SqlExport {
     /// Prepares the query of `settings`; `Err` names what is wrong with it.
-    pub fn new(
-        job_type: &str,
-        settings: &ExportSettings,
-        source: Pool,
-        storage: Storage,
-        retention: std::time::Duration,
-    ) -> Result<Self, String> {
+    pub fn new(job_type: &str, settings: &ExportSettings, source: Pool, env: &ExportEnv) -> Result<Self, String> {
         let (query, placeholders) = query::bind_placeholders(&settings.query)?;
         Ok(Self(Arc::new(ExportPlan {
             job_type: job_type.to_owned(),
@@ -79,9 +79,11 @@ impl SqlExport {
             placeholders,
             formats: settings.formats.clone(),
             defuse_formulas: settings.defuse_formulas,
+            resume_key: settings.resume_key.clone(),
             source,
-            storage,
-            retention,
+            storage: env.storage.clone(),
+            retention: env.retention,
+            part_size: env.part_size,
         })))
     }
 }
@@ -129,7 +131,7 @@ impl ExportPlan {
         let rows = Arc::new(AtomicU64::new(0));
         let stored = match format {
             ExportFormat::Xlsx => self.workbook(&tx, &ctx, &key, &rows).await?,
-            text => self.copy(&tx, text, &ctx, &key, &rows).await?,
+            text => self.text(&tx, text, &ctx, &key, &rows).await?,
         };
         tx.commit().await.map_err(classify)?;
         let finished = Utc::now();
@@ -146,65 +148,6 @@ impl ExportPlan {
         };
         let result = serde_json::to_value(file).map_err(|e| JobError::Permanent(e.to_string()))?;
         Ok(JobOutput { result: Some(result) })
-    }
-
-    /// CSV, csv.gz and NDJSON: PostgreSQL writes the text with `COPY`.
-    async fn copy(
-        &self,
-        tx: &Transaction<'_>,
-        format: ExportFormat,
-        ctx: &JobContext,
-        key: &ObjectKey,
-        rows: &Arc<AtomicU64>,
-    ) -> Result<StoredObject, JobError> {
-        let job = ctx.job_id;
-        let classify = |error| classify(job, error);
-        let query = self.query.as_str();
-        let copy_sql = match format {
-            ExportFormat::Ndjson => query::ndjson_copy(query),
-            // The query's columns and types, described within the attempt's
-            // transaction (one round trip; the source's schema may change
-            // between attempts).
-            _ if self.defuse_formulas => {
-                let described = tx.prepare(query).await.map_err(classify)?;
-                query::defused_csv_copy(query, described.columns())
-            }
-            _ => query::csv_copy(query),
-        };
-        let copy = tx.copy_out(copy_sql.as_str()).await.map_err(classify)?;
-        // The database's own error, kept to decide whether a retry can help.
-        let source_error = Arc::new(Mutex::new(None));
-        let seen = source_error.clone();
-        let mut counter = RowCounter::new(format, rows.clone());
-        let (counted, progress, mut reported) = (rows.clone(), ctx.progress.clone(), 0);
-        let text = copy.map(move |chunk| match chunk {
-            Ok(bytes) => {
-                counter.count(&bytes);
-                // COPY sends a chunk per row: report every thousand or so.
-                let written = counted.load(Ordering::Relaxed);
-                if written >= reported + PROGRESS_EVERY_ROWS {
-                    reported = written;
-                    progress.report(rows_written(written));
-                }
-                Ok(bytes)
-            }
-            Err(error) => {
-                let message = error.to_string();
-                *seen.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(error);
-                Err(message)
-            }
-        });
-        let body: Body = match format {
-            ExportFormat::CsvGz => Box::pin(gzip::gzipped(Box::pin(text))),
-            _ => Box::pin(text),
-        };
-        self.storage.put(key, format.content_type(), body).await.map_err(|error| {
-            let from_source = source_error.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).take();
-            from_source.map(classify).unwrap_or_else(|| {
-                tracing::warn!(%job, %error, "export: storing the file failed");
-                JobError::Retryable(COULD_NOT_SAVE.into())
-            })
-        })
     }
 
     /// XLSX: rows read a page at a time, written by `xlsx::write` on a

@@ -1,7 +1,5 @@
-//! The SQL an export runs: its query with `:name` placeholders bound to
-//! settings (never spliced), and the `COPY` statements around it.
-
-use crate::domain::FORMULA_STARTS;
+//! An export's query as configured: its `:name` placeholders bound to
+//! settings (never spliced into the text).
 
 /// Rewrites `:name` placeholders (outside string literals, quoted identifiers
 /// and comments, and not `::` casts) to `current_setting('errand.p.name')`;
@@ -81,71 +79,9 @@ fn query_find(chars: &[char], from: usize, needle: &str) -> Option<usize> {
     (from..chars.len().saturating_sub(needle.len() - 1)).find(|&i| chars[i..i + needle.len()] == needle[..])
 }
 
-pub(super) fn csv_copy(query: &str) -> String {
-    format!("COPY ({query}) TO STDOUT WITH (FORMAT csv, HEADER true, ENCODING 'UTF8')")
-}
-
-/// The CSV `COPY` of `query` with each text column's cells that begin like
-/// a formula (`domain::FORMULA_STARTS`) prefixed with `'`, so that no
-/// spreadsheet runs them; other columns as they are, and the header the
-/// query's own column names (the columns are renamed positionally inside,
-/// so duplicate or odd names are kept as they were). A text cell is written
-/// as `text`: a `char(n)` cell loses its trailing padding.
-pub(super) fn defused_csv_copy(query: &str, columns: &[tokio_postgres::Column]) -> String {
-    if columns.is_empty() {
-        return csv_copy(query);
-    }
-    let aliases: Vec<String> = (1..=columns.len()).map(|i| format!("c{i}")).collect();
-    // The first characters of a formula (`domain::FORMULA_STARTS`), as an
-    // SQL array of chr() calls, so no quoting can slip.
-    let starts = format!(
-        "ARRAY[{}]",
-        FORMULA_STARTS.iter().map(|c| format!("chr({})", u32::from(*c))).collect::<Vec<_>>().join(", ")
-    );
-    let select: Vec<String> = columns
-        .iter()
-        .enumerate()
-        .map(|(i, column)| {
-            let (cell, name) = (format!("q.c{}", i + 1), quote_identifier(column.name()));
-            if is_text(column.type_()) {
-                format!(
-                    "CASE WHEN left({cell}::text, 1) = ANY ({starts}) THEN '''' || {cell}::text ELSE {cell}::text END \
-                     AS {name}"
-                )
-            } else {
-                format!("{cell} AS {name}")
-            }
-        })
-        .collect();
-    csv_copy(&format!("SELECT {} FROM ({query}) AS q ({})", select.join(", "), aliases.join(", ")))
-}
-
-/// Whether a column's cells are text a person typed (a number, a date or a
-/// JSON document never starts a formula by being written out).
-pub(super) fn is_text(column: &tokio_postgres::types::Type) -> bool {
-    use tokio_postgres::types::{Kind, Type};
-    match column.kind() {
-        Kind::Enum(_) => true,
-        Kind::Domain(inner) => is_text(inner),
-        _ => {
-            matches!(*column, Type::TEXT | Type::VARCHAR | Type::BPCHAR | Type::NAME | Type::UNKNOWN)
-                || column.name() == "citext"
-        }
-    }
-}
-
+/// `name` as an SQL identifier, quoted.
 pub(super) fn quote_identifier(name: &str) -> String {
     format!("\"{}\"", name.replace('"', "\"\""))
-}
-
-/// The NDJSON `COPY` of `query`: CSV quoting with a quote and a delimiter
-/// that JSON text never holds raw (it escapes control characters) writes
-/// each object verbatim.
-pub(super) fn ndjson_copy(query: &str) -> String {
-    format!(
-        "COPY (SELECT row_to_json(q) FROM ({query}) q) TO STDOUT \
-         WITH (FORMAT csv, QUOTE e'\\x01', DELIMITER e'\\x02', ENCODING 'UTF8')"
-    )
 }
 
 #[cfg(test)]

@@ -221,6 +221,21 @@ impl TestApp {
     }
 }
 
+/// The directories of uploads in parts under `dir` (`….upload-<id>`).
+pub fn uploads_under(dir: &std::path::Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for path in entries.flatten().map(|entry| entry.path()).filter(|path| path.is_dir()) {
+            if path.extension().is_some_and(|e| e.to_string_lossy().starts_with("upload-")) {
+                found.push(path);
+            } else {
+                found.extend(uploads_under(&path));
+            }
+        }
+    }
+    found
+}
+
 /// Every file under `dir`, recursively.
 pub fn files_under(dir: &std::path::Path) -> Vec<PathBuf> {
     let mut found = Vec::new();
