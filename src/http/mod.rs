@@ -245,6 +245,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
                 .service(post("/claim", worker_api::claim))
                 .service(post("/jobs/{id}/heartbeat", worker_api::attempts::heartbeat))
                 .service(post("/jobs/{id}/progress", worker_api::attempts::progress))
+                .service(post("/jobs/{id}/checkpoint", worker_api::attempts::checkpoint))
                 .service(post("/jobs/{id}/complete", worker_api::attempts::complete))
                 .service(post("/jobs/{id}/fail", worker_api::attempts::fail))
                 .service(resource("/jobs/{id}/result", "PUT").route(web::put().to(worker_api::files::upload)))

@@ -29,6 +29,7 @@ use crate::jobs::JobTypes;
         health::healthz, health::readyz, health::metrics,
         admin::list, admin::get, admin::retry, admin::cancel, admin_bulk::retry_matching, admin_bulk::cancel_matching, admin::queues, admin_quotas::get, admin_quotas::set, admin_actions::list, admin_overview::read,
         worker_api::claim, worker_api::attempts::heartbeat, worker_api::attempts::progress,
+        worker_api::attempts::checkpoint,
         worker_api::attempts::complete, worker_api::attempts::fail, worker_api::files::upload,
         worker_api::files::upload_url,
     ),

@@ -382,3 +382,38 @@ async fn a_result_expiry_from_a_worker_is_refused_and_the_job_can_still_end() {
     let done = app.post_json(&worker, &call, json!({"lease_id": lease, "result": {"pages": 1}})).await;
     assert_eq!(done.status(), StatusCode::OK, "the end is recorded once the worker sends a result errand can store");
 }
+
+#[actix_web::test]
+async fn a_worker_s_checkpoint_is_handed_to_the_run_s_next_attempt_and_only_its_lease_may_write_one() {
+    let app = app_with_external_type().await;
+    let (worker, alice) = (worker_token(&["render_invoice"]), token("acme", "alice"));
+    let id = app.create(&alice, "render_invoice", json!({})).await;
+    let call = |what: &str| format!("/worker/v1/jobs/{id}/{what}");
+
+    let first = claim(&app, &worker, json!({"wait": 5})).await;
+    assert!(first[0].get("checkpoint").is_none(), "a first attempt starts at the beginning: {}", first[0]);
+    let lease = first[0]["lease_id"].as_str().unwrap().to_owned();
+    let saved = json!({"lease_id": lease, "checkpoint": {"page": 40, "cursor": "abc"}, "done": 400});
+    assert_eq!(app.post_json(&worker, &call("checkpoint"), saved).await.status(), StatusCode::NO_CONTENT);
+    let nul = json!({"lease_id": lease, "checkpoint": {"cursor": "a\u{0}b"}, "done": 1});
+    assert_problem(app.post_json(&worker, &call("checkpoint"), nul).await, StatusCode::BAD_REQUEST, "bad_request")
+        .await;
+    // The worker dies: its lease runs out and the rescuer gives the job back.
+    app.db.expire_lease(&id).await;
+    app.ticks.rescue.send(errand::actors::RescueExpired).await.unwrap();
+    let stale = json!({"lease_id": lease, "checkpoint": {"page": 99}, "done": 990});
+    assert_problem(app.post_json(&worker, &call("checkpoint"), stale).await, StatusCode::CONFLICT, "lease_lost").await;
+
+    let second = claim(&app, &worker, json!({"wait": 5})).await;
+    assert_eq!(second[0]["attempt"], 2);
+    assert_eq!(second[0]["checkpoint"], json!({"page": 40, "cursor": "abc"}), "the last checkpoint its lease wrote");
+    assert_eq!(app.job(&alice, &id).await["resumed_from"], 400);
+    let other = worker_token(&["another_type"]);
+    let lease = second[0]["lease_id"].as_str().unwrap().to_owned();
+    let foreign = json!({"lease_id": lease, "checkpoint": {}, "done": 0});
+    assert_problem(app.post_json(&other, &call("checkpoint"), foreign).await, StatusCode::FORBIDDEN, "forbidden").await;
+    let done = json!({"lease_id": lease, "result": {"pages": 80}});
+    assert_eq!(app.post_json(&worker, &call("complete"), done).await.status(), StatusCode::OK);
+    let job = app.job(&alice, &id).await;
+    assert_eq!((job["status"].as_str(), job["resumed_from"].as_i64()), (Some("completed"), Some(400)), "{job}");
+}

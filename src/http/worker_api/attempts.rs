@@ -106,6 +106,59 @@ pub async fn progress(
 
 #[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
+pub struct CheckpointBody {
+    #[schema(value_type = String, format = Uuid)]
+    lease_id: Uuid,
+    /// How far the attempt has come, in any JSON the worker reads back
+    /// (`checkpoint` in the claim of the run's next attempt); `null` forgets it.
+    #[schema(value_type = Object)]
+    checkpoint: Value,
+    /// Its progress then (what the job's view shows a next attempt resumed from).
+    #[serde(default)]
+    done: u64,
+}
+
+/// `POST /worker/v1/jobs/{id}/checkpoint`: records how far the attempt has
+/// come, so that after a crash the run's next attempt (whichever worker
+/// claims it) is handed it and resumes there. Write it once what it says is
+/// durable, and not more often than every few seconds.
+#[utoipa::path(
+    post, path = "/worker/v1/jobs/{id}/checkpoint", tag = "workers",
+    params(("id" = String, Path, format = Uuid, description = "The job's id")),
+    request_body = CheckpointBody,
+    responses(
+        (status = 204, description = "Recorded"),
+        (status = 400, description = "A malformed body, or a checkpoint holding NUL (`bad_request`)", body = Problem, content_type = "application/problem+json"),
+        Unauthenticated,
+        NotAWorker,
+        LeaseNoLongerYours,
+        (status = 413, description = "Body over 64 KiB (`payload_too_large`)", body = Problem, content_type = "application/problem+json"),
+        Unavailable,
+    ),
+    security(("bearer" = [])),
+)]
+pub async fn checkpoint(
+    worker: ExternalWorker,
+    path: web::Path<String>,
+    body: web::Payload,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    let id = job_id(&path)?;
+    let body: CheckpointBody = read_json(body).await?;
+    if crate::domain::holds_nul(&body.checkpoint) {
+        return Err(AppError::BadRequest("checkpoint must not hold the NUL character (\\u0000)".into()));
+    }
+    let lease = LeaseId(body.lease_id);
+    super::check_type_held(&state, &worker, id, lease).await?;
+    let value = Some(&body.checkpoint).filter(|v| !v.is_null());
+    match state.store.queue().write_checkpoint(id, lease, value, body.done).await? {
+        true => Ok(HttpResponse::NoContent().finish()),
+        false => Err(AppError::LeaseLost),
+    }
+}
+
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct CompleteBody {
     #[schema(value_type = String, format = Uuid)]
     lease_id: Uuid,

@@ -56,6 +56,11 @@ pub struct LeasedJob {
     #[schema(value_type = String, format = Uuid)]
     lease_id: Uuid,
     lease_expires_at: String,
+    /// What an earlier attempt of this run recorded with `/checkpoint`:
+    /// go on from there (absent: start from the beginning).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    checkpoint: Option<Value>,
 }
 
 #[derive(Serialize, utoipa::ToSchema)]
@@ -112,6 +117,7 @@ pub async fn claim(
             attempt: job.attempt,
             lease_id: job.lease.0,
             lease_expires_at: expires.clone(),
+            checkpoint: job.checkpoint,
         })
         .collect();
     Ok(HttpResponse::Ok().json(Claimed { jobs }))
