@@ -152,6 +152,11 @@ pub struct ExportSettings {
     /// (its checkpoint) instead of starting over. None: it starts over.
     #[serde(default)]
     pub resume_key: Vec<String>,
+    /// The source's own setting its row-level security reads the tenant
+    /// from (`app.current_tenant`): set to the job's tenant for the export's
+    /// transaction. With it, the query need not say `:tenant` itself.
+    #[serde(default)]
+    pub tenant_setting: Option<String>,
     /// Where to read from (e.g. a read replica); errand's own database when unset.
     #[serde(default)]
     pub source_database_url: Option<PostgresUrl>,

@@ -184,6 +184,7 @@ async fn a_cancelled_export_leaves_no_file_behind() {
         source_database_url: None,
         defuse_formulas: true,
         resume_key: Vec::new(),
+        tenant_setting: None,
     };
     let (app, dir) = spawn_exporting_app(move |s| add_export_type(s, "export_slow", slow)).await;
     let alice = token("demo-1", "alice");

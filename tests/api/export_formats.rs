@@ -93,6 +93,7 @@ async fn an_xlsx_cell_that_looks_like_a_formula_is_text_and_a_null_is_empty() {
         source_database_url: None,
         defuse_formulas: true,
         resume_key: Vec::new(),
+        tenant_setting: None,
     };
     let (app, _dir) = spawn_exporting_app(move |s| add_export_type(s, "export_cells", settings)).await;
     let alice = token("demo-1", "alice");

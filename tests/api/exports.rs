@@ -158,6 +158,7 @@ async fn a_failure_mid_stream_leaves_no_partial_file() {
         source_database_url: None,
         defuse_formulas: true,
         resume_key: Vec::new(),
+        tenant_setting: None,
     };
     let (app, dir) = spawn_exporting_app(move |s| {
         add_export_type(s, "export_boom", failing);
@@ -181,6 +182,7 @@ async fn a_value_an_export_cannot_read_is_named_by_kind_never_quoted() {
         source_database_url: None,
         defuse_formulas: true,
         resume_key: Vec::new(),
+        tenant_setting: None,
     };
     let (app, _dir) = spawn_exporting_app(move |s| add_export_type(s, "export_cast", failing)).await;
     let alice = token("demo-1", "alice");
@@ -203,6 +205,7 @@ async fn ndjson_exports_one_object_per_line_from_a_separate_source_database() {
         source_database_url: Some(source.url.clone().try_into().unwrap()),
         defuse_formulas: true,
         resume_key: Vec::new(),
+        tenant_setting: None,
     };
     let (app, _dir) = spawn_exporting_app(move |s| {
         add_export_type(s, "export_lines", ndjson);
@@ -231,6 +234,7 @@ async fn an_attempt_that_breaks_off_mid_stream_is_retried_from_a_clean_slate() {
         source_database_url: None,
         defuse_formulas: true,
         resume_key: Vec::new(),
+        tenant_setting: None,
     };
     let (app, dir) = spawn_exporting_app(move |s| {
         add_export_type(s, "export_flaky", flaky);
@@ -264,6 +268,7 @@ async fn an_export_failing_on_errands_side_tells_the_user_so_without_internals()
         source_database_url: None,
         defuse_formulas: true,
         resume_key: Vec::new(),
+        tenant_setting: None,
     };
     let (app, _dir) = spawn_exporting_app(move |s| add_export_type(s, "export_broken", broken)).await;
     let alice = token("demo-1", "alice");
@@ -288,6 +293,7 @@ async fn text_cells_a_spreadsheet_would_run_are_defused_and_typed_cells_are_not(
         source_database_url: None,
         defuse_formulas,
         resume_key: Vec::new(),
+        tenant_setting: None,
     };
     let (app, _dir) = spawn_exporting_app(move |s| {
         add_export_type(s, "export_defused", settings(true));
@@ -301,4 +307,56 @@ async fn text_cells_a_spreadsheet_would_run_are_defused_and_typed_cells_are_not(
     let header = "\"Sale \"\"ID\"\"\",customer,note,negative,at,plain\n";
     assert_eq!(defused, format!("{header}{id},\"'=HYPERLINK(\"\"http://x\"\")\",'-5,-{id},'@sum,plain\n"));
     assert_eq!(raw, format!("{header}{id},\"=HYPERLINK(\"\"http://x\"\")\",-5,-{id},@sum,plain\n"));
+}
+
+#[actix_web::test]
+async fn under_a_read_only_role_with_row_level_security_an_export_sees_its_tenant_s_rows_only() {
+    let (app, _dir) = spawn_exporting_app(|_| {}).await;
+    // The host app's own scoping: a role of its own, subject to a policy
+    // that reads the tenant from a setting of the app's.
+    let setup = "DO $$ BEGIN CREATE ROLE errand_test_reader LOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$;
+                 GRANT SELECT ON sales TO errand_test_reader;
+                 ALTER TABLE sales ENABLE ROW LEVEL SECURITY;
+                 CREATE POLICY by_tenant ON sales USING (tenant_id = current_setting('app.current_tenant', true))";
+    app.db.client().await.batch_execute(setup).await.unwrap();
+    let reader_url = app.db.url.replacen("postgres@", "errand_test_reader@", 1);
+    let scoped = ExportSettings {
+        // No :tenant: the policy holds the rows to the job's tenant.
+        query: "SELECT id, tenant_id FROM sales ORDER BY id".into(),
+        formats: vec![ExportFormat::Csv],
+        source_database_url: Some(reader_url.try_into().unwrap()),
+        defuse_formulas: true,
+        resume_key: vec!["id".into()],
+        tenant_setting: Some("app.current_tenant".into()),
+    };
+    let app = TestApp::builder()
+        .on(app.db.shared())
+        .configure(|s| {
+            s.storage.local_dir = _dir.to_path_buf();
+            add_export_type(s, "export_scoped", scoped);
+        })
+        .spawn()
+        .await;
+    let alice = token("demo-2", "alice");
+    let job = export(&app, &alice, "export_scoped", json!({})).await;
+    let csv = download(&app, &job).await;
+    let expected: i64 = app.db.scalar("SELECT count(*) FROM sales WHERE tenant_id = 'demo-2'", &[]).await;
+    assert!(expected > 0);
+    assert_eq!(job["result"]["row_count"], expected);
+    assert!(csv.lines().skip(1).all(|line| line.ends_with(",demo-2")), "another tenant's row: {csv}");
+    // A query that says nothing of its tenant without the setting is refused at start-up.
+    let mut settings = test_settings(&app.db);
+    let mut unscoped = job_type("sql_export");
+    unscoped.export = Some(ExportSettings {
+        query: "SELECT id FROM sales".into(),
+        formats: vec![ExportFormat::Csv],
+        source_database_url: None,
+        defuse_formulas: true,
+        resume_key: Vec::new(),
+        tenant_setting: None,
+    });
+    settings.job_types.insert("export_unscoped".into(), unscoped);
+    let built = errand::startup::Application::build(settings, errand::jobs::HandlerRegistry::builtin()).await;
+    let refused = built.err().expect("refused at start-up").to_string();
+    assert!(refused.contains("job_types.export_unscoped.export.query"), "{refused}");
 }

@@ -71,6 +71,7 @@ async fn a_large_export_failing_mid_upload_leaves_no_object_and_no_open_upload()
         source_database_url: None,
         defuse_formulas: true,
         resume_key: Vec::new(),
+        tenant_setting: None,
     };
     let (app, _dir) = spawn_exporting_app(move |s| {
         configure(s);

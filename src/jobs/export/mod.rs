@@ -59,6 +59,8 @@ struct ExportPlan {
     defuse_formulas: bool,
     /// The query's columns a text export resumes after (none: it starts over).
     resume_key: Vec<String>,
+    /// The source's own setting that its row-level security reads the tenant from.
+    tenant_setting: Option<String>,
     source: Pool,
     storage: Storage,
     retention: std::time::Duration,
@@ -73,6 +75,7 @@ impl SqlExport {
     /// Prepares the query of `settings`; `Err` names what is wrong with it.
     pub fn new(job_type: &str, settings: &ExportSettings, source: Pool, env: &ExportEnv) -> Result<Self, String> {
         let (query, placeholders) = query::bind_placeholders(&settings.query)?;
+        query::scoped_to_tenant(&placeholders, settings.tenant_setting.as_deref())?;
         Ok(Self(Arc::new(ExportPlan {
             job_type: job_type.to_owned(),
             query: query.trim().trim_end_matches(';').to_owned(),
@@ -80,11 +83,19 @@ impl SqlExport {
             formats: settings.formats.clone(),
             defuse_formulas: settings.defuse_formulas,
             resume_key: settings.resume_key.clone(),
+            tenant_setting: settings.tenant_setting.clone(),
             source,
             storage: env.storage.clone(),
             retention: env.retention,
             part_size: env.part_size,
         })))
+    }
+}
+
+impl SqlExport {
+    /// Whether `name` can be an export's `tenant_setting`.
+    pub fn is_custom_setting(name: &str) -> bool {
+        query::is_custom_setting(name)
     }
 }
 
@@ -122,6 +133,10 @@ impl ExportPlan {
         let mut values = vec!["ISO, YMD".to_owned()];
         names.extend(self.placeholders.iter().map(|n| format!("errand.p.{n}")));
         values.extend(self.placeholders.iter().map(|n| self.value_of(n, &ctx)));
+        if let Some(setting) = &self.tenant_setting {
+            names.push(setting.clone());
+            values.push(ctx.tenant.to_string());
+        }
         tx.execute(
             "SELECT set_config(name, value, true) FROM unnest($1::text[], $2::text[]) AS p(name, value)",
             &[&names, &values],

@@ -68,10 +68,27 @@ pub(super) fn bind_placeholders(query: &str) -> Result<(String, Vec<String>), St
             }
         }
     }
-    if !names.iter().any(|n| n == "tenant") {
-        return Err("the query must restrict rows to the job's tenant with :tenant".into());
-    }
     Ok((out, names))
+}
+
+/// Whether a query's rows are held to the job's tenant: by `:tenant` in
+/// it, or by the source's row-level security, given the tenant in a setting.
+pub(super) fn scoped_to_tenant(placeholders: &[String], tenant_setting: Option<&str>) -> Result<(), String> {
+    match (placeholders.iter().any(|n| n == "tenant"), tenant_setting) {
+        (true, _) | (false, Some(_)) => Ok(()),
+        (false, None) => Err("the query must restrict rows to the job's tenant with :tenant (or the source's \
+                              row-level security, with tenant_setting)"
+            .into()),
+    }
+}
+
+/// Whether `name` can name a setting of the source's own (`app.current_tenant`).
+pub(super) fn is_custom_setting(name: &str) -> bool {
+    let part = |p: &str| {
+        p.chars().next().is_some_and(|c| c.is_ascii_lowercase() || c == '_')
+            && p.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+    };
+    matches!(name.split_once('.'), Some((a, b)) if part(a) && part(b))
 }
 
 fn query_find(chars: &[char], from: usize, needle: &str) -> Option<usize> {
@@ -105,8 +122,14 @@ mod tests {
 
     #[test]
     fn a_query_without_tenant_scope_is_refused() {
-        assert!(bind_placeholders("SELECT * FROM sales WHERE sold_at >= :from::date").is_err());
+        let (_, names) = bind_placeholders("SELECT * FROM sales WHERE sold_at >= :from::date").unwrap();
+        assert!(scoped_to_tenant(&names, None).is_err());
+        assert!(scoped_to_tenant(&names, Some("app.current_tenant")).is_ok(), "row-level security holds it");
         assert!(bind_placeholders("SELECT 'unterminated FROM t WHERE :tenant = 1").is_err());
+        assert!(is_custom_setting("app.current_tenant"));
+        for bad in ["current_tenant", "app.current-tenant", "App.x", "a.b.c", "app.", ".x"] {
+            assert!(!is_custom_setting(bad), "{bad}");
+        }
     }
 
     proptest! {

@@ -118,6 +118,14 @@ class WorkerApi:
             body["message"] = message
         self._post(f"/worker/v1/jobs/{job_id}/progress", body, retry_for)
 
+    def checkpoint(self, job_id: str, lease_id: str, value: Any, done: int, retry_for: float) -> None:
+        """Record `value` (any JSON; None forgets it) as the attempt's
+        checkpoint, `done` its progress then; raises `LeaseLost` when the job
+        is no longer ours. Idempotent: the same checkpoint written twice is
+        one checkpoint, so it is retried like the other calls."""
+        body = {"lease_id": lease_id, "checkpoint": value, "done": done}
+        self._post(f"/worker/v1/jobs/{job_id}/checkpoint", body, retry_for)
+
     def complete(self, job_id: str, lease_id: str, result: Optional[Dict[str, Any]], retry_for: float) -> None:
         """End the attempt as completed, with `result` when given."""
         body: Dict[str, Any] = {"lease_id": lease_id}

@@ -2,8 +2,9 @@
 
 Two kinds live here. A handler *raises* `Retryable` or `Permanent` to say how
 its job failed. The worker *raises into* a handler `LeaseLost` or `Cancelled`
-(from `Job.progress()` and `Job.check()`) to tell it to stop: the job is no
-longer this worker's to finish, so whatever the handler does next is not sent.
+(from `Job.progress()`, `Job.checkpoint()`, `Job.upload()` and `Job.check()`)
+to tell it to stop: the job is no longer this worker's to finish, so whatever
+the handler does next is not sent.
 Besides them, `ApiError` and `Unreachable` (calls to errand that failed) and
 `WebhookVerificationError` (a webhook delivery that is not errand's).
 """

@@ -3,8 +3,9 @@
 A job carries what errand sent with the claim and the lease that makes this
 worker its runner. Its methods are the handler's only channel back to errand
 while it runs; each of them first checks whether the job was interrupted
-(lease lost, cancel requested), so that a handler which reports progress or
-calls `check()` now and then stops soon after errand says so.
+(lease lost, cancel requested), so that a handler which reports progress,
+records checkpoints or calls `check()` now and then stops soon after errand
+says so.
 """
 
 from __future__ import annotations
@@ -30,7 +31,11 @@ class Job:
     """One attempt of a job, leased to this worker.
 
     Attributes a handler reads: `id`, `type`, `params` (the JSON object the
-    user submitted), `tenant`, `user`, `attempt` (1 on the first run).
+    user submitted), `tenant`, `user`, `attempt` (1 on the first run), and
+    `resumed`: the checkpoint an earlier attempt of this run recorded with
+    `checkpoint()` (any JSON value, as it was written), or None when this
+    attempt starts from the beginning. A resumed attempt goes on from exactly
+    there: it must neither redo nor skip what the checkpoint says was done.
     """
 
     def __init__(self, claimed: Dict[str, Any], api: WorkerApi, retry_for: float) -> None:
@@ -40,6 +45,7 @@ class Job:
         self.tenant: str = claimed.get("tenant", "")
         self.user: str = claimed.get("user", "")
         self.attempt: int = int(claimed.get("attempt", 1))
+        self.resumed: Any = claimed.get("checkpoint")
         self.lease_id: str = str(claimed["lease_id"])
         self._api = api
         self._retry_for = retry_for
@@ -98,6 +104,39 @@ class Job:
             raise
         except Unreachable as error:
             log.warning("job %s: progress not reported: %s", self.id, error)
+
+    def checkpoint(self, value: Any, done: int = 0) -> None:
+        """Record how far the job has come, so that should this attempt end
+        before the job does (a crash of the worker, a lost lease, a retryable
+        failure), the run's next attempt, on whichever worker claims it, gets
+        `value` as its `job.resumed` and goes on from there instead of from
+        the start.
+
+        `value` is any JSON value (up to about 64 KiB, without NUL
+        characters); None forgets the checkpoint, so that the next attempt
+        starts over. `done` is the job's progress at that point, in the units
+        of `progress()`: the owner's `GET /jobs/{id}` shows it as
+        `resumed_from` once an attempt resumed from this checkpoint.
+
+        Write a checkpoint only once what it says is durable (the rows
+        committed, the part uploaded): a resumed attempt must neither redo nor
+        skip what the checkpoint says was done. Each call is one request and a
+        database write: checkpoint after a unit of work that took a while, not
+        more often than every few seconds.
+
+        Recorded only under this attempt's lease: raises `LeaseLost` when the
+        job is no longer this worker's (stop then: what the handler does next
+        is not sent), `Cancelled` when it was cancelled. Unlike a progress
+        report it is not dropped when errand cannot be reached: it is retried
+        for the worker's `retry_for`, then raises `Unreachable` (the next
+        attempt would resume from the checkpoint before). A checkpoint errand
+        refuses (NUL characters, over 64 KiB) raises `ApiError`."""
+        self.check()
+        try:
+            self._api.checkpoint(self.id, self.lease_id, value, done, self._retry_for)
+        except LeaseLost:
+            self._interrupt(LeaseLost)
+            raise
 
     def upload(self, path: Union[str, "os.PathLike[str]"], content_type: Optional[str] = None,
                file_name: Optional[str] = None) -> Dict[str, Any]:
