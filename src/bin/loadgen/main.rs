@@ -59,6 +59,9 @@ struct Args {
     export_type: String,
     #[arg(long, default_value = r#"{"from": "2000-01-01", "to": "2100-01-01"}"#)]
     export_params: String,
+    /// `export` phase: the file format asked for (the type's default when absent).
+    #[arg(long)]
+    export_format: Option<String>,
     /// `noisy` phase: seconds of each round (the quiet tenant alone, then beside the flood).
     #[arg(long, default_value_t = 10)]
     noisy_seconds: u64,
@@ -154,7 +157,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 };
                 let token = issuer.issue(&claims)?;
                 let params: Value = serde_json::from_str(&args.export_params)?;
-                run_export(&http, &args.url, &token, &args.export_type, &params, &run, args.server_pid).await?;
+                let asked = ExportAsked { job_type: &args.export_type, params: &params, format: args.export_format.as_deref() };
+                run_export(&http, &args.url, &token, &asked, &run, args.server_pid).await?;
             }
             Phase::Drain => {
                 let drain_per_client = args.drain / args.concurrency;
@@ -412,22 +416,29 @@ fn proc_status_kib(pid: u32, field: &str) -> Option<u64> {
         .and_then(|v| v.trim().trim_end_matches(" kB").trim().parse().ok())
 }
 
+/// The export a run asks for.
+struct ExportAsked<'a> {
+    job_type: &'a str,
+    params: &'a Value,
+    format: Option<&'a str>,
+}
+
 /// One export, timed from request to completion, with the server's peak memory.
 async fn run_export(
     http: &reqwest::Client,
     url: &str,
     token: &str,
-    job_type: &str,
-    params: &Value,
+    asked: &ExportAsked<'_>,
     run: &str,
     server_pid: Option<u32>,
 ) -> Result<(), Box<dyn std::error::Error>> {
     let start = Instant::now();
+    let query = asked.format.map(|f| format!("?format={f}")).unwrap_or_default();
     let job: Value = http
-        .post(format!("{url}/jobs/{job_type}"))
+        .post(format!("{url}/jobs/{}{query}", asked.job_type))
         .bearer_auth(token)
         .header("Idempotency-Key", format!("export-{run}-{}", start.elapsed().as_nanos()))
-        .json(params)
+        .json(asked.params)
         .send()
         .await?
         .error_for_status()?
@@ -448,7 +459,8 @@ async fn run_export(
     let rows = job["result"]["row_count"].as_u64().unwrap_or(0);
     let peak = server_pid.and_then(|pid| proc_status_kib(pid, "VmHWM:"));
     println!(
-        "export  rows={rows} bytes={} seconds={elapsed:.2} rows_per_s={:.0} server_peak_rss={}",
+        "export  format={} rows={rows} bytes={} seconds={elapsed:.2} rows_per_s={:.0} server_peak_rss={}",
+        job["format"].as_str().unwrap_or("?"),
         job["result"]["size_bytes"],
         rows as f64 / elapsed,
         peak.map_or("?".to_owned(), |kib| format!("{:.1}MiB", kib as f64 / 1024.0))
