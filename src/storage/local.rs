@@ -124,8 +124,9 @@ impl LocalStorage {
         Ok(upload)
     }
 
-    /// Writes part `number` durably (synced, then renamed into place), and
-    /// answers its SHA-256 as its ETag.
+    /// Writes part `number` durably (synced, then renamed into place) under
+    /// a name of its own, which is its ETag: an attempt that lost its lease
+    /// and writes a part late writes another file, never the one recorded.
     pub(super) async fn upload_part(
         &self,
         upload: &Upload,
@@ -133,18 +134,19 @@ impl LocalStorage {
         part: Vec<u8>,
     ) -> Result<String, StorageError> {
         let dir = self.parts_dir(upload);
-        let (path, writing) = (dir.join(format!("{number:05}")), dir.join(format!("{number:05}.writing")));
+        let name = format!("{number:05}-{}", uuid::Uuid::new_v4().simple());
+        let writing = dir.join(format!("{name}.writing"));
         let mut file = tokio::fs::File::create(&writing).await?;
         file.write_all(&part).await?;
         file.sync_all().await?;
-        tokio::fs::rename(&writing, &path).await?;
-        Ok(hex::encode(<Sha256 as sha2::Digest>::digest(&part)))
+        tokio::fs::rename(&writing, dir.join(&name)).await?;
+        Ok(name)
     }
 
     pub(super) async fn upload_is_whole(&self, upload: &Upload) -> Result<bool, StorageError> {
         let dir = self.parts_dir(upload);
         for part in &upload.parts {
-            match tokio::fs::metadata(dir.join(format!("{:05}", part.number))).await {
+            match tokio::fs::metadata(dir.join(&part.etag)).await {
                 Ok(meta) if meta.len() == part.bytes => {}
                 Ok(_) => return Ok(false),
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
@@ -155,32 +157,24 @@ impl LocalStorage {
     }
 
     /// Joins the recorded parts into the object (written beside it, then
-    /// renamed into place), each checked against its recorded SHA-256, then
-    /// removes the parts.
+    /// renamed into place), then removes the parts. The copy is the
+    /// kernel's (`copy_file_range`, through `std::io::copy`), on a blocking
+    /// thread.
     pub(super) async fn complete_upload(&self, upload: &Upload) -> Result<(), StorageError> {
-        use sha2::Digest;
-        use tokio::io::AsyncReadExt;
         let path = self.path_of(&upload.object_key());
         let dir = self.parts_dir(upload);
         let partial = PartialFile { path: path.with_extension(format!("partial-{}", upload.id)), kept: false };
-        let mut file = tokio::fs::File::create(&partial.path).await?;
-        let mut buffer = vec![0; WRITE_BUFFER];
-        for part in &upload.parts {
-            let mut from = tokio::fs::File::open(dir.join(format!("{:05}", part.number))).await?;
-            let mut hasher = Sha256::new();
-            loop {
-                let read = from.read(&mut buffer).await?;
-                if read == 0 {
-                    break;
-                }
-                hasher.update(&buffer[..read]);
-                file.write_all(&buffer[..read]).await?;
+        let (into, parts): (PathBuf, Vec<PathBuf>) =
+            (partial.path.clone(), upload.parts.iter().map(|p| dir.join(&p.etag)).collect());
+        tokio::task::spawn_blocking(move || -> std::io::Result<()> {
+            let mut file = std::fs::File::create(into)?;
+            for part in parts {
+                std::io::copy(&mut std::fs::File::open(part)?, &mut file)?;
             }
-            if hex::encode(hasher.finalize()) != part.etag {
-                return Err(StorageError::Remote(format!("part {} is not the one recorded", part.number)));
-            }
-        }
-        file.sync_all().await?;
+            file.sync_all()
+        })
+        .await
+        .map_err(std::io::Error::other)??;
         tokio::fs::rename(&partial.path, &path).await?;
         partial.kept();
         tokio::fs::remove_dir_all(&dir).await?;

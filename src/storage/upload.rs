@@ -9,11 +9,11 @@
 //! take no gaps), each attempt going on after the parts recorded. An attempt
 //! that lost its lease but has not yet noticed may still upload a part under
 //! a number its successor also uses: the completion names each part with
-//! the ETag recorded for it (a local part's is a SHA-256 of its bytes,
-//! checked as the parts are joined), so a replaced part fails the
-//! completion instead of corrupting the file, and the next attempt starts
-//! over. The parts a completion names are those the checkpoints recorded;
-//! any other is dropped with the upload.
+//! the ETag recorded for it (S3's; a local part's file name, unique to the
+//! upload of that part), so a part uploaded again by another fails an S3
+//! completion (and the next attempt starts over) and is never the local
+//! file joined. The parts a completion names are those the checkpoints
+//! recorded; any other is dropped with the upload.
 
 use serde::{Deserialize, Serialize};
 
@@ -26,7 +26,7 @@ const MAX_PART_NUMBER: u32 = 10_000;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct UploadedPart {
     pub number: u32,
-    /// S3's ETag of the part; a local part's size, as text.
+    /// S3's ETag of the part; a local part's file name.
     pub etag: String,
     pub bytes: u64,
 }

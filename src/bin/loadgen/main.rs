@@ -157,7 +157,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 };
                 let token = issuer.issue(&claims)?;
                 let params: Value = serde_json::from_str(&args.export_params)?;
-                let asked = ExportAsked { job_type: &args.export_type, params: &params, format: args.export_format.as_deref() };
+                let asked =
+                    ExportAsked { job_type: &args.export_type, params: &params, format: args.export_format.as_deref() };
                 run_export(&http, &args.url, &token, &asked, &run, args.server_pid).await?;
             }
             Phase::Drain => {

@@ -15,7 +15,7 @@
 
 mod copy;
 mod errors;
-mod gzip;
+mod part_buffer;
 mod query;
 mod records;
 mod text;
@@ -118,7 +118,8 @@ impl ExportPlan {
     async fn export(&self, ctx: JobContext) -> Result<JobOutput, JobError> {
         // A job recorded without a format (before its type had formats) is
         // written in the type's default.
-        let format = ctx.format.filter(|f| self.formats.contains(f)).unwrap_or(self.formats[0]);
+        let default = self.formats.first().copied().unwrap_or(ExportFormat::Csv);
+        let format = ctx.format.filter(|f| self.formats.contains(f)).unwrap_or(default);
         let key = ObjectKey::for_job(&ctx.tenant, ctx.job_id, format.extension());
         let job = ctx.job_id;
         let classify = |error| classify(job, error);

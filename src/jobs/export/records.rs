@@ -32,9 +32,8 @@ pub(super) struct Records {
     delimiters: Vec<usize>,
     /// Records passed on, the header apart.
     pub rows: u64,
-    /// The key fields of the last record, unquoted; `None` in a field that
-    /// was NULL (unquoted and empty), which no key may be.
-    pub last_key: Vec<Option<String>>,
+    /// The key fields of the last record, as written (see `last_key`).
+    last_raw: Vec<u8>,
 }
 
 impl Records {
@@ -47,7 +46,7 @@ impl Records {
             current: Vec::new(),
             delimiters: Vec::new(),
             rows: 0,
-            last_key: Vec::new(),
+            last_raw: Vec::new(),
         }
     }
 
@@ -61,10 +60,39 @@ impl Records {
             out.extend_from_slice(chunk);
             return;
         }
+        // COPY sends one record per message: one that is whole is cut
+        // where it lies, without being copied first.
+        if self.current.is_empty() && !self.in_quotes && self.whole_record(chunk, out) {
+            return;
+        }
         for &b in chunk {
             self.current.push(b);
             self.step(b, Some(out));
         }
+    }
+
+    /// Passes `chunk` on as one record, if it is exactly one; `false` (and
+    /// nothing done) otherwise.
+    fn whole_record(&mut self, chunk: &[u8], out: &mut Vec<u8>) -> bool {
+        let Some((&b'\n', body)) = chunk.split_last() else { return false };
+        self.delimiters.clear();
+        let mut in_quotes = false;
+        for (i, &b) in body.iter().enumerate() {
+            if b == self.dialect.quote {
+                in_quotes = !in_quotes;
+            } else if !in_quotes && b == self.dialect.delimiter {
+                self.delimiters.push(i);
+            } else if !in_quotes && b == b'\n' {
+                self.delimiters.clear();
+                return false;
+            }
+        }
+        if in_quotes {
+            self.delimiters.clear();
+            return false;
+        }
+        self.end_record(chunk, out);
+        true
     }
 
     fn step(&mut self, b: u8, out: Option<&mut Vec<u8>>) {
@@ -74,7 +102,12 @@ impl Records {
             self.delimiters.push(self.current.len() - 1);
         } else if !self.in_quotes && b == b'\n' {
             match out {
-                Some(out) => self.end_record(out),
+                Some(out) => {
+                    let record = std::mem::take(&mut self.current);
+                    self.end_record(&record, out);
+                    self.current = record;
+                    self.current.clear();
+                }
                 None => self.count_record(),
             }
         }
@@ -86,30 +119,41 @@ impl Records {
         }
     }
 
-    /// The record in `current` has ended: pass it on without its keys.
-    fn end_record(&mut self, out: &mut Vec<u8>) {
-        let end = self.current.len() - 1; // the newline
+    /// `record` (ending in its newline, its delimiters in `delimiters`) has
+    /// ended: pass it on without its keys.
+    fn end_record(&mut self, record: &[u8], out: &mut Vec<u8>) {
+        let end = record.len() - 1; // the newline
         let cut = match self.delimiters.len().checked_sub(self.keys) {
             Some(i) => self.delimiters[i],
             // Fewer fields than keys: not a record this statement writes.
             None => end,
         };
-        out.extend_from_slice(&self.current[..cut]);
+        out.extend_from_slice(&record[..cut]);
         out.push(b'\n');
         if !std::mem::take(&mut self.header_pending) {
             self.rows += 1;
-            let mut starts = vec![cut + 1];
-            starts.extend(self.delimiters.iter().filter(|&&d| d > cut).map(|d| d + 1));
-            let mut ends: Vec<usize> = self.delimiters.iter().filter(|&&d| d > cut).copied().collect();
-            ends.push(end);
-            self.last_key = starts
-                .iter()
-                .zip(&ends)
-                .map(|(&s, &e)| unquote(&self.current[s.min(e)..e], self.dialect.quote))
-                .collect();
+            // Kept as they are; read (`last_key`) only when a checkpoint is written.
+            self.last_raw.clear();
+            self.last_raw.extend_from_slice(&record[(cut + 1).min(end)..end]);
         }
-        self.current.clear();
         self.delimiters.clear();
+    }
+
+    /// The key fields of the last record, unquoted; `None` in a field that
+    /// was NULL (unquoted and empty), which no key may be.
+    pub(super) fn last_key(&self) -> Vec<Option<String>> {
+        let mut fields = Vec::with_capacity(self.keys);
+        let (mut start, mut in_quotes) = (0, false);
+        for (i, &b) in self.last_raw.iter().enumerate() {
+            if b == self.dialect.quote {
+                in_quotes = !in_quotes;
+            } else if !in_quotes && b == self.dialect.delimiter {
+                fields.push(unquote(&self.last_raw[start..i], self.dialect.quote));
+                start = i + 1;
+            }
+        }
+        fields.push(unquote(&self.last_raw[start..], self.dialect.quote));
+        fields
     }
 }
 
@@ -162,7 +206,7 @@ mod tests {
         );
         assert_eq!(text, "id,note\n1,\"a, b\"\n2,x\n");
         assert_eq!(records.rows, 2);
-        assert_eq!(records.last_key, [Some("2026-01-02 \"q\"".to_owned()), None]);
+        assert_eq!(records.last_key(), [Some("2026-01-02 \"q\"".to_owned()), None]);
     }
 
     #[test]
@@ -170,7 +214,7 @@ mod tests {
         let mut records = Records::new(Dialect::NDJSON, 1, false);
         let text = passed(&mut records, &[b"{\"a\":\"x,y\"}\x027\n", b"{\"a\":1}\x02\x018\x02\x01\n"]);
         assert_eq!(text, "{\"a\":\"x,y\"}\n{\"a\":1}\n");
-        assert_eq!(records.last_key, [Some("8\x02".to_owned())]);
+        assert_eq!(records.last_key(), [Some("8\x02".to_owned())]);
     }
 
     proptest! {
@@ -187,7 +231,7 @@ mod tests {
             }
             prop_assert_eq!(records.rows, rows as u64);
             let last = format!("k,{}", rows - 1);
-            prop_assert_eq!(&records.last_key, &vec![Some(last)]);
+            prop_assert_eq!(records.last_key(), vec![Some(last)]);
             prop_assert_eq!(String::from_utf8(out).unwrap().lines().count(), 1 + 2 * rows);
         }
     }

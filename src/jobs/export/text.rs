@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use super::copy::{TextCopy, bare_copy, can_be_key};
 use super::errors::{COULD_NOT_SAVE, classify};
-use super::gzip::PartBuffer;
+use super::part_buffer::PartBuffer;
 use super::records::Records;
 use super::{ExportPlan, JobContext, JobError, PROGRESS_EVERY_ROWS, rows_written};
 use crate::domain::ExportFormat;
@@ -124,6 +124,8 @@ impl ExportPlan {
             Some(checkpoint)
         } else {
             tracing::info!(job = %ctx.job_id, "export: its checkpoint cannot be resumed; starting over");
+            // Its upload goes with it (what is left of it).
+            self.storage.abort_upload_soon(&checkpoint.upload);
             None
         }
     }
@@ -164,13 +166,12 @@ impl ExportPlan {
         let statement = if columns.is_empty() { bare_copy(&self.query, format) } else { spec.statement() };
         let mut records = Records::new(spec.dialect(), keys.len(), spec.header());
         let mut copy = std::pin::pin!(tx.copy_out(statement.as_str()).await.map_err(classify)?);
-        let mut part = PartBuffer::new(format == ExportFormat::CsvGz);
-        let (mut text, mut reported) = (Vec::new(), before);
+        let mut part = PartBuffer::new(format == ExportFormat::CsvGz, self.part_size);
+        let mut reported = before;
         while let Some(chunk) = copy.next().await {
             let chunk = chunk.map_err(classify)?;
-            text.clear();
-            records.feed(&chunk, &mut text);
-            part.write(&text).await.map_err(|e| self.save_failed(job, e.into()))?;
+            records.feed(&chunk, part.sink());
+            part.settle().await.map_err(|e| self.save_failed(job, e.into()))?;
             let written = before + records.rows;
             rows.store(written, Ordering::Relaxed);
             if written >= reported + PROGRESS_EVERY_ROWS {
@@ -180,7 +181,7 @@ impl ExportPlan {
             if part.len() >= self.part_size {
                 self.upload_part(ctx, &mut part, uploading).await?;
                 if !keys.is_empty() {
-                    self.checkpoint(ctx, format, uploading, written, &records.last_key).await?;
+                    self.checkpoint(ctx, format, uploading, written, &records.last_key()).await?;
                 }
             }
         }

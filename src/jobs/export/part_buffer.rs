@@ -21,7 +21,12 @@ type Encoder = GzEncoder<Vec<u8>>;
 
 /// The part being gathered.
 pub(super) enum PartBuffer {
-    Plain(Vec<u8>),
+    Plain {
+        buffer: Vec<u8>,
+        /// What a part's buffer is made with (its size, and a little over):
+        /// made once, not grown by doubling past it.
+        capacity: usize,
+    },
     Gzip {
         /// Input not yet compressed.
         staged: Vec<u8>,
@@ -31,34 +36,53 @@ pub(super) enum PartBuffer {
 }
 
 impl PartBuffer {
-    pub(super) fn new(gzip: bool) -> Self {
+    /// A buffer for parts of about `part_size` bytes.
+    pub(super) fn new(gzip: bool, part_size: usize) -> Self {
         if gzip {
-            Self::Gzip { staged: Vec::with_capacity(STEP), encoder: Some(new_encoder()) }
+            Self::Gzip { staged: Vec::with_capacity(STEP + STEP / 4), encoder: Some(new_encoder()) }
         } else {
-            Self::Plain(Vec::new())
+            Self::Plain { buffer: Vec::new(), capacity: part_size + STEP }
         }
     }
 
-    /// Adds `bytes` to the part.
-    pub(super) async fn write(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+    /// Where the next bytes of the part go; [`Self::settle`] after.
+    pub(super) fn sink(&mut self) -> &mut Vec<u8> {
         match self {
-            Self::Plain(buffer) => buffer.extend_from_slice(bytes),
-            Self::Gzip { staged, encoder } => {
-                staged.extend_from_slice(bytes);
-                if staged.len() >= STEP {
-                    let input = std::mem::replace(staged, Vec::with_capacity(STEP));
-                    *encoder = Some(compress(encoder.take().unwrap_or_else(new_encoder), input).await?);
+            Self::Plain { buffer, capacity } => {
+                // The buffer handed over with the last part is not made
+                // again until the next is written, so only one is held.
+                if buffer.capacity() == 0 {
+                    buffer.reserve_exact(*capacity);
                 }
+                buffer
             }
+            Self::Gzip { staged, .. } => staged,
+        }
+    }
+
+    /// Compresses what the sink gathered, once there is a step's worth.
+    pub(super) async fn settle(&mut self) -> std::io::Result<()> {
+        if let Self::Gzip { staged, encoder } = self
+            && staged.len() >= STEP
+        {
+            let input = std::mem::replace(staged, Vec::with_capacity(STEP + STEP / 4));
+            *encoder = Some(compress(encoder.take().unwrap_or_else(new_encoder), input).await?);
         }
         Ok(())
+    }
+
+    /// Adds `bytes` to the part.
+    #[cfg(test)]
+    async fn write(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        self.sink().extend_from_slice(bytes);
+        self.settle().await
     }
 
     /// The part's size so far, as it will be uploaded (compressed, less
     /// what is still staged).
     pub(super) fn len(&self) -> usize {
         match self {
-            Self::Plain(buffer) => buffer.len(),
+            Self::Plain { buffer, .. } => buffer.len(),
             Self::Gzip { encoder, .. } => encoder.as_ref().map_or(0, |e| e.get_ref().len()),
         }
     }
@@ -66,7 +90,7 @@ impl PartBuffer {
     /// Whether nothing was written to the part.
     pub(super) fn is_empty(&self) -> bool {
         match self {
-            Self::Plain(buffer) => buffer.is_empty(),
+            Self::Plain { buffer, .. } => buffer.is_empty(),
             Self::Gzip { staged, encoder } => {
                 staged.is_empty() && encoder.as_ref().is_none_or(|e| e.get_ref().is_empty())
             }
@@ -77,7 +101,7 @@ impl PartBuffer {
     /// buffer starts the next part.
     pub(super) async fn take(&mut self) -> std::io::Result<Vec<u8>> {
         match self {
-            Self::Plain(buffer) => Ok(std::mem::take(buffer)),
+            Self::Plain { buffer, .. } => Ok(std::mem::take(buffer)),
             Self::Gzip { staged, encoder } => {
                 let input = std::mem::replace(staged, Vec::with_capacity(STEP));
                 let finishing = encoder.replace(new_encoder()).unwrap_or_else(new_encoder);
@@ -114,7 +138,7 @@ mod tests {
     async fn parts_of_members_decompress_to_the_bytes_that_went_in_however_they_were_cut() {
         let text: Vec<u8> = (0..200_000u32).flat_map(|i| format!("{i},row {i}\n").into_bytes()).collect();
         for (cut, part_every) in [(1000, 300_000), (STEP, 1), (3 * STEP + 7, usize::MAX)] {
-            let mut buffer = PartBuffer::new(true);
+            let mut buffer = PartBuffer::new(true, STEP);
             let mut file = Vec::new();
             for piece in text.chunks(cut) {
                 buffer.write(piece).await.unwrap();
@@ -131,7 +155,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_plain_part_is_what_was_written() {
-        let mut buffer = PartBuffer::new(false);
+        let mut buffer = PartBuffer::new(false, STEP);
         assert!(buffer.is_empty());
         buffer.write(b"a,b\n").await.unwrap();
         assert_eq!(buffer.len(), 4);
