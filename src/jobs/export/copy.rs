@@ -1,15 +1,21 @@
 //! The `COPY … TO STDOUT` statement of a text export (CSV, csv.gz, NDJSON),
-//! built per attempt around the query as described in the attempt's
-//! transaction: its columns by position (so duplicate or odd names are kept
-//! as they were), text cells defused, the resume key's columns appended, and
-//! a resumed attempt's rows after the last key written.
+//! and how errand reads its records (`Records`), built per attempt around
+//! the query as described in the attempt's transaction.
+//!
+//! PostgreSQL does as little as it can: a first CSV attempt copies the
+//! query as it is. Formula cells are defused, and the resume key read, by
+//! errand as the records stream past (a CSV's key columns are among its
+//! own; NDJSON appends them as fields of their own, which errand cuts). A
+//! resumed attempt copies the rows after the last key written, its columns
+//! renamed by position inside (so duplicate or odd names are kept as they
+//! were).
 
 use tokio_postgres::Column;
 use tokio_postgres::types::{Kind, Type};
 
 use super::query::quote_identifier;
-use super::records::Dialect;
-use crate::domain::{ExportFormat, FORMULA_STARTS};
+use super::records::{Dialect, Records};
+use crate::domain::ExportFormat;
 
 /// What the statement writes beside the query's rows.
 pub(super) struct TextCopy<'a> {
@@ -18,8 +24,7 @@ pub(super) struct TextCopy<'a> {
     pub format: ExportFormat,
     /// Text cells a spreadsheet would run get a leading `'` (CSV).
     pub defuse: bool,
-    /// The resume key's columns, by position: appended to each row as
-    /// fields of their own (`Records` cuts them off).
+    /// The resume key's columns, by position.
     pub keys: &'a [usize],
     /// Only rows after the key in the settings `errand.key_1`, `errand.key_2`, …
     /// (a resumed attempt's; it writes no header).
@@ -27,19 +32,16 @@ pub(super) struct TextCopy<'a> {
 }
 
 impl TextCopy<'_> {
-    /// How its records are quoted.
-    pub(super) fn dialect(&self) -> Dialect {
-        if self.format == ExportFormat::Ndjson { Dialect::NDJSON } else { Dialect::CSV }
-    }
-
-    /// Whether its first record is a header.
-    pub(super) fn header(&self) -> bool {
-        self.format != ExportFormat::Ndjson && !self.after_key
-    }
-
     pub(super) fn statement(&self) -> String {
         let query = self.query;
-        let keys: Vec<String> = self.keys.iter().map(|&i| format!("q.c{}::text", i + 1)).collect();
+        if self.columns.is_empty() || (self.format != ExportFormat::Ndjson && !self.after_key) {
+            return match self.format {
+                ExportFormat::Ndjson => {
+                    format!("COPY (SELECT row_to_json(q) FROM ({query}) q) TO STDOUT WITH ({NDJSON})")
+                }
+                _ => format!("COPY ({query}) TO STDOUT WITH (FORMAT csv, HEADER true, ENCODING 'UTF8')"),
+            };
+        }
         let filter = if self.after_key {
             let bounds: Vec<String> = self
                 .keys
@@ -56,9 +58,9 @@ impl TextCopy<'_> {
         };
         let aliases: Vec<String> = (1..=self.columns.len()).map(|i| format!("c{i}")).collect();
         let from = format!("FROM ({query}) AS q ({}){filter}", aliases.join(", "));
-        let select = match self.format {
+        match self.format {
             // The object's keys are the query's column names: built from
-            // them, not from the positional aliases.
+            // them, not from the positional aliases; the resume key after it.
             ExportFormat::Ndjson => {
                 let pairs: Vec<String> = self
                     .columns
@@ -66,55 +68,43 @@ impl TextCopy<'_> {
                     .enumerate()
                     .map(|(i, c)| format!("{}, q.c{}", literal(c.name()), i + 1))
                     .collect();
-                std::iter::once(format!("json_build_object({})::text", pairs.join(", ")))
-                    .chain(keys)
-                    .collect::<Vec<_>>()
-            }
-            _ => self.cells().chain(keys).collect(),
-        };
-        let options = match self.format {
-            ExportFormat::Ndjson => "FORMAT csv, QUOTE e'\\x01', DELIMITER e'\\x02', ENCODING 'UTF8'".to_owned(),
-            _ => format!("FORMAT csv, HEADER {}, ENCODING 'UTF8'", self.header()),
-        };
-        format!("COPY (SELECT {} {from}) TO STDOUT WITH ({options})", select.join(", "))
-    }
-
-    /// Each CSV column, under the query's own name: a text column's cells
-    /// defused when asked (a cell beginning like a formula,
-    /// `domain::FORMULA_STARTS`, gets a leading `'`, so no spreadsheet runs
-    /// it; a text cell is written as `text`, so a `char(n)` loses its
-    /// padding), any other as it is.
-    fn cells(&self) -> impl Iterator<Item = String> + '_ {
-        // The first characters of a formula as an SQL array of chr() calls,
-        // so no quoting can slip.
-        let starts = format!(
-            "ARRAY[{}]",
-            FORMULA_STARTS.iter().map(|c| format!("chr({})", u32::from(*c))).collect::<Vec<_>>().join(", ")
-        );
-        self.columns.iter().enumerate().map(move |(i, column)| {
-            let (cell, name) = (format!("q.c{}", i + 1), quote_identifier(column.name()));
-            if self.defuse && is_text(column.type_()) {
+                let keys = self.keys.iter().map(|&i| format!(", q.c{}::text", i + 1)).collect::<String>();
                 format!(
-                    "CASE WHEN left({cell}::text, 1) = ANY ({starts}) THEN '''' || {cell}::text ELSE {cell}::text END \
-                     AS {name}"
+                    "COPY (SELECT json_build_object({})::text{keys} {from}) TO STDOUT WITH ({NDJSON})",
+                    pairs.join(", ")
                 )
-            } else {
-                format!("{cell} AS {name}")
             }
-        })
+            _ => {
+                let cells: Vec<String> = self
+                    .columns
+                    .iter()
+                    .enumerate()
+                    .map(|(i, c)| format!("q.c{} AS {}", i + 1, quote_identifier(c.name())))
+                    .collect();
+                format!(
+                    "COPY (SELECT {} {from}) TO STDOUT WITH (FORMAT csv, HEADER false, ENCODING 'UTF8')",
+                    cells.join(", ")
+                )
+            }
+        }
+    }
+
+    /// How the statement's records are read.
+    pub(super) fn records(&self) -> Records {
+        if self.format == ExportFormat::Ndjson {
+            // The object, then the keys (when the query has columns).
+            let keys = if self.columns.is_empty() { 0 } else { self.keys.len() };
+            return Records::new(Dialect::NDJSON, keys, (1..=keys).collect(), Vec::new(), false);
+        }
+        let defused = self.columns.iter().map(|c| self.defuse && is_text(c.type_())).collect();
+        Records::new(Dialect::CSV, 0, self.keys.to_vec(), defused, !self.after_key)
     }
 }
 
-/// The `COPY` of a query with no columns (nothing to rename or defuse).
-pub(super) fn bare_copy(query: &str, format: ExportFormat) -> String {
-    match format {
-        ExportFormat::Ndjson => format!(
-            "COPY (SELECT row_to_json(q) FROM ({query}) q) TO STDOUT \
-             WITH (FORMAT csv, QUOTE e'\\x01', DELIMITER e'\\x02', ENCODING 'UTF8')"
-        ),
-        _ => format!("COPY ({query}) TO STDOUT WITH (FORMAT csv, HEADER true, ENCODING 'UTF8')"),
-    }
-}
+/// NDJSON's `COPY` options: CSV quoting with a quote and a delimiter that
+/// JSON text never holds raw (it escapes control characters), so each
+/// object is written verbatim.
+const NDJSON: &str = "FORMAT csv, QUOTE e'\\x01', DELIMITER e'\\x02', ENCODING 'UTF8'";
 
 /// Whether a column's cells are text a person typed (a number, a date or a
 /// JSON document never starts a formula by being written out).

@@ -1,9 +1,15 @@
-//! The records of an export's `COPY` text as it streams past: counted, and,
-//! for an export that resumes, cut of their trailing key fields (the
-//! statement appends the resume key's columns to each row, so that the key
-//! of the last row written is known without parsing anything else), the
-//! key of the last one kept. Records are CSV-quoted with the statement's
-//! quote and delimiter bytes; a quoted field may hold newlines.
+//! The records of an export's `COPY` text as it streams past: counted;
+//! text cells that begin like a formula defused (CSV); fields the statement
+//! appended for the resume key cut off (NDJSON); and the resume key of the
+//! last record kept, as written. Records are CSV-quoted with the
+//! statement's quote and delimiter bytes; a quoted field may hold newlines.
+//!
+//! Defusing follows OWASP's rule for CSV injection: a text cell beginning
+//! with one of `domain::FORMULA_STARTS` is written with a leading `'`
+//! (inside its quotes, if it is quoted), so that no spreadsheet runs it.
+//! The header, and cells of other types, are left as they are.
+
+use crate::domain::FORMULA_STARTS;
 
 /// How one statement's records are quoted and delimited.
 #[derive(Debug, Clone, Copy)]
@@ -19,61 +25,92 @@ impl Dialect {
     pub const NDJSON: Dialect = Dialect { quote: 0x01, delimiter: 0x02 };
 }
 
-/// Splits records, passing each on without its last `keys` fields.
+/// Reads records, passing each on as the file has it.
 pub(super) struct Records {
     dialect: Dialect,
-    keys: usize,
-    /// The first record is a header: passed on, not counted.
+    /// Trailing fields appended by the statement, cut from each record.
+    cut: usize,
+    /// The fields (by position, counting those cut) that hold the resume key.
+    key_fields: Vec<usize>,
+    /// Which fields are text cells to defuse.
+    defused: Vec<bool>,
+    /// The first record is a header: passed on as it is, not counted.
     header_pending: bool,
     in_quotes: bool,
-    /// The record being read (only while keys are cut).
+    /// A record split across chunks, until its end.
     current: Vec<u8>,
-    /// Where `current`'s delimiters outside quotes are.
+    /// Where the record's delimiters outside quotes are.
     delimiters: Vec<usize>,
     /// Records passed on, the header apart.
     pub rows: u64,
     /// The key fields of the last record, as written (see `last_key`).
-    last_raw: Vec<u8>,
+    last_fields: Vec<Vec<u8>>,
 }
 
 impl Records {
-    pub(super) fn new(dialect: Dialect, keys: usize, header: bool) -> Self {
+    pub(super) fn new(dialect: Dialect, cut: usize, key_fields: Vec<usize>, defused: Vec<bool>, header: bool) -> Self {
+        let last_fields = vec![Vec::new(); key_fields.len()];
         Self {
             dialect,
-            keys,
+            cut,
+            key_fields,
+            defused,
             header_pending: header,
             in_quotes: false,
             current: Vec::new(),
             delimiters: Vec::new(),
             rows: 0,
-            last_raw: Vec::new(),
+            last_fields,
         }
+    }
+
+    /// Whether records pass through untouched (only counted).
+    fn passes_through(&self) -> bool {
+        self.cut == 0 && self.key_fields.is_empty() && !self.defused.contains(&true)
     }
 
     /// Reads `chunk`, appending what is passed on to `out`.
     pub(super) fn feed(&mut self, chunk: &[u8], out: &mut Vec<u8>) {
-        if self.keys == 0 {
-            // Nothing to cut: the bytes go on as they are; only count.
-            for &b in chunk {
-                self.step(b, None);
-            }
+        if self.passes_through() {
+            self.count(chunk);
             out.extend_from_slice(chunk);
             return;
         }
-        // COPY sends one record per message: one that is whole is cut
+        // COPY sends one record per message: one that is whole is read
         // where it lies, without being copied first.
-        if self.current.is_empty() && !self.in_quotes && self.whole_record(chunk, out) {
+        if self.current.is_empty() && !self.in_quotes && self.whole_record(chunk) {
+            self.pass_on(chunk, out);
             return;
         }
         for &b in chunk {
             self.current.push(b);
-            self.step(b, Some(out));
+            if b == self.dialect.quote {
+                self.in_quotes = !self.in_quotes;
+            } else if !self.in_quotes && b == self.dialect.delimiter {
+                self.delimiters.push(self.current.len() - 1);
+            } else if !self.in_quotes && b == b'\n' {
+                let record = std::mem::take(&mut self.current);
+                self.pass_on(&record, out);
+                self.current = record;
+                self.current.clear();
+            }
         }
     }
 
-    /// Passes `chunk` on as one record, if it is exactly one; `false` (and
-    /// nothing done) otherwise.
-    fn whole_record(&mut self, chunk: &[u8], out: &mut Vec<u8>) -> bool {
+    /// Counts the records of `chunk` (newlines outside quotes).
+    fn count(&mut self, chunk: &[u8]) {
+        for &b in chunk {
+            if b == self.dialect.quote {
+                self.in_quotes = !self.in_quotes;
+            } else if b == b'\n' && !self.in_quotes && !std::mem::take(&mut self.header_pending) {
+                self.rows += 1;
+            }
+        }
+    }
+
+    /// Whether `chunk` is exactly one record; if so, its delimiters are in
+    /// `delimiters`.
+    fn whole_record(&mut self, chunk: &[u8]) -> bool {
         let Some((&b'\n', body)) = chunk.split_last() else { return false };
         self.delimiters.clear();
         let mut in_quotes = false;
@@ -89,71 +126,49 @@ impl Records {
         }
         if in_quotes {
             self.delimiters.clear();
-            return false;
         }
-        self.end_record(chunk, out);
-        true
+        !in_quotes
     }
 
-    fn step(&mut self, b: u8, out: Option<&mut Vec<u8>>) {
-        if b == self.dialect.quote {
-            self.in_quotes = !self.in_quotes;
-        } else if !self.in_quotes && b == self.dialect.delimiter && out.is_some() {
-            self.delimiters.push(self.current.len() - 1);
-        } else if !self.in_quotes && b == b'\n' {
-            match out {
-                Some(out) => {
-                    let record = std::mem::take(&mut self.current);
-                    self.end_record(&record, out);
-                    self.current = record;
-                    self.current.clear();
+    /// `record` (ending in its newline, its delimiters in `delimiters`) is
+    /// whole: passes it on, defused and cut, and keeps its key.
+    fn pass_on(&mut self, record: &[u8], out: &mut Vec<u8>) {
+        let end = record.len() - 1; // the newline
+        let header = std::mem::take(&mut self.header_pending);
+        let fields = self.delimiters.len() + 1;
+        let bounds = |i: usize, delimiters: &[usize]| {
+            (if i == 0 { 0 } else { delimiters[i - 1] + 1 }, if i + 1 == fields { end } else { delimiters[i] })
+        };
+        // Fewer fields than are cut: not a record this statement writes.
+        let kept = fields.saturating_sub(self.cut).max(1);
+        let kept_end = bounds(kept - 1, &self.delimiters).1;
+        let mut written = 0;
+        if !header {
+            self.rows += 1;
+            for (i, &defused) in self.defused.iter().enumerate().take(kept) {
+                let (start, _) = bounds(i, &self.delimiters);
+                let first = if record.get(start) == Some(&self.dialect.quote) { start + 1 } else { start };
+                if defused && first < kept_end && FORMULA_STARTS.contains(&char::from(record[first])) {
+                    out.extend_from_slice(&record[written..first]);
+                    out.push(b'\'');
+                    written = first;
                 }
-                None => self.count_record(),
+            }
+            for (k, &i) in self.key_fields.iter().enumerate() {
+                let field = if i < fields { bounds(i, &self.delimiters) } else { (end, end) };
+                self.last_fields[k].clear();
+                self.last_fields[k].extend_from_slice(&record[field.0..field.1]);
             }
         }
-    }
-
-    fn count_record(&mut self) {
-        if !std::mem::take(&mut self.header_pending) {
-            self.rows += 1;
-        }
-    }
-
-    /// `record` (ending in its newline, its delimiters in `delimiters`) has
-    /// ended: pass it on without its keys.
-    fn end_record(&mut self, record: &[u8], out: &mut Vec<u8>) {
-        let end = record.len() - 1; // the newline
-        let cut = match self.delimiters.len().checked_sub(self.keys) {
-            Some(i) => self.delimiters[i],
-            // Fewer fields than keys: not a record this statement writes.
-            None => end,
-        };
-        out.extend_from_slice(&record[..cut]);
+        out.extend_from_slice(&record[written..kept_end]);
         out.push(b'\n');
-        if !std::mem::take(&mut self.header_pending) {
-            self.rows += 1;
-            // Kept as they are; read (`last_key`) only when a checkpoint is written.
-            self.last_raw.clear();
-            self.last_raw.extend_from_slice(&record[(cut + 1).min(end)..end]);
-        }
         self.delimiters.clear();
     }
 
     /// The key fields of the last record, unquoted; `None` in a field that
     /// was NULL (unquoted and empty), which no key may be.
     pub(super) fn last_key(&self) -> Vec<Option<String>> {
-        let mut fields = Vec::with_capacity(self.keys);
-        let (mut start, mut in_quotes) = (0, false);
-        for (i, &b) in self.last_raw.iter().enumerate() {
-            if b == self.dialect.quote {
-                in_quotes = !in_quotes;
-            } else if !in_quotes && b == self.dialect.delimiter {
-                fields.push(unquote(&self.last_raw[start..i], self.dialect.quote));
-                start = i + 1;
-            }
-        }
-        fields.push(unquote(&self.last_raw[start..], self.dialect.quote));
-        fields
+        self.last_fields.iter().map(|field| unquote(field, self.dialect.quote)).collect()
     }
 }
 
@@ -191,30 +206,39 @@ mod tests {
 
     #[test]
     fn quoted_newlines_do_not_count_as_rows() {
-        let mut records = Records::new(Dialect::CSV, 0, true);
+        let mut records = Records::new(Dialect::CSV, 0, Vec::new(), Vec::new(), true);
         let text = passed(&mut records, &[b"a,b\n1,\"two\nlines\"\n", b"2,\"split ", b"quote\"\n"]);
         assert_eq!(records.rows, 2);
         assert_eq!(text, "a,b\n1,\"two\nlines\"\n2,\"split quote\"\n");
     }
 
     #[test]
-    fn keys_are_cut_from_each_record_and_the_last_one_kept_unquoted() {
-        let mut records = Records::new(Dialect::CSV, 2, true);
+    fn text_cells_that_begin_like_a_formula_are_defused_inside_their_quotes() {
+        let mut records = Records::new(Dialect::CSV, 0, vec![0], vec![false, true, true, false], true);
         let text = passed(
             &mut records,
-            &[b"id,note,k1,k2\n", b"1,\"a, b\",2026-01-01,1\n", b"2,x,\"2026-01-02 \"\"q\"\"\",", b"\n"],
+            &[
+                b"=id,=note,other,n\n",
+                b"-1,\"=HYPERLINK(\"\"x\"\")\",\t@tab,-5\n",
+                b"2,plain,\"\",\n",
+                b"3,\"+split",
+                b"\",@x,1\n",
+            ],
         );
-        assert_eq!(text, "id,note\n1,\"a, b\"\n2,x\n");
-        assert_eq!(records.rows, 2);
-        assert_eq!(records.last_key(), [Some("2026-01-02 \"q\"".to_owned()), None]);
+        assert_eq!(
+            text, "=id,=note,other,n\n-1,\"'=HYPERLINK(\"\"x\"\")\",'\t@tab,-5\n2,plain,\"\",\n3,\"'+split\",'@x,1\n",
+            "the header and typed cells as they are"
+        );
+        assert_eq!(records.rows, 3);
+        assert_eq!(records.last_key(), [Some("3".to_owned())], "a key as written, not as defused");
     }
 
     #[test]
-    fn ndjson_records_are_cut_on_their_own_bytes() {
-        let mut records = Records::new(Dialect::NDJSON, 1, false);
-        let text = passed(&mut records, &[b"{\"a\":\"x,y\"}\x027\n", b"{\"a\":1}\x02\x018\x02\x01\n"]);
+    fn appended_keys_are_cut_and_the_last_one_kept_unquoted() {
+        let mut records = Records::new(Dialect::NDJSON, 2, vec![1, 2], Vec::new(), false);
+        let text = passed(&mut records, &[b"{\"a\":\"x,y\"}\x027\x02k\n", b"{\"a\":1}\x02\x018\x02\x01\x02\n"]);
         assert_eq!(text, "{\"a\":\"x,y\"}\n{\"a\":1}\n");
-        assert_eq!(records.last_key(), [Some("8\x02".to_owned())]);
+        assert_eq!(records.last_key(), [Some("8\x02".to_owned()), None]);
     }
 
     proptest! {
@@ -222,9 +246,9 @@ mod tests {
         fn rows_and_keys_come_out_the_same_however_the_stream_is_cut(rows in 1usize..40, cut in 1usize..64) {
             let mut csv = String::from("id,note,key\n");
             for i in 0..rows {
-                csv.push_str(&format!("{i},\"line\nbreak, and \"\"quotes\"\"\",\"k,{i}\"\n"));
+                csv.push_str(&format!("{i},\"=line\nbreak, and \"\"quotes\"\"\",\"k,{i}\"\n"));
             }
-            let mut records = Records::new(Dialect::CSV, 1, true);
+            let mut records = Records::new(Dialect::CSV, 0, vec![2], vec![false, true, false], true);
             let mut out = Vec::new();
             for piece in csv.as_bytes().chunks(cut) {
                 records.feed(piece, &mut out);
@@ -232,7 +256,9 @@ mod tests {
             prop_assert_eq!(records.rows, rows as u64);
             let last = format!("k,{}", rows - 1);
             prop_assert_eq!(records.last_key(), vec![Some(last)]);
-            prop_assert_eq!(String::from_utf8(out).unwrap().lines().count(), 1 + 2 * rows);
+            let out = String::from_utf8(out).unwrap();
+            prop_assert_eq!(out.matches("\"'=line").count(), rows);
+            prop_assert_eq!(out.replace("\"'=line", "\"=line"), csv);
         }
     }
 }

@@ -15,10 +15,9 @@ use deadpool_postgres::Transaction;
 use futures_util::StreamExt;
 use serde::{Deserialize, Serialize};
 
-use super::copy::{TextCopy, bare_copy, can_be_key};
+use super::copy::{TextCopy, can_be_key};
 use super::errors::{COULD_NOT_SAVE, classify};
 use super::part_buffer::PartBuffer;
-use super::records::Records;
 use super::{ExportPlan, JobContext, JobError, PROGRESS_EVERY_ROWS, rows_written};
 use crate::domain::ExportFormat;
 use crate::storage::{ObjectKey, StorageError, StoredObject, Upload};
@@ -163,8 +162,8 @@ impl ExportPlan {
             keys,
             after_key: resumed.is_some(),
         };
-        let statement = if columns.is_empty() { bare_copy(&self.query, format) } else { spec.statement() };
-        let mut records = Records::new(spec.dialect(), keys.len(), spec.header());
+        let statement = spec.statement();
+        let mut records = spec.records();
         let mut copy = std::pin::pin!(tx.copy_out(statement.as_str()).await.map_err(classify)?);
         let mut part = PartBuffer::new(format == ExportFormat::CsvGz, self.part_size);
         let mut reported = before;
