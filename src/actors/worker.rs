@@ -33,7 +33,9 @@ pub struct WorkerDone {
     pub released: bool,
 }
 
-/// Stop now without writing anything (shutdown; the lease is released after).
+/// Stop (shutdown; the lease is released after): the handler is told, and
+/// has a few seconds to record a checkpoint; no end but a completion is
+/// written.
 #[derive(Debug, Message)]
 #[rtype(result = "()")]
 pub(super) struct Abandon;
@@ -79,11 +81,30 @@ pub struct JobWorker {
     cancelling: bool,
     /// What the handler reports of its progress.
     progress: Progress,
+    /// Tells the handler the process is stopping (see `Abandon`).
+    stopping: tokio::sync::watch::Sender<bool>,
+    /// Set once the handler has returned.
+    ended: tokio::sync::watch::Sender<bool>,
 }
+
+/// How long a handler told the process is stopping has to record a
+/// checkpoint and return, before it is cancelled (an export uploads the
+/// part it holds: megabytes).
+const CHECKPOINT_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
 
 impl JobWorker {
     pub(super) fn new(job: ClaimedJob, job_type: Arc<JobType>, links: WorkerLinks) -> Self {
-        Self { job, job_type, links, abort: None, finishing: false, cancelling: false, progress: Progress::default() }
+        Self {
+            job,
+            job_type,
+            links,
+            abort: None,
+            finishing: false,
+            cancelling: false,
+            progress: Progress::default(),
+            stopping: tokio::sync::watch::Sender::new(false),
+            ended: tokio::sync::watch::Sender::new(false),
+        }
     }
 
     fn context(&self) -> JobContext {
@@ -100,6 +121,7 @@ impl JobWorker {
             scheduled_for: self.job.scheduled_for,
             resumed: self.job.checkpoint.clone(),
             checkpoints: crate::jobs::Checkpoints::new(self.links.store.clone(), self.job.id, self.job.lease),
+            stopping: self.stopping.subscribe(),
         }
     }
 
@@ -159,6 +181,7 @@ impl JobWorker {
                 ),
                 Some(Recorded::Now(_)) | None => {}
             }
+            act.ended.send_replace(true);
             ctx.stop();
         })
         .wait(ctx);
@@ -218,6 +241,12 @@ impl Actor for JobWorker {
         }
         .into_actor(self)
         .map(|result, act, ctx| {
+            if *act.stopping.borrow() && !matches!(result, Ok(Ok(_))) {
+                // Given back at shutdown (`Abandon`): only a completion is
+                // recorded, anything else runs again elsewhere.
+                act.ended.send_replace(true);
+                return;
+            }
             let outcome = match result {
                 // Stopped for a cancel: the handler has really ended now, so
                 // nothing it does can follow the recorded end. (Had it
@@ -243,15 +272,34 @@ impl Actor for JobWorker {
 }
 
 impl Handler<Abandon> for JobWorker {
-    type Result = ();
+    type Result = ResponseActFuture<Self, ()>;
 
-    fn handle(&mut self, _: Abandon, ctx: &mut Self::Context) {
-        // At once, not when the actor has stopped: the caller releases the
-        // lease as soon as this is answered.
-        if let Some(abort) = self.abort.take() {
-            abort.abort();
+    /// Tells a handler that [stops when asked](crate::jobs::JobHandler::stops_when_asked)
+    /// the process is stopping, gives it [`CHECKPOINT_GRACE`] to record a
+    /// checkpoint and return (or a completion to be recorded), then cancels
+    /// it; any other is cancelled at once. Answered once the attempt has
+    /// ended: the caller releases the lease as soon as this is answered.
+    fn handle(&mut self, _: Abandon, _ctx: &mut Self::Context) -> Self::Result {
+        let asked = self.job_type.handler.as_ref().is_some_and(|h| h.stops_when_asked());
+        if asked {
+            self.stopping.send_replace(true);
         }
-        ctx.stop();
+        let mut ended = self.ended.subscribe();
+        Box::pin(
+            async move {
+                // (At once if it has ended already.)
+                if asked {
+                    let _ = tokio::time::timeout(CHECKPOINT_GRACE, ended.wait_for(|ended| *ended)).await;
+                }
+            }
+            .into_actor(self)
+            .map(|(), act, ctx| {
+                if let Some(abort) = act.abort.take() {
+                    abort.abort();
+                }
+                ctx.stop();
+            }),
+        )
     }
 }
 

@@ -17,10 +17,10 @@ use serde_json::Value;
 
 pub use builtin::{NoopHandler, SleepHandler};
 pub use checkpoint::Checkpoints;
-pub use export::SqlExport;
+pub use export::{ExportEnv, SqlExport};
 pub use progress::Progress;
 pub use push::{HttpPush, PushEnv, signature as push_signature};
-pub use types::{ExportEnv, FormatRefused, HandlerRegistry, JobType, JobTypes, ParamsError};
+pub use types::{FormatRefused, HandlerRegistry, JobType, JobTypes, ParamsError};
 pub use view::{JobView, downloadable, rfc3339};
 
 use crate::domain::{JobId, ProgressReport, TenantId, UserId};
@@ -49,6 +49,9 @@ pub struct JobContext {
     pub resumed: Option<Value>,
     /// Where [`JobContext::checkpoint`] records.
     pub checkpoints: Checkpoints,
+    /// Set when the process is stopping (SIGTERM, past its grace): see
+    /// [`JobContext::is_stopping`].
+    pub stopping: tokio::sync::watch::Receiver<bool>,
 }
 
 impl JobContext {
@@ -76,6 +79,15 @@ impl JobContext {
     /// each is a write to the database. An error means stop, and return it.
     pub async fn checkpoint(&self, value: &Value, done: u64) -> Result<(), JobError> {
         self.checkpoints.record(Some(value), done).await
+    }
+
+    /// Whether the process is stopping and the attempt is about to be
+    /// given back (its lease released, it runs again elsewhere): a handler
+    /// that checkpoints records what it has done now, then returns (any
+    /// result; it is not recorded). It has a few seconds before it is
+    /// cancelled.
+    pub fn is_stopping(&self) -> bool {
+        *self.stopping.borrow()
     }
 
     /// Forgets the checkpoint: the next attempt starts from the beginning
@@ -117,4 +129,12 @@ pub type HandlerFuture = Pin<Box<dyn Future<Output = Result<JobOutput, JobError>
 pub trait JobHandler: Send + Sync + 'static {
     /// Runs one attempt.
     fn run(&self, ctx: JobContext) -> HandlerFuture;
+
+    /// Whether the handler watches [`JobContext::is_stopping`] and returns
+    /// soon after it turns true (having recorded a checkpoint): errand then
+    /// gives it a few seconds at shutdown before cancelling it. Others are
+    /// cancelled at once.
+    fn stops_when_asked(&self) -> bool {
+        false
+    }
 }

@@ -7,20 +7,9 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::{HttpPush, JobHandler, NoopHandler, PushEnv, SleepHandler, SqlExport};
+use super::{ExportEnv, HttpPush, JobHandler, NoopHandler, PushEnv, SleepHandler, SqlExport};
 use crate::config::{ConfigError, HandlerKind, JobTypeSettings, RedactedField, invalid};
 use crate::domain::{ExportFormat, RetryPolicy};
-use crate::storage::Storage;
-
-/// What `sql_export` job types need: where to write, what to read by default.
-pub struct ExportEnv {
-    pub storage: Storage,
-    /// errand's own database, read when a type names no `source_database_url`.
-    pub default_source: deadpool_postgres::Pool,
-    pub retention: Duration,
-    /// Bytes per uploaded part (`storage.part_size`).
-    pub part_size: usize,
-}
 
 /// Handlers by the name a `[job_types.*]` entry's `handler` refers to.
 #[derive(Clone)]

@@ -86,6 +86,15 @@ impl Storage {
         Ok(())
     }
 
+    /// Whether a part of `bytes` may be followed by more (S3 takes parts of
+    /// 5 MiB at least, but the last).
+    pub fn takes_part_of(&self, bytes: usize) -> bool {
+        match self {
+            Self::Local(_) => true,
+            Self::S3(_) => bytes >= 5 * 1024 * 1024,
+        }
+    }
+
     /// Whether the upload can go on: its recorded parts are all there (local;
     /// S3 keeps an upload's parts until it is completed or aborted, which
     /// its completion then says).

@@ -65,11 +65,12 @@ async fn a_date_is_the_occurrence_s_on_the_zone_s_wall_clock_across_a_clock_chan
     })
     .await;
     let alice = token("acme", "alice");
-    // 00:30 in Paris on 29 March: the day after the clocks go forward, and
-    // still the 28th in UTC.
+    // 00:30 in Paris on 1 April, in summer time whatever the year, and still
+    // 31 March in UTC; a week before, 25 March, in winter time whatever the
+    // year (the clocks go forward on the last Sunday of March, 25 to 31, at 02:00).
     let params = json!({"day": {"$date": "today"}, "at": {"$datetime": "now"},
-                        "eve": {"$datetime": "today-1d"}, "week": [{"$date": "start_of_week"}]});
-    let body = json!({"params": params, "cron": "30 0 29 3 *", "timezone": "Europe/Paris"});
+                        "eve": {"$datetime": "today-7d"}, "week": [{"$date": "start_of_week"}]});
+    let body = json!({"params": params, "cron": "30 0 1 4 *", "timezone": "Europe/Paris"});
     let made: Value = schedule_of_type(&app, &alice, "noop", body).await.json().await.unwrap();
     let occurrence = at(&made["next_run_at"]);
     let local = occurrence.with_timezone(&Paris);
@@ -81,8 +82,8 @@ async fn a_date_is_the_occurrence_s_on_the_zone_s_wall_clock_across_a_clock_chan
     assert_eq!(made_with["day"], date.format("%Y-%m-%d").to_string(), "the wall clock's date, not UTC's");
     assert_eq!(made_with["at"], local.to_rfc3339());
     assert!(made_with["at"].as_str().unwrap().ends_with("+02:00"), "summer time: {made_with}");
-    let eve = (date - Days::new(1)).format("%Y-%m-%dT00:00:00+01:00").to_string();
-    assert_eq!(made_with["eve"], eve, "the day before began in winter time");
+    let eve = (date - Days::new(7)).format("%Y-%m-%dT00:00:00+01:00").to_string();
+    assert_eq!(made_with["eve"], eve, "the week before began in winter time");
     assert_eq!(made_with["week"], json!([monday.format("%Y-%m-%d").to_string()]));
     assert_eq!(format, None, "a type that writes no file has no format");
 }

@@ -32,7 +32,7 @@ use futures_util::Stream;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-use super::{ExportEnv, HandlerFuture, JobContext, JobError, JobHandler, JobOutput};
+use super::{HandlerFuture, JobContext, JobError, JobHandler, JobOutput};
 use crate::config::ExportSettings;
 use crate::domain::{ExportFormat, ProgressReport};
 use crate::storage::{ObjectKey, ResultFile, Storage, StoredObject};
@@ -42,6 +42,16 @@ use errors::{COULD_NOT_RUN, COULD_NOT_SAVE, classify};
 const PROGRESS_EVERY_ROWS: u64 = 1000;
 /// Rows read per round trip for a workbook.
 const ROWS_PER_PAGE: i32 = 1000;
+
+/// What `sql_export` job types need: where to write, what to read by default.
+pub struct ExportEnv {
+    pub storage: Storage,
+    /// errand's own database, read when a type names no `source_database_url`.
+    pub default_source: Pool,
+    pub retention: std::time::Duration,
+    /// Bytes per uploaded part (`storage.part_size`).
+    pub part_size: usize,
+}
 
 /// One configured export job type (cheap to share between attempts).
 #[derive(Clone)]
@@ -230,5 +240,10 @@ impl JobHandler for SqlExport {
     fn run(&self, ctx: JobContext) -> HandlerFuture {
         let plan = self.0.clone();
         Box::pin(async move { plan.export(ctx).await })
+    }
+
+    /// A text export uploads what it gathered and checkpoints (`text.rs`).
+    fn stops_when_asked(&self) -> bool {
+        true
     }
 }

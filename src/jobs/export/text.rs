@@ -183,6 +183,17 @@ impl ExportPlan {
                     self.checkpoint(ctx, format, uploading, written, &records.last_key()).await?;
                 }
             }
+            if ctx.is_stopping() {
+                // The process is stopping (SIGTERM): what was gathered goes
+                // up as a part, with its checkpoint, so the next attempt
+                // goes on from here (S3 takes it only if it is big enough
+                // to be followed by more: else the last checkpoint stands).
+                if !keys.is_empty() && !part.is_empty() && self.storage.takes_part_of(part.len()) {
+                    self.upload_part(ctx, &mut part, uploading).await?;
+                    self.checkpoint(ctx, format, uploading, written, &records.last_key()).await?;
+                }
+                return Err(JobError::Retryable("stopped for a restart; it goes on shortly".into()));
+            }
         }
         // The last part (the first, if the export is that small; none if a
         // resumed attempt found no rows after its key).
