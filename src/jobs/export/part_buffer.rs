@@ -30,8 +30,9 @@ pub(super) enum PartBuffer {
     Gzip {
         /// Input not yet compressed.
         staged: Vec<u8>,
-        /// `None` only while a step runs.
-        encoder: Option<Encoder>,
+        /// `None` only while a step runs. (Boxed: the encoder's state is
+        /// large beside a plain buffer's.)
+        encoder: Option<Box<Encoder>>,
     },
 }
 
@@ -39,7 +40,7 @@ impl PartBuffer {
     /// A buffer for parts of about `part_size` bytes.
     pub(super) fn new(gzip: bool, part_size: usize) -> Self {
         if gzip {
-            Self::Gzip { staged: Vec::with_capacity(STEP + STEP / 4), encoder: Some(new_encoder()) }
+            Self::Gzip { staged: Vec::with_capacity(STEP + STEP / 4), encoder: Some(Box::new(new_encoder())) }
         } else {
             Self::Plain { buffer: Vec::new(), capacity: part_size + STEP }
         }
@@ -66,7 +67,7 @@ impl PartBuffer {
             && staged.len() >= STEP
         {
             let input = std::mem::replace(staged, Vec::with_capacity(STEP + STEP / 4));
-            *encoder = Some(compress(encoder.take().unwrap_or_else(new_encoder), input).await?);
+            *encoder = Some(compress(encoder.take().unwrap_or_else(|| Box::new(new_encoder())), input).await?);
         }
         Ok(())
     }
@@ -104,7 +105,7 @@ impl PartBuffer {
             Self::Plain { buffer, .. } => Ok(std::mem::take(buffer)),
             Self::Gzip { staged, encoder } => {
                 let input = std::mem::replace(staged, Vec::with_capacity(STEP));
-                let finishing = encoder.replace(new_encoder()).unwrap_or_else(new_encoder);
+                let finishing = encoder.replace(Box::new(new_encoder())).unwrap_or_else(|| Box::new(new_encoder()));
                 tokio::task::spawn_blocking(move || {
                     let mut finishing = finishing;
                     finishing.write_all(&input)?;
@@ -122,7 +123,7 @@ fn new_encoder() -> Encoder {
 }
 
 /// Feeds `input` to `encoder` on a blocking thread.
-async fn compress(mut encoder: Encoder, input: Vec<u8>) -> std::io::Result<Encoder> {
+async fn compress(mut encoder: Box<Encoder>, input: Vec<u8>) -> std::io::Result<Box<Encoder>> {
     tokio::task::spawn_blocking(move || encoder.write_all(&input).map(|()| encoder))
         .await
         .map_err(std::io::Error::other)?
