@@ -211,9 +211,12 @@ impl Application {
         let broker = Broker::new(store.clone(), external_spec, work_arrived.clone()).start();
         let schedulable = settings.job_types.iter().filter(|(_, t)| t.schedulable);
         let types = schedulable
-            .map(|(name, t)| {
+            .filter_map(|(name, t)| {
                 let priority = crate::domain::priority(crate::domain::Origin::Scheduled, t.priority, 0);
-                (name.clone(), ScheduledType { max_attempts: t.max_attempts.get(), priority })
+                let job_type = job_types.get(name)?.clone();
+                let check_params: crate::store::ParamsCheck =
+                    std::sync::Arc::new(move |params| job_type.validate_params(params).map_err(|e| e.to_string()));
+                Some((name.clone(), ScheduledType { max_attempts: t.max_attempts.get(), priority, check_params }))
             })
             .collect();
         let s = &settings.schedules;

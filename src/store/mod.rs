@@ -62,7 +62,7 @@ pub use operator_overview::{FINISHED_COUNT_CAP, FinishedCounts, OperatorOverview
 pub use outbox::{Outbox, OutboxEmail};
 pub use preferences::{CallerPreferences, CategoryPreferences};
 pub use queue::{QueueDepth, RunningAttempt};
-pub use schedule_firing::{Fired, FiringTerms, ScheduleFiring, ScheduledType};
+pub use schedule_firing::{Fired, FiringTerms, ParamsCheck, ScheduleFiring, ScheduledType};
 pub use schedules::{CallerSchedules, NewSchedule, Overlap, Schedule, ScheduleCreation};
 pub use submit::{NewJob, Submission, Submissions};
 pub use tenant_quotas::{Caps, NearQuota, NearestQuotas, QuotaOverrides, TenantQuota};

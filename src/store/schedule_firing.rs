@@ -77,12 +77,18 @@ WHERE s.id = m.id";
 const LOCK_PREVIOUS: &str = "SELECT state FROM job_queue WHERE job_id = $1 FOR UPDATE";
 
 /// What a schedulable type's jobs are made with.
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone)]
 pub struct ScheduledType {
     pub max_attempts: u32,
     /// A scheduled job's (see `domain::priority`).
     pub priority: i16,
+    /// Checks a job's params, their dates resolved, against the type's
+    /// schema: `Err` says why not.
+    pub check_params: ParamsCheck,
 }
+
+/// A type's check of its jobs' params.
+pub type ParamsCheck = std::sync::Arc<dyn Fn(&Value) -> Result<(), String> + Send + Sync>;
 
 /// What a pass needs to know of errand's configuration.
 pub struct FiringTerms<'a> {
@@ -165,13 +171,16 @@ impl ScheduleFiring<'_> {
                 // Only an occurrence of a recurrence that parsed is fired.
                 let Ok(recurrence) = &recurrence else { continue };
                 let occasion = Occasion { local: occurrence.local, zone: recurrence.zone() };
-                let params = match resolve_dates(&schedule.params, occasion) {
+                // Checked when the schedule was written, with the dates of its
+                // next occurrence; each job's dates are its own, so checked
+                // again (a schema may bound them).
+                let check = terms.types.get(&schedule.job_type).map(|t| &t.check_params);
+                let resolved = resolve_dates(&schedule.params, occasion).map_err(|e| e.to_string());
+                let params = match resolved.and_then(|p| check.map_or(Ok(()), |check| check(&p)).map(|()| p)) {
                     Ok(params) => params,
-                    // Checked when the schedule was written; kept here for a
-                    // date out of the calendar's range.
                     Err(error) => {
-                        tracing::warn!(schedule = %schedule.id, %error, "a scheduled occurrence was skipped: its dates");
-                        metrics::counter!("errand_schedule_occurrences_skipped_total", "reason" => "dates")
+                        tracing::warn!(schedule = %schedule.id, %error, "a scheduled occurrence was skipped: its params");
+                        metrics::counter!("errand_schedule_occurrences_skipped_total", "reason" => "params")
                             .increment(1);
                         continue;
                     }

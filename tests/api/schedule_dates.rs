@@ -108,3 +108,28 @@ async fn a_bad_expression_or_a_date_the_schema_refuses_is_a_422_naming_its_field
     let count: i64 = app.db.scalar("SELECT count(*) FROM schedules", &[]).await;
     assert_eq!(count, 0);
 }
+
+#[actix_web::test]
+async fn each_job_s_dates_are_checked_against_the_schema_and_an_occurrence_they_fail_is_skipped() {
+    // Daily at 08:00 UTC; the type takes only the first occurrence's date.
+    let now = Utc::now();
+    let first_day = if chrono::Timelike::hour(&now) < 8 { now } else { now + TimeDelta::days(1) };
+    let only = first_day.format("%Y-%m-%d").to_string();
+    let schema = json!({"type": "object", "properties": {"day": {"type": "string", "pattern": format!("^{only}$")}}});
+    let app = scheduling_app(move |s| {
+        let noop = s.job_types.get_mut("noop").unwrap();
+        noop.schedulable = true;
+        noop.params_schema = Some(schema);
+    })
+    .await;
+    let alice = token("acme", "alice");
+    let body =
+        json!({"params": {"day": {"$date": "today"}}, "cron": "0 8 * * *", "timezone": "UTC", "overlap": "queue"});
+    let made = schedule_of_type(&app, &alice, "noop", body).await;
+    assert_eq!(made.status(), StatusCode::CREATED, "the next occurrence's date passes");
+    let first = at(&made.json::<Value>().await.unwrap()["next_run_at"]);
+    assert_eq!(first.format("%Y-%m-%d").to_string(), only);
+    assert_eq!(fire(&app, first).await, 1);
+    assert_eq!(fire(&app, first + TimeDelta::days(1)).await, 0, "the next day's date fails the schema: skipped");
+    assert_eq!(job_made_for(&app, first).await.0, json!({"day": only}));
+}
