@@ -118,36 +118,40 @@ impl LocalStorage {
     }
 
     pub(super) async fn begin_upload(&self, key: &ObjectKey) -> Result<Upload, StorageError> {
-        let upload =
-            Upload { key: key.as_str().to_owned(), id: uuid::Uuid::new_v4().simple().to_string(), parts: Vec::new() };
+        let id = uuid::Uuid::new_v4().simple().to_string();
+        let upload = Upload { key: key.as_str().to_owned(), id, parts: Vec::new(), segment: None };
         tokio::fs::create_dir_all(self.parts_dir(&upload)).await?;
         Ok(upload)
     }
 
-    /// Writes part `number` durably (synced, then renamed into place) under
-    /// a name of its own, which is its ETag: an attempt that lost its lease
-    /// and writes a part late writes another file, never the one recorded.
-    pub(super) async fn upload_part(
-        &self,
-        upload: &Upload,
-        number: u32,
-        part: Vec<u8>,
-    ) -> Result<String, StorageError> {
-        let dir = self.parts_dir(upload);
-        let name = format!("{number:05}-{}", uuid::Uuid::new_v4().simple());
-        let writing = dir.join(format!("{name}.writing"));
-        let mut file = tokio::fs::File::create(&writing).await?;
-        file.write_all(&part).await?;
-        file.sync_all().await?;
-        tokio::fs::rename(&writing, dir.join(&name)).await?;
-        Ok(name)
+    /// Appends a part durably (synced) to the attempt's segment, a file of
+    /// its own in the upload's directory, whose name is the part's ETag. A
+    /// resumed attempt starts a segment of its own, so an attempt that lost
+    /// its lease and writes late writes its own file, past what was recorded
+    /// of it; the completion takes of each segment what was recorded.
+    pub(super) async fn upload_part(&self, upload: &mut Upload, part: Vec<u8>) -> Result<String, StorageError> {
+        let segment = upload.segment.get_or_insert_with(|| uuid::Uuid::new_v4().simple().to_string()).clone();
+        let recorded: u64 = upload.parts.iter().filter(|p| p.etag == segment).map(|p| p.bytes).sum();
+        let path = self.parts_dir(upload).join(&segment);
+        tokio::task::spawn_blocking(move || -> std::io::Result<()> {
+            use std::io::{Seek, Write};
+            let mut file = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(path)?;
+            // What a failed write left past the recorded parts goes.
+            file.set_len(recorded)?;
+            file.seek(std::io::SeekFrom::End(0))?;
+            file.write_all(&part)?;
+            file.sync_data()
+        })
+        .await
+        .map_err(std::io::Error::other)??;
+        Ok(segment)
     }
 
     pub(super) async fn upload_is_whole(&self, upload: &Upload) -> Result<bool, StorageError> {
         let dir = self.parts_dir(upload);
-        for part in &upload.parts {
-            match tokio::fs::metadata(dir.join(&part.etag)).await {
-                Ok(meta) if meta.len() == part.bytes => {}
+        for (segment, bytes) in segments(upload) {
+            match tokio::fs::metadata(dir.join(segment)).await {
+                Ok(meta) if meta.len() >= bytes => {}
                 Ok(_) => return Ok(false),
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
                 Err(e) => return Err(e.into()),
@@ -156,27 +160,31 @@ impl LocalStorage {
         Ok(true)
     }
 
-    /// Joins the recorded parts into the object (written beside it, then
-    /// renamed into place), then removes the parts. The copy is the
-    /// kernel's (`copy_file_range`, through `std::io::copy`), on a blocking
-    /// thread.
+    /// Makes the object of the recorded parts: an upload one attempt wrote
+    /// whole is its segment, cut to what was recorded and renamed into
+    /// place (no copy); one resumed is its first segment with the others'
+    /// recorded bytes appended (the kernel's copy, `copy_file_range`
+    /// through `std::io::copy`). Then the upload's directory goes.
     pub(super) async fn complete_upload(&self, upload: &Upload) -> Result<(), StorageError> {
         let path = self.path_of(&upload.object_key());
         let dir = self.parts_dir(upload);
-        let partial = PartialFile { path: path.with_extension(format!("partial-{}", upload.id)), kept: false };
-        let (into, parts): (PathBuf, Vec<PathBuf>) =
-            (partial.path.clone(), upload.parts.iter().map(|p| dir.join(&p.etag)).collect());
+        let segments: Vec<(PathBuf, u64)> = segments(upload).into_iter().map(|(s, n)| (dir.join(s), n)).collect();
+        let Some((first, _)) = segments.first().cloned() else {
+            return Err(StorageError::Remote("an upload of no parts".into()));
+        };
         tokio::task::spawn_blocking(move || -> std::io::Result<()> {
-            let mut file = std::fs::File::create(into)?;
-            for part in parts {
-                std::io::copy(&mut std::fs::File::open(part)?, &mut file)?;
+            use std::io::{Read, Seek};
+            let mut file = std::fs::OpenOptions::new().write(true).open(&segments[0].0)?;
+            file.set_len(segments[0].1)?;
+            file.seek(std::io::SeekFrom::End(0))?;
+            for (segment, bytes) in &segments[1..] {
+                std::io::copy(&mut std::fs::File::open(segment)?.take(*bytes), &mut file)?;
             }
             file.sync_all()
         })
         .await
         .map_err(std::io::Error::other)??;
-        tokio::fs::rename(&partial.path, &path).await?;
-        partial.kept();
+        tokio::fs::rename(&first, &path).await?;
         tokio::fs::remove_dir_all(&dir).await?;
         Ok(())
     }
@@ -256,6 +264,18 @@ fn unix_now() -> u64 {
 
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// An upload's segments in order, each with its recorded bytes.
+fn segments(upload: &Upload) -> Vec<(&str, u64)> {
+    let mut segments: Vec<(&str, u64)> = Vec::new();
+    for part in &upload.parts {
+        match segments.last_mut() {
+            Some((segment, bytes)) if *segment == part.etag => *bytes += part.bytes,
+            _ => segments.push((&part.etag, part.bytes)),
+        }
+    }
+    segments
 }
 
 /// Keys come from errand, but a path is only served from inside the root.

@@ -66,7 +66,7 @@ impl S3Storage {
 
     pub(super) async fn begin_upload(&self, key: &ObjectKey, content_type: &str) -> Result<Upload, StorageError> {
         let started = self.bucket.initiate_multipart_upload(key.as_str(), content_type).await.map_err(remote)?;
-        Ok(Upload { key: key.as_str().to_owned(), id: started.upload_id, parts: Vec::new() })
+        Ok(Upload { key: key.as_str().to_owned(), id: started.upload_id, parts: Vec::new(), segment: None })
     }
 
     /// Uploads part `number`; answers its ETag.

@@ -9,10 +9,10 @@
 //! take no gaps), each attempt going on after the parts recorded. An attempt
 //! that lost its lease but has not yet noticed may still upload a part under
 //! a number its successor also uses: the completion names each part with
-//! the ETag recorded for it (S3's; a local part's file name, unique to the
-//! upload of that part), so a part uploaded again by another fails an S3
-//! completion (and the next attempt starts over) and is never the local
-//! file joined. The parts a completion names are those the checkpoints
+//! the ETag recorded for it (S3's; a local part's segment, the file its
+//! attempt appends to), so a part uploaded again by another fails an S3
+//! completion (and the next attempt starts over) and locally lands in
+//! another file, past what was recorded of it. The parts a completion names are those the checkpoints
 //! recorded; any other is dropped with the upload.
 
 use serde::{Deserialize, Serialize};
@@ -26,7 +26,7 @@ const MAX_PART_NUMBER: u32 = 10_000;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct UploadedPart {
     pub number: u32,
-    /// S3's ETag of the part; a local part's file name.
+    /// S3's ETag of the part; a local part's segment (file name).
     pub etag: String,
     pub bytes: u64,
 }
@@ -39,6 +39,10 @@ pub struct Upload {
     /// S3's upload id; the local part directory's own name.
     pub id: String,
     pub parts: Vec<UploadedPart>,
+    /// Local: the file this attempt appends its parts to (each attempt a
+    /// file of its own; never recorded, so a resumed attempt starts one).
+    #[serde(skip)]
+    pub segment: Option<String>,
 }
 
 impl Upload {
@@ -79,7 +83,7 @@ impl Storage {
         })?;
         let bytes = part.len() as u64;
         let etag = match self {
-            Self::Local(local) => local.upload_part(upload, number, part).await?,
+            Self::Local(local) => local.upload_part(upload, part).await?,
             Self::S3(s3) => s3.upload_part(upload, number, part, content_type).await?,
         };
         upload.parts.push(UploadedPart { number, etag, bytes });
@@ -149,7 +153,7 @@ mod tests {
     #[test]
     fn parts_are_numbered_on_from_the_last_recorded() {
         let part = |number| UploadedPart { number, etag: String::new(), bytes: 1 };
-        let mut upload = Upload { key: "k".into(), id: "u".into(), parts: Vec::new() };
+        let mut upload = Upload { key: "k".into(), id: "u".into(), parts: Vec::new(), segment: None };
         assert_eq!(upload.next_part_number(), Some(1));
         upload.parts = vec![part(1), part(2)];
         assert_eq!(upload.next_part_number(), Some(3));
