@@ -177,15 +177,11 @@ async fn a_cancel_racing_retries_across_two_processes_never_lets_the_job_run_aga
 
 #[actix_web::test]
 async fn a_cancelled_export_leaves_no_file_behind() {
-    let slow = errand::config::ExportSettings {
+    let slow = export_settings(
         // Rows trickle out for minutes: the export is writing its file when cancelled.
-        query: "SELECT g AS n, :tenant AS tenant, pg_sleep(0.005) AS pause FROM generate_series(1, 100000) AS g".into(),
-        formats: vec![errand::domain::ExportFormat::Csv],
-        source_database_url: None,
-        defuse_formulas: true,
-        resume_key: Vec::new(),
-        tenant_setting: None,
-    };
+        "SELECT g AS n, :tenant AS tenant, pg_sleep(0.005) AS pause FROM generate_series(1, 100000) AS g",
+        errand::domain::ExportFormat::Csv,
+    );
     let (app, dir) = spawn_exporting_app(move |s| add_export_type(s, "export_slow", slow)).await;
     let alice = token("demo-1", "alice");
     let id = app.create(&alice, "export_slow", json!({})).await;

@@ -87,14 +87,7 @@ async fn an_xlsx_cell_that_looks_like_a_formula_is_text_and_a_null_is_empty() {
     let query = "SELECT '=HYPERLINK(\"http://x\")' AS customer, '+1'::varchar AS note, NULL::int AS nothing, \
                  true AS paid, 'NaN'::float8 AS odd, '1899-01-01'::date AS old \
                  FROM sales WHERE tenant_id = :tenant LIMIT 1";
-    let settings = errand::config::ExportSettings {
-        query: query.into(),
-        formats: vec![errand::domain::ExportFormat::Xlsx],
-        source_database_url: None,
-        defuse_formulas: true,
-        resume_key: Vec::new(),
-        tenant_setting: None,
-    };
+    let settings = export_settings(query, errand::domain::ExportFormat::Xlsx);
     let (app, _dir) = spawn_exporting_app(move |s| add_export_type(s, "export_cells", settings)).await;
     let alice = token("demo-1", "alice");
     // The type's only format is its default.

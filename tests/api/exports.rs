@@ -151,15 +151,11 @@ async fn after_its_retention_a_result_is_deleted_and_says_so() {
 
 #[actix_web::test]
 async fn a_failure_mid_stream_leaves_no_partial_file() {
-    let failing = ExportSettings {
+    let failing = export_settings(
         // Fails with division by zero 150 rows in (demo-1 has the odd ids), after data has streamed.
-        query: "SELECT id, 1 / (id - 301) AS boom FROM sales WHERE tenant_id = :tenant ORDER BY id".into(),
-        formats: vec![ExportFormat::Csv],
-        source_database_url: None,
-        defuse_formulas: true,
-        resume_key: Vec::new(),
-        tenant_setting: None,
-    };
+        "SELECT id, 1 / (id - 301) AS boom FROM sales WHERE tenant_id = :tenant ORDER BY id",
+        ExportFormat::Csv,
+    );
     let (app, dir) = spawn_exporting_app(move |s| {
         add_export_type(s, "export_boom", failing);
     })
@@ -175,15 +171,11 @@ async fn a_failure_mid_stream_leaves_no_partial_file() {
 
 #[actix_web::test]
 async fn a_value_an_export_cannot_read_is_named_by_kind_never_quoted() {
-    let failing = ExportSettings {
+    let failing = export_settings(
         // PostgreSQL's own message quotes the value: invalid input syntax for type integer: "secret-301".
-        query: "SELECT ('secret-' || id)::integer AS n FROM sales WHERE tenant_id = :tenant ORDER BY id".into(),
-        formats: vec![ExportFormat::Csv],
-        source_database_url: None,
-        defuse_formulas: true,
-        resume_key: Vec::new(),
-        tenant_setting: None,
-    };
+        "SELECT ('secret-' || id)::integer AS n FROM sales WHERE tenant_id = :tenant ORDER BY id",
+        ExportFormat::Csv,
+    );
     let (app, _dir) = spawn_exporting_app(move |s| add_export_type(s, "export_cast", failing)).await;
     let alice = token("demo-1", "alice");
     let id = app.create(&alice, "export_cast", json!({})).await;
@@ -200,12 +192,11 @@ async fn ndjson_exports_one_object_per_line_from_a_separate_source_database() {
     let source_store = errand::store::Store::connect(&source.url, 2).unwrap();
     errand::demo::seed(&source_store, 1, 50).await.unwrap();
     let ndjson = ExportSettings {
-        query: "SELECT id, customer, unit_price FROM sales WHERE tenant_id = :tenant ORDER BY id".into(),
-        formats: vec![ExportFormat::Ndjson],
         source_database_url: Some(source.url.clone().try_into().unwrap()),
-        defuse_formulas: true,
-        resume_key: Vec::new(),
-        tenant_setting: None,
+        ..export_settings(
+            "SELECT id, customer, unit_price FROM sales WHERE tenant_id = :tenant ORDER BY id",
+            ExportFormat::Ndjson,
+        )
     };
     let (app, _dir) = spawn_exporting_app(move |s| {
         add_export_type(s, "export_lines", ndjson);
@@ -225,17 +216,12 @@ async fn ndjson_exports_one_object_per_line_from_a_separate_source_database() {
 
 #[actix_web::test]
 async fn an_attempt_that_breaks_off_mid_stream_is_retried_from_a_clean_slate() {
-    let flaky = ExportSettings {
+    let flaky = export_settings(
         // The first attempt is cancelled 150 rows in (a transient error); the second runs through.
-        query: "SELECT id, customer, errand_test_flaky(id, :attempt::int) AS ok FROM sales \
-                WHERE tenant_id = :tenant ORDER BY id"
-            .into(),
-        formats: vec![ExportFormat::Csv],
-        source_database_url: None,
-        defuse_formulas: true,
-        resume_key: Vec::new(),
-        tenant_setting: None,
-    };
+        "SELECT id, customer, errand_test_flaky(id, :attempt::int) AS ok FROM sales \
+                WHERE tenant_id = :tenant ORDER BY id",
+        ExportFormat::Csv,
+    );
     let (app, dir) = spawn_exporting_app(move |s| {
         add_export_type(s, "export_flaky", flaky);
     })
@@ -262,14 +248,7 @@ async fn an_attempt_that_breaks_off_mid_stream_is_retried_from_a_clean_slate() {
 
 #[actix_web::test]
 async fn an_export_failing_on_errands_side_tells_the_user_so_without_internals() {
-    let broken = ExportSettings {
-        query: "SELECT * FROM no_such_table WHERE tenant_id = :tenant".into(),
-        formats: vec![ExportFormat::Csv],
-        source_database_url: None,
-        defuse_formulas: true,
-        resume_key: Vec::new(),
-        tenant_setting: None,
-    };
+    let broken = export_settings("SELECT * FROM no_such_table WHERE tenant_id = :tenant", ExportFormat::Csv);
     let (app, _dir) = spawn_exporting_app(move |s| add_export_type(s, "export_broken", broken)).await;
     let alice = token("demo-1", "alice");
     let id = app.create(&alice, "export_broken", json!({})).await;
@@ -287,14 +266,7 @@ async fn an_export_failing_on_errands_side_tells_the_user_so_without_internals()
 async fn text_cells_a_spreadsheet_would_run_are_defused_and_typed_cells_are_not() {
     let query = "SELECT id AS \"Sale \"\"ID\"\"\", '=HYPERLINK(\"http://x\")' AS customer, '-5'::varchar AS note, \
                  -id AS negative, '@sum' AS at, 'plain' AS plain FROM sales WHERE tenant_id = :tenant ORDER BY id LIMIT 1";
-    let settings = |defuse_formulas| ExportSettings {
-        query: query.into(),
-        formats: vec![ExportFormat::Csv],
-        source_database_url: None,
-        defuse_formulas,
-        resume_key: Vec::new(),
-        tenant_setting: None,
-    };
+    let settings = |defuse_formulas| ExportSettings { defuse_formulas, ..export_settings(query, ExportFormat::Csv) };
     let (app, _dir) = spawn_exporting_app(move |s| {
         add_export_type(s, "export_defused", settings(true));
         add_export_type(s, "export_raw", settings(false));
@@ -321,13 +293,11 @@ async fn under_a_read_only_role_with_row_level_security_an_export_sees_its_tenan
     app.db.client().await.batch_execute(setup).await.unwrap();
     let reader_url = app.db.url.replacen("postgres@", "errand_test_reader@", 1);
     let scoped = ExportSettings {
-        // No :tenant: the policy holds the rows to the job's tenant.
-        query: "SELECT id, tenant_id FROM sales ORDER BY id".into(),
-        formats: vec![ExportFormat::Csv],
         source_database_url: Some(reader_url.try_into().unwrap()),
-        defuse_formulas: true,
         resume_key: vec!["id".into()],
         tenant_setting: Some("app.current_tenant".into()),
+        // No :tenant: the policy holds the rows to the job's tenant.
+        ..export_settings("SELECT id, tenant_id FROM sales ORDER BY id", ExportFormat::Csv)
     };
     let app = TestApp::builder()
         .on(app.db.shared())
@@ -347,14 +317,7 @@ async fn under_a_read_only_role_with_row_level_security_an_export_sees_its_tenan
     // A query that says nothing of its tenant without the setting is refused at start-up.
     let mut settings = test_settings(&app.db);
     let mut unscoped = job_type("sql_export");
-    unscoped.export = Some(ExportSettings {
-        query: "SELECT id FROM sales".into(),
-        formats: vec![ExportFormat::Csv],
-        source_database_url: None,
-        defuse_formulas: true,
-        resume_key: Vec::new(),
-        tenant_setting: None,
-    });
+    unscoped.export = Some(export_settings("SELECT id FROM sales", ExportFormat::Csv));
     settings.job_types.insert("export_unscoped".into(), unscoped);
     let built = errand::startup::Application::build(settings, errand::jobs::HandlerRegistry::builtin()).await;
     let refused = built.err().expect("refused at start-up").to_string();

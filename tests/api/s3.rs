@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use errand::config::{ExportSettings, StorageBackend};
+use errand::config::StorageBackend;
 use errand::domain::ExportFormat;
 use reqwest::StatusCode;
 use serde_json::json;
@@ -62,17 +62,12 @@ async fn an_export_lands_in_the_bucket_and_downloads_through_a_presigned_url() {
 async fn a_large_export_failing_mid_upload_leaves_no_object_and_no_open_upload() {
     let s3 = S3Server::start().await;
     let configure = into(&s3);
-    let failing = ExportSettings {
+    let failing = export_settings(
         // About 20 MB (several 8 MiB parts) before a division by zero.
-        query: "SELECT g, repeat('x', 1000) AS padding, 1 / (g - 20000) AS boom \
-                FROM generate_series(1, 30000) AS g WHERE :tenant <> ''"
-            .into(),
-        formats: vec![ExportFormat::Csv],
-        source_database_url: None,
-        defuse_formulas: true,
-        resume_key: Vec::new(),
-        tenant_setting: None,
-    };
+        "SELECT g, repeat('x', 1000) AS padding, 1 / (g - 20000) AS boom \
+                FROM generate_series(1, 30000) AS g WHERE :tenant <> ''",
+        ExportFormat::Csv,
+    );
     let (app, _dir) = spawn_exporting_app(move |s| {
         configure(s);
         add_export_type(s, "export_boom", failing);

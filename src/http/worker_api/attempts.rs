@@ -98,10 +98,7 @@ pub async fn progress(
     }
     let report = ProgressReport { done: body.done, total: body.total, message: body.message };
     let progress = ReportProgress { job: id, lease: LeaseId(body.lease_id), report };
-    match state.broker.send(progress).await.map_err(|e| AppError::Unavailable(e.to_string()))?? {
-        true => Ok(HttpResponse::NoContent().finish()),
-        false => Err(AppError::LeaseLost),
-    }
+    recorded_if_held(state.broker.send(progress).await.map_err(|e| AppError::Unavailable(e.to_string()))??)
 }
 
 #[derive(Deserialize, utoipa::ToSchema)]
@@ -151,10 +148,12 @@ pub async fn checkpoint(
     let lease = LeaseId(body.lease_id);
     super::check_type_held(&state, &worker, id, lease).await?;
     let value = Some(&body.checkpoint).filter(|v| !v.is_null());
-    match state.store.queue().write_checkpoint(id, lease, value, body.done).await? {
-        true => Ok(HttpResponse::NoContent().finish()),
-        false => Err(AppError::LeaseLost),
-    }
+    recorded_if_held(state.store.queue().write_checkpoint(id, lease, value, body.done).await?)
+}
+
+/// The answer to a write fenced on a lease: 204, or 409 if the lease was lost.
+fn recorded_if_held(held: bool) -> Result<HttpResponse, AppError> {
+    if held { Ok(HttpResponse::NoContent().finish()) } else { Err(AppError::LeaseLost) }
 }
 
 #[derive(Deserialize, utoipa::ToSchema)]

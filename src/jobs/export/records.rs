@@ -45,11 +45,14 @@ pub(super) struct Records {
     pub rows: u64,
     /// The key fields of the last record, as written (see `last_key`).
     last_fields: Vec<Vec<u8>>,
+    /// Nothing to defuse, cut or keep: records are only counted.
+    passes_through: bool,
 }
 
 impl Records {
     pub(super) fn new(dialect: Dialect, cut: usize, key_fields: Vec<usize>, defused: Vec<bool>, header: bool) -> Self {
         let last_fields = vec![Vec::new(); key_fields.len()];
+        let passes_through = cut == 0 && key_fields.is_empty() && !defused.contains(&true);
         Self {
             dialect,
             cut,
@@ -61,17 +64,13 @@ impl Records {
             delimiters: Vec::new(),
             rows: 0,
             last_fields,
+            passes_through,
         }
-    }
-
-    /// Whether records pass through untouched (only counted).
-    fn passes_through(&self) -> bool {
-        self.cut == 0 && self.key_fields.is_empty() && !self.defused.contains(&true)
     }
 
     /// Reads `chunk`, appending what is passed on to `out`.
     pub(super) fn feed(&mut self, chunk: &[u8], out: &mut Vec<u8>) {
-        if self.passes_through() {
+        if self.passes_through {
             self.count(chunk);
             out.extend_from_slice(chunk);
             return;

@@ -173,26 +173,24 @@ impl ExportPlan {
             part.settle().await.map_err(|e| self.save_failed(job, e.into()))?;
             let written = before + records.rows;
             rows.store(written, Ordering::Relaxed);
+            if part.len() >= self.part_size {
+                self.flush_part(ctx, format, &mut part, uploading, keys, written, &records).await?;
+            }
+            // Every thousand rows or so, not every row: progress, and
+            // whether the process is stopping.
             if written >= reported + PROGRESS_EVERY_ROWS {
                 reported = written;
                 ctx.progress.report(rows_written(written));
-            }
-            if part.len() >= self.part_size {
-                self.upload_part(ctx, &mut part, uploading).await?;
-                if !keys.is_empty() {
-                    self.checkpoint(ctx, format, uploading, written, &records.last_key()).await?;
+                if ctx.is_stopping() {
+                    // SIGTERM: what was gathered goes up as a part, with its
+                    // checkpoint, so the next attempt goes on from here (S3
+                    // takes it only if it is big enough to be followed by
+                    // more: else the last checkpoint stands).
+                    if !keys.is_empty() && !part.is_empty() && self.storage.takes_part_of(part.len()) {
+                        self.flush_part(ctx, format, &mut part, uploading, keys, written, &records).await?;
+                    }
+                    return Err(JobError::Retryable("stopped for a restart; it goes on shortly".into()));
                 }
-            }
-            if ctx.is_stopping() {
-                // The process is stopping (SIGTERM): what was gathered goes
-                // up as a part, with its checkpoint, so the next attempt
-                // goes on from here (S3 takes it only if it is big enough
-                // to be followed by more: else the last checkpoint stands).
-                if !keys.is_empty() && !part.is_empty() && self.storage.takes_part_of(part.len()) {
-                    self.upload_part(ctx, &mut part, uploading).await?;
-                    self.checkpoint(ctx, format, uploading, written, &records.last_key()).await?;
-                }
-                return Err(JobError::Retryable("stopped for a restart; it goes on shortly".into()));
             }
         }
         // The last part (the first, if the export is that small; none if a
@@ -217,6 +215,26 @@ impl ExportPlan {
         let bytes = part.take().await.map_err(|e| self.save_failed(job, e.into()))?;
         let content_type = "application/octet-stream";
         self.storage.upload_part(&mut uploading.upload, bytes, content_type).await.map_err(|e| self.save_failed(job, e))
+    }
+
+    /// Uploads the part gathered and, for a resumable export, records the
+    /// checkpoint after it.
+    #[allow(clippy::too_many_arguments)]
+    async fn flush_part(
+        &self,
+        ctx: &JobContext,
+        format: ExportFormat,
+        part: &mut PartBuffer,
+        uploading: &mut Uploading,
+        keys: &[usize],
+        rows: u64,
+        records: &super::records::Records,
+    ) -> Result<(), JobError> {
+        self.upload_part(ctx, part, uploading).await?;
+        if keys.is_empty() {
+            return Ok(());
+        }
+        self.checkpoint(ctx, format, uploading, rows, &records.last_key()).await
     }
 
     /// Records the uploaded parts, and the last row's key, as the attempt's checkpoint.

@@ -149,6 +149,19 @@ impl TestApp {
 }
 
 /// Adds an export job type `name` running `export`, with test-friendly retries.
+/// An export of `query` in `format`: formulas defused, read from errand's own
+/// database, not resumable (struct update syntax for the rest).
+pub fn export_settings(query: &str, format: errand::domain::ExportFormat) -> errand::config::ExportSettings {
+    errand::config::ExportSettings {
+        query: query.into(),
+        formats: vec![format],
+        source_database_url: None,
+        defuse_formulas: true,
+        resume_key: Vec::new(),
+        tenant_setting: None,
+    }
+}
+
 pub fn add_export_type(settings: &mut Settings, name: &str, export: errand::config::ExportSettings) {
     let mut job_type = job_type("sql_export");
     job_type.export = Some(export);
