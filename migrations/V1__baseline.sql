@@ -161,11 +161,8 @@ CREATE TABLE jobs (
     -- A job row is written twice: room left on each page for the end's new
     -- row version lets the end be a HOT update (see `jobs_unsuccessful`),
     -- which writes none of the table's indexes. The ended row is larger than
-    -- the recorded one (its result, end stamps and lease): at 80 only about
-    -- half the ends of a drain were HOT, each other one writing four index
-    -- entries; at 60 about 85 %, for a drain's CPU 5 % lower, and the table
-    -- and its indexes end no larger (the moved rows left holes and index
-    -- entries behind). 50 gained 1 % more for a tenth more heap.
+    -- the recorded one (its result, end stamps and lease).
+    -- Why 60: measured, see docs/benchmarks-log.md#jobs-fillfactor-60
     fillfactor = 60
 );
 
@@ -554,10 +551,8 @@ $$;
 -- other processes do, and no separate lock or read is needed. Per-user and
 -- per-tenant totals get rows of their own for the same reason (a sum over
 -- rows another transaction may be adding to would not be exact). So the
--- check costs no statement of its own: checking a batch in a transaction of
--- its own (the tenants' quota locks, then a statement that counted the
--- batch's owners and tested that it fit) took four statements where quotas
--- off need one, and made creation 18 % slower.
+-- check costs no statement of its own.
+-- Why: measured, see docs/benchmarks-log.md#the-quota-check-in-the-counting-trigger
 --
 -- Which caps hold is the recording statement's to say (its process's
 -- configuration): it sets `errand.quota_caps` for its own transaction,
@@ -585,13 +580,8 @@ CREATE TABLE tenant_quotas (
 
 -- Unfinished (waiting or running) jobs per tenant, per user, and per user
 -- and job type, in one table, so that a statement's counts of every kind
--- take one upsert (queued) or one lock and one update (ended). With a table
--- per kind, every statement that queued jobs ran three upserts and every
--- statement that ended jobs six statements, each planned and started on its
--- own; one table makes a drain's ends cost PostgreSQL about 6 % less CPU
--- (jobs/s +4 %). Creation, whose statements are small, costs the same within
--- the noise: the rows written, not the statements, are most of what
--- counting costs it (BENCHMARKS, "Session of 2026-12-03, later").
+-- take one upsert (queued) or one lock and one update (ended).
+-- Why one table: measured, see docs/benchmarks-log.md#one-table-of-counts-unfinished_counts
 --
 -- A row's kind is in its key: a tenant's total has user_id = job_type = '',
 -- a user's total job_type = '', a user's jobs of one type neither. Ids are
@@ -638,9 +628,9 @@ CREATE TABLE unfinished_counts (
 -- only to its backoff). The guarantees are the claim's.
 --
 -- Both values are read from the tenant's and the user's rows of
--- `unfinished_counts` (one index scan; reading the head of the line in
--- `job_queue_due` instead cost creation about 8 %: BENCHMARKS, "Hostile
--- tenants"). A set-returning function of one row, used as `CROSS JOIN
+-- `unfinished_counts` (one index scan).
+-- Why: measured, see docs/benchmarks-log.md#errand_turn-the-lines-head-from-the-counts
+-- A set-returning function of one row, used as `CROSS JOIN
 -- LATERAL errand_turn(…)`: PostgreSQL inlines it into the statement; called
 -- as a scalar function it is not inlined, and costs three times as much.
 CREATE FUNCTION errand_turn(tenant text, "user" text) RETURNS TABLE (turn bigint)
@@ -675,9 +665,8 @@ $$;
 -- further than the room: a colleague's job is that near the head (its turn
 -- is), and the walk must not read a whole backlog of jobs it may not take.
 -- A colleague's job further back (only while a line's turns are out of
--- step, e.g. after a retry) starts at the next end. (Read 32 further for
--- every tenant of one busy user, a drain of 32 such tenants ran at 0.8 of
--- its rate: BENCHMARKS, "Hostile tenants".)
+-- step, e.g. after a retry) starts at the next end.
+-- Why only then: measured, see docs/benchmarks-log.md#errand_tenant_next-reading-32-further
 CREATE FUNCTION errand_tenant_next(
     tenant text, tenant_limit bigint, user_limit bigint, max_jobs bigint,
     excluded_types text[], only_types text[])
@@ -772,11 +761,8 @@ END $$;
 --
 -- Both statements find a few dozen rows by key among up to three per tenant
 -- and user, so the plan is always index lookups, and the function says so
--- (SET). Left to the planner, the join was planned on the transition table's
--- size and the plan kept for the connection: planned for 58 ends over 30,000
--- rows (10,000 tenants), it scanned the whole table into a hash join, 6.5 ms
--- for 28 ends, and the drains whose connections kept that plan ran at 0.6 of
--- the rate of those whose connections did not.
+-- (SET).
+-- Why: measured, see docs/benchmarks-log.md#errand_count_unqueued-index-lookups-only
 CREATE FUNCTION errand_count_unqueued() RETURNS trigger LANGUAGE plpgsql
 SET enable_hashjoin = off SET enable_mergejoin = off SET enable_seqscan = off
 AS $$
@@ -1103,13 +1089,9 @@ $$;
 
 -- The WebhookSender's claim, as a function so that it can be planned the one
 -- way that stays cheap: an index scan of the due deliveries in due order.
--- Deliveries are written by bursts of job ends into a table that may have
--- been analyzed nearly empty; planned on such statistics, the claim read
--- every due delivery through bitmap scans and sorted them (54 ms per claim
--- at 20,000 due, against 0.7 ms by the index; measured), and it stayed so
--- until autovacuum analyzed the table, a minute or more later. A queue's
--- claim has one good plan, so the function asks for it (SET below) rather
--- than hoping the statistics keep up.
+-- A queue's claim has one good plan, so the function asks for it (SET below)
+-- rather than hoping the statistics keep up.
+-- Why: measured, see docs/benchmarks-log.md#errand_claim_webhook_deliveries-the-index-scan
 --
 -- Claims up to `want` due deliveries of enabled endpoints for `lock_ms`, under
 -- the claim id `claim` (see `lost_claims.rs`), at most `cap` in flight per
