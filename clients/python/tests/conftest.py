@@ -6,7 +6,8 @@ from __future__ import annotations
 import subprocess
 import threading
 import uuid
-from typing import Callable, Iterator, List, Optional
+from collections.abc import Iterator
+from typing import Any, Callable
 
 import pytest
 
@@ -21,9 +22,13 @@ def template_db() -> Iterator[str]:
     name = f"errand_pyw_tpl_{uuid.uuid4().hex[:12]}"
     harness.psql(f'CREATE DATABASE "{name}"')
     try:
-        subprocess.run([harness.errand_bin(), "migrate", "--config", str(harness.CONFIG)],
-                       env=harness.errand_env(harness.database_url(name)), check=True,
-                       capture_output=True, text=True)
+        subprocess.run(
+            [harness.errand_bin(), "migrate", "--config", str(harness.CONFIG)],
+            env=harness.errand_env(harness.database_url(name)),
+            check=True,
+            capture_output=True,
+            text=True,
+        )
         yield name
     finally:
         harness.psql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
@@ -41,7 +46,7 @@ class RunningWorker:
 
     def __init__(self, worker: Worker) -> None:
         self.worker = worker
-        self.error: Optional[BaseException] = None
+        self.error: BaseException | None = None
         self.thread = threading.Thread(target=self._run, name="worker-run", daemon=True)
         self.thread.start()
 
@@ -61,23 +66,23 @@ class RunningWorker:
 
 
 @pytest.fixture
-def new_worker(errand: harness.Errand) -> Iterator[Callable[..., Worker]]:
+def new_worker(errand: harness.Errand) -> Callable[..., Worker]:
     """Makes Workers pointed at the test's errand (a short claim wait, so
     that they stop fast); the test registers handlers and starts them with
     `run_worker`."""
 
-    def make(concurrency: int = 1, **options) -> Worker:
+    def make(concurrency: int = 1, **options: Any) -> Worker:
         options.setdefault("poll_wait", 1)
         return Worker(errand.url, harness.worker_token(), concurrency=concurrency, **options)
 
-    yield make
+    return make
 
 
 @pytest.fixture
 def run_worker(errand: harness.Errand) -> Iterator[Callable[[Worker], RunningWorker]]:
     """Starts `worker.run()` on a thread; teardown stops every one started
     (before errand stops: this fixture depends on it)."""
-    started: List[RunningWorker] = []
+    started: list[RunningWorker] = []
 
     def start(worker: Worker) -> RunningWorker:
         running = RunningWorker(worker)

@@ -16,8 +16,9 @@ import subprocess
 import threading
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Any, Callable, Dict, Iterator, List, Optional, TypeVar
+from typing import IO, Any, Callable, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 import httpx
@@ -45,7 +46,7 @@ WEBHOOKS_ENV = {
 T = TypeVar("T")
 
 
-def wait_until(condition: Callable[[], Optional[T]], timeout: float = 15.0, what: str = "the condition") -> T:
+def wait_until(condition: Callable[[], T | None], timeout: float = 15.0, what: str = "the condition") -> T:
     """Poll `condition` until it answers something truthy, and answer that;
     fail the test after `timeout` seconds."""
     deadline = time.monotonic() + timeout
@@ -73,53 +74,65 @@ def database_url(name: str) -> str:
 
 def psql(sql: str) -> None:
     """Run `sql` on `$DATABASE_URL`'s server, through its `postgres` database."""
-    subprocess.run(["psql", database_url("postgres"), "-v", "ON_ERROR_STOP=1", "-q", "-c", sql],
-                   check=True, capture_output=True, text=True)
+    subprocess.run(
+        ["psql", database_url("postgres"), "-v", "ON_ERROR_STOP=1", "-q", "-c", sql],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
 
 
-def errand_env(db_url: str, extra: Optional[Dict[str, str]] = None) -> Dict[str, str]:
+def errand_env(db_url: str, extra: dict[str, str] | None = None) -> dict[str, str]:
     """The environment errand runs with: one external job type, a 3 s lease."""
     env = {name: value for name, value in os.environ.items() if not name.startswith("ERRAND_")}
     # DATABASE_URL would override ERRAND_DATABASE__URL (errand reads it last).
     env.pop("DATABASE_URL", None)
-    env.update({
-        "ERRAND_DATABASE__URL": db_url,
-        "ERRAND_AUTH__JWT_SECRET": JWT_SECRET,
-        "ERRAND_WORKERS__LEASE": "3s",
-        # The tests poll and submit far past a person's pace.
-        "ERRAND_RATE_LIMITS__PER_USER": "unlimited",
-        "ERRAND_RATE_LIMITS__CREATES_PER_USER": "unlimited",
-        "ERRAND_RATE_LIMITS__PER_TENANT": "unlimited",
-        "ERRAND_JOB_TYPES__RENDER_INVOICE__HANDLER": "external",
-        "ERRAND_JOB_TYPES__RENDER_INVOICE__MAX_ATTEMPTS": "3",
-        "ERRAND_JOB_TYPES__RENDER_INVOICE__BACKOFF_BASE": "50ms",
-        "RUST_LOG": "warn",
-    })
+    env.update(
+        {
+            "ERRAND_DATABASE__URL": db_url,
+            "ERRAND_AUTH__JWT_SECRET": JWT_SECRET,
+            "ERRAND_WORKERS__LEASE": "3s",
+            # The tests poll and submit far past a person's pace.
+            "ERRAND_RATE_LIMITS__PER_USER": "unlimited",
+            "ERRAND_RATE_LIMITS__CREATES_PER_USER": "unlimited",
+            "ERRAND_RATE_LIMITS__PER_TENANT": "unlimited",
+            "ERRAND_JOB_TYPES__RENDER_INVOICE__HANDLER": "external",
+            "ERRAND_JOB_TYPES__RENDER_INVOICE__MAX_ATTEMPTS": "3",
+            "ERRAND_JOB_TYPES__RENDER_INVOICE__BACKOFF_BASE": "50ms",
+            "RUST_LOG": "warn",
+        }
+    )
     env.update(extra or {})
     return env
 
 
 def mint_token(*args: str) -> str:
     """`errand token ARGS`: a signed token for this run's secret."""
-    done = subprocess.run([errand_bin(), "token", "--config", str(CONFIG), *args],
-                          env=errand_env(database_url("postgres")), check=True, capture_output=True, text=True)
+    done = subprocess.run(
+        [errand_bin(), "token", "--config", str(CONFIG), *args],
+        env=errand_env(database_url("postgres")),
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     return done.stdout.strip()
 
 
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+        port: int = probe.getsockname()[1]
+        return port
 
 
 class LineReader:
     """Reads a process's output on a thread of its own, so that a test can
     wait for a line with a timeout."""
 
-    def __init__(self, stream: IO[str], echo: Optional[List[str]] = None) -> None:
-        self._lines: "queue.Queue[Optional[str]]" = queue.Queue()
+    def __init__(self, stream: IO[str], echo: list[str] | None = None) -> None:
+        self._lines: queue.Queue[str | None] = queue.Queue()
         # Every line read, for a failing test's message.
-        self.seen: List[str] = echo if echo is not None else []
+        self.seen: list[str] = echo if echo is not None else []
         threading.Thread(target=self._pump, args=(stream,), daemon=True).start()
 
     def _pump(self, stream: IO[str]) -> None:
@@ -150,33 +163,42 @@ class LineReader:
 class Errand:
     """One `errand serve` process on a database of its own."""
 
-    def __init__(self, template_db: str, work_dir: Path, env: Optional[Dict[str, str]] = None) -> None:
+    def __init__(self, template_db: str, work_dir: Path, env: dict[str, str] | None = None) -> None:
         self.db_name = f"errand_pyw_{uuid.uuid4().hex[:12]}"
         psql(f'CREATE DATABASE "{self.db_name}" TEMPLATE "{template_db}"')
         port = free_port()
         self.url = f"http://127.0.0.1:{port}"
         self._log_path = work_dir / "errand.log"
-        self._log = open(self._log_path, "w")
-        env = errand_env(database_url(self.db_name), {
-            "ERRAND_HTTP__BIND": f"127.0.0.1:{port}",
-            "ERRAND_HTTP__PUBLIC_BASE_URL": self.url,
-            "ERRAND_STORAGE__LOCAL_DIR": str(work_dir / "results"),
-            **(env or {}),
-        })
+        # Open for as long as errand runs (its stderr), closed by stop(): no `with` spans that.
+        self._log = open(self._log_path, "w")  # noqa: SIM115
+        env = errand_env(
+            database_url(self.db_name),
+            {
+                "ERRAND_HTTP__BIND": f"127.0.0.1:{port}",
+                "ERRAND_HTTP__PUBLIC_BASE_URL": self.url,
+                "ERRAND_STORAGE__LOCAL_DIR": str(work_dir / "results"),
+                **(env or {}),
+            },
+        )
         self.process = subprocess.Popen(
-            [errand_bin(), "serve", "--config", str(CONFIG)], env=env, cwd=work_dir,
-            stdout=subprocess.PIPE, stderr=self._log, text=True)
+            [errand_bin(), "serve", "--config", str(CONFIG)],
+            env=env,
+            cwd=work_dir,
+            stdout=subprocess.PIPE,
+            stderr=self._log,
+            text=True,
+        )
+        assert self.process.stdout is not None  # stdout=PIPE
         try:
             LineReader(self.process.stdout).wait_for("errand listening on", timeout=60)
         except AssertionError:
             self.stop()
             raise AssertionError(f"errand did not start:\n{self.log()}") from None
-        self.user = httpx.Client(base_url=self.url, timeout=10,
-                                 headers={"Authorization": f"Bearer {user_token()}"})
+        self.user = httpx.Client(base_url=self.url, timeout=10, headers={"Authorization": f"Bearer {user_token()}"})
 
     @classmethod
     @contextlib.contextmanager
-    def running(cls, template_db: str, work_dir: Path, env: Optional[Dict[str, str]] = None) -> Iterator["Errand"]:
+    def running(cls, template_db: str, work_dir: Path, env: dict[str, str] | None = None) -> Iterator[Errand]:
         """An errand for the length of a `with`; its log is printed if it wrote one."""
         server = cls(template_db, work_dir, env)
         try:
@@ -206,33 +228,40 @@ class Errand:
 
     # The user's side of the API.
 
-    def submit(self, params: Dict[str, Any], job_type: str = JOB_TYPE) -> str:
+    def submit(self, params: dict[str, Any], job_type: str = JOB_TYPE) -> str:
         """`POST /jobs/{type}` as alice of acme; answers the new job's id."""
-        response = self.user.post(f"/jobs/{job_type}", json=params,
-                                  headers={"Idempotency-Key": str(uuid.uuid4())})
+        response = self.user.post(f"/jobs/{job_type}", json=params, headers={"Idempotency-Key": str(uuid.uuid4())})
         assert response.status_code == 202, response.text
-        return response.json()["id"]
+        job_id: str = response.json()["id"]
+        return job_id
 
-    def register_webhook(self, url: str, events: List[str]) -> Dict[str, Any]:
+    def register_webhook(self, url: str, events: list[str]) -> dict[str, Any]:
         """`POST /webhooks` as acme's tenant admin; answers the new endpoint,
         its `secret` included (errand shows it this once)."""
-        response = httpx.post(f"{self.url}/webhooks", json={"url": url, "events": events}, timeout=10,
-                              headers={"Authorization": f"Bearer {admin_token()}"})
+        response = httpx.post(
+            f"{self.url}/webhooks",
+            json={"url": url, "events": events},
+            timeout=10,
+            headers={"Authorization": f"Bearer {admin_token()}"},
+        )
         assert response.status_code == 201, response.text
-        return response.json()
+        endpoint: dict[str, Any] = response.json()
+        return endpoint
 
-    def job(self, job_id: str) -> Dict[str, Any]:
+    def job(self, job_id: str) -> dict[str, Any]:
         """`GET /jobs/{id}` as its owner."""
         response = self.user.get(f"/jobs/{job_id}")
         assert response.status_code == 200, response.text
-        return response.json()
+        job: dict[str, Any] = response.json()
+        return job
 
-    def wait_for_job(self, job_id: str, condition: Callable[[Dict[str, Any]], bool],
-                     timeout: float = 15.0, what: str = "the job") -> Dict[str, Any]:
+    def wait_for_job(
+        self, job_id: str, condition: Callable[[dict[str, Any]], bool], timeout: float = 15.0, what: str = "the job"
+    ) -> dict[str, Any]:
         """Poll the job until `condition(job)`; answer it."""
-        last: Dict[str, Any] = {}
+        last: dict[str, Any] = {}
 
-        def check() -> Optional[Dict[str, Any]]:
+        def check() -> dict[str, Any] | None:
             last.update(self.job(job_id))
             return dict(last) if condition(last) else None
 
@@ -241,13 +270,14 @@ class Errand:
         except AssertionError as error:
             raise AssertionError(f"{error}; the job last read: {last}") from None
 
-    def wait_for_end(self, job_id: str, timeout: float = 15.0) -> Dict[str, Any]:
+    def wait_for_end(self, job_id: str, timeout: float = 15.0) -> dict[str, Any]:
         """Poll the job until it ended (completed, failed or cancelled)."""
-        return self.wait_for_job(job_id, lambda job: job["status"] in ("completed", "failed", "cancelled"),
-                                 timeout, f"job {job_id} to end")
+        return self.wait_for_job(
+            job_id, lambda job: job["status"] in ("completed", "failed", "cancelled"), timeout, f"job {job_id} to end"
+        )
 
 
-_tokens: Dict[str, str] = {}
+_tokens: dict[str, str] = {}
 
 
 def worker_token() -> str:

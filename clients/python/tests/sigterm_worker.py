@@ -2,15 +2,18 @@
 its one handler announces each job on stdout and finishes it when a line
 arrives on stdin."""
 
+import io
 import logging
 import os
 import sys
+from typing import cast
 
 from errand_worker import Worker
 
 logging.basicConfig(level=logging.INFO, stream=sys.stdout, format="%(message)s")
-# Lines must reach the test as they are written.
-sys.stdout.reconfigure(line_buffering=True)
+# Lines must reach the test as they are written. (A script's stdout is a
+# TextIOWrapper; typeshed calls it a TextIO, which has no reconfigure.)
+cast(io.TextIOWrapper, sys.stdout).reconfigure(line_buffering=True)
 
 worker = Worker(os.environ["ERRAND_URL"], os.environ["ERRAND_WORKER_TOKEN"], concurrency=1, poll_wait=1)
 

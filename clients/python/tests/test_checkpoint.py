@@ -2,7 +2,7 @@
 from, and only the attempt that holds the lease may record one."""
 
 import threading
-from typing import Any, List, Tuple
+from typing import Any, Optional
 
 from errand_worker import ApiError, LeaseLost, Retryable
 
@@ -10,8 +10,8 @@ SAVED = {"page": 40, "cursor": "abc"}
 
 
 def test_the_next_attempt_resumes_from_the_checkpoint_of_a_failed_one(errand, new_worker, run_worker):
-    resumed: List[Tuple[int, Any]] = []
-    refused: List[Tuple[int, str]] = []
+    resumed: list[tuple[int, Any]] = []
+    refused: list[tuple[int, Optional[str]]] = []
     worker = new_worker()
 
     @worker.job("render_invoice")
@@ -40,7 +40,7 @@ def test_the_next_attempt_resumes_from_the_checkpoint_of_a_failed_one(errand, ne
 
 
 def test_a_checkpoint_set_to_none_is_forgotten(errand, new_worker, run_worker):
-    resumed: List[Tuple[int, Any]] = []
+    resumed: list[tuple[int, Any]] = []
     worker = new_worker()
 
     @worker.job("render_invoice")
@@ -63,8 +63,8 @@ def test_a_checkpoint_set_to_none_is_forgotten(errand, new_worker, run_worker):
 
 def test_a_checkpoint_under_a_lost_lease_raises_lease_lost_and_is_not_recorded(errand, new_worker, run_worker):
     rescued = threading.Event()
-    resumed: List[Tuple[int, Any]] = []
-    late_checkpoint: List[str] = []
+    resumed: list[tuple[int, Any]] = []
+    late_checkpoint: list[str] = []
     worker = new_worker(concurrency=2)
     # The test hook: no lease is renewed, so attempt 1's lease runs out and
     # errand's rescuer puts the job back in the queue, as if its worker died.
@@ -95,8 +95,12 @@ def test_a_checkpoint_under_a_lost_lease_raises_lease_lost_and_is_not_recorded(e
     assert first_checkpointed.wait(15)
 
     # Rescued: no longer attempt 1 running (it waits, or attempt 2 runs or ran).
-    errand.wait_for_job(job_id, lambda job: not (job["state"] == "running" and job["attempts"] == 1),
-                        timeout=20, what="errand to rescue the expired lease")
+    errand.wait_for_job(
+        job_id,
+        lambda job: not (job["state"] == "running" and job["attempts"] == 1),
+        timeout=20,
+        what="errand to rescue the expired lease",
+    )
     rescued.set()
 
     assert first_ended.wait(15)

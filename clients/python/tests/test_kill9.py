@@ -12,9 +12,16 @@ import harness
 def test_a_job_whose_worker_was_killed_is_completed_by_another_once(errand, new_worker, run_worker):
     script = Path(__file__).with_name("sigterm_worker.py")  # a handler that waits on stdin
     env = dict(os.environ, ERRAND_URL=errand.url, ERRAND_WORKER_TOKEN=harness.worker_token())
-    doomed = subprocess.Popen([sys.executable, str(script)], env=env, text=True, stdin=subprocess.PIPE,
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    doomed = subprocess.Popen(
+        [sys.executable, str(script)],
+        env=env,
+        text=True,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
     try:
+        assert doomed.stdout is not None  # stdout=PIPE
         output = harness.LineReader(doomed.stdout)
         job_id = errand.submit({"invoice": 9})
         output.wait_for(f"handler started {job_id}")

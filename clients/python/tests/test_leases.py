@@ -38,8 +38,12 @@ def test_a_lost_lease_stops_the_handler_and_the_rescued_job_runs_again(errand, n
     assert first_started.wait(15)
 
     # Rescued: no longer attempt 1 running (it waits, or attempt 2 runs or ran).
-    errand.wait_for_job(job_id, lambda job: not (job["state"] == "running" and job["attempts"] == 1),
-                        timeout=20, what="errand to rescue the expired lease")
+    errand.wait_for_job(
+        job_id,
+        lambda job: not (job["state"] == "running" and job["attempts"] == 1),
+        timeout=20,
+        what="errand to rescue the expired lease",
+    )
     rescued.set()
 
     assert first_ended.wait(15)
@@ -78,7 +82,6 @@ def test_a_cancel_stops_the_handler_and_the_job_ends_cancelled(errand, new_worke
     job = errand.wait_for_end(job_id, timeout=20)
     assert job["status"] == "cancelled", job
     assert stopped_by == ["cancel"], "the handler was not told through job.check()"
-
 
 
 def test_heartbeats_keep_a_job_longer_than_its_lease(errand, new_worker, run_worker):

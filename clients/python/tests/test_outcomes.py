@@ -1,8 +1,6 @@
 """What a handler's return or exception makes of its job, as the job's owner
 reads it through `GET /jobs/{id}`."""
 
-from typing import List
-
 from errand_worker import Permanent, Retryable
 from errand_worker.worker import GENERIC_ERROR
 
@@ -27,7 +25,7 @@ def test_a_returned_dict_becomes_the_completed_jobs_result(errand, new_worker, r
 
 
 def test_retryable_fails_the_attempt_and_the_next_one_can_succeed(errand, new_worker, run_worker):
-    attempts: List[int] = []
+    attempts: list[int] = []
     worker = new_worker()
 
     @worker.job("render_invoice")
@@ -48,7 +46,7 @@ def test_retryable_fails_the_attempt_and_the_next_one_can_succeed(errand, new_wo
 
 
 def test_permanent_fails_the_job_at_once_with_the_handlers_message(errand, new_worker, run_worker):
-    attempts: List[int] = []
+    attempts: list[int] = []
     worker = new_worker()
 
     @worker.job("render_invoice")
@@ -67,7 +65,7 @@ def test_permanent_fails_the_job_at_once_with_the_handlers_message(errand, new_w
 
 
 def test_an_unexpected_exception_is_retried_and_its_text_never_reaches_the_user(errand, new_worker, run_worker):
-    attempts: List[int] = []
+    attempts: list[int] = []
     worker = new_worker()
 
     @worker.job("render_invoice")

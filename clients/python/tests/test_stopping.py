@@ -39,9 +39,17 @@ def test_stop_lets_the_running_job_finish_then_run_returns(errand, new_worker, r
 def test_sigterm_stops_claiming_and_lets_the_running_job_finish(errand, tmp_path):
     script = Path(__file__).with_name("sigterm_worker.py")
     env = dict(os.environ, ERRAND_URL=errand.url, ERRAND_WORKER_TOKEN=harness.worker_token())
-    worker = subprocess.Popen([sys.executable, str(script)], env=env, text=True, stdin=subprocess.PIPE,
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    worker = subprocess.Popen(
+        [sys.executable, str(script)],
+        env=env,
+        text=True,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
     try:
+        assert worker.stdin is not None  # stdin=PIPE
+        assert worker.stdout is not None  # stdout=PIPE
         output = harness.LineReader(worker.stdout)
         first = errand.submit({"invoice": 1})
         output.wait_for(f"handler started {first}")

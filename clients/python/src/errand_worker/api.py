@@ -18,8 +18,9 @@ import os
 import random
 import re
 import time
+from collections.abc import Generator, Iterator
 from datetime import datetime, timezone
-from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Union
+from typing import Any, Callable, NamedTuple
 
 import httpx
 
@@ -38,8 +39,8 @@ class ClaimAnswer(NamedTuple):
     """What `POST /worker/v1/claim` gave: the jobs (raw JSON objects) and the
     server's clock when it answered, for lease timing."""
 
-    jobs: List[Dict[str, Any]]
-    server_time: Optional[datetime]
+    jobs: list[dict[str, Any]]
+    server_time: datetime | None
 
 
 class HeartbeatAnswer(NamedTuple):
@@ -48,7 +49,7 @@ class HeartbeatAnswer(NamedTuple):
 
     lease_expires_at: datetime
     cancel_requested: bool
-    server_time: Optional[datetime]
+    server_time: datetime | None
 
 
 class _BearerAuth(httpx.Auth):
@@ -58,7 +59,7 @@ class _BearerAuth(httpx.Auth):
     def __init__(self, token: Callable[[], str]) -> None:
         self._token = token
 
-    def auth_flow(self, request: httpx.Request) -> Iterator[httpx.Request]:
+    def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
         request.headers["Authorization"] = f"Bearer {self._token()}"
         yield request
 
@@ -72,8 +73,9 @@ class WorkerApi:
     heartbeat thread and the claim loop can each hold one.
     """
 
-    def __init__(self, url: str, token: Union[str, Callable[[], str]], *, connections: int = 10,
-                 timeout: float = 10.0) -> None:
+    def __init__(
+        self, url: str, token: str | Callable[[], str], *, connections: int = 10, timeout: float = 10.0
+    ) -> None:
         self._timeout = timeout
         self._client = httpx.Client(
             base_url=url.rstrip("/"),
@@ -87,15 +89,16 @@ class WorkerApi:
         """Close the pooled connections."""
         self._client.close()
 
-    def claim(self, types: List[str], max_jobs: int, wait: int) -> ClaimAnswer:
+    def claim(self, types: list[str], max_jobs: int, wait: int) -> ClaimAnswer:
         """Long-poll for up to `max_jobs` jobs of `types`, waiting at most
         `wait` seconds. Tried once (see the module doc)."""
         body = {"types": types, "max": max_jobs, "wait": wait}
         # The read timeout must outlast errand's own wait, or every idle poll
         # would end as a timeout error instead of an empty list.
         timeout = httpx.Timeout(self._timeout, read=wait + self._timeout)
-        response = self._send(lambda: self._client.build_request(
-            "POST", "/worker/v1/claim", json=body, timeout=timeout), retry_for=0)
+        response = self._send(
+            lambda: self._client.build_request("POST", "/worker/v1/claim", json=body, timeout=timeout), retry_for=0
+        )
         return ClaimAnswer(response.json()["jobs"], _server_time(response))
 
     def heartbeat(self, job_id: str, lease_id: str, retry_for: float) -> HeartbeatAnswer:
@@ -108,10 +111,11 @@ class WorkerApi:
             _server_time(response),
         )
 
-    def progress(self, job_id: str, lease_id: str, done: int, total: Optional[int],
-                 message: Optional[str], retry_for: float) -> None:
+    def progress(
+        self, job_id: str, lease_id: str, done: int, total: int | None, message: str | None, retry_for: float
+    ) -> None:
         """Report how far the job got; raises `LeaseLost` when it is no longer ours."""
-        body: Dict[str, Any] = {"lease_id": lease_id, "done": done}
+        body: dict[str, Any] = {"lease_id": lease_id, "done": done}
         if total is not None:
             body["total"] = total
         if message is not None:
@@ -126,9 +130,9 @@ class WorkerApi:
         body = {"lease_id": lease_id, "checkpoint": value, "done": done}
         self._post(f"/worker/v1/jobs/{job_id}/checkpoint", body, retry_for)
 
-    def complete(self, job_id: str, lease_id: str, result: Optional[Dict[str, Any]], retry_for: float) -> None:
+    def complete(self, job_id: str, lease_id: str, result: dict[str, Any] | None, retry_for: float) -> None:
         """End the attempt as completed, with `result` when given."""
-        body: Dict[str, Any] = {"lease_id": lease_id}
+        body: dict[str, Any] = {"lease_id": lease_id}
         if result is not None:
             body["result"] = result
         self._post(f"/worker/v1/jobs/{job_id}/complete", body, retry_for)
@@ -139,15 +143,17 @@ class WorkerApi:
         body = {"lease_id": lease_id, "error": error, "retryable": retryable}
         return str(self._post(f"/worker/v1/jobs/{job_id}/fail", body, retry_for).json().get("status"))
 
-    def upload_result(self, job_id: str, lease_id: str, path: str, content_type: str,
-                      file_name: str, retry_for: float) -> Dict[str, Any]:
+    def upload_result(
+        self, job_id: str, lease_id: str, path: str, content_type: str, file_name: str, retry_for: float
+    ) -> dict[str, Any]:
         """Stream the file at `path` as the job's result file; answers its metadata."""
         size = os.path.getsize(path)
 
         def build() -> httpx.Request:
             # A fresh reader per try: a retried upload starts the file over.
             return self._client.build_request(
-                "PUT", f"/worker/v1/jobs/{job_id}/result",
+                "PUT",
+                f"/worker/v1/jobs/{job_id}/result",
                 params={"lease_id": lease_id, "file_name": file_name},
                 headers={"Content-Type": content_type, "Content-Length": str(size)},
                 content=_read_chunks(path),
@@ -155,9 +161,10 @@ class WorkerApi:
                 timeout=httpx.Timeout(self._timeout, read=max(60.0, self._timeout)),
             )
 
-        return self._send(build, retry_for).json()
+        stored: dict[str, Any] = self._send(build, retry_for).json()
+        return stored
 
-    def _post(self, path: str, body: Dict[str, Any], retry_for: float) -> httpx.Response:
+    def _post(self, path: str, body: dict[str, Any], retry_for: float) -> httpx.Response:
         return self._send(lambda: self._client.build_request("POST", path, json=body), retry_for)
 
     def _send(self, build: Callable[[], httpx.Request], retry_for: float) -> httpx.Response:
@@ -229,7 +236,7 @@ def _read_chunks(path: str) -> Iterator[bytes]:
             yield chunk
 
 
-def _server_time(response: httpx.Response) -> Optional[datetime]:
+def _server_time(response: httpx.Response) -> datetime | None:
     """errand's clock from the `Date` header (whole seconds), if it sent one."""
     header = response.headers.get("date")
     if not header:

@@ -11,8 +11,6 @@ Besides them, `ApiError` and `Unreachable` (calls to errand that failed) and
 
 from __future__ import annotations
 
-from typing import Optional
-
 
 class JobFailed(Exception):
     """Base of the failures a handler raises on purpose.
@@ -66,7 +64,7 @@ class ApiError(Exception):
     when the body was `application/problem+json`.
     """
 
-    def __init__(self, status: int, code: Optional[str], detail: str) -> None:
+    def __init__(self, status: int, code: str | None, detail: str) -> None:
         super().__init__(f"errand answered {status} ({code or 'no code'}): {detail}")
         self.status = status
         self.code = code

@@ -13,7 +13,6 @@ import logging
 import threading
 import time
 from datetime import datetime, timezone
-from typing import Dict, List, Optional, Tuple
 
 from .api import WorkerApi
 from .errors import ApiError, Cancelled, LeaseLost, Unreachable
@@ -30,7 +29,7 @@ MIN_INTERVAL = 0.2
 RETRY_INTERVAL = 1.0
 
 
-def renewal_interval(lease_expires_at: datetime, server_time: Optional[datetime]) -> float:
+def renewal_interval(lease_expires_at: datetime, server_time: datetime | None) -> float:
     """Seconds until a lease ending at `lease_expires_at` should be renewed:
     a third of what is left of it.
 
@@ -52,7 +51,7 @@ class Heartbeater:
         self._api = api
         self._changed = threading.Condition()
         # Job id -> (when its next renewal is due, on the monotonic clock; the job).
-        self._due: Dict[str, Tuple[float, Job]] = {}
+        self._due: dict[str, tuple[float, Job]] = {}
         self._stopping = False
         # A test hook: paused, no lease is renewed, so that leases run out.
         self._paused = False
@@ -69,7 +68,7 @@ class Heartbeater:
             self._changed.notify()
         self._thread.join()
 
-    def track(self, job: Job, server_time: Optional[datetime]) -> None:
+    def track(self, job: Job, server_time: datetime | None) -> None:
         """Renew `job`'s lease until `forget(job)`; `server_time` is errand's
         clock when it handed the job out."""
         due = time.monotonic() + renewal_interval(job.lease_expires_at, server_time)
@@ -107,7 +106,7 @@ class Heartbeater:
                     log.exception("job %s: renewing its lease failed unexpectedly", job.id)
                     self._reschedule(job, RETRY_INTERVAL)
 
-    def _wait_for_due(self) -> Optional[List[Job]]:
+    def _wait_for_due(self) -> list[Job] | None:
         """Block until some renewals are due and answer their jobs, or answer
         None once stopping."""
         with self._changed:

@@ -15,7 +15,7 @@ import mimetypes
 import os
 import threading
 from datetime import datetime
-from typing import Any, Dict, Optional, Type, Union
+from typing import Any
 
 from .api import WorkerApi, parse_timestamp
 from .errors import Cancelled, JobInterrupted, LeaseLost, Unreachable
@@ -38,10 +38,10 @@ class Job:
     there: it must neither redo nor skip what the checkpoint says was done.
     """
 
-    def __init__(self, claimed: Dict[str, Any], api: WorkerApi, retry_for: float) -> None:
+    def __init__(self, claimed: dict[str, Any], api: WorkerApi, retry_for: float) -> None:
         self.id: str = str(claimed["id"])
         self.type: str = claimed["type"]
-        self.params: Dict[str, Any] = claimed.get("params") or {}
+        self.params: dict[str, Any] = claimed.get("params") or {}
         self.tenant: str = claimed.get("tenant", "")
         self.user: str = claimed.get("user", "")
         self.attempt: int = int(claimed.get("attempt", 1))
@@ -52,8 +52,8 @@ class Job:
         # Written by the heartbeat thread, read by the handler's thread.
         self._lock = threading.Lock()
         self._lease_expires_at = parse_timestamp(claimed["lease_expires_at"])
-        self._interruption: Optional[Type[JobInterrupted]] = None
-        self._uploaded: Optional[Dict[str, Any]] = None
+        self._interruption: type[JobInterrupted] | None = None
+        self._uploaded: dict[str, Any] | None = None
 
     def __repr__(self) -> str:
         return f"Job(id={self.id!r}, type={self.type!r}, attempt={self.attempt})"
@@ -88,7 +88,7 @@ class Job:
         if interruption is Cancelled:
             raise Cancelled(f"job {self.id} was cancelled")
 
-    def progress(self, done: int, total: Optional[int] = None, message: Optional[str] = None) -> None:
+    def progress(self, done: int, total: int | None = None, message: str | None = None) -> None:
         """Tell errand how far the job got (whole steps: pages, rows, bytes);
         the owner sees it in `GET /jobs/{id}` and on their live stream.
 
@@ -138,8 +138,9 @@ class Job:
             self._interrupt(LeaseLost)
             raise
 
-    def upload(self, path: Union[str, "os.PathLike[str]"], content_type: Optional[str] = None,
-               file_name: Optional[str] = None) -> Dict[str, Any]:
+    def upload(
+        self, path: str | os.PathLike[str], content_type: str | None = None, file_name: str | None = None
+    ) -> dict[str, Any]:
         """Stream the file at `path` to errand as the job's result file.
 
         It becomes the job's `result` once the handler returns (the owner then
@@ -161,7 +162,7 @@ class Job:
 
     # The worker's side of the job (not for handlers).
 
-    def _interrupt(self, reason: Type[JobInterrupted]) -> bool:
+    def _interrupt(self, reason: type[JobInterrupted]) -> bool:
         """Mark the job interrupted; the first reason stands. Answers whether
         this call was the one that marked it."""
         with self._lock:

@@ -15,15 +15,22 @@ reused for another request) raises `ApiError` at once; running out of
 
 from __future__ import annotations
 
-from typing import Any, Dict, Optional
+from typing import Any
 
 import httpx
 
 from .api import send_retrying
 
 
-def submit_job(base_url: str, token: str, job_type: str, params: Dict[str, Any], idempotency_key: str,
-               retry_for: float = 120.0, client: Optional[httpx.Client] = None) -> Dict[str, Any]:
+def submit_job(
+    base_url: str,
+    token: str,
+    job_type: str,
+    params: dict[str, Any],
+    idempotency_key: str,
+    retry_for: float = 120.0,
+    client: httpx.Client | None = None,
+) -> dict[str, Any]:
     """Record the job (or find the one `idempotency_key` names) and answer it
     as errand shows it (`status` `processing` at first)."""
     own = client is None
@@ -35,7 +42,8 @@ def submit_job(base_url: str, token: str, job_type: str, params: Dict[str, Any],
         def build() -> httpx.Request:
             return http.build_request("POST", url, json=params, headers=headers)
 
-        return send_retrying(http, build, retry_for).json()
+        job: dict[str, Any] = send_retrying(http, build, retry_for).json()
+        return job
     finally:
         if own:
             http.close()

@@ -24,7 +24,8 @@ import hashlib
 import hmac
 import json
 import time
-from typing import Any, Dict, Mapping, Optional, Union
+from collections.abc import Mapping
+from typing import Any, Optional, Union
 
 from .errors import WebhookVerificationError
 
@@ -41,7 +42,7 @@ def _key(secret: Union[str, bytes]) -> bytes:
     if isinstance(secret, bytes):
         key = secret
     else:
-        encoded = secret[len(SECRET_PREFIX):] if secret.startswith(SECRET_PREFIX) else secret
+        encoded = secret[len(SECRET_PREFIX) :] if secret.startswith(SECRET_PREFIX) else secret
         try:
             key = base64.b64decode(encoded, validate=True)
         except (binascii.Error, ValueError):
@@ -67,7 +68,7 @@ def verify_webhook(
     *,
     tolerance: int = DEFAULT_TOLERANCE,
     now: Optional[float] = None,
-) -> Dict[str, Any]:
+) -> dict[str, Any]:
     """The parsed payload of a delivery, once ``headers`` prove it is errand's
     signature of the raw ``body`` under the endpoint's ``secret``, made within
     ``tolerance`` seconds of ``now``. Header names are matched in any case;
@@ -85,9 +86,12 @@ def verify_webhook(
     msg_id = lowered.get("webhook-id")
     stamp = lowered.get("webhook-timestamp")
     signatures = lowered.get("webhook-signature")
-    missing = [name for name, value in [("webhook-id", msg_id), ("webhook-timestamp", stamp),
-                                        ("webhook-signature", signatures)] if not value]
-    if missing:
+    if not (msg_id and stamp and signatures):
+        missing = [
+            name
+            for name, value in [("webhook-id", msg_id), ("webhook-timestamp", stamp), ("webhook-signature", signatures)]
+            if not value
+        ]
         raise WebhookVerificationError(f"missing header(s): {', '.join(missing)}")
     try:
         timestamp = int(stamp.strip())
@@ -98,7 +102,7 @@ def verify_webhook(
         raise WebhookVerificationError(f"the delivery is too old ({int(age)} s; {tolerance} s allowed)")
     if -age > tolerance:
         raise WebhookVerificationError(f"the delivery's timestamp is {int(-age)} s in the future")
-    expected = base64.b64decode(sign_webhook(key, msg_id, timestamp, raw)[len("v1,"):])
+    expected = base64.b64decode(sign_webhook(key, msg_id, timestamp, raw)[len("v1,") :])
     matched = False
     for candidate in signatures.split(" "):
         version, _, encoded = candidate.partition(",")

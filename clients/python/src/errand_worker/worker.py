@@ -21,7 +21,8 @@ import signal
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
-from typing import Any, Callable, Dict, Optional, Union
+from types import FrameType
+from typing import Any, Callable, Optional, Union
 
 from .api import WorkerApi
 from .errors import ApiError, JobFailed, LeaseLost, Unreachable
@@ -31,7 +32,10 @@ from .job import Job
 log = logging.getLogger("errand_worker")
 
 #: A handler: takes the job, returns its result (a JSON object) or None.
-Handler = Callable[[Job], Optional[Dict[str, Any]]]
+Handler = Callable[[Job], Optional[dict[str, Any]]]
+
+#: A signal's disposition as `signal.getsignal` answers it (None: one not set from Python).
+_SignalHandler = Union[Callable[[int, Optional[FrameType]], Any], int, signal.Handlers, None]
 
 #: What the job's owner reads when a handler raised something unexpected: its
 #: text may hold internals (paths, SQL, other people's data), so it is logged
@@ -59,8 +63,16 @@ class Worker:
     cannot be reached; `timeout` is the time allowed for each request.
     """
 
-    def __init__(self, url: str, token: Union[str, Callable[[], str]], *, concurrency: int = 1,
-                 poll_wait: int = 10, retry_for: float = 60.0, timeout: float = 10.0) -> None:
+    def __init__(
+        self,
+        url: str,
+        token: str | Callable[[], str],
+        *,
+        concurrency: int = 1,
+        poll_wait: int = 10,
+        retry_for: float = 60.0,
+        timeout: float = 10.0,
+    ) -> None:
         if concurrency < 1:
             raise ValueError("concurrency must be at least 1")
         # errand takes whole seconds, and 0 would make an idle worker poll in a tight loop.
@@ -69,7 +81,7 @@ class Worker:
         self.concurrency = concurrency
         self._poll_wait = poll_wait
         self._retry_for = retry_for
-        self._handlers: Dict[str, Handler] = {}
+        self._handlers: dict[str, Handler] = {}
         # One connection per job thread, plus the claim loop's and the heartbeats'.
         self._api = WorkerApi(url, token, connections=concurrency + 2, timeout=timeout)
         self._heartbeater = Heartbeater(self._api)
@@ -171,7 +183,7 @@ class Worker:
                 self._slots.wait(timeout=SIGNAL_CHECK_SECONDS)
             return 0 if self._stopping.is_set() else self.concurrency - self._running
 
-    def _start(self, pool: ThreadPoolExecutor, claimed: Dict[str, Any], server_time: Optional[datetime]) -> None:
+    def _start(self, pool: ThreadPoolExecutor, claimed: dict[str, Any], server_time: datetime | None) -> None:
         try:
             job = Job(claimed, self._api, self._retry_for)
         except (KeyError, TypeError, ValueError) as error:
@@ -236,7 +248,7 @@ class Worker:
         else:
             log.info("job %s: stopped after its lease was lost; nothing sent", job.id)
 
-    def _complete(self, job: Job, result: Optional[Dict[str, Any]]) -> None:
+    def _complete(self, job: Job, result: dict[str, Any] | None) -> None:
         try:
             self._api.complete(job.id, job.lease_id, result, self._retry_for)
         except LeaseLost:
@@ -248,8 +260,9 @@ class Worker:
             log.error("job %s: errand refused its result: %s", job.id, error)
             self._fail(job, GENERIC_ERROR, retryable=True)
         except Unreachable as error:
-            log.error("job %s: completion not recorded (%s); errand runs it again once its lease expires",
-                      job.id, error)
+            log.error(
+                "job %s: completion not recorded (%s); errand runs it again once its lease expires", job.id, error
+            )
         else:
             log.info("job %s: completed", job.id)
 
@@ -259,21 +272,20 @@ class Worker:
         except LeaseLost:
             log.warning("job %s: lease lost before its end was recorded", job.id)
         except (ApiError, Unreachable) as error:
-            log.error("job %s: failure not recorded (%s); errand runs it again once its lease expires",
-                      job.id, error)
+            log.error("job %s: failure not recorded (%s); errand runs it again once its lease expires", job.id, error)
         else:
             log.info("job %s: failed (%s): %s", job.id, verdict, message)
 
     # Signals.
 
-    def _install_signal_handlers(self) -> Optional[Dict[int, Any]]:
+    def _install_signal_handlers(self) -> dict[signal.Signals, _SignalHandler] | None:
         """SIGTERM and SIGINT stop the worker; answers the handlers they replace.
         Python only lets the main thread install handlers."""
         if threading.current_thread() is not threading.main_thread():
             return None
         previous = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)}
 
-        def on_signal(signum: int, _frame: Any) -> None:
+        def on_signal(signum: int, _frame: FrameType | None) -> None:
             log.info("%s received: stopping once the running jobs end", signal.Signals(signum).name)
             _restore_signal_handlers(previous)
             self.stop()
@@ -283,7 +295,7 @@ class Worker:
         return previous
 
 
-def _checked_result(result: Any) -> Optional[Dict[str, Any]]:
+def _checked_result(result: Any) -> dict[str, Any] | None:
     """The handler's return value, if it can be a job's result: a dict that
     JSON can carry, or None. Checked while the handler's failures are still
     the handler's, so that a bad one fails the attempt with its traceback."""
@@ -293,7 +305,7 @@ def _checked_result(result: Any) -> Optional[Dict[str, Any]]:
     return result
 
 
-def _restore_signal_handlers(previous: Optional[Dict[int, Any]]) -> None:
+def _restore_signal_handlers(previous: dict[signal.Signals, _SignalHandler] | None) -> None:
     for sig, handler in (previous or {}).items():
         # None: a handler not set from Python; the default is the closest.
         signal.signal(sig, signal.SIG_DFL if handler is None else handler)
