@@ -35,18 +35,11 @@
 
 pub mod actors;
 pub mod config;
-pub mod db;
-pub mod demo;
 pub mod domain;
 pub mod http;
 pub mod jobs;
-pub mod links;
-pub mod mail;
 pub mod outbound;
-pub mod postgres;
 pub mod startup;
 pub mod storage;
 pub mod store;
 pub mod telemetry;
-pub mod tokens;
-pub mod webhooks;

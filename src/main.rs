@@ -6,10 +6,10 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use clap::{Parser, Subcommand};
 use errand::config::Settings;
+use errand::domain::tokens::{OperatorClaims, TokenIssuer, UserClaims, WorkerClaims};
 use errand::jobs::HandlerRegistry;
 use errand::startup::Application;
 use errand::store::Store;
-use errand::tokens::{OperatorClaims, TokenIssuer, UserClaims, WorkerClaims};
 use secrecy::ExposeSecret;
 
 #[derive(Parser)]
@@ -183,14 +183,14 @@ async fn serve(settings: Settings) -> Result<(), AnyError> {
 
 async fn migrate(settings: Settings) -> Result<(), AnyError> {
     let store = Store::connect(settings.database.url.expose_secret(), 2)?;
-    let applied = errand::db::migrate(&store).await?;
+    let applied = errand::store::migrations::migrate(&store).await?;
     println!("applied {applied} migration(s)");
     Ok(())
 }
 
 async fn seed(settings: Settings, tenants: u32, rows: u64) -> Result<(), AnyError> {
     let store = Store::connect(settings.database.url.expose_secret(), 2)?;
-    let added = errand::demo::seed(&store, tenants, rows).await?;
+    let added = errand::store::demo::seed(&store, tenants, rows).await?;
     println!("added {added} rows to sales and to creator_earnings (tenants demo-1 to demo-{tenants})");
     Ok(())
 }

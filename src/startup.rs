@@ -15,12 +15,12 @@ use crate::actors::{
 };
 use crate::config::StorageBackend;
 use crate::config::{ConfigError, Settings, invalid};
-use crate::db::{self, MigrateError};
 use crate::http::{self, AppParts, AppState};
 use crate::jobs::{ExportEnv, HandlerRegistry, JobTypes, PushEnv};
-use crate::links::JobLinks;
-use crate::mail::SmtpMailer;
+use crate::outbound::links::JobLinks;
+use crate::outbound::mail::SmtpMailer;
 use crate::storage::{LocalStorage, S3Storage, Storage};
+use crate::store::migrations::MigrateError;
 use crate::store::{ClaimSpec, ScheduledType, Store};
 use secrecy::ExposeSecret;
 use sha2::{Digest, Sha256};
@@ -31,7 +31,7 @@ pub enum StartupError {
     #[error(transparent)]
     Config(#[from] ConfigError),
     #[error("database.url: {0}")]
-    Database(#[from] crate::postgres::UrlError),
+    Database(#[from] crate::store::pool::postgres::UrlError),
     #[error(transparent)]
     Migrate(#[from] MigrateError),
     #[error("cannot listen on {bind}: {source}")]
@@ -121,13 +121,13 @@ impl Application {
         };
         let push = PushEnv {
             tokens: std::sync::Arc::new(
-                crate::tokens::TokenIssuer::new(settings.auth.jwt_secret.expose_secret())
+                crate::domain::tokens::TokenIssuer::new(settings.auth.jwt_secret.expose_secret())
                     .map_err(|e| invalid("auth.jwt_secret", e.to_string()))?,
             ),
             public_base_url: settings.http.public_base_url.clone(),
         };
         let job_types = JobTypes::build(&settings.job_types, &handlers, &exports, &push)?;
-        let applied = db::migrate(&store).await?;
+        let applied = crate::store::migrations::migrate(&store).await?;
         let pruner =
             Pruner::new(store.clone(), storage.clone(), settings.storage.prune_interval, settings.history.retention)
                 .start();
@@ -267,7 +267,7 @@ impl Application {
         let mut server = HttpServer::new(move || {
             App::new()
                 .wrap(actix_web::middleware::from_fn(http::guard_body))
-                .wrap(actix_web::middleware::from_fn(http::rate_limit::headers))
+                .wrap(actix_web::middleware::from_fn(http::support::rate_limit::headers))
                 .wrap(actix_web::middleware::from_fn(http::request_id))
                 .app_data(state.clone())
                 .configure(http::routes)
@@ -327,7 +327,7 @@ const RATE_LIMIT_SHARE_EVERY: std::time::Duration = std::time::Duration::from_se
 
 /// Keeps `limits` divided among the errand processes on the database, and
 /// their memory to recent callers (see `http::rate_limit`).
-fn share_rate_limits(store: Store, limits: http::rate_limit::RateLimits) {
+fn share_rate_limits(store: Store, limits: http::support::rate_limit::RateLimits) {
     if !limits.any() {
         return;
     }

@@ -21,7 +21,7 @@ use actix::prelude::*;
 use serde_json::Value;
 use tokio::sync::oneshot;
 
-use super::notifier::JobFinished;
+use crate::actors::delivery::notifier::JobFinished;
 use crate::domain::{Failure, JobId, JobState, LeaseId, Outcome, TenantId, storable};
 use crate::jobs::JobTypes;
 use crate::store::{Completion, EndedAttempt, Ender, Rescued, Store, StoreError};

@@ -30,44 +30,33 @@
 
 mod broker;
 mod completer;
-mod dispatcher;
-mod intake;
-mod leases;
-mod listener;
-mod mailer;
-mod notifier;
-mod progress;
-mod pruner;
-mod record;
-mod registry;
-mod rescuer;
-mod scheduler;
+mod delivery;
+mod running;
 mod signals;
-mod supervisor;
-mod totals;
-mod webhook_sender;
-mod worker;
+mod upkeep;
 
 pub use broker::{Broker, ClaimForWorker, Leased, RenewWorkerLease, Renewed, ReportProgress};
 pub use completer::{Complete, Completer, CompletionFailed, EndAttempt, Recorded, Rescue, WorkerEnd};
-pub use dispatcher::{Dispatcher, DispatcherSettings, Drain};
-pub use intake::{Intake, IntakeLinks, LendSlots, Overloaded, Record, RecordError, Shedding, SlotLoan, SlotsUsed};
-pub use leases::{CancelRequested, LeaseChange, LeaseKeeper, LeaseNotice, RenewLeases};
-pub use listener::{ListenerHealth, Listeners, spawn_listener};
-pub use mailer::{MailDue, Mailer};
-pub use notifier::{
+pub use delivery::mailer::{MailDue, Mailer};
+pub use delivery::notifier::{
     CatchUp, JobFinished, ListNotifications, MarkAllRead, MarkRead, NotificationsCommitted, Notifier,
     ProgressCommitted, StreamLimits, StreamWakes, Subscribe, TooManyStreams,
 };
-pub use progress::{ProgressChange, ProgressWriter};
-pub use pruner::{Prune, Pruner};
-pub use registry::{CountSupervisors, SupervisorFor, SupervisorRegistry};
-pub use rescuer::{RescueExpired, Rescuer};
-pub use scheduler::{FireDue, Scheduler};
-pub use signals::WorkAvailable;
-pub use supervisor::{
+pub use delivery::webhook_sender::{ResultUrls, WebhookSender};
+pub use running::dispatcher::{Dispatcher, DispatcherSettings, Drain};
+pub use running::intake::{
+    Intake, IntakeLinks, LendSlots, Overloaded, Record, RecordError, Shedding, SlotLoan, SlotsUsed,
+};
+pub use running::leases::{CancelRequested, LeaseChange, LeaseKeeper, LeaseNotice, RenewLeases};
+pub use running::progress::{ProgressChange, ProgressWriter};
+pub use running::registry::{CountSupervisors, SupervisorFor, SupervisorRegistry};
+pub use running::supervisor::{
     BatchReport, CancelBatch, CancelJob, GetBatch, GetJob, JobSupervisor, ListJobs, RunJob, SubmitBatch, SubmitError,
     SubmitJob, SupervisorDeps,
 };
-pub use totals::{PUBLISH_EVERY, TotalsPublisher};
-pub use webhook_sender::{ResultUrls, WebhookSender};
+pub use signals::WorkAvailable;
+pub use upkeep::listener::{ListenerHealth, Listeners, spawn_listener};
+pub use upkeep::pruner::{Prune, Pruner};
+pub use upkeep::rescuer::{RescueExpired, Rescuer};
+pub use upkeep::scheduler::{FireDue, Scheduler};
+pub use upkeep::totals::{PUBLISH_EVERY, TotalsPublisher};

@@ -7,32 +7,28 @@
 //! fires ([`Recurrence`], [`firing`]), and what file an export writes
 //! ([`ExportFormat`]).
 
-mod attempt;
 mod batch;
-mod date_expression;
-mod export_format;
+mod export;
 mod idempotency;
 mod ids;
 mod job;
 mod preferences;
-mod priority;
 mod quota;
-mod retry;
 mod schedule;
-mod spreadsheet;
+pub mod tokens;
 
-pub use attempt::{Failure, Outcome, ProgressReport, foreign_result_refusal, holds_nul, storable};
 pub use batch::{BatchCounts, BatchStatus};
-pub use date_expression::{DateExpressionError, Occasion, holds_date_expressions, resolve_dates};
-pub use export_format::{ExportFormat, UnknownFormat};
+pub use export::format::{ExportFormat, UnknownFormat};
+pub use export::spreadsheet::{FORMULA_STARTS, defused};
 pub use idempotency::{Fingerprint, IdempotencyKey, InvalidIdempotencyKey};
 pub use ids::{
     BatchId, Caller, InvalidId, JobId, LeaseId, NotificationId, Operator, OwnerTag, ScheduleId, TenantId, UserId,
 };
+pub use job::attempt::{Failure, Outcome, ProgressReport, foreign_result_refusal, holds_nul, storable};
+pub use job::priority::{Origin, PRIORITY_RANGE, priority};
+pub use job::retry::RetryPolicy;
 pub use job::{Job, JobState, JobStatus, JobTypeName, UnknownState};
 pub use preferences::{Channel, NotificationRules};
-pub use priority::{Origin, PRIORITY_RANGE, priority};
 pub use quota::{Cap, QuotaExceeded, QuotaScope, Quotas, TenantCaps, Usage};
-pub use retry::RetryPolicy;
+pub use schedule::date_expression::{DateExpressionError, Occasion, holds_date_expressions, resolve_dates};
 pub use schedule::{Firing, Missed, Occurrence, Recurrence, RecurrenceError, firing};
-pub use spreadsheet::{FORMULA_STARTS, defused};

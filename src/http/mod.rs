@@ -4,33 +4,13 @@
 //! which span tenants, use the store's operator door: see `admin.rs`.)
 
 mod admin;
-mod admin_actions;
-mod admin_bulk;
-mod admin_overview;
-mod admin_quotas;
 mod auth;
-mod batches;
-mod body;
-mod client;
-mod docs;
-pub mod error;
-mod files;
-mod health;
 mod jobs;
-mod jwks;
 mod links;
 mod notifications;
-mod openapi;
-mod page;
-mod pages;
-mod preferences;
-pub mod rate_limit;
-mod request_id;
-mod schedule_pause;
 mod schedules;
-mod tickets;
-mod unsubscribe;
-mod webhook_preferences;
+mod site;
+pub mod support;
 mod webhooks;
 mod worker_api;
 
@@ -38,15 +18,15 @@ use actix::prelude::*;
 use actix_web::{FromRequest, HttpRequest, HttpResponse, Resource, Responder, web};
 
 pub use auth::ExternalWorker;
-pub use body::guard_body;
-pub use request_id::request_id;
+pub use support::body::guard_body;
+pub use support::request_id::request_id;
 
 use crate::actors::{Broker, Completer, ListenerHealth, Notifier, SupervisorFor, SupervisorRegistry};
 use crate::config::{NotificationSettings, Settings};
 use crate::domain::Caller;
-use crate::http::error::AppError;
+use crate::http::support::error::AppError;
 use crate::jobs::JobTypes;
-use crate::links::JobLinks;
+use crate::outbound::links::JobLinks;
 use crate::storage::{ResultFile, Storage};
 use crate::store::Store;
 
@@ -71,7 +51,7 @@ pub struct AppState {
     /// Where people change their notification preferences (the unsubscribe page links there).
     pub preferences_url: String,
     /// Where tenants' webhook endpoints may point.
-    pub outbound: crate::outbound::OutboundPolicy,
+    pub outbound: crate::outbound::guard::OutboundPolicy,
     /// Endpoints one tenant may register.
     pub max_webhook_endpoints: usize,
     /// Items one batch may have.
@@ -87,10 +67,10 @@ pub struct AppState {
     /// Records the ends external workers report.
     pub completer: Addr<Completer>,
     /// The user routes' request budgets.
-    pub rate_limits: rate_limit::RateLimits,
+    pub rate_limits: support::rate_limit::RateLimits,
     /// Whether this process hears the database's announcements (`/readyz`).
     pub listener: std::sync::Arc<ListenerHealth>,
-    /// How long a request's body may take (`body::guard_body`).
+    /// How long a request's body may take (`support::body::guard_body`).
     pub body_timeout: std::time::Duration,
     /// How often one webhook delivery may be sent again by hand.
     pub redeliver_cooldown: std::time::Duration,
@@ -113,7 +93,8 @@ pub struct AppParts {
 
 impl AppState {
     pub fn new(parts: AppParts, settings: &Settings) -> Result<Self, jsonwebtoken::errors::Error> {
-        let openapi = web::Bytes::from(serde_json::to_vec(&openapi::document(&parts.job_types)).unwrap_or_default());
+        let openapi =
+            web::Bytes::from(serde_json::to_vec(&site::openapi::document(&parts.job_types)).unwrap_or_default());
         Ok(Self {
             registry: parts.registry,
             notifier: parts.notifier,
@@ -126,7 +107,7 @@ impl AppState {
             result_retention: settings.storage.retention,
             max_upload_bytes: settings.storage.max_upload_bytes,
             links: parts.links,
-            outbound: crate::outbound::OutboundPolicy::new(settings.webhooks.allow_hosts.iter().cloned()),
+            outbound: crate::outbound::guard::OutboundPolicy::new(settings.webhooks.allow_hosts.iter().cloned()),
             max_webhook_endpoints: settings.webhooks.max_endpoints_per_tenant.get(),
             max_batch_items: settings.batches.max_items.get(),
             max_schedules_per_user: settings.schedules.max_per_user.get(),
@@ -141,7 +122,7 @@ impl AppState {
             listener: parts.listener,
             body_timeout: settings.http.body_timeout,
             redeliver_cooldown: settings.webhooks.redeliver_cooldown,
-            rate_limits: rate_limit::RateLimits::new(rate_limit::Budgets {
+            rate_limits: support::rate_limit::RateLimits::new(support::rate_limit::Budgets {
                 per_user: settings.rate_limits.per_user.0,
                 creates_per_user: settings.rate_limits.creates_per_user.0,
                 per_tenant: settings.rate_limits.per_tenant.0,
@@ -178,16 +159,16 @@ impl AppState {
 /// The route table. Each path is a resource that answers its own methods;
 /// any other method gets a 405 naming them (`resource`).
 pub fn routes(cfg: &mut web::ServiceConfig) {
-    cfg.service(get_or_head("/", client::demo_page))
+    cfg.service(get_or_head("/", site::client::demo_page))
         // Before the `/admin` scope of the operators' routes, which would take the path otherwise.
-        .service(get_or_head("/admin", client::admin_page))
-        .service(get_or_head("/client/{file}", client::file))
+        .service(get_or_head("/admin", site::client::admin_page))
+        .service(get_or_head("/client/{file}", site::client::file))
         .service(get_or_head("/openapi.json", openapi_json))
-        .service(get_or_head("/docs", docs::page))
-        .service(get_or_head(&format!("/docs/{}", docs::REDOC_BUNDLE), docs::redoc))
-        .service(get_or_head("/healthz", health::healthz))
-        .service(get_or_head("/readyz", health::readyz))
-        .service(get("/metrics", health::metrics))
+        .service(get_or_head("/docs", site::docs::page))
+        .service(get_or_head(&format!("/docs/{}", site::docs::REDOC_BUNDLE), site::docs::redoc))
+        .service(get_or_head("/healthz", site::health::healthz))
+        .service(get_or_head("/readyz", site::health::readyz))
+        .service(get("/metrics", site::health::metrics))
         .service(
             web::scope("/jobs")
                 .service(get("", jobs::list))
@@ -202,9 +183,9 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
                 // Before `/{id_or_type}`; two segments, so it never takes a schedule's path.
                 .service(
                     resource("/pause/{token}", "GET, HEAD, POST")
-                        .route(web::get().to(schedule_pause::ask))
-                        .route(web::head().to(schedule_pause::ask))
-                        .route(web::post().to(schedule_pause::confirm)),
+                        .route(web::get().to(links::schedule_pause::ask))
+                        .route(web::head().to(links::schedule_pause::ask))
+                        .route(web::post().to(links::schedule_pause::confirm)),
                 )
                 // `/schedules/{type}` makes one, `/schedules/{id}` reads, changes or deletes one.
                 .service(
@@ -218,26 +199,28 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
         .service(
             web::scope("/batches")
                 // `/batches/{id}` reads a batch, `/batches/{type}` submits one.
-                .service(id_or_type().route(web::get().to(batches::get)).route(web::post().to(batches::submit)))
-                .service(get("/{id}/report", batches::report))
-                .service(post("/{id}/cancel", batches::cancel)),
+                .service(
+                    id_or_type().route(web::get().to(jobs::batches::get)).route(web::post().to(jobs::batches::submit)),
+                )
+                .service(get("/{id}/report", jobs::batches::report))
+                .service(post("/{id}/cancel", jobs::batches::cancel)),
         )
         .service(
             web::scope("/admin")
                 .service(get("/jobs", admin::list))
                 // Before `/jobs/{id}`, which would take the paths otherwise.
-                .service(post("/jobs/retry", admin_bulk::retry_matching))
-                .service(post("/jobs/cancel", admin_bulk::cancel_matching))
+                .service(post("/jobs/retry", admin::bulk::retry_matching))
+                .service(post("/jobs/cancel", admin::bulk::cancel_matching))
                 .service(get("/jobs/{id}", admin::get))
                 .service(post("/jobs/{id}/retry", admin::retry))
                 .service(post("/jobs/{id}/cancel", admin::cancel))
                 .service(get("/queues", admin::queues))
-                .service(get("/actions", admin_actions::list))
-                .service(get("/overview", admin_overview::read))
+                .service(get("/actions", admin::actions::list))
+                .service(get("/overview", admin::overview::read))
                 .service(
                     resource("/tenants/{tenant}/quotas", "GET, PUT")
-                        .route(web::get().to(admin_quotas::get))
-                        .route(web::put().to(admin_quotas::set)),
+                        .route(web::get().to(admin::quotas::get))
+                        .route(web::put().to(admin::quotas::set)),
                 ),
         )
         .service(
@@ -251,13 +234,13 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
                 .service(resource("/jobs/{id}/result", "PUT").route(web::put().to(worker_api::files::upload)))
                 .service(post("/jobs/{id}/result-url", worker_api::files::upload_url)),
         )
-        .service(get("/files/{key:.*}", files::download))
-        .service(get("/links/jobs/{id}", links::open))
+        .service(get("/files/{key:.*}", links::files::download))
+        .service(get("/links/jobs/{id}", links::job_link::open))
         .service(
             resource("/unsubscribe/{token}", "GET, HEAD, POST")
-                .route(web::get().to(unsubscribe::ask))
-                .route(web::head().to(unsubscribe::ask))
-                .route(web::post().to(unsubscribe::confirm)),
+                .route(web::get().to(links::unsubscribe::ask))
+                .route(web::head().to(links::unsubscribe::ask))
+                .route(web::post().to(links::unsubscribe::confirm)),
         )
         .service(
             web::scope("/notifications")
@@ -274,15 +257,15 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
                 .route(web::post().to(webhooks::register)),
         )
         // Before `/webhooks/{id}`, which would take the path otherwise.
-        .service(get_or_head("/webhooks/preferences", webhook_preferences::list))
-        .service(resource("/webhooks/preferences/{category}", "PUT").route(web::put().to(webhook_preferences::set)))
+        .service(get_or_head("/webhooks/preferences", webhooks::preferences::list))
+        .service(resource("/webhooks/preferences/{category}", "PUT").route(web::put().to(webhooks::preferences::set)))
         .service(resource("/webhooks/{id}", "DELETE").route(web::delete().to(webhooks::remove)))
         .service(get("/webhooks/{id}/deliveries", webhooks::deliveries))
         .service(post("/webhooks/{id}/deliveries/{delivery}/redeliver", webhooks::redeliver))
         .service(
             web::scope("/me/notification-preferences")
-                .service(get("", preferences::list))
-                .service(resource("/{category}", "PUT").route(web::put().to(preferences::set))),
+                .service(get("", notifications::preferences::list))
+                .service(resource("/{category}", "PUT").route(web::put().to(notifications::preferences::set))),
         )
         .app_data(
             web::QueryConfig::default()

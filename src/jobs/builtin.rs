@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use super::{HandlerFuture, JobContext, JobError, JobHandler, JobOutput};
+use crate::jobs::{HandlerFuture, JobContext, JobError, JobHandler, JobOutput};
 
 /// Completes at once.
 pub struct NoopHandler;

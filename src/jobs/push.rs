@@ -18,9 +18,9 @@ use secrecy::ExposeSecret;
 use serde_json::{Value, json};
 use sha2::Sha256;
 
-use super::{HandlerFuture, JobContext, JobError, JobHandler, JobOutput};
 use crate::config::{HttpUrl, LongSecret, PushSettings};
-use crate::tokens::{TokenIssuer, WorkerClaims};
+use crate::domain::tokens::{TokenIssuer, WorkerClaims};
+use crate::jobs::{HandlerFuture, JobContext, JobError, JobHandler, JobOutput};
 
 /// What a push handler needs beyond its settings.
 pub struct PushEnv {

@@ -12,8 +12,8 @@ use hmac::{Hmac, KeyInit, Mac};
 use sha2::Sha256;
 use tokio::io::AsyncWriteExt;
 
-use super::{ObjectKey, StorageError, StoredObject, Upload};
 use crate::config::HttpUrl;
+use crate::storage::{ObjectKey, StorageError, StoredObject, Upload};
 
 type HmacSha256 = Hmac<Sha256>;
 
@@ -78,7 +78,7 @@ impl LocalStorage {
         self.root.join(key.as_str())
     }
 
-    pub(super) async fn put<S, E>(
+    pub(in crate::storage) async fn put<S, E>(
         &self,
         key: &ObjectKey,
         _content_type: &str,
@@ -117,7 +117,7 @@ impl LocalStorage {
         path.with_extension(format!("upload-{}", upload.id))
     }
 
-    pub(super) async fn begin_upload(&self, key: &ObjectKey) -> Result<Upload, StorageError> {
+    pub(in crate::storage) async fn begin_upload(&self, key: &ObjectKey) -> Result<Upload, StorageError> {
         let id = uuid::Uuid::new_v4().simple().to_string();
         let upload = Upload { key: key.as_str().to_owned(), id, parts: Vec::new(), segment: None };
         tokio::fs::create_dir_all(self.parts_dir(&upload)).await?;
@@ -129,7 +129,11 @@ impl LocalStorage {
     /// resumed attempt starts a segment of its own, so an attempt that lost
     /// its lease and writes late writes its own file, past what was recorded
     /// of it; the completion takes of each segment what was recorded.
-    pub(super) async fn upload_part(&self, upload: &mut Upload, part: Vec<u8>) -> Result<String, StorageError> {
+    pub(in crate::storage) async fn upload_part(
+        &self,
+        upload: &mut Upload,
+        part: Vec<u8>,
+    ) -> Result<String, StorageError> {
         let segment = upload.segment.get_or_insert_with(|| uuid::Uuid::new_v4().simple().to_string()).clone();
         let recorded: u64 = upload.parts.iter().filter(|p| p.etag == segment).map(|p| p.bytes).sum();
         let path = self.parts_dir(upload).join(&segment);
@@ -147,7 +151,7 @@ impl LocalStorage {
         Ok(segment)
     }
 
-    pub(super) async fn upload_is_whole(&self, upload: &Upload) -> Result<bool, StorageError> {
+    pub(in crate::storage) async fn upload_is_whole(&self, upload: &Upload) -> Result<bool, StorageError> {
         let dir = self.parts_dir(upload);
         for (segment, bytes) in segments(upload) {
             match tokio::fs::metadata(dir.join(segment)).await {
@@ -165,7 +169,7 @@ impl LocalStorage {
     /// place (no copy); one resumed is its first segment with the others'
     /// recorded bytes appended (the kernel's copy, `copy_file_range`
     /// through `std::io::copy`). Then the upload's directory goes.
-    pub(super) async fn complete_upload(&self, upload: &Upload) -> Result<(), StorageError> {
+    pub(in crate::storage) async fn complete_upload(&self, upload: &Upload) -> Result<(), StorageError> {
         let path = self.path_of(&upload.object_key());
         let dir = self.parts_dir(upload);
         let segments: Vec<(PathBuf, u64)> = segments(upload).into_iter().map(|(s, n)| (dir.join(s), n)).collect();
@@ -189,7 +193,7 @@ impl LocalStorage {
         Ok(())
     }
 
-    pub(super) async fn abort_upload(&self, upload: &Upload) -> Result<(), StorageError> {
+    pub(in crate::storage) async fn abort_upload(&self, upload: &Upload) -> Result<(), StorageError> {
         match tokio::fs::remove_dir_all(self.parts_dir(upload)).await {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e.into()),
             _ => Ok(()),
@@ -198,11 +202,11 @@ impl LocalStorage {
 
     /// [`Self::abort_upload`] where nothing can be awaited: a few unlinks,
     /// too short to matter to the runtime (as [`PartialFile`]'s).
-    pub(super) fn abort_upload_now(&self, upload: &Upload) {
+    pub(in crate::storage) fn abort_upload_now(&self, upload: &Upload) {
         let _ = std::fs::remove_dir_all(self.parts_dir(upload));
     }
 
-    pub(super) async fn size(&self, key: &ObjectKey) -> Result<Option<u64>, StorageError> {
+    pub(in crate::storage) async fn size(&self, key: &ObjectKey) -> Result<Option<u64>, StorageError> {
         match tokio::fs::metadata(self.path_of(key)).await {
             Ok(meta) => Ok(Some(meta.len())),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
@@ -210,7 +214,7 @@ impl LocalStorage {
         }
     }
 
-    pub(super) async fn delete(&self, key: &ObjectKey) -> Result<(), StorageError> {
+    pub(in crate::storage) async fn delete(&self, key: &ObjectKey) -> Result<(), StorageError> {
         match tokio::fs::remove_file(self.path_of(key)).await {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e.into()),
             _ => Ok(()),
@@ -227,7 +231,7 @@ impl LocalStorage {
         hex::encode(mac.finalize().into_bytes())
     }
 
-    pub(super) fn signed_url(&self, key: &ObjectKey, file_name: &str, expires_in: Duration) -> String {
+    pub(in crate::storage) fn signed_url(&self, key: &ObjectKey, file_name: &str, expires_in: Duration) -> String {
         let expires = unix_now() + expires_in.as_secs();
         let sig = self.signature(key.as_str(), expires, file_name);
         let name: String = form_encode(file_name);

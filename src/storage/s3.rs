@@ -12,8 +12,8 @@ use s3::creds::Credentials;
 use s3::{Bucket, Region};
 use tokio_util::io::StreamReader;
 
-use super::{ObjectKey, StorageError, StoredObject, Upload};
 use crate::config::S3Settings;
+use crate::storage::{ObjectKey, StorageError, StoredObject, Upload};
 
 /// Results in an S3 bucket.
 #[derive(Clone)]
@@ -45,7 +45,7 @@ impl S3Storage {
         Ok(Self { bucket: bucket_at(&settings.endpoint)?, public: bucket_at(public_endpoint)? })
     }
 
-    pub(super) async fn put<S, E>(
+    pub(in crate::storage) async fn put<S, E>(
         &self,
         key: &ObjectKey,
         content_type: &str,
@@ -64,13 +64,17 @@ impl S3Storage {
         Ok(StoredObject { size_bytes: response.uploaded_bytes() as u64 })
     }
 
-    pub(super) async fn begin_upload(&self, key: &ObjectKey, content_type: &str) -> Result<Upload, StorageError> {
+    pub(in crate::storage) async fn begin_upload(
+        &self,
+        key: &ObjectKey,
+        content_type: &str,
+    ) -> Result<Upload, StorageError> {
         let started = self.bucket.initiate_multipart_upload(key.as_str(), content_type).await.map_err(remote)?;
         Ok(Upload { key: key.as_str().to_owned(), id: started.upload_id, parts: Vec::new(), segment: None })
     }
 
     /// Uploads part `number`; answers its ETag.
-    pub(super) async fn upload_part(
+    pub(in crate::storage) async fn upload_part(
         &self,
         upload: &Upload,
         number: u32,
@@ -85,20 +89,20 @@ impl S3Storage {
         Ok(uploaded.etag)
     }
 
-    pub(super) async fn complete_upload(&self, upload: &Upload) -> Result<(), StorageError> {
+    pub(in crate::storage) async fn complete_upload(&self, upload: &Upload) -> Result<(), StorageError> {
         let parts = upload.parts.iter().map(|p| s3::serde_types::Part { part_number: p.number, etag: p.etag.clone() });
         self.bucket.complete_multipart_upload(&upload.key, &upload.id, parts.collect()).await.map_err(remote)?;
         Ok(())
     }
 
-    pub(super) async fn abort_upload(&self, upload: &Upload) -> Result<(), StorageError> {
+    pub(in crate::storage) async fn abort_upload(&self, upload: &Upload) -> Result<(), StorageError> {
         match self.bucket.abort_upload(&upload.key, &upload.id).await {
             Ok(()) | Err(s3::error::S3Error::HttpFailWithBody(404, _)) => Ok(()),
             Err(e) => Err(remote(e)),
         }
     }
 
-    pub(super) async fn delete(&self, key: &ObjectKey) -> Result<(), StorageError> {
+    pub(in crate::storage) async fn delete(&self, key: &ObjectKey) -> Result<(), StorageError> {
         match self.bucket.delete_object(key.as_str()).await {
             Ok(_) => Ok(()),
             Err(s3::error::S3Error::HttpFailWithBody(404, _)) => Ok(()),
@@ -106,7 +110,7 @@ impl S3Storage {
         }
     }
 
-    pub(super) async fn signed_url(
+    pub(in crate::storage) async fn signed_url(
         &self,
         key: &ObjectKey,
         file_name: &str,
@@ -122,7 +126,11 @@ impl S3Storage {
     }
 
     /// A presigned PUT of `key`, for a client to upload the object itself.
-    pub(super) async fn upload_url(&self, key: &ObjectKey, expires_in: Duration) -> Result<String, StorageError> {
+    pub(in crate::storage) async fn upload_url(
+        &self,
+        key: &ObjectKey,
+        expires_in: Duration,
+    ) -> Result<String, StorageError> {
         let seconds = u32::try_from(expires_in.as_secs()).unwrap_or(u32::MAX);
         self.public
             .presign_put(key.as_str(), seconds, None, None)
@@ -131,7 +139,7 @@ impl S3Storage {
     }
 
     /// The object's size, or `None` if it is not there.
-    pub(super) async fn size(&self, key: &ObjectKey) -> Result<Option<u64>, StorageError> {
+    pub(in crate::storage) async fn size(&self, key: &ObjectKey) -> Result<Option<u64>, StorageError> {
         match self.bucket.head_object(key.as_str()).await {
             Ok((head, 200)) => Ok(head.content_length.and_then(|n| u64::try_from(n).ok())),
             Ok((_, 404)) | Err(s3::error::S3Error::HttpFailWithBody(404, _)) => Ok(None),

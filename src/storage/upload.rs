@@ -17,7 +17,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{ObjectKey, Storage, StorageError, StoredObject};
+use crate::storage::{ObjectKey, Storage, StorageError, StoredObject};
 
 /// S3's highest part number.
 const MAX_PART_NUMBER: u32 = 10_000;
@@ -57,7 +57,7 @@ impl Upload {
         (next <= MAX_PART_NUMBER).then_some(next)
     }
 
-    pub(super) fn object_key(&self) -> ObjectKey {
+    pub(in crate::storage) fn object_key(&self) -> ObjectKey {
         ObjectKey::from_stored(self.key.clone())
     }
 }

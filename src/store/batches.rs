@@ -11,9 +11,9 @@ use futures_util::{Stream, TryStreamExt};
 use tokio_postgres::Row;
 use tokio_postgres::types::ToSql;
 
-use super::StoreError;
-use super::quota::{self, Submitter};
 use crate::domain::{BatchCounts, BatchId, Caller, Fingerprint, IdempotencyKey, JobId, QuotaExceeded};
+use crate::store::StoreError;
+use crate::store::queue::quota::{self, Submitter};
 
 /// Records batch $1 of $2's user $3 ($4: their email) under key $5
 /// (fingerprint $6) of type $7, with a child per item of $8 (fingerprints
@@ -150,11 +150,11 @@ pub struct UnfinishedChild {
 
 /// The batches of one user of one tenant.
 pub struct CallerBatches<'a> {
-    pub(super) pool: &'a Pool,
-    pub(super) caller: &'a Caller,
-    pub(super) batch_caps: &'a quota::BatchCaps,
-    pub(super) quotas: &'a crate::domain::Quotas,
-    pub(super) rules: &'a crate::domain::NotificationRules,
+    pub(in crate::store) pool: &'a Pool,
+    pub(in crate::store) caller: &'a Caller,
+    pub(in crate::store) batch_caps: &'a quota::BatchCaps,
+    pub(in crate::store) quotas: &'a crate::domain::Quotas,
+    pub(in crate::store) rules: &'a crate::domain::NotificationRules,
 }
 
 impl CallerBatches<'_> {

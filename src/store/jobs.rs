@@ -5,8 +5,8 @@ use deadpool_postgres::Pool;
 use tokio_postgres::Row;
 use uuid::Uuid;
 
-use super::StoreError;
 use crate::domain::{Caller, Job, JobId, JobState, JobStatus, ScheduleId, TenantId, UserId};
+use crate::store::StoreError;
 
 /// One of the caller's jobs, with its live state.
 const GET_OWN: &str = "
@@ -58,26 +58,26 @@ pub struct JobPage {
 impl JobPage {
     /// A page of `limit` jobs from up to `limit + 1` fetched: one more than
     /// the page holds says another page follows.
-    pub(super) fn of(jobs: Vec<Job>, limit: u32) -> Self {
-        let (jobs, next_before) = super::keyset_page(jobs, limit, |job| job.id);
+    pub(in crate::store) fn of(jobs: Vec<Job>, limit: u32) -> Self {
+        let (jobs, next_before) = crate::store::keyset_page(jobs, limit, |job| job.id);
         Self { jobs, next_before }
     }
 }
 
 /// The jobs of one user of one tenant.
 pub struct CallerJobs<'a> {
-    pub(super) pool: &'a Pool,
-    pub(super) caller: &'a Caller,
+    pub(in crate::store) pool: &'a Pool,
+    pub(in crate::store) caller: &'a Caller,
 }
 
 impl<'a> CallerJobs<'a> {
-    pub(super) fn new(pool: &'a Pool, caller: &'a Caller) -> Self {
+    pub(in crate::store) fn new(pool: &'a Pool, caller: &'a Caller) -> Self {
         Self { pool, caller }
     }
 
     /// The caller's job `id`, or `None` whether it is missing or someone else's.
     pub async fn get(&self, id: JobId) -> Result<Option<Job>, StoreError> {
-        super::retry_if_connection_lost(|| self.get_once(id)).await
+        crate::store::retry_if_connection_lost(|| self.get_once(id)).await
     }
 
     async fn get_once(&self, id: JobId) -> Result<Option<Job>, StoreError> {
@@ -98,7 +98,7 @@ impl<'a> CallerJobs<'a> {
 
     /// A page of the caller's jobs, newest first (keyset pagination on the v7 id).
     pub async fn list(&self, filter: &JobFilter) -> Result<JobPage, StoreError> {
-        super::retry_if_connection_lost(|| self.list_once(filter)).await
+        crate::store::retry_if_connection_lost(|| self.list_once(filter)).await
     }
 
     async fn list_once(&self, filter: &JobFilter) -> Result<JobPage, StoreError> {
@@ -125,7 +125,7 @@ impl<'a> CallerJobs<'a> {
     }
 }
 
-pub(super) fn job_from_row(row: &Row) -> Result<Job, StoreError> {
+pub(in crate::store) fn job_from_row(row: &Row) -> Result<Job, StoreError> {
     Ok(Job {
         id: JobId(row.try_get::<_, Uuid>("id")?),
         tenant: TenantId::parse(row.try_get::<_, String>("tenant_id")?)?,

@@ -12,63 +12,44 @@
 //!   finished jobs leave (`history.rs`). It returns claimed work, never a
 //!   caller's view of jobs.
 
-mod batch_claim;
 mod batches;
-mod cancel;
-mod claim;
-mod connect;
-mod finish;
-mod history;
-mod job_timeline;
+pub mod demo;
 mod jobs;
-mod lost_claims;
+pub mod migrations;
 mod notifications;
 mod operator;
-mod operator_actions;
-mod operator_bulk;
-mod operator_overview;
-mod outbox;
-mod preferences;
+pub(crate) mod pool;
 mod queue;
-mod quota;
-mod schedule_firing;
 mod schedules;
-mod sessions;
-mod submit;
-mod tenant_quotas;
-mod tickets;
-mod webhook_outbox;
-mod webhook_preferences;
 mod webhooks;
-mod writable;
 
 use std::sync::Arc;
 
 use deadpool_postgres::{HookError, Manager, ManagerConfig, Pool, RecyclingMethod};
 
 pub use batches::{Batch, BatchSubmission, CallerBatches, NewBatch, UnfinishedChild};
-pub use cancel::{CancelOutcome, CancelledBy};
-pub use claim::{BatchClaim, Claim, ClaimRequest, ClaimSpec, ClaimedJob, TypeLimits};
-pub use finish::{Completion, EndedAttempt, Ender, Rescued};
-pub use job_timeline::{Attempt, AttemptOutcome, JobTimeline, SentEmail, SentNotification, SentWebhook};
 pub use jobs::{CallerJobs, JobFilter, JobPage};
+pub use notifications::emails::{Outbox, OutboxEmail};
+pub use notifications::preferences::{CallerPreferences, CategoryPreferences};
+pub use notifications::tickets::{CallerTickets, TooManyTickets};
 pub use notifications::{
     CallerNotifications, NewerPage, Notification, NotificationKind, NotificationPage, NotificationSubject,
 };
+pub use operator::actions::{ActionPage, ActionQuery, OperatorAction, OperatorAudit};
+pub use operator::bulk::{BULK_STEP, BulkAction, BulkFilter, BulkStep};
+pub use operator::overview::{FINISHED_COUNT_CAP, FinishedCounts, OperatorOverview, Overview};
+pub use operator::quotas::{Caps, NearQuota, NearestQuotas, QuotaOverrides, TenantQuota};
+pub use operator::timeline::{Attempt, AttemptOutcome, JobTimeline, SentEmail, SentNotification, SentWebhook};
 pub use operator::{AttemptError, JobQuery, OperatorJobs, QueueCount, RetryOutcome};
-pub use operator_actions::{ActionPage, ActionQuery, OperatorAction, OperatorAudit};
-pub use operator_bulk::{BULK_STEP, BulkAction, BulkFilter, BulkStep};
-pub use operator_overview::{FINISHED_COUNT_CAP, FinishedCounts, OperatorOverview, Overview};
-pub use outbox::{Outbox, OutboxEmail};
-pub use preferences::{CallerPreferences, CategoryPreferences};
-pub use queue::{QueueDepth, RunningAttempt};
-pub use schedule_firing::{Fired, FiringTerms, ParamsCheck, ScheduleFiring, ScheduledType};
+pub use queue::attempts::{QueueDepth, RunningAttempt};
+pub use queue::cancel::{CancelOutcome, CancelledBy};
+pub use queue::claim::{BatchClaim, Claim, ClaimRequest, ClaimSpec, ClaimedJob, TypeLimits};
+pub use queue::finish::{Completion, EndedAttempt, Ender, Rescued};
+pub use queue::submit::{NewJob, Submission, Submissions};
+pub use schedules::firing::{Fired, FiringTerms, ParamsCheck, ScheduleFiring, ScheduledType};
 pub use schedules::{CallerSchedules, NewSchedule, Overlap, Schedule, ScheduleCreation};
-pub use submit::{NewJob, Submission, Submissions};
-pub use tenant_quotas::{Caps, NearQuota, NearestQuotas, QuotaOverrides, TenantQuota};
-pub use tickets::{CallerTickets, TooManyTickets};
-pub use webhook_outbox::{DeliveryOutcome, WebhookDelivery, WebhookOutbox};
-pub use webhook_preferences::{TenantWebhookPreferences, WebhookCategory};
+pub use webhooks::deliveries::{DeliveryOutcome, WebhookDelivery, WebhookOutbox};
+pub use webhooks::preferences::{TenantWebhookPreferences, WebhookCategory};
 pub use webhooks::{DeliveryRecord, Redelivery, Registered, TenantWebhooks, WebhookEndpoint};
 
 use crate::domain::{Caller, NotificationRules, Operator, Quotas};
@@ -81,7 +62,7 @@ pub enum StoreError {
     // that a log of the chain does not repeat them).
     #[error("no database connection available: {}", pool_detail(.0))]
     Pool(deadpool_postgres::PoolError),
-    #[error("database error: {}", crate::postgres::detail(.0))]
+    #[error("database error: {}", crate::store::pool::postgres::detail(.0))]
     Postgres(tokio_postgres::Error),
     #[error("unexpected data in the database: {0}")]
     Corrupt(String),
@@ -126,7 +107,7 @@ impl StoreError {
                     code.starts_with("08") || matches!(code, "57P01" | "57P02" | "57P03")
                 });
                 let io = std::error::Error::source(error).is_some_and(|cause| cause.is::<std::io::Error>());
-                error.is_closed() || class_08_or_shutdown || io || writable::is_read_only(error)
+                error.is_closed() || class_08_or_shutdown || io || pool::writable::is_read_only(error)
             }
             Self::ConnectionLost(_) => true,
             Self::Corrupt(_) | Self::Contended(_) | Self::Unsupported(_) => false,
@@ -172,14 +153,14 @@ impl From<deadpool_postgres::PoolError> for StoreError {
 
 impl From<tokio_postgres::Error> for StoreError {
     fn from(error: tokio_postgres::Error) -> Self {
-        writable::note(&error);
+        pool::writable::note(&error);
         Self::Postgres(error)
     }
 }
 
 fn pool_detail(error: &deadpool_postgres::PoolError) -> String {
     match error {
-        deadpool_postgres::PoolError::Backend(error) => crate::postgres::detail(error),
+        deadpool_postgres::PoolError::Backend(error) => crate::store::pool::postgres::detail(error),
         deadpool_postgres::PoolError::Timeout(_) => {
             format!("{error} (every connection busy, or the server slow to accept)")
         }
@@ -201,7 +182,7 @@ pub const CANCEL_CHANNEL: &str = "errand_cancel";
 /// A page of at most `limit` rows, from up to `limit + 1` fetched (one more
 /// than the page holds says another page follows): the page, and its last
 /// row's key when another follows.
-pub(super) fn keyset_page<T, K>(mut rows: Vec<T>, limit: u32, key: impl Fn(&T) -> K) -> (Vec<T>, Option<K>) {
+pub(crate) fn keyset_page<T, K>(mut rows: Vec<T>, limit: u32, key: impl Fn(&T) -> K) -> (Vec<T>, Option<K>) {
     if rows.len() <= limit as usize {
         return (rows, None);
     }
@@ -264,9 +245,9 @@ pub struct Store {
     endings: Arc<Endings>,
     quotas: Arc<Quotas>,
     /// The configured caps as the recording statement binds them, made once.
-    batch_caps: Arc<quota::BatchCaps>,
+    batch_caps: Arc<queue::quota::BatchCaps>,
     /// Where the pool connects, for connections of errand's own outside it.
-    target: Arc<crate::postgres::Connection>,
+    target: Arc<crate::store::pool::postgres::Connection>,
 }
 
 impl Store {
@@ -274,7 +255,7 @@ impl Store {
     /// writes to: a connection to a server that no longer takes writes is
     /// discarded (`writable.rs`). Connects lazily; the connections do their
     /// I/O on the runtime this is called on (see `connect.rs`).
-    pub fn connect(url: &str, size: usize) -> Result<Self, crate::postgres::UrlError> {
+    pub fn connect(url: &str, size: usize) -> Result<Self, crate::store::pool::postgres::UrlError> {
         Self::build(url, size, true, tokio::runtime::Handle::try_current().ok())
     }
 
@@ -282,13 +263,13 @@ impl Store {
     /// source): its connections do their I/O on the handlers' runtime, which
     /// first asks for them, not on the actors' (an export streams its rows
     /// through it).
-    pub fn connect_for_handlers(url: &str, size: usize) -> Result<Self, crate::postgres::UrlError> {
+    pub fn connect_for_handlers(url: &str, size: usize) -> Result<Self, crate::store::pool::postgres::UrlError> {
         Self::build(url, size, true, None)
     }
 
     /// [`Self::connect_for_handlers`] for a database errand only reads (an
     /// export's source, which may be a standby).
-    pub fn connect_for_reads(url: &str, size: usize) -> Result<Self, crate::postgres::UrlError> {
+    pub fn connect_for_reads(url: &str, size: usize) -> Result<Self, crate::store::pool::postgres::UrlError> {
         Self::build(url, size, false, None)
     }
 
@@ -297,9 +278,9 @@ impl Store {
         size: usize,
         writes: bool,
         io_on: Option<tokio::runtime::Handle>,
-    ) -> Result<Self, crate::postgres::UrlError> {
-        let target = crate::postgres::Connection::parse(url)?;
-        let crate::postgres::Connection { config: mut pg_config, tls } = target.clone();
+    ) -> Result<Self, crate::store::pool::postgres::UrlError> {
+        let target = crate::store::pool::postgres::Connection::parse(url)?;
+        let crate::store::pool::postgres::Connection { config: mut pg_config, tls } = target.clone();
         // errand's statements are short and planned with generic estimates
         // that can look expensive (a claim's were 600k): JIT then compiled
         // for 70-400 ms to run a statement of 2 ms. Set on each new
@@ -311,7 +292,7 @@ impl Store {
         if pg_config.get_application_name().is_none() {
             pg_config.application_name(PROCESS_NAME.as_str());
         }
-        let connect = connect::ConnectOn { tls, runtime: io_on };
+        let connect = pool::connect::ConnectOn { tls, runtime: io_on };
         let manager =
             Manager::from_connect(pg_config, connect, ManagerConfig { recycling_method: RecyclingMethod::Fast });
         let mut pool = Pool::builder(manager);
@@ -321,7 +302,7 @@ impl Store {
             }));
         }
         if writes {
-            pool = pool.post_recycle(writable::check_on_checkout());
+            pool = pool.post_recycle(pool::writable::check_on_checkout());
         }
         let pool = pool
             .max_size(size)
@@ -335,14 +316,14 @@ impl Store {
         Ok(Self {
             pool,
             endings: Arc::new(Endings::default()),
-            batch_caps: Arc::new(quota::BatchCaps::of(&quotas)),
+            batch_caps: Arc::new(queue::quota::BatchCaps::of(&quotas)),
             quotas: Arc::new(quotas),
             target: Arc::new(target),
         })
     }
 
     /// Where this store's pool connects: for a connection outside the pool (the listener's).
-    pub fn connection(&self) -> Arc<crate::postgres::Connection> {
+    pub fn connection(&self) -> Arc<crate::store::pool::postgres::Connection> {
         self.target.clone()
     }
 
@@ -366,7 +347,7 @@ impl Store {
 
     /// Makes every submission keep to `quotas` (none are kept otherwise).
     pub fn with_quotas(mut self, quotas: Quotas) -> Self {
-        self.batch_caps = Arc::new(quota::BatchCaps::of(&quotas));
+        self.batch_caps = Arc::new(queue::quota::BatchCaps::of(&quotas));
         self.quotas = Arc::new(quotas);
         self
     }

@@ -20,7 +20,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 mod noisy;
 
 use clap::Parser;
-use errand::tokens::{TokenIssuer, UserClaims};
+use errand::domain::tokens::{TokenIssuer, UserClaims};
 use serde_json::Value;
 
 #[derive(Parser)]

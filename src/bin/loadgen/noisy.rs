@@ -24,7 +24,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 
-use errand::tokens::{TokenIssuer, UserClaims};
+use errand::domain::tokens::{TokenIssuer, UserClaims};
 use serde_json::Value;
 
 use super::{TICKS_PER_SECOND, cpu_ticks, percentile};

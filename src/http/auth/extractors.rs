@@ -5,11 +5,11 @@
 use actix_web::{FromRequest, HttpMessage, HttpRequest, dev::Payload, http::header, web};
 use futures_util::future::LocalBoxFuture;
 
-use super::{Authenticator, TENANT_ADMIN};
 use crate::domain::{Caller, Operator, UserId};
 use crate::http::AppState;
-use crate::http::error::AppError;
-use crate::http::rate_limit::Spend;
+use crate::http::auth::{Authenticator, TENANT_ADMIN};
+use crate::http::support::error::AppError;
+use crate::http::support::rate_limit::Spend;
 
 /// What every extractor of a token's holder does: hands the app's
 /// Authenticator and the request's `Authorization` header to `check`.
@@ -71,7 +71,7 @@ impl FromRequest for TenantAdmin {
 /// (its standing left on the request for the `RateLimit` headers).
 async fn user(auth: &Authenticator, header: Option<String>, request: &HttpRequest) -> Result<(Caller, bool), AppError> {
     let (caller, admin) = auth.user(header.as_deref()).await?;
-    crate::http::request_id::record_caller(&caller);
+    crate::http::support::request_id::record_caller(&caller);
     if let Some(state) = request.app_data::<web::Data<AppState>>() {
         spend_a_request(state, &caller, request)?;
     }

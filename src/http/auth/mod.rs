@@ -6,6 +6,9 @@
 //! This module checks tokens; `extractors` turns a request's token into
 //! who holds it (a user, a tenant's admin, an operator, an external worker).
 
+pub mod jwks;
+pub mod tickets;
+
 mod extractors;
 
 use std::sync::Arc;
@@ -15,11 +18,11 @@ use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::error::AppError;
-use super::jwks::JwksKeys;
 use crate::config::AuthSettings;
+use crate::domain::tokens::TokenIssuer;
 use crate::domain::{Caller, Operator, TenantId, UserId};
-use crate::tokens::TokenIssuer;
+use crate::http::auth::jwks::JwksKeys;
+use crate::http::support::error::AppError;
 
 pub use self::extractors::{ActingOperator, ExternalWorker, TenantAdmin, spend_a_request};
 
@@ -162,7 +165,7 @@ impl Authenticator {
                 let header = jsonwebtoken::decode_header(token).map_err(|_| invalid())?;
                 let signing = keys.key_for(&header).await.map_err(|error| match error {
                     // The provider is down: the token may well be good, so try again later.
-                    super::jwks::KeyError::Fetch(cause) => AppError::Unavailable(cause),
+                    crate::http::auth::jwks::KeyError::Fetch(cause) => AppError::Unavailable(cause),
                     refused => {
                         tracing::info!(error = %refused, "token refused");
                         invalid()

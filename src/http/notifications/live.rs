@@ -9,9 +9,9 @@ use actix_web_lab::sse;
 use tokio::sync::mpsc;
 use uuid::Uuid;
 
-use super::NotificationView;
 use crate::actors::StreamWakes;
 use crate::domain::{BatchCounts, BatchId, Caller, JobId, NotificationId};
+use crate::http::notifications::NotificationView;
 use crate::jobs::JobTypes;
 use crate::store::Store;
 
@@ -32,7 +32,7 @@ const REMEMBERED: usize = 256;
 const PAGE: i64 = 200;
 
 /// One open stream: what it has sent, and how to find what it has not.
-pub(super) struct LiveFeed {
+pub(in crate::http::notifications) struct LiveFeed {
     store: Store,
     types: JobTypes,
     caller: Caller,
@@ -52,7 +52,7 @@ pub(super) struct LiveFeed {
 impl LiveFeed {
     /// A stream for `caller` that sends what comes after `newest` (or,
     /// without one, what comes from now on) until the process is `closing`.
-    pub(super) fn open(
+    pub(in crate::http::notifications) fn open(
         store: Store,
         types: JobTypes,
         caller: Caller,
@@ -72,7 +72,11 @@ impl LiveFeed {
         }
     }
 
-    pub(super) async fn run(mut self, mut wakes: StreamWakes, events: mpsc::Sender<sse::Event>) {
+    pub(in crate::http::notifications) async fn run(
+        mut self,
+        mut wakes: StreamWakes,
+        events: mpsc::Sender<sse::Event>,
+    ) {
         if let Some(id) = self.newest {
             self.sent.push_back(id);
         }

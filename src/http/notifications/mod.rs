@@ -1,17 +1,19 @@
 //! `/notifications`: the in-app feed, read-marks, and the live stream
 //! (Server-Sent Events). Every read goes through the caller's scope.
 
+pub mod preferences;
+
 use actix_web::{FromRequest, HttpRequest, HttpResponse, Responder, web};
 use actix_web_lab::sse;
 use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 use uuid::Uuid;
 
-use super::AppState;
-use super::page::{self, rfc3339};
 use crate::actors::{ListNotifications, MarkAllRead, MarkRead, Subscribe};
 use crate::domain::{BatchCounts, BatchId, Caller, JobId, JobState, NotificationId, ScheduleId};
-use crate::http::error::{AppError, Problem, RateLimitedResponse, Unauthenticated, Unavailable};
+use crate::http::AppState;
+use crate::http::support::error::{AppError, Problem, RateLimitedResponse, Unauthenticated, Unavailable};
+use crate::http::support::pagination::{self, rfc3339};
 use crate::jobs::JobTypes;
 use crate::store::{Notification, NotificationKind, NotificationSubject};
 
@@ -183,14 +185,14 @@ pub async fn list(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
     let query = query.into_inner();
-    let limit = page::limit(query.limit)?;
-    let before = query.cursor.as_deref().map(page::decode_cursor).transpose()?.map(NotificationId);
+    let limit = pagination::limit(query.limit)?;
+    let before = query.cursor.as_deref().map(pagination::decode_cursor).transpose()?.map(NotificationId);
     let msg = ListNotifications { caller, unread_only: query.unread_only.unwrap_or(false), before, limit };
     let page = state.notifier.send(msg).await??;
     Ok(HttpResponse::Ok().json(FeedPage {
         notifications: page.notifications.into_iter().map(|n| NotificationView::new(n, &state.job_types)).collect(),
         unread_count: page.unread_count,
-        next_cursor: page.next_before.map(|id| page::encode_cursor(id.0)),
+        next_cursor: page.next_before.map(|id| pagination::encode_cursor(id.0)),
     }))
 }
 
@@ -212,7 +214,7 @@ pub async fn mark_read(
     path: web::Path<String>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
-    let id = NotificationId(super::path_id(&path)?);
+    let id = NotificationId(crate::http::path_id(&path)?);
     if state.notifier.send(MarkRead { caller, id }).await?? {
         Ok(HttpResponse::NoContent().finish())
     } else {
@@ -249,7 +251,7 @@ pub async fn mark_all_read(caller: Caller, state: web::Data<AppState>) -> Result
     security(("bearer" = [])),
 )]
 pub async fn stream_ticket(caller: Caller, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
-    let ticket = super::tickets::issue(&state, &caller).await?;
+    let ticket = crate::http::auth::tickets::issue(&state, &caller).await?;
     Ok(HttpResponse::Created().json(StreamTicket { ticket, expires_in: state.stream.stream_ticket_ttl.as_secs() }))
 }
 
@@ -288,7 +290,7 @@ pub async fn stream(
     state: web::Data<AppState>,
 ) -> Result<impl Responder, AppError> {
     let caller = match &query.ticket {
-        Some(ticket) => super::tickets::redeem(&state, &req, ticket).await?,
+        Some(ticket) => crate::http::auth::tickets::redeem(&state, &req, ticket).await?,
         None => Caller::extract(&req).await?,
     };
     let last_event = match req.headers().get("Last-Event-ID") {

@@ -9,9 +9,10 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use chrono::{DateTime, TimeDelta, Utc};
 use serde_json::Value;
 
-use super::{AppState, body, page, path_id};
 use crate::domain::{Caller, Fingerprint, Missed, Occasion, Occurrence, Recurrence, ScheduleId, resolve_dates};
-use crate::http::error::{AppError, Problem, RateLimitedResponse, Unauthenticated, Unavailable};
+use crate::http::support::error::{AppError, Problem, RateLimitedResponse, Unauthenticated, Unavailable};
+use crate::http::support::{body, pagination};
+use crate::http::{AppState, path_id};
 use crate::jobs::{JobType, ParamsError};
 use crate::store::{NewSchedule, Schedule, ScheduleCreation};
 
@@ -115,7 +116,7 @@ pub async fn create(
     payload: web::Payload,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
-    let key = super::jobs::idempotency_key(&req)?;
+    let key = crate::http::jobs::idempotency_key(&req)?;
     let (job_type, every) = schedulable(&state, &path)?;
     let whole: Value = body::json(payload).await?;
     let request: NewScheduleRequest =
@@ -175,10 +176,10 @@ pub async fn list(
     query: web::Query<ListQuery>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
-    let limit = page::limit(query.limit)?;
-    let before = query.cursor.as_deref().map(page::decode_cursor).transpose()?.map(ScheduleId);
+    let limit = pagination::limit(query.limit)?;
+    let before = query.cursor.as_deref().map(pagination::decode_cursor).transpose()?.map(ScheduleId);
     let (schedules, next_before) = state.store.schedules_for(&caller).list(before, limit).await?;
-    let next_cursor = next_before.map(|id| page::encode_cursor(id.0));
+    let next_cursor = next_before.map(|id| pagination::encode_cursor(id.0));
     Ok(HttpResponse::Ok()
         .json(ScheduleList { schedules: schedules.into_iter().map(ScheduleView::of).collect(), next_cursor }))
 }
@@ -201,7 +202,7 @@ pub async fn get(
     path: web::Path<String>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
-    let id = ScheduleId(super::read_by_id(&path, &state)?);
+    let id = ScheduleId(crate::http::read_by_id(&path, &state)?);
     let schedule = state.store.schedules_for(&caller).get(id).await?.ok_or(AppError::NotFound)?;
     Ok(HttpResponse::Ok().json(ScheduleView::of(schedule)))
 }

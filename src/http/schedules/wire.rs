@@ -7,7 +7,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 
 use crate::domain::{ExportFormat, Missed, ScheduleId};
-use crate::http::page;
+use crate::http::support::pagination;
 use crate::store::{Overlap, Schedule};
 
 /// A schedule as the API shows it.
@@ -44,7 +44,7 @@ pub struct ScheduleView {
 }
 
 impl ScheduleView {
-    pub(super) fn of(s: Schedule) -> Self {
+    pub(in crate::http::schedules) fn of(s: Schedule) -> Self {
         let (missed, catch_up_limit) = match s.missed {
             Missed::Skip => ("skip", 1),
             Missed::CatchUp { limit } => ("catch_up", limit),
@@ -56,15 +56,15 @@ impl ScheduleView {
             format: s.format,
             cron: s.cron,
             timezone: s.timezone,
-            ends_at: s.ends_at.map(page::rfc3339),
+            ends_at: s.ends_at.map(pagination::rfc3339),
             missed,
             catch_up_limit,
             overlap: s.overlap,
             paused: s.paused,
-            next_run_at: s.next.map(|o| page::rfc3339(o.at)),
+            next_run_at: s.next.map(|o| pagination::rfc3339(o.at)),
             last_job_id: s.last_job.map(|j| j.0),
-            created_at: page::rfc3339(s.created_at),
-            updated_at: page::rfc3339(s.updated_at),
+            created_at: pagination::rfc3339(s.created_at),
+            updated_at: pagination::rfc3339(s.updated_at),
         }
     }
 }
@@ -77,33 +77,33 @@ pub struct NewScheduleRequest {
     /// date that moves with each occurrence: `{"$date": "start_of_previous_week"}`
     /// (see the README's "Scheduled exports whose dates move").
     #[schema(value_type = Object)]
-    pub(super) params: Value,
+    pub(in crate::http::schedules) params: Value,
     /// An export's file format for its jobs, one its type offers (its first when absent).
     #[schema(example = "xlsx")]
-    pub(super) format: Option<String>,
+    pub(in crate::http::schedules) format: Option<String>,
     /// Five fields (minute hour day-of-month month day-of-week) or a shorthand (`@daily`, `@weekly`, …).
-    pub(super) cron: String,
+    pub(in crate::http::schedules) cron: String,
     /// An IANA time zone (`Europe/Paris`): the expression is read on its wall clock.
-    pub(super) timezone: String,
+    pub(in crate::http::schedules) timezone: String,
     /// No occurrence after this.
-    pub(super) ends_at: Option<DateTime<Utc>>,
+    pub(in crate::http::schedules) ends_at: Option<DateTime<Utc>>,
     /// Occurrences missed while errand was down or the schedule paused:
     /// `skip` (default) or `catch_up` (the latest `catch_up_limit` of them run).
     #[serde(default)]
     #[schema(value_type = Option<String>)]
-    pub(super) missed: MissedName,
+    pub(in crate::http::schedules) missed: MissedName,
     /// 1 to 100, default 1.
-    pub(super) catch_up_limit: Option<u32>,
+    pub(in crate::http::schedules) catch_up_limit: Option<u32>,
     /// When an occurrence comes while the job of the one before is
     /// unfinished: `skip` (default), `queue` or `cancel_previous`.
     #[serde(default = "skip")]
     #[schema(value_type = Option<String>)]
-    pub(super) overlap: Overlap,
+    pub(in crate::http::schedules) overlap: Overlap,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub(super) enum MissedName {
+pub(in crate::http::schedules) enum MissedName {
     #[default]
     Skip,
     CatchUp,
@@ -117,21 +117,21 @@ fn skip() -> Overlap {
 #[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ScheduleChange {
-    pub(super) paused: Option<bool>,
+    pub(in crate::http::schedules) paused: Option<bool>,
     #[schema(value_type = Option<Object>)]
-    pub(super) params: Option<Value>,
-    pub(super) format: Option<String>,
-    pub(super) cron: Option<String>,
-    pub(super) timezone: Option<String>,
+    pub(in crate::http::schedules) params: Option<Value>,
+    pub(in crate::http::schedules) format: Option<String>,
+    pub(in crate::http::schedules) cron: Option<String>,
+    pub(in crate::http::schedules) timezone: Option<String>,
     /// `null` removes the end.
     #[serde(default, deserialize_with = "present")]
     #[schema(value_type = Option<String>, format = DateTime)]
-    pub(super) ends_at: Option<Option<DateTime<Utc>>>,
+    pub(in crate::http::schedules) ends_at: Option<Option<DateTime<Utc>>>,
     #[schema(value_type = Option<String>)]
-    pub(super) missed: Option<MissedName>,
-    pub(super) catch_up_limit: Option<u32>,
+    pub(in crate::http::schedules) missed: Option<MissedName>,
+    pub(in crate::http::schedules) catch_up_limit: Option<u32>,
     #[schema(value_type = Option<String>)]
-    pub(super) overlap: Option<Overlap>,
+    pub(in crate::http::schedules) overlap: Option<Overlap>,
 }
 
 /// A field given, as its value or `null`; a field left out is `None` (by `default`).
@@ -141,13 +141,13 @@ fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Optio
 
 #[derive(Deserialize)]
 pub struct ListQuery {
-    pub(super) limit: Option<u32>,
-    pub(super) cursor: Option<String>,
+    pub(in crate::http::schedules) limit: Option<u32>,
+    pub(in crate::http::schedules) cursor: Option<String>,
 }
 
 /// A page of the caller's schedules.
 #[derive(Serialize, utoipa::ToSchema)]
 pub struct ScheduleList {
-    pub(super) schedules: Vec<ScheduleView>,
-    pub(super) next_cursor: Option<String>,
+    pub(in crate::http::schedules) schedules: Vec<ScheduleView>,
+    pub(in crate::http::schedules) next_cursor: Option<String>,
 }

@@ -6,14 +6,14 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use uuid::Uuid;
 
-use super::files::confirm_presigned_upload;
 use crate::actors::{EndAttempt, Recorded, RenewWorkerLease, ReportProgress, WorkerEnd};
 use crate::domain::{Failure, JobState, LeaseId, ProgressReport};
 use crate::http::AppState;
 use crate::http::auth::ExternalWorker;
-use crate::http::body::json as read_json;
-use crate::http::error::{AppError, LeaseNoLongerYours, NotAWorker, Problem, Unauthenticated, Unavailable};
 use crate::http::job_id;
+use crate::http::support::body::json as read_json;
+use crate::http::support::error::{AppError, LeaseNoLongerYours, NotAWorker, Problem, Unauthenticated, Unavailable};
+use crate::http::worker_api::files::confirm_presigned_upload;
 
 #[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -55,7 +55,7 @@ pub async fn heartbeat(
     let heartbeat = RenewWorkerLease { job: id, lease: LeaseId(body.lease_id) };
     let renewed = state.broker.send(heartbeat).await.map_err(|e| AppError::Unavailable(e.to_string()))??;
     let renewed = renewed.ok_or(AppError::LeaseLost)?;
-    let lease_expires_at = crate::http::page::rfc3339(renewed.expires_at);
+    let lease_expires_at = crate::http::support::pagination::rfc3339(renewed.expires_at);
     Ok(HttpResponse::Ok().json(LeaseRenewed { lease_expires_at, cancel_requested: renewed.cancel_requested }))
 }
 
@@ -146,7 +146,7 @@ pub async fn checkpoint(
         return Err(AppError::BadRequest("checkpoint must not hold the NUL character (\\u0000)".into()));
     }
     let lease = LeaseId(body.lease_id);
-    super::check_type_held(&state, &worker, id, lease).await?;
+    crate::http::worker_api::check_type_held(&state, &worker, id, lease).await?;
     let value = Some(&body.checkpoint).filter(|v| !v.is_null());
     recorded_if_held(state.store.queue().write_checkpoint(id, lease, value, body.done).await?)
 }
@@ -213,7 +213,7 @@ pub async fn complete(
     }
     let result = body.result.map(Value::Object);
     let lease = LeaseId(body.lease_id);
-    super::check_type_held(&state, &worker, id, lease).await?;
+    crate::http::worker_api::check_type_held(&state, &worker, id, lease).await?;
     confirm_presigned_upload(&state, id, lease).await?;
     // A file uploaded for this attempt joins the result where the end is recorded.
     end(&state, EndAttempt { id, lease, end: WorkerEnd::Completed { result } }).await
@@ -244,7 +244,7 @@ pub async fn fail(
 ) -> Result<HttpResponse, AppError> {
     let id = job_id(&path)?;
     let body: FailBody = read_json(body).await?;
-    super::check_type_held(&state, &worker, id, LeaseId(body.lease_id)).await?;
+    crate::http::worker_api::check_type_held(&state, &worker, id, LeaseId(body.lease_id)).await?;
     let failure = if body.retryable { Failure::Retryable(body.error) } else { Failure::Permanent(body.error) };
     end(&state, EndAttempt { id, lease: LeaseId(body.lease_id), end: WorkerEnd::Failed(failure) }).await
 }

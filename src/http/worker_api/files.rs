@@ -10,9 +10,9 @@ use uuid::Uuid;
 use crate::domain::{JobId, LeaseId};
 use crate::http::AppState;
 use crate::http::auth::ExternalWorker;
-use crate::http::body::json as read_json;
-use crate::http::error::{AppError, LeaseNoLongerYours, NotAWorker, Problem, Unauthenticated, Unavailable};
 use crate::http::job_id;
+use crate::http::support::body::json as read_json;
+use crate::http::support::error::{AppError, LeaseNoLongerYours, NotAWorker, Problem, Unauthenticated, Unavailable};
 use crate::storage::{ObjectKey, ResultFile};
 
 #[derive(Deserialize)]
@@ -58,7 +58,8 @@ pub async fn upload(
     let lease = LeaseId(lease_id);
     check_file_name(&file_name)?;
     let queue = state.store.queue();
-    let running = super::check_type_held(&state, &worker, id, lease).await?.ok_or(AppError::LeaseLost)?;
+    let running =
+        crate::http::worker_api::check_type_held(&state, &worker, id, lease).await?.ok_or(AppError::LeaseLost)?;
     let content_type = req
         .headers()
         .get(actix_web::http::header::CONTENT_TYPE)
@@ -145,7 +146,8 @@ pub async fn upload_url(
     let lease = LeaseId(body.lease_id);
     check_file_name(&body.file_name)?;
     let queue = state.store.queue();
-    let running = super::check_type_held(&state, &worker, id, lease).await?.ok_or(AppError::LeaseLost)?;
+    let running =
+        crate::http::worker_api::check_type_held(&state, &worker, id, lease).await?.ok_or(AppError::LeaseLost)?;
     let key = ObjectKey::for_upload(&running.tenant, id, lease, extension_of(&body.file_name));
     let expires_in = state.url_expiry;
     let url = state.storage.upload_url(&key, expires_in).await.map_err(|e| AppError::Unavailable(e.to_string()))?;
@@ -159,17 +161,25 @@ pub async fn upload_url(
     // Until the URL expires a PUT may still come: a discarded file is deleted only after (`discarded_files.delete_after`).
     let pending = json!({
         "storage_key": key.as_str(), "file_name": body.file_name, "content_type": content_type, "pending": true,
-        "url_expires_at": crate::http::page::rfc3339(expires_at),
+        "url_expires_at": crate::http::support::pagination::rfc3339(expires_at),
     });
     if !queue.keep_upload(id, lease, &pending).await? {
         return Err(AppError::LeaseLost);
     }
-    Ok(HttpResponse::Ok().json(UploadUrl { url, method: "PUT", expires_at: crate::http::page::rfc3339(expires_at) }))
+    Ok(HttpResponse::Ok().json(UploadUrl {
+        url,
+        method: "PUT",
+        expires_at: crate::http::support::pagination::rfc3339(expires_at),
+    }))
 }
 
 /// Before a completion: a file the worker was to PUT through a presigned URL
 /// must be there; it is then kept as an uploaded file, with its size.
-pub(super) async fn confirm_presigned_upload(state: &AppState, id: JobId, lease: LeaseId) -> Result<(), AppError> {
+pub(in crate::http::worker_api) async fn confirm_presigned_upload(
+    state: &AppState,
+    id: JobId,
+    lease: LeaseId,
+) -> Result<(), AppError> {
     let queue = state.store.queue();
     let Some(running) = queue.running_attempt(id, lease).await? else { return Ok(()) };
     let Some(Value::Object(mut pending)) = running.uploaded else { return Ok(()) };
@@ -190,7 +200,7 @@ pub(super) async fn confirm_presigned_upload(state: &AppState, id: JobId, lease:
     let expires_at = chrono::Utc::now() + chrono::Duration::from_std(state.result_retention).unwrap_or_default();
     pending.insert("size_bytes".into(), json!(size));
     pending.insert("row_count".into(), json!(0));
-    pending.insert("expires_at".into(), json!(crate::http::page::rfc3339(expires_at)));
+    pending.insert("expires_at".into(), json!(crate::http::support::pagination::rfc3339(expires_at)));
     if !queue.keep_upload(id, lease, &Value::Object(pending)).await? {
         return Err(AppError::LeaseLost);
     }
@@ -217,7 +227,7 @@ fn capped(
         }
         Err(error) => {
             let message = error.to_string();
-            refused.set(Some(crate::http::body::unreadable(error)));
+            refused.set(Some(crate::http::support::body::unreadable(error)));
             Err(message)
         }
     })

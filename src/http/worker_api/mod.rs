@@ -8,8 +8,8 @@
 //! so with `409 lease_lost`. Only worker tokens (`scope: worker`, with the
 //! `types` they may take) get in, and they get nowhere else.
 
-pub(super) mod attempts;
-pub(super) mod files;
+pub(in crate::http) mod attempts;
+pub(in crate::http) mod files;
 
 use std::time::Duration;
 
@@ -18,11 +18,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use uuid::Uuid;
 
-use super::AppState;
-use super::auth::ExternalWorker;
 use crate::actors::ClaimForWorker;
 use crate::domain::JobId;
-use crate::http::error::{AppError, NotAWorker, Problem, Unauthenticated, Unavailable};
+use crate::http::AppState;
+use crate::http::auth::ExternalWorker;
+use crate::http::support::error::{AppError, NotAWorker, Problem, Unauthenticated, Unavailable};
 
 /// Most jobs one claim answers.
 const MAX_CLAIM: u32 = 100;
@@ -87,7 +87,7 @@ pub async fn claim(
     body: web::Payload,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
-    let body: ClaimBody = super::body::json(body).await?;
+    let body: ClaimBody = crate::http::support::body::json(body).await?;
     let types = match body.types {
         Some(types) => {
             if let Some(refused) = types.iter().find(|t| !worker.types.contains(t)) {
@@ -104,7 +104,7 @@ pub async fn claim(
     let wait = Duration::from_secs(body.wait.unwrap_or(30).min(MAX_WAIT_SECS));
     let pull = ClaimForWorker { worker: worker.name.to_string(), types, max: max as usize, wait };
     let leased = state.broker.send(pull).await.map_err(|e| AppError::Unavailable(e.to_string()))??;
-    let expires = crate::http::page::rfc3339(leased.expires_at);
+    let expires = crate::http::support::pagination::rfc3339(leased.expires_at);
     let jobs = leased
         .jobs
         .into_iter()
@@ -127,7 +127,7 @@ pub async fn claim(
 /// the worker's token holds (403 otherwise), so a lease id that reached the
 /// wrong hands cannot end another type's job. An attempt no longer running
 /// is left to the end itself (a replay, or 409).
-pub(super) async fn check_type_held(
+pub(in crate::http) async fn check_type_held(
     state: &AppState,
     worker: &ExternalWorker,
     id: crate::domain::JobId,

@@ -4,7 +4,7 @@
 /// Rewrites `:name` placeholders (outside string literals, quoted identifiers
 /// and comments, and not `::` casts) to `current_setting('errand.p.name')`;
 /// returns the query and the names in order of first use.
-pub(super) fn bind_placeholders(query: &str) -> Result<(String, Vec<String>), String> {
+pub(in crate::jobs::export) fn bind_placeholders(query: &str) -> Result<(String, Vec<String>), String> {
     let chars: Vec<char> = query.chars().collect();
     let mut out = String::with_capacity(query.len() + 64);
     let mut names: Vec<String> = Vec::new();
@@ -73,7 +73,10 @@ pub(super) fn bind_placeholders(query: &str) -> Result<(String, Vec<String>), St
 
 /// Whether a query's rows are held to the job's tenant: by `:tenant` in
 /// it, or by the source's row-level security, given the tenant in a setting.
-pub(super) fn scoped_to_tenant(placeholders: &[String], tenant_setting: Option<&str>) -> Result<(), String> {
+pub(in crate::jobs::export) fn scoped_to_tenant(
+    placeholders: &[String],
+    tenant_setting: Option<&str>,
+) -> Result<(), String> {
     match (placeholders.iter().any(|n| n == "tenant"), tenant_setting) {
         (true, _) | (false, Some(_)) => Ok(()),
         (false, None) => Err("the query must restrict rows to the job's tenant with :tenant (or the source's \
@@ -83,7 +86,7 @@ pub(super) fn scoped_to_tenant(placeholders: &[String], tenant_setting: Option<&
 }
 
 /// Whether `name` can name a setting of the source's own (`app.current_tenant`).
-pub(super) fn is_custom_setting(name: &str) -> bool {
+pub(in crate::jobs::export) fn is_custom_setting(name: &str) -> bool {
     let part = |p: &str| {
         p.chars().next().is_some_and(|c| c.is_ascii_lowercase() || c == '_')
             && p.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
@@ -97,7 +100,7 @@ fn query_find(chars: &[char], from: usize, needle: &str) -> Option<usize> {
 }
 
 /// `name` as an SQL identifier, quoted.
-pub(super) fn quote_identifier(name: &str) -> String {
+pub(in crate::jobs::export) fn quote_identifier(name: &str) -> String {
     format!("\"{}\"", name.replace('"', "\"\""))
 }
 

@@ -1,0 +1,152 @@
+//! The Mailer: delivers the email outbox. Emails were written in the
+//! statement that ended their job; the Mailer claims due ones (with a lock,
+//! so a crash mid-send makes them due again), sends each over SMTP and
+//! records the server's answer at once. Transient failures retry with
+//! backoff; refusals that will never succeed are recorded and stop.
+//!
+//! An email is sent at most once per recorded delivery: what became of a
+//! send is recorded however long the database takes to answer (a failover),
+//! within the lock. The one resend a crash between sending and recording can
+//! cause carries the same Message-ID (derived from the job), so it is
+//! recognisably the same message.
+
+use std::time::Duration;
+
+use actix::prelude::*;
+use futures_util::future::join_all;
+
+use crate::actors::delivery::until_recorded::until_answered;
+use crate::config::EmailSettings;
+use crate::jobs::JobTypes;
+use crate::outbound::mail::{CompletionEmail, MailError, SmtpMailer};
+use crate::store::{OutboxEmail, Store};
+
+/// There may be emails due.
+#[derive(Debug, Clone, Copy, Message)]
+#[rtype(result = "()")]
+pub struct MailDue;
+
+/// Emails claimed and sent at once, at most.
+const BATCH: usize = 20;
+/// How long a claimed email is ours before another sender may take it.
+const SEND_LOCK: Duration = Duration::from_secs(90);
+
+pub struct Mailer {
+    store: Store,
+    smtp: SmtpMailer,
+    job_types: JobTypes,
+    settings: EmailSettings,
+    sending: bool,
+    /// Woken while sending: look again afterwards.
+    again: bool,
+}
+
+impl Mailer {
+    pub fn new(store: Store, smtp: SmtpMailer, job_types: JobTypes, settings: EmailSettings) -> Self {
+        Self { store, smtp, job_types, settings, sending: false, again: false }
+    }
+
+    fn deliver_due(&mut self, ctx: &mut Context<Self>) {
+        if self.sending {
+            self.again = true;
+            return;
+        }
+        self.sending = true;
+        self.again = false;
+        let (store, smtp, job_types, settings) =
+            (self.store.clone(), self.smtp.clone(), self.job_types.clone(), self.settings.clone());
+        async move {
+            let due = match store.outbox().claim_due(BATCH as i64, SEND_LOCK).await {
+                Ok(due) => due,
+                Err(error) => {
+                    tracing::warn!(%error, "could not read the email outbox");
+                    return 0;
+                }
+            };
+            let count = due.len();
+            join_all(due.into_iter().map(|email| deliver(&store, &smtp, &job_types, &settings, email))).await;
+            count
+        }
+        .into_actor(self)
+        .map(|count, act, ctx| {
+            act.sending = false;
+            if act.again || count == BATCH {
+                act.deliver_due(ctx);
+            }
+        })
+        .spawn(ctx);
+    }
+}
+
+/// Sends one email and records the outcome.
+async fn deliver(store: &Store, smtp: &SmtpMailer, job_types: &JobTypes, settings: &EmailSettings, email: OutboxEmail) {
+    let display_name = job_types.display_name(&email.job_type);
+    let rules = store.notification_rules();
+    let category = rules.category_of(&email.job_type);
+    let content = CompletionEmail {
+        job: email.job,
+        run: email.run,
+        tenant: &email.tenant,
+        user: &email.user,
+        recipient: &email.recipient,
+        display_name: &display_name,
+        category,
+        unsubscribable: !rules.is_required(category),
+        status: email.job_status,
+        error_message: email.error_message.as_deref(),
+        params: &email.params,
+        result: email.result.as_ref(),
+        finished_at: email.finished_at,
+        schedule: email.schedule.as_ref().map(|(id, cron, zone)| (*id, cron.as_str(), zone.as_str())),
+    };
+    let sent = match smtp.render(&content) {
+        Ok(message) => smtp.send(message).await,
+        Err(error) => Err(error),
+    };
+    let outbox = store.outbox();
+    let result = match &sent {
+        Ok(_) => "sent",
+        Err(MailError::Invalid(_) | MailError::Rejected(_)) => "refused",
+        Err(MailError::Transient(_)) => "deferred",
+    };
+    metrics::counter!("errand_emails_total", "result" => result).increment(1);
+    let what = format!("the email of job {}", email.job);
+    match sent {
+        Ok(response) => until_answered(&what, || outbox.record_sent(&email, &response)).await,
+        Err(error @ (MailError::Invalid(_) | MailError::Rejected(_))) => {
+            tracing::warn!(%error, job = %email.job, "email refused; not retrying");
+            let error = error.to_string();
+            until_answered(&what, || outbox.record_failed(&email, &error)).await
+        }
+        Err(error) => {
+            let attempt = u32::try_from(email.attempt).unwrap_or(u32::MAX);
+            let policy = settings.retry_policy();
+            if policy.allows_another(attempt) {
+                tracing::info!(%error, job = %email.job, attempt, "email not sent; will retry");
+                let (error, delay) = (error.to_string(), policy.next_delay(attempt));
+                until_answered(&what, || outbox.record_retry(&email, &error, delay)).await
+            } else {
+                tracing::warn!(%error, job = %email.job, attempt, "email not sent; out of attempts");
+                let error = error.to_string();
+                until_answered(&what, || outbox.record_failed(&email, &error)).await
+            }
+        }
+    }
+}
+
+impl Actor for Mailer {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Self::Context) {
+        ctx.run_interval(self.settings.poll_interval, |act, ctx| act.deliver_due(ctx));
+        self.deliver_due(ctx);
+    }
+}
+
+impl Handler<MailDue> for Mailer {
+    type Result = ();
+
+    fn handle(&mut self, _: MailDue, ctx: &mut Self::Context) {
+        self.deliver_due(ctx);
+    }
+}

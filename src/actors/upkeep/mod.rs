@@ -1,0 +1,9 @@
+//! What keeps the engine going beside the jobs themselves: the Listener
+//! (NOTIFY wake-ups), the Rescuer (expired leases), the Pruner (what finished
+//! jobs leave), the Scheduler (due schedules) and the TotalsPublisher.
+
+pub mod listener;
+pub mod pruner;
+pub mod rescuer;
+pub mod scheduler;
+pub mod totals;

@@ -1,0 +1,320 @@
+//! `/admin/…`: the operators' routes, across tenants. Only an operator token
+//! (`scope` holding `operator`; `errand token --operator`) gets in; a user's
+//! token gets 403, as an operator's does on the user routes. They go through
+//! the store's operator door, which audits every action in its transaction:
+//! there is no tenant supervisor to ask for work that spans tenants.
+
+pub mod actions;
+pub mod bulk;
+pub mod overview;
+pub mod quotas;
+
+use actix_web::{HttpResponse, web};
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use crate::config::RedactedField;
+use crate::domain::{Job, JobId, Operator};
+use crate::http::auth::ActingOperator;
+use crate::http::jobs::{job_view, status_filter, type_filter};
+use crate::http::support::error::{
+    AppError, NotAnActingOperator, NotAnOperator, Problem, Unauthenticated, Unavailable,
+};
+use crate::http::support::pagination;
+use crate::http::{AppState, job_id};
+use crate::jobs::JobView;
+use crate::store::{
+    ActionQuery, AttemptError, AttemptOutcome, CancelOutcome, JobQuery, JobTimeline, NearestQuotas, OperatorAction,
+    QueueCount, RetryOutcome,
+};
+
+/// A job as an operator sees it: whose it is, and (alone) its attempts' errors.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct AdminJobView {
+    tenant: String,
+    user: String,
+    #[serde(flatten)]
+    job: JobView,
+    /// What the job's type keeps from operators without the
+    /// `operator:sensitive` scope (`params`: shown as `{}`; `result`: `null`,
+    /// no download), when anything.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[schema(value_type = Vec<String>)]
+    redacted: Vec<RedactedField>,
+    /// Why each failed attempt failed, oldest first (`GET /admin/jobs/{id}` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Vec<Object>>)]
+    attempt_errors: Option<Vec<AttemptError>>,
+    /// What became of the job (`GET /admin/jobs/{id}` only): `attempts`,
+    /// `notifications`, `emails`, `webhooks` and `actions`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    history: Option<JobHistory>,
+}
+
+/// A job's attempts, the notifications, emails and webhook deliveries its
+/// ends made, and the operator actions taken on it.
+#[derive(Serialize)]
+struct JobHistory {
+    /// `attempts`: `{run, attempt, outcome (running, failed, completed,
+    /// cancelled), started_at, ended_at, lease_id, lease_owner,
+    /// lease_expires_at, error, progress}`; `notifications`, `emails`, `webhooks`.
+    #[serde(flatten)]
+    timeline: JobTimeline,
+    /// The newest hundred.
+    actions: Vec<OperatorAction>,
+}
+
+/// How many of a job's operator actions its detail lists.
+const ACTIONS_SHOWN: u32 = 100;
+
+impl AdminJobView {
+    async fn new(
+        mut job: Job,
+        attempt_errors: Option<Vec<AttemptError>>,
+        operator: &Operator,
+        state: &AppState,
+    ) -> Result<Self, AppError> {
+        let (tenant, user) = (job.tenant.to_string(), job.user.to_string());
+        let redacted = redact(&mut job, operator, state);
+        Ok(Self { tenant, user, job: job_view(job, state).await?, redacted, attempt_errors, history: None })
+    }
+}
+
+/// Empties what the job's type redacts, unless the operator may see it
+/// (`operator:sensitive`); returns what it emptied. Done to the job before
+/// its view is made, so that no download URL is signed for a kept result.
+fn redact(job: &mut Job, operator: &Operator, state: &AppState) -> Vec<RedactedField> {
+    let Some(job_type) = state.job_types.get(&job.job_type).filter(|_| !operator.sees_sensitive) else {
+        return Vec::new();
+    };
+    for field in &job_type.redact {
+        match field {
+            RedactedField::Params => job.params = serde_json::Value::Object(serde_json::Map::new()),
+            RedactedField::Result => job.result = None,
+        }
+    }
+    job_type.redact.clone()
+}
+
+/// The job types whose params `operator` may not search by (see [`redact`]).
+pub(in crate::http) fn unsearchable_params(operator: &Operator, state: &AppState) -> Vec<String> {
+    if operator.sees_sensitive { Vec::new() } else { state.job_types.params_redacted() }
+}
+
+#[derive(Deserialize)]
+pub struct AdminListQuery {
+    tenant: Option<String>,
+    user: Option<String>,
+    error: Option<String>,
+    param: Option<String>,
+    #[serde(rename = "type")]
+    job_type: Option<String>,
+    status: Option<String>,
+    created_after: Option<DateTime<Utc>>,
+    created_before: Option<DateTime<Utc>>,
+    limit: Option<u32>,
+    cursor: Option<String>,
+}
+
+/// A page of any tenant's jobs.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct AdminJobList {
+    jobs: Vec<AdminJobView>,
+    next_cursor: Option<String>,
+}
+
+/// `GET /admin/jobs`: any tenant's jobs, newest first.
+#[utoipa::path(
+    get, path = "/admin/jobs", tag = "operators",
+    params(
+        ("tenant" = Option<String>, Query, description = "Only this tenant's jobs"),
+        ("user" = Option<String>, Query, description = "Only this user's jobs"),
+        ("error" = Option<String>, Query, description = "Only jobs whose error message holds this text (any case)"),
+        ("param" = Option<String>, Query, description = "`path=value`: only jobs whose params hold `value` (as text) at the dot-separated `path`, e.g. `customer.id=42`"),
+        ("type" = Option<String>, Query, pattern = "^[a-z0-9_-]{1,64}$", description = "A job type's name"),
+        ("status" = Option<String>, Query, pattern = "^(pending|processing|completed|failed|cancelled)$", description = "pending, processing, completed, failed or cancelled"),
+        ("created_after" = Option<String>, Query, format = DateTime, description = "Created at or after (RFC 3339)"),
+        ("created_before" = Option<String>, Query, format = DateTime, description = "Created before (RFC 3339)"),
+        ("limit" = Option<u32>, Query, minimum = 1, maximum = 100, description = "1 to 100, default 20"),
+        ("cursor" = Option<String>, Query, pattern = "^[A-Za-z0-9_-]{21}[AQgw]$", description = "`next_cursor` of the previous page"),
+    ),
+    responses(
+        (status = 200, description = "A page of jobs", body = AdminJobList),
+        (status = 400, description = "A bad filter, limit or cursor (`bad_request`)", body = Problem, content_type = "application/problem+json"),
+        Unauthenticated,
+        NotAnOperator,
+        Unavailable,
+    ),
+    security(("bearer" = [])),
+)]
+pub async fn list(
+    operator: Operator,
+    query: web::Query<AdminListQuery>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    let q = query.into_inner();
+    let query = JobQuery {
+        tenant: pagination::text_filter("tenant", q.tenant)?,
+        user: pagination::text_filter("user", q.user)?,
+        error: pagination::text_filter("error", q.error)?,
+        param: pagination::text_filter("param", q.param)?.as_deref().map(param_filter).transpose()?,
+        job_type: type_filter(q.job_type)?,
+        status: status_filter(q.status)?,
+        created_after: q.created_after,
+        created_before: q.created_before,
+        before: q.cursor.as_deref().map(pagination::decode_cursor).transpose()?.map(JobId),
+        limit: pagination::limit(q.limit)?,
+        params_unsearchable: unsearchable_params(&operator, &state),
+    };
+    let page = state.store.for_operator(&operator).list(&query).await?;
+    let views = page.jobs.into_iter().map(|job| AdminJobView::new(job, None, &operator, &state));
+    Ok(HttpResponse::Ok().json(AdminJobList {
+        jobs: futures_util::future::try_join_all(views).await?,
+        next_cursor: page.next_before.map(|id| pagination::encode_cursor(id.0)),
+    }))
+}
+
+/// A `param` filter, `path=value`: the path's dot-separated keys, and the value.
+pub(in crate::http) fn param_filter(param: &str) -> Result<(Vec<String>, String), AppError> {
+    let refused = || AppError::BadRequest(format!("param must be path=value, e.g. customer.id=42, not {param:?}"));
+    let (path, value) = param.split_once('=').ok_or_else(refused)?;
+    let keys: Vec<String> = path.split('.').map(str::to_owned).collect();
+    if keys.iter().any(String::is_empty) {
+        return Err(refused());
+    }
+    Ok((keys, value.to_owned()))
+}
+
+/// `GET /admin/jobs/{id}`: any tenant's job, with its attempts, what its
+/// ends sent and the operator actions taken on it.
+#[utoipa::path(
+    get, path = "/admin/jobs/{id}", tag = "operators",
+    params(("id" = String, Path, format = Uuid, description = "The job's id")),
+    responses(
+        (status = 200, description = "The job", body = AdminJobView),
+        Unauthenticated,
+        NotAnOperator,
+        (status = 404, description = "No such job (`not_found`)", body = Problem, content_type = "application/problem+json"),
+        Unavailable,
+    ),
+    security(("bearer" = [])),
+)]
+pub async fn get(
+    operator: Operator,
+    path: web::Path<String>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    let id = job_id(&path)?;
+    let jobs = state.store.for_operator(&operator);
+    let (job, errors) = jobs.get(id).await?.ok_or(AppError::NotFound)?;
+    let mut timeline = jobs.timeline(id).await?;
+    if !operator.may_act {
+        // A running attempt's lease is what lets a worker end it: only
+        // operators who may act see it.
+        let running = timeline.attempts.iter_mut().filter(|a| a.outcome == AttemptOutcome::Running);
+        running.for_each(|attempt| attempt.lease_id = None);
+    }
+    let audit = ActionQuery { job: Some(id.0), limit: ACTIONS_SHOWN, ..ActionQuery::default() };
+    let actions = state.store.audit_for_operator(&operator).list(&audit).await?.actions;
+    let mut view = AdminJobView::new(job, Some(errors), &operator, &state).await?;
+    view.history = Some(JobHistory { timeline, actions });
+    Ok(HttpResponse::Ok().json(view))
+}
+
+/// `POST /admin/jobs/{id}/retry`: a failed or cancelled job goes back to the
+/// queue, same id and key, as a new run with a fresh attempt budget; it ends
+/// with a notification of its own (the old one stays).
+#[utoipa::path(
+    post, path = "/admin/jobs/{id}/retry", tag = "operators",
+    params(("id" = String, Path, format = Uuid, description = "The job's id")),
+    responses(
+        (status = 200, description = "The job, queued again", body = AdminJobView),
+        Unauthenticated,
+        NotAnActingOperator,
+        (status = 404, description = "No such job (`not_found`)", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "Neither failed nor cancelled (`job_not_retryable`)", body = Problem, content_type = "application/problem+json"),
+        Unavailable,
+    ),
+    security(("bearer" = [])),
+)]
+pub async fn retry(
+    ActingOperator(operator): ActingOperator,
+    path: web::Path<String>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    match state.store.for_operator(&operator).retry(job_id(&path)?).await? {
+        RetryOutcome::Retried(job) => {
+            Ok(HttpResponse::Ok().json(AdminJobView::new(*job, None, &operator, &state).await?))
+        }
+        RetryOutcome::NotRetryable(job_state) => Err(AppError::NotRetryable(job_state.status().as_str())),
+        RetryOutcome::NotFound => Err(AppError::NotFound),
+    }
+}
+
+/// `POST /admin/jobs/{id}/cancel`: as the owner's cancel, and the owner is
+/// notified (in-app and by email) once it is cancelled.
+#[utoipa::path(
+    post, path = "/admin/jobs/{id}/cancel", tag = "operators",
+    params(("id" = String, Path, format = Uuid, description = "The job's id")),
+    responses(
+        (status = 200, description = "The job, cancelled", body = AdminJobView),
+        (status = 202, description = "The job, being stopped (state `cancelling`)", body = AdminJobView),
+        Unauthenticated,
+        NotAnActingOperator,
+        (status = 404, description = "No such job (`not_found`)", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "Already completed or failed (`job_already_ended`)", body = Problem, content_type = "application/problem+json"),
+        Unavailable,
+    ),
+    security(("bearer" = [])),
+)]
+pub async fn cancel(
+    ActingOperator(operator): ActingOperator,
+    path: web::Path<String>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    match state.store.for_operator(&operator).cancel(job_id(&path)?).await? {
+        CancelOutcome::Cancelled(job) => {
+            Ok(HttpResponse::Ok().json(AdminJobView::new(job, None, &operator, &state).await?))
+        }
+        CancelOutcome::Stopping(job) => {
+            Ok(HttpResponse::Accepted().json(AdminJobView::new(job, None, &operator, &state).await?))
+        }
+        CancelOutcome::AlreadyEnded(ended) => Err(AppError::AlreadyEnded(ended.status().as_str())),
+        CancelOutcome::NotFound => Err(AppError::NotFound),
+    }
+}
+
+/// Unfinished jobs per type and state.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct Queues {
+    #[schema(value_type = Vec<Object>)]
+    queues: Vec<QueueCount>,
+    /// The tenants and the users with the most unfinished jobs against their
+    /// caps (`limit`; `null`: none), nearest first: `{tenants, users}`.
+    #[schema(value_type = Object)]
+    nearest_quotas: NearestQuotas,
+}
+
+/// How many tenants and users `GET /admin/queues` lists as nearest to their caps.
+const NEAREST_QUOTAS: i64 = 10;
+
+/// `GET /admin/queues`: per job type and state, the counts of waiting,
+/// retrying and running jobs and the oldest due job's wait, and who is
+/// nearest to their quotas, read from the queue table alone (it holds
+/// unfinished jobs only).
+#[utoipa::path(
+    get, path = "/admin/queues", tag = "operators",
+    responses(
+        (status = 200, description = "Counts per type and state", body = Queues),
+        Unauthenticated,
+        NotAnOperator,
+        Unavailable,
+    ),
+    security(("bearer" = [])),
+)]
+pub async fn queues(operator: Operator, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
+    let queues = state.store.for_operator(&operator).queues().await?;
+    let nearest_quotas = state.store.quotas_for_operator(&operator).nearest(NEAREST_QUOTAS).await?;
+    Ok(HttpResponse::Ok().json(Queues { queues, nearest_quotas }))
+}

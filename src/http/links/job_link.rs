@@ -1,0 +1,92 @@
+//! `GET /links/jobs/{id}?tenant=&user=&expires=&sig=`: where a completion
+//! email's link leads (see [`crate::outbound::links`]). No token: the signature is the
+//! authorisation. Whoever opens it is a person, so every answer but the
+//! redirect is a small HTML page, not JSON:
+//! - a completed job with its file: `303` to a fresh, short-lived download URL;
+//! - a failed job: a page with its error;
+//! - a tampered, expired or foreign link: `403`, a page saying so;
+//! - a file past its retention, or a job pruned since: `410`, a page.
+
+use actix_web::http::{StatusCode, header};
+use actix_web::{HttpRequest, HttpResponse, web};
+
+use crate::actors::GetJob;
+use crate::domain::JobState;
+use crate::http::AppState;
+use crate::http::links::pages::page;
+use crate::http::support::error::AppError;
+use crate::outbound::links::{LinkError, LinkQuery};
+use crate::storage::ResultFile;
+
+/// Opens an email's link.
+#[utoipa::path(
+    get, path = "/links/jobs/{id}", tag = "jobs",
+    params(
+        ("id" = String, Path, format = Uuid, description = "The job's id"),
+        ("tenant" = String, Query, description = "The job's tenant"),
+        ("user" = String, Query, description = "The job's owner"),
+        ("expires" = i64, Query, description = "When the link expires, seconds since the epoch"),
+        ("sig" = String, Query, description = "The link's signature: the only authorisation"),
+    ),
+    responses(
+        (status = 303, description = "A completed job's file: to a fresh, short-lived download URL (`Location`)"),
+        (status = 200, description = "A page: the failed job's error, or the job's status", content_type = "text/html"),
+        (status = 403, description = "A tampered, expired or foreign link: a page", content_type = "text/html"),
+        (status = 410, description = "The file's retention ended, or the job was pruned: a page", content_type = "text/html"),
+    ),
+)]
+pub async fn open(
+    req: HttpRequest,
+    path: web::Path<String>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    let query = web::Query::<LinkQuery>::from_query(req.query_string()).map_err(|_| LinkError::Invalid);
+    let holder = match query.and_then(|q| state.links.verify(&path, &q, chrono::Utc::now())) {
+        Ok(holder) => holder,
+        Err(LinkError::Invalid) => {
+            return page(
+                StatusCode::FORBIDDEN,
+                "This link is not valid",
+                "It may have been changed or cut short. Open the link from the email again, or ask the person who sent it.",
+            );
+        }
+        Err(LinkError::Expired) => {
+            return page(
+                StatusCode::FORBIDDEN,
+                "This link has expired",
+                "Its result is no longer kept. Run the job again to get a fresh one.",
+            );
+        }
+    };
+    crate::http::support::request_id::record_caller(&holder.caller);
+    let job = state.ask(&holder.caller, GetJob { caller: holder.caller.clone(), id: holder.job }).await??;
+    let Some(job) = job else {
+        return page(
+            StatusCode::GONE,
+            "This job is no longer kept",
+            "Its history was removed at the end of its retention.",
+        );
+    };
+    let name = state.job_types.display_name(&job.job_type);
+    match job.state {
+        JobState::Completed => match ResultFile::of(job.result.as_ref()) {
+            Some(file) if file.is_expired() => page(
+                StatusCode::GONE,
+                &format!("Your {name} is no longer available"),
+                "Its file was deleted at the end of its retention. Run the job again to get a fresh one.",
+            ),
+            Some(file) => Ok(HttpResponse::SeeOther()
+                .insert_header((header::LOCATION, state.download_url(&file).await?))
+                .finish()),
+            None => page(StatusCode::OK, &format!("Your {name} is done"), "It finished successfully."),
+        },
+        JobState::Failed => {
+            let reason = job.error_message.as_deref().unwrap_or("no reason was recorded");
+            page(StatusCode::OK, &format!("Your {name} failed"), &format!("What went wrong: {reason}"))
+        }
+        JobState::Cancelled => page(StatusCode::OK, &format!("Your {name} was cancelled"), "It will not run."),
+        JobState::Available | JobState::Running | JobState::Retryable => {
+            page(StatusCode::OK, &format!("Your {name} is running again"), "Its result will follow in a new email.")
+        }
+    }
+}

@@ -1,0 +1,59 @@
+//! Pages for people: what a link from an email answers when it is opened in
+//! a browser (`links.rs`, `unsubscribe.rs`). Small HTML, styled inline,
+//! nothing fetched; a form may post back to errand only.
+
+use actix_web::HttpResponse;
+use actix_web::http::{StatusCode, header};
+use minijinja::{Environment, context};
+
+use crate::http::support::error::AppError;
+
+/// Inline styles only, nothing fetched; forms post to errand itself.
+const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; \
+     form-action 'self'; frame-ancestors 'none'";
+
+static PAGES: std::sync::LazyLock<Environment<'static>> = std::sync::LazyLock::new(|| {
+    let mut pages = Environment::new();
+    pages.add_template("page.html", include_str!("../../../templates/link_page.html")).expect("the link page parses");
+    pages
+});
+
+/// What a page says beyond its heading and sentence.
+#[derive(Default)]
+pub struct Extras<'a> {
+    /// A button that POSTs to this URL (errand's own), and its label.
+    pub form: Option<(&'a str, &'a str)>,
+    /// A link: its URL and its text.
+    pub link: Option<(&'a str, &'a str)>,
+}
+
+/// A page for a person: a heading and a sentence, escaped.
+pub fn page(status: StatusCode, title: &str, message: &str) -> Result<HttpResponse, AppError> {
+    page_with(status, title, message, Extras::default())
+}
+
+/// [`page`], with a form or a link.
+pub fn page_with(status: StatusCode, title: &str, message: &str, extras: Extras<'_>) -> Result<HttpResponse, AppError> {
+    let (form_action, button) = extras.form.unzip();
+    let (link, link_text) = extras.link.unzip();
+    let html = PAGES
+        .get_template("page.html")
+        .and_then(|t| t.render(context! { title, message, form_action, button, link, link_text }))
+        .map_err(|e| AppError::Internal(e.to_string()))?;
+    Ok(HttpResponse::build(status)
+        .content_type("text/html; charset=utf-8")
+        .insert_header((header::CONTENT_SECURITY_POLICY, CONTENT_SECURITY_POLICY))
+        .insert_header((header::CACHE_CONTROL, "private, no-store"))
+        .insert_header((header::REFERRER_POLICY, "no-referrer"))
+        .body(html))
+}
+
+/// The page of a signed link that does not verify and does not expire
+/// (unsubscribe, pause): any refusal is an altered or foreign link.
+pub fn invalid_link() -> Result<HttpResponse, AppError> {
+    page(
+        StatusCode::FORBIDDEN,
+        "This link is not valid",
+        "It may have been changed or cut short. Open the link from the email again.",
+    )
+}

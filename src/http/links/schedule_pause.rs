@@ -1,0 +1,80 @@
+//! `/schedules/pause/{token}`: the link an email of a scheduled job carries
+//! to pause the schedule that made it (see [`crate::outbound::links`]). No token: the
+//! signed path is the authorisation. As for unsubscribing, a `GET` changes
+//! nothing (link scanners GET every link in a mail): it shows a page whose
+//! button POSTs; the `POST` pauses.
+
+use std::convert::Infallible;
+
+use actix_web::http::StatusCode;
+use actix_web::{HttpResponse, web};
+
+use crate::http::AppState;
+use crate::http::links::pages::{Extras, invalid_link, page, page_with};
+use crate::http::support::error::AppError;
+
+/// Asks whether to pause: a page with a button that POSTs.
+#[utoipa::path(
+    get, path = "/schedules/pause/{token}", tag = "schedules",
+    params(("token" = String, Path, description = "From a scheduled job's email: the only authorisation")),
+    responses(
+        (status = 200, description = "A page asking to confirm, with a button that POSTs; nothing changes", content_type = "text/html"),
+        (status = 403, description = "A tampered or foreign link: a page", content_type = "text/html"),
+        (status = 410, description = "The schedule was deleted: a page", content_type = "text/html"),
+    ),
+)]
+pub async fn ask(path: web::Path<String>, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
+    let Ok((caller, id)) = state.links.verify_pause(&path) else { return invalid_link() };
+    let Some(schedule) = state.store.schedules_for(&caller).get(id).await? else { return gone() };
+    let action = format!("/schedules/pause/{path}");
+    let when = format!("{} ({})", schedule.cron, schedule.timezone);
+    if schedule.paused {
+        return page(
+            StatusCode::OK,
+            "This schedule is paused",
+            &format!("Your schedule {when} makes no jobs until resumed."),
+        );
+    }
+    page_with(
+        StatusCode::OK,
+        "Pause this schedule?",
+        &format!("Your {} schedule {when} will make no more jobs until you resume it.", schedule.job_type),
+        Extras { form: Some((&action, "Pause")), ..Extras::default() },
+    )
+}
+
+/// Pauses the schedule: it makes no jobs until resumed (`PATCH /schedules/{id}`).
+#[utoipa::path(
+    post, path = "/schedules/pause/{token}", tag = "schedules",
+    params(("token" = String, Path, description = "From a scheduled job's email: the only authorisation")),
+    responses(
+        (status = 200, description = "Paused (again, if it was already): a page", content_type = "text/html"),
+        (status = 403, description = "A tampered or foreign link: a page", content_type = "text/html"),
+        (status = 410, description = "The schedule was deleted: a page", content_type = "text/html"),
+    ),
+)]
+pub async fn confirm(path: web::Path<String>, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
+    let Ok((caller, id)) = state.links.verify_pause(&path) else { return invalid_link() };
+    crate::http::support::request_id::record_caller(&caller);
+    let paused = state
+        .store
+        .schedules_for(&caller)
+        .change(id, |mut schedule| {
+            schedule.paused = true;
+            Ok::<_, Infallible>(schedule)
+        })
+        .await?;
+    match paused {
+        Some(Ok(schedule)) => page(
+            StatusCode::OK,
+            "Your schedule is paused",
+            &format!("It makes no jobs until you resume it: {} ({}).", schedule.cron, schedule.timezone),
+        ),
+        Some(Err(never)) => match never {},
+        None => gone(),
+    }
+}
+
+fn gone() -> Result<HttpResponse, AppError> {
+    page(StatusCode::GONE, "This schedule no longer exists", "It was deleted: it makes no more jobs.")
+}

@@ -1,0 +1,82 @@
+//! `/unsubscribe/{token}`: the one-click unsubscribe of RFC 8058, which every
+//! completion email of a category people may turn off carries
+//! (`List-Unsubscribe`, `List-Unsubscribe-Post`; see [`crate::outbound::links`]).
+//!
+//! A `POST` (the mailbox provider's one click, or the page's button) turns
+//! off the category's emails for the token's user at once. A `GET` changes
+//! nothing: it shows a page whose button POSTs, because link scanners
+//! (Microsoft Safe Links and others) GET every link in a mail.
+
+use actix_web::http::StatusCode;
+use actix_web::{HttpResponse, web};
+
+use crate::http::AppState;
+use crate::http::links::pages::{Extras, invalid_link, page_with};
+use crate::http::support::error::AppError;
+
+/// The link every page has: where people choose which emails they get.
+fn preferences_link(state: &AppState) -> Option<(&str, &str)> {
+    Some((state.preferences_url.as_str(), "Choose which emails you get"))
+}
+
+/// Asks whether to unsubscribe: a page with a button that POSTs.
+#[utoipa::path(
+    get, path = "/unsubscribe/{token}", tag = "notifications",
+    params(("token" = String, Path, description = "From an email's List-Unsubscribe link: the only authorisation")),
+    responses(
+        (status = 200, description = "A page asking to confirm, with a button that POSTs; nothing changes", content_type = "text/html"),
+        (status = 403, description = "A tampered or foreign link: a page", content_type = "text/html"),
+    ),
+)]
+pub async fn ask(path: web::Path<String>, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
+    let Ok(holder) = state.links.verify_unsubscribe(&path) else { return invalid_link() };
+    let category = &holder.category;
+    if state.store.notification_rules().is_required(category) {
+        return required(category, &state);
+    }
+    let action = format!("/unsubscribe/{path}");
+    page_with(
+        StatusCode::OK,
+        &format!("Stop emails about {category}?"),
+        &format!(
+            "You will no longer get an email when a job of the category {category} ends. It still shows in the app."
+        ),
+        Extras { form: Some((&action, "Unsubscribe")), link: preferences_link(&state) },
+    )
+}
+
+/// Unsubscribes: the category's emails are off for the token's user from now on.
+#[utoipa::path(
+    post, path = "/unsubscribe/{token}", tag = "notifications",
+    params(("token" = String, Path, description = "From an email's List-Unsubscribe link: the only authorisation")),
+    request_body(content = String, content_type = "application/x-www-form-urlencoded", description = "`List-Unsubscribe=One-Click` (RFC 8058), or nothing: not read"),
+    responses(
+        (status = 200, description = "Unsubscribed (again, if it was already): a page", content_type = "text/html"),
+        (status = 403, description = "A tampered or foreign link: a page", content_type = "text/html"),
+        (status = 422, description = "A required category, which cannot be turned off: a page", content_type = "text/html"),
+    ),
+)]
+pub async fn confirm(path: web::Path<String>, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
+    let Ok(holder) = state.links.verify_unsubscribe(&path) else { return invalid_link() };
+    let category = &holder.category;
+    if state.store.notification_rules().is_required(category) {
+        return required(category, &state);
+    }
+    crate::http::support::request_id::record_caller(&holder.caller);
+    state.store.preferences_for(&holder.caller).choose(category, None, Some(false)).await?;
+    page_with(
+        StatusCode::OK,
+        "You are unsubscribed",
+        &format!("You will no longer get an email when a job of the category {category} ends."),
+        Extras { link: preferences_link(&state), ..Extras::default() },
+    )
+}
+
+fn required(category: &str, state: &AppState) -> Result<HttpResponse, AppError> {
+    page_with(
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "These emails cannot be turned off",
+        &format!("Emails about {category} are required."),
+        Extras { link: preferences_link(state), ..Extras::default() },
+    )
+}

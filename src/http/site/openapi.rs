@@ -1,0 +1,68 @@
+//! `GET /openapi.json`: the API as an OpenAPI 3.1 document, derived from the
+//! handlers' `#[utoipa::path]` annotations and their response types, plus
+//! one `POST /jobs/{name}` operation per configured job type, carrying that
+//! type's params JSON Schema, so a client generator makes one typed method
+//! per job type. Built once at start-up.
+
+use serde_json::{Value, json};
+use utoipa::OpenApi;
+use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+
+use crate::http::site::health;
+use crate::http::{admin, jobs, links, notifications, schedules, webhooks, worker_api};
+use crate::jobs::JobTypes;
+
+#[derive(OpenApi)]
+#[openapi(
+    info(title = "errand", description = "User-initiated heavy operations as durable, idempotent, tenant-scoped jobs."),
+    paths(
+        jobs::submit, jobs::get, jobs::list, jobs::result, jobs::cancel, links::files::download, links::job_link::open,
+        jobs::batches::submit, jobs::batches::get, jobs::batches::cancel, jobs::batches::report,
+        schedules::create, schedules::list, schedules::get, schedules::change, schedules::delete,
+        links::schedule_pause::ask, links::schedule_pause::confirm,
+        notifications::list, notifications::mark_read, notifications::mark_all_read,
+        notifications::stream_ticket, notifications::stream, notifications::preferences::list, notifications::preferences::set,
+        links::unsubscribe::ask, links::unsubscribe::confirm, webhooks::register, webhooks::list, webhooks::remove,
+        webhooks::deliveries, webhooks::redeliver, webhooks::preferences::list, webhooks::preferences::set,
+        health::healthz, health::readyz, health::metrics,
+        admin::list, admin::get, admin::retry, admin::cancel, admin::bulk::retry_matching, admin::bulk::cancel_matching, admin::queues, admin::quotas::get, admin::quotas::set, admin::actions::list, admin::overview::read,
+        worker_api::claim, worker_api::attempts::heartbeat, worker_api::attempts::progress,
+        worker_api::attempts::checkpoint,
+        worker_api::attempts::complete, worker_api::attempts::fail, worker_api::files::upload,
+        worker_api::files::upload_url,
+    ),
+    modifiers(&BearerJwt),
+)]
+struct ApiDoc;
+
+/// The `bearer` security scheme the operations name.
+struct BearerJwt;
+
+impl utoipa::Modify for BearerJwt {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        let components = openapi.components.get_or_insert_with(Default::default);
+        let scheme = HttpBuilder::new().scheme(HttpAuthScheme::Bearer).bearer_format("JWT").build();
+        components.add_security_scheme("bearer", SecurityScheme::Http(scheme));
+    }
+}
+
+/// The document, with an operation of its own for each job type.
+pub fn document(job_types: &JobTypes) -> Value {
+    let mut doc = serde_json::to_value(ApiDoc::openapi()).unwrap_or_else(|_| json!({}));
+    let generic = doc["paths"]["/jobs/{job_type}"]["post"].clone();
+    for job_type in job_types.iter() {
+        let mut operation = generic.clone();
+        operation["operationId"] = json!(format!("create_{}", job_type.name.replace('-', "_")));
+        operation["summary"] = json!(format!("Start a {}", job_type.display_name));
+        if let Some(parameters) = operation["parameters"].as_array_mut() {
+            parameters.retain(|p| p["name"] != "job_type");
+        }
+        let schema = job_type.params_schema.clone().unwrap_or_else(|| json!({ "type": "object" }));
+        operation["requestBody"]["content"]["application/json"]["schema"] = schema;
+        if let Some(responses) = operation["responses"].as_object_mut() {
+            responses.remove("404");
+        }
+        doc["paths"][format!("/jobs/{}", job_type.name)] = json!({ "post": operation });
+    }
+    doc
+}

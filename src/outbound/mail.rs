@@ -1,0 +1,254 @@
+//! Completion emails: rendering (templates in `templates/email/`, built into
+//! the binary) and sending over SMTP with lettre.
+
+use lettre::message::header::{HeaderName, HeaderValue};
+use lettre::message::{Mailbox, MultiPart};
+use lettre::transport::smtp::authentication::Credentials;
+use lettre::transport::smtp::client::{Tls, TlsParameters};
+use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
+use minijinja::{Environment, context};
+
+use crate::config::{EmailSettings, SmtpSecurity};
+use crate::domain::{JobId, JobState, ScheduleId, TenantId, UserId};
+use crate::outbound::links::JobLinks;
+use crate::storage::ResultFile;
+
+/// What an email says, before rendering.
+pub struct CompletionEmail<'a> {
+    pub job: JobId,
+    /// The job's run (2 and up after operators' retries: each run's end is an email of its own).
+    pub run: i32,
+    pub tenant: &'a TenantId,
+    pub user: &'a UserId,
+    pub recipient: &'a str,
+    pub display_name: &'a str,
+    /// The job type's notification category: the email's list (`List-Id`).
+    pub category: &'a str,
+    /// Whether its category may be turned off: then the email carries a
+    /// one-click unsubscribe (RFC 8058). A required category's may not.
+    pub unsubscribable: bool,
+    pub status: JobState,
+    pub error_message: Option<&'a str>,
+    pub params: &'a serde_json::Value,
+    pub result: Option<&'a serde_json::Value>,
+    pub finished_at: Option<chrono::DateTime<chrono::Utc>>,
+    /// The schedule that made the job: its id, expression and time zone.
+    pub schedule: Option<(ScheduleId, &'a str, &'a str)>,
+}
+
+/// Why an email could not be built or sent.
+#[derive(Debug, thiserror::Error)]
+pub enum MailError {
+    /// The address or content is unusable: retrying will not help.
+    #[error("the email cannot be built: {0}")]
+    Invalid(String),
+    /// The server refused for good (e.g. 550 mailbox unknown).
+    #[error("the SMTP server refused the email: {0}")]
+    Rejected(String),
+    /// The server is away or asked to try later.
+    #[error("the email could not be sent now: {0}")]
+    Transient(String),
+}
+
+/// A header lettre has no type for.
+fn header(name: &'static str, value: String) -> HeaderValue {
+    HeaderValue::new(HeaderName::new_from_ascii_str(name), value)
+}
+
+/// Renders and sends completion emails.
+#[derive(Clone)]
+pub struct SmtpMailer {
+    transport: AsyncSmtpTransport<Tokio1Executor>,
+    from: Mailbox,
+    links: JobLinks,
+    /// How long a link works when the job left no file to set it (the result retention).
+    link_lifetime: std::time::Duration,
+    /// The domain of deterministic Message-IDs.
+    domain: String,
+    templates: std::sync::Arc<Environment<'static>>,
+}
+
+impl SmtpMailer {
+    /// A mailer for these settings (already validated).
+    pub fn new(
+        settings: &EmailSettings,
+        links: JobLinks,
+        link_lifetime: std::time::Duration,
+    ) -> Result<Self, MailError> {
+        let invalid = |e: &dyn std::fmt::Display| MailError::Invalid(e.to_string());
+        let from: Mailbox = settings.from.clone();
+        let host = settings.smtp_host.as_str();
+        let tls = match settings.security {
+            SmtpSecurity::None => Tls::None,
+            SmtpSecurity::Starttls => Tls::Required(TlsParameters::new(host.into()).map_err(|e| invalid(&e))?),
+            SmtpSecurity::Tls => Tls::Wrapper(TlsParameters::new(host.into()).map_err(|e| invalid(&e))?),
+        };
+        let mut builder = AsyncSmtpTransport::<Tokio1Executor>::builder_dangerous(host)
+            .port(settings.smtp_port)
+            .tls(tls)
+            .timeout(Some(std::time::Duration::from_secs(30)));
+        if let (Some(user), Some(password)) = (&settings.username, &settings.password) {
+            let password = secrecy::ExposeSecret::expose_secret(password).to_owned();
+            builder = builder.credentials(Credentials::new(user.clone(), password));
+        }
+        let mut templates = Environment::new();
+        templates
+            .add_template("subject.txt", include_str!("../../templates/email/job_completed.subject.txt"))
+            .and_then(|()| templates.add_template("body.txt", include_str!("../../templates/email/job_completed.txt")))
+            .and_then(|()| {
+                templates.add_template("body.html", include_str!("../../templates/email/job_completed.html"))
+            })
+            .map_err(|e| invalid(&e))?;
+        Ok(Self {
+            transport: builder.build(),
+            domain: from.email.domain().to_owned(),
+            from,
+            links,
+            link_lifetime,
+            templates: std::sync::Arc::new(templates),
+        })
+    }
+
+    /// The email for a finished job: subject, text and HTML from the templates;
+    /// what was made (the type's name, its params), how big it is and until
+    /// when the link works; a signed link that opens without a token (see
+    /// [`JobLinks`]); and a Message-ID derived from the job, so that a resend
+    /// after a crash is recognisably the same message.
+    pub fn render(&self, email: &CompletionEmail<'_>) -> Result<Message, MailError> {
+        let invalid = |e: &dyn std::fmt::Display| MailError::Invalid(e.to_string());
+        let failed = email.status == JobState::Failed;
+        let cancelled = email.status == JobState::Cancelled;
+        let file = ResultFile::of(email.result).filter(|_| email.status == JobState::Completed);
+        let finished_at = email.finished_at.unwrap_or_else(chrono::Utc::now);
+        let link_expires = match &file {
+            Some(file) => file.expires_at,
+            None => finished_at + chrono::Duration::from_std(self.link_lifetime).unwrap_or(chrono::Duration::days(7)),
+        };
+        let unsubscribe =
+            email.unsubscribable.then(|| self.links.unsubscribe_link(email.tenant, email.user, email.category));
+        let ctx = context! {
+            display_name => email.display_name,
+            failed => failed,
+            cancelled => cancelled,
+            error_message => email.error_message.unwrap_or("no reason was recorded"),
+            params => param_lines(email.params),
+            // Files uploaded by external workers have no rows to count.
+            rows => file.as_ref().filter(|f| f.row_count > 0).map(|f| thousands(f.row_count)),
+            size => file.as_ref().map(|f| human_size(f.size_bytes)),
+            file_name => file.as_ref().map(|f| f.file_name.clone()),
+            link => self.links.link(email.job, email.tenant, email.user, link_expires),
+            link_expires => link_expires.format("%-d %B %Y, %H:%M UTC").to_string(),
+            job_id => email.job.to_string(),
+            unsubscribe => unsubscribe.clone(),
+            schedule => email.schedule.map(|(_, cron, zone)| format!("{cron} ({zone})")),
+            pause_link => email.schedule.map(|(id, _, _)| self.links.pause_link(email.tenant, email.user, id)),
+        };
+        let render =
+            |name: &str| self.templates.get_template(name).and_then(|t| t.render(&ctx)).map_err(|e| invalid(&e));
+        let subject = render("subject.txt")?;
+        let to: Mailbox = email.recipient.parse().map_err(|e| invalid(&e))?;
+        let mut message =
+            Message::builder().raw_header(header("List-Id", format!("<{}.{}>", email.category, self.domain)));
+        if let Some(link) = unsubscribe {
+            // RFC 8058: a mailbox provider's one-click unsubscribe POSTs
+            // `List-Unsubscribe=One-Click` to the link; a GET changes nothing.
+            message = message
+                .raw_header(header("List-Unsubscribe", format!("<{link}>")))
+                .raw_header(header("List-Unsubscribe-Post", "List-Unsubscribe=One-Click".into()));
+        }
+        message
+            .from(self.from.clone())
+            .to(to)
+            .subject(subject.trim())
+            .message_id(Some(match email.run {
+                1 => format!("<job-{}@{}>", email.job, self.domain),
+                run => format!("<job-{}-{run}@{}>", email.job, self.domain),
+            }))
+            .multipart(MultiPart::alternative_plain_html(render("body.txt")?, render("body.html")?))
+            .map_err(|e| invalid(&e))
+    }
+
+    /// Sends a message; returns the server's answer.
+    pub async fn send(&self, message: Message) -> Result<String, MailError> {
+        match self.transport.send(message).await {
+            Ok(response) => Ok(format!("{} {}", response.code(), response.message().collect::<Vec<_>>().join(" "))),
+            Err(error) if error.is_permanent() => Err(MailError::Rejected(error.to_string())),
+            Err(error) => Err(MailError::Transient(error.to_string())),
+        }
+    }
+}
+
+/// A job's params as (label, value) lines for a person: `date_from` reads
+/// "Date from", strings go bare, anything else as JSON.
+fn param_lines(params: &serde_json::Value) -> Vec<(String, String)> {
+    let Some(params) = params.as_object() else { return Vec::new() };
+    params
+        .iter()
+        .map(|(key, value)| {
+            let label = key.replace('_', " ");
+            let mut chars = label.chars();
+            let label = chars.next().map(|c| c.to_uppercase().chain(chars).collect()).unwrap_or_default();
+            let value = value.as_str().map_or_else(|| value.to_string(), str::to_owned);
+            (label, value)
+        })
+        .collect()
+}
+
+/// `1234567` as "1,234,567".
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, digit) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(digit);
+    }
+    out
+}
+
+/// A size as people read it: "812 bytes", "1.2 MB" (powers of 1000, as file managers show).
+fn human_size(bytes: u64) -> String {
+    const UNITS: [&str; 4] = ["kB", "MB", "GB", "TB"];
+    if bytes < 1000 {
+        return format!("{bytes} bytes");
+    }
+    let mut size = bytes as f64 / 1000.0;
+    let mut unit = 0;
+    // 999.96 kB would print as "1000.0 kB": move up a unit first.
+    while size >= 999.95 && unit < UNITS.len() - 1 {
+        size /= 1000.0;
+        unit += 1;
+    }
+    format!("{size:.1} {}", UNITS[unit])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn sizes_and_counts_read_as_people_write_them() {
+        assert_eq!(human_size(812), "812 bytes");
+        assert_eq!(human_size(1_234_567), "1.2 MB");
+        assert_eq!(human_size(999_999_999), "1.0 GB");
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(1_234_567), "1,234,567");
+        let params = serde_json::json!({"date_from": "2026-01-01", "limit": 5});
+        assert_eq!(
+            param_lines(&params),
+            vec![("Date from".to_owned(), "2026-01-01".to_owned()), ("Limit".to_owned(), "5".to_owned())]
+        );
+    }
+
+    proptest! {
+        #[test]
+        fn thousands_only_adds_commas_every_three_digits(n in any::<u64>()) {
+            let written = thousands(n);
+            prop_assert_eq!(written.replace(',', ""), n.to_string());
+            prop_assert!(written.split(',').skip(1).all(|group| group.len() == 3));
+            prop_assert!((1..=3).contains(&written.split(',').next().unwrap().len()));
+        }
+    }
+}

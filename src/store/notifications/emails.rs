@@ -1,0 +1,153 @@
+//! The email outbox, from the Mailer's side: claim due emails, record each
+//! SMTP answer at once. Rows are written only by the statements that end jobs.
+//! Every record is fenced on (state `sending`, this attempt), so a sender whose
+//! lock expired and whose email was re-claimed records nothing.
+
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+
+use deadpool_postgres::Pool;
+use tokio_postgres::Row;
+use tokio_postgres::types::ToSql;
+use uuid::Uuid;
+
+use crate::domain::{JobId, JobState, ScheduleId, TenantId, UserId};
+use crate::store::StoreError;
+use crate::store::queue::lost_claims::LostClaim;
+
+/// An email to send now, with what it tells of its job.
+#[derive(Debug, Clone)]
+pub struct OutboxEmail {
+    pub id: Uuid,
+    pub job: JobId,
+    /// Which run of the job ended (2 and up after operators' retries).
+    pub run: i32,
+    pub tenant: TenantId,
+    pub user: UserId,
+    pub recipient: String,
+    pub job_type: String,
+    pub job_status: JobState,
+    pub error_message: Option<String>,
+    pub params: serde_json::Value,
+    /// The job's result (a file's size, rows and expiry, for exports).
+    pub result: Option<serde_json::Value>,
+    pub finished_at: Option<DateTime<Utc>>,
+    /// This delivery attempt, 1-based.
+    pub attempt: i32,
+    /// The schedule that made the job, while it exists: its id, expression and zone.
+    pub schedule: Option<(ScheduleId, String, String)>,
+}
+
+/// Claims due emails (locked by their state and lock time, so a crash
+/// mid-send makes them due again), with their job's owner, params and result.
+/// (The job row outlives its email: both are pruned together, the job last.)
+/// The claim's id is $3 (see `lost_claims.rs`).
+const CLAIM_DUE: &str = "
+WITH due AS (
+    SELECT id FROM email_outbox
+    WHERE state IN ('pending', 'sending') AND next_attempt_at <= now()
+    ORDER BY next_attempt_at LIMIT $1
+    FOR UPDATE SKIP LOCKED
+), claimed AS (
+    UPDATE email_outbox o
+    SET state = 'sending', attempts = o.attempts + 1, next_attempt_at = now() + $2 * interval '1 millisecond',
+        claim_id = $3
+    FROM due
+    WHERE o.id = due.id
+    RETURNING o.id, o.job_id, o.run, o.recipient, o.job_type, o.job_status, o.error_message, o.attempts
+)
+SELECT c.id, c.job_id, c.run, c.recipient, c.job_type, c.job_status, c.error_message, c.attempts,
+       j.tenant_id, j.user_id, j.params, j.result, j.finished_at, s.id AS schedule_id, s.cron, s.timezone
+FROM claimed c JOIN jobs j ON j.id = c.job_id
+LEFT JOIN schedules s ON s.id = j.schedule_id";
+
+/// Ends email $1's send number $2, if still this sender's: the server
+/// accepted it, answering $3.
+const RECORD_SENT: &str = "
+UPDATE email_outbox
+SET state = 'sent', sent_at = now(), smtp_response = $3, last_error = NULL, next_attempt_at = now()
+WHERE id = $1 AND state = 'sending' AND attempts = $2";
+
+/// As [`RECORD_SENT`], for a transient failure $3: due again in $4 ms.
+const RECORD_RETRY: &str = "
+UPDATE email_outbox
+SET state = 'pending', last_error = $3, next_attempt_at = now() + $4::float8 * interval '1 millisecond'
+WHERE id = $1 AND state = 'sending' AND attempts = $2";
+
+/// As [`RECORD_SENT`], for a failure $3 that ends the email.
+const RECORD_FAILED: &str = "
+UPDATE email_outbox
+SET state = 'failed', last_error = $3, next_attempt_at = now()
+WHERE id = $1 AND state = 'sending' AND attempts = $2";
+
+/// The outbox.
+pub struct Outbox<'a> {
+    pool: &'a Pool,
+}
+
+impl<'a> Outbox<'a> {
+    pub(in crate::store) fn new(pool: &'a Pool) -> Self {
+        Self { pool }
+    }
+
+    /// Claims up to `limit` due emails for `lock`: if this process dies while
+    /// sending, the email becomes due again when the lock runs out. If the
+    /// connection breaks before the answer, what the claim took, if it
+    /// committed, is given back (see `lost_claims.rs`).
+    pub async fn claim_due(&self, limit: i64, lock: Duration) -> Result<Vec<OutboxEmail>, StoreError> {
+        let client = self.pool.get().await?;
+        let statement = client.prepare_cached(CLAIM_DUE).await?;
+        let claim = Uuid::new_v4();
+        let rows = client.query(&statement, &[&limit, &(lock.as_secs_f64() * 1000.0), &claim]).await;
+        let rows = LostClaim::Emails { claim, lock }.settle(self.pool, rows)?;
+        rows.iter().map(email_from_row).collect()
+    }
+
+    /// The server accepted the email: it is sent, with the server's answer.
+    pub async fn record_sent(&self, email: &OutboxEmail, response: &str) -> Result<bool, StoreError> {
+        self.record(RECORD_SENT, &[&email.id, &email.attempt, &response]).await
+    }
+
+    /// A transient failure: try again after `delay`.
+    pub async fn record_retry(&self, email: &OutboxEmail, error: &str, delay: Duration) -> Result<bool, StoreError> {
+        let delay_ms = delay.as_secs_f64() * 1000.0;
+        self.record(RECORD_RETRY, &[&email.id, &email.attempt, &error, &delay_ms]).await
+    }
+
+    /// A failure that will never succeed (address rejected), or the last attempt failed.
+    pub async fn record_failed(&self, email: &OutboxEmail, error: &str) -> Result<bool, StoreError> {
+        self.record(RECORD_FAILED, &[&email.id, &email.attempt, &error]).await
+    }
+
+    /// Runs one of the `RECORD_*` statements; `false` if the send was no
+    /// longer this sender's (its lock ran out and another took it).
+    async fn record(&self, statement: &str, params: &[&(dyn ToSql + Sync)]) -> Result<bool, StoreError> {
+        let client = self.pool.get().await?;
+        let statement = client.prepare_cached(statement).await?;
+        Ok(client.execute(&statement, params).await? == 1)
+    }
+}
+
+fn email_from_row(row: &Row) -> Result<OutboxEmail, StoreError> {
+    let status: String = row.try_get("job_status")?;
+    Ok(OutboxEmail {
+        id: row.try_get("id")?,
+        job: JobId(row.try_get("job_id")?),
+        run: row.try_get("run")?,
+        tenant: TenantId::parse(row.try_get::<_, String>("tenant_id")?)?,
+        user: UserId::parse(row.try_get::<_, String>("user_id")?)?,
+        recipient: row.try_get("recipient")?,
+        job_type: row.try_get("job_type")?,
+        job_status: status.parse::<JobState>()?,
+        error_message: row.try_get("error_message")?,
+        params: row.try_get("params")?,
+        result: row.try_get("result")?,
+        finished_at: row.try_get("finished_at")?,
+        attempt: row.try_get("attempts")?,
+        schedule: match row.try_get::<_, Option<Uuid>>("schedule_id")? {
+            Some(id) => Some((ScheduleId(id), row.try_get("cron")?, row.try_get("timezone")?)),
+            None => None,
+        },
+    })
+}

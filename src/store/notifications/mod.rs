@@ -1,0 +1,325 @@
+//! Reads and read-marks of one caller's notifications: tenant and user are
+//! bound into every statement from the [`Caller`]. Notifications are written
+//! only by the statements that end jobs (see `finish.rs`, `cancel.rs`).
+
+pub mod emails;
+pub mod preferences;
+pub mod tickets;
+
+use chrono::{DateTime, Utc};
+use deadpool_postgres::Pool;
+use tokio_postgres::Row;
+
+use crate::domain::{BatchCounts, BatchId, Caller, JobId, JobState, NotificationId, OwnerTag, ScheduleId};
+use crate::store::StoreError;
+
+/// A page of the caller's feed (every kind but `job_cancelled`), newest first, before the
+/// notification $4 if given, unread ones only if $3; $5 rows.
+const FEED_PAGE: &str = "
+SELECT id, kind, job_id, job_type, job_status, error_message, batch_id, webhook_endpoint_id, details, created_at, read_at,
+       (SELECT j.schedule_id FROM jobs j WHERE j.id = n.job_id) AS schedule_id
+FROM notifications n
+WHERE tenant_id = $1 AND user_id = $2 AND kind <> 'job_cancelled' AND (NOT $3 OR read_at IS NULL)
+  AND ($4::uuid IS NULL OR id < $4)
+ORDER BY id DESC
+LIMIT $5";
+
+/// The caller's notifications of every kind after $3 (all if NULL), oldest first, $4 rows.
+const NEWER_THAN: &str = "
+SELECT id, kind, job_id, job_type, job_status, error_message, batch_id, webhook_endpoint_id, details, created_at, read_at,
+       (SELECT j.schedule_id FROM jobs j WHERE j.id = n.job_id) AS schedule_id
+FROM notifications n
+WHERE tenant_id = $1 AND user_id = $2 AND ($3::uuid IS NULL OR id > $3)
+ORDER BY id
+LIMIT $4";
+
+/// The caller's newest notification of any kind: where a new live stream starts.
+const NEWEST: &str = "
+SELECT id FROM notifications WHERE tenant_id = $1 AND user_id = $2 ORDER BY id DESC LIMIT 1";
+
+/// How many of the caller's feed notifications are unread.
+const UNREAD_COUNT: &str = "
+SELECT count(*) AS unread FROM notifications
+WHERE tenant_id = $1 AND user_id = $2 AND kind <> 'job_cancelled' AND read_at IS NULL";
+
+/// Marks the caller's feed notification $3 read, if it is unread.
+const MARK_READ: &str = "
+UPDATE notifications SET read_at = now()
+WHERE tenant_id = $1 AND user_id = $2 AND id = $3 AND kind <> 'job_cancelled' AND read_at IS NULL";
+
+/// Whether the caller has the feed notification $3 (read or not).
+const EXISTS: &str = "
+SELECT 1 FROM notifications WHERE tenant_id = $1 AND user_id = $2 AND id = $3 AND kind <> 'job_cancelled'";
+
+/// Marks every unread feed notification of the caller read.
+const MARK_ALL_READ: &str = "
+UPDATE notifications SET read_at = now()
+WHERE tenant_id = $1 AND user_id = $2 AND kind <> 'job_cancelled' AND read_at IS NULL";
+
+/// Wakes the streams of owner tag $2 on channel $1 (a read-mark changes their count).
+const ANNOUNCE: &str = "SELECT pg_notify($1, $2)";
+
+/// What a notification tells.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NotificationKind {
+    /// A job ended (completed, failed, or cancelled by an operator): in the
+    /// feed, counted while unread, emailed.
+    JobCompleted,
+    /// The user cancelled their own job: only their open streams hear of it
+    /// (other tabs update); never in the feed or the count.
+    JobCancelled,
+    /// The last job of the user's batch ended: in the feed, with the counts.
+    BatchCompleted,
+    /// A webhook endpoint of the tenant kept failing and was disabled: in
+    /// the feeds of the tenant's admins.
+    WebhookDisabled,
+}
+
+impl NotificationKind {
+    /// The kind as stored, and as the stream's event name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::JobCompleted => "job_completed",
+            Self::JobCancelled => "job_cancelled",
+            Self::BatchCompleted => "batch_completed",
+            Self::WebhookDisabled => "webhook_disabled",
+        }
+    }
+
+    /// `None` for a kind this version does not know: a newer errand process
+    /// on the same database may write one during an upgrade.
+    fn parse(kind: &str) -> Option<Self> {
+        Some(match kind {
+            "job_completed" => Self::JobCompleted,
+            "job_cancelled" => Self::JobCancelled,
+            "batch_completed" => Self::BatchCompleted,
+            "webhook_disabled" => Self::WebhookDisabled,
+            _ => return None,
+        })
+    }
+}
+
+/// What a notification is about, by kind.
+#[derive(Debug, Clone)]
+pub enum NotificationSubject {
+    /// `job_completed`, `job_cancelled`.
+    Job {
+        job: JobId,
+        job_type: String,
+        /// `Completed`, `Failed` or `Cancelled`.
+        status: JobState,
+        error_message: Option<String>,
+        /// The schedule that made the job, while it exists.
+        schedule: Option<ScheduleId>,
+    },
+    /// `batch_completed`: how its children ended.
+    Batch { batch: BatchId, job_type: String, counts: BatchCounts },
+    /// `webhook_disabled`.
+    WebhookDisabled { endpoint: uuid::Uuid, url: String, reason: String },
+}
+
+/// A notification.
+#[derive(Debug, Clone)]
+pub struct Notification {
+    pub id: NotificationId,
+    pub kind: NotificationKind,
+    pub subject: NotificationSubject,
+    pub created_at: DateTime<Utc>,
+    pub read_at: Option<DateTime<Utc>>,
+}
+
+/// One page of the feed, newest first, with the caller's unread count.
+#[derive(Debug)]
+pub struct NotificationPage {
+    pub notifications: Vec<Notification>,
+    pub next_before: Option<NotificationId>,
+    pub unread_count: i64,
+}
+
+/// Notifications newer than a point, oldest first, one page.
+#[derive(Debug)]
+pub struct NewerPage {
+    pub notifications: Vec<Notification>,
+    /// The newest row read (of any kind): where the next page starts.
+    pub last: Option<NotificationId>,
+    /// The page was full: more may follow.
+    pub full: bool,
+}
+
+/// The notifications of one user of one tenant.
+pub struct CallerNotifications<'a> {
+    pool: &'a Pool,
+    caller: &'a Caller,
+}
+
+impl<'a> CallerNotifications<'a> {
+    pub(in crate::store) fn new(pool: &'a Pool, caller: &'a Caller) -> Self {
+        Self { pool, caller }
+    }
+
+    fn owner(&self) -> (&str, &str) {
+        (self.caller.tenant.as_str(), self.caller.user.as_str())
+    }
+
+    /// A page of the feed, newest first (keyset on the v7 id).
+    pub async fn list(
+        &self,
+        unread_only: bool,
+        before: Option<NotificationId>,
+        limit: u32,
+    ) -> Result<NotificationPage, StoreError> {
+        crate::store::retry_if_connection_lost(|| self.list_once(unread_only, before, limit)).await
+    }
+
+    async fn list_once(
+        &self,
+        unread_only: bool,
+        before: Option<NotificationId>,
+        limit: u32,
+    ) -> Result<NotificationPage, StoreError> {
+        let client = self.pool.get().await?;
+        let (tenant, user) = self.owner();
+        let statement = client.prepare_cached(FEED_PAGE).await?;
+        let fetch = i64::from(limit) + 1;
+        let mut rows =
+            client.query(&statement, &[&tenant, &user, &unread_only, &before.map(|id| id.0), &fetch]).await?;
+        // The page and its cursor go by rows, whatever kinds are left out.
+        let next_before = if rows.len() > limit as usize {
+            rows.truncate(limit as usize);
+            rows.last().map(|row| row.try_get("id").map(NotificationId)).transpose()?
+        } else {
+            None
+        };
+        let notifications = notifications_from_rows(&rows)?;
+        let unread_count = self.unread_count_on(&client).await?;
+        Ok(NotificationPage { notifications, next_before, unread_count })
+    }
+
+    /// Notifications newer than `after` (all when `None`), oldest first: what a
+    /// live stream has not sent yet.
+    pub async fn after(&self, after: Option<NotificationId>, limit: i64) -> Result<NewerPage, StoreError> {
+        crate::store::retry_if_connection_lost(|| self.after_once(after, limit)).await
+    }
+
+    async fn after_once(&self, after: Option<NotificationId>, limit: i64) -> Result<NewerPage, StoreError> {
+        let client = self.pool.get().await?;
+        let (tenant, user) = self.owner();
+        let statement = client.prepare_cached(NEWER_THAN).await?;
+        let rows = client.query(&statement, &[&tenant, &user, &after.map(|id| id.0), &limit]).await?;
+        Ok(NewerPage {
+            notifications: notifications_from_rows(&rows)?,
+            last: rows.last().map(|row| row.try_get("id").map(NotificationId)).transpose()?,
+            full: rows.len() as i64 == limit,
+        })
+    }
+
+    /// The caller's newest notification, if any: where a new live stream starts.
+    pub async fn after_newest(&self) -> Result<Option<NotificationId>, StoreError> {
+        let client = self.pool.get().await?;
+        let (tenant, user) = self.owner();
+        let statement = client.prepare_cached(NEWEST).await?;
+        let newest = client.query_opt(&statement, &[&tenant, &user]).await?;
+        Ok(newest.map(|row| row.try_get("id").map(NotificationId)).transpose()?)
+    }
+
+    /// How many of the caller's notifications are unread.
+    pub async fn unread_count(&self) -> Result<i64, StoreError> {
+        let client = self.pool.get().await?;
+        self.unread_count_on(&client).await
+    }
+
+    async fn unread_count_on(&self, client: &deadpool_postgres::Client) -> Result<i64, StoreError> {
+        let (tenant, user) = self.owner();
+        let statement = client.prepare_cached(UNREAD_COUNT).await?;
+        Ok(client.query_one(&statement, &[&tenant, &user]).await?.try_get("unread")?)
+    }
+
+    /// Marks one notification read; `false` if the caller has no such notification.
+    pub async fn mark_read(&self, id: NotificationId) -> Result<bool, StoreError> {
+        let client = self.pool.get().await?;
+        let (tenant, user) = self.owner();
+        let mark = client.prepare_cached(MARK_READ).await?;
+        if client.execute(&mark, &[&tenant, &user, &id.0]).await? == 1 {
+            self.announce_read(&client).await?;
+            return Ok(true);
+        }
+        let exists = client.prepare_cached(EXISTS).await?;
+        Ok(client.query_opt(&exists, &[&tenant, &user, &id.0]).await?.is_some())
+    }
+
+    /// Marks every unread notification of the caller read; returns how many.
+    pub async fn mark_all_read(&self) -> Result<u64, StoreError> {
+        let client = self.pool.get().await?;
+        let (tenant, user) = self.owner();
+        let statement = client.prepare_cached(MARK_ALL_READ).await?;
+        let marked = client.execute(&statement, &[&tenant, &user]).await?;
+        if marked > 0 {
+            self.announce_read(&client).await?;
+        }
+        Ok(marked)
+    }
+
+    /// Tells every process's open streams of the caller that the unread
+    /// count changed (the same announcement as a new notification: streams
+    /// woken by it send what is new and the count), so every open tab and
+    /// device shows the count the server has.
+    async fn announce_read(&self, client: &deadpool_postgres::Client) -> Result<(), StoreError> {
+        let owner = OwnerTag::of(&self.caller.tenant, &self.caller.user);
+        let statement = client.prepare_cached(ANNOUNCE).await?;
+        client.execute(&statement, &[&crate::store::NOTIFICATION_CHANNEL, &owner.as_str()]).await?;
+        Ok(())
+    }
+}
+
+/// The notifications of `rows`, in order, leaving out kinds this version
+/// does not know (see [`NotificationKind::parse`]) rather than failing the read.
+fn notifications_from_rows(rows: &[Row]) -> Result<Vec<Notification>, StoreError> {
+    let mut notifications = Vec::with_capacity(rows.len());
+    for row in rows {
+        if let Some(kind) = NotificationKind::parse(row.try_get("kind")?) {
+            notifications.push(notification_from_row(row, kind)?);
+        }
+    }
+    Ok(notifications)
+}
+
+fn notification_from_row(row: &Row, kind: NotificationKind) -> Result<Notification, StoreError> {
+    let details = || -> Result<serde_json::Value, StoreError> {
+        row.try_get::<_, Option<serde_json::Value>>("details")?
+            .ok_or_else(|| StoreError::Corrupt("a notification without its details".into()))
+    };
+    let subject = match kind {
+        NotificationKind::JobCompleted | NotificationKind::JobCancelled => {
+            let status: String = row.try_get("job_status")?;
+            NotificationSubject::Job {
+                job: JobId(row.try_get("job_id")?),
+                job_type: row.try_get("job_type")?,
+                status: status.parse::<JobState>()?,
+                error_message: row.try_get("error_message")?,
+                schedule: row.try_get::<_, Option<uuid::Uuid>>("schedule_id")?.map(ScheduleId),
+            }
+        }
+        NotificationKind::BatchCompleted => NotificationSubject::Batch {
+            batch: BatchId(row.try_get("batch_id")?),
+            job_type: row.try_get("job_type")?,
+            counts: serde_json::from_value(details()?)
+                .map_err(|e| StoreError::Corrupt(format!("a batch notification's counts: {e}")))?,
+        },
+        NotificationKind::WebhookDisabled => {
+            let details = details()?;
+            let text = |key: &str| details.get(key).and_then(serde_json::Value::as_str).unwrap_or_default().to_owned();
+            NotificationSubject::WebhookDisabled {
+                endpoint: row.try_get("webhook_endpoint_id")?,
+                url: text("url"),
+                reason: text("reason"),
+            }
+        }
+    };
+    Ok(Notification {
+        id: NotificationId(row.try_get("id")?),
+        kind,
+        subject,
+        created_at: row.try_get("created_at")?,
+        read_at: row.try_get("read_at")?,
+    })
+}

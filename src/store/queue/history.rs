@@ -1,0 +1,170 @@
+//! The lifetime of what jobs leave behind: result files past their retention
+//! (the Pruner deletes the file, then marks the job), uploads that never
+//! became a result (deleted, then forgotten), and the history itself
+//! (finished jobs, their notifications, outbox emails and idempotency keys),
+//! deleted in batches once older than `history.retention`.
+
+use chrono::{DateTime, Utc};
+use uuid::Uuid;
+
+use crate::domain::JobId;
+use crate::store::{Queue, StoreError};
+
+/// Completed jobs whose result file is past its retention: (job, storage key).
+const RESULTS_PAST_RETENTION: &str = "
+SELECT id, result->>'storage_key' AS storage_key FROM jobs
+WHERE result_expires_at IS NOT NULL AND result_expires_at <= now()
+ORDER BY result_expires_at
+LIMIT $1";
+
+/// Records that a job's result file was deleted: the job now says so.
+const MARK_RESULT_EXPIRED: &str = "
+UPDATE jobs SET result = jsonb_set(result, '{expired}', 'true'), result_expires_at = NULL
+WHERE id = $1";
+
+/// Deletes up to `$3` finished jobs created before the UUID v7 bound `$1` and
+/// finished before `$2`, whose result file (if any) is already deleted, with
+/// their notifications and outbox emails. Their idempotency keys are free
+/// again. The id bound walks the primary key in creation order, so no extra
+/// index is kept for this; jobs still queued are never touched.
+const PRUNE_HISTORY: &str = "
+WITH doomed AS (
+    SELECT id FROM jobs
+    WHERE id < $1 AND state IN ('completed', 'failed', 'cancelled') AND finished_at < $2 AND result_expires_at IS NULL
+    ORDER BY id
+    LIMIT $3
+    FOR UPDATE SKIP LOCKED
+), forgotten_notifications AS (
+    DELETE FROM notifications WHERE job_id IN (SELECT id FROM doomed)
+), forgotten_emails AS (
+    DELETE FROM email_outbox WHERE job_id IN (SELECT id FROM doomed)
+), forgotten_deliveries AS (
+    DELETE FROM webhook_deliveries WHERE job_id IN (SELECT id FROM doomed)
+), forgotten_errors AS (
+    DELETE FROM job_attempt_errors WHERE job_id IN (SELECT id FROM doomed)
+)
+DELETE FROM jobs WHERE id IN (SELECT id FROM doomed)";
+
+/// Deletes up to `$3` batches created before the UUID v7 bound `$1` and
+/// finished before `$2` whose children are all pruned, with their
+/// notifications; and up to `$3` `webhook_disabled` notices made before `$1`.
+const PRUNE_BATCHES_AND_NOTICES: &str = "
+WITH doomed AS (
+    SELECT b.id FROM batches b
+    WHERE b.id < $1 AND b.finished_at < $2 AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.batch_id = b.id)
+    ORDER BY b.id
+    LIMIT $3
+    FOR UPDATE SKIP LOCKED
+), forgotten_notifications AS (
+    DELETE FROM notifications WHERE batch_id IN (SELECT id FROM doomed)
+), forgotten_notices AS (
+    DELETE FROM notifications
+    WHERE id IN (SELECT id FROM notifications WHERE kind = 'webhook_disabled' AND id < $1 ORDER BY id LIMIT $3)
+)
+DELETE FROM batches WHERE id IN (SELECT id FROM doomed)";
+
+/// Forgets up to `$1` quota counts (of any kind: per type, user or tenant)
+/// of owners with no unfinished job left (rows at zero), so that the table
+/// holds those with work rather than everyone who ever had some; answers how
+/// many. A row counted up meanwhile stays: its lock re-checks `jobs = 0` on
+/// the newest version, and one another statement holds is skipped, never
+/// waited for.
+const FORGET_IDLE_COUNTS: &str = "
+WITH forgotten AS (
+    DELETE FROM unfinished_counts
+    WHERE (tenant_id, user_id, job_type) IN (
+        SELECT tenant_id, user_id, job_type FROM unfinished_counts WHERE jobs = 0 LIMIT $1 FOR UPDATE SKIP LOCKED)
+    RETURNING 1
+)
+SELECT count(*) FROM forgotten";
+
+/// Files discarded by attempts that did not complete (see `discarded_files`) that may be
+/// deleted now, longest due first.
+const DISCARDED_FILES: &str = "
+SELECT storage_key FROM discarded_files WHERE delete_after <= now() ORDER BY delete_after LIMIT $1";
+
+/// Forgets discarded files once deleted from storage.
+const FORGET_DISCARDED: &str = "
+DELETE FROM discarded_files WHERE storage_key = ANY ($1)";
+
+impl Queue<'_> {
+    /// Up to `limit` storage keys of discarded uploads due for deletion.
+    pub async fn discarded_files(&self, limit: i64) -> Result<Vec<String>, StoreError> {
+        let client = self.pool.get().await?;
+        let rows = client.query(&client.prepare_cached(DISCARDED_FILES).await?, &[&limit]).await?;
+        rows.iter().map(|row| Ok(row.try_get("storage_key")?)).collect()
+    }
+
+    /// Forgets discarded files that were deleted from storage.
+    pub async fn forget_discarded(&self, keys: &[String]) -> Result<(), StoreError> {
+        let client = self.pool.get().await?;
+        client.execute(&client.prepare_cached(FORGET_DISCARDED).await?, &[&keys]).await?;
+        Ok(())
+    }
+
+    /// Completed jobs whose result file is past its retention: (job, storage key).
+    pub async fn results_past_retention(&self, limit: i64) -> Result<Vec<(JobId, String)>, StoreError> {
+        let client = self.pool.get().await?;
+        let rows = client.query(&client.prepare_cached(RESULTS_PAST_RETENTION).await?, &[&limit]).await?;
+        let mut due = Vec::with_capacity(rows.len());
+        for row in &rows {
+            if let Some(key) = row.try_get::<_, Option<String>>("storage_key")? {
+                due.push((JobId(row.try_get("id")?), key));
+            }
+        }
+        Ok(due)
+    }
+
+    /// Records that a job's result file was deleted: the job now says so.
+    pub async fn mark_result_expired(&self, id: JobId) -> Result<(), StoreError> {
+        let client = self.pool.get().await?;
+        client.execute(&client.prepare_cached(MARK_RESULT_EXPIRED).await?, &[&id.0]).await?;
+        Ok(())
+    }
+
+    /// Forgets up to `limit` quota counts at zero; returns how many.
+    pub async fn forget_idle_counts(&self, limit: i64) -> Result<u64, StoreError> {
+        let client = self.pool.get().await?;
+        let row = client.query_one(&client.prepare_cached(FORGET_IDLE_COUNTS).await?, &[&limit]).await?;
+        Ok(u64::try_from(row.try_get::<_, i64>(0)?).unwrap_or(0))
+    }
+
+    /// Deletes up to `limit` finished jobs older than `cutoff` (created and
+    /// finished before it) with all they left; returns how many.
+    pub async fn prune_history(&self, cutoff: DateTime<Utc>, limit: i64) -> Result<u64, StoreError> {
+        let client = self.pool.get().await?;
+        let statement = client.prepare_cached(PRUNE_HISTORY).await?;
+        Ok(client.execute(&statement, &[&first_v7_at(cutoff), &cutoff, &limit]).await?)
+    }
+
+    /// Deletes up to `limit` batches older than `cutoff` whose children are
+    /// all gone, and notices of disabled webhooks older than it; answers how
+    /// many batches.
+    pub async fn prune_batches(&self, cutoff: DateTime<Utc>, limit: i64) -> Result<u64, StoreError> {
+        let client = self.pool.get().await?;
+        let statement = client.prepare_cached(PRUNE_BATCHES_AND_NOTICES).await?;
+        Ok(client.execute(&statement, &[&first_v7_at(cutoff), &cutoff, &limit]).await?)
+    }
+}
+
+/// The smallest UUID v7 of the millisecond `at`: every job id made before
+/// `at` sorts below it.
+fn first_v7_at(at: DateTime<Utc>) -> Uuid {
+    let millis = u64::try_from(at.timestamp_millis()).unwrap_or(0);
+    let mut bytes = [0u8; 16];
+    bytes[..6].copy_from_slice(&millis.to_be_bytes()[2..]);
+    Uuid::from_bytes(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_bound_sorts_between_ids_made_before_and_after() {
+        let at = Utc::now();
+        let before = Uuid::new_v7(uuid::Timestamp::from_unix(uuid::NoContext, at.timestamp() as u64 - 1, 0));
+        let after = Uuid::new_v7(uuid::Timestamp::from_unix(uuid::NoContext, at.timestamp() as u64 + 1, 0));
+        assert!(before < first_v7_at(at) && first_v7_at(at) < after);
+    }
+}
