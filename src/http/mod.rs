@@ -162,7 +162,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
     cfg.service(get_or_head("/", site::client::demo_page))
         // Before the `/admin` scope of the operators' routes, which would take the path otherwise.
         .service(get_or_head("/admin", site::client::admin_page))
-        .service(get_or_head("/client/{file}", site::client::file))
+        .service(get_or_head("/client/{path:.*}", site::client::file))
         .service(get_or_head("/openapi.json", openapi_json))
         .service(get_or_head("/docs", site::docs::page))
         .service(get_or_head(&format!("/docs/{}", site::docs::REDOC_BUNDLE), site::docs::redoc))
