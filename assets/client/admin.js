@@ -7,17 +7,22 @@
  *
  * Each view module exports `mount(container, context)` and returns a
  * function that stops it (its timers); the router stops the old view
- * before it mounts the next. The token's claims are decoded here unverified,
- * only to show who is signed in and to hide actions a read-only operator
- * may not take: errand checks the token on every request.
+ * before it mounts the next. The views live in `./admin/`; what they share
+ * with the demo page and the web components (`el`, query strings, errand's
+ * errors, the token's claims, time formats) in `./core/`. The token's
+ * claims are decoded unverified (`./core/token.js`), only to show who is
+ * signed in and to hide actions a read-only operator may not take: errand
+ * checks the token on every request.
  */
 
-import { createApi } from '/client/admin-api.js';
-import { el } from '/client/admin-dom.js';
-import * as overview from '/client/admin-overview.js';
-import * as jobs from '/client/admin-jobs.js';
-import * as job from '/client/admin-job.js';
-import * as audit from '/client/admin-audit.js';
+import { byId, el } from './core/dom.js';
+import { parseHash } from './core/query.js';
+import { claimsOf, isExpired, takeTokenFromLink } from './core/token.js';
+import { createApi } from './admin/api.js';
+import * as overview from './admin/overview.js';
+import * as jobs from './admin/jobs.js';
+import * as job from './admin/job.js';
+import * as audit from './admin/audit.js';
 
 /** Where this tab keeps its token: per tab, gone when the tab closes. */
 const TOKEN_KEY = 'errand-admin:token';
@@ -28,47 +33,6 @@ const ROUTES = [
   { pattern: /^\/jobs\/([^/]+)$/, nav: 'jobs', title: 'Job', view: job },
   { pattern: /^\/audit$/, nav: 'audit', title: 'Audit', view: audit },
 ];
-
-const $ = (id) => document.getElementById(id);
-
-/** The hash as a path and its parameters: `#/jobs?status=failed` → `/jobs`, `{status: 'failed'}`. */
-function parseHash(hash) {
-  const text = hash.replace(/^#/, '');
-  const at = text.indexOf('?');
-  const path = at === -1 ? text : text.slice(0, at);
-  return { path: path || '/', params: new URLSearchParams(at === -1 ? '' : text.slice(at + 1)) };
-}
-
-/**
- * Takes the token out of a sign-in link (`/admin#token=…`, or a route with
- * `token=` among its parameters) into sessionStorage and drops it from the
- * address, keeping the route, so it is not left in the history, a bookmark
- * or a shared screen. Says whether there was one.
- */
-function takeTokenFromLink() {
-  const raw = location.hash.replace(/^#/, '');
-  const routed = raw.startsWith('/');
-  const { path, params } = routed ? parseHash(raw) : { path: '', params: new URLSearchParams(raw) };
-  const token = params.get('token');
-  if (!token) return false;
-  sessionStorage.setItem(TOKEN_KEY, token.trim());
-  params.delete('token');
-  const rest = params.toString();
-  const route = routed ? `#${path}${rest ? `?${rest}` : ''}` : '';
-  history.replaceState(null, '', location.pathname + location.search + route);
-  return true;
-}
-
-/** The JWT's claims, unverified: only for who is shown and which buttons are drawn. */
-function claimsOf(token) {
-  try {
-    const payload = token.split('.')[1].replace(/-/g, '+').replace(/_/g, '/');
-    const bytes = Uint8Array.from(atob(payload), (c) => c.charCodeAt(0));
-    return JSON.parse(new TextDecoder().decode(bytes));
-  } catch {
-    return null;
-  }
-}
 
 const session = {
   token: null,
@@ -91,13 +55,13 @@ function showSignedOut(reason) {
   stopView();
   session.token = null;
   session.claims = null;
-  $('view').hidden = true;
-  $('view').replaceChildren();
-  $('nav').hidden = true;
-  $('session').hidden = true;
-  $('signed-out').hidden = false;
-  $('signed-out-reason').hidden = !reason;
-  $('signed-out-reason').textContent = reason ?? '';
+  byId('view').hidden = true;
+  byId('view').replaceChildren();
+  byId('nav').hidden = true;
+  byId('session').hidden = true;
+  byId('signed-out').hidden = false;
+  byId('signed-out-reason').hidden = !reason;
+  byId('signed-out-reason').textContent = reason ?? '';
   document.title = 'Sign in · errand operators';
 }
 
@@ -111,7 +75,7 @@ async function signIn() {
   const token = sessionStorage.getItem(TOKEN_KEY);
   if (!token) return showSignedOut(null);
   const claims = claimsOf(token) ?? {};
-  if (typeof claims.exp === 'number' && claims.exp * 1000 <= Date.now()) {
+  if (isExpired(claims)) {
     return signOut('That sign-in has expired: make a new link.');
   }
   session.token = token;
@@ -124,14 +88,14 @@ async function signIn() {
   }
   session.claims = claims;
   const scopes = String(claims.scope ?? '').split(' ');
-  $('who').textContent = claims.sub ?? 'operator';
-  $('read-only').hidden = scopes.includes('operator');
-  $('signed-out').hidden = true;
-  $('signed-out-reason').hidden = true;
-  $('token-input').value = '';
-  $('nav').hidden = false;
-  $('session').hidden = false;
-  $('view').hidden = false;
+  byId('who').textContent = claims.sub ?? 'operator';
+  byId('read-only').hidden = scopes.includes('operator');
+  byId('signed-out').hidden = true;
+  byId('signed-out-reason').hidden = true;
+  byId('token-input').value = '';
+  byId('nav').hidden = false;
+  byId('session').hidden = false;
+  byId('view').hidden = false;
   route();
 }
 
@@ -140,7 +104,7 @@ function route() {
   if (!session.claims) return;
   stopView();
   const { path, params } = parseHash(location.hash);
-  const container = $('view');
+  const container = byId('view');
   container.replaceChildren();
   const match = ROUTES.map((r) => ({ r, found: r.pattern.exec(path) })).find(({ found }) => found);
   for (const link of document.querySelectorAll('#nav a')) {
@@ -149,7 +113,7 @@ function route() {
   }
   if (!match) {
     document.title = 'Not found · errand operators';
-    container.append(el('section', { className: 'card' },
+    container.append(el('section', { class: 'card' },
       el('h1', { text: 'No such page' }),
       el('p', {}, 'The console has no page at this address. ', el('a', { href: '#/', text: 'Go to the overview.' }))));
     return;
@@ -165,21 +129,21 @@ function route() {
   }) ?? null;
 }
 
-$('sign-in-form').addEventListener('submit', (event) => {
+byId('sign-in-form').addEventListener('submit', (event) => {
   event.preventDefault();
-  const token = $('token-input').value.trim();
+  const token = byId('token-input').value.trim();
   if (!token) return;
   sessionStorage.setItem(TOKEN_KEY, token);
   signIn();
 });
 
-$('sign-out').addEventListener('click', () => signOut(null));
+byId('sign-out').addEventListener('click', () => signOut(null));
 
 window.addEventListener('hashchange', () => {
   // A sign-in link opened in this tab changes only the fragment: sign in with it.
-  if (takeTokenFromLink()) return signIn();
+  if (takeTokenFromLink(TOKEN_KEY)) return signIn();
   route();
 });
 
-takeTokenFromLink();
+takeTokenFromLink(TOKEN_KEY);
 signIn();

@@ -3,53 +3,28 @@
  * export form (to run now or on a schedule), the user's recent jobs and
  * notification preferences, all through `errand.js` and its components.
  * The page's content security policy allows no inline script or style, so
- * everything here works by DOM properties and classes.
+ * everything here works by DOM properties and classes. The sign-in link and
+ * the token's claims are read as the console reads them (`./core/token.js`).
  */
 
-import { Errand } from '/client/errand.js';
-import '/client/errand-elements.js';
+import { Errand } from './errand.js';
+import './errand-elements.js';
+import { byId, el } from './core/dom.js';
+import { formatTime } from './core/format.js';
+import { statusLabel } from './core/job-status.js';
+import { claimsOf, isExpired, takeTokenFromLink } from './core/token.js';
 
 /** Where this tab keeps its token: per tab, gone when the tab closes. */
 const TOKEN_KEY = 'errand-demo:token';
 const JOBS_SHOWN = 10;
 const REFUSED = 'errand did not accept this sign-in (expired, or made with another secret): make a new link.';
 
-const $ = (id) => document.getElementById(id);
-
-/**
- * Takes the token out of a sign-in link (`/#token=…`) into sessionStorage
- * and drops the fragment from the address, so it is not left in the
- * history, a bookmark or a shared screen. (A fragment never reaches the server.)
- */
-function takeTokenFromLink() {
-  const fragment = new URLSearchParams(location.hash.slice(1));
-  const token = fragment.get('token');
-  if (!token) return;
-  sessionStorage.setItem(TOKEN_KEY, token);
-  history.replaceState(null, '', location.pathname + location.search);
-}
-
-/** The JWT's claims, unverified: only to show who is signed in (errand verifies every request). */
-function claimsOf(token) {
-  try {
-    const payload = token.split('.')[1].replace(/-/g, '+').replace(/_/g, '/');
-    const bytes = Uint8Array.from(atob(payload), (c) => c.charCodeAt(0));
-    return JSON.parse(new TextDecoder().decode(bytes));
-  } catch {
-    return null;
-  }
-}
-
-function isExpired(claims) {
-  return typeof claims.exp === 'number' && claims.exp * 1000 <= Date.now();
-}
-
 function showSignedOut(reason) {
-  $('signed-in').hidden = true;
-  $('session').hidden = true;
-  $('signed-out').hidden = false;
-  $('signed-out-reason').hidden = !reason;
-  $('signed-out-reason').textContent = reason ?? '';
+  byId('signed-in').hidden = true;
+  byId('session').hidden = true;
+  byId('signed-out').hidden = false;
+  byId('signed-out-reason').hidden = !reason;
+  byId('signed-out-reason').textContent = reason ?? '';
 }
 
 function signOut(client) {
@@ -65,63 +40,29 @@ function defaultRange() {
   const yearAgo = new Date(today);
   yearAgo.setFullYear(today.getFullYear() - 1);
   const day = (date) => date.toISOString().slice(0, 10);
-  if (!$('from').value) $('from').value = day(yearAgo);
-  if (!$('to').value) $('to').value = day(today);
+  if (!byId('from').value) byId('from').value = day(yearAgo);
+  if (!byId('to').value) byId('to').value = day(today);
 }
 
-function statusBadge(job) {
-  const badge = document.createElement('span');
-  badge.className = `status status-${job.status}`;
-  badge.textContent = job.status === 'processing' && job.state === 'retry_scheduled' ? 'retrying' : job.status;
-  return badge;
-}
-
+/** The download link with the file's row count, or why there is none. */
 function resultCell(job) {
-  const cell = document.createElement('td');
   if (job.result_url) {
-    const link = document.createElement('a');
-    link.href = job.result_url;
-    link.download = job.result?.file_name ?? '';
-    link.textContent = job.result?.file_name ?? 'Download';
+    const name = job.result?.file_name;
     const size = job.result?.row_count != null ? ` (${job.result.row_count.toLocaleString()} rows)` : '';
-    cell.append(link, size);
-  } else if (job.status === 'failed') {
-    cell.className = 'error';
-    cell.textContent = job.error_message ?? 'failed';
-  } else if (job.result?.expired) {
-    cell.className = 'muted';
-    cell.textContent = 'expired';
-  } else {
-    cell.className = 'muted';
-    cell.textContent = '—';
+    return el('td', {}, el('a', { href: job.result_url, download: name ?? '', text: name ?? 'Download' }), size);
   }
-  return cell;
+  if (job.status === 'failed') return el('td', { class: 'error', text: job.error_message ?? 'failed' });
+  if (job.result?.expired) return el('td', { class: 'muted', text: 'expired' });
+  return el('td', { class: 'muted', text: '—' });
 }
 
 function jobRow(job) {
-  const row = document.createElement('tr');
-  row.dataset.jobId = job.id;
-  const name = document.createElement('td');
-  const type = document.createElement('span');
-  type.className = 'job-type';
-  type.textContent = job.type;
   const range = [job.params?.from, job.params?.to].filter(Boolean).join(' → ');
-  name.append(type);
-  if (range) {
-    const params = document.createElement('span');
-    params.className = 'muted params';
-    params.textContent = range;
-    name.append(params);
-  }
-  const started = document.createElement('td');
-  const time = document.createElement('time');
-  time.dateTime = job.created_at;
-  time.textContent = new Date(job.created_at).toLocaleString();
-  started.append(time);
-  const status = document.createElement('td');
-  status.append(statusBadge(job));
-  row.append(name, status, started, resultCell(job));
-  return row;
+  return el('tr', { 'data-job-id': job.id },
+    el('td', {}, el('span', { class: 'job-type', text: job.type }), range ? el('span', { class: 'muted params', text: range }) : null),
+    el('td', {}, el('span', { class: `status status-${job.status}`, text: statusLabel(job.status, job.state) })),
+    el('td', {}, el('time', { datetime: job.created_at, text: formatTime(job.created_at) })),
+    resultCell(job));
 }
 
 /** Draws the newest jobs; one read at a time, and one more if asked meanwhile. */
@@ -131,14 +72,14 @@ function jobList(client) {
   async function load() {
     try {
       const { jobs } = await client.jobs({ limit: JOBS_SHOWN });
-      $('jobs').tBodies[0].replaceChildren(...jobs.map(jobRow));
-      $('jobs').hidden = jobs.length === 0;
-      $('jobs-empty').hidden = jobs.length > 0;
-      $('jobs-error').hidden = true;
+      byId('jobs').tBodies[0].replaceChildren(...jobs.map(jobRow));
+      byId('jobs').hidden = jobs.length === 0;
+      byId('jobs-empty').hidden = jobs.length > 0;
+      byId('jobs-error').hidden = true;
     } catch (error) {
       if (error.status === 401) return showSignedOut(REFUSED);
-      $('jobs-error').textContent = `Could not load the jobs: ${error.message}`;
-      $('jobs-error').hidden = false;
+      byId('jobs-error').textContent = `Could not load the jobs: ${error.message}`;
+      byId('jobs-error').hidden = false;
     }
   }
   return async function refresh() {
@@ -157,7 +98,7 @@ function jobList(client) {
 }
 
 function main() {
-  takeTokenFromLink();
+  takeTokenFromLink(TOKEN_KEY);
   const token = sessionStorage.getItem(TOKEN_KEY);
   const claims = token && claimsOf(token);
   if (!token || !claims) return showSignedOut(token ? 'That sign-in link was not valid.' : null);
@@ -174,16 +115,16 @@ function main() {
     },
   });
 
-  $('who').textContent = `${claims.sub} · ${claims.tenant}`;
-  $('who').title = claims.email ?? '';
-  $('sign-out').addEventListener('click', () => signOut(client));
-  $('session').hidden = false;
-  $('signed-out').hidden = true;
-  $('signed-in').hidden = false;
+  byId('who').textContent = `${claims.sub} · ${claims.tenant}`;
+  byId('who').title = claims.email ?? '';
+  byId('sign-out').addEventListener('click', () => signOut(client));
+  byId('session').hidden = false;
+  byId('signed-out').hidden = true;
+  byId('signed-in').hidden = false;
   defaultRange();
 
   const refreshJobs = jobList(client);
-  $('refresh-jobs').addEventListener('click', refreshJobs);
+  byId('refresh-jobs').addEventListener('click', refreshJobs);
   // The button announces each change of its job; other jobs end in the stream.
   document.addEventListener('errand-job', refreshJobs);
   client.subscribe((event) => {
@@ -191,17 +132,17 @@ function main() {
     if (event.type === 'closed' && event.error?.status === 401) showSignedOut(REFUSED);
   });
 
-  $('bell').client = client;
-  $('export').client = client;
-  $('schedule').client = client;
-  $('preferences').client = client;
+  byId('bell').client = client;
+  byId('export').client = client;
+  byId('schedule').client = client;
+  byId('preferences').client = client;
 }
 
 // A sign-in link opened in this tab while it shows the page changes only the
 // fragment: no new page loads, so take the token and start again.
 window.addEventListener('hashchange', () => {
   if (!new URLSearchParams(location.hash.slice(1)).has('token')) return;
-  takeTokenFromLink();
+  takeTokenFromLink(TOKEN_KEY);
   location.reload();
 });
 

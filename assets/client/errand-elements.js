@@ -1,9 +1,9 @@
 /**
  * @file Four web components on top of `./errand.js`, served by errand at
- * `/client/errand-elements.js`; importing the module defines them. Each
- * lives in a module of its own (`./errand-bell.js`,
- * `./errand-export-button.js`, `./errand-schedule.js`,
- * `./errand-preferences.js`, on `./errand-element-base.js`).
+ * `/client/errand-elements.js`; importing the module defines them. This is
+ * their entry: each lives in a module of its own under `./elements/`
+ * (`bell.js`, `export-button.js`, `schedule.js`, `preferences.js`, on
+ * `base.js`), built with the helpers both apps share (`./core/`).
  *
  * - `<errand-bell>`: the unread count (always the server's) and a dropdown
  *   feed with "Mark read" per entry and "Mark all read".
@@ -51,7 +51,7 @@
 /** The client, for pages that import only this module. */
 export { Errand, ErrandError } from './errand.js';
 /** The elements, defined when imported. */
-export { ErrandBell } from './errand-bell.js';
-export { ErrandExportButton } from './errand-export-button.js';
-export { ErrandSchedule } from './errand-schedule.js';
-export { ErrandPreferences } from './errand-preferences.js';
+export { ErrandBell } from './elements/bell.js';
+export { ErrandExportButton } from './elements/export-button.js';
+export { ErrandSchedule } from './elements/schedule.js';
+export { ErrandPreferences } from './elements/preferences.js';

@@ -1,30 +1,32 @@
 /**
- * @file One job (`#/jobs/<id>`): who it belongs to, its params, result and
+ * @file One job (`#/jobs/<id>`, `/client/admin/job.js`): who it belongs to, its params, result and
  * error, every attempt (who claimed it, under which lease, how it ended),
  * the notifications, emails and webhook deliveries its ends made, and the
  * operator actions taken on it; Retry and Cancel for operators who may act.
  * While the job is unfinished the view follows it by a short poll.
  */
 
-import { shortPoll } from '/client/admin-api.js';
+import { el } from '../core/dom.js';
+import { formatNumber } from '../core/format.js';
+import { UNFINISHED_STATUSES } from '../core/job-status.js';
+import { shortPoll } from './api.js';
 import {
-  el, formatNumber, hashFor, shortId, statusBadge, statusLine, table, timeAgo, timeAt,
-} from '/client/admin-dom.js';
+  hashFor, shortId, statusBadge, statusLine, table, timeAgo, timeAt,
+} from './widgets.js';
 
 const POLL_MS = 2_000;
-const UNFINISHED = new Set(['pending', 'processing']);
 const REDACTED = 'Redacted (needs the operator:sensitive scope)';
 
 function section(title, ...content) {
-  return el('section', { className: 'card', attrs: { 'aria-label': title } }, el('h2', { text: title }), ...content);
+  return el('section', { class: 'card', 'aria-label': title }, el('h2', { text: title }), ...content);
 }
 
 function none(text = 'None.') {
-  return el('p', { className: 'muted', text });
+  return el('p', { class: 'muted', text });
 }
 
 function mono(id) {
-  return el('span', { className: 'mono', title: id ?? '', text: shortId(id) });
+  return el('span', { class: 'mono', title: id ?? '', text: shortId(id) });
 }
 
 function progressText(progress) {
@@ -37,13 +39,13 @@ function progressText(progress) {
 function field(job, name, build, alias = name) {
   const redacted = job.redacted ?? [];
   if (redacted.includes(name) || redacted.includes(alias)) {
-    return el('p', { className: 'redacted muted', data: { field: name }, text: REDACTED });
+    return el('p', { class: 'redacted muted', 'data-field': name, text: REDACTED });
   }
   return build();
 }
 
 function json(name, value) {
-  return el('pre', { className: 'json', data: { field: name }, text: JSON.stringify(value, null, 2) });
+  return el('pre', { class: 'json', 'data-field': name, text: JSON.stringify(value, null, 2) });
 }
 
 /** A URL errand made, as a link only when it is http(s). */
@@ -67,11 +69,11 @@ function attemptItem(a) {
       ? [['Lease until', timeAt(a.lease_expires_at)], ['Progress', progressText(a.progress) ?? '—']]
       : [['Ended', timeAt(a.ended_at)]]),
   ];
-  return el('li', { className: 'attempt', data: { outcome: a.outcome } },
-    el('div', { className: 'attempt-head' },
+  return el('li', { class: 'attempt', 'data-outcome': a.outcome },
+    el('div', { class: 'attempt-head' },
       el('strong', { text: `Run ${a.run} · attempt ${a.attempt}` }), ' ', statusBadge(a.outcome)),
-    el('dl', { className: 'inline-facts' }, facts.flatMap(([label, value]) => [el('dt', { text: label }), el('dd', {}, value)])),
-    a.error ? el('p', { className: 'error-text', text: a.error }) : null);
+    el('dl', { class: 'inline-facts' }, facts.flatMap(([label, value]) => [el('dt', { text: label }), el('dd', {}, value)])),
+    a.error ? el('p', { class: 'error-text', text: a.error }) : null);
 }
 
 function historySections(history) {
@@ -79,7 +81,7 @@ function historySections(history) {
   const list = (rows, build) => (rows?.length ? build(rows) : none());
   return [
     section('Attempts', h.attempts?.length
-      ? el('ol', { className: 'attempts', attrs: { 'aria-label': 'Attempts' } }, h.attempts.map(attemptItem))
+      ? el('ol', { class: 'attempts', 'aria-label': 'Attempts' }, h.attempts.map(attemptItem))
       : none('No attempt yet.')),
     section('Notifications', list(h.notifications, (rows) => table('Notifications', [
       ['Id', (n) => mono(n.id)], ['Run', (n) => n.run], ['Kind', (n) => n.kind], ['Job status', (n) => n.job_status],
@@ -117,9 +119,9 @@ function header(job, actions) {
     job.next_attempt_at ? ['Next attempt', timeAt(job.next_attempt_at)] : null,
     job.progress ? ['Progress', progressText(job.progress)] : null,
   ].filter(Boolean);
-  return el('section', { className: 'card job-head', attrs: { 'aria-label': 'Job' } },
-    el('h1', {}, 'Job ', el('span', { className: 'mono', text: job.id })),
-    el('dl', { className: 'facts' }, facts.flatMap(([label, value]) => [el('dt', { text: label }), el('dd', {}, value)])),
+  return el('section', { class: 'card job-head', 'aria-label': 'Job' },
+    el('h1', {}, 'Job ', el('span', { class: 'mono', text: job.id })),
+    el('dl', { class: 'facts' }, facts.flatMap(([label, value]) => [el('dt', { text: label }), el('dd', {}, value)])),
     actions);
 }
 
@@ -127,11 +129,11 @@ function body(job) {
   return [
     section('Params', field(job, 'params', () => json('params', job.params))),
     section('Result', field(job, 'result', () => (job.result === null || job.result === undefined
-      ? el('p', { className: 'muted', data: { field: 'result' }, text: 'No result.' })
+      ? el('p', { class: 'muted', 'data-field': 'result', text: 'No result.' })
       : json('result', job.result))),
     job.result_url ? el('p', {}, safeLink(job.result_url, 'Download the result')) : null),
     section('Error', field(job, 'error', () => el('p', {
-      className: job.error_message ? 'error-text' : 'muted', data: { field: 'error' }, text: job.error_message ?? 'None.',
+      class: job.error_message ? 'error-text' : 'muted', 'data-field': 'error', text: job.error_message ?? 'None.',
     }), 'error_message')),
     ...historySections(job.history),
   ];
@@ -139,11 +141,11 @@ function body(job) {
 
 export function mount(container, { api, id, canAct }) {
   const head = el('div');
-  const rest = el('div', { className: 'stack' });
+  const rest = el('div', { class: 'stack' });
   const actionStatus = statusLine();
-  const problem = statusLine({ className: 'status-line error' });
+  const problem = statusLine({ class: 'status-line error' });
   container.append(
-    el('p', { className: 'back' }, el('a', { href: '#/jobs', text: '← Jobs' })),
+    el('p', { class: 'back' }, el('a', { href: '#/jobs', text: '← Jobs' })),
     problem, head, rest);
   let drawn = null;
   let stopPoll = null;
@@ -153,12 +155,12 @@ export function mount(container, { api, id, canAct }) {
     if (!canAct) return null;
     const buttons = [];
     if (job.status === 'failed' || job.status === 'cancelled') {
-      buttons.push(el('button', { type: 'button', className: 'primary', text: 'Retry', on: { click: () => act('retry') } }));
+      buttons.push(el('button', { type: 'button', class: 'primary', text: 'Retry', on: { click: () => act('retry') } }));
     }
-    if (UNFINISHED.has(job.status)) {
-      buttons.push(el('button', { type: 'button', className: 'danger', text: 'Cancel job', on: { click: () => act('cancel') } }));
+    if (UNFINISHED_STATUSES.has(job.status)) {
+      buttons.push(el('button', { type: 'button', class: 'danger', text: 'Cancel job', on: { click: () => act('cancel') } }));
     }
-    return el('div', { className: 'job-actions' }, buttons, actionStatus);
+    return el('div', { class: 'job-actions' }, buttons, actionStatus);
   }
 
   function draw(job) {
@@ -176,13 +178,13 @@ export function mount(container, { api, id, canAct }) {
       if (stopped) return;
       problem.textContent = '';
       draw(job);
-      if (!UNFINISHED.has(job.status)) unfollow();
+      if (!UNFINISHED_STATUSES.has(job.status)) unfollow();
     } catch (error) {
       if (stopped || error.signedOut) return;
       unfollow();
       if (error.status === 404 || error.status === 400) {
-        head.replaceChildren(el('section', { className: 'card' }, el('h1', { text: 'No such job' }),
-          el('p', { className: 'muted', text: error.status === 400 ? error.message : `errand has no job ${id}.` })));
+        head.replaceChildren(el('section', { class: 'card' }, el('h1', { text: 'No such job' }),
+          el('p', { class: 'muted', text: error.status === 400 ? error.message : `errand has no job ${id}.` })));
         rest.replaceChildren();
       } else {
         problem.textContent = `Could not read the job: ${error.message}`;

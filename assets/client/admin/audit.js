@@ -1,10 +1,12 @@
 /**
- * @file The audit trail (`#/audit?…`): who did what, when, to which jobs,
+ * @file The audit trail (`#/audit?…`, `/client/admin/audit.js`): who did what, when, to which jobs,
  * newest first, from `GET /admin/actions`, filterable by operator, action,
  * job and time, with keyset paging. Any operator may read it.
  */
 
-import { el, filterForm, navigate, formatNumber, hashFor, jobLink, pager, statusLine, table, timeAgo } from '/client/admin-dom.js';
+import { el } from '../core/dom.js';
+import { formatNumber } from '../core/format.js';
+import { filterForm, navigate, hashFor, jobLink, pager, statusLine, table, timeAgo } from './widgets.js';
 
 const PAGE_SIZE = 50;
 const ACTIONS = ['retry', 'cancel', 'bulk_retry', 'bulk_cancel', 'set_quotas'];
@@ -19,7 +21,7 @@ const FIELDS = [
 /** What an action was taken on: its job, or the filter of a bulk action (as JSON text). */
 function target(action) {
   if (action.job_id) return jobLink(action.job_id);
-  if (action.filter) return el('code', { className: 'filter-json', text: JSON.stringify(action.filter) });
+  if (action.filter) return el('code', { class: 'filter-json', text: JSON.stringify(action.filter) });
   return null;
 }
 
@@ -34,13 +36,13 @@ export function mount(container, { api, params }) {
     onClear: () => navigate('#/audit', load),
   });
   const status = statusLine();
-  const results = el('div', { className: 'results' });
+  const results = el('div', { class: 'results' });
   let stopped = false;
   container.append(
-    el('div', { className: 'view-head' }, el('h1', { text: 'Audit' }),
-      el('span', { className: 'muted small', text: 'Every operator action, newest first' })),
-    el('section', { className: 'card' }, form, problem),
-    el('section', { className: 'card' }, status, results));
+    el('div', { class: 'view-head' }, el('h1', { text: 'Audit' }),
+      el('span', { class: 'muted small', text: 'Every operator action, newest first' })),
+    el('section', { class: 'card' }, form, problem),
+    el('section', { class: 'card' }, status, results));
 
   async function load() {
     status.textContent = 'Loading…';
@@ -54,11 +56,11 @@ export function mount(container, { api, params }) {
           ? table('Operator actions', [
             ['When', (a) => timeAgo(a.at)],
             ['Operator', (a) => a.operator],
-            ['Action', (a) => el('span', { className: 'badge', text: a.action })],
+            ['Action', (a) => el('span', { class: 'badge', text: a.action })],
             ['On', target],
             ['Affected', (a) => formatNumber(a.affected)],
-          ], page.actions, { rowProps: (a) => ({ data: { actionId: String(a.id), action: a.action } }) })
-          : el('p', { className: 'empty', text: 'No actions match.' }),
+          ], page.actions, { rowProps: (a) => ({ 'data-action-id': String(a.id), 'data-action': a.action }) })
+          : el('p', { class: 'empty', text: 'No actions match.' }),
         pager('/audit', params, page.next_cursor));
     } catch (error) {
       if (stopped || error.signedOut) return;
@@ -68,7 +70,7 @@ export function mount(container, { api, params }) {
         problem.hidden = false;
         results.replaceChildren();
       } else {
-        results.replaceChildren(el('p', { className: 'error', text: `Could not load the audit trail: ${error.message}` }));
+        results.replaceChildren(el('p', { class: 'error', text: `Could not load the audit trail: ${error.message}` }));
       }
     }
   }

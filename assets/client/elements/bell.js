@@ -1,9 +1,10 @@
 /**
- * @file `<errand-bell>` (`/client/errand-bell.js`): see `./errand-elements.js`.
+ * @file `<errand-bell>` (`/client/elements/bell.js`): see `../errand-elements.js`.
  */
 
-import { ClientElement, SHARED_SHEET, URL_REFRESH_MS, downloadLink, el, sheet, timeElement } from './errand-element-base.js';
-import { NOTIFICATION_EVENTS } from './errand.js';
+import { el } from '../core/dom.js';
+import { NOTIFICATION_EVENTS } from '../core/notification-stream.js';
+import { ClientElement, SHARED_SHEET, URL_REFRESH_MS, downloadLink, sheet, timeElement } from './base.js';
 
 /** Entries shown in the bell. */
 const FEED_SIZE = 20;

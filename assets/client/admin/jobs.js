@@ -1,15 +1,17 @@
 /**
- * @file The jobs list (`#/jobs?…`): a filter form whose values live in the
+ * @file The jobs list (`#/jobs?…`, `/client/admin/jobs.js`): a filter form whose values live in the
  * hash, a page of any tenant's jobs with keyset paging, keyboard movement
  * between rows (a roving tabindex), and, for operators who may act, a
  * selection to retry or cancel job by job, plus the bulk actions by filter
- * (`admin-bulk.js`).
+ * (`./bulk.js`).
  */
 
-import { bulkActions } from '/client/admin-bulk.js';
+import { el } from '../core/dom.js';
+import { formatNumber } from '../core/format.js';
+import { bulkActions } from './bulk.js';
 import {
-  el, filterForm, formatNumber, navigate, hashFor, jobLink, pager, statusBadge, statusLine, timeAgo,
-} from '/client/admin-dom.js';
+  filterForm, navigate, hashFor, jobLink, pager, statusBadge, statusLine, timeAgo,
+} from './widgets.js';
 
 const PAGE_SIZE = 50;
 const STATUSES = ['pending', 'processing', 'completed', 'failed', 'cancelled'];
@@ -27,8 +29,8 @@ const ERROR_SHOWN = 80;
 
 
 function truncated(text, length) {
-  if (!text) return el('span', { className: 'muted', text: '—' });
-  return el('span', { className: 'error-text', title: text, text: text.length > length ? `${text.slice(0, length - 1)}…` : text });
+  if (!text) return el('span', { class: 'muted', text: '—' });
+  return el('span', { class: 'error-text', title: text, text: text.length > length ? `${text.slice(0, length - 1)}…` : text });
 }
 
 /** Moves the focus between rows: only the current row is in the tab order. */
@@ -82,9 +84,9 @@ export function mount(container, { api, params, canAct }) {
   });
   const selected = new Set();
   const listStatus = statusLine();
-  const results = el('div', { className: 'results' });
-  const retrySelected = el('button', { type: 'button', className: 'secondary', text: 'Retry selected', disabled: true });
-  const cancelSelected = el('button', { type: 'button', className: 'secondary', text: 'Cancel selected', disabled: true });
+  const results = el('div', { class: 'results' });
+  const retrySelected = el('button', { type: 'button', class: 'secondary', text: 'Retry selected', disabled: true });
+  const cancelSelected = el('button', { type: 'button', class: 'secondary', text: 'Cancel selected', disabled: true });
   const selectionStatus = statusLine();
   let stopped = false;
 
@@ -93,13 +95,13 @@ export function mount(container, { api, params, canAct }) {
     : 'Keyboard: ↓/↑ or j/k move between rows, Home/End go to the first/last, Enter opens the job.';
 
   container.append(
-    el('div', { className: 'view-head' }, el('h1', { text: 'Jobs' })),
-    el('section', { className: 'card' }, form, problem),
-    el('section', { className: 'card' },
-      el('div', { className: 'toolbar' },
-        canAct ? el('div', { className: 'selection' }, retrySelected, cancelSelected, selectionStatus) : null,
+    el('div', { class: 'view-head' }, el('h1', { text: 'Jobs' })),
+    el('section', { class: 'card' }, form, problem),
+    el('section', { class: 'card' },
+      el('div', { class: 'toolbar' },
+        canAct ? el('div', { class: 'selection' }, retrySelected, cancelSelected, selectionStatus) : null,
         canAct ? bulkActions({ api, filters: { ...filters }, onDone: () => load() }) : null),
-      el('p', { className: 'muted small hint', text: hint }),
+      el('p', { class: 'muted small hint', text: hint }),
       listStatus,
       results),
   );
@@ -112,32 +114,33 @@ export function mount(container, { api, params, canAct }) {
   }
 
   function checkbox(job) {
-    const box = el('input', { type: 'checkbox', checked: selected.has(job.id), attrs: { 'aria-label': `Select job ${job.id}` } });
+    const box = el('input', { type: 'checkbox', 'aria-label': `Select job ${job.id}` });
+    box.checked = selected.has(job.id);
     box.addEventListener('change', () => {
       if (box.checked) selected.add(job.id);
       else selected.delete(job.id);
       selectionChanged();
     });
-    return el('td', { className: 'select' }, box);
+    return el('td', { class: 'select' }, box);
   }
 
   function row(job, index) {
-    return el('tr', { tabIndex: index === 0 ? 0 : -1, data: { jobId: job.id } },
+    return el('tr', { tabindex: index === 0 ? 0 : -1, 'data-job-id': job.id },
       canAct ? checkbox(job) : null,
       el('td', {}, jobLink(job.id)),
       el('td', { text: job.type }),
       el('td', { text: job.tenant }),
       el('td', { text: job.user }),
       el('td', {}, statusBadge(job.status, job.state)),
-      el('td', { className: 'num', text: formatNumber(job.priority) }),
-      el('td', { className: 'num', text: `${job.attempts}/${job.max_attempts}` }),
+      el('td', { class: 'num', text: formatNumber(job.priority) }),
+      el('td', { class: 'num', text: `${job.attempts}/${job.max_attempts}` }),
       el('td', {}, timeAgo(job.created_at)),
       el('td', {}, truncated(job.error_message, ERROR_SHOWN)));
   }
 
   function render(page, focusId) {
     if (!page.jobs.length) {
-      results.replaceChildren(el('p', { className: 'empty', text: 'No jobs match.' }), pager('/jobs', params, null));
+      results.replaceChildren(el('p', { class: 'empty', text: 'No jobs match.' }), pager('/jobs', params, null));
       return;
     }
     const headings = [...(canAct ? [''] : []), 'Job', 'Type', 'Tenant', 'User', 'Status', 'Priority', 'Attempts', 'Created', 'Error'];
@@ -147,10 +150,10 @@ export function mount(container, { api, params, canAct }) {
       onToggle: canAct ? (tr) => tr.querySelector('input[type="checkbox"]')?.click() : null,
     });
     const thead = el('thead', {}, el('tr', {}, headings.map((text, i) => (canAct && i === 0
-      ? el('th', { scope: 'col' }, el('span', { className: 'visually-hidden', text: 'Selected' }))
+      ? el('th', { scope: 'col' }, el('span', { class: 'visually-hidden', text: 'Selected' }))
       : el('th', { scope: 'col', text })))));
     results.replaceChildren(
-      el('table', { className: 'grid jobs', attrs: { 'aria-label': 'Jobs' } }, thead, tbody),
+      el('table', { class: 'grid jobs', 'aria-label': 'Jobs' }, thead, tbody),
       pager('/jobs', params, page.next_cursor));
     if (focusId) roving.focusRow([...tbody.rows].find((tr) => tr.dataset.jobId === focusId));
   }
@@ -177,7 +180,7 @@ export function mount(container, { api, params, canAct }) {
         problem.hidden = false;
         results.replaceChildren();
       } else {
-        results.replaceChildren(el('p', { className: 'error', text: `Could not load the jobs: ${error.message}` }));
+        results.replaceChildren(el('p', { class: 'error', text: `Could not load the jobs: ${error.message}` }));
       }
     }
   }

@@ -1,13 +1,16 @@
 /**
- * @file Acting on every job a filter matches (`POST /admin/jobs/retry` and
- * `/admin/jobs/cancel`): a dry run counts them, a modal dialog asks for the
- * count to be confirmed, and the run goes in batches that follow
- * `next_after`, so the page can show progress and a very large set does
- * not hang on one request. The per-job actions on a selection live with
- * the list (`admin-jobs.js`); this module knows only filters.
+ * @file Acting on every job a filter matches (`/client/admin/bulk.js`):
+ * `POST /admin/jobs/retry` and `/admin/jobs/cancel`. A dry run counts
+ * them, a modal dialog asks for the count to be confirmed, and the run
+ * goes in batches that follow `next_after`, so the page can show progress
+ * and a very large set does not hang on one request. The per-job actions
+ * on a selection live with the list (`./jobs.js`); this module knows only
+ * filters.
  */
 
-import { el, formatNumber, plural, statusLine } from '/client/admin-dom.js';
+import { el } from '../core/dom.js';
+import { formatNumber, plural } from '../core/format.js';
+import { statusLine } from './widgets.js';
 
 /** Jobs per batch request (errand takes 1 to 1000). */
 const BATCH = 500;
@@ -57,7 +60,8 @@ function bodyOf(filters) {
   return Object.fromEntries(BODY_KEYS.filter((key) => filters[key]).map((key) => [key, filters[key]]));
 }
 
-function describe(body) {
+/** The filter as the dialog names it: `tenant=demo-1 type=sleep`. */
+function describeFilter(body) {
   return Object.entries(body).map(([key, value]) => `${key}=${value}`).join(' ');
 }
 
@@ -65,13 +69,13 @@ function describe(body) {
 function confirmDialog(kind, count, body) {
   const k = KINDS[kind];
   return new Promise((resolve) => {
-    const confirm = el('button', { type: 'button', className: 'danger', text: k.confirmText(count) });
-    const keep = el('button', { type: 'button', className: 'secondary', text: 'Keep them' });
-    const dialog = el('dialog', { className: 'confirm', attrs: { 'aria-labelledby': 'bulk-title', 'aria-describedby': 'bulk-question' } },
+    const confirm = el('button', { type: 'button', class: 'danger', text: k.confirmText(count) });
+    const keep = el('button', { type: 'button', class: 'secondary', text: 'Keep them' });
+    const dialog = el('dialog', { class: 'confirm', 'aria-labelledby': 'bulk-title', 'aria-describedby': 'bulk-question' },
       el('h2', { id: 'bulk-title', text: kind === 'retry' ? 'Retry failed jobs' : 'Cancel unfinished jobs' }),
-      el('p', { id: 'bulk-question', text: `${kind === 'retry' ? 'Retry' : 'Cancel'} ${formatNumber(count)} ${k.which} ${count === 1 ? 'job' : 'jobs'} matching ${describe(body)}?` }),
-      el('p', { className: 'muted small', text: k.explain }),
-      el('div', { className: 'dialog-buttons' }, confirm, keep));
+      el('p', { id: 'bulk-question', text: `${kind === 'retry' ? 'Retry' : 'Cancel'} ${formatNumber(count)} ${k.which} ${count === 1 ? 'job' : 'jobs'} matching ${describeFilter(body)}?` }),
+      el('p', { class: 'muted small', text: k.explain }),
+      el('div', { class: 'dialog-buttons' }, confirm, keep));
     let answer = false;
     confirm.addEventListener('click', () => { answer = true; dialog.close(); });
     keep.addEventListener('click', () => dialog.close());
@@ -95,9 +99,9 @@ export function bulkActions({ api, filters, onDone }) {
   if (!kind) return null;
   const k = KINDS[kind];
   const body = bodyOf(filters);
-  const button = el('button', { type: 'button', className: kind === 'retry' ? 'primary' : 'danger', text: k.button });
-  const progress = el('progress', { hidden: true, value: 0, max: 1, attrs: { 'aria-label': 'Bulk progress' } });
-  const status = statusLine({ data: { bulkStatus: '' } });
+  const button = el('button', { type: 'button', class: kind === 'retry' ? 'primary' : 'danger', text: k.button });
+  const progress = el('progress', { hidden: true, value: 0, max: 1, 'aria-label': 'Bulk progress' });
+  const status = statusLine({ 'data-bulk-status': '' });
 
   async function run() {
     button.disabled = true;
@@ -147,5 +151,5 @@ export function bulkActions({ api, filters, onDone }) {
   }
 
   button.addEventListener('click', run);
-  return el('div', { className: 'bulk' }, button, progress, status);
+  return el('div', { class: 'bulk' }, button, progress, status);
 }

@@ -1,8 +1,10 @@
 /**
- * @file `<errand-export-button>` (`/client/errand-export-button.js`): see `./errand-elements.js`.
+ * @file `<errand-export-button>` (`/client/elements/export-button.js`): see `../errand-elements.js`.
  */
 
-import { ClientElement, SHARED_SHEET, downloadLink, el, formParams, sheet } from './errand-element-base.js';
+import { el } from '../core/dom.js';
+import { ENDED_STATUSES } from '../core/job-status.js';
+import { ClientElement, SHARED_SHEET, downloadLink, formParams, sheet } from './base.js';
 
 const EXPORT_CSS = `
   :host { display: inline-block; }
@@ -159,7 +161,7 @@ export class ErrandExportButton extends ClientElement {
 
   #show(client, job) {
     this.#jobId = job.id;
-    this.#jobEnded = ['completed', 'failed', 'cancelled'].includes(job.status);
+    this.#jobEnded = ENDED_STATUSES.has(job.status);
     const shown = JSON.stringify([job.id, job.status, job.progress]);
     if (shown !== this.#shown) this.dispatchEvent(new CustomEvent('errand-job', { bubbles: true, composed: true, detail: job }));
     this.#shown = shown;
@@ -184,7 +186,7 @@ export class ErrandExportButton extends ClientElement {
   }
 
   #showProgress(progress) {
-    this.#showWorking(progressText(progress), progress?.total ? progress.done / progress.total : null);
+    this.#showWorking(processingText(progress), progress?.total ? progress.done / progress.total : null);
   }
 
   #showIdle() {
@@ -232,7 +234,7 @@ export class ErrandExportButton extends ClientElement {
 }
 
 /** "Processing… 40 %", or what the handler said, or how much is done when the total is unknown. */
-function progressText(progress) {
+function processingText(progress) {
   if (!progress) return 'Processing…';
   if (progress.total) return `Processing… ${Math.round((100 * progress.done) / progress.total)} %`;
   if (progress.message) return `Processing… ${progress.message}`;

@@ -1,8 +1,9 @@
 /**
- * @file `<errand-preferences>` (`/client/errand-preferences.js`): see `./errand-elements.js`.
+ * @file `<errand-preferences>` (`/client/elements/preferences.js`): see `../errand-elements.js`.
  */
 
-import { ClientElement, SHARED_SHEET, el, sheet } from './errand-element-base.js';
+import { el } from '../core/dom.js';
+import { ClientElement, SHARED_SHEET, sheet } from './base.js';
 
 /** The channels errand knows, in column order, with their headings. */
 const CHANNELS = [

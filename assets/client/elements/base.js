@@ -1,9 +1,13 @@
 /**
- * @file What errand's web components share (`/client/errand-element-base.js`):
- * the base element tied to a client, the shared stylesheet, DOM helpers and
- * a form's fields as params.
- * Pages import `./errand-elements.js`, not this.
+ * @file What errand's web components share (`/client/elements/base.js`):
+ * the base element tied to a client, the shared stylesheet, a `<time>` of
+ * a notification, a download link that stays usable, and a form's fields
+ * as params. What the console shares with them too (`el`, time formats)
+ * is in `../core/`. Pages import `../errand-elements.js`, not this.
  */
+
+import { el } from '../core/dom.js';
+import { formatTime, relativeTimeWords } from '../core/format.js';
 
 /** A signed download URL lives 15 minutes; one older than this is fetched again before use. */
 export const URL_REFRESH_MS = 10 * 60_000;
@@ -33,26 +37,9 @@ export function sheet(css) {
 }
 export const SHARED_SHEET = sheet(SHARED_CSS);
 
-/** An element with attributes and children (text stays text: server strings are never parsed as HTML). */
-export function el(tag, attributes = {}, ...children) {
-  const node = document.createElement(tag);
-  for (const [name, value] of Object.entries(attributes)) {
-    if (value === false || value == null) continue;
-    node.setAttribute(name, value === true ? '' : value);
-  }
-  node.append(...children.filter((child) => child != null && child !== false));
-  return node;
-}
-
 /** "3 minutes ago", with the exact time as the element's title. */
 export function timeElement(iso) {
-  const at = new Date(iso);
-  const seconds = Math.round((at.getTime() - Date.now()) / 1000);
-  const format = new Intl.RelativeTimeFormat(undefined, { numeric: 'auto' });
-  const [value, unit] =
-    Math.abs(seconds) < 60 ? [seconds, 'second'] : Math.abs(seconds) < 3600 ? [Math.round(seconds / 60), 'minute']
-      : Math.abs(seconds) < 86400 ? [Math.round(seconds / 3600), 'hour'] : [Math.round(seconds / 86400), 'day'];
-  return el('time', { datetime: iso, title: at.toLocaleString() }, format.format(value, unit));
+  return el('time', { datetime: iso, title: formatTime(iso) }, relativeTimeWords(iso));
 }
 
 /**
@@ -104,7 +91,7 @@ export class ClientElement extends HTMLElement {
   #client = null;
   #running = false;
 
-  /** @type {import('./errand.js').Errand|null} the client this element uses */
+  /** @type {import('../errand.js').Errand|null} the client this element uses */
   get client() {
     return this.#client;
   }

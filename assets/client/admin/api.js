@@ -1,39 +1,14 @@
 /**
- * @file How the operators' console talks to errand: JSON over fetch with the
- * operator's bearer token, problem+json answers turned into an `ApiError`,
- * and a short poll for the views that follow live numbers. It draws
- * nothing; a 401 is handed to the page (which signs out and says why).
+ * @file How the operators' console talks to errand (`/client/admin/api.js`):
+ * JSON over fetch with the operator's bearer token, problem+json answers
+ * turned into an `ErrandError` (`../core/problem.js`, the JS client's
+ * too), and a short poll for the views that follow live numbers. It draws
+ * nothing; a 401 is handed to the page (which signs out and says why). No
+ * retries: an operator sees a failure at once, and the polls try again.
  */
 
-/** A refusal from errand, with what its problem+json said. */
-export class ApiError extends Error {
-  constructor(status, problem) {
-    super(problem.detail || problem.title || `errand answered ${status}`);
-    this.name = 'ApiError';
-    this.status = status;
-    this.title = problem.title ?? '';
-    this.detail = problem.detail ?? '';
-    this.code = problem.code ?? '';
-  }
-}
-
-/** `?a=1&b=2` from an object, leaving out empty values. */
-function queryString(params = {}) {
-  const query = new URLSearchParams();
-  for (const [key, value] of Object.entries(params)) {
-    if (value !== undefined && value !== null && value !== '') query.set(key, value);
-  }
-  const text = query.toString();
-  return text ? `?${text}` : '';
-}
-
-async function problemOf(response) {
-  try {
-    return await response.json();
-  } catch {
-    return { title: response.statusText };
-  }
-}
+import { problemOf } from '../core/problem.js';
+import { queryString } from '../core/query.js';
 
 /**
  * A client for the `/admin` routes. `token()` gives the current token;
@@ -52,7 +27,7 @@ export function createApi({ token, onUnauthorized }) {
       cache: 'no-store',
     });
     if (!response.ok) {
-      const error = new ApiError(response.status, await problemOf(response));
+      const error = await problemOf(response, { untitled: '' });
       if (response.status === 401) {
         error.signedOut = true;
         onUnauthorized(error.detail || 'errand did not accept the token.');

@@ -1,5 +1,5 @@
 /**
- * @file The overview (`#/`): how the queue stands, for an operator during an
+ * @file The overview (`#/`, `/client/admin/overview.js`): how the queue stands, for an operator during an
  * incident. Counts by state, waits, backlogs, processes and throughput,
  * from `GET /admin/overview` and `GET /admin/queues`, refreshed by a short
  * poll every two seconds while the view is shown and the tab visible.
@@ -7,10 +7,12 @@
  * jumps under the reader; each table is redrawn only when its data changed.
  */
 
-import { shortPoll } from '/client/admin-api.js';
+import { el } from '../core/dom.js';
+import { formatCount, formatDuration, formatNumber } from '../core/format.js';
+import { shortPoll } from './api.js';
 import {
-  el, formatCount, formatDuration, formatNumber, hashFor, shortId, statusLine, table, timeAgo,
-} from '/client/admin-dom.js';
+  hashFor, shortId, statusLine, table, timeAgo,
+} from './widgets.js';
 
 const POLL_MS = 2_000;
 /** How far back the rates look. */
@@ -52,16 +54,16 @@ function windowText() {
 
 /** A tile: a label and a number whose element carries `data-count` when given. */
 function tile(label, key, hint) {
-  const value = el('span', { className: 'tile-value', text: '…', data: key ? { count: key } : {} });
-  const node = el('div', { className: 'tile' }, el('span', { className: 'tile-label', text: label }), value,
-    hint ? el('span', { className: 'tile-hint muted', text: hint }) : null);
+  const value = el('span', { class: 'tile-value', text: '…', 'data-count': key || null });
+  const node = el('div', { class: 'tile' }, el('span', { class: 'tile-label', text: label }), value,
+    hint ? el('span', { class: 'tile-hint muted', text: hint }) : null);
   return { node, value };
 }
 
 function tileGroup(title, tiles, note) {
-  return el('section', { className: 'card', attrs: { 'aria-label': title } },
+  return el('section', { class: 'card', 'aria-label': title },
     el('h2', { text: title }),
-    el('div', { className: 'tiles' }, tiles.map((t) => t.node)),
+    el('div', { class: 'tiles' }, tiles.map((t) => t.node)),
     note ?? null);
 }
 
@@ -70,7 +72,7 @@ function redrawable(title) {
   const body = el('div');
   let drawn = null;
   return {
-    node: el('section', { className: 'card', attrs: { 'aria-label': title } }, el('h2', { text: title }), body),
+    node: el('section', { class: 'card', 'aria-label': title }, el('h2', { text: title }), body),
     draw(data, render) {
       const key = JSON.stringify(data);
       if (key === drawn) return;
@@ -81,19 +83,19 @@ function redrawable(title) {
 }
 
 function empty(text) {
-  return el('p', { className: 'muted', text });
+  return el('p', { class: 'muted', text });
 }
 
 function processesBody(o) {
-  const facts = el('dl', { className: 'facts' },
+  const facts = el('dl', { class: 'facts' },
     el('dt', { text: 'Processes' }), el('dd', { text: formatNumber(o.processes) }),
     el('dt', { text: 'Running jobs' }), el('dd', { text: formatNumber(o.running) }),
-    el('dt', { text: 'Database' }), el('dd', { className: 'mono', text: o.database }),
+    el('dt', { text: 'Database' }), el('dd', { class: 'mono', text: o.database }),
     el('dt', { text: 'Writable' }), el('dd', {}, yesNo(o.writable, 'takes writes', 'read-only: a standby?')),
     el('dt', { text: 'Listening' }), el('dd', {}, yesNo(o.listening, 'hears announcements', 'not listening: polling only')));
   const processes = (o.process_list ?? []).length
     ? table('Processes', [
-      ['Name', (p) => el('span', { className: 'mono', text: p.name })],
+      ['Name', (p) => el('span', { class: 'mono', text: p.name })],
       ['Address', (p) => p.address],
       ['Since', (p) => timeAgo(p.since)],
       ['Connections', (p) => formatNumber(p.connections)],
@@ -101,7 +103,7 @@ function processesBody(o) {
     : empty('No errand process is connected.');
   const owners = (o.running_by_owner ?? []).length
     ? table('Running by lease owner', [
-      ['Lease owner', (r) => el('span', { className: 'mono', title: r.owner, text: shortId(r.owner) })],
+      ['Lease owner', (r) => el('span', { class: 'mono', title: r.owner, text: shortId(r.owner) })],
       ['Running', (r) => formatNumber(r.running)],
       ['Oldest started', (r) => timeAgo(r.oldest_started_at)],
     ], o.running_by_owner)
@@ -110,7 +112,7 @@ function processesBody(o) {
 }
 
 function yesNo(ok, yes, no) {
-  return el('span', { className: `badge ${ok ? 'badge-completed' : 'badge-failed'}`, text: ok ? `yes: ${yes}` : `no: ${no}` });
+  return el('span', { class: `badge ${ok ? 'badge-completed' : 'badge-failed'}`, text: ok ? `yes: ${yes}` : `no: ${no}` });
 }
 
 function backlogsBody(backlogs) {
@@ -124,7 +126,7 @@ function backlogsBody(backlogs) {
 function failuresBody({ failures, cap }) {
   if (!failures?.length) return empty('No job has failed.');
   return [
-    el('p', { className: 'muted small', text: `Among the newest ${formatNumber(cap)} failed jobs.` }),
+    el('p', { class: 'muted small', text: `Among the newest ${formatNumber(cap)} failed jobs.` }),
     table('Recent failures by type', [
       ['Type', (f) => el('a', { href: hashFor('/jobs', { status: 'failed', type: f.job_type }), text: f.job_type })],
       ['Failed', (f) => formatNumber(f.failed)],
@@ -164,24 +166,24 @@ export function mount(container, { api }) {
     created: tile('Created / s', null),
     attempts_failed: tile('Failed attempts / s', null),
   };
-  const rateNote = el('p', { className: 'muted small' });
-  const problem = statusLine({ className: 'status-line error', hidden: true });
+  const rateNote = el('p', { class: 'muted small' });
+  const problem = statusLine({ class: 'status-line error', hidden: true });
   const processes = redrawable('Processes');
   const backlogs = redrawable('Largest backlogs');
   const failures = redrawable('Recent failures by type');
   const queues = redrawable('Queues');
 
   container.append(
-    el('div', { className: 'view-head' }, el('h1', { text: 'Overview' }),
-      el('span', { className: 'muted small', text: `Refreshed every ${POLL_MS / 1000} s while shown` })),
+    el('div', { class: 'view-head' }, el('h1', { text: 'Overview' }),
+      el('span', { class: 'muted small', text: `Refreshed every ${POLL_MS / 1000} s while shown` })),
     problem,
-    el('div', { className: 'overview-grid' },
+    el('div', { class: 'overview-grid' },
       tileGroup('Unfinished', [...Object.values(unfinished), oldest]),
       tileGroup('Finished', Object.values(finished)),
       tileGroup('Outbox', Object.values(outbox)),
       tileGroup('Throughput', Object.values(rates), rateNote)),
     queues.node,
-    el('div', { className: 'two-columns' }, backlogs.node, failures.node),
+    el('div', { class: 'two-columns' }, backlogs.node, failures.node),
     processes.node,
   );
 
