@@ -5,25 +5,27 @@
 //! returns at once; a worker does the work off the request cycle, with
 //! retries, and its end is written together with a notification for the user.
 //!
-//! The map, lowest layer first:
+//! The map, lowest layer first (each layer's folders are its features):
 //! * [`domain`]: ids, states, idempotency keys and fingerprints, how an
 //!   attempt ends ([`domain::Outcome`]) and the one retry decision
-//!   ([`domain::RetryPolicy::outcome`]), and the quota rule
-//!   ([`domain::Usage::admit`]); no I/O.
-//! * [`store`]: every SQL statement; caller-scoped reads, one claim spec
-//!   ([`store::ClaimSpec`]) for every claimer, fenced worker writes, quotas
-//!   checked in the transaction that records a job.
-//! * [`config`], [`telemetry`], [`tokens`] (minting tokens), [`storage`]
-//!   (where results live), [`links`], [`mail`] (completion emails), [`outbound`]
-//!   (where tenants' webhooks may point), [`webhooks`] (their signatures), [`db`] (migrations).
+//!   ([`domain::RetryPolicy::outcome`]), the quota rule
+//!   ([`domain::Usage::admit`]), export formats, schedules, token claims; no I/O.
+//! * [`store`]: every SQL statement, behind doors on [`store::Store`] named
+//!   for whose rows they touch; one claim spec ([`store::ClaimSpec`]) for
+//!   every claimer, fenced worker writes, quotas checked in the transaction
+//!   that records a job; the pool, migrations and the demo tables.
+//! * [`config`], [`telemetry`], [`storage`] (where results live),
+//!   [`outbound`] (emails, their signed links, webhook signatures, where a
+//!   tenant's webhook may point).
 //! * [`jobs`]: what job types do: the [`jobs::JobHandler`] trait, built-ins, exports, HTTP push.
-//! * [`actors`]: who moves jobs: registry, per-tenant supervisors,
-//!   dispatcher, broker (external workers' claims), workers, the completer
-//!   (the one door every attempt's end goes through), notifier.
-//! * [`http`]: the API; handlers authenticate, parse, ask an actor and map
-//!   the answer (the problem table is [`http::error`]); the caller's
-//!   extractor spends their rate limits ([`http::rate_limit`]).
-//! * [`demo`]: the demo tables the shipped export types read; [`startup`] ([`startup::Application`]).
+//! * [`actors`]: who moves jobs: the per-tenant supervisors and what runs
+//!   jobs (`running/`), the completer (the one door every attempt's end goes
+//!   through), the broker (external workers), who tells people
+//!   (`delivery/`) and who keeps the engine going (`upkeep/`).
+//! * [`http`]: the API; handlers authenticate, parse, ask an actor or a
+//!   store door and map the answer (the problem table is
+//!   [`http::support::error`]); the caller's extractor spends their rate limits.
+//! * [`startup`] ([`startup::Application`]): one process, for `errand serve` and the tests.
 //!
 //! Imports point one way, as messages flow: down the layers above, and down
 //! the actors' tree. A command going down is declared by the actor that

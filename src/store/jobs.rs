@@ -59,7 +59,7 @@ impl JobPage {
     /// A page of `limit` jobs from up to `limit + 1` fetched: one more than
     /// the page holds says another page follows.
     pub(in crate::store) fn of(jobs: Vec<Job>, limit: u32) -> Self {
-        let (jobs, next_before) = crate::store::keyset_page(jobs, limit, |job| job.id);
+        let (jobs, next_before) = crate::store::jobs::keyset_page(jobs, limit, |job| job.id);
         Self { jobs, next_before }
     }
 }
@@ -156,4 +156,16 @@ pub(in crate::store) fn job_from_row(row: &Row) -> Result<Job, StoreError> {
         format: row.try_get::<_, Option<&str>>("format")?.and_then(|f| f.parse().ok()),
         resumed_from: row.try_get::<_, Option<i64>>("resumed_from")?.and_then(|n| u64::try_from(n).ok()),
     })
+}
+
+/// A page of at most `limit` rows, from up to `limit + 1` fetched (one more
+/// than the page holds says another page follows): the page, and its last
+/// row's key when another follows.
+pub(in crate::store) fn keyset_page<T, K>(mut rows: Vec<T>, limit: u32, key: impl Fn(&T) -> K) -> (Vec<T>, Option<K>) {
+    if rows.len() <= limit as usize {
+        return (rows, None);
+    }
+    rows.truncate(limit as usize);
+    let next = rows.last().map(key);
+    (rows, next)
 }

@@ -1,6 +1,6 @@
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use errand::tokens::{TokenIssuer, UserClaims};
+use errand::domain::tokens::{TokenIssuer, UserClaims};
 use reqwest::StatusCode;
 use serde_json::json;
 

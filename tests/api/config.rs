@@ -79,7 +79,8 @@ fn errand_token_prints_a_token_for_the_configured_secret() {
     let mut validation = jsonwebtoken::Validation::new(jsonwebtoken::Algorithm::HS256);
     validation.set_required_spec_claims(&["exp"]);
     let key = jsonwebtoken::DecodingKey::from_secret(crate::helpers::SECRET.as_bytes()).unwrap();
-    let claims = jsonwebtoken::decode::<errand::tokens::UserClaims>(token.trim(), &key, &validation).unwrap().claims;
+    let claims =
+        jsonwebtoken::decode::<errand::domain::tokens::UserClaims>(token.trim(), &key, &validation).unwrap().claims;
     assert_eq!((claims.tenant.as_str(), claims.sub.as_str()), ("acme", "alice"));
     assert_eq!(claims.email.as_deref(), Some("a@example.com"));
     let ttl = claims.exp - crate::helpers::now_secs();
@@ -101,7 +102,7 @@ fn errand_token_link_puts_the_token_in_a_fragment_of_the_public_url() {
     assert_eq!(page, "https://errand.example.com/app/", "the demo page, below the public base URL");
     let key = jsonwebtoken::DecodingKey::from_secret(crate::helpers::SECRET.as_bytes()).unwrap();
     let validation = jsonwebtoken::Validation::new(jsonwebtoken::Algorithm::HS256);
-    let claims = jsonwebtoken::decode::<errand::tokens::UserClaims>(token, &key, &validation).unwrap().claims;
+    let claims = jsonwebtoken::decode::<errand::domain::tokens::UserClaims>(token, &key, &validation).unwrap().claims;
     assert_eq!((claims.tenant.as_str(), claims.sub.as_str()), ("demo-1", "alice"));
 }
 

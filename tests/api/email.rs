@@ -85,7 +85,7 @@ async fn a_tampered_foreign_or_expired_link_is_refused_with_a_page_for_a_person(
         assert!(refused.text().await.unwrap().contains("This link is not valid"));
     }
     // A link whose time is up, signed with the configured key.
-    let links = errand::links::JobLinks::new(
+    let links = errand::outbound::links::JobLinks::new(
         LINK_SECRET.as_bytes().to_vec(),
         &errand::config::HttpUrl::parse("https://errand.example.com/").unwrap(),
     );

@@ -190,7 +190,7 @@ async fn a_value_an_export_cannot_read_is_named_by_kind_never_quoted() {
 async fn ndjson_exports_one_object_per_line_from_a_separate_source_database() {
     let source = TestDb::create().await;
     let source_store = errand::store::Store::connect(&source.url, 2).unwrap();
-    errand::demo::seed(&source_store, 1, 50).await.unwrap();
+    errand::store::demo::seed(&source_store, 1, 50).await.unwrap();
     let ndjson = ExportSettings {
         source_database_url: Some(source.url.clone().try_into().unwrap()),
         ..export_settings(

@@ -18,7 +18,7 @@ const PARAMS: (&str, &str) = ("2000-01-01", "2100-01-01");
 async fn sales_db() -> TestDb {
     let db = TestDb::create().await;
     let store = errand::store::Store::connect(&db.url, 2).unwrap();
-    errand::demo::seed(&store, 1, 0).await.unwrap();
+    errand::store::demo::seed(&store, 1, 0).await.unwrap();
     let fill = "INSERT INTO sales (tenant_id, sold_at, customer, product, quantity, unit_price, status) \
                 SELECT 'demo-1', date '2020-01-01' + (i % 2000)::int, 'Customer ' || i, 'Product ' || (i % 97), \
                        1 + i % 5, (i % 10000) / 100.0, CASE WHEN i % 10 = 0 THEN 'pending' ELSE 'paid' END \

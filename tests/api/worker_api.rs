@@ -11,13 +11,13 @@ use serde_json::{Value, json};
 use crate::helpers::*;
 
 fn worker_token(types: &[&str]) -> String {
-    let claims = errand::tokens::WorkerClaims {
+    let claims = errand::domain::tokens::WorkerClaims {
         sub: "invoice-renderer".into(),
         scope: "worker".into(),
         types: types.iter().map(|t| (*t).to_owned()).collect(),
         exp: now_secs() + 3600,
     };
-    errand::tokens::TokenIssuer::new(SECRET).unwrap().issue(&claims).unwrap()
+    errand::domain::tokens::TokenIssuer::new(SECRET).unwrap().issue(&claims).unwrap()
 }
 
 /// An app with the external type `render_invoice` (quick retries, 1 s leases).

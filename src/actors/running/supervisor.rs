@@ -259,7 +259,7 @@ impl Handler<GetJob> for JobSupervisor {
         let store = self.deps.store.clone();
         Box::pin(async move {
             checked?;
-            store.for_caller(&msg.caller).get(msg.id).await
+            store.jobs_for(&msg.caller).get(msg.id).await
         })
     }
 }
@@ -272,7 +272,7 @@ impl Handler<CancelJob> for JobSupervisor {
         let store = self.deps.store.clone();
         Box::pin(async move {
             checked?;
-            store.for_caller(&msg.caller).cancel(msg.id).await
+            store.jobs_for(&msg.caller).cancel(msg.id).await
         })
     }
 }
@@ -285,7 +285,7 @@ impl Handler<ListJobs> for JobSupervisor {
         let store = self.deps.store.clone();
         Box::pin(async move {
             checked?;
-            store.for_caller(&msg.caller).list(&msg.filter).await
+            store.jobs_for(&msg.caller).list(&msg.filter).await
         })
     }
 }

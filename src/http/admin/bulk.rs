@@ -169,7 +169,7 @@ async fn run(
         created_before: request.created_before,
         params_unsearchable: unsearchable_params(&operator, state),
     };
-    let jobs = state.store.for_operator(&operator);
+    let jobs = state.store.jobs_for_operator(&operator);
     let after = request.after.map(JobId);
     Ok(match (request.dry_run, request.limit) {
         (true, _) => Done::Counted(jobs.count_for(action, &filter).await?),

@@ -167,7 +167,7 @@ pub async fn list(
         limit: pagination::limit(q.limit)?,
         params_unsearchable: unsearchable_params(&operator, &state),
     };
-    let page = state.store.for_operator(&operator).list(&query).await?;
+    let page = state.store.jobs_for_operator(&operator).list(&query).await?;
     let views = page.jobs.into_iter().map(|job| AdminJobView::new(job, None, &operator, &state));
     Ok(HttpResponse::Ok().json(AdminJobList {
         jobs: futures_util::future::try_join_all(views).await?,
@@ -206,7 +206,7 @@ pub async fn get(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
     let id = job_id(&path)?;
-    let jobs = state.store.for_operator(&operator);
+    let jobs = state.store.jobs_for_operator(&operator);
     let (job, errors) = jobs.get(id).await?.ok_or(AppError::NotFound)?;
     let mut timeline = jobs.timeline(id).await?;
     if !operator.may_act {
@@ -243,7 +243,7 @@ pub async fn retry(
     path: web::Path<String>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
-    match state.store.for_operator(&operator).retry(job_id(&path)?).await? {
+    match state.store.jobs_for_operator(&operator).retry(job_id(&path)?).await? {
         RetryOutcome::Retried(job) => {
             Ok(HttpResponse::Ok().json(AdminJobView::new(*job, None, &operator, &state).await?))
         }
@@ -273,7 +273,7 @@ pub async fn cancel(
     path: web::Path<String>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
-    match state.store.for_operator(&operator).cancel(job_id(&path)?).await? {
+    match state.store.jobs_for_operator(&operator).cancel(job_id(&path)?).await? {
         CancelOutcome::Cancelled(job) => {
             Ok(HttpResponse::Ok().json(AdminJobView::new(job, None, &operator, &state).await?))
         }
@@ -314,7 +314,7 @@ const NEAREST_QUOTAS: i64 = 10;
     security(("bearer" = [])),
 )]
 pub async fn queues(operator: Operator, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
-    let queues = state.store.for_operator(&operator).queues().await?;
+    let queues = state.store.jobs_for_operator(&operator).queues().await?;
     let nearest_quotas = state.store.quotas_for_operator(&operator).nearest(NEAREST_QUOTAS).await?;
     Ok(HttpResponse::Ok().json(Queues { queues, nearest_quotas }))
 }

@@ -118,7 +118,7 @@ impl LiveFeed {
     /// and it is never replayed) for each of the caller's running jobs whose
     /// progress changed since last sent.
     async fn send_progress(&mut self, events: &mpsc::Sender<sse::Event>) -> Result<bool, crate::store::StoreError> {
-        let running = self.store.for_caller(&self.caller).running_progress().await?;
+        let running = self.store.jobs_for(&self.caller).running_progress().await?;
         let still_running: std::collections::HashSet<JobId> = running.iter().map(|(job, _)| *job).collect();
         self.progress_sent.retain(|job, _| still_running.contains(job));
         for (job, progress) in running {

@@ -51,40 +51,6 @@ fn read(name: &str) -> Option<std::borrow::Cow<'static, [u8]>> {
 const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; \
      connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
-#[cfg(not(debug_assertions))]
-fn read(name: &str) -> Option<std::borrow::Cow<'static, [u8]>> {
-    macro_rules! embedded {
-        ($($file:literal),*) => {
-            match name {
-                $($file => Some(std::borrow::Cow::Borrowed(include_bytes!(concat!("../../assets/client/", $file)).as_slice())),)*
-                _ => None,
-            }
-        };
-    }
-    embedded!(
-        "index.html",
-        "errand.js",
-        "errand-elements.js",
-        "errand-element-base.js",
-        "errand-bell.js",
-        "errand-export-button.js",
-        "errand-preferences.js",
-        "errand-schedule.js",
-        "demo.js",
-        "demo.css",
-        "admin.html",
-        "admin.js",
-        "admin-api.js",
-        "admin-dom.js",
-        "admin-overview.js",
-        "admin-jobs.js",
-        "admin-bulk.js",
-        "admin-job.js",
-        "admin-audit.js",
-        "admin.css"
-    )
-}
-
 /// `GET /`: the demo page (no token needed: it signs in in the browser).
 pub async fn demo_page() -> Result<HttpResponse, AppError> {
     page("index.html")

@@ -109,7 +109,7 @@ pub async fn register(
     let secret = new_secret();
     let registered = state
         .store
-        .webhooks_of(&admin.tenant)
+        .webhooks_for_tenant(&admin.tenant)
         .register(url.as_str(), &events, &secret, &admin.user, state.max_webhook_endpoints)
         .await?;
     match registered {
@@ -135,7 +135,7 @@ pub async fn register(
     security(("bearer" = [])),
 )]
 pub async fn list(TenantAdmin(admin): TenantAdmin, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
-    let endpoints = state.store.webhooks_of(&admin.tenant).list().await?;
+    let endpoints = state.store.webhooks_for_tenant(&admin.tenant).list().await?;
     Ok(HttpResponse::Ok().json(EndpointList { webhooks: endpoints.into_iter().map(EndpointView::from).collect() }))
 }
 
@@ -159,7 +159,7 @@ pub async fn remove(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
     let id = crate::http::path_id(&path)?;
-    if state.store.webhooks_of(&admin.tenant).remove(id).await? {
+    if state.store.webhooks_for_tenant(&admin.tenant).remove(id).await? {
         Ok(HttpResponse::NoContent().finish())
     } else {
         Err(AppError::NotFound)
@@ -248,7 +248,8 @@ pub async fn deliveries(
     let endpoint = crate::http::path_id(&path)?;
     let limit = pagination::limit(query.limit)?;
     let before = query.cursor.as_deref().map(pagination::decode_cursor).transpose()?;
-    let mut found = state.store.webhooks_of(&admin.tenant).deliveries(endpoint, before, i64::from(limit) + 1).await?;
+    let mut found =
+        state.store.webhooks_for_tenant(&admin.tenant).deliveries(endpoint, before, i64::from(limit) + 1).await?;
     let more = found.len() > limit as usize;
     found.truncate(limit as usize);
     let next_cursor = more.then(|| found.last().map(|d| pagination::encode_cursor(d.id))).flatten();
@@ -286,7 +287,7 @@ pub async fn redeliver(
     let (endpoint, delivery) = path.into_inner();
     let (endpoint, delivery) = (crate::http::path_id(&endpoint)?, crate::http::path_id(&delivery)?);
     let cooldown = state.redeliver_cooldown;
-    match state.store.webhooks_of(&admin.tenant).redeliver(endpoint, delivery, cooldown).await? {
+    match state.store.webhooks_for_tenant(&admin.tenant).redeliver(endpoint, delivery, cooldown).await? {
         None => Err(AppError::NotFound),
         Some(Redelivery::Due(again)) => Ok(HttpResponse::Accepted().json(DeliveryView::from(again))),
         Some(Redelivery::TooSoon { wait }) => Err(AppError::RedeliveredTooSoon { cooldown, retry_after: wait }),

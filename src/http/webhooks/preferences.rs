@@ -48,7 +48,7 @@ pub struct WebhookPreferencesView {
 )]
 pub async fn list(TenantAdmin(admin): TenantAdmin, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
     let categories: Vec<&str> = state.store.notification_rules().categories().into_iter().collect();
-    let standing = state.store.webhook_preferences_of(&admin.tenant).standing(&categories).await?;
+    let standing = state.store.webhook_preferences_for_tenant(&admin.tenant).standing(&categories).await?;
     let categories = standing.into_iter().map(WebhookCategoryView::from).collect();
     Ok(HttpResponse::Ok().json(WebhookPreferencesView { categories }))
 }
@@ -85,6 +85,6 @@ pub async fn set(
         return Err(AppError::InvalidPreference(format!("there is no channel {other:?} here; there is: webhook")));
     }
     let on = choice(&category, "webhook", &value, rules)?;
-    let standing = state.store.webhook_preferences_of(&admin.tenant).choose(&category, on).await?;
+    let standing = state.store.webhook_preferences_for_tenant(&admin.tenant).choose(&category, on).await?;
     Ok(HttpResponse::Ok().json(WebhookCategoryView::from(standing)))
 }

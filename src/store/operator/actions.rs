@@ -94,7 +94,7 @@ impl OperatorAudit<'_> {
                 })
             })
             .collect::<Result<Vec<_>, StoreError>>()?;
-        let (actions, next_before) = crate::store::keyset_page(actions, query.limit, |a| a.id);
+        let (actions, next_before) = crate::store::jobs::keyset_page(actions, query.limit, |a| a.id);
         Ok(ActionPage { actions, next_before })
     }
 }

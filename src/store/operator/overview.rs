@@ -115,7 +115,9 @@ impl OperatorOverview<'_> {
     pub async fn read(&self) -> Result<Overview, StoreError> {
         let client = self.pool.get().await?;
         let statement = client.prepare_cached(OVERVIEW).await?;
-        let row = client.query_one(&statement, &[&FINISHED_COUNT_CAP, &crate::store::PROCESS_NAME_PREFIX]).await?;
+        let row = client
+            .query_one(&statement, &[&FINISHED_COUNT_CAP, &crate::store::pool::processes::PROCESS_NAME_PREFIX])
+            .await?;
         let process_list: Value = row.try_get("process_list")?;
         Ok(Overview {
             unfinished: row.try_get("unfinished")?,

@@ -13,7 +13,8 @@ use uuid::Uuid;
 
 use crate::domain::ProgressReport;
 use crate::domain::{JobId, JobState, LeaseId, TenantId};
-use crate::store::{Queue, StoreError, WORK_CHANNEL, millis};
+use crate::store::queue::millis;
+use crate::store::{Queue, StoreError, WORK_CHANNEL};
 
 /// An attempt running under a lease, as the worker API checks it.
 #[derive(Debug, Clone)]

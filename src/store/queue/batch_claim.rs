@@ -14,11 +14,12 @@
 
 use crate::store::queue::claim::{BatchClaim, ClaimedJob};
 use crate::store::queue::lost_claims::LostClaim;
+use crate::store::queue::millis;
 use crate::store::queue::quota::{self, BEGIN, COMMIT};
 use crate::store::queue::submit::{
     INSERT_OR_FIND, INSERT_OR_FIND_CAPPED, InsertBatch, NewJob, Submission, Submissions,
 };
-use crate::store::{Queue, StoreError, millis};
+use crate::store::{Queue, StoreError};
 use deadpool_postgres::Client;
 use futures_util::future::{join, join3};
 

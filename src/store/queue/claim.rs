@@ -30,7 +30,8 @@ use uuid::Uuid;
 use crate::domain::{ExportFormat, JobId, LeaseId, Outcome, TenantId, UserId};
 use crate::store::queue::finish::{Completion, Ender};
 use crate::store::queue::lost_claims::LostClaim;
-use crate::store::{Queue, StoreError, millis};
+use crate::store::queue::millis;
+use crate::store::{Queue, StoreError};
 
 /// A job this process now holds a lease on.
 #[derive(Debug, Clone)]

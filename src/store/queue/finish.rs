@@ -16,7 +16,8 @@ use serde_json::Value;
 use tokio_postgres::Row;
 
 use crate::domain::{JobId, JobState, LeaseId, Outcome, TenantId, UserId};
-use crate::store::{Queue, StoreError, millis};
+use crate::store::queue::millis;
+use crate::store::{Queue, StoreError};
 
 /// Who ends an attempt: its worker, or the rescuer once its lease expired.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -12,3 +12,19 @@ pub mod history;
 pub mod lost_claims;
 pub mod quota;
 pub mod submit;
+
+use deadpool_postgres::Pool;
+
+use crate::store::Endings;
+
+/// The worker side of the queue: claims (`claim.rs`), ends (`finish.rs`),
+/// leases and progress (`attempts.rs`), history (`history.rs`).
+pub struct Queue<'a> {
+    pub(in crate::store) pool: &'a Pool,
+    pub(in crate::store) endings: &'a Endings,
+}
+
+/// A duration as the float milliseconds errand's statements take.
+pub(in crate::store) fn millis(d: std::time::Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}

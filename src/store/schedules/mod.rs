@@ -229,7 +229,7 @@ impl CallerSchedules<'_> {
         let (before, fetch) = (before.map(|id| id.0), i64::from(limit) + 1);
         let rows = client.query(&client.prepare_cached(LIST_OWN).await?, &[&tenant, &user, &before, &fetch]).await?;
         let schedules = rows.iter().map(schedule_from_row).collect::<Result<Vec<_>, _>>()?;
-        Ok(crate::store::keyset_page(schedules, limit, |s| s.id))
+        Ok(crate::store::jobs::keyset_page(schedules, limit, |s| s.id))
     }
 
     /// Changes the caller's schedule: `change` gets it as stored (its row

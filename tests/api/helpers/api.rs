@@ -153,7 +153,8 @@ pub fn operator_viewer_token(name: &str) -> String {
 
 /// An operator's token with this `scope`, e.g. `operator operator:sensitive`.
 pub fn operator_token_with_scope(name: &str, scope: &str) -> String {
-    let claims = errand::tokens::OperatorClaims { sub: name.into(), scope: scope.into(), exp: now_secs() + 3600 };
+    let claims =
+        errand::domain::tokens::OperatorClaims { sub: name.into(), scope: scope.into(), exp: now_secs() + 3600 };
     TokenIssuer::new(SECRET).unwrap().issue(&claims).unwrap()
 }
 

@@ -196,7 +196,7 @@ pub async fn spawn_exporting_app(configure: impl FnOnce(&mut Settings)) -> (Test
     errand::telemetry::init_with_default("warn");
     let db = TestDb::create().await;
     let store = errand::store::Store::connect(&db.url, 2).unwrap();
-    errand::demo::seed(&store, 2, 500).await.unwrap();
+    errand::store::demo::seed(&store, 2, 500).await.unwrap();
     let dir = TempDir::named("results");
     let results = dir.to_path_buf();
     let app = spawn_app_on(

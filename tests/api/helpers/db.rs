@@ -164,7 +164,7 @@ async fn template() -> &'static str {
                 // run stopped half-way leaves no half-made template behind.
                 let making = TestDb::create_on(&admin_url()).await;
                 let store = errand::store::Store::connect(&making.url, 1).unwrap();
-                errand::db::migrate(&store).await.expect("migrate the template");
+                errand::store::migrations::migrate(&store).await.expect("migrate the template");
                 drop(store);
                 // A copy, like a rename, needs the pool's connection gone.
                 let making_name = making.name.clone();
@@ -190,7 +190,7 @@ async fn template() -> &'static str {
 pub async fn migrated_store() -> (TestDb, errand::store::Store) {
     let db = TestDb::create().await;
     let store = errand::store::Store::connect(&db.url, 4).unwrap();
-    errand::db::migrate(&store).await.unwrap();
+    errand::store::migrations::migrate(&store).await.unwrap();
     (db, store)
 }
 

@@ -10,9 +10,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use errand::config::{JobTypeSettings, Settings};
+use errand::domain::tokens::{TokenIssuer, UserClaims};
 use errand::jobs::HandlerRegistry;
 use errand::startup::Application;
-use errand::tokens::{TokenIssuer, UserClaims};
 use reqwest::{Response, StatusCode};
 use serde_json::{Value, json};
 use tokio_postgres::NoTls;

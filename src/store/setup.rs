@@ -1,0 +1,88 @@
+//! Making a [`Store`]: its pool (see `pool/`), and what the statements
+//! that record and end jobs keep to (quotas, the email outbox, the
+//! notification rules), set once at start-up.
+
+use std::sync::Arc;
+
+use deadpool_postgres::Pool;
+
+use crate::domain::{NotificationRules, Quotas};
+use crate::store::pool::postgres::{Connection, UrlError};
+use crate::store::queue::quota::BatchCaps;
+use crate::store::{Endings, Store, pool};
+
+impl Store {
+    /// A pool of up to `size` connections to `url`, the database errand
+    /// writes to: a connection to a server that no longer takes writes is
+    /// discarded (`writable.rs`). Connects lazily; the connections do their
+    /// I/O on the runtime this is called on (see `connect.rs`).
+    pub fn connect(url: &str, size: usize) -> Result<Self, UrlError> {
+        Self::new(url, size, true, tokio::runtime::Handle::try_current().ok())
+    }
+
+    /// [`Self::connect`] for a pool that only job handlers use (an export's
+    /// source): its connections do their I/O on the handlers' runtime, which
+    /// first asks for them, not on the actors' (an export streams its rows
+    /// through it).
+    pub fn connect_for_handlers(url: &str, size: usize) -> Result<Self, UrlError> {
+        Self::new(url, size, true, None)
+    }
+
+    /// [`Self::connect_for_handlers`] for a database errand only reads (an
+    /// export's source, which may be a standby).
+    pub fn connect_for_reads(url: &str, size: usize) -> Result<Self, UrlError> {
+        Self::new(url, size, false, None)
+    }
+
+    fn new(url: &str, size: usize, writes: bool, io_on: Option<tokio::runtime::Handle>) -> Result<Self, UrlError> {
+        let (pool, target) = pool::build(url, size, writes, io_on)?;
+        let quotas = Quotas::off();
+        Ok(Self {
+            pool,
+            endings: Arc::new(Endings::default()),
+            batch_caps: Arc::new(BatchCaps::of(&quotas)),
+            quotas: Arc::new(quotas),
+            target: Arc::new(target),
+        })
+    }
+
+    /// Where this store's pool connects: for a connection outside the pool (the listener's).
+    pub fn connection(&self) -> Arc<Connection> {
+        self.target.clone()
+    }
+
+    /// Makes the statements that end jobs also queue their completion emails.
+    pub fn with_email_outbox(mut self, enabled: bool) -> Self {
+        Arc::make_mut(&mut self.endings).email_outbox = enabled;
+        self
+    }
+
+    /// Makes the statements that end jobs keep to `rules` and each owner's
+    /// preferences (every channel on for everyone otherwise).
+    pub fn with_notification_rules(mut self, rules: NotificationRules) -> Self {
+        Arc::make_mut(&mut self.endings).rules = rules;
+        self
+    }
+
+    /// The notification preferences' rules that job ends keep to.
+    pub fn notification_rules(&self) -> &NotificationRules {
+        &self.endings.rules
+    }
+
+    /// Makes every submission keep to `quotas` (none are kept otherwise).
+    pub fn with_quotas(mut self, quotas: Quotas) -> Self {
+        self.batch_caps = Arc::new(BatchCaps::of(&quotas));
+        self.quotas = Arc::new(quotas);
+        self
+    }
+
+    /// The quotas submissions keep to.
+    pub fn quotas(&self) -> &Quotas {
+        &self.quotas
+    }
+
+    /// The pool, for migrations and health checks.
+    pub fn pool(&self) -> &Pool {
+        &self.pool
+    }
+}
