@@ -11,6 +11,9 @@
 //! `#[cfg(test)]` modules left out. It needs no tool beyond the test itself,
 //! so CI runs it with the rest.
 
+// Tests unwrap: a panic is the failure message (Cargo.toml denies it elsewhere).
+#![allow(clippy::unwrap_used)]
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 

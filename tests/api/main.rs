@@ -2,6 +2,9 @@
 //! gets a fresh database on a real PostgreSQL, a copy of a migrated template
 //! (see `helpers/`).
 
+// Tests unwrap: a panic is the failure message (Cargo.toml denies it elsewhere).
+#![allow(clippy::unwrap_used)]
+
 mod auth;
 mod batches;
 mod bodies;
