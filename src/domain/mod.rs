@@ -15,6 +15,7 @@ mod job;
 mod preferences;
 mod quota;
 mod schedule;
+pub mod signing;
 pub mod tokens;
 
 pub use batch::{BatchCounts, BatchStatus};

@@ -13,10 +13,9 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use hmac::{Hmac, KeyInit, Mac};
+use crate::domain::signing::SigningKey;
 use secrecy::ExposeSecret;
 use serde_json::{Value, json};
-use sha2::Sha256;
 
 use crate::config::{HttpUrl, LongSecret, PushSettings};
 use crate::domain::tokens::{TokenIssuer, WorkerClaims};
@@ -154,11 +153,8 @@ async fn capped_text(mut response: reqwest::Response) -> Option<String> {
 
 /// `t=<seconds>,v1=<hex HMAC-SHA256(secret, "<seconds>.<body>")>`.
 pub fn signature(secret: &[u8], timestamp: u64, body: &[u8]) -> String {
-    let mut mac = Hmac::<Sha256>::new_from_slice(secret).expect("HMAC takes keys of any length");
-    mac.update(timestamp.to_string().as_bytes());
-    mac.update(b".");
-    mac.update(body);
-    format!("t={timestamp},v1={}", hex::encode(mac.finalize().into_bytes()))
+    let signed = SigningKey::new(secret).sign_bytes(&[timestamp.to_string().as_bytes(), b".", body]);
+    format!("t={timestamp},v1={}", hex::encode(signed))
 }
 
 /// The start of an app's error answer, for the job's error message.

@@ -16,22 +16,19 @@
 //!   user and the schedule, signed under a label of its own, and does not
 //!   expire either (see `http::schedule_pause`).
 
+use crate::domain::signing::{Label, SigningKey};
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use chrono::{DateTime, Utc};
-use hmac::{Hmac, KeyInit, Mac};
 use serde::Deserialize;
-use sha2::Sha256;
 
 use crate::config::HttpUrl;
 use crate::domain::{Caller, JobId, ScheduleId, TenantId, UserId};
 
-type HmacSha256 = Hmac<Sha256>;
-
 /// Signs and checks job links.
 #[derive(Clone)]
 pub struct JobLinks {
-    key: Vec<u8>,
+    key: SigningKey,
     public_base_url: HttpUrl,
 }
 
@@ -70,13 +67,10 @@ pub struct Unsubscriber {
 }
 
 /// The labels that keep one kind of signature from passing for another.
-const JOB_LINK: &[u8] = b"errand job link v1";
-const UNSUBSCRIBE_LINK: &[u8] = b"errand unsubscribe v1";
-const PAUSE_LINK: &[u8] = b"errand schedule pause v1";
 
 impl JobLinks {
     pub fn new(key: Vec<u8>, public_base_url: &HttpUrl) -> Self {
-        Self { key, public_base_url: public_base_url.clone() }
+        Self { key: SigningKey::new(key), public_base_url: public_base_url.clone() }
     }
 
     /// The link to `job` of `tenant`'s `user`, valid until `expires_at`.
@@ -95,8 +89,11 @@ impl JobLinks {
     /// Checks a link to job `job` (the path segment, as received).
     pub fn verify(&self, job: &str, query: &LinkQuery, now: DateTime<Utc>) -> Result<LinkHolder, LinkError> {
         let sig = hex::decode(&query.sig).map_err(|_| LinkError::Invalid)?;
-        let mac = self.job_mac(job, &query.tenant, &query.user, query.expires);
-        mac.verify_slice(&sig).map_err(|_| LinkError::Invalid)?;
+        let expires = query.expires.to_be_bytes();
+        let fields = [job.as_bytes(), query.tenant.as_bytes(), query.user.as_bytes(), &expires];
+        if !self.key.verifies_fields(Label::JobLink, &fields, &sig) {
+            return Err(LinkError::Invalid);
+        }
         if query.expires <= now.timestamp() {
             return Err(LinkError::Expired);
         }
@@ -109,66 +106,56 @@ impl JobLinks {
 
     /// The link that turns off `category`'s emails for `tenant`'s `user`.
     pub fn unsubscribe_link(&self, tenant: &TenantId, user: &UserId, category: &str) -> String {
-        let token = self.token(UNSUBSCRIBE_LINK, [tenant.as_str(), user.as_str(), category]);
+        let token = self.token(Label::Unsubscribe, [tenant.as_str(), user.as_str(), category]);
         self.public_base_url.join_path(&format!("/unsubscribe/{token}"))
     }
 
     /// Checks an unsubscribe link's token (the path segment, as received).
     pub fn verify_unsubscribe(&self, token: &str) -> Result<Unsubscriber, LinkError> {
-        let (caller, category) = self.verify_token(UNSUBSCRIBE_LINK, token)?;
+        let (caller, category) = self.verify_token(Label::Unsubscribe, token)?;
         Ok(Unsubscriber { caller, category })
     }
 
     /// The link that pauses `tenant`'s `user`'s schedule `schedule`.
     pub fn pause_link(&self, tenant: &TenantId, user: &UserId, schedule: ScheduleId) -> String {
-        let token = self.token(PAUSE_LINK, [tenant.as_str(), user.as_str(), &schedule.to_string()]);
+        let token = self.token(Label::SchedulePause, [tenant.as_str(), user.as_str(), &schedule.to_string()]);
         self.public_base_url.join_path(&format!("/schedules/pause/{token}"))
     }
 
     /// Checks a pause link's token: whose schedule, and which.
     pub fn verify_pause(&self, token: &str) -> Result<(Caller, ScheduleId), LinkError> {
-        let (caller, schedule) = self.verify_token(PAUSE_LINK, token)?;
+        let (caller, schedule) = self.verify_token(Label::SchedulePause, token)?;
         let schedule = uuid::Uuid::parse_str(&schedule).map(ScheduleId).map_err(|_| LinkError::Invalid)?;
         Ok((caller, schedule))
     }
 
     /// A token naming a tenant, a user and one more field, signed under `label`.
-    fn token(&self, label: &[u8], fields: [&str; 3]) -> String {
+    fn token(&self, label: Label, fields: [&str; 3]) -> String {
         let payload = URL_SAFE_NO_PAD.encode(serde_json::to_vec(&fields).expect("strings serialise"));
-        let sig = hex::encode(self.mac(label, &fields.map(str::as_bytes)).finalize().into_bytes());
+        let sig = hex::encode(self.key.sign_fields(label, &fields.map(str::as_bytes)));
         format!("{payload}.{sig}")
     }
 
     /// Checks a token made by [`Self::token`] under `label`: whose, and its third field.
-    fn verify_token(&self, label: &[u8], token: &str) -> Result<(Caller, String), LinkError> {
+    fn verify_token(&self, label: Label, token: &str) -> Result<(Caller, String), LinkError> {
         let (payload, sig) = token.split_once('.').ok_or(LinkError::Invalid)?;
         let json = URL_SAFE_NO_PAD.decode(payload).map_err(|_| LinkError::Invalid)?;
         let [tenant, user, third]: [String; 3] = serde_json::from_slice(&json).map_err(|_| LinkError::Invalid)?;
         let sig = hex::decode(sig).map_err(|_| LinkError::Invalid)?;
         let fields = [tenant.as_bytes(), user.as_bytes(), third.as_bytes()];
-        self.mac(label, &fields).verify_slice(&sig).map_err(|_| LinkError::Invalid)?;
+        if !self.key.verifies_fields(label, &fields, &sig) {
+            return Err(LinkError::Invalid);
+        }
         let tenant = TenantId::parse(tenant).map_err(|_| LinkError::Invalid)?;
         let user = UserId::parse(user).map_err(|_| LinkError::Invalid)?;
         Ok((Caller { tenant, user, email: None }, third))
     }
 
     fn signature(&self, job: &str, tenant: &str, user: &str, expires: i64) -> String {
-        hex::encode(self.job_mac(job, tenant, user, expires).finalize().into_bytes())
-    }
-
-    fn job_mac(&self, job: &str, tenant: &str, user: &str, expires: i64) -> HmacSha256 {
-        self.mac(JOB_LINK, &[job.as_bytes(), tenant.as_bytes(), user.as_bytes(), &expires.to_be_bytes()])
-    }
-
-    /// Each field is length-prefixed, so no two different links sign the same bytes.
-    fn mac(&self, label: &[u8], fields: &[&[u8]]) -> HmacSha256 {
-        let mut mac = HmacSha256::new_from_slice(&self.key).expect("HMAC takes keys of any length");
-        mac.update(label);
-        for field in fields {
-            mac.update(&(field.len() as u64).to_be_bytes());
-            mac.update(field);
-        }
-        mac
+        let expires = expires.to_be_bytes();
+        hex::encode(
+            self.key.sign_fields(Label::JobLink, &[job.as_bytes(), tenant.as_bytes(), user.as_bytes(), &expires]),
+        )
     }
 }
 

@@ -6,10 +6,9 @@
 //! with any Standard Webhooks library (the Python package's is tested
 //! against errand's; see `clients/python/`).
 
+use crate::domain::signing::SigningKey;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
-use hmac::{Hmac, KeyInit, Mac};
-use sha2::Sha256;
 
 /// A secret's prefix.
 pub const SECRET_PREFIX: &str = "whsec_";
@@ -32,13 +31,11 @@ pub struct InvalidSecret;
 pub fn sign(secret: &str, id: &str, timestamp: u64, body: &[u8]) -> Result<SignedHeaders, InvalidSecret> {
     let key = secret.strip_prefix(SECRET_PREFIX).ok_or(InvalidSecret)?;
     let key = STANDARD.decode(key).map_err(|_| InvalidSecret)?;
-    let mut mac = Hmac::<Sha256>::new_from_slice(&key).expect("HMAC takes keys of any length");
-    mac.update(format!("{id}.{timestamp}.").as_bytes());
-    mac.update(body);
+    let signed = SigningKey::new(key).sign_bytes(&[format!("{id}.{timestamp}.").as_bytes(), body]);
     Ok(SignedHeaders {
         id: id.to_owned(),
         timestamp: timestamp.to_string(),
-        signature: format!("v1,{}", STANDARD.encode(mac.finalize().into_bytes())),
+        signature: format!("v1,{}", STANDARD.encode(signed)),
     })
 }
 
