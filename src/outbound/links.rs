@@ -66,8 +66,6 @@ pub struct Unsubscriber {
     pub category: String,
 }
 
-/// The labels that keep one kind of signature from passing for another.
-
 impl JobLinks {
     pub fn new(key: Vec<u8>, public_base_url: &HttpUrl) -> Self {
         Self { key: SigningKey::new(key), public_base_url: public_base_url.clone() }
