@@ -7,7 +7,7 @@
 //! no actor knows its parent's type and a test can put a probe there.
 //!
 //! ```text
-//! HTTP handler --SubmitJob/GetJob/ListJobs--> JobSupervisor (one per tenant,
+//! HTTP handler --SubmitJob/SubmitBatch--> JobSupervisor (one per tenant,
 //!      |                                        made on demand by the SupervisorRegistry)
 //!      |                                             | Record --> Intake (batched INSERTs, all tenants)
 //!      |                                             |              | WorkAvailable, LendSlots/SlotsUsed
@@ -39,8 +39,8 @@ pub use broker::{Broker, ClaimForWorker, Leased, RenewWorkerLease, Renewed, Repo
 pub use completer::{Complete, Completer, CompletionFailed, EndAttempt, Recorded, Rescue, WorkerEnd};
 pub use delivery::mailer::{MailDue, Mailer};
 pub use delivery::notifier::{
-    CatchUp, JobFinished, ListNotifications, MarkAllRead, MarkRead, NotificationsCommitted, Notifier,
-    ProgressCommitted, StreamLimits, StreamWakes, Subscribe, TooManyStreams,
+    CatchUp, JobFinished, NotificationsCommitted, Notifier, ProgressCommitted, StreamLimits, StreamWakes, Subscribe,
+    TooManyStreams,
 };
 pub use delivery::webhook_sender::{ResultUrls, WebhookSender};
 pub use running::dispatcher::{Dispatcher, DispatcherSettings, Drain};
@@ -50,10 +50,7 @@ pub use running::intake::{
 pub use running::leases::{CancelRequested, LeaseChange, LeaseKeeper, LeaseNotice, RenewLeases};
 pub use running::progress::{ProgressChange, ProgressWriter};
 pub use running::registry::{CountSupervisors, SupervisorFor, SupervisorRegistry};
-pub use running::supervisor::{
-    BatchReport, CancelBatch, CancelJob, GetBatch, GetJob, JobSupervisor, ListJobs, RunJob, SubmitBatch, SubmitError,
-    SubmitJob, SupervisorDeps,
-};
+pub use running::supervisor::{JobSupervisor, RunJob, SubmitBatch, SubmitError, SubmitJob, SupervisorDeps};
 pub use signals::WorkAvailable;
 pub use upkeep::listener::{ListenerHealth, Listeners, spawn_listener};
 pub use upkeep::pruner::{Prune, Pruner};

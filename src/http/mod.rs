@@ -15,7 +15,8 @@ mod webhooks;
 mod worker_api;
 
 use actix::prelude::*;
-use actix_web::{FromRequest, HttpRequest, HttpResponse, Resource, Responder, web};
+use actix_web::dev::Server;
+use actix_web::{App, FromRequest, HttpRequest, HttpResponse, HttpServer, Resource, Responder, web};
 
 pub use auth::ExternalWorker;
 pub use support::body::guard_body;
@@ -30,34 +31,18 @@ use crate::outbound::links::JobLinks;
 use crate::storage::{ResultFile, Storage};
 use crate::store::Store;
 
-/// What handlers share.
+/// What handlers share: the engine's actors and stores, and the settings
+/// they read (resolved once, in [`HandlerSettings`]).
 #[derive(Clone)]
 pub struct AppState {
     pub registry: Addr<SupervisorRegistry>,
     pub notifier: Addr<Notifier>,
     pub store: Store,
     pub job_types: JobTypes,
-    pub stream: NotificationSettings,
     pub auth: auth::Authenticator,
     pub storage: Storage,
-    /// How long a download URL handed out works.
-    pub url_expiry: std::time::Duration,
-    /// How long result files are kept (uploads by external workers).
-    pub result_retention: std::time::Duration,
-    /// The largest result file an external worker may store.
-    pub max_upload_bytes: u64,
     /// Checks the signed links of emails.
     pub links: JobLinks,
-    /// Where people change their notification preferences (the unsubscribe page links there).
-    pub preferences_url: String,
-    /// Where tenants' webhook endpoints may point.
-    pub outbound: crate::outbound::guard::OutboundPolicy,
-    /// Endpoints one tenant may register.
-    pub max_webhook_endpoints: usize,
-    /// Items one batch may have.
-    pub max_batch_items: usize,
-    /// Schedules one user may have.
-    pub max_schedules_per_user: u32,
     /// `GET /openapi.json`, built and written out once.
     pub openapi: web::Bytes,
     /// Cancelled when the process shuts down: live streams end.
@@ -70,10 +55,54 @@ pub struct AppState {
     pub rate_limits: support::rate_limit::RateLimits,
     /// Whether this process hears the database's announcements (`/readyz`).
     pub listener: std::sync::Arc<ListenerHealth>,
+    pub settings: HandlerSettings,
+}
+
+/// What handlers read from the configuration, resolved once at start-up.
+#[derive(Clone)]
+pub struct HandlerSettings {
+    pub stream: NotificationSettings,
+    /// How long a download URL handed out works.
+    pub url_expiry: std::time::Duration,
+    /// How long result files are kept (uploads by external workers).
+    pub result_retention: std::time::Duration,
+    /// The largest result file an external worker may store.
+    pub max_upload_bytes: u64,
+    /// Where people change their notification preferences (the unsubscribe page links there).
+    pub preferences_url: String,
+    /// Where tenants' webhook endpoints may point.
+    pub outbound: crate::outbound::guard::OutboundPolicy,
+    /// Endpoints one tenant may register.
+    pub max_webhook_endpoints: usize,
+    /// Items one batch may have.
+    pub max_batch_items: usize,
+    /// Schedules one user may have.
+    pub max_schedules_per_user: u32,
     /// How long a request's body may take (`support::body::guard_body`).
     pub body_timeout: std::time::Duration,
     /// How often one webhook delivery may be sent again by hand.
     pub redeliver_cooldown: std::time::Duration,
+}
+
+impl HandlerSettings {
+    fn new(settings: &Settings) -> Self {
+        Self {
+            stream: settings.notifications.clone(),
+            url_expiry: settings.storage.url_expiry,
+            result_retention: settings.storage.retention,
+            max_upload_bytes: settings.storage.max_upload_bytes,
+            preferences_url: match &settings.email.preferences_url {
+                Some(url) => url.to_string(),
+                None => settings.http.public_base_url.join_path("/"),
+            },
+            outbound: crate::outbound::guard::OutboundPolicy::new(settings.webhooks.allow_hosts.iter().cloned()),
+            max_webhook_endpoints: settings.webhooks.max_endpoints_per_tenant.get(),
+            max_batch_items: settings.batches.max_items.get(),
+            max_schedules_per_user: settings.schedules.max_per_user.get(),
+            body_timeout: settings.http.body_timeout,
+            redeliver_cooldown: settings.webhooks.redeliver_cooldown,
+        }
+    }
 }
 
 /// What start-up hands the HTTP side: the actors and stores it talks to.
@@ -100,40 +129,27 @@ impl AppState {
             notifier: parts.notifier,
             store: parts.store,
             job_types: parts.job_types,
-            stream: settings.notifications.clone(),
             auth: auth::Authenticator::new(&settings.auth)?,
             storage: parts.storage,
-            url_expiry: settings.storage.url_expiry,
-            result_retention: settings.storage.retention,
-            max_upload_bytes: settings.storage.max_upload_bytes,
             links: parts.links,
-            outbound: crate::outbound::guard::OutboundPolicy::new(settings.webhooks.allow_hosts.iter().cloned()),
-            max_webhook_endpoints: settings.webhooks.max_endpoints_per_tenant.get(),
-            max_batch_items: settings.batches.max_items.get(),
-            max_schedules_per_user: settings.schedules.max_per_user.get(),
-            preferences_url: match &settings.email.preferences_url {
-                Some(url) => url.to_string(),
-                None => settings.http.public_base_url.join_path("/"),
-            },
             openapi,
             closing_streams: parts.closing_streams,
             broker: parts.broker,
             completer: parts.completer,
             listener: parts.listener,
-            body_timeout: settings.http.body_timeout,
-            redeliver_cooldown: settings.webhooks.redeliver_cooldown,
             rate_limits: support::rate_limit::RateLimits::new(support::rate_limit::Budgets {
                 per_user: settings.rate_limits.per_user.0,
                 creates_per_user: settings.rate_limits.creates_per_user.0,
                 per_tenant: settings.rate_limits.per_tenant.0,
                 burst: settings.rate_limits.burst,
             }),
+            settings: HandlerSettings::new(settings),
         })
     }
 
     /// A fresh signed URL of a job's result file.
     async fn download_url(&self, file: &ResultFile) -> Result<String, AppError> {
-        self.storage.result_url(file, self.url_expiry).await.map_err(|e| AppError::Unavailable(e.to_string()))
+        self.storage.result_url(file, self.settings.url_expiry).await.map_err(|e| AppError::Unavailable(e.to_string()))
     }
 
     /// Sends `msg` to the caller's tenant supervisor. A supervisor that stopped
@@ -154,6 +170,32 @@ impl AppState {
             }
         }
     }
+}
+
+/// Binds `http.bind` and serves the API over `state` (not yet running:
+/// the caller spawns the server and stops it through its handle).
+pub fn serve(settings: &Settings, state: AppState) -> std::io::Result<(Server, std::net::SocketAddr)> {
+    let listener = std::net::TcpListener::bind(settings.http.bind)?;
+    // Accepted connections inherit it: a peer that takes nothing for this
+    // long (a zero window: a reader who stopped) is dropped by the kernel,
+    // which a response body cannot do, since nothing polls it then.
+    socket2::SockRef::from(&listener).set_tcp_user_timeout(Some(settings.http.send_timeout))?;
+    let address = listener.local_addr()?;
+    let state = web::Data::new(state);
+    let mut server = HttpServer::new(move || {
+        App::new()
+            .wrap(actix_web::middleware::from_fn(guard_body))
+            .wrap(actix_web::middleware::from_fn(support::rate_limit::headers))
+            .wrap(actix_web::middleware::from_fn(request_id))
+            .app_data(state.clone())
+            .configure(routes)
+    })
+    .disable_signals()
+    .shutdown_timeout(settings.workers.shutdown_grace.as_secs().max(1));
+    if let Some(workers) = settings.http.workers {
+        server = server.workers(workers.get());
+    }
+    Ok((server.listen(listener)?.run(), address))
 }
 
 /// The route table. Each path is a resource that answers its own methods;

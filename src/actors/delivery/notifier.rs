@@ -1,9 +1,9 @@
 //! The Notifier: owns the user-facing side of completion: the email channel
 //! (it wakes the [`crate::actors::Mailer`] when a job ends here), and the in-app
-//! channel: it serves the feed (reads and read-marks, always through the caller's scope) and
-//! wakes live streams when a notification of their user is committed, in this
-//! process (`JobFinished`) or in any other (`NotificationsCommitted`, from
-//! PostgreSQL NOTIFY).
+//! channel's live side: it wakes live streams when a notification of their
+//! user is committed, in this process (`JobFinished`) or in any other
+//! (`NotificationsCommitted`, from PostgreSQL NOTIFY). The feed itself is
+//! read by the HTTP handlers through the store's caller-scoped door.
 //!
 //! The notification row is the guarantee: one per job, written in the job's
 //! final statement. This actor only fans out what is already durable, and a
@@ -16,8 +16,8 @@ use actix::prelude::*;
 use tokio::sync::mpsc;
 
 use crate::actors::delivery::mailer::MailDue;
-use crate::domain::{Caller, NotificationId, OwnerTag, TenantId};
-use crate::store::{EndedAttempt, NotificationPage, Store, StoreError};
+use crate::domain::{Caller, OwnerTag, TenantId};
+use crate::store::EndedAttempt;
 
 /// A job ended (completed or failed) in this process and its notification is committed.
 #[derive(Debug, Clone, Message)]
@@ -33,31 +33,6 @@ pub struct NotificationsCommitted(pub Vec<OwnerTag>);
 #[derive(Debug, Clone, Message)]
 #[rtype(result = "()")]
 pub struct ProgressCommitted(pub Vec<OwnerTag>);
-
-/// A page of the caller's feed.
-#[derive(Debug, Clone, Message)]
-#[rtype(result = "Result<NotificationPage, StoreError>")]
-pub struct ListNotifications {
-    pub caller: Caller,
-    pub unread_only: bool,
-    pub before: Option<NotificationId>,
-    pub limit: u32,
-}
-
-/// Mark one of the caller's notifications read; `false` if there is none such.
-#[derive(Debug, Clone, Message)]
-#[rtype(result = "Result<bool, StoreError>")]
-pub struct MarkRead {
-    pub caller: Caller,
-    pub id: NotificationId,
-}
-
-/// Mark all the caller's notifications read.
-#[derive(Debug, Clone, Message)]
-#[rtype(result = "Result<u64, StoreError>")]
-pub struct MarkAllRead {
-    pub caller: Caller,
-}
 
 /// Wake me when a notification of the caller is committed, or progress of
 /// their running jobs written. Each receiver gets a unit per wake-up
@@ -114,7 +89,6 @@ enum Wake {
 }
 
 pub struct Notifier {
-    store: Store,
     /// Open streams by whose notifications they show.
     streams: HashMap<OwnerTag, Vec<StreamWakers>>,
     /// The same streams by tenant (their feed senders: closed once the
@@ -126,8 +100,8 @@ pub struct Notifier {
 }
 
 impl Notifier {
-    pub fn new(store: Store, mailer: Option<Recipient<MailDue>>, limits: StreamLimits) -> Self {
-        Self { store, streams: HashMap::new(), by_tenant: HashMap::new(), limits, mailer }
+    pub fn new(mailer: Option<Recipient<MailDue>>, limits: StreamLimits) -> Self {
+        Self { streams: HashMap::new(), by_tenant: HashMap::new(), limits, mailer }
     }
 
     fn open_streams(&self) -> usize {
@@ -257,32 +231,5 @@ impl Handler<Subscribe> for Notifier {
         theirs.push(StreamWakers { feed, progress });
         self.record_open_streams();
         MessageResult(Ok(StreamWakes { feed: feed_wakes, progress: progress_wakes }))
-    }
-}
-
-impl Handler<ListNotifications> for Notifier {
-    type Result = ResponseFuture<Result<NotificationPage, StoreError>>;
-
-    fn handle(&mut self, msg: ListNotifications, _ctx: &mut Self::Context) -> Self::Result {
-        let store = self.store.clone();
-        Box::pin(async move { store.notifications_for(&msg.caller).list(msg.unread_only, msg.before, msg.limit).await })
-    }
-}
-
-impl Handler<MarkRead> for Notifier {
-    type Result = ResponseFuture<Result<bool, StoreError>>;
-
-    fn handle(&mut self, msg: MarkRead, _ctx: &mut Self::Context) -> Self::Result {
-        let store = self.store.clone();
-        Box::pin(async move { store.notifications_for(&msg.caller).mark_read(msg.id).await })
-    }
-}
-
-impl Handler<MarkAllRead> for Notifier {
-    type Result = ResponseFuture<Result<u64, StoreError>>;
-
-    fn handle(&mut self, msg: MarkAllRead, _ctx: &mut Self::Context) -> Self::Result {
-        let store = self.store.clone();
-        Box::pin(async move { store.notifications_for(&msg.caller).mark_all_read().await })
     }
 }

@@ -15,18 +15,16 @@ use std::time::{Duration, Instant};
 use actix::prelude::*;
 use serde_json::Value;
 
-pub use self::batches::{BatchReport, CancelBatch, GetBatch, SubmitBatch};
+pub use self::batches::SubmitBatch;
 use crate::actors::completer::Complete;
 use crate::actors::running::intake::{Overloaded, Record, RecordError};
 use crate::actors::running::leases::LeaseChange;
 use crate::actors::running::progress::ProgressChange;
 use crate::actors::running::worker::{Abandon, JobWorker, WorkerDone, WorkerLinks};
 use crate::actors::signals::WorkerSlot;
-use crate::domain::{Caller, IdempotencyKey, Job, JobId, Outcome, TenantId};
+use crate::domain::{Caller, IdempotencyKey, JobId, Outcome, TenantId};
 use crate::jobs::{FormatRefused, JobType, JobTypes, ParamsError};
-use crate::store::{
-    CancelOutcome, ClaimedJob, Completion, Ender, JobFilter, JobPage, NewJob, Store, StoreError, Submission,
-};
+use crate::store::{ClaimedJob, Completion, Ender, NewJob, Store, StoreError, Submission};
 
 /// Record a job for the caller, or find the one its key already names.
 #[derive(Debug, Clone, Message)]
@@ -40,30 +38,6 @@ pub struct SubmitJob {
     pub priority: i8,
     /// The file format asked for (an export's), by name; its type's first when `None`.
     pub format: Option<String>,
-}
-
-/// The caller's job, if it is theirs.
-#[derive(Debug, Clone, Message)]
-#[rtype(result = "Result<Option<Job>, StoreError>")]
-pub struct GetJob {
-    pub caller: Caller,
-    pub id: JobId,
-}
-
-/// Cancel one of the caller's jobs (see [`CancelOutcome`]).
-#[derive(Debug, Clone, Message)]
-#[rtype(result = "Result<CancelOutcome, StoreError>")]
-pub struct CancelJob {
-    pub caller: Caller,
-    pub id: JobId,
-}
-
-/// A page of the caller's jobs.
-#[derive(Debug, Clone, Message)]
-#[rtype(result = "Result<JobPage, StoreError>")]
-pub struct ListJobs {
-    pub caller: Caller,
-    pub filter: JobFilter,
 }
 
 /// Run a claimed job (sent by the dispatcher, through the registry, which
@@ -247,45 +221,6 @@ impl Handler<SubmitJob> for JobSupervisor {
                 }
             }
             Ok(submission)
-        })
-    }
-}
-
-impl Handler<GetJob> for JobSupervisor {
-    type Result = ResponseFuture<Result<Option<Job>, StoreError>>;
-
-    fn handle(&mut self, msg: GetJob, _ctx: &mut Self::Context) -> Self::Result {
-        let checked = self.check_tenant(&msg.caller);
-        let store = self.deps.store.clone();
-        Box::pin(async move {
-            checked?;
-            store.jobs_for(&msg.caller).get(msg.id).await
-        })
-    }
-}
-
-impl Handler<CancelJob> for JobSupervisor {
-    type Result = ResponseFuture<Result<CancelOutcome, StoreError>>;
-
-    fn handle(&mut self, msg: CancelJob, _ctx: &mut Self::Context) -> Self::Result {
-        let checked = self.check_tenant(&msg.caller);
-        let store = self.deps.store.clone();
-        Box::pin(async move {
-            checked?;
-            store.jobs_for(&msg.caller).cancel(msg.id).await
-        })
-    }
-}
-
-impl Handler<ListJobs> for JobSupervisor {
-    type Result = ResponseFuture<Result<JobPage, StoreError>>;
-
-    fn handle(&mut self, msg: ListJobs, _ctx: &mut Self::Context) -> Self::Result {
-        let checked = self.check_tenant(&msg.caller);
-        let store = self.deps.store.clone();
-        Box::pin(async move {
-            checked?;
-            store.jobs_for(&msg.caller).list(&msg.filter).await
         })
     }
 }

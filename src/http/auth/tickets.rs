@@ -13,7 +13,7 @@ use crate::store::TooManyTickets;
 
 /// A new ticket for `caller`, recorded as unused.
 pub async fn issue(state: &AppState, caller: &Caller) -> Result<String, AppError> {
-    let (ttl, cap) = (state.stream.stream_ticket_ttl, state.stream.max_unused_tickets_per_user.get());
+    let (ttl, cap) = (state.settings.stream.stream_ticket_ttl, state.settings.stream.max_unused_tickets_per_user.get());
     let id = state.store.tickets_for(caller).issue(ttl, cap).await?.ok_or(TooManyTickets(cap))?;
     state.auth.stream_ticket(caller, ttl, id)
 }

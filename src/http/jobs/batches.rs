@@ -8,7 +8,7 @@ use futures_util::StreamExt;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::actors::{BatchReport, CancelBatch, GetBatch, SubmitBatch};
+use crate::actors::SubmitBatch;
 use crate::domain::{BatchId, Caller};
 use crate::http::AppState;
 use crate::http::support::error::{AppError, Problem, RateLimitedResponse, Unauthenticated, Unavailable};
@@ -90,7 +90,7 @@ pub async fn submit(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
     let key = crate::http::jobs::idempotency_key(&req)?;
-    let max = state.max_batch_items;
+    let max = state.settings.max_batch_items;
     let limits = body::ItemLimits {
         max_items: max,
         max_item_bytes: body::MAX_BODY,
@@ -146,7 +146,7 @@ pub async fn get(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
     let id = BatchId(crate::http::read_by_id(&path, &state)?);
-    let batch = state.ask(&caller, GetBatch { caller: caller.clone(), id }).await??.ok_or(AppError::NotFound)?;
+    let batch = state.store.batches_for(&caller).get(id).await?.ok_or(AppError::NotFound)?;
     Ok(HttpResponse::Ok().json(BatchView::of(batch)))
 }
 
@@ -171,8 +171,7 @@ pub async fn cancel(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
     let id = batch_id(&path)?;
-    let (batch, cancelled) =
-        state.ask(&caller, CancelBatch { caller: caller.clone(), id }).await??.ok_or(AppError::NotFound)?;
+    let (batch, cancelled) = state.store.batches_for(&caller).cancel(id).await?.ok_or(AppError::NotFound)?;
     tracing::info!(batch = %id, cancelled, "batch cancelled");
     Ok(HttpResponse::Ok().json(BatchView::of(batch)))
 }
@@ -197,7 +196,9 @@ pub async fn report(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
     let id = batch_id(&path)?;
-    let rows = state.ask(&caller, BatchReport { caller: caller.clone(), id }).await??.ok_or(AppError::NotFound)?;
+    let batches = state.store.batches_for(&caller);
+    batches.get(id).await?.ok_or(AppError::NotFound)?;
+    let rows = batches.not_completed(id);
     let header_line =
         futures_util::stream::once(async { Ok(web::Bytes::from_static(b"job_id,status,error,params\r\n")) });
     let lines = rows.map(|child| match child {

@@ -9,7 +9,7 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::actors::{CancelJob, GetJob, ListJobs, SubmitJob};
+use crate::actors::SubmitJob;
 use crate::domain::{Caller, IdempotencyKey, InvalidIdempotencyKey, Job, JobId, JobState, JobStatus};
 use crate::http::AppState;
 use crate::http::support::body;
@@ -110,7 +110,7 @@ pub async fn get(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
     let id = JobId(crate::http::read_by_id(&path, &state)?);
-    let job = state.ask(&caller, GetJob { caller: caller.clone(), id }).await??;
+    let job = state.store.jobs_for(&caller).get(id).await?;
     let job = job.ok_or(AppError::NotFound)?;
     Ok(HttpResponse::Ok().json(job_view(job, &state).await?))
 }
@@ -160,7 +160,7 @@ pub async fn list(
     let before = query.cursor.as_deref().map(pagination::decode_cursor).transpose()?.map(JobId);
     let job_type = type_filter(query.job_type)?;
     let filter = JobFilter { status, job_type, before, limit };
-    let page = state.ask(&caller, ListJobs { caller: caller.clone(), filter }).await??;
+    let page = state.store.jobs_for(&caller).list(&filter).await?;
     Ok(HttpResponse::Ok().json(JobList {
         jobs: futures_util::future::try_join_all(page.jobs.into_iter().map(|job| job_view(job, &state))).await?,
         next_cursor: page.next_before.map(|id| pagination::encode_cursor(id.0)),
@@ -212,7 +212,7 @@ pub async fn result(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
     let id = crate::http::job_id(&path)?;
-    let job = state.ask(&caller, GetJob { caller: caller.clone(), id }).await??.ok_or(AppError::NotFound)?;
+    let job = state.store.jobs_for(&caller).get(id).await?.ok_or(AppError::NotFound)?;
     if job.state != JobState::Completed {
         return Err(AppError::NotReady(format!("the job is {}, not completed", job.state.status().as_str())));
     }
@@ -249,7 +249,7 @@ pub async fn cancel(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
     let id = crate::http::job_id(&path)?;
-    match state.ask(&caller, CancelJob { caller: caller.clone(), id }).await?? {
+    match state.store.jobs_for(&caller).cancel(id).await? {
         CancelOutcome::Cancelled(job) => Ok(HttpResponse::Ok().json(job_view(job, &state).await?)),
         CancelOutcome::Stopping(job) => Ok(HttpResponse::Accepted()
             .insert_header((header::LOCATION, format!("/jobs/{}", job.id)))

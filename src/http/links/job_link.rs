@@ -10,7 +10,6 @@
 use actix_web::http::{StatusCode, header};
 use actix_web::{HttpRequest, HttpResponse, web};
 
-use crate::actors::GetJob;
 use crate::domain::JobState;
 use crate::http::AppState;
 use crate::http::links::pages::page;
@@ -59,7 +58,7 @@ pub async fn open(
         }
     };
     crate::http::support::request_id::record_caller(&holder.caller);
-    let job = state.ask(&holder.caller, GetJob { caller: holder.caller.clone(), id: holder.job }).await??;
+    let job = state.store.jobs_for(&holder.caller).get(holder.job).await?;
     let Some(job) = job else {
         return page(
             StatusCode::GONE,

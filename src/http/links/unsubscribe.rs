@@ -16,7 +16,7 @@ use crate::http::support::error::AppError;
 
 /// The link every page has: where people choose which emails they get.
 fn preferences_link(state: &AppState) -> Option<(&str, &str)> {
-    Some((state.preferences_url.as_str(), "Choose which emails you get"))
+    Some((state.settings.preferences_url.as_str(), "Choose which emails you get"))
 }
 
 /// Asks whether to unsubscribe: a page with a button that POSTs.

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 use uuid::Uuid;
 
-use crate::actors::{ListNotifications, MarkAllRead, MarkRead, Subscribe};
+use crate::actors::Subscribe;
 use crate::domain::{BatchCounts, BatchId, Caller, JobId, JobState, NotificationId, ScheduleId};
 use crate::http::AppState;
 use crate::http::support::error::{AppError, Problem, RateLimitedResponse, Unauthenticated, Unavailable};
@@ -187,8 +187,7 @@ pub async fn list(
     let query = query.into_inner();
     let limit = pagination::limit(query.limit)?;
     let before = query.cursor.as_deref().map(pagination::decode_cursor).transpose()?.map(NotificationId);
-    let msg = ListNotifications { caller, unread_only: query.unread_only.unwrap_or(false), before, limit };
-    let page = state.notifier.send(msg).await??;
+    let page = state.store.notifications_for(&caller).list(query.unread_only.unwrap_or(false), before, limit).await?;
     Ok(HttpResponse::Ok().json(FeedPage {
         notifications: page.notifications.into_iter().map(|n| NotificationView::new(n, &state.job_types)).collect(),
         unread_count: page.unread_count,
@@ -215,7 +214,7 @@ pub async fn mark_read(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
     let id = NotificationId(crate::http::path_id(&path)?);
-    if state.notifier.send(MarkRead { caller, id }).await?? {
+    if state.store.notifications_for(&caller).mark_read(id).await? {
         Ok(HttpResponse::NoContent().finish())
     } else {
         Err(AppError::NotFound)
@@ -234,7 +233,7 @@ pub async fn mark_read(
     security(("bearer" = [])),
 )]
 pub async fn mark_all_read(caller: Caller, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
-    let marked_read = state.notifier.send(MarkAllRead { caller }).await??;
+    let marked_read = state.store.notifications_for(&caller).mark_all_read().await?;
     Ok(HttpResponse::Ok().json(MarkedRead { marked_read }))
 }
 
@@ -252,7 +251,8 @@ pub async fn mark_all_read(caller: Caller, state: web::Data<AppState>) -> Result
 )]
 pub async fn stream_ticket(caller: Caller, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
     let ticket = crate::http::auth::tickets::issue(&state, &caller).await?;
-    Ok(HttpResponse::Created().json(StreamTicket { ticket, expires_in: state.stream.stream_ticket_ttl.as_secs() }))
+    Ok(HttpResponse::Created()
+        .json(StreamTicket { ticket, expires_in: state.settings.stream.stream_ticket_ttl.as_secs() }))
 }
 
 #[derive(Deserialize)]
@@ -314,5 +314,5 @@ pub async fn stream(
     let feed =
         LiveFeed::open(state.store.clone(), state.job_types.clone(), caller, start, state.closing_streams.clone());
     actix_web::rt::spawn(feed.run(wakes, events));
-    Ok(sse::Sse::from_infallible_receiver(receiver).with_keep_alive(state.stream.keep_alive))
+    Ok(sse::Sse::from_infallible_receiver(receiver).with_keep_alive(state.settings.stream.keep_alive))
 }

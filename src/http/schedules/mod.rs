@@ -142,7 +142,7 @@ pub async fn create(
         overlap: request.overlap,
         first,
     };
-    match state.store.schedules_for(&caller).create(&new, state.max_schedules_per_user).await? {
+    match state.store.schedules_for(&caller).create(&new, state.settings.max_schedules_per_user).await? {
         ScheduleCreation::Created(s) => Ok(HttpResponse::Created()
             .insert_header((header::LOCATION, format!("/schedules/{}", s.id)))
             .json(ScheduleView::of(s))),

@@ -105,12 +105,12 @@ pub async fn register(
     let mut events = new.events;
     events.sort();
     events.dedup();
-    let url = state.outbound.check(&new.url).await.map_err(|refused| invalid(format!("url: {refused}")))?;
+    let url = state.settings.outbound.check(&new.url).await.map_err(|refused| invalid(format!("url: {refused}")))?;
     let secret = new_secret();
     let registered = state
         .store
         .webhooks_for_tenant(&admin.tenant)
-        .register(url.as_str(), &events, &secret, &admin.user, state.max_webhook_endpoints)
+        .register(url.as_str(), &events, &secret, &admin.user, state.settings.max_webhook_endpoints)
         .await?;
     match registered {
         Registered::Created(endpoint) => {
@@ -286,7 +286,7 @@ pub async fn redeliver(
 ) -> Result<HttpResponse, AppError> {
     let (endpoint, delivery) = path.into_inner();
     let (endpoint, delivery) = (crate::http::path_id(&endpoint)?, crate::http::path_id(&delivery)?);
-    let cooldown = state.redeliver_cooldown;
+    let cooldown = state.settings.redeliver_cooldown;
     match state.store.webhooks_for_tenant(&admin.tenant).redeliver(endpoint, delivery, cooldown).await? {
         None => Err(AppError::NotFound),
         Some(Redelivery::Due(again)) => Ok(HttpResponse::Accepted().json(DeliveryView::from(again))),

@@ -69,7 +69,8 @@ pub async fn upload(
     let key = ObjectKey::for_upload(&running.tenant, id, lease, extension_of(&file_name));
     // Why the body stopped, when it was the body (too large, too slow), not the storage.
     let refused = std::rc::Rc::new(std::cell::Cell::new(None));
-    let stored = state.storage.put(&key, &content_type, capped(body, state.max_upload_bytes, refused.clone())).await;
+    let stored =
+        state.storage.put(&key, &content_type, capped(body, state.settings.max_upload_bytes, refused.clone())).await;
     let stored = match (stored, refused.take()) {
         (Ok(stored), None) => stored,
         (_, Some(refusal)) => {
@@ -84,7 +85,8 @@ pub async fn upload(
         row_count: 0,
         content_type,
         file_name,
-        expires_at: chrono::Utc::now() + chrono::Duration::from_std(state.result_retention).unwrap_or_default(),
+        expires_at: chrono::Utc::now()
+            + chrono::Duration::from_std(state.settings.result_retention).unwrap_or_default(),
         expired: false,
     };
     let file = serde_json::to_value(&file).map_err(|e| AppError::Internal(e.to_string()))?;
@@ -149,7 +151,7 @@ pub async fn upload_url(
     let running =
         crate::http::worker_api::check_type_held(&state, &worker, id, lease).await?.ok_or(AppError::LeaseLost)?;
     let key = ObjectKey::for_upload(&running.tenant, id, lease, extension_of(&body.file_name));
-    let expires_in = state.url_expiry;
+    let expires_in = state.settings.url_expiry;
     let url = state.storage.upload_url(&key, expires_in).await.map_err(|e| AppError::Unavailable(e.to_string()))?;
     let Some(url) = url else {
         return Err(AppError::BadRequest(
@@ -193,11 +195,14 @@ pub(in crate::http::worker_api) async fn confirm_presigned_upload(
     let size = size.ok_or_else(|| {
         AppError::BadRequest("the file was not uploaded to the presigned URL: PUT it, then complete".into())
     })?;
-    if size > state.max_upload_bytes {
+    if size > state.settings.max_upload_bytes {
         let _ = state.storage.delete(&key).await;
-        return Err(AppError::PayloadTooLarge { limit: usize::try_from(state.max_upload_bytes).unwrap_or(usize::MAX) });
+        return Err(AppError::PayloadTooLarge {
+            limit: usize::try_from(state.settings.max_upload_bytes).unwrap_or(usize::MAX),
+        });
     }
-    let expires_at = chrono::Utc::now() + chrono::Duration::from_std(state.result_retention).unwrap_or_default();
+    let expires_at =
+        chrono::Utc::now() + chrono::Duration::from_std(state.settings.result_retention).unwrap_or_default();
     pending.insert("size_bytes".into(), json!(size));
     pending.insert("row_count".into(), json!(0));
     pending.insert("expires_at".into(), json!(crate::http::support::pagination::rfc3339(expires_at)));

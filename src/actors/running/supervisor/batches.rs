@@ -6,12 +6,9 @@ use actix::prelude::*;
 use serde_json::Value;
 
 use crate::actors::running::supervisor::{JobSupervisor, SubmitError};
-use crate::domain::{BatchId, Caller, IdempotencyKey};
+use crate::domain::{Caller, IdempotencyKey};
 use crate::jobs::ParamsError;
-use crate::store::{Batch, BatchSubmission, NewBatch, StoreError, UnfinishedChild};
-
-/// A batch report's rows, read from the database as they are sent.
-pub type ReportRows = futures_util::stream::BoxStream<'static, Result<UnfinishedChild, StoreError>>;
+use crate::store::{BatchSubmission, NewBatch};
 
 /// Record a batch for the caller, or find the one its key already names.
 #[derive(Debug, Clone, Message)]
@@ -21,31 +18,6 @@ pub struct SubmitBatch {
     pub key: IdempotencyKey,
     pub job_type: String,
     pub items: Vec<Value>,
-}
-
-/// The caller's batch, if it is theirs.
-#[derive(Debug, Clone, Message)]
-#[rtype(result = "Result<Option<Batch>, StoreError>")]
-pub struct GetBatch {
-    pub caller: Caller,
-    pub id: BatchId,
-}
-
-/// Cancel the children of the caller's batch that have not started: the
-/// batch after, and how many were cancelled (`None`: no such batch).
-#[derive(Debug, Clone, Message)]
-#[rtype(result = "Result<Option<(Batch, i64)>, StoreError>")]
-pub struct CancelBatch {
-    pub caller: Caller,
-    pub id: BatchId,
-}
-
-/// The children of the caller's batch that did not complete (`None`: no such batch).
-#[derive(Debug, Clone, Message)]
-#[rtype(result = "Result<Option<ReportRows>, StoreError>")]
-pub struct BatchReport {
-    pub caller: Caller,
-    pub id: BatchId,
 }
 
 impl Handler<SubmitBatch> for JobSupervisor {
@@ -87,49 +59,6 @@ impl Handler<SubmitBatch> for JobSupervisor {
                 }
             }
             Ok(submission)
-        })
-    }
-}
-
-impl Handler<GetBatch> for JobSupervisor {
-    type Result = ResponseFuture<Result<Option<Batch>, StoreError>>;
-
-    fn handle(&mut self, msg: GetBatch, _ctx: &mut Self::Context) -> Self::Result {
-        let checked = self.check_tenant(&msg.caller);
-        let store = self.deps.store.clone();
-        Box::pin(async move {
-            checked?;
-            store.batches_for(&msg.caller).get(msg.id).await
-        })
-    }
-}
-
-impl Handler<CancelBatch> for JobSupervisor {
-    type Result = ResponseFuture<Result<Option<(Batch, i64)>, StoreError>>;
-
-    fn handle(&mut self, msg: CancelBatch, _ctx: &mut Self::Context) -> Self::Result {
-        let checked = self.check_tenant(&msg.caller);
-        let store = self.deps.store.clone();
-        Box::pin(async move {
-            checked?;
-            store.batches_for(&msg.caller).cancel(msg.id).await
-        })
-    }
-}
-
-impl Handler<BatchReport> for JobSupervisor {
-    type Result = ResponseFuture<Result<Option<ReportRows>, StoreError>>;
-
-    fn handle(&mut self, msg: BatchReport, _ctx: &mut Self::Context) -> Self::Result {
-        let checked = self.check_tenant(&msg.caller);
-        let store = self.deps.store.clone();
-        Box::pin(async move {
-            checked?;
-            let batches = store.batches_for(&msg.caller);
-            if batches.get(msg.id).await?.is_none() {
-                return Ok(None);
-            }
-            Ok(Some(Box::pin(batches.not_completed(msg.id)) as ReportRows))
         })
     }
 }

@@ -49,7 +49,8 @@ pub async fn guard_body(
     mut req: ServiceRequest,
     next: Next<impl MessageBody>,
 ) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
-    let timeout = req.app_data::<web::Data<AppState>>().map_or(DEFAULT_BODY_TIMEOUT, |state| state.body_timeout);
+    let timeout =
+        req.app_data::<web::Data<AppState>>().map_or(DEFAULT_BODY_TIMEOUT, |state| state.settings.body_timeout);
     let upload = req.method() == Method::PUT && req.path().ends_with("/result");
     let deadline = if upload { Deadline::Gap(timeout) } else { Deadline::Whole(timeout) };
     let length = req.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<usize>().ok());
