@@ -16,11 +16,12 @@ mod worker_api;
 
 use actix::prelude::*;
 use actix_web::dev::Server;
-use actix_web::{App, FromRequest, HttpRequest, HttpResponse, HttpServer, Resource, Responder, web};
+use actix_web::{App, HttpResponse, HttpServer, web};
 
 pub use auth::ExternalWorker;
 pub use support::body::guard_body;
 pub use support::request_id::request_id;
+use support::routing::{RouteTable, Routes};
 
 use crate::actors::{Broker, Completer, ListenerHealth, Notifier, SupervisorFor, SupervisorRegistry};
 use crate::config::{NotificationSettings, Settings};
@@ -198,123 +199,33 @@ pub fn serve(settings: &Settings, state: AppState) -> std::io::Result<(Server, s
     Ok((server.listen(listener)?.run(), address))
 }
 
-/// The route table. Each path is a resource that answers its own methods;
-/// any other method gets a 405 naming them (`resource`).
+/// Every route, each feature's declared in its folder, in the order
+/// actix-web tries them.
 pub fn routes(cfg: &mut web::ServiceConfig) {
-    cfg.service(get_or_head("/", site::client::demo_page))
-        // Before the `/admin` scope of the operators' routes, which would take the path otherwise.
-        .service(get_or_head("/admin", site::client::admin_page))
-        .service(get_or_head("/client/{path:.*}", site::client::file))
-        .service(get_or_head("/openapi.json", openapi_json))
-        .service(get_or_head("/docs", site::docs::page))
-        .service(get_or_head(&format!("/docs/{}", site::docs::REDOC_BUNDLE), site::docs::redoc))
-        .service(get_or_head("/healthz", site::health::healthz))
-        .service(get_or_head("/readyz", site::health::readyz))
-        .service(get("/metrics", site::health::metrics))
-        .service(
-            web::scope("/jobs")
-                .service(get("", jobs::list))
-                // `/jobs/{id}` reads a job, `/jobs/{type}` submits one.
-                .service(id_or_type().route(web::get().to(jobs::get)).route(web::post().to(jobs::submit)))
-                .service(get("/{id}/result", jobs::result))
-                .service(post("/{id}/cancel", jobs::cancel)),
-        )
-        .service(
-            web::scope("/schedules")
-                .service(get("", schedules::list))
-                // Before `/{id_or_type}`; two segments, so it never takes a schedule's path.
-                .service(
-                    resource("/pause/{token}", "GET, HEAD, POST")
-                        .route(web::get().to(links::schedule_pause::ask))
-                        .route(web::head().to(links::schedule_pause::ask))
-                        .route(web::post().to(links::schedule_pause::confirm)),
-                )
-                // `/schedules/{type}` makes one, `/schedules/{id}` reads, changes or deletes one.
-                .service(
-                    id_or_type_answering("GET, PATCH, DELETE", "POST")
-                        .route(web::get().to(schedules::get))
-                        .route(web::patch().to(schedules::change))
-                        .route(web::delete().to(schedules::delete))
-                        .route(web::post().to(schedules::create)),
-                ),
-        )
-        .service(
-            web::scope("/batches")
-                // `/batches/{id}` reads a batch, `/batches/{type}` submits one.
-                .service(
-                    id_or_type().route(web::get().to(jobs::batches::get)).route(web::post().to(jobs::batches::submit)),
-                )
-                .service(get("/{id}/report", jobs::batches::report))
-                .service(post("/{id}/cancel", jobs::batches::cancel)),
-        )
-        .service(
-            web::scope("/admin")
-                .service(get("/jobs", admin::list))
-                // Before `/jobs/{id}`, which would take the paths otherwise.
-                .service(post("/jobs/retry", admin::bulk::retry_matching))
-                .service(post("/jobs/cancel", admin::bulk::cancel_matching))
-                .service(get("/jobs/{id}", admin::get))
-                .service(post("/jobs/{id}/retry", admin::retry))
-                .service(post("/jobs/{id}/cancel", admin::cancel))
-                .service(get("/queues", admin::queues))
-                .service(get("/actions", admin::actions::list))
-                .service(get("/overview", admin::overview::read))
-                .service(
-                    resource("/tenants/{tenant}/quotas", "GET, PUT")
-                        .route(web::get().to(admin::quotas::get))
-                        .route(web::put().to(admin::quotas::set)),
-                ),
-        )
-        .service(
-            web::scope("/worker/v1")
-                .service(post("/claim", worker_api::claim))
-                .service(post("/jobs/{id}/heartbeat", worker_api::attempts::heartbeat))
-                .service(post("/jobs/{id}/progress", worker_api::attempts::progress))
-                .service(post("/jobs/{id}/checkpoint", worker_api::attempts::checkpoint))
-                .service(post("/jobs/{id}/complete", worker_api::attempts::complete))
-                .service(post("/jobs/{id}/fail", worker_api::attempts::fail))
-                .service(resource("/jobs/{id}/result", "PUT").route(web::put().to(worker_api::files::upload)))
-                .service(post("/jobs/{id}/result-url", worker_api::files::upload_url)),
-        )
-        .service(get("/files/{key:.*}", links::files::download))
-        .service(get("/links/jobs/{id}", links::job_link::open))
-        .service(
-            resource("/unsubscribe/{token}", "GET, HEAD, POST")
-                .route(web::get().to(links::unsubscribe::ask))
-                .route(web::head().to(links::unsubscribe::ask))
-                .route(web::post().to(links::unsubscribe::confirm)),
-        )
-        .service(
-            web::scope("/notifications")
-                .service(get("", notifications::list))
-                .service(post("/read-all", notifications::mark_all_read))
-                .service(post("/stream-tickets", notifications::stream_ticket))
-                .service(get("/stream", notifications::stream))
-                .service(post("/{id}/read", notifications::mark_read)),
-        )
-        .service(
-            resource("/webhooks", "GET, HEAD, POST")
-                .route(web::get().to(webhooks::list))
-                .route(web::head().to(webhooks::list))
-                .route(web::post().to(webhooks::register)),
-        )
-        // Before `/webhooks/{id}`, which would take the path otherwise.
-        .service(get_or_head("/webhooks/preferences", webhooks::preferences::list))
-        .service(resource("/webhooks/preferences/{category}", "PUT").route(web::put().to(webhooks::preferences::set)))
-        .service(resource("/webhooks/{id}", "DELETE").route(web::delete().to(webhooks::remove)))
-        .service(get("/webhooks/{id}/deliveries", webhooks::deliveries))
-        .service(post("/webhooks/{id}/deliveries/{delivery}/redeliver", webhooks::redeliver))
-        .service(
-            web::scope("/me/notification-preferences")
-                .service(get("", notifications::preferences::list))
-                .service(resource("/{category}", "PUT").route(web::put().to(notifications::preferences::set))),
-        )
+    register(cfg);
+}
+
+/// Registers every route, and answers the table of them (which the OpenAPI
+/// document is checked against).
+fn register(cfg: &mut web::ServiceConfig) -> RouteTable {
+    let mut routes = Routes::new(cfg);
+    site::routes(&mut routes);
+    jobs::routes(&mut routes);
+    schedules::routes(&mut routes);
+    admin::routes(&mut routes);
+    worker_api::routes(&mut routes);
+    links::routes(&mut routes);
+    notifications::routes(&mut routes);
+    webhooks::routes(&mut routes);
+    routes
+        .config()
         .app_data(
             web::QueryConfig::default()
                 .error_handler(|error, _req| AppError::BadRequest(format!("invalid query string: {error}")).into()),
         )
         .app_data(web::PathConfig::default().error_handler(|_error, _req| AppError::NotFound.into()))
         .default_service(web::to(|| async { Err::<HttpResponse, _>(AppError::NotFound) }));
+    routes.into_table()
 }
 
 /// The job a `{id}` path segment names; anything but a UUID is a 404, as a
@@ -328,22 +239,6 @@ fn path_id(path: &str) -> Result<uuid::Uuid, AppError> {
     uuid::Uuid::parse_str(path).map_err(|_| AppError::NotFound)
 }
 
-/// `/{id_or_type}` of `/jobs` and `/batches`: `GET` of an id reads one,
-/// `POST` to a type submits one. Any other method gets a 405 naming the one
-/// that path answers. (A `GET` of a type is the handlers' 405.)
-fn id_or_type() -> Resource {
-    id_or_type_answering("GET", "POST")
-}
-
-/// `/{id_or_type}`, whose id answers `by_id` and whose type `by_type`; any
-/// other method gets a 405 naming what that path answers.
-fn id_or_type_answering(by_id: &'static str, by_type: &'static str) -> Resource {
-    web::resource("/{id_or_type}").default_service(web::to(move |req: HttpRequest| async move {
-        let id = req.match_info().get("id_or_type").is_some_and(|s| uuid::Uuid::parse_str(s).is_ok());
-        method_not_allowed(&req, if id { by_id } else { by_type })
-    }))
-}
-
 /// For `GET /jobs/{id}` and `GET /batches/{id}`: a configured type's name
 /// is where its kind is submitted (`POST` only); anything else is an id.
 fn read_by_id(path: &str, state: &AppState) -> Result<uuid::Uuid, AppError> {
@@ -353,47 +248,64 @@ fn read_by_id(path: &str, state: &AppState) -> Result<uuid::Uuid, AppError> {
     path_id(path)
 }
 
-/// `path`, whose routes answer `allow`; any other method gets a 405 saying so.
-fn resource(path: &str, allow: &'static str) -> Resource {
-    web::resource(path).default_service(web::to(move |req: HttpRequest| async move { method_not_allowed(&req, allow) }))
-}
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
 
-fn get<F, Args>(path: &str, handler: F) -> Resource
-where
-    F: actix_web::Handler<Args>,
-    Args: FromRequest + 'static,
-    F::Output: Responder + 'static,
-{
-    resource(path, "GET").route(web::get().to(handler))
-}
+    use super::*;
 
-/// [`get`] that also answers `HEAD` (the same headers, no body: actix-web
-/// leaves it out), for the pages, files and probes that load balancers, link
-/// checkers and caches ask about. Not for routes whose GET does work.
-fn get_or_head<F, Args>(path: &str, handler: F) -> Resource
-where
-    F: actix_web::Handler<Args>,
-    Args: FromRequest + 'static,
-    F::Output: Responder + 'static,
-{
-    let get_or_head = actix_web::guard::Any(actix_web::guard::Get()).or(actix_web::guard::Head());
-    resource(path, "GET, HEAD").route(web::route().guard(get_or_head).to(handler))
-}
+    /// The pages and files people and browsers load: routed, not API operations.
+    const UNDOCUMENTED: &[&str] = &["/", "/admin", "/client/{}", "/openapi.json", "/docs"];
 
-fn post<F, Args>(path: &str, handler: F) -> Resource
-where
-    F: actix_web::Handler<Args>,
-    Args: FromRequest + 'static,
-    F::Output: Responder + 'static,
-{
-    resource(path, "POST").route(web::post().to(handler))
-}
+    /// A path with its parameters' names left out: `/jobs/{id}` and
+    /// `/jobs/{id_or_type}` are one route.
+    fn shape(path: &str) -> String {
+        let mut shape = String::new();
+        let mut in_parameter = false;
+        for c in path.chars() {
+            match c {
+                '{' => (in_parameter, shape) = (true, shape + "{}"),
+                '}' => in_parameter = false,
+                c if !in_parameter => shape.push(c),
+                _ => {}
+            }
+        }
+        shape
+    }
 
-fn method_not_allowed(req: &HttpRequest, allow: &'static str) -> Result<HttpResponse, AppError> {
-    Err(AppError::MethodNotAllowed { method: req.method().to_string(), allow })
-}
+    #[test]
+    fn the_route_table_and_the_openapi_document_name_the_same_operations() {
+        let mut table = RouteTable::new();
+        let _app = App::new().configure(|cfg| table = register(cfg));
+        let redoc = format!("/docs/{}", site::docs::REDOC_BUNDLE);
+        let routed: BTreeSet<(String, String)> = table
+            .iter()
+            .filter(|entry| !UNDOCUMENTED.contains(&shape(&entry.path).as_str()) && entry.path != redoc)
+            .flat_map(|entry| {
+                entry.methods.iter().filter(|m| **m != "HEAD").map(|m| (shape(&entry.path), m.to_string()))
+            })
+            .collect();
+        let document = site::openapi::document(&JobTypes::default());
+        let documented: BTreeSet<(String, String)> = document["paths"]
+            .as_object()
+            .expect("the document has paths")
+            .iter()
+            .flat_map(|(path, operations)| {
+                let methods = operations.as_object().expect("a path has operations").keys();
+                methods.map(|method| (shape(path), method.to_uppercase())).collect::<Vec<_>>()
+            })
+            .collect();
+        assert!(routed.len() > 50, "{routed:?}");
+        let undocumented: Vec<_> = routed.difference(&documented).collect();
+        let unrouted: Vec<_> = documented.difference(&routed).collect();
+        assert!(undocumented.is_empty(), "routed but not in the OpenAPI document: {undocumented:?}");
+        assert!(unrouted.is_empty(), "in the OpenAPI document but not routed: {unrouted:?}");
+    }
 
-/// The OpenAPI document (no token needed: it describes, it does not serve data).
-async fn openapi_json(state: web::Data<AppState>) -> HttpResponse {
-    HttpResponse::Ok().content_type(actix_web::http::header::ContentType::json()).body(state.openapi.clone())
+    #[test]
+    fn a_route_left_out_of_the_table_would_be_seen() {
+        assert_eq!(shape("/jobs/{id_or_type}"), shape("/jobs/{job_type}"));
+        assert_eq!(shape("/client/{path:.*}"), "/client/{}");
+        assert_ne!(shape("/jobs/{id}/result"), shape("/jobs/{id}"));
+    }
 }

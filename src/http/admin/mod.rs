@@ -21,6 +21,7 @@ use crate::http::support::error::{
     AppError, NotAnActingOperator, NotAnOperator, Problem, Unauthenticated, Unavailable,
 };
 use crate::http::support::pagination;
+use crate::http::support::routing::Routes;
 use crate::http::{AppState, job_id};
 use crate::jobs::JobView;
 use crate::store::{
@@ -317,4 +318,21 @@ pub async fn queues(operator: Operator, state: web::Data<AppState>) -> Result<Ht
     let queues = state.store.jobs_for_operator(&operator).queues().await?;
     let nearest_quotas = state.store.quotas_for_operator(&operator).nearest(NEAREST_QUOTAS).await?;
     Ok(HttpResponse::Ok().json(Queues { queues, nearest_quotas }))
+}
+
+/// `/admin/…`: the operators' routes.
+pub fn routes(r: &mut Routes) {
+    r.get("/admin/jobs", list)
+        // Before `/admin/jobs/{id}`, which would take the paths otherwise.
+        .post("/admin/jobs/retry", bulk::retry_matching)
+        .post("/admin/jobs/cancel", bulk::cancel_matching)
+        .get("/admin/jobs/{id}", get)
+        .post("/admin/jobs/{id}/retry", retry)
+        .post("/admin/jobs/{id}/cancel", cancel)
+        .get("/admin/queues", queues)
+        .get("/admin/actions", actions::list)
+        .get("/admin/overview", overview::read)
+        .resource("/admin/tenants/{tenant}/quotas", "GET, PUT", |res| {
+            res.route(web::get().to(quotas::get)).route(web::put().to(quotas::set))
+        });
 }

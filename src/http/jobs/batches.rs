@@ -12,6 +12,7 @@ use crate::actors::SubmitBatch;
 use crate::domain::{BatchId, Caller};
 use crate::http::AppState;
 use crate::http::support::error::{AppError, Problem, RateLimitedResponse, Unauthenticated, Unavailable};
+use crate::http::support::routing::Routes;
 use crate::http::support::{body, pagination};
 use crate::store::{Batch, BatchSubmission, UnfinishedChild};
 
@@ -234,6 +235,13 @@ fn csv_field(field: &str) -> String {
     } else {
         guarded.into()
     }
+}
+
+/// `/batches` (`/batches/{id}` reads a batch, `/batches/{type}` submits one).
+pub fn routes(r: &mut Routes) {
+    r.id_or_type("/batches", "GET", "POST", |res| res.route(web::get().to(get)).route(web::post().to(submit)))
+        .get("/batches/{id}/report", report)
+        .post("/batches/{id}/cancel", cancel);
 }
 
 #[cfg(test)]

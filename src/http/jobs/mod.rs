@@ -15,6 +15,7 @@ use crate::http::AppState;
 use crate::http::support::body;
 use crate::http::support::error::{AppError, Problem, RateLimitedResponse, Unauthenticated, Unavailable};
 use crate::http::support::pagination;
+use crate::http::support::routing::Routes;
 use crate::jobs::JobView;
 use crate::storage::ResultFile;
 use crate::store::{CancelOutcome, JobFilter, Submission};
@@ -283,4 +284,13 @@ fn submit_options(req: &HttpRequest) -> Result<SubmitOptions, AppError> {
         }
     };
     Ok(SubmitOptions { priority, format: query.format })
+}
+
+/// `/jobs` (`/jobs/{id}` reads a job, `/jobs/{type}` submits one), and `/batches`.
+pub fn routes(r: &mut Routes) {
+    r.get("/jobs", list)
+        .id_or_type("/jobs", "GET", "POST", |res| res.route(web::get().to(get)).route(web::post().to(submit)))
+        .get("/jobs/{id}/result", result)
+        .post("/jobs/{id}/cancel", cancel);
+    batches::routes(r);
 }

@@ -8,3 +8,20 @@ pub mod job_link;
 pub mod pages;
 pub mod schedule_pause;
 pub mod unsubscribe;
+
+use actix_web::web;
+
+use crate::http::support::routing::Routes;
+
+/// The links' own paths (a schedule's pause link is under `/schedules`).
+pub fn routes(r: &mut Routes) {
+    r.get("/files/{key:.*}", files::download).get("/links/jobs/{id}", job_link::open).resource(
+        "/unsubscribe/{token}",
+        "GET, HEAD, POST",
+        |res| {
+            res.route(web::get().to(unsubscribe::ask))
+                .route(web::head().to(unsubscribe::ask))
+                .route(web::post().to(unsubscribe::confirm))
+        },
+    );
+}

@@ -19,6 +19,7 @@ use crate::store::{Notification, NotificationKind, NotificationSubject};
 
 mod live;
 
+use crate::http::support::routing::Routes;
 use live::LiveFeed;
 
 /// A notification as the API shows it, written for a person.
@@ -315,4 +316,16 @@ pub async fn stream(
         LiveFeed::open(state.store.clone(), state.job_types.clone(), caller, start, state.closing_streams.clone());
     actix_web::rt::spawn(feed.run(wakes, events));
     Ok(sse::Sse::from_infallible_receiver(receiver).with_keep_alive(state.settings.stream.keep_alive))
+}
+
+/// `/notifications` (the feed, read-marks, the live stream) and the
+/// caller's preferences, `/me/notification-preferences`.
+pub fn routes(r: &mut Routes) {
+    r.get("/notifications", list)
+        .post("/notifications/read-all", mark_all_read)
+        .post("/notifications/stream-tickets", stream_ticket)
+        .get("/notifications/stream", stream)
+        .post("/notifications/{id}/read", mark_read)
+        .get("/me/notification-preferences", preferences::list)
+        .resource("/me/notification-preferences/{category}", "PUT", |res| res.route(web::put().to(preferences::set)));
 }

@@ -18,6 +18,7 @@ use crate::store::{NewSchedule, Schedule, ScheduleCreation};
 
 mod wire;
 
+use crate::http::support::routing::Routes;
 use wire::{ListQuery, MissedName, NewScheduleRequest, ScheduleChange, ScheduleList, ScheduleView};
 
 /// Occurrences looked at for the shortest interval of an expression.
@@ -313,4 +314,23 @@ pub async fn delete(
     } else {
         Err(AppError::NotFound)
     }
+}
+
+/// `/schedules` (`/schedules/{type}` makes one, `/schedules/{id}` reads,
+/// changes or deletes one), and the pause link's page.
+pub fn routes(r: &mut Routes) {
+    use crate::http::links::schedule_pause;
+    r.get("/schedules", list)
+        // Before `/schedules/{id_or_type}`; two segments, so it never takes a schedule's path.
+        .resource("/schedules/pause/{token}", "GET, HEAD, POST", |res| {
+            res.route(web::get().to(schedule_pause::ask))
+                .route(web::head().to(schedule_pause::ask))
+                .route(web::post().to(schedule_pause::confirm))
+        })
+        .id_or_type("/schedules", "GET, PATCH, DELETE", "POST", |res| {
+            res.route(web::get().to(get))
+                .route(web::patch().to(change))
+                .route(web::delete().to(delete))
+                .route(web::post().to(create))
+        });
 }

@@ -66,3 +66,8 @@ pub fn document(job_types: &JobTypes) -> Value {
     }
     doc
 }
+
+/// The OpenAPI document (no token needed: it describes, it does not serve data).
+pub async fn json(state: actix_web::web::Data<crate::http::AppState>) -> actix_web::HttpResponse {
+    actix_web::HttpResponse::Ok().content_type(actix_web::http::header::ContentType::json()).body(state.openapi.clone())
+}

@@ -6,3 +6,4 @@ pub mod error;
 pub mod pagination;
 pub mod rate_limit;
 pub mod request_id;
+pub mod routing;

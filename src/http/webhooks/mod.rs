@@ -18,6 +18,7 @@ use crate::http::AppState;
 use crate::http::auth::TenantAdmin;
 use crate::http::support::error::{AppError, Problem, RateLimitedResponse, Unauthenticated, Unavailable};
 use crate::http::support::pagination::{self, rfc3339};
+use crate::http::support::routing::Routes;
 use crate::store::{DeliveryRecord, Redelivery, Registered, WebhookEndpoint};
 
 /// The events an endpoint may ask for: how a job ended.
@@ -302,4 +303,17 @@ fn new_secret() -> String {
     hash.update(Uuid::new_v4().as_bytes());
     hash.update(Uuid::new_v4().as_bytes());
     format!("whsec_{}", STANDARD.encode(hash.finalize()))
+}
+
+/// `/webhooks`: a tenant's endpoints, their deliveries, and the channel's preferences.
+pub fn routes(r: &mut Routes) {
+    r.resource("/webhooks", "GET, HEAD, POST", |res| {
+        res.route(web::get().to(list)).route(web::head().to(list)).route(web::post().to(register))
+    })
+    // Before `/webhooks/{id}`, which would take the path otherwise.
+    .get_or_head("/webhooks/preferences", preferences::list)
+    .resource("/webhooks/preferences/{category}", "PUT", |res| res.route(web::put().to(preferences::set)))
+    .resource("/webhooks/{id}", "DELETE", |res| res.route(web::delete().to(remove)))
+    .get("/webhooks/{id}/deliveries", deliveries)
+    .post("/webhooks/{id}/deliveries/{delivery}/redeliver", redeliver);
 }

@@ -23,6 +23,7 @@ use crate::domain::JobId;
 use crate::http::AppState;
 use crate::http::auth::ExternalWorker;
 use crate::http::support::error::{AppError, NotAWorker, Problem, Unauthenticated, Unavailable};
+use crate::http::support::routing::Routes;
 
 /// Most jobs one claim answers.
 const MAX_CLAIM: u32 = 100;
@@ -143,4 +144,16 @@ pub(in crate::http) async fn check_type_held(
         )));
     }
     Ok(running)
+}
+
+/// `/worker/v1/…`: the external worker API.
+pub fn routes(r: &mut Routes) {
+    r.post("/worker/v1/claim", claim)
+        .post("/worker/v1/jobs/{id}/heartbeat", attempts::heartbeat)
+        .post("/worker/v1/jobs/{id}/progress", attempts::progress)
+        .post("/worker/v1/jobs/{id}/checkpoint", attempts::checkpoint)
+        .post("/worker/v1/jobs/{id}/complete", attempts::complete)
+        .post("/worker/v1/jobs/{id}/fail", attempts::fail)
+        .resource("/worker/v1/jobs/{id}/result", "PUT", |res| res.route(web::put().to(files::upload)))
+        .post("/worker/v1/jobs/{id}/result-url", files::upload_url);
 }
