@@ -438,3 +438,65 @@ fn strongly_connected(edges: &BTreeMap<(String, String), String>) -> Vec<BTreeSe
         .map(|c| c.into_iter().map(|i| nodes[i].clone()).collect())
         .collect()
 }
+
+/// The layout rules that keep `src/` a house a newcomer finds their way in:
+/// no folder of more than 12 entries, features as folders rather than name
+/// prefixes (no three siblings named `<prefix>_…`), and no function longer
+/// than 80 lines.
+#[test]
+fn folders_stay_small_and_features_are_folders() {
+    let mut problems = Vec::new();
+    visit_folders(Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/src")), &mut problems);
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+fn visit_folders(dir: &Path, problems: &mut Vec<String>) {
+    let mut names = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            visit_folders(&path, problems);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            problems.extend(long_functions(&path));
+        }
+        names.push(path.file_stem().unwrap().to_string_lossy().into_owned());
+    }
+    if names.len() > 12 {
+        problems.push(format!("{}: {} entries (at most 12)", dir.display(), names.len()));
+    }
+    let mut prefixes: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for name in names.iter().filter(|n| n.contains('_')) {
+        prefixes.entry(name.split('_').next().unwrap()).or_default().push(name);
+    }
+    for (prefix, siblings) in prefixes.iter().filter(|(_, s)| s.len() >= 3) {
+        problems.push(format!("{}: {siblings:?} share `{prefix}_` (a folder?)", dir.display()));
+    }
+}
+
+/// Functions over 80 lines: from a line opening `fn` to the line that
+/// closes it at the same indentation.
+fn long_functions(file: &Path) -> Vec<String> {
+    let source = std::fs::read_to_string(file).unwrap();
+    let lines: Vec<&str> = source.lines().collect();
+    let mut long = Vec::new();
+    for (start, line) in lines.iter().enumerate() {
+        let code = line.trim_start();
+        let indent = &line[..line.len() - code.len()];
+        let opens = ["fn ", "pub fn ", "async fn ", "pub async fn ", "pub(crate) fn ", "pub(crate) async fn "];
+        let opens_fn =
+            opens.iter().any(|o| code.starts_with(o)) || (code.starts_with("pub(in ") && code.contains(" fn "));
+        if !opens_fn {
+            continue;
+        }
+        if code.ends_with(';') || code.ends_with('}') {
+            continue;
+        }
+        let close = format!("{indent}}}");
+        if let Some(end) = lines[start..].iter().position(|l| *l == close)
+            && end + 1 > 80
+        {
+            long.push(format!("{}:{}: a function of {} lines (at most 80)", file.display(), start + 1, end + 1));
+        }
+    }
+    long
+}

@@ -170,21 +170,7 @@ impl ScheduleFiring<'_> {
                 }
                 // Only an occurrence of a recurrence that parsed is fired.
                 let Ok(recurrence) = &recurrence else { continue };
-                let occasion = Occasion { local: occurrence.local, zone: recurrence.zone() };
-                // Checked when the schedule was written, with the dates of its
-                // next occurrence; each job's dates are its own, so checked
-                // again (a schema may bound them).
-                let check = terms.types.get(&schedule.job_type).map(|t| &t.check_params);
-                let resolved = resolve_dates(&schedule.params, occasion).map_err(|e| e.to_string());
-                let params = match resolved.and_then(|p| check.map_or(Ok(()), |check| check(&p)).map(|()| p)) {
-                    Ok(params) => params,
-                    Err(error) => {
-                        tracing::warn!(schedule = %schedule.id, %error, "a scheduled occurrence was skipped: its params");
-                        metrics::counter!("errand_schedule_occurrences_skipped_total", "reason" => "params")
-                            .increment(1);
-                        continue;
-                    }
-                };
+                let Some(params) = occurrence_params(&schedule, &occurrence, recurrence, terms) else { continue };
                 jobs.push(ScheduledJob {
                     id: Uuid::now_v7(),
                     schedule: index,
@@ -253,6 +239,30 @@ impl ScheduleFiring<'_> {
             }
         });
         Ok(admitted.collect())
+    }
+}
+
+/// The params of `schedule`'s job for `occurrence`, its dates resolved; or
+/// `None` (logged, counted) when they fail its type's schema. They were
+/// checked when the schedule was written, with the dates of its next
+/// occurrence; each job's dates are its own, so checked again (a schema may
+/// bound them).
+fn occurrence_params(
+    schedule: &Schedule,
+    occurrence: &Occurrence,
+    recurrence: &Recurrence,
+    terms: &FiringTerms<'_>,
+) -> Option<serde_json::Value> {
+    let occasion = Occasion { local: occurrence.local, zone: recurrence.zone() };
+    let check = terms.types.get(&schedule.job_type).map(|t| &t.check_params);
+    let resolved = resolve_dates(&schedule.params, occasion).map_err(|e| e.to_string());
+    match resolved.and_then(|p| check.map_or(Ok(()), |check| check(&p)).map(|()| p)) {
+        Ok(params) => Some(params),
+        Err(error) => {
+            tracing::warn!(schedule = %schedule.id, %error, "a scheduled occurrence was skipped: its params");
+            metrics::counter!("errand_schedule_occurrences_skipped_total", "reason" => "params").increment(1);
+            None
+        }
     }
 }
 
