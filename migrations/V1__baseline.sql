@@ -278,7 +278,7 @@ CREATE TABLE job_queue (
     -- lease (or lock) ran out, 30 to 90 seconds, and a job's next attempt
     -- would count a failure that never was. After a claim that broke with its
     -- connection, the claimer gives back exactly the rows that claim took, if
-    -- it committed at all (store/lost_claims.rs): no guess, and nothing
+    -- it committed at all (store/queue/lost_claims.rs): no guess, and nothing
     -- another claim took is touched.
     claim_id            uuid,
     -- The job's priority (see `jobs.priority`), for the claim's index.
@@ -564,7 +564,7 @@ $$;
 -- path does not expect a refusal. Over a cap, the trigger raises SQLSTATE
 -- ER019 and the statement records nothing: the process then decides job by
 -- job which to refuse, holding the quota lock of each of the batch's tenants
--- (advisory, key space 0x65720003, see store/quota.rs), so that two
+-- (advisory, key space 0x65720003, see store/queue/quota.rs), so that two
 -- processes cannot both let a cap's next job in.
 
 -- An operator's overrides of the configured caps, per tenant (NULL: the
@@ -649,7 +649,7 @@ $$;
 -- past `user_limit` running jobs. Rows: each job with its `rank`, how many
 -- jobs its tenant would run with it (the tenant's running jobs plus its
 -- place in the line read). Inlined into both claims (`errand_claim_due`
--- and the claim beside submissions, store/batch_claim.rs).
+-- and the claim beside submissions, store/queue/batch_claim.rs).
 --
 -- `user_limit` below `tenant_limit` keeps slots free for a colleague: while
 -- one person's backlog of long exports runs, the line's next job is theirs,

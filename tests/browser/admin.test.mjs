@@ -314,7 +314,7 @@ test('markup in params and names shows as text, in the detail and in the list', 
   await context.close();
 });
 
-test('screenshots of the console for the README', { skip: !screenshots, timeout: 60_000 }, async () => {
+test('screenshots of the console for docs/api.md', { skip: !screenshots, timeout: 60_000 }, async () => {
   const mine = await harness.api('ops-shots');
   const [failed] = await ended(mine, 2, 'sleep', FAILING);
   await ended(mine, 2, 'noop', {});
