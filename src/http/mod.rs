@@ -1,7 +1,9 @@
-//! The HTTP API: one route table, one file per resource. Handlers parse and
-//! authenticate, then ask the caller's tenant supervisor; they never touch
-//! the job table themselves and never do the work. (The operators' routes,
-//! which span tenants, use the store's operator door: see `admin.rs`.)
+//! The HTTP API, a folder per feature, each declaring its own routes
+//! (`support/routing.rs`). Handlers parse and authenticate, then submit
+//! through the caller's tenant supervisor, or read and act through the
+//! store's door scoped to the caller; they never do the work. (The
+//! operators' routes, which span tenants, use the store's operator door:
+//! see `admin/`.)
 
 mod admin;
 mod auth;

@@ -102,7 +102,7 @@ pub async fn set(
 }
 
 /// `category`, if the configured job types use it; else the 422 that lists them.
-/// (Also the webhook channel's, `webhook_preferences.rs`.)
+/// (Also the webhook channel's, `webhooks/preferences.rs`.)
 pub(in crate::http) fn known_category(category: String, rules: &NotificationRules) -> Result<String, AppError> {
     let categories = rules.categories();
     if categories.contains(category.as_str()) {

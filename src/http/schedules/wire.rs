@@ -75,7 +75,7 @@ impl ScheduleView {
 pub struct NewScheduleRequest {
     /// The jobs' params, checked against the type's schema. A value may be a
     /// date that moves with each occurrence: `{"$date": "start_of_previous_week"}`
-    /// (see the README's "Scheduled exports whose dates move").
+    /// (see docs/schedules.md, "Dates that move").
     #[schema(value_type = Object)]
     pub(in crate::http::schedules) params: Value,
     /// An export's file format for its jobs, one its type offers (its first when absent).

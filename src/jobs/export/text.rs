@@ -5,7 +5,7 @@
 //! crash, a rescue, a failover, a deploy) goes on with the same upload from
 //! the row after that key: no row written twice, none missing, and none
 //! read again. (It reads the rows after the key as they are when it runs: a
-//! newer snapshot than the first attempt's. The README says how to pin one
+//! newer snapshot than the first attempt's. docs/exports.md says how to pin one
 //! for a source that changes.)
 
 use std::sync::Arc;

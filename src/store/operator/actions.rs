@@ -1,6 +1,6 @@
 //! The operators' audit trail, read: who did what, when, to which jobs.
 //! Written only by the actions themselves, each in its own transaction
-//! (`operator.rs`, `tenant_quotas.rs`); only an [`Operator`] reads it.
+//! (`operator/mod.rs`, `quotas.rs`); only an [`Operator`] reads it.
 
 use chrono::{DateTime, Utc};
 use deadpool_postgres::Pool;

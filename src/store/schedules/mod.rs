@@ -3,7 +3,7 @@
 //! change, pause, resume and delete them. Tenant and user are bound into
 //! every statement from the [`Caller`]: another user's schedule is not found.
 //! When a schedule fires is decided in `domain::schedule`; the caller hands
-//! its next occurrence in, and `schedule_firing.rs` fires it.
+//! its next occurrence in, and `firing.rs` fires it.
 
 pub mod firing;
 
