@@ -81,46 +81,22 @@ CREATE TABLE jobs (
     user_id           text NOT NULL,
     -- Captured from the caller's token when the job is created; used for the completion email.
     user_email        text,
-    idempotency_key   text NOT NULL,
-    -- sha256 of the job type and the canonical JSON of its params.
-    fingerprint       bytea NOT NULL,
-    job_type          text NOT NULL,
-    params            jsonb NOT NULL,
-    state             job_state NOT NULL DEFAULT 'available',
-    -- Attempts the job took, written when it ends (while it is unfinished,
-    -- its queue row counts them).
-    attempt           integer NOT NULL DEFAULT 0,
-    max_attempts      integer NOT NULL CHECK (max_attempts >= 1),
-    -- When the job was due when it was recorded (or retried by an operator);
-    -- while it is unfinished, its queue row's run_at is the live one.
-    run_at            timestamptz NOT NULL DEFAULT now(),
-    result            jsonb,
-    error_message     text,
-    created_at        timestamptz NOT NULL DEFAULT now(),
-    started_at        timestamptz,
-    finished_at       timestamptz,
-    -- When a job's result file is deleted (its retention ends). Kept beside the
-    -- result document so the Pruner finds due files through an index.
-    result_expires_at timestamptz,
-    -- Which run of the job this is: 1, then one more for each operator's retry.
-    run               integer NOT NULL DEFAULT 1,
-    -- The lease of the attempt that ended the job, when a worker ended it: an
-    -- external worker's `/complete` or `/fail` may be retried after a network
-    -- error, after errand recorded the first. The lease it names is kept where
-    -- the attempt ended (`job_queue.last_lease_id` for an attempt that will run
-    -- again, here for the job's end), so the retry is answered as the first
-    -- was instead of as a lost lease.
-    ended_lease_id    uuid,
     -- The batch the job is a child of (see `batches`, where its foreign key
     -- and index are).
     batch_id          uuid,
-    -- Which lease owner (an errand process's dispatcher, or an external worker)
-    -- ran the attempt that ended the job; `ended_lease_id` is its lease.
-    ended_by          uuid,
     -- A job made by a schedule: which, and for which occurrence (see
     -- `schedules`, where the foreign key and index are).
     schedule_id       uuid,
     scheduled_for     timestamptz,
+    idempotency_key   text NOT NULL,
+    -- sha256 of the job type and the canonical JSON of its params.
+    fingerprint       bytea NOT NULL,
+    job_type          text NOT NULL,
+    -- An export's file format (`domain::ExportFormat`), asked for by the
+    -- request among its type's formats (its first when not asked); NULL for
+    -- a job of another kind. Part of what was asked for: in the fingerprint.
+    format            text CHECK (format IN ('csv', 'csv.gz', 'xlsx', 'ndjson')),
+    params            jsonb NOT NULL,
     -- Priorities: scheduled work never delays interactive work. A job's
     -- priority is its class, interactive 0, scheduled -10, bulk (a batch's
     -- children) -20, moved by its type's `priority` and (interactive jobs)
@@ -130,13 +106,37 @@ CREATE TABLE jobs (
     -- `errand_claim_due`). The job keeps its priority (an operator's retry
     -- queues it again with it); the queue row carries it for the claim's index.
     priority          smallint NOT NULL DEFAULT 0,
-    -- An export's file format (`domain::ExportFormat`), asked for by the
-    -- request among its type's formats (its first when not asked); NULL for
-    -- a job of another kind. Part of what was asked for: in the fingerprint.
-    format            text CHECK (format IN ('csv', 'csv.gz', 'xlsx', 'ndjson')),
+    state             job_state NOT NULL DEFAULT 'available',
+    -- Attempts the job took, written when it ends (while it is unfinished,
+    -- its queue row counts them).
+    attempt           integer NOT NULL DEFAULT 0,
+    max_attempts      integer NOT NULL CHECK (max_attempts >= 1),
+    -- Which run of the job this is: 1, then one more for each operator's retry.
+    run               integer NOT NULL DEFAULT 1,
+    -- When the job was due when it was recorded (or retried by an operator);
+    -- while it is unfinished, its queue row's run_at is the live one.
+    run_at            timestamptz NOT NULL DEFAULT now(),
+    created_at        timestamptz NOT NULL DEFAULT now(),
+    started_at        timestamptz,
+    finished_at       timestamptz,
+    -- Which lease owner (an errand process's dispatcher, or an external worker)
+    -- ran the attempt that ended the job; `ended_lease_id` is its lease.
+    ended_by          uuid,
+    -- The lease of the attempt that ended the job, when a worker ended it: an
+    -- external worker's `/complete` or `/fail` may be retried after a network
+    -- error, after errand recorded the first. The lease it names is kept where
+    -- the attempt ended (`job_queue.last_lease_id` for an attempt that will run
+    -- again, here for the job's end), so the retry is answered as the first
+    -- was instead of as a lost lease.
+    ended_lease_id    uuid,
     -- Where the attempt that ended the job resumed from: its checkpoint's
     -- progress (`job_queue.resumed_from`); NULL for one that began at the start.
     resumed_from      bigint,
+    result            jsonb,
+    -- When a job's result file is deleted (its retention ends). Kept beside the
+    -- result document so the Pruner finds due files through an index.
+    result_expires_at timestamptz,
+    error_message     text,
     -- `state` when the job failed or was cancelled, else NULL: what
     -- `jobs_unsuccessful` indexes (below).
     unsuccessful_state job_state

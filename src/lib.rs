@@ -24,7 +24,7 @@
 //!   (`delivery/`) and who keeps the engine going (`upkeep/`).
 //! * [`http`]: the API; handlers authenticate, parse, ask an actor or a
 //!   store door and map the answer (the problem table is
-//!   [`http::support::error`]); the caller's extractor spends their rate limits.
+//!   [`http::support::problem`]); the caller's extractor spends their rate limits.
 //! * [`startup`] ([`startup::Application`]): one process, for `errand serve` and the tests.
 //!
 //! Imports point one way, as messages flow: down the layers above, and down

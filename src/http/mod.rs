@@ -28,7 +28,7 @@ use support::routing::{RouteTable, Routes};
 use crate::actors::{Broker, Completer, ListenerHealth, Notifier, SupervisorFor, SupervisorRegistry};
 use crate::config::{NotificationSettings, Settings};
 use crate::domain::Caller;
-use crate::http::support::error::AppError;
+use crate::http::support::problem::AppError;
 use crate::jobs::JobTypes;
 use crate::outbound::links::JobLinks;
 use crate::storage::{ResultFile, Storage};
@@ -74,7 +74,7 @@ pub struct HandlerSettings {
     /// Where people change their notification preferences (the unsubscribe page links there).
     pub preferences_url: String,
     /// Where tenants' webhook endpoints may point.
-    pub outbound: crate::outbound::guard::OutboundPolicy,
+    pub outbound: crate::outbound::policy::OutboundPolicy,
     /// Endpoints one tenant may register.
     pub max_webhook_endpoints: usize,
     /// Items one batch may have.
@@ -98,7 +98,7 @@ impl HandlerSettings {
                 Some(url) => url.to_string(),
                 None => settings.http.public_base_url.join_path("/"),
             },
-            outbound: crate::outbound::guard::OutboundPolicy::new(settings.webhooks.allow_hosts.iter().cloned()),
+            outbound: crate::outbound::policy::OutboundPolicy::new(settings.webhooks.allow_hosts.iter().cloned()),
             max_webhook_endpoints: settings.webhooks.max_endpoints_per_tenant.get(),
             max_batch_items: settings.batches.max_items.get(),
             max_schedules_per_user: settings.schedules.max_per_user.get(),

@@ -19,7 +19,7 @@
 //! that downloads later asks `GET /jobs/{id}` for a fresh one.
 //!
 //! Each attempt's connection goes only to addresses that pass the check of
-//! [`crate::outbound::guard`] (the client resolves through it: DNS can change after
+//! [`crate::outbound::policy`] (the client resolves through it: DNS can change after
 //! registration, or between a check and a connect). The request goes through
 //! no proxy, follows no redirect, and its answer's body is not read.
 
@@ -35,7 +35,7 @@ use uuid::Uuid;
 use crate::actors::delivery::until_recorded::until_answered;
 use crate::config::WebhookSettings;
 use crate::jobs::{JobView, downloadable, rfc3339};
-use crate::outbound::guard::OutboundPolicy;
+use crate::outbound::policy::OutboundPolicy;
 use crate::storage::Storage;
 use crate::store::{DeliveryOutcome, Store, WebhookDelivery};
 
@@ -267,7 +267,7 @@ impl Sender {
             .body(body)
             .send()
             .await
-            .map_err(|e| match crate::outbound::guard::refusal_in(&e) {
+            .map_err(|e| match crate::outbound::policy::refusal_in(&e) {
                 Some(refused) => (None, refused.to_string()),
                 None => (None, format!("no answer: {e}")),
             })?;

@@ -8,8 +8,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::domain::Operator;
 use crate::http::AppState;
-use crate::http::support::error::{AppError, NotAnOperator, Problem, Unauthenticated, Unavailable};
 use crate::http::support::pagination;
+use crate::http::support::problem::{AppError, NotAnOperator, Problem, Unauthenticated, Unavailable};
 use crate::store::{ActionQuery, OperatorAction};
 
 /// The actions an operator can take, as recorded.

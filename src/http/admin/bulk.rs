@@ -13,8 +13,8 @@ use crate::http::AppState;
 use crate::http::admin::{param_filter, unsearchable_params};
 use crate::http::auth::ActingOperator;
 use crate::http::jobs::type_filter;
-use crate::http::support::error::{AppError, NotAnActingOperator, Problem, Unauthenticated, Unavailable};
 use crate::http::support::pagination;
+use crate::http::support::problem::{AppError, NotAnActingOperator, Problem, Unauthenticated, Unavailable};
 use crate::store::{BulkAction, BulkFilter};
 
 /// Which jobs a bulk action takes (at least a tenant, a type or

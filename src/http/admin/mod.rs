@@ -17,10 +17,10 @@ use crate::config::RedactedField;
 use crate::domain::{Job, JobId, Operator};
 use crate::http::auth::ActingOperator;
 use crate::http::jobs::{job_view, status_filter, type_filter};
-use crate::http::support::error::{
+use crate::http::support::pagination;
+use crate::http::support::problem::{
     AppError, NotAnActingOperator, NotAnOperator, Problem, Unauthenticated, Unavailable,
 };
-use crate::http::support::pagination;
 use crate::http::support::routing::Routes;
 use crate::http::{AppState, job_id};
 use crate::jobs::JobView;

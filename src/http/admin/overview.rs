@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use crate::domain::Operator;
 use crate::http::AppState;
-use crate::http::support::error::{AppError, NotAnOperator, Unauthenticated, Unavailable};
+use crate::http::support::problem::{AppError, NotAnOperator, Unauthenticated, Unavailable};
 use crate::store::Overview;
 
 /// The overview, and this process's own view of the database.

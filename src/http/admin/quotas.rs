@@ -7,7 +7,7 @@ use actix_web::{HttpResponse, web};
 use crate::domain::{Operator, TenantId};
 use crate::http::AppState;
 use crate::http::auth::ActingOperator;
-use crate::http::support::error::{
+use crate::http::support::problem::{
     AppError, NotAnActingOperator, NotAnOperator, Problem, Unauthenticated, Unavailable,
 };
 use crate::store::Caps;

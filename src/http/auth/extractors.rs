@@ -8,7 +8,7 @@ use futures_util::future::LocalBoxFuture;
 use crate::domain::{Caller, Operator, UserId};
 use crate::http::AppState;
 use crate::http::auth::{Authenticator, TENANT_ADMIN};
-use crate::http::support::error::AppError;
+use crate::http::support::problem::AppError;
 use crate::http::support::rate_limit::Spend;
 
 /// What every extractor of a token's holder does: hands the app's

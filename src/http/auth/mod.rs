@@ -22,7 +22,7 @@ use crate::config::AuthSettings;
 use crate::domain::tokens::TokenIssuer;
 use crate::domain::{Caller, Operator, TenantId, UserId};
 use crate::http::auth::jwks::JwksKeys;
-use crate::http::support::error::AppError;
+use crate::http::support::problem::AppError;
 
 pub use self::extractors::{ActingOperator, ExternalWorker, TenantAdmin, spend_a_request};
 

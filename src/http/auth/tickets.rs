@@ -8,7 +8,7 @@ use actix_web::HttpRequest;
 
 use crate::domain::Caller;
 use crate::http::AppState;
-use crate::http::support::error::AppError;
+use crate::http::support::problem::AppError;
 use crate::store::TooManyTickets;
 
 /// A new ticket for `caller`, recorded as unused.

@@ -11,7 +11,7 @@ use serde_json::Value;
 use crate::actors::SubmitBatch;
 use crate::domain::{BatchId, Caller};
 use crate::http::AppState;
-use crate::http::support::error::{AppError, Problem, RateLimitedResponse, Unauthenticated, Unavailable};
+use crate::http::support::problem::{AppError, Problem, RateLimitedResponse, Unauthenticated, Unavailable};
 use crate::http::support::routing::Routes;
 use crate::http::support::{body, pagination};
 use crate::store::{Batch, BatchSubmission, UnfinishedChild};

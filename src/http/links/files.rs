@@ -8,7 +8,7 @@ use serde::Deserialize;
 use tokio_util::io::ReaderStream;
 
 use crate::http::AppState;
-use crate::http::support::error::AppError;
+use crate::http::support::problem::AppError;
 use crate::storage::SignedFileError;
 
 #[derive(Deserialize)]
@@ -29,9 +29,9 @@ pub struct SignedQuery {
     ),
     responses(
         (status = 200, description = "The file", content_type = "application/octet-stream", body = Vec<u8>),
-        (status = 403, description = "Tampered or expired link (`forbidden`)", body = crate::http::support::error::Problem, content_type = "application/problem+json"),
-        (status = 404, description = "Not a local-storage deployment, or no such file (`not_found`)", body = crate::http::support::error::Problem, content_type = "application/problem+json"),
-        (status = 410, description = "Deleted at the end of its retention (`result_expired`)", body = crate::http::support::error::Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Tampered or expired link (`forbidden`)", body = crate::http::support::problem::Problem, content_type = "application/problem+json"),
+        (status = 404, description = "Not a local-storage deployment, or no such file (`not_found`)", body = crate::http::support::problem::Problem, content_type = "application/problem+json"),
+        (status = 410, description = "Deleted at the end of its retention (`result_expired`)", body = crate::http::support::problem::Problem, content_type = "application/problem+json"),
     ),
 )]
 pub async fn download(

@@ -13,7 +13,7 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use crate::domain::JobState;
 use crate::http::AppState;
 use crate::http::links::pages::page;
-use crate::http::support::error::AppError;
+use crate::http::support::problem::AppError;
 use crate::outbound::links::{LinkError, LinkQuery};
 use crate::storage::ResultFile;
 

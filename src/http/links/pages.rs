@@ -6,7 +6,7 @@ use actix_web::HttpResponse;
 use actix_web::http::{StatusCode, header};
 use minijinja::{Environment, context};
 
-use crate::http::support::error::AppError;
+use crate::http::support::problem::AppError;
 
 /// Inline styles only, nothing fetched; forms post to errand itself.
 const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; \

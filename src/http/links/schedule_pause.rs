@@ -11,7 +11,7 @@ use actix_web::{HttpResponse, web};
 
 use crate::http::AppState;
 use crate::http::links::pages::{Extras, invalid_link, page, page_with};
-use crate::http::support::error::AppError;
+use crate::http::support::problem::AppError;
 
 /// Asks whether to pause: a page with a button that POSTs.
 #[utoipa::path(

@@ -12,7 +12,7 @@ use actix_web::{HttpResponse, web};
 
 use crate::http::AppState;
 use crate::http::links::pages::{Extras, invalid_link, page_with};
-use crate::http::support::error::AppError;
+use crate::http::support::problem::AppError;
 
 /// The link every page has: where people choose which emails they get.
 fn preferences_link(state: &AppState) -> Option<(&str, &str)> {

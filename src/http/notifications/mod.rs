@@ -12,8 +12,8 @@ use uuid::Uuid;
 use crate::actors::Subscribe;
 use crate::domain::{BatchCounts, BatchId, Caller, JobId, JobState, NotificationId, ScheduleId};
 use crate::http::AppState;
-use crate::http::support::error::{AppError, Problem, RateLimitedResponse, Unauthenticated, Unavailable};
 use crate::http::support::pagination::{self, rfc3339};
+use crate::http::support::problem::{AppError, Problem, RateLimitedResponse, Unauthenticated, Unavailable};
 use crate::jobs::JobTypes;
 use crate::store::{Notification, NotificationKind, NotificationSubject};
 

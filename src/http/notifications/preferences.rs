@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use crate::domain::{Caller, Channel, NotificationRules};
 use crate::http::AppState;
-use crate::http::support::error::{AppError, Problem, RateLimitedResponse, Unauthenticated, Unavailable};
+use crate::http::support::problem::{AppError, Problem, RateLimitedResponse, Unauthenticated, Unavailable};
 use crate::store::CategoryPreferences;
 
 /// A category's channels as they stand for the caller.

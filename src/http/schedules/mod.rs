@@ -10,7 +10,7 @@ use chrono::{DateTime, TimeDelta, Utc};
 use serde_json::Value;
 
 use crate::domain::{Caller, Fingerprint, Missed, Occasion, Occurrence, Recurrence, ScheduleId, resolve_dates};
-use crate::http::support::error::{AppError, Problem, RateLimitedResponse, Unauthenticated, Unavailable};
+use crate::http::support::problem::{AppError, Problem, RateLimitedResponse, Unauthenticated, Unavailable};
 use crate::http::support::{body, pagination};
 use crate::http::{AppState, path_id};
 use crate::jobs::{JobType, ParamsError};

@@ -12,7 +12,7 @@ use actix_web::http::header;
 use actix_web::{HttpRequest, HttpResponse};
 use rust_embed::RustEmbed;
 
-use crate::http::support::error::AppError;
+use crate::http::support::problem::AppError;
 
 /// Everything under `assets/client/`: embedded in release builds, read from
 /// the source tree on each request in debug builds (rust-embed's own rule).

@@ -4,7 +4,7 @@
 use actix_web::{HttpResponse, web};
 
 use crate::http::AppState;
-use crate::http::support::error::{AppError, Problem};
+use crate::http::support::problem::{AppError, Problem};
 
 /// What the health routes answer.
 #[derive(serde::Serialize, utoipa::ToSchema)]

@@ -9,7 +9,7 @@
 
 use actix_web::{FromRequest, HttpRequest, HttpResponse, Resource, Responder, web};
 
-use crate::http::support::error::AppError;
+use crate::http::support::problem::AppError;
 
 /// One registered path and the methods it answers (`HEAD` where a `GET`
 /// also answers it).

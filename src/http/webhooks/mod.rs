@@ -3,7 +3,7 @@
 //! `tenant_admin`; any other user gets 403). Each endpoint's secret
 //! (`whsec_…`, as Standard Webhooks writes it) is shown once, in the answer
 //! that made it. Endpoints must be HTTPS on public addresses (see
-//! [`crate::outbound::guard`]).
+//! [`crate::outbound::policy`]).
 
 pub mod preferences;
 
@@ -16,8 +16,8 @@ use uuid::Uuid;
 
 use crate::http::AppState;
 use crate::http::auth::TenantAdmin;
-use crate::http::support::error::{AppError, Problem, RateLimitedResponse, Unauthenticated, Unavailable};
 use crate::http::support::pagination::{self, rfc3339};
+use crate::http::support::problem::{AppError, Problem, RateLimitedResponse, Unauthenticated, Unavailable};
 use crate::http::support::routing::Routes;
 use crate::store::{DeliveryRecord, Redelivery, Registered, WebhookEndpoint};
 

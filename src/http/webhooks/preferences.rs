@@ -9,7 +9,7 @@ use serde::Serialize;
 use crate::http::AppState;
 use crate::http::auth::TenantAdmin;
 use crate::http::notifications::preferences::{choice, known_category};
-use crate::http::support::error::{AppError, Problem, RateLimitedResponse, Unauthenticated, Unavailable};
+use crate::http::support::problem::{AppError, Problem, RateLimitedResponse, Unauthenticated, Unavailable};
 use crate::store::WebhookCategory;
 
 /// A category's webhook channel as it stands for the tenant.

@@ -12,7 +12,7 @@ use crate::http::AppState;
 use crate::http::auth::ExternalWorker;
 use crate::http::job_id;
 use crate::http::support::body::json as read_json;
-use crate::http::support::error::{AppError, LeaseNoLongerYours, NotAWorker, Problem, Unauthenticated, Unavailable};
+use crate::http::support::problem::{AppError, LeaseNoLongerYours, NotAWorker, Problem, Unauthenticated, Unavailable};
 use crate::storage::{ObjectKey, ResultFile};
 
 #[derive(Deserialize)]

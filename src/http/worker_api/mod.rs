@@ -22,7 +22,7 @@ use crate::actors::ClaimForWorker;
 use crate::domain::JobId;
 use crate::http::AppState;
 use crate::http::auth::ExternalWorker;
-use crate::http::support::error::{AppError, NotAWorker, Problem, Unauthenticated, Unavailable};
+use crate::http::support::problem::{AppError, NotAWorker, Problem, Unauthenticated, Unavailable};
 use crate::http::support::routing::Routes;
 
 /// Most jobs one claim answers.

@@ -14,7 +14,7 @@ use serde_json::{Map, Value};
 
 pub use self::guard::guard_body;
 use self::items::{ItemLimit, ItemScan};
-use crate::http::support::error::AppError;
+use crate::http::support::problem::AppError;
 
 /// The largest params body accepted: a job's, and each item of a batch.
 pub const MAX_BODY: usize = 64 * 1024;
