@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use crate::domain::Operator;
 use crate::http::AppState;
 use crate::http::support::pagination;
-use crate::http::support::problem::{AppError, NotAnOperator, Problem, Unauthenticated, Unavailable};
+use crate::http::support::problem::{AppError, OperatorReadProblems, Problem};
 use crate::store::{ActionQuery, OperatorAction};
 
 /// The actions an operator can take, as recorded.
@@ -37,26 +37,17 @@ pub struct ActionList {
 }
 
 /// `GET /admin/actions`: operators' actions, newest first.
-#[utoipa::path(
-    get, path = "/admin/actions", tag = "operators",
-    params(
-        ("operator" = Option<String>, Query, description = "Only this operator's (the token's `sub`)"),
+#[utoipa::path(get, path = "/admin/actions", tag = "operators",
+    params(("operator" = Option<String>, Query, description = "Only this operator's (the token's `sub`)"),
         ("action" = Option<String>, Query, pattern = "^(retry|cancel|bulk_retry|bulk_cancel|set_quotas)$", description = "retry, cancel, bulk_retry, bulk_cancel or set_quotas"),
         ("job" = Option<String>, Query, format = Uuid, description = "Only actions on this job"),
         ("since" = Option<String>, Query, format = DateTime, description = "Taken at or after (RFC 3339)"),
         ("until" = Option<String>, Query, format = DateTime, description = "Taken before (RFC 3339)"),
         ("limit" = Option<u32>, Query, minimum = 1, maximum = 100, description = "1 to 100, default 20"),
-        ("cursor" = Option<String>, Query, pattern = "^[A-Za-z0-9_-]{21}[AQgw]$", description = "`next_cursor` of the previous page"),
-    ),
-    responses(
-        (status = 200, description = "A page of actions", body = ActionList),
+        ("cursor" = Option<String>, Query, pattern = "^[A-Za-z0-9_-]{21}[AQgw]$", description = "`next_cursor` of the previous page")),
+    responses((status = 200, description = "A page of actions", body = ActionList),
         (status = 400, description = "A bad filter, limit or cursor (`bad_request`)", body = Problem, content_type = "application/problem+json"),
-        Unauthenticated,
-        NotAnOperator,
-        Unavailable,
-    ),
-    security(("bearer" = [])),
-)]
+        OperatorReadProblems))]
 pub async fn list(
     operator: Operator,
     query: web::Query<ActionListQuery>,

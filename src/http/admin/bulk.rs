@@ -14,7 +14,7 @@ use crate::http::admin::{param_filter, unsearchable_params};
 use crate::http::auth::ActingOperator;
 use crate::http::jobs::type_filter;
 use crate::http::support::pagination;
-use crate::http::support::problem::{AppError, NotAnActingOperator, Problem, Unauthenticated, Unavailable};
+use crate::http::support::problem::{AppError, OperatorActionProblems, Problem};
 use crate::store::{BulkAction, BulkFilter};
 
 /// Which jobs a bulk action takes (at least a tenant, a type or
@@ -101,18 +101,11 @@ impl Done {
 
 /// `POST /admin/jobs/retry`: retries the failed jobs the filter matches
 /// (e.g. every failed `export_sales_report` of one tenant in the last hour).
-#[utoipa::path(
-    post, path = "/admin/jobs/retry", tag = "operators",
+#[utoipa::path(post, path = "/admin/jobs/retry", tag = "operators",
     request_body = BulkRequest,
-    responses(
-        (status = 200, description = "How many were retried (`retried`, and `next_after` with `limit`), or as a dry run would be now (`would_retry`)", body = Retried),
+    responses((status = 200, description = "How many were retried (`retried`, and `next_after` with `limit`), or as a dry run would be now (`would_retry`)", body = Retried),
         (status = 400, description = "No filter, or a bad one (`bad_request`)", body = Problem, content_type = "application/problem+json"),
-        Unauthenticated,
-        NotAnActingOperator,
-        Unavailable,
-    ),
-    security(("bearer" = [])),
-)]
+        OperatorActionProblems))]
 pub async fn retry_matching(
     operator: ActingOperator,
     body: web::Payload,
@@ -126,18 +119,11 @@ pub async fn retry_matching(
 /// `POST /admin/jobs/cancel`: cancels the unfinished jobs the filter matches
 /// (a running one is asked to stop, as one job's cancel does); each owner is
 /// notified as for an operator's cancel.
-#[utoipa::path(
-    post, path = "/admin/jobs/cancel", tag = "operators",
+#[utoipa::path(post, path = "/admin/jobs/cancel", tag = "operators",
     request_body = BulkRequest,
-    responses(
-        (status = 200, description = "How many were cancelled or asked to stop (`cancelled`, and `next_after` with `limit`), or as a dry run would be now (`would_cancel`)", body = Cancelled),
+    responses((status = 200, description = "How many were cancelled or asked to stop (`cancelled`, and `next_after` with `limit`), or as a dry run would be now (`would_cancel`)", body = Cancelled),
         (status = 400, description = "No filter, or a bad one (`bad_request`)", body = Problem, content_type = "application/problem+json"),
-        Unauthenticated,
-        NotAnActingOperator,
-        Unavailable,
-    ),
-    security(("bearer" = [])),
-)]
+        OperatorActionProblems))]
 pub async fn cancel_matching(
     operator: ActingOperator,
     body: web::Payload,

@@ -18,9 +18,7 @@ use crate::domain::{Job, JobId, Operator};
 use crate::http::auth::ActingOperator;
 use crate::http::jobs::{job_view, status_filter, type_filter};
 use crate::http::support::pagination;
-use crate::http::support::problem::{
-    AppError, NotAnActingOperator, NotAnOperator, Problem, Unauthenticated, Unavailable,
-};
+use crate::http::support::problem::{AppError, OperatorActionProblems, OperatorReadProblems, Problem};
 use crate::http::support::routing::Routes;
 use crate::http::{AppState, job_id};
 use crate::jobs::JobView;
@@ -126,10 +124,8 @@ pub struct AdminJobList {
 }
 
 /// `GET /admin/jobs`: any tenant's jobs, newest first.
-#[utoipa::path(
-    get, path = "/admin/jobs", tag = "operators",
-    params(
-        ("tenant" = Option<String>, Query, description = "Only this tenant's jobs"),
+#[utoipa::path(get, path = "/admin/jobs", tag = "operators",
+    params(("tenant" = Option<String>, Query, description = "Only this tenant's jobs"),
         ("user" = Option<String>, Query, description = "Only this user's jobs"),
         ("error" = Option<String>, Query, description = "Only jobs whose error message holds this text (any case)"),
         ("param" = Option<String>, Query, description = "`path=value`: only jobs whose params hold `value` (as text) at the dot-separated `path`, e.g. `customer.id=42`"),
@@ -138,17 +134,10 @@ pub struct AdminJobList {
         ("created_after" = Option<String>, Query, format = DateTime, description = "Created at or after (RFC 3339)"),
         ("created_before" = Option<String>, Query, format = DateTime, description = "Created before (RFC 3339)"),
         ("limit" = Option<u32>, Query, minimum = 1, maximum = 100, description = "1 to 100, default 20"),
-        ("cursor" = Option<String>, Query, pattern = "^[A-Za-z0-9_-]{21}[AQgw]$", description = "`next_cursor` of the previous page"),
-    ),
-    responses(
-        (status = 200, description = "A page of jobs", body = AdminJobList),
+        ("cursor" = Option<String>, Query, pattern = "^[A-Za-z0-9_-]{21}[AQgw]$", description = "`next_cursor` of the previous page")),
+    responses((status = 200, description = "A page of jobs", body = AdminJobList),
         (status = 400, description = "A bad filter, limit or cursor (`bad_request`)", body = Problem, content_type = "application/problem+json"),
-        Unauthenticated,
-        NotAnOperator,
-        Unavailable,
-    ),
-    security(("bearer" = [])),
-)]
+        OperatorReadProblems))]
 pub async fn list(
     operator: Operator,
     query: web::Query<AdminListQuery>,
@@ -189,18 +178,11 @@ pub(in crate::http) fn param_filter(param: &str) -> Result<(Vec<String>, String)
 
 /// `GET /admin/jobs/{id}`: any tenant's job, with its attempts, what its
 /// ends sent and the operator actions taken on it.
-#[utoipa::path(
-    get, path = "/admin/jobs/{id}", tag = "operators",
+#[utoipa::path(get, path = "/admin/jobs/{id}", tag = "operators",
     params(("id" = String, Path, format = Uuid, description = "The job's id")),
-    responses(
-        (status = 200, description = "The job", body = AdminJobView),
-        Unauthenticated,
-        NotAnOperator,
-        (status = 404, description = "No such job (`not_found`)", body = Problem, content_type = "application/problem+json"),
-        Unavailable,
-    ),
-    security(("bearer" = [])),
-)]
+    responses((status = 200, description = "The job", body = AdminJobView),
+        OperatorReadProblems,
+        (status = 404, description = "No such job (`not_found`)", body = Problem, content_type = "application/problem+json")))]
 pub async fn get(
     operator: Operator,
     path: web::Path<String>,
@@ -226,19 +208,12 @@ pub async fn get(
 /// `POST /admin/jobs/{id}/retry`: a failed or cancelled job goes back to the
 /// queue, same id and key, as a new run with a fresh attempt budget; it ends
 /// with a notification of its own (the old one stays).
-#[utoipa::path(
-    post, path = "/admin/jobs/{id}/retry", tag = "operators",
+#[utoipa::path(post, path = "/admin/jobs/{id}/retry", tag = "operators",
     params(("id" = String, Path, format = Uuid, description = "The job's id")),
-    responses(
-        (status = 200, description = "The job, queued again", body = AdminJobView),
-        Unauthenticated,
-        NotAnActingOperator,
+    responses((status = 200, description = "The job, queued again", body = AdminJobView),
+        OperatorActionProblems,
         (status = 404, description = "No such job (`not_found`)", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "Neither failed nor cancelled (`job_not_retryable`)", body = Problem, content_type = "application/problem+json"),
-        Unavailable,
-    ),
-    security(("bearer" = [])),
-)]
+        (status = 409, description = "Neither failed nor cancelled (`job_not_retryable`)", body = Problem, content_type = "application/problem+json")))]
 pub async fn retry(
     ActingOperator(operator): ActingOperator,
     path: web::Path<String>,
@@ -255,20 +230,13 @@ pub async fn retry(
 
 /// `POST /admin/jobs/{id}/cancel`: as the owner's cancel, and the owner is
 /// notified (in-app and by email) once it is cancelled.
-#[utoipa::path(
-    post, path = "/admin/jobs/{id}/cancel", tag = "operators",
+#[utoipa::path(post, path = "/admin/jobs/{id}/cancel", tag = "operators",
     params(("id" = String, Path, format = Uuid, description = "The job's id")),
-    responses(
-        (status = 200, description = "The job, cancelled", body = AdminJobView),
+    responses((status = 200, description = "The job, cancelled", body = AdminJobView),
         (status = 202, description = "The job, being stopped (state `cancelling`)", body = AdminJobView),
-        Unauthenticated,
-        NotAnActingOperator,
+        OperatorActionProblems,
         (status = 404, description = "No such job (`not_found`)", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "Already completed or failed (`job_already_ended`)", body = Problem, content_type = "application/problem+json"),
-        Unavailable,
-    ),
-    security(("bearer" = [])),
-)]
+        (status = 409, description = "Already completed or failed (`job_already_ended`)", body = Problem, content_type = "application/problem+json")))]
 pub async fn cancel(
     ActingOperator(operator): ActingOperator,
     path: web::Path<String>,
@@ -304,16 +272,9 @@ const NEAREST_QUOTAS: i64 = 10;
 /// retrying and running jobs and the oldest due job's wait, and who is
 /// nearest to their quotas, read from the queue table alone (it holds
 /// unfinished jobs only).
-#[utoipa::path(
-    get, path = "/admin/queues", tag = "operators",
-    responses(
-        (status = 200, description = "Counts per type and state", body = Queues),
-        Unauthenticated,
-        NotAnOperator,
-        Unavailable,
-    ),
-    security(("bearer" = [])),
-)]
+#[utoipa::path(get, path = "/admin/queues", tag = "operators",
+    responses((status = 200, description = "Counts per type and state", body = Queues),
+        OperatorReadProblems))]
 pub async fn queues(operator: Operator, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
     let queues = state.store.jobs_for_operator(&operator).queues().await?;
     let nearest_quotas = state.store.quotas_for_operator(&operator).nearest(NEAREST_QUOTAS).await?;

@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use crate::domain::Operator;
 use crate::http::AppState;
-use crate::http::support::problem::{AppError, NotAnOperator, Unauthenticated, Unavailable};
+use crate::http::support::problem::{AppError, OperatorReadProblems};
 use crate::store::Overview;
 
 /// The overview, and this process's own view of the database.
@@ -36,16 +36,9 @@ pub struct OverviewView {
 }
 
 /// `GET /admin/overview`: counts, backlogs, processes and the database.
-#[utoipa::path(
-    get, path = "/admin/overview", tag = "operators",
-    responses(
-        (status = 200, description = "How the queue stands", body = OverviewView),
-        Unauthenticated,
-        NotAnOperator,
-        Unavailable,
-    ),
-    security(("bearer" = [])),
-)]
+#[utoipa::path(get, path = "/admin/overview", tag = "operators",
+    responses((status = 200, description = "How the queue stands", body = OverviewView),
+        OperatorReadProblems))]
 pub async fn read(operator: Operator, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
     let overview = state.store.overview_for_operator(&operator).read().await?;
     Ok(HttpResponse::Ok().json(OverviewView { overview, listening: state.listener.is_listening() }))

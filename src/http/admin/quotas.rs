@@ -7,9 +7,7 @@ use actix_web::{HttpResponse, web};
 use crate::domain::{Operator, TenantId};
 use crate::http::AppState;
 use crate::http::auth::ActingOperator;
-use crate::http::support::problem::{
-    AppError, NotAnActingOperator, NotAnOperator, Problem, Unauthenticated, Unavailable,
-};
+use crate::http::support::problem::{AppError, OperatorActionProblems, OperatorReadProblems, Problem};
 use crate::store::Caps;
 
 /// The tenant of the path; one no token could name is a 404, like any unknown resource.
@@ -19,17 +17,10 @@ fn tenant(path: web::Path<String>) -> Result<TenantId, AppError> {
 
 /// `GET /admin/tenants/{tenant}/quotas`: the tenant's override, the caps that
 /// hold, and its unfinished jobs now.
-#[utoipa::path(
-    get, path = "/admin/tenants/{tenant}/quotas", tag = "operators",
+#[utoipa::path(get, path = "/admin/tenants/{tenant}/quotas", tag = "operators",
     params(("tenant" = String, Path, description = "A tenant's id")),
-    responses(
-        (status = 200, description = "The tenant's quotas: `override`, `caps` (`null`: no cap) and `unfinished`", body = Object),
-        Unauthenticated,
-        NotAnOperator,
-        Unavailable,
-    ),
-    security(("bearer" = [])),
-)]
+    responses((status = 200, description = "The tenant's quotas: `override`, `caps` (`null`: no cap) and `unfinished`", body = Object),
+        OperatorReadProblems))]
 pub async fn get(
     operator: Operator,
     path: web::Path<String>,
@@ -41,19 +32,12 @@ pub async fn get(
 
 /// `PUT /admin/tenants/{tenant}/quotas`: sets the tenant's override. A field
 /// left out or `null` takes the configured cap; both `null` remove the override.
-#[utoipa::path(
-    put, path = "/admin/tenants/{tenant}/quotas", tag = "operators",
+#[utoipa::path(put, path = "/admin/tenants/{tenant}/quotas", tag = "operators",
     params(("tenant" = String, Path, description = "A tenant's id")),
     request_body(content = Object, description = "`max_unfinished_per_user` and `max_unfinished_per_tenant`: whole numbers (0 refuses every new job), or `null` for the configured cap"),
-    responses(
-        (status = 200, description = "The tenant's quotas as they now hold", body = Object),
+    responses((status = 200, description = "The tenant's quotas as they now hold", body = Object),
         (status = 400, description = "A body that is not such an object (`bad_request`)", body = Problem, content_type = "application/problem+json"),
-        Unauthenticated,
-        NotAnActingOperator,
-        Unavailable,
-    ),
-    security(("bearer" = [])),
-)]
+        OperatorActionProblems))]
 pub async fn set(
     ActingOperator(operator): ActingOperator,
     path: web::Path<String>,

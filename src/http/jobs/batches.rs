@@ -11,7 +11,7 @@ use serde_json::Value;
 use crate::actors::SubmitBatch;
 use crate::domain::{BatchId, Caller};
 use crate::http::AppState;
-use crate::http::support::problem::{AppError, Problem, RateLimitedResponse, Unauthenticated, Unavailable};
+use crate::http::support::problem::{AppError, Problem, Unauthenticated, Unavailable, UserRouteProblems};
 use crate::http::support::routing::Routes;
 use crate::http::support::{body, pagination};
 use crate::store::{Batch, BatchSubmission, UnfinishedChild};
@@ -62,15 +62,11 @@ impl BatchView {
 
 /// `POST /batches/{type}`: record a batch and its children (or find the
 /// batch the key names) and answer at once.
-#[utoipa::path(
-    post, path = "/batches/{job_type}", tag = "batches",
-    params(
-        ("job_type" = String, Path, description = "A configured job type: each item becomes a job of it"),
-        ("Idempotency-Key" = String, Header, pattern = "^[!-~]{1,255}$", description = "One per intent, as for jobs"),
-    ),
+#[utoipa::path(post, path = "/batches/{job_type}", tag = "batches",
+    params(("job_type" = String, Path, description = "A configured job type: each item becomes a job of it"),
+        ("Idempotency-Key" = String, Header, pattern = "^[!-~]{1,255}$", description = "One per intent, as for jobs")),
     request_body(content = Object, description = "`{\"items\": [params, …]}`: each item is a job's params, checked against the type's schema"),
-    responses(
-        (status = 202, description = "A new batch, processing", body = BatchView),
+    responses((status = 202, description = "A new batch, processing", body = BatchView),
         (status = 200, description = "The key's batch, replayed (`Idempotent-Replayed: true`)", body = BatchView),
         (status = 400, description = "Missing or malformed key, or a body that is not `{\"items\": [...]}` (`bad_request`, `invalid_idempotency_key`)", body = Problem, content_type = "application/problem+json"),
         Unauthenticated,
@@ -78,11 +74,8 @@ impl BatchView {
         (status = 413, description = "Body over `max_items` × 64 KiB, or over 32 MiB (`payload_too_large`)", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "No items, or more than `[batches] max_items` (`invalid_batch`, refused as the body streams); an item refused (`invalid_params`, `field` e.g. `/items/3/to`; an item over 64 KiB is refused as the body streams); or the key reused for another request (`idempotency_key_reused`)", body = Problem, content_type = "application/problem+json"),
         (status = 429, description = "The children would take the caller over a quota of unfinished jobs (`quota_exceeded`; nothing was recorded), or past a rate limit (`rate_limited`)", body = Problem, content_type = "application/problem+json",
-            headers(("Retry-After" = u64, description = "Seconds to wait before trying again (with the same key)"))),
-        Unavailable,
-    ),
-    security(("bearer" = [])),
-)]
+        headers(("Retry-After" = u64, description = "Seconds to wait before trying again (with the same key)"))),
+        Unavailable))]
 pub async fn submit(
     req: HttpRequest,
     caller: Caller,
@@ -129,18 +122,11 @@ pub async fn submit(
 }
 
 /// `GET /batches/{id}`: the caller's batch and its counts, or 404.
-#[utoipa::path(
-    get, path = "/batches/{id}", tag = "batches",
+#[utoipa::path(get, path = "/batches/{id}", tag = "batches",
     params(("id" = String, Path, format = Uuid, description = "The batch's id")),
-    responses(
-        (status = 200, description = "The caller's batch", body = BatchView),
-        Unauthenticated,
-        RateLimitedResponse,
-        (status = 404, description = "No such batch of the caller's (`not_found`)", body = Problem, content_type = "application/problem+json"),
-        Unavailable,
-    ),
-    security(("bearer" = [])),
-)]
+    responses((status = 200, description = "The caller's batch", body = BatchView),
+        UserRouteProblems,
+        (status = 404, description = "No such batch of the caller's (`not_found`)", body = Problem, content_type = "application/problem+json")))]
 pub async fn get(
     caller: Caller,
     path: web::Path<String>,
@@ -154,18 +140,11 @@ pub async fn get(
 /// `POST /batches/{id}/cancel`: cancels the batch's children that have not
 /// started (running ones finish); asking again changes nothing more. The
 /// batch's one notification comes when its last child ended, as ever.
-#[utoipa::path(
-    post, path = "/batches/{id}/cancel", tag = "batches",
+#[utoipa::path(post, path = "/batches/{id}/cancel", tag = "batches",
     params(("id" = String, Path, format = Uuid, description = "The batch's id")),
-    responses(
-        (status = 200, description = "The batch after the cancel", body = BatchView),
-        Unauthenticated,
-        RateLimitedResponse,
-        (status = 404, description = "No such batch of the caller's (`not_found`)", body = Problem, content_type = "application/problem+json"),
-        Unavailable,
-    ),
-    security(("bearer" = [])),
-)]
+    responses((status = 200, description = "The batch after the cancel", body = BatchView),
+        UserRouteProblems,
+        (status = 404, description = "No such batch of the caller's (`not_found`)", body = Problem, content_type = "application/problem+json")))]
 pub async fn cancel(
     caller: Caller,
     path: web::Path<String>,
@@ -179,18 +158,11 @@ pub async fn cancel(
 
 /// `GET /batches/{id}/report`: the batch's children that failed or were
 /// cancelled, as CSV (`job_id,status,error,params`), streamed.
-#[utoipa::path(
-    get, path = "/batches/{id}/report", tag = "batches",
+#[utoipa::path(get, path = "/batches/{id}/report", tag = "batches",
     params(("id" = String, Path, format = Uuid, description = "The batch's id")),
-    responses(
-        (status = 200, description = "The report (a header line only while no child failed or was cancelled)", content_type = "text/csv", body = String),
-        Unauthenticated,
-        RateLimitedResponse,
-        (status = 404, description = "No such batch of the caller's (`not_found`)", body = Problem, content_type = "application/problem+json"),
-        Unavailable,
-    ),
-    security(("bearer" = [])),
-)]
+    responses((status = 200, description = "The report (a header line only while no child failed or was cancelled)", content_type = "text/csv", body = String),
+        UserRouteProblems,
+        (status = 404, description = "No such batch of the caller's (`not_found`)", body = Problem, content_type = "application/problem+json")))]
 pub async fn report(
     caller: Caller,
     path: web::Path<String>,

@@ -14,7 +14,7 @@ use crate::domain::{Caller, IdempotencyKey, InvalidIdempotencyKey, Job, JobId, J
 use crate::http::AppState;
 use crate::http::support::body;
 use crate::http::support::pagination;
-use crate::http::support::problem::{AppError, Problem, RateLimitedResponse, Unauthenticated, Unavailable};
+use crate::http::support::problem::{AppError, Problem, RateLimitedResponse, Unauthenticated, UserRouteProblems};
 use crate::http::support::routing::Routes;
 use crate::jobs::JobView;
 use crate::storage::ResultFile;
@@ -33,17 +33,13 @@ pub(in crate::http) async fn job_view(job: Job, state: &AppState) -> Result<JobV
 }
 
 /// `POST /jobs/{type}`: record the job (or find the one the key names) and answer at once.
-#[utoipa::path(
-    post, path = "/jobs/{job_type}", tag = "jobs",
-    params(
-        ("job_type" = String, Path, description = "A configured job type (each also has an operation of its own)"),
+#[utoipa::path(post, path = "/jobs/{job_type}", tag = "jobs",
+    params(("job_type" = String, Path, description = "A configured job type (each also has an operation of its own)"),
         ("Idempotency-Key" = String, Header, pattern = "^[!-~]{1,255}$", description = "One per intent: a retry or double-click sends the same key (1 to 255 visible ASCII characters)"),
         ("priority" = Option<i8>, Query, minimum = -4, maximum = 4, description = "How soon it runs beside the caller's tenant's other jobs you clicked for, -4 to 4 (default 0), added to its type's; it always runs before scheduled and bulk work"),
-        ("format" = Option<String>, Query, pattern = "^(csv|csv\\.gz|xlsx|ndjson)$", description = "An export's file format, one of those its type offers (its first when absent): part of the request, so the same key with another format is refused"),
-    ),
+        ("format" = Option<String>, Query, pattern = "^(csv|csv\\.gz|xlsx|ndjson)$", description = "An export's file format, one of those its type offers (its first when absent): part of the request, so the same key with another format is refused")),
     request_body(content = Object, description = "The job's params: a JSON object, checked against the type's schema"),
-    responses(
-        (status = 202, description = "A new job, processing", body = JobView),
+    responses((status = 202, description = "A new job, processing", body = JobView),
         (status = 200, description = "The key's job, replayed (`Idempotent-Replayed: true`)", body = JobView),
         (status = 400, description = "Missing or malformed key, a body that is not a JSON object, or a priority outside -4 to 4 (`bad_request`, `invalid_idempotency_key`)", body = Problem, content_type = "application/problem+json"),
         Unauthenticated,
@@ -51,12 +47,9 @@ pub(in crate::http) async fn job_view(job: Job, state: &AppState) -> Result<JobV
         (status = 413, description = "Body over 64 KiB (`payload_too_large`)", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "Params refused (`invalid_params`, with `field`), a format the type does not write (`invalid_format`, with `field` = `format`), or the key reused for another request (`idempotency_key_reused`)", body = Problem, content_type = "application/problem+json"),
         (status = 429, description = "A new job over one of the caller's quotas of unfinished jobs (`quota_exceeded`, with `scope`, `limit` and `count`; a replay of an existing key is answered as ever), or past a rate limit (`rate_limited`, with the `RateLimit` headers)", body = Problem, content_type = "application/problem+json",
-            headers(("Retry-After" = u64, description = "Seconds to wait before trying again (with the same key)"))),
+        headers(("Retry-After" = u64, description = "Seconds to wait before trying again (with the same key)"))),
         (status = 503, description = "The database is away (`unavailable`), or errand sheds new jobs under overload (`overloaded`): nothing was recorded; try again with the same key", body = Problem, content_type = "application/problem+json",
-            headers(("Retry-After" = u64, description = "Seconds to wait before trying again"))),
-    ),
-    security(("bearer" = [])),
-)]
+        headers(("Retry-After" = u64, description = "Seconds to wait before trying again")))))]
 pub async fn submit(
     req: HttpRequest,
     caller: Caller,
@@ -93,18 +86,11 @@ pub(in crate::http) fn idempotency_key(req: &HttpRequest) -> Result<IdempotencyK
 }
 
 /// `GET /jobs/{id}`: the caller's job, or 404 for anything else (including ids that are not UUIDs).
-#[utoipa::path(
-    get, path = "/jobs/{id}", tag = "jobs",
+#[utoipa::path(get, path = "/jobs/{id}", tag = "jobs",
     params(("id" = String, Path, format = Uuid, description = "The job's id")),
-    responses(
-        (status = 200, description = "The caller's job", body = JobView),
-        Unauthenticated,
-        RateLimitedResponse,
-        (status = 404, description = "No such job of the caller's (`not_found`)", body = Problem, content_type = "application/problem+json"),
-        Unavailable,
-    ),
-    security(("bearer" = [])),
-)]
+    responses((status = 200, description = "The caller's job", body = JobView),
+        UserRouteProblems,
+        (status = 404, description = "No such job of the caller's (`not_found`)", body = Problem, content_type = "application/problem+json")))]
 pub async fn get(
     caller: Caller,
     path: web::Path<String>,
@@ -133,23 +119,14 @@ pub struct JobList {
 }
 
 /// `GET /jobs`: the caller's jobs, newest first, one page at a time.
-#[utoipa::path(
-    get, path = "/jobs", tag = "jobs",
-    params(
-        ("status" = Option<String>, Query, pattern = "^(pending|processing|completed|failed|cancelled)$", description = "pending, processing, completed, failed or cancelled"),
+#[utoipa::path(get, path = "/jobs", tag = "jobs",
+    params(("status" = Option<String>, Query, pattern = "^(pending|processing|completed|failed|cancelled)$", description = "pending, processing, completed, failed or cancelled"),
         ("type" = Option<String>, Query, pattern = "^[a-z0-9_-]{1,64}$", description = "A job type's name"),
         ("limit" = Option<u32>, Query, minimum = 1, maximum = 100, description = "1 to 100, default 20"),
-        ("cursor" = Option<String>, Query, pattern = "^[A-Za-z0-9_-]{21}[AQgw]$", description = "`next_cursor` of the previous page"),
-    ),
-    responses(
-        (status = 200, description = "A page of jobs", body = JobList),
+        ("cursor" = Option<String>, Query, pattern = "^[A-Za-z0-9_-]{21}[AQgw]$", description = "`next_cursor` of the previous page")),
+    responses((status = 200, description = "A page of jobs", body = JobList),
         (status = 400, description = "A bad filter, limit or cursor (`bad_request`)", body = Problem, content_type = "application/problem+json"),
-        Unauthenticated,
-        RateLimitedResponse,
-        Unavailable,
-    ),
-    security(("bearer" = [])),
-)]
+        UserRouteProblems))]
 pub async fn list(
     caller: Caller,
     query: web::Query<ListQuery>,
@@ -194,19 +171,14 @@ pub(in crate::http) fn type_filter(job_type: Option<String>) -> Result<Option<St
 /// `GET /jobs/{id}/result`: for the job's owner, a 303 to a fresh signed URL
 /// of its file; 409 while the job has not completed; 410 once the file's
 /// retention ended; 404 for anyone else, as for a missing job.
-#[utoipa::path(
-    get, path = "/jobs/{id}/result", tag = "jobs",
+#[utoipa::path(get, path = "/jobs/{id}/result", tag = "jobs",
     params(("id" = String, Path, format = Uuid, description = "The job's id")),
-    responses(
-        (status = 303, description = "To a fresh signed download URL (`Location`)"),
+    responses((status = 303, description = "To a fresh signed download URL (`Location`)"),
         Unauthenticated,
         RateLimitedResponse,
         (status = 404, description = "No such job of the caller's, or one without a file (`not_found`, `no_result`)", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "The job has not completed (`result_not_ready`)", body = Problem, content_type = "application/problem+json"),
-        (status = 410, description = "The file's retention ended (`result_expired`)", body = Problem, content_type = "application/problem+json"),
-    ),
-    security(("bearer" = [])),
-)]
+        (status = 410, description = "The file's retention ended (`result_expired`)", body = Problem, content_type = "application/problem+json")))]
 pub async fn result(
     caller: Caller,
     path: web::Path<String>,
@@ -230,20 +202,13 @@ pub async fn result(
 /// ended it); asking again gives the same answer. The owner gets no
 /// notification or email for it, only a `job_cancelled` event on their
 /// streams. A job that already completed or failed answers `409`.
-#[utoipa::path(
-    post, path = "/jobs/{id}/cancel", tag = "jobs",
+#[utoipa::path(post, path = "/jobs/{id}/cancel", tag = "jobs",
     params(("id" = String, Path, format = Uuid, description = "The job's id")),
-    responses(
-        (status = 200, description = "The job, cancelled", body = JobView),
+    responses((status = 200, description = "The job, cancelled", body = JobView),
         (status = 202, description = "The job, being stopped (state `cancelling`)", body = JobView),
-        Unauthenticated,
-        RateLimitedResponse,
+        UserRouteProblems,
         (status = 404, description = "No such job of the caller's (`not_found`)", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "The job already completed or failed (`job_already_ended`)", body = Problem, content_type = "application/problem+json"),
-        Unavailable,
-    ),
-    security(("bearer" = [])),
-)]
+        (status = 409, description = "The job already completed or failed (`job_already_ended`)", body = Problem, content_type = "application/problem+json")))]
 pub async fn cancel(
     caller: Caller,
     path: web::Path<String>,

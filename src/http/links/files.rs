@@ -19,21 +19,15 @@ pub struct SignedQuery {
 }
 
 /// Streams the file a signed URL names; 403 for a bad or expired signature, 410 once deleted.
-#[utoipa::path(
-    get, path = "/files/{key}", tag = "jobs",
-    params(
-        ("key" = String, Path, description = "The file's storage key"),
+#[utoipa::path(get, path = "/files/{key}", tag = "jobs",
+    params(("key" = String, Path, description = "The file's storage key"),
         ("expires" = u64, Query, description = "When the link expires, seconds since the epoch"),
         ("name" = String, Query, description = "The file name a download is saved as"),
-        ("sig" = String, Query, description = "The link's signature: the only authorisation"),
-    ),
-    responses(
-        (status = 200, description = "The file", content_type = "application/octet-stream", body = Vec<u8>),
+        ("sig" = String, Query, description = "The link's signature: the only authorisation")),
+    responses((status = 200, description = "The file", content_type = "application/octet-stream", body = Vec<u8>),
         (status = 403, description = "Tampered or expired link (`forbidden`)", body = crate::http::support::problem::Problem, content_type = "application/problem+json"),
         (status = 404, description = "Not a local-storage deployment, or no such file (`not_found`)", body = crate::http::support::problem::Problem, content_type = "application/problem+json"),
-        (status = 410, description = "Deleted at the end of its retention (`result_expired`)", body = crate::http::support::problem::Problem, content_type = "application/problem+json"),
-    ),
-)]
+        (status = 410, description = "Deleted at the end of its retention (`result_expired`)", body = crate::http::support::problem::Problem, content_type = "application/problem+json")))]
 pub async fn download(
     path: web::Path<String>,
     query: Result<web::Query<SignedQuery>, actix_web::Error>,

@@ -18,22 +18,16 @@ use crate::outbound::links::{LinkError, LinkQuery};
 use crate::storage::ResultFile;
 
 /// Opens an email's link.
-#[utoipa::path(
-    get, path = "/links/jobs/{id}", tag = "jobs",
-    params(
-        ("id" = String, Path, format = Uuid, description = "The job's id"),
+#[utoipa::path(get, path = "/links/jobs/{id}", tag = "jobs",
+    params(("id" = String, Path, format = Uuid, description = "The job's id"),
         ("tenant" = String, Query, description = "The job's tenant"),
         ("user" = String, Query, description = "The job's owner"),
         ("expires" = i64, Query, description = "When the link expires, seconds since the epoch"),
-        ("sig" = String, Query, description = "The link's signature: the only authorisation"),
-    ),
-    responses(
-        (status = 303, description = "A completed job's file: to a fresh, short-lived download URL (`Location`)"),
+        ("sig" = String, Query, description = "The link's signature: the only authorisation")),
+    responses((status = 303, description = "A completed job's file: to a fresh, short-lived download URL (`Location`)"),
         (status = 200, description = "A page: the failed job's error, or the job's status", content_type = "text/html"),
         (status = 403, description = "A tampered, expired or foreign link: a page", content_type = "text/html"),
-        (status = 410, description = "The file's retention ended, or the job was pruned: a page", content_type = "text/html"),
-    ),
-)]
+        (status = 410, description = "The file's retention ended, or the job was pruned: a page", content_type = "text/html")))]
 pub async fn open(
     req: HttpRequest,
     path: web::Path<String>,

@@ -14,15 +14,11 @@ use crate::http::links::pages::{Extras, invalid_link, page, page_with};
 use crate::http::support::problem::AppError;
 
 /// Asks whether to pause: a page with a button that POSTs.
-#[utoipa::path(
-    get, path = "/schedules/pause/{token}", tag = "schedules",
+#[utoipa::path(get, path = "/schedules/pause/{token}", tag = "schedules",
     params(("token" = String, Path, description = "From a scheduled job's email: the only authorisation")),
-    responses(
-        (status = 200, description = "A page asking to confirm, with a button that POSTs; nothing changes", content_type = "text/html"),
+    responses((status = 200, description = "A page asking to confirm, with a button that POSTs; nothing changes", content_type = "text/html"),
         (status = 403, description = "A tampered or foreign link: a page", content_type = "text/html"),
-        (status = 410, description = "The schedule was deleted: a page", content_type = "text/html"),
-    ),
-)]
+        (status = 410, description = "The schedule was deleted: a page", content_type = "text/html")))]
 pub async fn ask(path: web::Path<String>, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
     let Ok((caller, id)) = state.links.verify_pause(&path) else { return invalid_link() };
     let Some(schedule) = state.store.schedules_for(&caller).get(id).await? else { return gone() };
@@ -44,15 +40,11 @@ pub async fn ask(path: web::Path<String>, state: web::Data<AppState>) -> Result<
 }
 
 /// Pauses the schedule: it makes no jobs until resumed (`PATCH /schedules/{id}`).
-#[utoipa::path(
-    post, path = "/schedules/pause/{token}", tag = "schedules",
+#[utoipa::path(post, path = "/schedules/pause/{token}", tag = "schedules",
     params(("token" = String, Path, description = "From a scheduled job's email: the only authorisation")),
-    responses(
-        (status = 200, description = "Paused (again, if it was already): a page", content_type = "text/html"),
+    responses((status = 200, description = "Paused (again, if it was already): a page", content_type = "text/html"),
         (status = 403, description = "A tampered or foreign link: a page", content_type = "text/html"),
-        (status = 410, description = "The schedule was deleted: a page", content_type = "text/html"),
-    ),
-)]
+        (status = 410, description = "The schedule was deleted: a page", content_type = "text/html")))]
 pub async fn confirm(path: web::Path<String>, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
     let Ok((caller, id)) = state.links.verify_pause(&path) else { return invalid_link() };
     crate::http::support::request_id::record_caller(&caller);

@@ -20,14 +20,10 @@ fn preferences_link(state: &AppState) -> Option<(&str, &str)> {
 }
 
 /// Asks whether to unsubscribe: a page with a button that POSTs.
-#[utoipa::path(
-    get, path = "/unsubscribe/{token}", tag = "notifications",
+#[utoipa::path(get, path = "/unsubscribe/{token}", tag = "notifications",
     params(("token" = String, Path, description = "From an email's List-Unsubscribe link: the only authorisation")),
-    responses(
-        (status = 200, description = "A page asking to confirm, with a button that POSTs; nothing changes", content_type = "text/html"),
-        (status = 403, description = "A tampered or foreign link: a page", content_type = "text/html"),
-    ),
-)]
+    responses((status = 200, description = "A page asking to confirm, with a button that POSTs; nothing changes", content_type = "text/html"),
+        (status = 403, description = "A tampered or foreign link: a page", content_type = "text/html")))]
 pub async fn ask(path: web::Path<String>, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
     let Ok(holder) = state.links.verify_unsubscribe(&path) else { return invalid_link() };
     let category = &holder.category;
@@ -46,16 +42,12 @@ pub async fn ask(path: web::Path<String>, state: web::Data<AppState>) -> Result<
 }
 
 /// Unsubscribes: the category's emails are off for the token's user from now on.
-#[utoipa::path(
-    post, path = "/unsubscribe/{token}", tag = "notifications",
+#[utoipa::path(post, path = "/unsubscribe/{token}", tag = "notifications",
     params(("token" = String, Path, description = "From an email's List-Unsubscribe link: the only authorisation")),
     request_body(content = String, content_type = "application/x-www-form-urlencoded", description = "`List-Unsubscribe=One-Click` (RFC 8058), or nothing: not read"),
-    responses(
-        (status = 200, description = "Unsubscribed (again, if it was already): a page", content_type = "text/html"),
+    responses((status = 200, description = "Unsubscribed (again, if it was already): a page", content_type = "text/html"),
         (status = 403, description = "A tampered or foreign link: a page", content_type = "text/html"),
-        (status = 422, description = "A required category, which cannot be turned off: a page", content_type = "text/html"),
-    ),
-)]
+        (status = 422, description = "A required category, which cannot be turned off: a page", content_type = "text/html")))]
 pub async fn confirm(path: web::Path<String>, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
     let Ok(holder) = state.links.verify_unsubscribe(&path) else { return invalid_link() };
     let category = &holder.category;

@@ -13,7 +13,7 @@ use crate::actors::Subscribe;
 use crate::domain::{BatchCounts, BatchId, Caller, JobId, JobState, NotificationId, ScheduleId};
 use crate::http::AppState;
 use crate::http::support::pagination::{self, rfc3339};
-use crate::http::support::problem::{AppError, Problem, RateLimitedResponse, Unauthenticated, Unavailable};
+use crate::http::support::problem::{AppError, Problem, Unauthenticated, UserRouteProblems};
 use crate::jobs::JobTypes;
 use crate::store::{Notification, NotificationKind, NotificationSubject};
 
@@ -164,22 +164,13 @@ pub struct StreamTicket {
 }
 
 /// `GET /notifications`: the caller's feed, newest first, with `unread_count`.
-#[utoipa::path(
-    get, path = "/notifications", tag = "notifications",
-    params(
-        ("unread_only" = Option<bool>, Query, description = "Only unread notifications"),
+#[utoipa::path(get, path = "/notifications", tag = "notifications",
+    params(("unread_only" = Option<bool>, Query, description = "Only unread notifications"),
         ("limit" = Option<u32>, Query, minimum = 1, maximum = 100, description = "1 to 100, default 20"),
-        ("cursor" = Option<String>, Query, pattern = "^[A-Za-z0-9_-]{21}[AQgw]$", description = "`next_cursor` of the previous page"),
-    ),
-    responses(
-        (status = 200, description = "A page of the feed", body = FeedPage),
+        ("cursor" = Option<String>, Query, pattern = "^[A-Za-z0-9_-]{21}[AQgw]$", description = "`next_cursor` of the previous page")),
+    responses((status = 200, description = "A page of the feed", body = FeedPage),
         (status = 400, description = "Bad limit or cursor (`bad_request`)", body = Problem, content_type = "application/problem+json"),
-        Unauthenticated,
-        RateLimitedResponse,
-        Unavailable,
-    ),
-    security(("bearer" = [])),
-)]
+        UserRouteProblems))]
 pub async fn list(
     caller: Caller,
     query: web::Query<FeedQuery>,
@@ -197,18 +188,11 @@ pub async fn list(
 }
 
 /// `POST /notifications/{id}/read`: 204, or 404 whether missing or someone else's.
-#[utoipa::path(
-    post, path = "/notifications/{id}/read", tag = "notifications",
+#[utoipa::path(post, path = "/notifications/{id}/read", tag = "notifications",
     params(("id" = String, Path, format = Uuid, description = "The notification's id")),
-    responses(
-        (status = 204, description = "Marked read"),
-        Unauthenticated,
-        RateLimitedResponse,
-        (status = 404, description = "No such notification of the caller (`not_found`)", body = Problem, content_type = "application/problem+json"),
-        Unavailable,
-    ),
-    security(("bearer" = [])),
-)]
+    responses((status = 204, description = "Marked read"),
+        UserRouteProblems,
+        (status = 404, description = "No such notification of the caller (`not_found`)", body = Problem, content_type = "application/problem+json")))]
 pub async fn mark_read(
     caller: Caller,
     path: web::Path<String>,
@@ -223,16 +207,9 @@ pub async fn mark_read(
 }
 
 /// `POST /notifications/read-all`: marks every unread notification of the caller read.
-#[utoipa::path(
-    post, path = "/notifications/read-all", tag = "notifications",
-    responses(
-        (status = 200, description = "How many were marked", body = MarkedRead),
-        Unauthenticated,
-        RateLimitedResponse,
-        Unavailable,
-    ),
-    security(("bearer" = [])),
-)]
+#[utoipa::path(post, path = "/notifications/read-all", tag = "notifications",
+    responses((status = 200, description = "How many were marked", body = MarkedRead),
+        UserRouteProblems))]
 pub async fn mark_all_read(caller: Caller, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
     let marked_read = state.store.notifications_for(&caller).mark_all_read().await?;
     Ok(HttpResponse::Ok().json(MarkedRead { marked_read }))
@@ -241,15 +218,10 @@ pub async fn mark_all_read(caller: Caller, state: web::Data<AppState>) -> Result
 /// `POST /notifications/stream-tickets`: a short-lived ticket for
 /// `GET /notifications/stream?ticket=…`, for browsers' EventSource, which
 /// cannot send an Authorization header. The ticket opens streams only.
-#[utoipa::path(
-    post, path = "/notifications/stream-tickets", tag = "notifications",
-    responses(
-        (status = 201, description = "A ticket for the stream", body = StreamTicket),
+#[utoipa::path(post, path = "/notifications/stream-tickets", tag = "notifications",
+    responses((status = 201, description = "A ticket for the stream", body = StreamTicket),
         (status = 429, description = "Too many of the caller's tickets are unused (`too_many_streams`), or past a rate limit (`rate_limited`)", body = Problem, content_type = "application/problem+json"),
-        Unauthenticated,
-    ),
-    security(("bearer" = [])),
-)]
+        Unauthenticated))]
 pub async fn stream_ticket(caller: Caller, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
     let ticket = crate::http::auth::tickets::issue(&state, &caller).await?;
     Ok(HttpResponse::Created()
@@ -271,18 +243,13 @@ pub struct StreamQuery {
 /// `job_cancelled` event (never in the feed); `batch_completed` and
 /// `webhook_disabled` notifications come as events of those names.
 /// With `Last-Event-ID`, first replays what came after it.
-#[utoipa::path(
-    get, path = "/notifications/stream", tag = "notifications",
-    params(
-        ("ticket" = Option<String>, Query, description = "A stream ticket, for clients that cannot send Authorization"),
-        ("Last-Event-ID" = Option<String>, Header, description = "Replay what came after this notification"),
-    ),
-    responses(
-        (status = 200, description = "`job_completed` events (data: a notification, id: its id) `job_cancelled` events (the same, for a job the caller cancelled), `unread_count` events (data: `{\"unread_count\": n}`, no id) `job_progress` events (data: `{\"job_id\", \"progress\"}`, no id), `batch_progress` events (data: `{\"batch_id\", \"total\", \"completed\", \"failed\", \"cancelled\", \"status\"}`, no id), and `batch_completed` and `webhook_disabled` events (data: a notification, id: its id)", content_type = "text/event-stream", body = String),
+#[utoipa::path(get, path = "/notifications/stream", tag = "notifications",
+    params(("ticket" = Option<String>, Query, description = "A stream ticket, for clients that cannot send Authorization"),
+        ("Last-Event-ID" = Option<String>, Header, description = "Replay what came after this notification")),
+    responses((status = 200, description = "`job_completed` events (data: a notification, id: its id) `job_cancelled` events (the same, for a job the caller cancelled), `unread_count` events (data: `{\"unread_count\": n}`, no id) `job_progress` events (data: `{\"job_id\", \"progress\"}`, no id), `batch_progress` events (data: `{\"batch_id\", \"total\", \"completed\", \"failed\", \"cancelled\", \"status\"}`, no id), and `batch_completed` and `webhook_disabled` events (data: a notification, id: its id)", content_type = "text/event-stream", body = String),
         (status = 401, description = "No valid token or ticket (`unauthorized`)", body = Problem, content_type = "application/problem+json"),
         (status = 429, description = "The caller (or this server) has as many streams open as allowed (`too_many_streams`), or the caller is past a rate limit (`rate_limited`, with the `RateLimit` headers)", body = Problem, content_type = "application/problem+json",
-            headers(("Retry-After" = u64, description = "Seconds to wait before opening a stream again"))),
-    ),
+        headers(("Retry-After" = u64, description = "Seconds to wait before opening a stream again")))),
     security(("bearer" = []), ()),
 )]
 pub async fn stream(

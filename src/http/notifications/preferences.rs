@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use crate::domain::{Caller, Channel, NotificationRules};
 use crate::http::AppState;
-use crate::http::support::problem::{AppError, Problem, RateLimitedResponse, Unauthenticated, Unavailable};
+use crate::http::support::problem::{AppError, Problem, UserRouteProblems};
 use crate::store::CategoryPreferences;
 
 /// A category's channels as they stand for the caller.
@@ -45,16 +45,9 @@ pub struct PreferencesView {
 }
 
 /// `GET /me/notification-preferences`: how each category stands for the caller.
-#[utoipa::path(
-    get, path = "/me/notification-preferences", tag = "notifications",
-    responses(
-        (status = 200, description = "One entry per category of the configured job types, in name order", body = PreferencesView),
-        Unauthenticated,
-        RateLimitedResponse,
-        Unavailable,
-    ),
-    security(("bearer" = [])),
-)]
+#[utoipa::path(get, path = "/me/notification-preferences", tag = "notifications",
+    responses((status = 200, description = "One entry per category of the configured job types, in name order", body = PreferencesView),
+        UserRouteProblems))]
 pub async fn list(caller: Caller, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
     let rules = state.store.notification_rules();
     let categories: Vec<&str> = rules.categories().into_iter().collect();
@@ -64,20 +57,13 @@ pub async fn list(caller: Caller, state: web::Data<AppState>) -> Result<HttpResp
 
 /// `PUT /me/notification-preferences/{category}`: changes some of the
 /// caller's channels for one category; those left out stay as they were.
-#[utoipa::path(
-    put, path = "/me/notification-preferences/{category}", tag = "notifications",
+#[utoipa::path(put, path = "/me/notification-preferences/{category}", tag = "notifications",
     params(("category" = String, Path, description = "A category of the configured job types")),
     request_body(content = Object, description = "Channels to change: `in_app` and/or `email`, each `true` or `false`, e.g. `{\"email\": false}`"),
-    responses(
-        (status = 200, description = "The category as it now stands", body = CategoryView),
+    responses((status = 200, description = "The category as it now stands", body = CategoryView),
         (status = 400, description = "A body that is not a JSON object (`bad_request`)", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "An unknown category or channel, a value that is not a boolean, or turning off a required category (`invalid_preference`)", body = Problem, content_type = "application/problem+json"),
-        Unauthenticated,
-        RateLimitedResponse,
-        Unavailable,
-    ),
-    security(("bearer" = [])),
-)]
+        UserRouteProblems))]
 pub async fn set(
     caller: Caller,
     path: web::Path<String>,

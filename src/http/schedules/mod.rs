@@ -10,7 +10,7 @@ use chrono::{DateTime, TimeDelta, Utc};
 use serde_json::Value;
 
 use crate::domain::{Caller, Fingerprint, Missed, Occasion, Occurrence, Recurrence, ScheduleId, resolve_dates};
-use crate::http::support::problem::{AppError, Problem, RateLimitedResponse, Unauthenticated, Unavailable};
+use crate::http::support::problem::{AppError, Problem, Unauthenticated, Unavailable, UserRouteProblems};
 use crate::http::support::{body, pagination};
 use crate::http::{AppState, path_id};
 use crate::jobs::{JobType, ParamsError};
@@ -91,25 +91,18 @@ fn first(recurrence: &Recurrence, ends_at: Option<DateTime<Utc>>) -> Option<Occu
 }
 
 /// `POST /schedules/{type}`: record a schedule (or find the one the key names).
-#[utoipa::path(
-    post, path = "/schedules/{job_type}", tag = "schedules",
-    params(
-        ("job_type" = String, Path, description = "A job type configured `schedulable`"),
-        ("Idempotency-Key" = String, Header, pattern = "^[!-~]{1,255}$", description = "One per intent, as for jobs"),
-    ),
+#[utoipa::path(post, path = "/schedules/{job_type}", tag = "schedules",
+    params(("job_type" = String, Path, description = "A job type configured `schedulable`"),
+        ("Idempotency-Key" = String, Header, pattern = "^[!-~]{1,255}$", description = "One per intent, as for jobs")),
     request_body = NewScheduleRequest,
-    responses(
-        (status = 201, description = "A new schedule, with its `next_run_at`", body = ScheduleView),
+    responses((status = 201, description = "A new schedule, with its `next_run_at`", body = ScheduleView),
         (status = 200, description = "The key's schedule, replayed (`Idempotent-Replayed: true`)", body = ScheduleView),
         (status = 400, description = "Missing or malformed key, or a malformed body (`bad_request`, `invalid_idempotency_key`)", body = Problem, content_type = "application/problem+json"),
         Unauthenticated,
         (status = 404, description = "Unknown job type (`unknown_job_type`)", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "A type that cannot be scheduled (`job_type_not_schedulable`); a bad `cron`, `timezone`, `ends_at` or `catch_up_limit`, or one firing more often than the type allows (`invalid_schedule`, with `field`); params refused (`invalid_params`, `field` e.g. `/params/to`); the key reused for another request (`idempotency_key_reused`)", body = Problem, content_type = "application/problem+json"),
         (status = 429, description = "As many schedules as one user may have (`quota_exceeded`, `scope` `user_schedules`), or past a rate limit (`rate_limited`)", body = Problem, content_type = "application/problem+json"),
-        Unavailable,
-    ),
-    security(("bearer" = [])),
-)]
+        Unavailable))]
 pub async fn create(
     req: HttpRequest,
     caller: Caller,
@@ -157,21 +150,12 @@ pub async fn create(
 }
 
 /// `GET /schedules`: the caller's schedules, newest first.
-#[utoipa::path(
-    get, path = "/schedules", tag = "schedules",
-    params(
-        ("limit" = Option<u32>, Query, minimum = 1, maximum = 100, description = "1 to 100, default 20"),
-        ("cursor" = Option<String>, Query, pattern = "^[A-Za-z0-9_-]{21}[AQgw]$", description = "`next_cursor` of the previous page"),
-    ),
-    responses(
-        (status = 200, description = "A page of the caller's schedules", body = ScheduleList),
+#[utoipa::path(get, path = "/schedules", tag = "schedules",
+    params(("limit" = Option<u32>, Query, minimum = 1, maximum = 100, description = "1 to 100, default 20"),
+        ("cursor" = Option<String>, Query, pattern = "^[A-Za-z0-9_-]{21}[AQgw]$", description = "`next_cursor` of the previous page")),
+    responses((status = 200, description = "A page of the caller's schedules", body = ScheduleList),
         (status = 400, description = "A bad limit or cursor (`bad_request`)", body = Problem, content_type = "application/problem+json"),
-        Unauthenticated,
-        RateLimitedResponse,
-        Unavailable,
-    ),
-    security(("bearer" = [])),
-)]
+        UserRouteProblems))]
 pub async fn list(
     caller: Caller,
     query: web::Query<ListQuery>,
@@ -186,18 +170,11 @@ pub async fn list(
 }
 
 /// `GET /schedules/{id}`: the caller's schedule, or 404.
-#[utoipa::path(
-    get, path = "/schedules/{id}", tag = "schedules",
+#[utoipa::path(get, path = "/schedules/{id}", tag = "schedules",
     params(("id" = String, Path, format = Uuid, description = "The schedule's id")),
-    responses(
-        (status = 200, description = "The caller's schedule", body = ScheduleView),
-        Unauthenticated,
-        RateLimitedResponse,
-        (status = 404, description = "No such schedule of the caller's (`not_found`)", body = Problem, content_type = "application/problem+json"),
-        Unavailable,
-    ),
-    security(("bearer" = [])),
-)]
+    responses((status = 200, description = "The caller's schedule", body = ScheduleView),
+        UserRouteProblems,
+        (status = 404, description = "No such schedule of the caller's (`not_found`)", body = Problem, content_type = "application/problem+json")))]
 pub async fn get(
     caller: Caller,
     path: web::Path<String>,
@@ -213,21 +190,14 @@ pub async fn get(
 /// zone or end counts from now; a resumed schedule's occurrences that fell
 /// while it was paused are skipped (its next run is its next occurrence
 /// after now), whatever its `missed` policy.
-#[utoipa::path(
-    patch, path = "/schedules/{id}", tag = "schedules",
+#[utoipa::path(patch, path = "/schedules/{id}", tag = "schedules",
     params(("id" = String, Path, format = Uuid, description = "The schedule's id")),
     request_body = ScheduleChange,
-    responses(
-        (status = 200, description = "The schedule, changed", body = ScheduleView),
+    responses((status = 200, description = "The schedule, changed", body = ScheduleView),
         (status = 400, description = "A malformed body (`bad_request`)", body = Problem, content_type = "application/problem+json"),
-        Unauthenticated,
-        RateLimitedResponse,
+        UserRouteProblems,
         (status = 404, description = "No such schedule of the caller's (`not_found`)", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "As for `POST` (`invalid_schedule`, `invalid_params`, with `field`)", body = Problem, content_type = "application/problem+json"),
-        Unavailable,
-    ),
-    security(("bearer" = [])),
-)]
+        (status = 422, description = "As for `POST` (`invalid_schedule`, `invalid_params`, with `field`)", body = Problem, content_type = "application/problem+json")))]
 pub async fn change(
     caller: Caller,
     path: web::Path<String>,
@@ -291,18 +261,11 @@ fn apply(mut s: Schedule, change: ScheduleChange, state: &AppState) -> Result<Sc
 }
 
 /// `DELETE /schedules/{id}`: the caller's schedule is gone (its jobs stay).
-#[utoipa::path(
-    delete, path = "/schedules/{id}", tag = "schedules",
+#[utoipa::path(delete, path = "/schedules/{id}", tag = "schedules",
     params(("id" = String, Path, format = Uuid, description = "The schedule's id")),
-    responses(
-        (status = 204, description = "Deleted"),
-        Unauthenticated,
-        RateLimitedResponse,
-        (status = 404, description = "No such schedule of the caller's (`not_found`)", body = Problem, content_type = "application/problem+json"),
-        Unavailable,
-    ),
-    security(("bearer" = [])),
-)]
+    responses((status = 204, description = "Deleted"),
+        UserRouteProblems,
+        (status = 404, description = "No such schedule of the caller's (`not_found`)", body = Problem, content_type = "application/problem+json")))]
 pub async fn delete(
     caller: Caller,
     path: web::Path<String>,

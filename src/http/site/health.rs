@@ -21,13 +21,9 @@ pub async fn healthz() -> HttpResponse {
 }
 
 /// The database answers and has every migration this build knows.
-#[utoipa::path(
-    get, path = "/readyz", tag = "operations",
-    responses(
-        (status = 200, description = "Ready", body = Health),
-        (status = 503, description = "Database unreachable or not migrated (`unavailable`)", body = Problem, content_type = "application/problem+json"),
-    ),
-)]
+#[utoipa::path(get, path = "/readyz", tag = "operations",
+    responses((status = 200, description = "Ready", body = Health),
+        (status = 503, description = "Database unreachable or not migrated (`unavailable`)", body = Problem, content_type = "application/problem+json")))]
 pub async fn readyz(state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
     match crate::store::migrations::migrations_current(&state.store).await {
         Ok(true) if !state.listener.is_listening() => {
@@ -42,8 +38,7 @@ pub async fn readyz(state: web::Data<AppState>) -> Result<HttpResponse, AppError
 /// Prometheus text format: submissions, claims, attempt ends, rescues, emails,
 /// open streams, and the queue's depth across all processes (read from the
 /// database at each scrape; left out when the database does not answer).
-#[utoipa::path(
-    get, path = "/metrics", tag = "operations",
+#[utoipa::path(get, path = "/metrics", tag = "operations",
     responses((status = 200, description = "Prometheus text", content_type = "text/plain", body = String)),
 )]
 pub async fn metrics(state: web::Data<AppState>) -> HttpResponse {

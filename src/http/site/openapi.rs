@@ -6,7 +6,7 @@
 
 use serde_json::{Value, json};
 use utoipa::OpenApi;
-use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityRequirement, SecurityScheme};
 
 use crate::http::site::health;
 use crate::http::{admin, jobs, links, notifications, schedules, webhooks, worker_api};
@@ -35,7 +35,9 @@ use crate::jobs::JobTypes;
 )]
 struct ApiDoc;
 
-/// The `bearer` security scheme the operations name.
+/// The `bearer` security scheme, named by every operation that can answer
+/// 401 (and says nothing else of its security): a token is what it asks
+/// for, so the annotations need not say so twice.
 struct BearerJwt;
 
 impl utoipa::Modify for BearerJwt {
@@ -43,6 +45,15 @@ impl utoipa::Modify for BearerJwt {
         let components = openapi.components.get_or_insert_with(Default::default);
         let scheme = HttpBuilder::new().scheme(HttpAuthScheme::Bearer).bearer_format("JWT").build();
         components.add_security_scheme("bearer", SecurityScheme::Http(scheme));
+        for item in openapi.paths.paths.values_mut() {
+            let operations =
+                [&mut item.get, &mut item.put, &mut item.post, &mut item.delete, &mut item.head, &mut item.patch];
+            for operation in operations.into_iter().flatten() {
+                if operation.security.is_none() && operation.responses.responses.contains_key("401") {
+                    operation.security = Some(vec![SecurityRequirement::new("bearer", Vec::<String>::new())]);
+                }
+            }
+        }
     }
 }
 

@@ -197,6 +197,40 @@ pub struct NotAWorker(Problem<'static>);
 #[expect(dead_code, reason = "only its type is used: by the handlers' OpenAPI annotations")]
 pub struct LeaseNoLongerYours(Problem<'static>);
 
+/// The problem responses operations share, each set named once: an
+/// operation lists its set (beside its own answers) instead of every member.
+macro_rules! problem_set {
+    ($(#[$doc:meta])* $name:ident = $($member:ty),+) => {
+        $(#[$doc])*
+        pub struct $name;
+
+        impl utoipa::IntoResponses for $name {
+            fn responses() -> std::collections::BTreeMap<String, utoipa::openapi::RefOr<utoipa::openapi::response::Response>> {
+                let mut responses = std::collections::BTreeMap::new();
+                $(responses.extend(<$member as utoipa::IntoResponses>::responses());)+
+                responses
+            }
+        }
+    };
+}
+
+problem_set!(
+    /// A user's route: a token, the rate limits, the database.
+    UserRouteProblems = Unauthenticated, RateLimitedResponse, Unavailable
+);
+problem_set!(
+    /// A worker's call about a job it holds.
+    WorkerCallProblems = Unauthenticated, NotAWorker, LeaseNoLongerYours, Unavailable
+);
+problem_set!(
+    /// An operator's read.
+    OperatorReadProblems = Unauthenticated, NotAnOperator, Unavailable
+);
+problem_set!(
+    /// An operator's action (read-only operators may not).
+    OperatorActionProblems = Unauthenticated, NotAnActingOperator, Unavailable
+);
+
 /// An RFC 9457 problem document, with errand's `code` (and `field` for params) as extensions.
 #[derive(Serialize, utoipa::ToSchema)]
 pub struct Problem<'a> {

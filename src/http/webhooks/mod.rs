@@ -17,7 +17,7 @@ use uuid::Uuid;
 use crate::http::AppState;
 use crate::http::auth::TenantAdmin;
 use crate::http::support::pagination::{self, rfc3339};
-use crate::http::support::problem::{AppError, Problem, RateLimitedResponse, Unauthenticated, Unavailable};
+use crate::http::support::problem::{AppError, Problem, Unauthenticated, Unavailable, UserRouteProblems};
 use crate::http::support::routing::Routes;
 use crate::store::{DeliveryRecord, Redelivery, Registered, WebhookEndpoint};
 
@@ -76,20 +76,13 @@ struct NewEndpoint {
 }
 
 /// `POST /webhooks`: registers an endpoint for the admin's tenant.
-#[utoipa::path(
-    post, path = "/webhooks", tag = "webhooks",
+#[utoipa::path(post, path = "/webhooks", tag = "webhooks",
     request_body(content = Object, description = "`url` (HTTPS, a public address) and `events`: any of `job.completed`, `job.failed`, `job.cancelled`"),
-    responses(
-        (status = 201, description = "The endpoint, with its secret: shown only this once", body = CreatedEndpoint),
+    responses((status = 201, description = "The endpoint, with its secret: shown only this once", body = CreatedEndpoint),
         (status = 400, description = "A body that is not such an object (`bad_request`)", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "Not a tenant admin's token (`forbidden`)", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "A URL errand may not call, an unknown or missing event, or the tenant's most endpoints already (`invalid_webhook`)", body = Problem, content_type = "application/problem+json"),
-        Unauthenticated,
-        RateLimitedResponse,
-        Unavailable,
-    ),
-    security(("bearer" = [])),
-)]
+        UserRouteProblems))]
 pub async fn register(
     TenantAdmin(admin): TenantAdmin,
     body: web::Payload,
@@ -124,36 +117,22 @@ pub async fn register(
 }
 
 /// `GET /webhooks`: the admin's tenant's endpoints, oldest first (no secrets).
-#[utoipa::path(
-    get, path = "/webhooks", tag = "webhooks",
-    responses(
-        (status = 200, description = "The tenant's endpoints", body = EndpointList),
+#[utoipa::path(get, path = "/webhooks", tag = "webhooks",
+    responses((status = 200, description = "The tenant's endpoints", body = EndpointList),
         (status = 403, description = "Not a tenant admin's token (`forbidden`)", body = Problem, content_type = "application/problem+json"),
-        Unauthenticated,
-        RateLimitedResponse,
-        Unavailable,
-    ),
-    security(("bearer" = [])),
-)]
+        UserRouteProblems))]
 pub async fn list(TenantAdmin(admin): TenantAdmin, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
     let endpoints = state.store.webhooks_for_tenant(&admin.tenant).list().await?;
     Ok(HttpResponse::Ok().json(EndpointList { webhooks: endpoints.into_iter().map(EndpointView::from).collect() }))
 }
 
 /// `DELETE /webhooks/{id}`: removes one of the tenant's endpoints.
-#[utoipa::path(
-    delete, path = "/webhooks/{id}", tag = "webhooks",
+#[utoipa::path(delete, path = "/webhooks/{id}", tag = "webhooks",
     params(("id" = String, Path, format = Uuid, description = "The endpoint's id")),
-    responses(
-        (status = 204, description = "Removed: it hears of nothing more"),
+    responses((status = 204, description = "Removed: it hears of nothing more"),
         (status = 403, description = "Not a tenant admin's token (`forbidden`)", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such endpoint of this tenant (`not_found`)", body = Problem, content_type = "application/problem+json"),
-        Unauthenticated,
-        RateLimitedResponse,
-        Unavailable,
-    ),
-    security(("bearer" = [])),
-)]
+        UserRouteProblems))]
 pub async fn remove(
     TenantAdmin(admin): TenantAdmin,
     path: web::Path<String>,
@@ -223,23 +202,14 @@ pub struct DeliveryQuery {
 }
 
 /// `GET /webhooks/{id}/deliveries`: the endpoint's delivery log, newest first.
-#[utoipa::path(
-    get, path = "/webhooks/{id}/deliveries", tag = "webhooks",
-    params(
-        ("id" = String, Path, format = Uuid, description = "The endpoint's id"),
+#[utoipa::path(get, path = "/webhooks/{id}/deliveries", tag = "webhooks",
+    params(("id" = String, Path, format = Uuid, description = "The endpoint's id"),
         ("limit" = Option<u32>, Query, minimum = 1, maximum = 100, description = "Deliveries per page (default 20)"),
-        ("cursor" = Option<String>, Query, description = "`next_cursor` of the previous page"),
-    ),
-    responses(
-        (status = 200, description = "A page of the endpoint's deliveries", body = DeliveryPage),
+        ("cursor" = Option<String>, Query, description = "`next_cursor` of the previous page")),
+    responses((status = 200, description = "A page of the endpoint's deliveries", body = DeliveryPage),
         (status = 400, description = "Bad limit or cursor (`bad_request`)", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "Not a tenant admin's token (`forbidden`)", body = Problem, content_type = "application/problem+json"),
-        Unauthenticated,
-        RateLimitedResponse,
-        Unavailable,
-    ),
-    security(("bearer" = [])),
-)]
+        UserRouteProblems))]
 pub async fn deliveries(
     TenantAdmin(admin): TenantAdmin,
     path: web::Path<String>,
@@ -263,23 +233,16 @@ pub async fn deliveries(
 /// `webhook-id`); one still pending or being sent is left as it is. A
 /// delivery is sent again at most once per `webhooks.redeliver_cooldown`:
 /// errand is not a tool for sending one request to an address in a loop.
-#[utoipa::path(
-    post, path = "/webhooks/{id}/deliveries/{delivery}/redeliver", tag = "webhooks",
-    params(
-        ("id" = String, Path, format = Uuid, description = "The endpoint's id"),
-        ("delivery" = String, Path, format = Uuid, description = "The delivery's id (its webhook-id)"),
-    ),
-    responses(
-        (status = 202, description = "The delivery, due now (or already on its way)", body = DeliveryView),
+#[utoipa::path(post, path = "/webhooks/{id}/deliveries/{delivery}/redeliver", tag = "webhooks",
+    params(("id" = String, Path, format = Uuid, description = "The endpoint's id"),
+        ("delivery" = String, Path, format = Uuid, description = "The delivery's id (its webhook-id)")),
+    responses((status = 202, description = "The delivery, due now (or already on its way)", body = DeliveryView),
         (status = 403, description = "Not a tenant admin's token (`forbidden`)", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such delivery of this tenant's endpoint (`not_found`)", body = Problem, content_type = "application/problem+json"),
         (status = 429, description = "This delivery was sent again within `webhooks.redeliver_cooldown` (`redelivered_too_soon`), or past a rate limit (`rate_limited`)", body = Problem, content_type = "application/problem+json",
-            headers(("Retry-After" = u64, description = "Seconds until it may be sent again"))),
+        headers(("Retry-After" = u64, description = "Seconds until it may be sent again"))),
         Unauthenticated,
-        Unavailable,
-    ),
-    security(("bearer" = [])),
-)]
+        Unavailable))]
 pub async fn redeliver(
     TenantAdmin(admin): TenantAdmin,
     path: web::Path<(String, String)>,

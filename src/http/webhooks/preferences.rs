@@ -9,7 +9,7 @@ use serde::Serialize;
 use crate::http::AppState;
 use crate::http::auth::TenantAdmin;
 use crate::http::notifications::preferences::{choice, known_category};
-use crate::http::support::problem::{AppError, Problem, RateLimitedResponse, Unauthenticated, Unavailable};
+use crate::http::support::problem::{AppError, Problem, UserRouteProblems};
 use crate::store::WebhookCategory;
 
 /// A category's webhook channel as it stands for the tenant.
@@ -35,17 +35,10 @@ pub struct WebhookPreferencesView {
 }
 
 /// `GET /webhooks/preferences`: how each category's webhook channel stands for the admin's tenant.
-#[utoipa::path(
-    get, path = "/webhooks/preferences", tag = "webhooks",
-    responses(
-        (status = 200, description = "One entry per category of the configured job types, in name order", body = WebhookPreferencesView),
-        Unauthenticated,
-        (status = 403, description = "Not a tenant admin (`forbidden`)", body = Problem, content_type = "application/problem+json"),
-        RateLimitedResponse,
-        Unavailable,
-    ),
-    security(("bearer" = [])),
-)]
+#[utoipa::path(get, path = "/webhooks/preferences", tag = "webhooks",
+    responses((status = 200, description = "One entry per category of the configured job types, in name order", body = WebhookPreferencesView),
+        UserRouteProblems,
+        (status = 403, description = "Not a tenant admin (`forbidden`)", body = Problem, content_type = "application/problem+json")))]
 pub async fn list(TenantAdmin(admin): TenantAdmin, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
     let categories: Vec<&str> = state.store.notification_rules().categories().into_iter().collect();
     let standing = state.store.webhook_preferences_for_tenant(&admin.tenant).standing(&categories).await?;
@@ -54,21 +47,14 @@ pub async fn list(TenantAdmin(admin): TenantAdmin, state: web::Data<AppState>) -
 }
 
 /// `PUT /webhooks/preferences/{category}`: turns the tenant's webhook channel on or off for one category.
-#[utoipa::path(
-    put, path = "/webhooks/preferences/{category}", tag = "webhooks",
+#[utoipa::path(put, path = "/webhooks/preferences/{category}", tag = "webhooks",
     params(("category" = String, Path, description = "A category of the configured job types")),
     request_body(content = Object, description = "`{\"webhook\": true}` or `{\"webhook\": false}`"),
-    responses(
-        (status = 200, description = "The category as it now stands", body = WebhookCategoryView),
+    responses((status = 200, description = "The category as it now stands", body = WebhookCategoryView),
         (status = 400, description = "A body that is not a JSON object (`bad_request`)", body = Problem, content_type = "application/problem+json"),
-        Unauthenticated,
+        UserRouteProblems,
         (status = 403, description = "Not a tenant admin (`forbidden`)", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "An unknown category or channel, a value that is not a boolean, or turning off a required category (`invalid_preference`)", body = Problem, content_type = "application/problem+json"),
-        RateLimitedResponse,
-        Unavailable,
-    ),
-    security(("bearer" = [])),
-)]
+        (status = 422, description = "An unknown category or channel, a value that is not a boolean, or turning off a required category (`invalid_preference`)", body = Problem, content_type = "application/problem+json")))]
 pub async fn set(
     TenantAdmin(admin): TenantAdmin,
     path: web::Path<String>,

@@ -12,7 +12,7 @@ use crate::http::AppState;
 use crate::http::auth::ExternalWorker;
 use crate::http::job_id;
 use crate::http::support::body::json as read_json;
-use crate::http::support::problem::{AppError, LeaseNoLongerYours, NotAWorker, Problem, Unauthenticated, Unavailable};
+use crate::http::support::problem::{AppError, Problem, WorkerCallProblems};
 use crate::http::worker_api::files::confirm_presigned_upload;
 
 #[derive(Deserialize, utoipa::ToSchema)]
@@ -31,19 +31,11 @@ pub struct LeaseRenewed {
 }
 
 /// `POST /worker/v1/jobs/{id}/heartbeat`: extends the lease.
-#[utoipa::path(
-    post, path = "/worker/v1/jobs/{id}/heartbeat", tag = "workers",
+#[utoipa::path(post, path = "/worker/v1/jobs/{id}/heartbeat", tag = "workers",
     params(("id" = String, Path, format = Uuid, description = "The job's id")),
     request_body = Heartbeat,
-    responses(
-        (status = 200, description = "Still yours", body = LeaseRenewed),
-        Unauthenticated,
-        NotAWorker,
-        LeaseNoLongerYours,
-        Unavailable,
-    ),
-    security(("bearer" = [])),
-)]
+    responses((status = 200, description = "Still yours", body = LeaseRenewed),
+        WorkerCallProblems))]
 pub async fn heartbeat(
     _worker: ExternalWorker,
     path: web::Path<String>,
@@ -72,19 +64,11 @@ pub struct ProgressBody {
 /// `POST /worker/v1/jobs/{id}/progress`: how far the job has come (shown in
 /// `GET /jobs/{id}` and on the owner's streams). Each call is a write:
 /// report about once a second, as errand's own handlers are throttled to.
-#[utoipa::path(
-    post, path = "/worker/v1/jobs/{id}/progress", tag = "workers",
+#[utoipa::path(post, path = "/worker/v1/jobs/{id}/progress", tag = "workers",
     params(("id" = String, Path, format = Uuid, description = "The job's id")),
     request_body = ProgressBody,
-    responses(
-        (status = 204, description = "Recorded"),
-        Unauthenticated,
-        NotAWorker,
-        LeaseNoLongerYours,
-        Unavailable,
-    ),
-    security(("bearer" = [])),
-)]
+    responses((status = 204, description = "Recorded"),
+        WorkerCallProblems))]
 pub async fn progress(
     _worker: ExternalWorker,
     path: web::Path<String>,
@@ -119,21 +103,13 @@ pub struct CheckpointBody {
 /// come, so that after a crash the run's next attempt (whichever worker
 /// claims it) is handed it and resumes there. Write it once what it says is
 /// durable, and not more often than every few seconds.
-#[utoipa::path(
-    post, path = "/worker/v1/jobs/{id}/checkpoint", tag = "workers",
+#[utoipa::path(post, path = "/worker/v1/jobs/{id}/checkpoint", tag = "workers",
     params(("id" = String, Path, format = Uuid, description = "The job's id")),
     request_body = CheckpointBody,
-    responses(
-        (status = 204, description = "Recorded"),
+    responses((status = 204, description = "Recorded"),
         (status = 400, description = "A malformed body, or a checkpoint holding NUL (`bad_request`)", body = Problem, content_type = "application/problem+json"),
-        Unauthenticated,
-        NotAWorker,
-        LeaseNoLongerYours,
-        (status = 413, description = "Body over 64 KiB (`payload_too_large`)", body = Problem, content_type = "application/problem+json"),
-        Unavailable,
-    ),
-    security(("bearer" = [])),
-)]
+        WorkerCallProblems,
+        (status = 413, description = "Body over 64 KiB (`payload_too_large`)", body = Problem, content_type = "application/problem+json")))]
 pub async fn checkpoint(
     worker: ExternalWorker,
     path: web::Path<String>,
@@ -186,20 +162,12 @@ pub struct Ended {
 
 /// `POST /worker/v1/jobs/{id}/complete`: the job is done, with its result.
 /// Idempotent for the same lease.
-#[utoipa::path(
-    post, path = "/worker/v1/jobs/{id}/complete", tag = "workers",
+#[utoipa::path(post, path = "/worker/v1/jobs/{id}/complete", tag = "workers",
     params(("id" = String, Path, format = Uuid, description = "The job's id")),
     request_body = CompleteBody,
-    responses(
-        (status = 200, description = "Recorded (or recorded before, for this lease)", body = Ended),
+    responses((status = 200, description = "Recorded (or recorded before, for this lease)", body = Ended),
         (status = 400, description = "A bad body (`bad_request`)", body = Problem, content_type = "application/problem+json"),
-        Unauthenticated,
-        NotAWorker,
-        LeaseNoLongerYours,
-        Unavailable,
-    ),
-    security(("bearer" = [])),
-)]
+        WorkerCallProblems))]
 pub async fn complete(
     worker: ExternalWorker,
     path: web::Path<String>,
@@ -222,20 +190,12 @@ pub async fn complete(
 /// `POST /worker/v1/jobs/{id}/fail`: the attempt failed; it runs again after
 /// the type's backoff if `retryable` and attempts remain. Idempotent for the
 /// same lease.
-#[utoipa::path(
-    post, path = "/worker/v1/jobs/{id}/fail", tag = "workers",
+#[utoipa::path(post, path = "/worker/v1/jobs/{id}/fail", tag = "workers",
     params(("id" = String, Path, format = Uuid, description = "The job's id")),
     request_body = FailBody,
-    responses(
-        (status = 200, description = "Recorded (or recorded before, for this lease)", body = Ended),
+    responses((status = 200, description = "Recorded (or recorded before, for this lease)", body = Ended),
         (status = 400, description = "A bad body (`bad_request`)", body = Problem, content_type = "application/problem+json"),
-        Unauthenticated,
-        NotAWorker,
-        LeaseNoLongerYours,
-        Unavailable,
-    ),
-    security(("bearer" = [])),
-)]
+        WorkerCallProblems))]
 pub async fn fail(
     worker: ExternalWorker,
     path: web::Path<String>,

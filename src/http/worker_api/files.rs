@@ -12,7 +12,7 @@ use crate::http::AppState;
 use crate::http::auth::ExternalWorker;
 use crate::http::job_id;
 use crate::http::support::body::json as read_json;
-use crate::http::support::problem::{AppError, LeaseNoLongerYours, NotAWorker, Problem, Unauthenticated, Unavailable};
+use crate::http::support::problem::{AppError, Problem, WorkerCallProblems};
 use crate::storage::{ObjectKey, ResultFile};
 
 #[derive(Deserialize)]
@@ -26,25 +26,15 @@ pub struct UploadQuery {
 /// request's `Content-Type`. When the attempt completes, the file is the
 /// job's result: its owner downloads it through a fresh signed URL, and it is
 /// deleted after the result retention, as an export's is.
-#[utoipa::path(
-    put, path = "/worker/v1/jobs/{id}/result", tag = "workers",
-    params(
-        ("id" = String, Path, format = Uuid, description = "The job's id"),
+#[utoipa::path(put, path = "/worker/v1/jobs/{id}/result", tag = "workers",
+    params(("id" = String, Path, format = Uuid, description = "The job's id"),
         ("lease_id" = String, Query, format = Uuid, description = "The attempt's lease"),
-        ("file_name" = String, Query, description = "What a download is saved as, e.g. `invoice-42.pdf`"),
-    ),
+        ("file_name" = String, Query, description = "What a download is saved as, e.g. `invoice-42.pdf`")),
     request_body(content = Vec<u8>, content_type = "application/octet-stream", description = "The file"),
-    responses(
-        (status = 200, description = "Stored; the job's result once it completes", body = Object),
+    responses((status = 200, description = "Stored; the job's result once it completes", body = Object),
         (status = 400, description = "A bad query, e.g. a `file_name` with a control character (`bad_request`)", body = Problem, content_type = "application/problem+json"),
-        Unauthenticated,
-        NotAWorker,
-        LeaseNoLongerYours,
-        (status = 413, description = "Over `[storage] max_upload_bytes` (`payload_too_large`; nothing is kept)", body = Problem, content_type = "application/problem+json"),
-        Unavailable,
-    ),
-    security(("bearer" = [])),
-)]
+        WorkerCallProblems,
+        (status = 413, description = "Over `[storage] max_upload_bytes` (`payload_too_large`; nothing is kept)", body = Problem, content_type = "application/problem+json")))]
 pub async fn upload(
     worker: ExternalWorker,
     req: actix_web::HttpRequest,
@@ -123,20 +113,12 @@ pub struct UploadUrl {
 /// passes through errand). `/complete` then checks that the object is there
 /// and makes it the job's result. The local backend answers 400: upload
 /// through `PUT /worker/v1/jobs/{id}/result` instead.
-#[utoipa::path(
-    post, path = "/worker/v1/jobs/{id}/result-url", tag = "workers",
+#[utoipa::path(post, path = "/worker/v1/jobs/{id}/result-url", tag = "workers",
     params(("id" = String, Path, format = Uuid, description = "The job's id")),
     request_body = UploadUrlBody,
-    responses(
-        (status = 200, description = "Where to PUT the file", body = UploadUrl),
+    responses((status = 200, description = "Where to PUT the file", body = UploadUrl),
         (status = 400, description = "A bad body, or not an S3 deployment (`bad_request`)", body = Problem, content_type = "application/problem+json"),
-        Unauthenticated,
-        NotAWorker,
-        LeaseNoLongerYours,
-        Unavailable,
-    ),
-    security(("bearer" = [])),
-)]
+        WorkerCallProblems))]
 pub async fn upload_url(
     worker: ExternalWorker,
     path: web::Path<String>,

@@ -71,18 +71,13 @@ pub struct Claimed {
 
 /// `POST /worker/v1/claim`: up to `max` jobs of the worker's types, waiting
 /// up to `wait` seconds for one to arrive (answered as soon as one does).
-#[utoipa::path(
-    post, path = "/worker/v1/claim", tag = "workers",
+#[utoipa::path(post, path = "/worker/v1/claim", tag = "workers",
     request_body = ClaimBody,
-    responses(
-        (status = 200, description = "The jobs leased (none if nothing came in time)", body = Claimed),
+    responses((status = 200, description = "The jobs leased (none if nothing came in time)", body = Claimed),
         (status = 400, description = "A bad body, or a type the token does not allow (`bad_request`)", body = Problem, content_type = "application/problem+json"),
         Unauthenticated,
         NotAWorker,
-        Unavailable,
-    ),
-    security(("bearer" = [])),
-)]
+        Unavailable))]
 pub async fn claim(
     worker: ExternalWorker,
     body: web::Payload,
