@@ -25,7 +25,7 @@ cd "$(dirname "$0")/.."
 source scripts/lib.sh
 a=$1 b=$2 pairs=${3:-3} jobs=${4:-40000}
 SECRET=bench-secret-that-is-long-enough-0123456789
-errand_database_server
+errand_bench_database_server
 # errand reads DATABASE_URL before its own variables: this run's databases are its own.
 unset DATABASE_URL
 base=${ERRAND_PG_SERVER%/postgres}

@@ -16,7 +16,7 @@ cd "$(dirname "$0")/.."
 source scripts/lib.sh
 errand=${1:-${CARGO_TARGET_DIR:-target}/release/errand} finished=${2:-1000000} requests=${3:-21}
 SECRET=bench-secret-that-is-long-enough-0123456789
-errand_database_server
+errand_bench_database_server
 # errand reads DATABASE_URL before its own variables: this run's database is its own.
 unset DATABASE_URL
 base=${ERRAND_PG_SERVER%/postgres}

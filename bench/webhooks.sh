@@ -14,7 +14,7 @@ cd "$(dirname "$0")/.."
 source scripts/lib.sh
 errand=${1:-${CARGO_TARGET_DIR:-target}/release/errand} pairs=${2:-3} n=${3:-20000}
 SECRET=bench-secret-that-is-long-enough-0123456789
-errand_database_server
+errand_bench_database_server
 # errand reads DATABASE_URL before its own variables: this run's databases are its own.
 unset DATABASE_URL
 base=${ERRAND_PG_SERVER%/postgres}

@@ -6,7 +6,8 @@
 #   2. a server on 127.0.0.1:5432 that lets user postgres in;
 #   3. a private throw-away cluster made with the system's initdb/pg_ctl,
 #      on port ${ERRAND_PG_PORT:-55432}, stopped and removed by errand_stop_private_cluster.
-# ERRAND_PG=private skips 1 and 2.
+# ERRAND_PG=private skips 1 and 2; ERRAND_PG_PROFILE picks its settings
+# (errand_pg_settings), and benchmarks use errand_bench_database_server.
 
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/errand-target}
 
@@ -31,6 +32,19 @@ errand_can_connect() {
   psql "$1" -XAtqc 'SELECT 1' >/dev/null 2>&1
 }
 
+# A private cluster's settings. Quick (the default) for tests and
+# `scripts/run`: nothing there must outlive a crash of the machine, so no
+# fsync. Production (ERRAND_PG_PROFILE=production) for benchmarks: as a
+# deployment runs PostgreSQL, autovacuum on, every commit synced, full page
+# writes; BENCHMARKS.md states these settings.
+errand_pg_settings() {
+  if [ "${ERRAND_PG_PROFILE:-quick}" = production ]; then
+    printf '%s' "-c fsync=on -c synchronous_commit=on -c full_page_writes=on -c autovacuum=on -c shared_buffers=512MB"
+  else
+    printf '%s' "-c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+  fi
+}
+
 errand_start_private_cluster() {
   local pgbin as_pg=()
   pgbin=$(errand_pg_bin) || return 1
@@ -42,7 +56,7 @@ errand_start_private_cluster() {
   "${as_pg[@]}" "$pgbin/initdb" -D "$ERRAND_PG_DIR/data" -U postgres --auth=trust -E UTF8 --locale=C.UTF-8 --no-sync >"$ERRAND_PG_DIR/initdb.log" 2>&1 \
     || { errand_log "initdb failed: see $ERRAND_PG_DIR/initdb.log"; return 1; }
   "${as_pg[@]}" "$pgbin/pg_ctl" -D "$ERRAND_PG_DIR/data" -l "$ERRAND_PG_DIR/server.log" -w -t 60 start -o \
-    "-p $ERRAND_PG_PORT -k $ERRAND_PG_DIR -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300" >/dev/null \
+    "-p $ERRAND_PG_PORT -k $ERRAND_PG_DIR -c listen_addresses=127.0.0.1 -c max_connections=300 $(errand_pg_settings)" >/dev/null \
     || { errand_log "the private cluster did not start: see $ERRAND_PG_DIR/server.log"; return 1; }
   ERRAND_PG_STARTED=1
 }
@@ -68,6 +82,19 @@ errand_database_server() {
     ERRAND_PG_SERVER="postgres://postgres@127.0.0.1:$ERRAND_PG_PORT/postgres"
   fi
   errand_log "using PostgreSQL at ${ERRAND_PG_SERVER%%\?*}"
+}
+
+# Benchmarks' server: a private cluster of their own with the production
+# settings (above), on a port of its own, so that errand and its peers are
+# measured as they would run; BENCH_PG=shared measures on the server
+# errand_database_server finds instead (the machine's own, which may run
+# with autovacuum off, as this one's CI settings do).
+errand_bench_database_server() {
+  if [ "${BENCH_PG:-own}" != shared ]; then
+    ERRAND_PG=private ERRAND_PG_PROFILE=production ERRAND_PG_PORT=${ERRAND_BENCH_PG_PORT:-55433}
+    export ERRAND_PG ERRAND_PG_PROFILE ERRAND_PG_PORT
+  fi
+  errand_database_server
 }
 
 # Installs an npm package pinned by <dir>/package.json and package-lock.json
