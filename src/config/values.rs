@@ -96,7 +96,7 @@ pub(super) mod duration_text {
 
 /// A section whose every field has a default, as if it were absent: its
 /// defaults are written once, beside its fields (`#[serde_inline_default]`).
-pub(in crate::config) fn defaults<T: serde::de::DeserializeOwned>() -> T {
+pub(super) fn defaults<T: serde::de::DeserializeOwned>() -> T {
     serde_json::from_value(serde_json::Value::Object(serde_json::Map::new()))
         .expect("every field of a section used as a whole default has a default")
 }

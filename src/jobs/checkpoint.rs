@@ -40,7 +40,7 @@ impl Checkpoints {
     /// progress then. An error means the attempt must stop: its lease is
     /// lost (another attempt may be running), or the database is away (the
     /// next attempt resumes from the checkpoint before).
-    pub(in crate::jobs) async fn record(&self, value: Option<&Value>, done: u64) -> Result<(), JobError> {
+    pub(super) async fn record(&self, value: Option<&Value>, done: u64) -> Result<(), JobError> {
         let Some(store) = &self.store else { return Ok(()) };
         match store.queue().write_checkpoint(self.job, self.lease, value, done).await {
             Ok(true) => Ok(()),

@@ -75,7 +75,7 @@ impl LocalStorage {
         self.root.join(key.as_str())
     }
 
-    pub(in crate::storage) async fn put<S, E>(
+    pub(super) async fn put<S, E>(
         &self,
         key: &ObjectKey,
         _content_type: &str,
@@ -114,7 +114,7 @@ impl LocalStorage {
         path.with_extension(format!("upload-{}", upload.id))
     }
 
-    pub(in crate::storage) async fn begin_upload(&self, key: &ObjectKey) -> Result<Upload, StorageError> {
+    pub(super) async fn begin_upload(&self, key: &ObjectKey) -> Result<Upload, StorageError> {
         let id = uuid::Uuid::new_v4().simple().to_string();
         let upload = Upload { key: key.as_str().to_owned(), id, parts: Vec::new(), segment: None };
         tokio::fs::create_dir_all(self.parts_dir(&upload)).await?;
@@ -126,7 +126,7 @@ impl LocalStorage {
     /// resumed attempt starts a segment of its own, so an attempt that lost
     /// its lease and writes late writes its own file, past what was recorded
     /// of it; the completion takes of each segment what was recorded.
-    pub(in crate::storage) async fn upload_part(
+    pub(super) async fn upload_part(
         &self,
         upload: &mut Upload,
         part: Vec<u8>,
@@ -148,7 +148,7 @@ impl LocalStorage {
         Ok(segment)
     }
 
-    pub(in crate::storage) async fn upload_is_whole(&self, upload: &Upload) -> Result<bool, StorageError> {
+    pub(super) async fn upload_is_whole(&self, upload: &Upload) -> Result<bool, StorageError> {
         let dir = self.parts_dir(upload);
         for (segment, bytes) in segments(upload) {
             match tokio::fs::metadata(dir.join(segment)).await {
@@ -166,7 +166,7 @@ impl LocalStorage {
     /// place (no copy); one resumed is its first segment with the others'
     /// recorded bytes appended (the kernel's copy, `copy_file_range`
     /// through `std::io::copy`). Then the upload's directory goes.
-    pub(in crate::storage) async fn complete_upload(&self, upload: &Upload) -> Result<(), StorageError> {
+    pub(super) async fn complete_upload(&self, upload: &Upload) -> Result<(), StorageError> {
         let path = self.path_of(&upload.object_key());
         let dir = self.parts_dir(upload);
         let segments: Vec<(PathBuf, u64)> = segments(upload).into_iter().map(|(s, n)| (dir.join(s), n)).collect();
@@ -190,7 +190,7 @@ impl LocalStorage {
         Ok(())
     }
 
-    pub(in crate::storage) async fn abort_upload(&self, upload: &Upload) -> Result<(), StorageError> {
+    pub(super) async fn abort_upload(&self, upload: &Upload) -> Result<(), StorageError> {
         match tokio::fs::remove_dir_all(self.parts_dir(upload)).await {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e.into()),
             _ => Ok(()),
@@ -199,11 +199,11 @@ impl LocalStorage {
 
     /// [`Self::abort_upload`] where nothing can be awaited: a few unlinks,
     /// too short to matter to the runtime (as [`PartialFile`]'s).
-    pub(in crate::storage) fn abort_upload_now(&self, upload: &Upload) {
+    pub(super) fn abort_upload_now(&self, upload: &Upload) {
         let _ = std::fs::remove_dir_all(self.parts_dir(upload));
     }
 
-    pub(in crate::storage) async fn size(&self, key: &ObjectKey) -> Result<Option<u64>, StorageError> {
+    pub(super) async fn size(&self, key: &ObjectKey) -> Result<Option<u64>, StorageError> {
         match tokio::fs::metadata(self.path_of(key)).await {
             Ok(meta) => Ok(Some(meta.len())),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
@@ -211,7 +211,7 @@ impl LocalStorage {
         }
     }
 
-    pub(in crate::storage) async fn delete(&self, key: &ObjectKey) -> Result<(), StorageError> {
+    pub(super) async fn delete(&self, key: &ObjectKey) -> Result<(), StorageError> {
         match tokio::fs::remove_file(self.path_of(key)).await {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e.into()),
             _ => Ok(()),
@@ -224,7 +224,7 @@ impl LocalStorage {
         hex::encode(self.signing_key.sign_fields(Label::LocalFile, &fields))
     }
 
-    pub(in crate::storage) fn signed_url(&self, key: &ObjectKey, file_name: &str, expires_in: Duration) -> String {
+    pub(super) fn signed_url(&self, key: &ObjectKey, file_name: &str, expires_in: Duration) -> String {
         let expires = unix_now() + expires_in.as_secs();
         let sig = self.signature(key.as_str(), expires, file_name);
         let name: String = form_encode(file_name);

@@ -45,7 +45,7 @@ impl S3Storage {
         Ok(Self { bucket: bucket_at(&settings.endpoint)?, public: bucket_at(public_endpoint)? })
     }
 
-    pub(in crate::storage) async fn put<S, E>(
+    pub(super) async fn put<S, E>(
         &self,
         key: &ObjectKey,
         content_type: &str,
@@ -64,7 +64,7 @@ impl S3Storage {
         Ok(StoredObject { size_bytes: response.uploaded_bytes() as u64 })
     }
 
-    pub(in crate::storage) async fn begin_upload(
+    pub(super) async fn begin_upload(
         &self,
         key: &ObjectKey,
         content_type: &str,
@@ -74,7 +74,7 @@ impl S3Storage {
     }
 
     /// Uploads part `number`; answers its ETag.
-    pub(in crate::storage) async fn upload_part(
+    pub(super) async fn upload_part(
         &self,
         upload: &Upload,
         number: u32,
@@ -89,20 +89,20 @@ impl S3Storage {
         Ok(uploaded.etag)
     }
 
-    pub(in crate::storage) async fn complete_upload(&self, upload: &Upload) -> Result<(), StorageError> {
+    pub(super) async fn complete_upload(&self, upload: &Upload) -> Result<(), StorageError> {
         let parts = upload.parts.iter().map(|p| s3::serde_types::Part { part_number: p.number, etag: p.etag.clone() });
         self.bucket.complete_multipart_upload(&upload.key, &upload.id, parts.collect()).await.map_err(remote)?;
         Ok(())
     }
 
-    pub(in crate::storage) async fn abort_upload(&self, upload: &Upload) -> Result<(), StorageError> {
+    pub(super) async fn abort_upload(&self, upload: &Upload) -> Result<(), StorageError> {
         match self.bucket.abort_upload(&upload.key, &upload.id).await {
             Ok(()) | Err(s3::error::S3Error::HttpFailWithBody(404, _)) => Ok(()),
             Err(e) => Err(remote(e)),
         }
     }
 
-    pub(in crate::storage) async fn delete(&self, key: &ObjectKey) -> Result<(), StorageError> {
+    pub(super) async fn delete(&self, key: &ObjectKey) -> Result<(), StorageError> {
         match self.bucket.delete_object(key.as_str()).await {
             Ok(_) => Ok(()),
             Err(s3::error::S3Error::HttpFailWithBody(404, _)) => Ok(()),
@@ -110,7 +110,7 @@ impl S3Storage {
         }
     }
 
-    pub(in crate::storage) async fn signed_url(
+    pub(super) async fn signed_url(
         &self,
         key: &ObjectKey,
         file_name: &str,
@@ -126,7 +126,7 @@ impl S3Storage {
     }
 
     /// A presigned PUT of `key`, for a client to upload the object itself.
-    pub(in crate::storage) async fn upload_url(
+    pub(super) async fn upload_url(
         &self,
         key: &ObjectKey,
         expires_in: Duration,
@@ -139,7 +139,7 @@ impl S3Storage {
     }
 
     /// The object's size, or `None` if it is not there.
-    pub(in crate::storage) async fn size(&self, key: &ObjectKey) -> Result<Option<u64>, StorageError> {
+    pub(super) async fn size(&self, key: &ObjectKey) -> Result<Option<u64>, StorageError> {
         match self.bucket.head_object(key.as_str()).await {
             Ok((head, 200)) => Ok(head.content_length.and_then(|n| u64::try_from(n).ok())),
             Ok((_, 404)) | Err(s3::error::S3Error::HttpFailWithBody(404, _)) => Ok(None),

@@ -57,7 +57,7 @@ impl Upload {
         (next <= MAX_PART_NUMBER).then_some(next)
     }
 
-    pub(in crate::storage) fn object_key(&self) -> ObjectKey {
+    pub(super) fn object_key(&self) -> ObjectKey {
         ObjectKey::from_stored(self.key.clone())
     }
 }

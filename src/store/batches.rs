@@ -150,11 +150,11 @@ pub struct UnfinishedChild {
 
 /// The batches of one user of one tenant.
 pub struct CallerBatches<'a> {
-    pub(in crate::store) pool: &'a Pool,
-    pub(in crate::store) caller: &'a Caller,
-    pub(in crate::store) batch_caps: &'a quota::BatchCaps,
-    pub(in crate::store) quotas: &'a crate::domain::Quotas,
-    pub(in crate::store) rules: &'a crate::domain::NotificationRules,
+    pub(super) pool: &'a Pool,
+    pub(super) caller: &'a Caller,
+    pub(super) batch_caps: &'a quota::BatchCaps,
+    pub(super) quotas: &'a crate::domain::Quotas,
+    pub(super) rules: &'a crate::domain::NotificationRules,
 }
 
 impl CallerBatches<'_> {

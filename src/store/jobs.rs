@@ -58,7 +58,7 @@ pub struct JobPage {
 impl JobPage {
     /// A page of `limit` jobs from up to `limit + 1` fetched: one more than
     /// the page holds says another page follows.
-    pub(in crate::store) fn of(jobs: Vec<Job>, limit: u32) -> Self {
+    pub(super) fn of(jobs: Vec<Job>, limit: u32) -> Self {
         let (jobs, next_before) = crate::store::jobs::keyset_page(jobs, limit, |job| job.id);
         Self { jobs, next_before }
     }
@@ -66,12 +66,12 @@ impl JobPage {
 
 /// The jobs of one user of one tenant.
 pub struct CallerJobs<'a> {
-    pub(in crate::store) pool: &'a Pool,
-    pub(in crate::store) caller: &'a Caller,
+    pub(super) pool: &'a Pool,
+    pub(super) caller: &'a Caller,
 }
 
 impl<'a> CallerJobs<'a> {
-    pub(in crate::store) fn new(pool: &'a Pool, caller: &'a Caller) -> Self {
+    pub(super) fn new(pool: &'a Pool, caller: &'a Caller) -> Self {
         Self { pool, caller }
     }
 
@@ -125,7 +125,7 @@ impl<'a> CallerJobs<'a> {
     }
 }
 
-pub(in crate::store) fn job_from_row(row: &Row) -> Result<Job, StoreError> {
+pub(super) fn job_from_row(row: &Row) -> Result<Job, StoreError> {
     Ok(Job {
         id: JobId(row.try_get::<_, Uuid>("id")?),
         tenant: TenantId::parse(row.try_get::<_, String>("tenant_id")?)?,
@@ -161,7 +161,7 @@ pub(in crate::store) fn job_from_row(row: &Row) -> Result<Job, StoreError> {
 /// A page of at most `limit` rows, from up to `limit + 1` fetched (one more
 /// than the page holds says another page follows): the page, and its last
 /// row's key when another follows.
-pub(in crate::store) fn keyset_page<T, K>(mut rows: Vec<T>, limit: u32, key: impl Fn(&T) -> K) -> (Vec<T>, Option<K>) {
+pub(super) fn keyset_page<T, K>(mut rows: Vec<T>, limit: u32, key: impl Fn(&T) -> K) -> (Vec<T>, Option<K>) {
     if rows.len() <= limit as usize {
         return (rows, None);
     }

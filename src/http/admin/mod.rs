@@ -97,7 +97,7 @@ fn redact(job: &mut Job, operator: &Operator, state: &AppState) -> Vec<RedactedF
 }
 
 /// The job types whose params `operator` may not search by (see [`redact`]).
-pub(in crate::http) fn unsearchable_params(operator: &Operator, state: &AppState) -> Vec<String> {
+pub(super) fn unsearchable_params(operator: &Operator, state: &AppState) -> Vec<String> {
     if operator.sees_sensitive { Vec::new() } else { state.job_types.params_redacted() }
 }
 
@@ -166,7 +166,7 @@ pub async fn list(
 }
 
 /// A `param` filter, `path=value`: the path's dot-separated keys, and the value.
-pub(in crate::http) fn param_filter(param: &str) -> Result<(Vec<String>, String), AppError> {
+pub(super) fn param_filter(param: &str) -> Result<(Vec<String>, String), AppError> {
     let refused = || AppError::BadRequest(format!("param must be path=value, e.g. customer.id=42, not {param:?}"));
     let (path, value) = param.split_once('=').ok_or_else(refused)?;
     let keys: Vec<String> = path.split('.').map(str::to_owned).collect();

@@ -24,7 +24,7 @@ use crate::store::{CancelOutcome, JobFilter, Submission};
 const RETRY_AFTER_SECS: &str = "1";
 
 /// A job as the API shows it, with a download URL signed on every read.
-pub(in crate::http) async fn job_view(job: Job, state: &AppState) -> Result<JobView, AppError> {
+pub(super) async fn job_view(job: Job, state: &AppState) -> Result<JobView, AppError> {
     let result_url = match crate::jobs::downloadable(&job) {
         Some(file) => Some(state.download_url(&file).await?),
         None => None,
@@ -78,7 +78,7 @@ pub async fn submit(
 }
 
 /// The request's `Idempotency-Key` header (jobs and batches).
-pub(in crate::http) fn idempotency_key(req: &HttpRequest) -> Result<IdempotencyKey, AppError> {
+pub(super) fn idempotency_key(req: &HttpRequest) -> Result<IdempotencyKey, AppError> {
     match req.headers().get("Idempotency-Key") {
         None => Err(InvalidIdempotencyKey::Missing.into()),
         Some(value) => Ok(IdempotencyKey::parse(value.to_str().map_err(|_| InvalidIdempotencyKey::Malformed)?)?),
@@ -146,7 +146,7 @@ pub async fn list(
 }
 
 /// A list's `status` filter: one of the API's statuses, or a 400.
-pub(in crate::http) fn status_filter(status: Option<String>) -> Result<Option<JobStatus>, AppError> {
+pub(super) fn status_filter(status: Option<String>) -> Result<Option<JobStatus>, AppError> {
     status
         .map(|s| {
             s.parse::<JobStatus>().map_err(|()| {
@@ -159,7 +159,7 @@ pub(in crate::http) fn status_filter(status: Option<String>) -> Result<Option<Jo
 }
 
 /// A list's `type` filter: a job type's name (configured or not), or a 400.
-pub(in crate::http) fn type_filter(job_type: Option<String>) -> Result<Option<String>, AppError> {
+pub(super) fn type_filter(job_type: Option<String>) -> Result<Option<String>, AppError> {
     job_type
         .map(|t| match crate::domain::JobTypeName::parse(&t) {
             Some(_) => Ok(t),

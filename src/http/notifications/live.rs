@@ -32,7 +32,7 @@ const REMEMBERED: usize = 256;
 const PAGE: i64 = 200;
 
 /// One open stream: what it has sent, and how to find what it has not.
-pub(in crate::http::notifications) struct LiveFeed {
+pub(super) struct LiveFeed {
     store: Store,
     types: JobTypes,
     caller: Caller,
@@ -52,7 +52,7 @@ pub(in crate::http::notifications) struct LiveFeed {
 impl LiveFeed {
     /// A stream for `caller` that sends what comes after `newest` (or,
     /// without one, what comes from now on) until the process is `closing`.
-    pub(in crate::http::notifications) fn open(
+    pub(super) fn open(
         store: Store,
         types: JobTypes,
         caller: Caller,
@@ -72,7 +72,7 @@ impl LiveFeed {
         }
     }
 
-    pub(in crate::http::notifications) async fn run(
+    pub(super) async fn run(
         mut self,
         mut wakes: StreamWakes,
         events: mpsc::Sender<sse::Event>,

@@ -44,7 +44,7 @@ pub struct ScheduleView {
 }
 
 impl ScheduleView {
-    pub(in crate::http::schedules) fn of(s: Schedule) -> Self {
+    pub(super) fn of(s: Schedule) -> Self {
         let (missed, catch_up_limit) = match s.missed {
             Missed::Skip => ("skip", 1),
             Missed::CatchUp { limit } => ("catch_up", limit),
@@ -77,33 +77,33 @@ pub struct NewScheduleRequest {
     /// date that moves with each occurrence: `{"$date": "start_of_previous_week"}`
     /// (see docs/schedules.md, "Dates that move").
     #[schema(value_type = Object)]
-    pub(in crate::http::schedules) params: Value,
+    pub(super) params: Value,
     /// An export's file format for its jobs, one its type offers (its first when absent).
     #[schema(example = "xlsx")]
-    pub(in crate::http::schedules) format: Option<String>,
+    pub(super) format: Option<String>,
     /// Five fields (minute hour day-of-month month day-of-week) or a shorthand (`@daily`, `@weekly`, …).
-    pub(in crate::http::schedules) cron: String,
+    pub(super) cron: String,
     /// An IANA time zone (`Europe/Paris`): the expression is read on its wall clock.
-    pub(in crate::http::schedules) timezone: String,
+    pub(super) timezone: String,
     /// No occurrence after this.
-    pub(in crate::http::schedules) ends_at: Option<DateTime<Utc>>,
+    pub(super) ends_at: Option<DateTime<Utc>>,
     /// Occurrences missed while errand was down or the schedule paused:
     /// `skip` (default) or `catch_up` (the latest `catch_up_limit` of them run).
     #[serde(default)]
     #[schema(value_type = Option<String>)]
-    pub(in crate::http::schedules) missed: MissedName,
+    pub(super) missed: MissedName,
     /// 1 to 100, default 1.
-    pub(in crate::http::schedules) catch_up_limit: Option<u32>,
+    pub(super) catch_up_limit: Option<u32>,
     /// When an occurrence comes while the job of the one before is
     /// unfinished: `skip` (default), `queue` or `cancel_previous`.
     #[serde(default = "skip")]
     #[schema(value_type = Option<String>)]
-    pub(in crate::http::schedules) overlap: Overlap,
+    pub(super) overlap: Overlap,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub(in crate::http::schedules) enum MissedName {
+pub(super) enum MissedName {
     #[default]
     Skip,
     CatchUp,
@@ -117,21 +117,21 @@ fn skip() -> Overlap {
 #[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ScheduleChange {
-    pub(in crate::http::schedules) paused: Option<bool>,
+    pub(super) paused: Option<bool>,
     #[schema(value_type = Option<Object>)]
-    pub(in crate::http::schedules) params: Option<Value>,
-    pub(in crate::http::schedules) format: Option<String>,
-    pub(in crate::http::schedules) cron: Option<String>,
-    pub(in crate::http::schedules) timezone: Option<String>,
+    pub(super) params: Option<Value>,
+    pub(super) format: Option<String>,
+    pub(super) cron: Option<String>,
+    pub(super) timezone: Option<String>,
     /// `null` removes the end.
     #[serde(default, deserialize_with = "present")]
     #[schema(value_type = Option<String>, format = DateTime)]
-    pub(in crate::http::schedules) ends_at: Option<Option<DateTime<Utc>>>,
+    pub(super) ends_at: Option<Option<DateTime<Utc>>>,
     #[schema(value_type = Option<String>)]
-    pub(in crate::http::schedules) missed: Option<MissedName>,
-    pub(in crate::http::schedules) catch_up_limit: Option<u32>,
+    pub(super) missed: Option<MissedName>,
+    pub(super) catch_up_limit: Option<u32>,
     #[schema(value_type = Option<String>)]
-    pub(in crate::http::schedules) overlap: Option<Overlap>,
+    pub(super) overlap: Option<Overlap>,
 }
 
 /// A field given, as its value or `null`; a field left out is `None` (by `default`).
@@ -141,13 +141,13 @@ fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Optio
 
 #[derive(Deserialize)]
 pub struct ListQuery {
-    pub(in crate::http::schedules) limit: Option<u32>,
-    pub(in crate::http::schedules) cursor: Option<String>,
+    pub(super) limit: Option<u32>,
+    pub(super) cursor: Option<String>,
 }
 
 /// A page of the caller's schedules.
 #[derive(Serialize, utoipa::ToSchema)]
 pub struct ScheduleList {
-    pub(in crate::http::schedules) schedules: Vec<ScheduleView>,
-    pub(in crate::http::schedules) next_cursor: Option<String>,
+    pub(super) schedules: Vec<ScheduleView>,
+    pub(super) next_cursor: Option<String>,
 }

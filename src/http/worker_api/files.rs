@@ -159,7 +159,7 @@ pub async fn upload_url(
 
 /// Before a completion: a file the worker was to PUT through a presigned URL
 /// must be there; it is then kept as an uploaded file, with its size.
-pub(in crate::http::worker_api) async fn confirm_presigned_upload(
+pub(super) async fn confirm_presigned_upload(
     state: &AppState,
     id: JobId,
     lease: LeaseId,

@@ -8,8 +8,8 @@
 //! so with `409 lease_lost`. Only worker tokens (`scope: worker`, with the
 //! `types` they may take) get in, and they get nowhere else.
 
-pub(in crate::http) mod attempts;
-pub(in crate::http) mod files;
+pub(super) mod attempts;
+pub(super) mod files;
 
 use std::time::Duration;
 
@@ -123,7 +123,7 @@ pub async fn claim(
 /// the worker's token holds (403 otherwise), so a lease id that reached the
 /// wrong hands cannot end another type's job. An attempt no longer running
 /// is left to the end itself (a replay, or 409).
-pub(in crate::http) async fn check_type_held(
+pub(super) async fn check_type_held(
     state: &AppState,
     worker: &ExternalWorker,
     id: crate::domain::JobId,

@@ -18,7 +18,7 @@ use crate::jobs::export::query::quote_identifier;
 use crate::jobs::export::records::{Dialect, Records};
 
 /// What the statement writes beside the query's rows.
-pub(in crate::jobs::export) struct TextCopy<'a> {
+pub(super) struct TextCopy<'a> {
     pub query: &'a str,
     pub columns: &'a [Column],
     pub format: ExportFormat,
@@ -32,7 +32,7 @@ pub(in crate::jobs::export) struct TextCopy<'a> {
 }
 
 impl TextCopy<'_> {
-    pub(in crate::jobs::export) fn statement(&self) -> String {
+    pub(super) fn statement(&self) -> String {
         let query = self.query;
         if self.columns.is_empty() || (self.format != ExportFormat::Ndjson && !self.after_key) {
             return match self.format {
@@ -90,7 +90,7 @@ impl TextCopy<'_> {
     }
 
     /// How the statement's records are read.
-    pub(in crate::jobs::export) fn records(&self) -> Records {
+    pub(super) fn records(&self) -> Records {
         if self.format == ExportFormat::Ndjson {
             // The object, then the keys (when the query has columns).
             let keys = if self.columns.is_empty() { 0 } else { self.keys.len() };
@@ -121,7 +121,7 @@ fn is_text(column: &Type) -> bool {
 
 /// Whether a resume key may be of this type: one whose text reads back as
 /// the same value and which compares in order (no arrays, records or ranges).
-pub(in crate::jobs::export) fn can_be_key(column: &Type) -> bool {
+pub(super) fn can_be_key(column: &Type) -> bool {
     match column.kind() {
         Kind::Simple | Kind::Enum(_) => true,
         Kind::Domain(inner) => can_be_key(inner),

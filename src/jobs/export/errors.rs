@@ -5,9 +5,9 @@ use crate::jobs::export::JobError;
 
 /// What the person who asked reads when the export fails on errand's side
 /// (the cause, which may name tables and servers, goes to the log).
-pub(in crate::jobs::export) const COULD_NOT_RUN: &str =
+pub(super) const COULD_NOT_RUN: &str =
     "the export could not be produced because of a problem on our side";
-pub(in crate::jobs::export) const COULD_NOT_SAVE: &str =
+pub(super) const COULD_NOT_SAVE: &str =
     "the export's file could not be saved because of a problem on our side";
 
 /// Data errors (a bad date, a failed cast) will fail again: permanent, and
@@ -17,7 +17,7 @@ pub(in crate::jobs::export) const COULD_NOT_SAVE: &str =
 /// operators. Anything else (connection lost, server restarting, a broken
 /// query) is worth a retry, and is told in words meant for the person, with
 /// the cause logged.
-pub(in crate::jobs::export) fn classify(job: crate::domain::JobId, error: tokio_postgres::Error) -> JobError {
+pub(super) fn classify(job: crate::domain::JobId, error: tokio_postgres::Error) -> JobError {
     match error.as_db_error() {
         Some(db) if db.code().code().starts_with("22") => {
             tracing::info!(%job, sqlstate = db.code().code(), error = db.message(), "export refused its data");

@@ -20,7 +20,7 @@ const STEP: usize = 64 * 1024;
 type Encoder = GzEncoder<Vec<u8>>;
 
 /// The part being gathered.
-pub(in crate::jobs::export) enum PartBuffer {
+pub(super) enum PartBuffer {
     Plain {
         buffer: Vec<u8>,
         /// What a part's buffer is made with (its size, and a little over):
@@ -38,7 +38,7 @@ pub(in crate::jobs::export) enum PartBuffer {
 
 impl PartBuffer {
     /// A buffer for parts of about `part_size` bytes.
-    pub(in crate::jobs::export) fn new(gzip: bool, part_size: usize) -> Self {
+    pub(super) fn new(gzip: bool, part_size: usize) -> Self {
         if gzip {
             Self::Gzip { staged: Vec::with_capacity(STEP + STEP / 4), encoder: Some(Box::new(new_encoder())) }
         } else {
@@ -47,7 +47,7 @@ impl PartBuffer {
     }
 
     /// Where the next bytes of the part go; [`Self::settle`] after.
-    pub(in crate::jobs::export) fn sink(&mut self) -> &mut Vec<u8> {
+    pub(super) fn sink(&mut self) -> &mut Vec<u8> {
         match self {
             Self::Plain { buffer, capacity } => {
                 // The buffer handed over with the last part is not made
@@ -62,7 +62,7 @@ impl PartBuffer {
     }
 
     /// Compresses what the sink gathered, once there is a step's worth.
-    pub(in crate::jobs::export) async fn settle(&mut self) -> std::io::Result<()> {
+    pub(super) async fn settle(&mut self) -> std::io::Result<()> {
         if let Self::Gzip { staged, encoder } = self
             && staged.len() >= STEP
         {
@@ -81,7 +81,7 @@ impl PartBuffer {
 
     /// The part's size so far, as it will be uploaded (compressed, less
     /// what is still staged).
-    pub(in crate::jobs::export) fn len(&self) -> usize {
+    pub(super) fn len(&self) -> usize {
         match self {
             Self::Plain { buffer, .. } => buffer.len(),
             Self::Gzip { encoder, .. } => encoder.as_ref().map_or(0, |e| e.get_ref().len()),
@@ -89,7 +89,7 @@ impl PartBuffer {
     }
 
     /// Whether nothing was written to the part.
-    pub(in crate::jobs::export) fn is_empty(&self) -> bool {
+    pub(super) fn is_empty(&self) -> bool {
         match self {
             Self::Plain { buffer, .. } => buffer.is_empty(),
             Self::Gzip { staged, encoder } => {
@@ -100,7 +100,7 @@ impl PartBuffer {
 
     /// The part's bytes (a compressed part finished as a gzip member); the
     /// buffer starts the next part.
-    pub(in crate::jobs::export) async fn take(&mut self) -> std::io::Result<Vec<u8>> {
+    pub(super) async fn take(&mut self) -> std::io::Result<Vec<u8>> {
         match self {
             Self::Plain { buffer, .. } => Ok(std::mem::take(buffer)),
             Self::Gzip { staged, encoder } => {

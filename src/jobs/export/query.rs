@@ -4,7 +4,7 @@
 /// Rewrites `:name` placeholders (outside string literals, quoted identifiers
 /// and comments, and not `::` casts) to `current_setting('errand.p.name')`;
 /// returns the query and the names in order of first use.
-pub(in crate::jobs::export) fn bind_placeholders(query: &str) -> Result<(String, Vec<String>), String> {
+pub(super) fn bind_placeholders(query: &str) -> Result<(String, Vec<String>), String> {
     let chars: Vec<char> = query.chars().collect();
     let mut out = String::with_capacity(query.len() + 64);
     let mut names: Vec<String> = Vec::new();
@@ -73,7 +73,7 @@ pub(in crate::jobs::export) fn bind_placeholders(query: &str) -> Result<(String,
 
 /// Whether a query's rows are held to the job's tenant: by `:tenant` in
 /// it, or by the source's row-level security, given the tenant in a setting.
-pub(in crate::jobs::export) fn scoped_to_tenant(
+pub(super) fn scoped_to_tenant(
     placeholders: &[String],
     tenant_setting: Option<&str>,
 ) -> Result<(), String> {
@@ -86,7 +86,7 @@ pub(in crate::jobs::export) fn scoped_to_tenant(
 }
 
 /// Whether `name` can name a setting of the source's own (`app.current_tenant`).
-pub(in crate::jobs::export) fn is_custom_setting(name: &str) -> bool {
+pub(super) fn is_custom_setting(name: &str) -> bool {
     let part = |p: &str| {
         p.chars().next().is_some_and(|c| c.is_ascii_lowercase() || c == '_')
             && p.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
@@ -100,7 +100,7 @@ fn query_find(chars: &[char], from: usize, needle: &str) -> Option<usize> {
 }
 
 /// `name` as an SQL identifier, quoted.
-pub(in crate::jobs::export) fn quote_identifier(name: &str) -> String {
+pub(super) fn quote_identifier(name: &str) -> String {
     format!("\"{}\"", name.replace('"', "\"\""))
 }
 

@@ -13,7 +13,7 @@ use crate::domain::FORMULA_STARTS;
 
 /// How one statement's records are quoted and delimited.
 #[derive(Debug, Clone, Copy)]
-pub(in crate::jobs::export) struct Dialect {
+pub(super) struct Dialect {
     pub quote: u8,
     pub delimiter: u8,
 }
@@ -26,7 +26,7 @@ impl Dialect {
 }
 
 /// Reads records, passing each on as the file has it.
-pub(in crate::jobs::export) struct Records {
+pub(super) struct Records {
     dialect: Dialect,
     /// Trailing fields appended by the statement, cut from each record.
     cut: usize,
@@ -50,7 +50,7 @@ pub(in crate::jobs::export) struct Records {
 }
 
 impl Records {
-    pub(in crate::jobs::export) fn new(
+    pub(super) fn new(
         dialect: Dialect,
         cut: usize,
         key_fields: Vec<usize>,
@@ -75,7 +75,7 @@ impl Records {
     }
 
     /// Reads `chunk`, appending what is passed on to `out`.
-    pub(in crate::jobs::export) fn feed(&mut self, chunk: &[u8], out: &mut Vec<u8>) {
+    pub(super) fn feed(&mut self, chunk: &[u8], out: &mut Vec<u8>) {
         if self.passes_through {
             self.count(chunk);
             out.extend_from_slice(chunk);
@@ -172,7 +172,7 @@ impl Records {
 
     /// The key fields of the last record, unquoted; `None` in a field that
     /// was NULL (unquoted and empty), which no key may be.
-    pub(in crate::jobs::export) fn last_key(&self) -> Vec<Option<String>> {
+    pub(super) fn last_key(&self) -> Vec<Option<String>> {
         self.last_fields.iter().map(|field| unquote(field, self.dialect.quote)).collect()
     }
 }

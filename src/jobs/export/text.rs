@@ -52,7 +52,7 @@ impl Drop for Uploading {
 }
 
 impl ExportPlan {
-    pub(in crate::jobs::export) async fn text(
+    pub(super) async fn text(
         &self,
         tx: &Transaction<'_>,
         format: ExportFormat,

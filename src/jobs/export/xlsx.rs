@@ -29,7 +29,7 @@ const CHUNK: usize = 64 * 1024;
 
 /// How a column's cells are written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(in crate::jobs::export) enum Cell {
+pub(super) enum Cell {
     Number,
     Boolean,
     Date,
@@ -58,7 +58,7 @@ impl Cell {
 /// text (read back by its kind), a timestamp with time zone as the wall
 /// clock of the session's time zone (Excel has no time zones; the CSV of
 /// the same export shows the same time with its offset).
-pub(in crate::jobs::export) fn select(query: &str, columns: &[Column]) -> (String, Vec<Cell>) {
+pub(super) fn select(query: &str, columns: &[Column]) -> (String, Vec<Cell>) {
     let kinds: Vec<Cell> = columns.iter().map(|c| Cell::of(c.type_())).collect();
     if columns.is_empty() {
         return (query.to_owned(), kinds);
@@ -80,7 +80,7 @@ pub(in crate::jobs::export) fn select(query: &str, columns: &[Column]) -> (Strin
 }
 
 /// What the feeding side sends the writer.
-pub(in crate::jobs::export) enum Feed {
+pub(super) enum Feed {
     Rows(Vec<Row>),
     /// Every row was sent: save the workbook. A feed that stops without it
     /// failed, and no workbook is saved.
@@ -90,7 +90,7 @@ pub(in crate::jobs::export) enum Feed {
 /// Writes the workbook of `rows` (read by [`select`]) under `header` to
 /// `out`. Blocking: run it on a blocking thread. An error ends `out` with
 /// it, so the upload fails rather than store a cut-short file.
-pub(in crate::jobs::export) fn write(
+pub(super) fn write(
     header: Vec<String>,
     kinds: Vec<Cell>,
     rows: mpsc::Receiver<Feed>,

@@ -153,7 +153,7 @@ pub struct CallerNotifications<'a> {
 }
 
 impl<'a> CallerNotifications<'a> {
-    pub(in crate::store) fn new(pool: &'a Pool, caller: &'a Caller) -> Self {
+    pub(super) fn new(pool: &'a Pool, caller: &'a Caller) -> Self {
         Self { pool, caller }
     }
 

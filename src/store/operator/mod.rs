@@ -146,9 +146,9 @@ ORDER BY job_type, state";
 
 /// Every tenant's jobs, for an operator.
 pub struct OperatorJobs<'a> {
-    pub(in crate::store) pool: &'a Pool,
-    pub(in crate::store) operator: &'a Operator,
-    pub(in crate::store) endings: &'a crate::store::Endings,
+    pub(super) pool: &'a Pool,
+    pub(super) operator: &'a Operator,
+    pub(super) endings: &'a crate::store::Endings,
 }
 
 impl OperatorJobs<'_> {
@@ -255,7 +255,7 @@ impl OperatorJobs<'_> {
     }
 
     /// Writes the action's audit row, in the action's own transaction.
-    pub(in crate::store) async fn audit(
+    pub(super) async fn audit(
         &self,
         tx: &Transaction<'_>,
         action: &str,
@@ -277,14 +277,14 @@ impl OperatorJobs<'_> {
 /// `status=failed` walks only the unsuccessful jobs' index, a tenant's filter
 /// that tenant's index: milliseconds at a million finished jobs instead of a
 /// scan. An operator's request is rare; one more round trip is nothing.
-pub(in crate::store) async fn planned_for_its_filters(
+pub(super) async fn planned_for_its_filters(
     client: &impl deadpool_postgres::GenericClient,
     sql: &str,
 ) -> Result<tokio_postgres::Statement, tokio_postgres::Error> {
     client.prepare(sql).await
 }
 
-pub(in crate::store) async fn requeue(tx: &Transaction<'_>, ids: &[Uuid]) -> Result<u64, StoreError> {
+pub(super) async fn requeue(tx: &Transaction<'_>, ids: &[Uuid]) -> Result<u64, StoreError> {
     let row = tx.query_one(&tx.prepare_cached(REQUEUE).await?, &[&ids]).await?;
     Ok(u64::try_from(row.try_get::<_, i64>("retried")?).unwrap_or(0))
 }
@@ -299,6 +299,6 @@ fn attempt_error_from_row(row: &Row) -> Result<AttemptError, StoreError> {
 }
 
 /// `text` as a LIKE pattern matching itself: `%`, `_` and the escape `\` escaped.
-pub(in crate::store) fn like_escaped(text: &str) -> String {
+pub(super) fn like_escaped(text: &str) -> String {
     text.replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_")
 }

@@ -33,7 +33,7 @@ const POOL_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 /// A pool of up to `size` connections to `url`, and where it connects:
 /// `writes` drops a connection to a server that no longer takes writes, and
 /// `io_on` is the runtime its connections do their I/O on.
-pub(in crate::store) fn build(
+pub(super) fn build(
     url: &str,
     size: usize,
     writes: bool,

@@ -20,11 +20,11 @@ use crate::store::Endings;
 /// The worker side of the queue: claims (`claim.rs`), ends (`finish.rs`),
 /// leases and progress (`attempts.rs`), history (`history.rs`).
 pub struct Queue<'a> {
-    pub(in crate::store) pool: &'a Pool,
-    pub(in crate::store) endings: &'a Endings,
+    pub(super) pool: &'a Pool,
+    pub(super) endings: &'a Endings,
 }
 
 /// A duration as the float milliseconds errand's statements take.
-pub(in crate::store) fn millis(d: std::time::Duration) -> f64 {
+pub(super) fn millis(d: std::time::Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }

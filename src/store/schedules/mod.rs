@@ -65,7 +65,7 @@ pub struct Schedule {
     pub last_job: Option<JobId>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
-    pub(in crate::store) fingerprint: Vec<u8>,
+    pub(super) fingerprint: Vec<u8>,
 }
 
 /// A schedule to record for its caller, its expression already checked and
@@ -108,7 +108,7 @@ macro_rules! columns {
     };
 }
 
-pub(in crate::store) use columns;
+pub(super) use columns;
 
 /// Serialises one user's creations (the cap is counted, then the row
 /// written), by a transaction-scoped lock on their (tenant, user).
@@ -158,8 +158,8 @@ const DELETE_OWN: &str = "DELETE FROM schedules WHERE tenant_id = $1 AND user_id
 
 /// One caller's schedules.
 pub struct CallerSchedules<'a> {
-    pub(in crate::store) pool: &'a Pool,
-    pub(in crate::store) caller: &'a Caller,
+    pub(super) pool: &'a Pool,
+    pub(super) caller: &'a Caller,
 }
 
 impl CallerSchedules<'_> {
@@ -289,14 +289,14 @@ fn missed_columns(missed: Missed) -> (MissedColumn, i32) {
     }
 }
 
-pub(in crate::store) fn next_columns(next: Option<Occurrence>) -> (Option<DateTime<Utc>>, Option<NaiveDateTime>, bool) {
+pub(super) fn next_columns(next: Option<Occurrence>) -> (Option<DateTime<Utc>>, Option<NaiveDateTime>, bool) {
     match next {
         Some(o) => (Some(o.at), Some(o.local), o.second_of_fold),
         None => (None, None, false),
     }
 }
 
-pub(in crate::store) fn schedule_from_row(row: &Row) -> Result<Schedule, StoreError> {
+pub(super) fn schedule_from_row(row: &Row) -> Result<Schedule, StoreError> {
     let missed = match row.try_get::<_, MissedColumn>("missed")? {
         MissedColumn::Skip => Missed::Skip,
         MissedColumn::CatchUp => {

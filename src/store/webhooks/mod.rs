@@ -118,8 +118,8 @@ const REMOVE: &str = "DELETE FROM webhook_endpoints WHERE tenant_id = $1 AND id 
 
 /// The webhook endpoints of one tenant.
 pub struct TenantWebhooks<'a> {
-    pub(in crate::store) pool: &'a Pool,
-    pub(in crate::store) tenant: &'a TenantId,
+    pub(super) pool: &'a Pool,
+    pub(super) tenant: &'a TenantId,
 }
 
 impl TenantWebhooks<'_> {
