@@ -9,8 +9,8 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde_inline_default::serde_inline_default;
 
-use crate::config::HttpUrl;
-use crate::config::values::{LongSecret, PostgresUrl, duration_text};
+use super::HttpUrl;
+use super::values::{LongSecret, PostgresUrl, duration_text};
 use crate::domain::{ExportFormat, RetryPolicy};
 
 /// One job type: which handler runs it, how it retries, what params it takes.

@@ -11,8 +11,8 @@ use secrecy::SecretString;
 use serde::Deserialize;
 use serde_inline_default::serde_inline_default;
 
-use crate::config::HttpUrl;
-use crate::config::values::{CountCap, LongSecret, PostgresUrl, defaults, duration_text};
+use super::HttpUrl;
+use super::values::{CountCap, LongSecret, PostgresUrl, defaults, duration_text};
 use crate::domain::RetryPolicy;
 
 /// Implements `Default` from the fields' own defaults.

@@ -4,7 +4,7 @@
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::domain::ExportFormat;
+use super::ExportFormat;
 
 /// A validated `Idempotency-Key`: 1 to 255 visible ASCII characters.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use crate::jobs::{HandlerFuture, JobContext, JobError, JobHandler, JobOutput};
+use super::{HandlerFuture, JobContext, JobError, JobHandler, JobOutput};
 
 /// Completes at once.
 pub struct NoopHandler;

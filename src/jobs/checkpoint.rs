@@ -6,8 +6,8 @@
 
 use serde_json::Value;
 
+use super::JobError;
 use crate::domain::{JobId, LeaseId};
-use crate::jobs::JobError;
 use crate::store::Store;
 
 /// Where an attempt records its checkpoints.

@@ -1,6 +1,6 @@
 //! How far a running job has come, as its handler reports it.
 //!
-//! [`JobContext::progress`](crate::jobs::JobContext::progress) only keeps the latest
+//! [`JobContext::progress`](super::JobContext::progress) only keeps the latest
 //! value in memory; the ProgressWriter (`actors/progress.rs`) writes the values
 //! that changed, at most once a second, every running job of the process in
 //! one statement. A handler that reports in a tight loop costs an uncontended

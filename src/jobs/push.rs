@@ -17,9 +17,9 @@ use crate::domain::signing::SigningKey;
 use secrecy::ExposeSecret;
 use serde_json::{Value, json};
 
+use super::{HandlerFuture, JobContext, JobError, JobHandler, JobOutput};
 use crate::config::{HttpUrl, LongSecret, PushSettings};
 use crate::domain::tokens::{TokenIssuer, WorkerClaims};
-use crate::jobs::{HandlerFuture, JobContext, JobError, JobHandler, JobOutput};
 
 /// What a push handler needs beyond its settings.
 pub struct PushEnv {

@@ -7,9 +7,9 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use super::{ExportEnv, HttpPush, JobHandler, NoopHandler, PushEnv, SleepHandler, SqlExport};
 use crate::config::{ConfigError, HandlerKind, JobTypeSettings, RedactedField, invalid};
 use crate::domain::{ExportFormat, RetryPolicy};
-use crate::jobs::{ExportEnv, HttpPush, JobHandler, NoopHandler, PushEnv, SleepHandler, SqlExport};
 
 /// Handlers by the name a `[job_types.*]` entry's `handler` refers to.
 #[derive(Clone)]

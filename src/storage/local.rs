@@ -11,8 +11,8 @@ use actix_web::web::Bytes;
 use futures_util::{Stream, StreamExt};
 use tokio::io::AsyncWriteExt;
 
+use super::{ObjectKey, StorageError, StoredObject, Upload};
 use crate::config::HttpUrl;
-use crate::storage::{ObjectKey, StorageError, StoredObject, Upload};
 
 /// Bytes gathered before each write to disk.
 const WRITE_BUFFER: usize = 256 * 1024;
@@ -126,11 +126,7 @@ impl LocalStorage {
     /// resumed attempt starts a segment of its own, so an attempt that lost
     /// its lease and writes late writes its own file, past what was recorded
     /// of it; the completion takes of each segment what was recorded.
-    pub(super) async fn upload_part(
-        &self,
-        upload: &mut Upload,
-        part: Vec<u8>,
-    ) -> Result<String, StorageError> {
+    pub(super) async fn upload_part(&self, upload: &mut Upload, part: Vec<u8>) -> Result<String, StorageError> {
         let segment = upload.segment.get_or_insert_with(|| uuid::Uuid::new_v4().simple().to_string()).clone();
         let recorded: u64 = upload.parts.iter().filter(|p| p.etag == segment).map(|p| p.bytes).sum();
         let path = self.parts_dir(upload).join(&segment);

@@ -12,8 +12,8 @@ use s3::creds::Credentials;
 use s3::{Bucket, Region};
 use tokio_util::io::StreamReader;
 
+use super::{ObjectKey, StorageError, StoredObject, Upload};
 use crate::config::S3Settings;
-use crate::storage::{ObjectKey, StorageError, StoredObject, Upload};
 
 /// Results in an S3 bucket.
 #[derive(Clone)]
@@ -64,11 +64,7 @@ impl S3Storage {
         Ok(StoredObject { size_bytes: response.uploaded_bytes() as u64 })
     }
 
-    pub(super) async fn begin_upload(
-        &self,
-        key: &ObjectKey,
-        content_type: &str,
-    ) -> Result<Upload, StorageError> {
+    pub(super) async fn begin_upload(&self, key: &ObjectKey, content_type: &str) -> Result<Upload, StorageError> {
         let started = self.bucket.initiate_multipart_upload(key.as_str(), content_type).await.map_err(remote)?;
         Ok(Upload { key: key.as_str().to_owned(), id: started.upload_id, parts: Vec::new(), segment: None })
     }
@@ -126,11 +122,7 @@ impl S3Storage {
     }
 
     /// A presigned PUT of `key`, for a client to upload the object itself.
-    pub(super) async fn upload_url(
-        &self,
-        key: &ObjectKey,
-        expires_in: Duration,
-    ) -> Result<String, StorageError> {
+    pub(super) async fn upload_url(&self, key: &ObjectKey, expires_in: Duration) -> Result<String, StorageError> {
         let seconds = u32::try_from(expires_in.as_secs()).unwrap_or(u32::MAX);
         self.public
             .presign_put(key.as_str(), seconds, None, None)

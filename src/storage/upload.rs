@@ -17,7 +17,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::storage::{ObjectKey, Storage, StorageError, StoredObject};
+use super::{ObjectKey, Storage, StorageError, StoredObject};
 
 /// S3's highest part number.
 const MAX_PART_NUMBER: u32 = 10_000;

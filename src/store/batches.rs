@@ -11,8 +11,8 @@ use futures_util::{Stream, TryStreamExt};
 use tokio_postgres::Row;
 use tokio_postgres::types::ToSql;
 
+use super::StoreError;
 use crate::domain::{BatchCounts, BatchId, Caller, Fingerprint, IdempotencyKey, JobId, QuotaExceeded};
-use crate::store::StoreError;
 use crate::store::queue::quota::{self, Submitter};
 
 /// Records batch $1 of $2's user $3 ($4: their email) under key $5

@@ -5,8 +5,8 @@ use deadpool_postgres::Pool;
 use tokio_postgres::Row;
 use uuid::Uuid;
 
+use super::StoreError;
 use crate::domain::{Caller, Job, JobId, JobState, JobStatus, ScheduleId, TenantId, UserId};
-use crate::store::StoreError;
 
 /// One of the caller's jobs, with its live state.
 const GET_OWN: &str = "
@@ -77,7 +77,7 @@ impl<'a> CallerJobs<'a> {
 
     /// The caller's job `id`, or `None` whether it is missing or someone else's.
     pub async fn get(&self, id: JobId) -> Result<Option<Job>, StoreError> {
-        crate::store::retry_if_connection_lost(|| self.get_once(id)).await
+        super::retry_if_connection_lost(|| self.get_once(id)).await
     }
 
     async fn get_once(&self, id: JobId) -> Result<Option<Job>, StoreError> {
@@ -98,7 +98,7 @@ impl<'a> CallerJobs<'a> {
 
     /// A page of the caller's jobs, newest first (keyset pagination on the v7 id).
     pub async fn list(&self, filter: &JobFilter) -> Result<JobPage, StoreError> {
-        crate::store::retry_if_connection_lost(|| self.list_once(filter)).await
+        super::retry_if_connection_lost(|| self.list_once(filter)).await
     }
 
     async fn list_once(&self, filter: &JobFilter) -> Result<JobPage, StoreError> {

@@ -5,9 +5,9 @@
 use actix_web::{FromRequest, HttpMessage, HttpRequest, dev::Payload, http::header, web};
 use futures_util::future::LocalBoxFuture;
 
+use super::{Authenticator, TENANT_ADMIN};
 use crate::domain::{Caller, Operator, UserId};
 use crate::http::AppState;
-use crate::http::auth::{Authenticator, TENANT_ADMIN};
 use crate::http::support::problem::AppError;
 use crate::http::support::rate_limit::Spend;
 

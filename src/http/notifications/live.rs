@@ -9,9 +9,9 @@ use actix_web_lab::sse;
 use tokio::sync::mpsc;
 use uuid::Uuid;
 
+use super::NotificationView;
 use crate::actors::StreamWakes;
 use crate::domain::{BatchCounts, BatchId, Caller, JobId, NotificationId};
-use crate::http::notifications::NotificationView;
 use crate::jobs::JobTypes;
 use crate::store::Store;
 
@@ -72,11 +72,7 @@ impl LiveFeed {
         }
     }
 
-    pub(super) async fn run(
-        mut self,
-        mut wakes: StreamWakes,
-        events: mpsc::Sender<sse::Event>,
-    ) {
+    pub(super) async fn run(mut self, mut wakes: StreamWakes, events: mpsc::Sender<sse::Event>) {
         if let Some(id) = self.newest {
             self.sent.push_back(id);
         }

@@ -9,9 +9,9 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 use uuid::Uuid;
 
+use super::AppState;
 use crate::actors::Subscribe;
 use crate::domain::{BatchCounts, BatchId, Caller, JobId, JobState, NotificationId, ScheduleId};
-use crate::http::AppState;
 use crate::http::support::pagination::{self, rfc3339};
 use crate::http::support::problem::{AppError, Problem, Unauthenticated, UserRouteProblems};
 use crate::jobs::JobTypes;
@@ -198,7 +198,7 @@ pub async fn mark_read(
     path: web::Path<String>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
-    let id = NotificationId(crate::http::path_id(&path)?);
+    let id = NotificationId(super::path_id(&path)?);
     if state.store.notifications_for(&caller).mark_read(id).await? {
         Ok(HttpResponse::NoContent().finish())
     } else {

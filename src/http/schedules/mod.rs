@@ -110,7 +110,7 @@ pub async fn create(
     payload: web::Payload,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
-    let key = crate::http::jobs::idempotency_key(&req)?;
+    let key = super::jobs::idempotency_key(&req)?;
     let (job_type, every) = schedulable(&state, &path)?;
     let whole: Value = body::json(payload).await?;
     let request: NewScheduleRequest =
@@ -180,7 +180,7 @@ pub async fn get(
     path: web::Path<String>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
-    let id = ScheduleId(crate::http::read_by_id(&path, &state)?);
+    let id = ScheduleId(super::read_by_id(&path, &state)?);
     let schedule = state.store.schedules_for(&caller).get(id).await?.ok_or(AppError::NotFound)?;
     Ok(HttpResponse::Ok().json(ScheduleView::of(schedule)))
 }

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use uuid::Uuid;
 
+use super::files::confirm_presigned_upload;
 use crate::actors::{EndAttempt, Recorded, RenewWorkerLease, ReportProgress, WorkerEnd};
 use crate::domain::{Failure, JobState, LeaseId, ProgressReport};
 use crate::http::AppState;
@@ -13,7 +14,6 @@ use crate::http::auth::ExternalWorker;
 use crate::http::job_id;
 use crate::http::support::body::json as read_json;
 use crate::http::support::problem::{AppError, Problem, WorkerCallProblems};
-use crate::http::worker_api::files::confirm_presigned_upload;
 
 #[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -122,7 +122,7 @@ pub async fn checkpoint(
         return Err(AppError::BadRequest("checkpoint must not hold the NUL character (\\u0000)".into()));
     }
     let lease = LeaseId(body.lease_id);
-    crate::http::worker_api::check_type_held(&state, &worker, id, lease).await?;
+    super::check_type_held(&state, &worker, id, lease).await?;
     let value = Some(&body.checkpoint).filter(|v| !v.is_null());
     recorded_if_held(state.store.queue().write_checkpoint(id, lease, value, body.done).await?)
 }
@@ -181,7 +181,7 @@ pub async fn complete(
     }
     let result = body.result.map(Value::Object);
     let lease = LeaseId(body.lease_id);
-    crate::http::worker_api::check_type_held(&state, &worker, id, lease).await?;
+    super::check_type_held(&state, &worker, id, lease).await?;
     confirm_presigned_upload(&state, id, lease).await?;
     // A file uploaded for this attempt joins the result where the end is recorded.
     end(&state, EndAttempt { id, lease, end: WorkerEnd::Completed { result } }).await
@@ -204,7 +204,7 @@ pub async fn fail(
 ) -> Result<HttpResponse, AppError> {
     let id = job_id(&path)?;
     let body: FailBody = read_json(body).await?;
-    crate::http::worker_api::check_type_held(&state, &worker, id, LeaseId(body.lease_id)).await?;
+    super::check_type_held(&state, &worker, id, LeaseId(body.lease_id)).await?;
     let failure = if body.retryable { Failure::Retryable(body.error) } else { Failure::Permanent(body.error) };
     end(&state, EndAttempt { id, lease: LeaseId(body.lease_id), end: WorkerEnd::Failed(failure) }).await
 }

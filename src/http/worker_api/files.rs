@@ -159,11 +159,7 @@ pub async fn upload_url(
 
 /// Before a completion: a file the worker was to PUT through a presigned URL
 /// must be there; it is then kept as an uploaded file, with its size.
-pub(super) async fn confirm_presigned_upload(
-    state: &AppState,
-    id: JobId,
-    lease: LeaseId,
-) -> Result<(), AppError> {
+pub(super) async fn confirm_presigned_upload(state: &AppState, id: JobId, lease: LeaseId) -> Result<(), AppError> {
     let queue = state.store.queue();
     let Some(running) = queue.running_attempt(id, lease).await? else { return Ok(()) };
     let Some(Value::Object(mut pending)) = running.uploaded else { return Ok(()) };

@@ -18,10 +18,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use uuid::Uuid;
 
+use super::AppState;
+use super::auth::ExternalWorker;
 use crate::actors::ClaimForWorker;
 use crate::domain::JobId;
-use crate::http::AppState;
-use crate::http::auth::ExternalWorker;
 use crate::http::support::problem::{AppError, NotAWorker, Problem, Unauthenticated, Unavailable};
 use crate::http::support::routing::Routes;
 

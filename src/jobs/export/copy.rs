@@ -13,9 +13,9 @@
 use tokio_postgres::Column;
 use tokio_postgres::types::{Kind, Type};
 
+use super::query::quote_identifier;
+use super::records::{Dialect, Records};
 use crate::domain::ExportFormat;
-use crate::jobs::export::query::quote_identifier;
-use crate::jobs::export::records::{Dialect, Records};
 
 /// What the statement writes beside the query's rows.
 pub(super) struct TextCopy<'a> {

@@ -1,14 +1,12 @@
 //! How an export's failures are told: to the person in words that quote no
 //! data, to the operators in the log with the cause.
 
-use crate::jobs::export::JobError;
+use super::JobError;
 
 /// What the person who asked reads when the export fails on errand's side
 /// (the cause, which may name tables and servers, goes to the log).
-pub(super) const COULD_NOT_RUN: &str =
-    "the export could not be produced because of a problem on our side";
-pub(super) const COULD_NOT_SAVE: &str =
-    "the export's file could not be saved because of a problem on our side";
+pub(super) const COULD_NOT_RUN: &str = "the export could not be produced because of a problem on our side";
+pub(super) const COULD_NOT_SAVE: &str = "the export's file could not be saved because of a problem on our side";
 
 /// Data errors (a bad date, a failed cast) will fail again: permanent, and
 /// said by kind, never in PostgreSQL's words, which quote the value (one of

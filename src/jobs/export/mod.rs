@@ -32,9 +32,9 @@ use futures_util::Stream;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
+use super::{HandlerFuture, JobContext, JobError, JobHandler, JobOutput};
 use crate::config::ExportSettings;
 use crate::domain::{ExportFormat, ProgressReport};
-use crate::jobs::{HandlerFuture, JobContext, JobError, JobHandler, JobOutput};
 use crate::storage::{ObjectKey, ResultFile, Storage, StoredObject};
 use errors::{COULD_NOT_RUN, COULD_NOT_SAVE, classify};
 

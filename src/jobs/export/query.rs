@@ -73,10 +73,7 @@ pub(super) fn bind_placeholders(query: &str) -> Result<(String, Vec<String>), St
 
 /// Whether a query's rows are held to the job's tenant: by `:tenant` in
 /// it, or by the source's row-level security, given the tenant in a setting.
-pub(super) fn scoped_to_tenant(
-    placeholders: &[String],
-    tenant_setting: Option<&str>,
-) -> Result<(), String> {
+pub(super) fn scoped_to_tenant(placeholders: &[String], tenant_setting: Option<&str>) -> Result<(), String> {
     match (placeholders.iter().any(|n| n == "tenant"), tenant_setting) {
         (true, _) | (false, Some(_)) => Ok(()),
         (false, None) => Err("the query must restrict rows to the job's tenant with :tenant (or the source's \

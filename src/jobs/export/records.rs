@@ -50,13 +50,7 @@ pub(super) struct Records {
 }
 
 impl Records {
-    pub(super) fn new(
-        dialect: Dialect,
-        cut: usize,
-        key_fields: Vec<usize>,
-        defused: Vec<bool>,
-        header: bool,
-    ) -> Self {
+    pub(super) fn new(dialect: Dialect, cut: usize, key_fields: Vec<usize>, defused: Vec<bool>, header: bool) -> Self {
         let last_fields = vec![Vec::new(); key_fields.len()];
         let passes_through = cut == 0 && key_fields.is_empty() && !defused.contains(&true);
         Self {

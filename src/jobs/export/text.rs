@@ -15,11 +15,11 @@ use deadpool_postgres::Transaction;
 use futures_util::StreamExt;
 use serde::{Deserialize, Serialize};
 
+use super::copy::{TextCopy, can_be_key};
+use super::errors::{COULD_NOT_SAVE, classify};
+use super::part_buffer::PartBuffer;
+use super::{ExportPlan, JobContext, JobError, PROGRESS_EVERY_ROWS, rows_written};
 use crate::domain::ExportFormat;
-use crate::jobs::export::copy::{TextCopy, can_be_key};
-use crate::jobs::export::errors::{COULD_NOT_SAVE, classify};
-use crate::jobs::export::part_buffer::PartBuffer;
-use crate::jobs::export::{ExportPlan, JobContext, JobError, PROGRESS_EVERY_ROWS, rows_written};
 use crate::storage::{ObjectKey, StorageError, StoredObject, Upload};
 
 /// What a text export's checkpoint records.
@@ -103,7 +103,7 @@ impl ExportPlan {
                             "is not a column of the query"
                         };
                         tracing::error!(job_type = %self.job_type, column = %name, "export: resume_key {why}");
-                        Err(JobError::Permanent(crate::jobs::export::errors::COULD_NOT_RUN.into()))
+                        Err(JobError::Permanent(super::errors::COULD_NOT_RUN.into()))
                     }
                 }
             })
@@ -228,7 +228,7 @@ impl ExportPlan {
         uploading: &mut Uploading,
         keys: &[usize],
         rows: u64,
-        records: &crate::jobs::export::records::Records,
+        records: &super::records::Records,
     ) -> Result<(), JobError> {
         self.upload_part(ctx, part, uploading).await?;
         if keys.is_empty() {

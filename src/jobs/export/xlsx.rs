@@ -18,7 +18,7 @@ use tokio::sync::mpsc;
 use tokio_postgres::types::{Kind, Type};
 use tokio_postgres::{Column, Row};
 
-use crate::jobs::export::query::quote_identifier;
+use super::query::quote_identifier;
 
 /// Data rows of one sheet: Excel's 1,048,576 less the header.
 const ROWS_PER_SHEET: u32 = 1_048_575;
