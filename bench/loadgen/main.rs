@@ -8,7 +8,10 @@
 //! * `drain`:  `--drain` more noop jobs, timed from the first request until
 //!   the last job is completed (polled through `GET /jobs`);
 //! * `noisy`: a quiet tenant's latencies alone and beside a flooding one
-//!   (`noisy.rs`), whose flood a child process sends (the `flood` phase).
+//!   (`noisy.rs`), whose flood a child process sends (the `flood` phase);
+//! * `paced`: `--rate` submissions a second for `--seconds`, open loop (each
+//!   sent on its tick, whatever the ones before it are doing), over the
+//!   clients in turn: a producer at a given share of errand's capacity.
 //!
 //! Each client is its own tenant, so per-tenant limits do not throttle the drain.
 //! Build with `--features bench`; `scripts/bench` runs it beside pgbench.
@@ -74,6 +77,12 @@ struct Args {
     /// `noisy` phase: the flooding process's `nice` value (19: it gets the CPU errand leaves).
     #[arg(long, default_value_t = 19)]
     flood_niceness: i32,
+    /// `paced` phase: submissions a second.
+    #[arg(long, default_value_t = 1_000)]
+    rate: u32,
+    /// `paced` phase: for how long.
+    #[arg(long, default_value_t = 20)]
+    seconds: u64,
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -87,6 +96,7 @@ enum Phase {
     Noisy,
     /// The noisy phase's flood, in a process of its own (see `noisy.rs`).
     Flood,
+    Paced,
 }
 
 /// One client: a tenant of its own and the keys it used.
@@ -161,6 +171,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                     ExportAsked { job_type: &args.export_type, params: &params, format: args.export_format.as_deref() };
                 run_export(&http, &args.url, &token, &asked, &run, args.server_pid).await?;
             }
+            Phase::Paced => paced(&http, &args.url, &clients, args.rate, args.seconds).await?,
             Phase::Drain => {
                 let drain_per_client = args.drain / args.concurrency;
                 let start = Instant::now();
@@ -178,6 +189,60 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             }
         }
     }
+    Ok(())
+}
+
+/// Sends `rate` submissions a second for `seconds`, each on its own tick
+/// (open loop: a slow answer does not delay the next submission), the
+/// clients taking turns; then waits for the answers and reports them.
+async fn paced(
+    http: &reqwest::Client,
+    url: &str,
+    clients: &Arc<Vec<Client>>,
+    rate: u32,
+    seconds: u64,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let total = u64::from(rate) * seconds;
+    let mut ticks = tokio::time::interval(Duration::from_secs(1) / rate.max(1));
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Burst);
+    let start = Instant::now();
+    let mut sent = Vec::with_capacity(usize::try_from(total).unwrap_or(0));
+    for n in 0..total {
+        ticks.tick().await;
+        let index = usize::try_from(n).unwrap_or(0) % clients.len();
+        let (http, url, clients) = (http.clone(), url.to_owned(), clients.clone());
+        sent.push(tokio::spawn(async move {
+            let client = &clients[index];
+            let began = Instant::now();
+            let response = http
+                .post(format!("{url}/jobs/noop"))
+                .bearer_auth(&client.token)
+                .header("Idempotency-Key", format!("paced-{n}"))
+                .header("Content-Type", "application/json")
+                .body("{}")
+                .send()
+                .await;
+            let accepted = matches!(&response, Ok(r) if r.status().as_u16() == 202);
+            (began.elapsed(), accepted)
+        }));
+    }
+    let sending = start.elapsed();
+    let mut latencies = Vec::with_capacity(sent.len());
+    let mut refused = 0;
+    for task in sent {
+        let (latency, accepted) = task.await?;
+        latencies.push(latency);
+        refused += usize::from(!accepted);
+    }
+    latencies.sort();
+    println!(
+        "paced   rate={rate} sent={} in={:.2}s refused={refused} p50={:.2}ms p99={:.2}ms p99.9={:.2}ms",
+        latencies.len(),
+        sending.as_secs_f64(),
+        percentile(&latencies, 50.0).as_secs_f64() * 1000.0,
+        percentile(&latencies, 99.0).as_secs_f64() * 1000.0,
+        percentile(&latencies, 99.9).as_secs_f64() * 1000.0,
+    );
     Ok(())
 }
 
