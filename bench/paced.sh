@@ -19,9 +19,9 @@
 errand_start_latency_under_load() {
   local db=$1 capacity share rate run line
   start_errand "$db"
-  capacity=$("$bin/errand-loadgen" --url "$url" --secret "$SECRET" --run-id "capacity-$stamp" --phases drain --drain 20000 |
-    sed -n 's/.* end_to_end=\([0-9]*\) jobs\/s.*/\1/p')
-  echo "start latency: capacity $capacity jobs/s (20,000 noop jobs created and run, 32 clients)"
+  line=$("$bin/errand-loadgen" --url "$url" --secret "$SECRET" --run-id "capacity-$stamp" --phases drain --drain 20000)
+  capacity=$(sed -n 's/.* end_to_end=\([0-9]*\) jobs\/s.*/\1/p' <<<"$line")
+  echo "start latency: capacity $capacity jobs/s (20,000 noop jobs created and run, 32 clients): $line"
   for share in 25 50 75 90; do
     rate=$((capacity * share / 100))
     run="paced-$share-$stamp"
@@ -34,6 +34,13 @@ errand_start_latency_under_load() {
         round(percentile_cont(0.999) WITHIN GROUP (ORDER BY ms)::numeric, 2), round(max(ms)::numeric, 2))
       FROM (SELECT extract(epoch FROM started_at - created_at) * 1000 AS ms FROM jobs
             WHERE tenant_id LIKE 'bench-$run-%') t"
+    # Where the slow starts were: the seconds (from the run's first job) in which a job waited over 100 ms.
+    psql "$base/$db" -XAtc "SELECT '  over 100 ms: ' || coalesce(string_agg(format('%ss:%s', s, n), ' ' ORDER BY s), 'none')
+      FROM (SELECT s, count(*) AS n
+            FROM (SELECT floor(extract(epoch FROM created_at - min(created_at) OVER ()))::int AS s,
+                         started_at - created_at > interval '100 ms' AS slow
+                  FROM jobs WHERE tenant_id LIKE 'bench-$run-%') t
+            WHERE slow GROUP BY s) g"
     echo "  producer: $line"
   done
   stop_errand
