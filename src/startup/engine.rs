@@ -66,6 +66,11 @@ impl Engine {
         if applied > 0 {
             tracing::info!(applied, "applied migrations");
         }
+        match store.vacuum_settings().await.map(|settings| settings.advice()) {
+            Ok(Some(advice)) => tracing::warn!("{advice}"),
+            Ok(None) => {}
+            Err(error) => tracing::debug!(%error, "could not read the server's autovacuum settings"),
+        }
         let delivery = Delivery::start(settings, &store, &storage, &job_types)?;
         let running = Running::start(settings, &store, &job_types, &delivery.completer);
         let ticks = start_upkeep(settings, &store, &storage, &job_types, &delivery, &running);

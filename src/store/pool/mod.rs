@@ -2,12 +2,14 @@
 //! libpq reads it, TLS), how the pool makes a connection (`connect.rs`),
 //! names it (`sessions.rs`) and drops one to a server that no longer takes
 //! writes (`writable.rs`); the processes sharing the database
-//! (`processes.rs`), and the NOTIFY channels they talk on.
+//! (`processes.rs`), and the NOTIFY channels they talk on; what errand
+//! needs of the server's autovacuum (`server.rs`).
 
 pub mod connect;
 pub mod error;
 pub mod postgres;
 pub mod processes;
+pub mod server;
 pub mod sessions;
 pub mod writable;
 
