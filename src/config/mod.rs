@@ -3,11 +3,13 @@
 //! start-up so that a bad value stops errand with a message naming its key.
 //!
 //! What a single value must be is its type (`values.rs`: secrets of 32
-//! bytes, PostgreSQL and HTTP URLs; `NonZero*` counts; enums); what is left
+//! bytes, PostgreSQL URLs (read as libpq reads them, TLS included:
+//! `postgres.rs`, which the store connects by) and HTTP URLs; `NonZero*` counts; enums); what is left
 //! to [`Settings::validate`] are ranges and rules across fields, per section.
 
 mod http_url;
 mod job_types;
+pub mod postgres;
 mod sections;
 mod values;
 

@@ -42,7 +42,7 @@ impl TryFrom<String> for PostgresUrl {
         if url.trim().is_empty() {
             return Err("must not be empty".into());
         }
-        crate::store::pool::postgres::Connection::parse(&url).map_err(|e| e.to_string())?;
+        crate::config::postgres::Connection::parse(&url).map_err(|e| e.to_string())?;
         Ok(Self(url.into()))
     }
 }

@@ -36,6 +36,7 @@ use std::sync::Arc;
 
 use deadpool_postgres::Pool;
 
+pub use crate::config::postgres::{Connection, UrlError};
 pub use batches::{Batch, BatchSubmission, CallerBatches, NewBatch, UnfinishedChild};
 pub use jobs::{CallerJobs, JobFilter, JobPage};
 pub use notifications::emails::{Outbox, OutboxEmail};
@@ -52,7 +53,6 @@ pub use operator::timeline::{Attempt, AttemptOutcome, JobTimeline, SentEmail, Se
 pub use operator::{AttemptError, JobQuery, OperatorJobs, QueueCount, RetryOutcome};
 pub use pool::error::StoreError;
 pub(crate) use pool::error::retry_if_connection_lost;
-pub use pool::postgres::{Connection, UrlError};
 pub use pool::{CANCEL_CHANNEL, NOTIFICATION_CHANNEL, PROGRESS_CHANNEL, WORK_CHANNEL};
 pub use queue::Queue;
 pub use queue::attempts::{QueueDepth, RunningAttempt};

@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use deadpool_postgres::Pool;
 
+use crate::config::postgres::{Connection, UrlError};
 use crate::domain::{NotificationRules, Quotas};
-use crate::store::pool::postgres::{Connection, UrlError};
 use crate::store::queue::quota::BatchCaps;
 use crate::store::{Endings, Store, pool};
 

@@ -24,8 +24,8 @@ use tokio_postgres::AsyncMessage;
 use crate::actors::delivery::notifier::{CatchUp, NotificationsCommitted, ProgressCommitted};
 use crate::actors::running::leases::CancelRequested;
 use crate::actors::signals::WorkAvailable;
+use crate::config::postgres::Connection;
 use crate::domain::{JobId, OwnerTag, RetryPolicy};
-use crate::store::pool::postgres::Connection;
 use crate::store::{CANCEL_CHANNEL, NOTIFICATION_CHANNEL, PROGRESS_CHANNEL, WORK_CHANNEL};
 
 /// Who hears what the listener hears.
@@ -59,7 +59,7 @@ impl ListenerHealth {
 /// Why the listener is not listening.
 #[derive(Debug, thiserror::Error)]
 enum ListenError {
-    #[error("{}", crate::store::pool::postgres::detail(.0))]
+    #[error("{}", crate::config::postgres::detail(.0))]
     Postgres(#[from] tokio_postgres::Error),
     #[error("reached a standby (in recovery), not the primary")]
     Standby,

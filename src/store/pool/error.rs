@@ -1,7 +1,8 @@
 //! What a statement's failure means to its caller: [`StoreError`], and
 //! which failures are worth a retry on another connection.
 
-use crate::store::pool::{postgres, writable};
+use crate::config::postgres;
+use crate::store::pool::writable;
 
 /// A database failure. The API turns it into a 500 (or 503) without details;
 /// the cause is logged.

@@ -1,5 +1,6 @@
-//! Connections, and what their failures mean (`error.rs`): how errand reaches PostgreSQL (`postgres.rs`: the URL as
-//! libpq reads it, TLS), how the pool makes a connection (`connect.rs`),
+//! Connections, and what their failures mean (`error.rs`): the pool, to
+//! where `config::postgres` says (the URL as libpq reads it, TLS); how the
+//! pool makes a connection (`connect.rs`),
 //! names it (`sessions.rs`) and drops one to a server that no longer takes
 //! writes (`writable.rs`); the processes sharing the database
 //! (`processes.rs`), and the NOTIFY channels they talk on; what errand
@@ -7,7 +8,6 @@
 
 pub mod connect;
 pub mod error;
-pub mod postgres;
 pub mod processes;
 pub mod server;
 pub mod sessions;
@@ -15,7 +15,7 @@ pub mod writable;
 
 use deadpool_postgres::{HookError, Manager, ManagerConfig, Pool, RecyclingMethod};
 
-use crate::store::pool::postgres::{Connection, UrlError};
+use crate::config::postgres::{Connection, UrlError};
 use crate::store::pool::processes::PROCESS_NAME;
 
 /// The PostgreSQL NOTIFY channel on which processes announce new work.
