@@ -214,14 +214,7 @@ async fn paced(
         sent.push(tokio::spawn(async move {
             let client = &clients[index];
             let began = Instant::now();
-            let response = http
-                .post(format!("{url}/jobs/noop"))
-                .bearer_auth(&client.token)
-                .header("Idempotency-Key", format!("paced-{n}"))
-                .header("Content-Type", "application/json")
-                .body("{}")
-                .send()
-                .await;
+            let response = post_noop(&http, &url, &client.token, &format!("paced-{n}")).await;
             let accepted = matches!(&response, Ok(r) if r.status().as_u16() == 202);
             (began.elapsed(), accepted)
         }));
@@ -244,6 +237,21 @@ async fn paced(
         percentile(&latencies, 99.9).as_secs_f64() * 1000.0,
     );
     Ok(())
+}
+
+/// `POST /jobs/noop` with an empty params object, under `key`.
+fn post_noop(
+    http: &reqwest::Client,
+    url: &str,
+    token: &str,
+    key: &str,
+) -> impl std::future::Future<Output = reqwest::Result<reqwest::Response>> {
+    http.post(format!("{url}/jobs/noop"))
+        .bearer_auth(token)
+        .header("Idempotency-Key", key)
+        .header("Content-Type", "application/json")
+        .body("{}")
+        .send()
 }
 
 struct PhaseResult {
@@ -271,14 +279,7 @@ async fn phase(
             let mut latencies = Vec::with_capacity(per_client);
             for key in client.keys.iter().take(per_client) {
                 let sent = Instant::now();
-                let response = http
-                    .post(format!("{url}/jobs/noop"))
-                    .bearer_auth(&client.token)
-                    .header("Idempotency-Key", format!("{prefix}{key}"))
-                    .header("Content-Type", "application/json")
-                    .body("{}")
-                    .send()
-                    .await;
+                let response = post_noop(&http, &url, &client.token, &format!("{prefix}{key}")).await;
                 let ok = matches!(&response, Ok(r) if r.status().as_u16() == expected);
                 if let Ok(r) = response {
                     let _ = r.bytes().await;
@@ -419,14 +420,7 @@ impl StreamBench {
         // Jobs one after another, each for the next viewer, so each notification is timed alone.
         for n in 0..self.jobs {
             let token = &tokens[n % tokens.len()];
-            http.post(format!("{url}/jobs/noop"))
-                .bearer_auth(token)
-                .header("Idempotency-Key", format!("stream-job-{n}"))
-                .header("Content-Type", "application/json")
-                .body("{}")
-                .send()
-                .await?
-                .error_for_status()?;
+            post_noop(http, url, token, &format!("stream-job-{n}")).await?.error_for_status()?;
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
         let mut measured = Vec::with_capacity(self.jobs);

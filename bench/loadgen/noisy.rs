@@ -145,14 +145,7 @@ impl Noisy {
             tick.tick().await;
             let token = &users[n % users.len()];
             let (at, started) = (SystemTime::now(), Instant::now());
-            let response = http
-                .post(format!("{url}/jobs/noop"))
-                .bearer_auth(token)
-                .header("Idempotency-Key", format!("{round}-{n}"))
-                .header("Content-Type", "application/json")
-                .body("{}")
-                .send()
-                .await?;
+            let response = super::post_noop(http, url, token, &format!("{round}-{n}")).await?;
             creates.push(started.elapsed());
             if response.status() != reqwest::StatusCode::ACCEPTED {
                 return Err(format!("the quiet tenant's create got {}", response.status()).into());
