@@ -10,6 +10,13 @@
 # with 10 workers on the queue (awa-pg's default for a queue, and
 # graphile-worker's concurrency in its drain), or ERRAND_BENCH_AWA_WORKERS;
 # and errand_bench_awa_versions, which prints "awa <v> on Python <v>".
+# For the sustained-load benchmark (issue 42),
+#   errand_bench_awa_sustained <database-url> <rate> <seconds> <out.csv>
+# runs bench/awa/sustained.py the same way (on a fresh database: a paced
+# producer of <rate> no-op jobs a second for <seconds>, the latency of each
+# written to <out.csv>; see that file), and
+#   errand_bench_awa_tables
+# prints the tables to watch (schema-qualified, one line), for the sampler.
 
 ERRAND_BENCH_AWA_SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
@@ -44,4 +51,20 @@ errand_bench_awa_versions() {
   printf 'awa %s on Python %s\n' \
     "$(sed -n 's/^awa-pg==\(.*\)/\1/p' "$ERRAND_BENCH_AWA_SRC/requirements.txt")" \
     "$(python3 -c 'import platform; print(platform.python_version())' 2>/dev/null || echo unknown)"
+}
+
+errand_bench_awa_sustained() {
+  local url=$1 rate=$2 seconds=$3 out=$4 dir
+  mkdir -p "$(dirname "$out")"
+  dir=$(errand_bench_awa_env) || return 1
+  "$dir/bin/python" "$ERRAND_BENCH_AWA_SRC/sustained.py" "$url" "$rate" "$seconds" "$out" "${ERRAND_BENCH_AWA_WORKERS:-10}"
+}
+
+# The tables a job passes through and the ring state updated all the time
+# (sustained.py says where it read that). The first seven are partitioned: sum
+# their leaves, pg_partition_tree(<table>) where isleaf.
+errand_bench_awa_tables() {
+  echo "awa.ready_entries awa.ready_segments awa.ready_claim_attempt_batches awa.lease_claims" \
+    "awa.lease_claim_closure_batches awa.receipt_completion_batches awa.done_entries" \
+    "awa.queue_terminal_rollups awa.queue_ring_state awa.lease_ring_state awa.claim_ring_state awa.queue_claimer_state awa.queue_claimer_leases"
 }
