@@ -9,7 +9,7 @@
 # <tenants> tenants (one statement, then ANALYZE), starts <processes> errand
 # processes on it (settings from the environment, e.g. ERRAND_WORKERS__TENANT_LIMIT),
 # waits until the queue is empty and prints
-#   errand <label> jobs=<N> tenants=<T> processes=<P> seconds=<S> jobs_per_s=<R> busy_seconds=<B> busy_jobs_per_s=<Q> cpu_us_per_job=<U>
+#   errand <label> jobs=<N> tenants=<T> processes=<P> seconds=<S> jobs_per_s=<R> busy_seconds=<B> busy_jobs_per_s=<Q> cpu_us_per_job=<U> peak_rss_mb=<M>
 # timed twice on the database's clock (so the 200 ms wait between checks adds
 # nothing), and with the machine's CPU time over the drain (every process's:
 # errand's and PostgreSQL's alike, and the checks' psql) per job:
@@ -32,6 +32,12 @@ errand_cpu_seconds() {
 # microseconds per job of <jobs>.
 errand_cpu_us_per_job() {
   awk -v a="$1" -v b="$(errand_cpu_seconds)" -v n="$2" 'BEGIN { printf "%.0f", (b - a) / n * 1e6 }'
+}
+
+# The highest peak resident memory (VmHWM) of <pids...>, in MB.
+errand_peak_rss_mb() {
+  local pid
+  for pid in "$@"; do awk '/^VmHWM:/ { print $2 }' "/proc/$pid/status"; done | sort -n | tail -1 | awk '{ printf "%.1f", $1 / 1024 }'
 }
 
 # The errand processes of the drain under way (for errand_stop_drain).
@@ -118,7 +124,7 @@ errand_drain_timed() {
 }
 
 errand_drain() {
-  local db=$1 jobs=$2 tenants=$3 processes=$4 label=${5:-drain} url started i line cpu_at_start cpu
+  local db=$1 jobs=$2 tenants=$3 processes=$4 label=${5:-drain} url started i line cpu_at_start cpu peak
   local job_type=${ERRAND_DRAIN_TYPE:-noop} params=${ERRAND_DRAIN_PARAMS:-'{}'}
   url=$(errand_drain_backlog "$db" "$jobs" "$tenants" "$job_type" "$params")
   started=$(psql "$url" -XAtqc "SELECT clock_timestamp()")
@@ -130,8 +136,10 @@ errand_drain() {
   done
   line=$(errand_drain_timed "$url" "$started" "errand $label")
   cpu=$(errand_cpu_us_per_job "$cpu_at_start" "$jobs")
+  peak=$(errand_peak_rss_mb "${ERRAND_DRAIN_PIDS[@]}")
   errand_stop_drain
   # Kept in the order earlier results were written: label, jobs, tenants, processes, timing.
-  printf '%s cpu_us_per_job=%s\n' "$line" "$cpu" | sed "s/ seconds=/ tenants=$tenants processes=$processes seconds=/"
+  printf '%s cpu_us_per_job=%s peak_rss_mb=%s\n' "$line" "$cpu" "$peak" \
+    | sed "s/ seconds=/ tenants=$tenants processes=$processes seconds=/"
   psql "$base/postgres" -Xqc "DROP DATABASE $db WITH (FORCE)"
 }

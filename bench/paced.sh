@@ -16,11 +16,18 @@
 # the claim's reply arrives), as p50, p99 and p99.9, and the producer's own
 # view (the POST's answer time).
 
+# The capacity of the errand running at $url: errand-loadgen's drain (see
+# above); prints "<jobs/s> <loadgen's line>". Shared with bench/sustained.sh.
+errand_capacity() {
+  local line
+  line=$("$bin/errand-loadgen" --url "$url" --secret "$SECRET" --run-id "capacity-$1-$stamp" --phases drain --drain 20000)
+  echo "$(sed -n 's/.* end_to_end=\([0-9]*\) jobs\/s.*/\1/p' <<<"$line") $line"
+}
+
 errand_start_latency_under_load() {
   local db=$1 capacity share rate run line
   start_errand "$db"
-  line=$("$bin/errand-loadgen" --url "$url" --secret "$SECRET" --run-id "capacity-$stamp" --phases drain --drain 20000)
-  capacity=$(sed -n 's/.* end_to_end=\([0-9]*\) jobs\/s.*/\1/p' <<<"$line")
+  read -r capacity line <<<"$(errand_capacity paced)"
   echo "start latency: capacity $capacity jobs/s (20,000 noop jobs created and run, 32 clients): $line"
   for share in 25 50 75 90; do
     rate=$((capacity * share / 100))

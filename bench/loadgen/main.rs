@@ -83,6 +83,11 @@ struct Args {
     /// `paced` phase: for how long.
     #[arg(long, default_value_t = 20)]
     seconds: u64,
+    /// `paced` phase: a CSV of each submission's key and when its tick sent
+    /// it (epoch seconds), so a job's latency can be read from its click,
+    /// as the peers' producers record theirs (bench/sustained.sh).
+    #[arg(long)]
+    paced_log: Option<std::path::PathBuf>,
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -171,7 +176,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                     ExportAsked { job_type: &args.export_type, params: &params, format: args.export_format.as_deref() };
                 run_export(&http, &args.url, &token, &asked, &run, args.server_pid).await?;
             }
-            Phase::Paced => paced(&http, &args.url, &clients, args.rate, args.seconds).await?,
+            Phase::Paced => paced(&http, &args.url, &clients, args.rate, args.seconds, args.paced_log.as_deref()).await?,
             Phase::Drain => {
                 let drain_per_client = args.drain / args.concurrency;
                 let start = Instant::now();
@@ -201,37 +206,51 @@ async fn paced(
     clients: &Arc<Vec<Client>>,
     rate: u32,
     seconds: u64,
+    log: Option<&std::path::Path>,
 ) -> Result<(), Box<dyn std::error::Error>> {
     let total = u64::from(rate) * seconds;
+    let mut sent_at = Vec::with_capacity(if log.is_some() { usize::try_from(total).unwrap_or(0) } else { 0 });
     let mut ticks = tokio::time::interval(Duration::from_secs(1) / rate.max(1));
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Burst);
     let start = Instant::now();
     let mut sent = Vec::with_capacity(usize::try_from(total).unwrap_or(0));
     for n in 0..total {
         ticks.tick().await;
+        if log.is_some() {
+            sent_at.push(SystemTime::now().duration_since(UNIX_EPOCH)?.as_secs_f64());
+        }
         let index = usize::try_from(n).unwrap_or(0) % clients.len();
         let (http, url, clients) = (http.clone(), url.to_owned(), clients.clone());
         sent.push(tokio::spawn(async move {
             let client = &clients[index];
             let began = Instant::now();
             let response = post_noop(&http, &url, &client.token, &format!("paced-{n}")).await;
-            let accepted = matches!(&response, Ok(r) if r.status().as_u16() == 202);
-            (began.elapsed(), accepted)
+            // The status of a refusal (0: no answer), to tell a quota's 429 from an overload's 503.
+            let status = response.map_or(0, |r| r.status().as_u16());
+            (began.elapsed(), status)
         }));
     }
     let sending = start.elapsed();
     let mut latencies = Vec::with_capacity(sent.len());
-    let mut refused = 0;
+    let mut refused: std::collections::BTreeMap<u16, usize> = std::collections::BTreeMap::new();
     for task in sent {
-        let (latency, accepted) = task.await?;
+        let (latency, status) = task.await?;
         latencies.push(latency);
-        refused += usize::from(!accepted);
+        if status != 202 {
+            *refused.entry(status).or_default() += 1;
+        }
+    }
+    if let Some(log) = log {
+        let lines: String = sent_at.iter().enumerate().map(|(n, at)| format!("paced-{n},{at:.6}\n")).collect();
+        std::fs::write(log, format!("key,sent\n{lines}"))?;
     }
     latencies.sort();
+    let refused: Vec<String> = refused.iter().map(|(status, n)| format!("{status}:{n}")).collect();
     println!(
-        "paced   rate={rate} sent={} in={:.2}s refused={refused} p50={:.2}ms p99={:.2}ms p99.9={:.2}ms",
+        "paced   rate={rate} sent={} in={:.2}s refused={} p50={:.2}ms p99={:.2}ms p99.9={:.2}ms",
         latencies.len(),
         sending.as_secs_f64(),
+        if refused.is_empty() { "0".to_owned() } else { refused.join(",") },
         percentile(&latencies, 50.0).as_secs_f64() * 1000.0,
         percentile(&latencies, 99.0).as_secs_f64() * 1000.0,
         percentile(&latencies, 99.9).as_secs_f64() * 1000.0,
