@@ -171,6 +171,18 @@ errand_install_pgbouncer() {
   export ERRAND_TEST_PGBOUNCER=${ERRAND_TEST_PGBOUNCER:-/usr/sbin/pgbouncer}
 }
 
+# promtool (Debian's prometheus package, this version when the mirror has
+# it) to check docs/prometheus/alerts.yml and run its unit tests. Exports
+# ERRAND_TEST_PROMTOOL. The package's own Prometheus service is not started
+# (no init runs here).
+ERRAND_PROMETHEUS_VERSION=2.42.0+ds-5+deb12u1
+errand_install_promtool() {
+  if [ -z "${ERRAND_TEST_PROMTOOL:-}" ] && [ ! -x /usr/bin/promtool ]; then
+    errand_apt_install prometheus "$ERRAND_PROMETHEUS_VERSION" "the alert rules' checks" || return 1
+  fi
+  export ERRAND_TEST_PROMTOOL=${ERRAND_TEST_PROMTOOL:-/usr/bin/promtool}
+}
+
 # Installs the pinned schemathesis (tools/schemathesis/requirements.txt) into a
 # virtualenv under the tools cache and exports ERRAND_TEST_SCHEMATHESIS, the
 # `st` command the API contract test runs against a real errand.
