@@ -176,7 +176,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                     ExportAsked { job_type: &args.export_type, params: &params, format: args.export_format.as_deref() };
                 run_export(&http, &args.url, &token, &asked, &run, args.server_pid).await?;
             }
-            Phase::Paced => paced(&http, &args.url, &clients, args.rate, args.seconds, args.paced_log.as_deref()).await?,
+            Phase::Paced => {
+                paced(&http, &args.url, &clients, args.rate, args.seconds, args.paced_log.as_deref()).await?
+            }
             Phase::Drain => {
                 let drain_per_client = args.drain / args.concurrency;
                 let start = Instant::now();

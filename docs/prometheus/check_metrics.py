@@ -33,8 +33,21 @@ OPERATIONS = ROOT / "docs/operations.md"
 SCRAPE_LABELS = {"job", "instance"}
 # Labels whose values are not strings in the code (configured, or numbers).
 FREE_VALUES = SCRAPE_LABELS | {"job_type", "le", "quantile"}
-KEYWORDS = {"by", "without", "on", "ignoring", "group_left", "group_right", "bool", "and", "or", "unless",
-            "offset", "inf", "nan"}
+KEYWORDS = {
+    "by",
+    "without",
+    "on",
+    "ignoring",
+    "group_left",
+    "group_right",
+    "bool",
+    "and",
+    "or",
+    "unless",
+    "offset",
+    "inf",
+    "nan",
+}
 MACRO = re.compile(r"metrics::(counter|gauge|histogram)!\(")
 STRING = re.compile(r'"((?:[^"\\]|\\.)*)"')
 
@@ -77,14 +90,17 @@ def exported():
             args = macro_args(text, m.end())
             name = re.match(r'\s*"([a-zA-Z_:][a-zA-Z0-9_:]*)"', args)
             if not name:
-                fail(f"{path.relative_to(ROOT)}:{line}", "a metric whose name is not a string literal; check_metrics.py cannot read it")
+                fail(
+                    f"{path.relative_to(ROOT)}:{line}",
+                    "a metric whose name is not a string literal; check_metrics.py cannot read it",
+                )
                 continue
             rest = args[name.end() :]
             labels = set(re.findall(r'"([a-zA-Z_][a-zA-Z0-9_]*)"\s*=>', rest))
             for ident in re.findall(r"&\s*([a-z_][a-z0-9_]*)", rest):
                 # `let labels = [("job_type", ...), ("state", ...)];` a few lines above.
                 before = text[: m.start()].splitlines()[-10:]
-                found = [l for l in before if re.search(rf"\blet\s+{ident}\s*=\s*\[", l)]
+                found = [ln for ln in before if re.search(rf"\blet\s+{ident}\s*=\s*\[", ln)]
                 if not found:
                     fail(f"{path.relative_to(ROOT)}:{line}", f"labels in `{ident}`, which check_metrics.py cannot find")
                 labels.update(re.findall(r'\(\s*"([a-zA-Z_][a-zA-Z0-9_]*)"\s*,', "".join(found)))
@@ -116,11 +132,13 @@ def selectors(expr):
     e = re.sub(r"\[[^\]]*\]", " ", e)  # ranges, subqueries
     grouping = set()
     for m in re.finditer(r"\b(by|without|on|ignoring|group_left|group_right)\s*\(([^)]*)\)", e):
-        grouping.update(l.strip() for l in m.group(2).split(",") if l.strip())
+        grouping.update(g.strip() for g in m.group(2).split(",") if g.strip())
     e = re.sub(r"\b(by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)", " ", e)
     found = []
     for m in re.finditer(r"(?<![\w.])([a-zA-Z_:][a-zA-Z0-9_:]*)?\s*\{([^}]*)\}", e):
-        matchers = [(l, op, strings[int(i)]) for l, op, i in re.findall(r'(\w+)\s*(=~|!~|!=|=)\s*"#(\d+)"', m.group(2))]
+        matchers = [
+            (label, op, strings[int(i)]) for label, op, i in re.findall(r'(\w+)\s*(=~|!~|!=|=)\s*"#(\d+)"', m.group(2))
+        ]
         found.append((m.group(1), matchers))
     e = re.sub(r"(?<![\w.])([a-zA-Z_:][a-zA-Z0-9_:]*)?\s*\{([^}]*)\}", " ", e)
     for m in re.finditer(r"(?<![\w.])([a-zA-Z_:][a-zA-Z0-9_:]*)\b(?!\s*\()", e):
@@ -236,7 +254,10 @@ def main():
     if errors:
         print("\n".join(errors), file=sys.stderr)
         sys.exit(1)
-    print(f"check_metrics: the dashboard, alerts and their tests use only what errand exports ({len(metrics) - 1} series names)")
+    print(
+        "check_metrics: the dashboard, alerts and their tests use only what errand exports"
+        f" ({len(metrics) - 1} series names)"
+    )
 
 
 if __name__ == "__main__":
