@@ -194,14 +194,19 @@ async def drain(url, jobs, workers):
             flush=True,
         )
     finally:
-        # As drain.mjs stops its runner: errors here would hide the run's own.
-        if worker is not None:
-            with contextlib.suppress(Exception):
-                await worker.shutdown(timeout_ms=5000)
-            with contextlib.suppress(Exception):
-                await worker.close()
+        await close_quietly(worker, utils)
+
+
+async def close_quietly(worker, utils):
+    """Stops the worker's runtime (if started) and closes both clients, as
+    drain.mjs stops its runner: errors here would hide the run's own."""
+    if worker is not None:
         with contextlib.suppress(Exception):
-            await utils.close()
+            await worker.shutdown(timeout_ms=5000)
+        with contextlib.suppress(Exception):
+            await worker.close()
+    with contextlib.suppress(Exception):
+        await utils.close()
 
 
 def main():

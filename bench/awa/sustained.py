@@ -67,7 +67,6 @@ from __future__ import annotations
 
 import array
 import asyncio
-import contextlib
 import dataclasses
 import json
 import math
@@ -75,7 +74,7 @@ import sys
 import time
 
 import awa
-from drain import TERMINAL_COUNTS, WORKERS, fetch_one, without_tls
+from drain import TERMINAL_COUNTS, WORKERS, close_quietly, fetch_one, without_tls
 
 PRODUCER_CONNECTIONS = 4
 BATCH_S = 0.01
@@ -222,14 +221,7 @@ async def sustain(url: str, rate: float, seconds: float, out: str, workers: int)
         if len(submitted) != producer["sent"]:
             raise RuntimeError(f"{producer['sent']} jobs sent but {len(submitted)} handled")
     finally:
-        # As drain.py stops its runtime: errors here would hide the run's own.
-        if worker is not None:
-            with contextlib.suppress(Exception):
-                await worker.shutdown(timeout_ms=5000)
-            with contextlib.suppress(Exception):
-                await worker.close()
-        with contextlib.suppress(Exception):
-            await utils.close()
+        await close_quietly(worker, utils)
 
 
 def main() -> None:

@@ -18,16 +18,14 @@
 //   graphile-worker jobs=<N> seconds=<S> jobs_per_s=<R> busy_seconds=<B> busy_jobs_per_s=<Q> cpu_us_per_job=<U>
 import { readFileSync } from "node:fs";
 import * as graphileWorker from "graphile-worker";
+import { SCHEMA, anyLeft, quiet, startRunner, waitDrained } from "./runner.mjs";
 
 // CommonJS up to 0.17 (its exports are under `default`), ES module from 0.18.
-const { Logger, makeWorkerUtils, run } = graphileWorker.default ?? graphileWorker;
+const { makeWorkerUtils } = graphileWorker.default ?? graphileWorker;
 
-const CONCURRENCY = 10;
-const LOCAL_QUEUE_SIZE = 100;
 const INSERT_BATCH = 50_000;
 const POLL_MS = 20;
 const TIMEOUT_MS = 10 * 60 * 1000;
-const SCHEMA = "graphile_worker";
 
 const [url, jobsArg] = process.argv.slice(2);
 const jobs = Number(jobsArg);
@@ -36,8 +34,6 @@ if (!url || !Number.isSafeInteger(jobs) || jobs < 1) {
   process.exit(2);
 }
 
-const quiet = new Logger(() => () => {});
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 // The machine's CPU time so far, in seconds: user, nice, system, irq and
 // softirq of /proc/stat's first line (idle, iowait and steal are not work
 // done here). As bench/drain.sh's errand_cpu_seconds counts it.
@@ -54,12 +50,6 @@ try {
     utils.withPgClient(async (client) => {
       const { rows } = await client.query(`select count(*)::int as n from ${SCHEMA}._private_jobs`);
       return rows[0].n;
-    });
-  // Cheaper than a count while polling: it stops at the first job left.
-  const anyLeft = async () =>
-    utils.withPgClient(async (client) => {
-      const { rows } = await client.query(`select exists (select 1 from ${SCHEMA}._private_jobs) as any`);
-      return rows[0].any;
     });
   if ((await pending()) !== 0) throw new Error(`${SCHEMA}._private_jobs is not empty: use a fresh database`);
 
@@ -82,7 +72,6 @@ try {
   const backlog = await pending();
   if (backlog !== jobs) throw new Error(`inserted ${backlog} jobs, expected ${jobs}`);
 
-  let failed = 0;
   // The handlers' span: the first one's start, the last one's finish.
   let firstStart = null;
   let lastFinish = null;
@@ -92,25 +81,9 @@ try {
   };
   const start = process.hrtime.bigint();
   const cpuAtStart = cpuSeconds();
-  runner = await run({
-    connectionString: url,
-    schema: SCHEMA,
-    logger: quiet,
-    noHandleSignals: true,
-    parsedCronItems: [],
-    taskList: { noop },
-    // 0.18's names (its legacy `concurrency` option maps to concurrentJobs).
-    preset: { worker: { concurrentJobs: CONCURRENCY, localQueue: { size: LOCAL_QUEUE_SIZE } } },
-  });
-  runner.events.on("job:failed", () => failed++);
-  let done = false;
-  runner.promise.finally(() => { done = true; }).catch(() => {});
-  while (await anyLeft()) {
-    if (failed > 0) throw new Error(`${failed} jobs failed`);
-    if (done) throw new Error("the worker stopped before the jobs were done");
-    if (Number(process.hrtime.bigint() - start) / 1e6 > TIMEOUT_MS) throw new Error("the jobs did not drain within 10 minutes");
-    await sleep(POLL_MS);
-  }
+  const started = await startRunner(url, noop);
+  runner = started.runner;
+  await waitDrained(utils, started, POLL_MS, TIMEOUT_MS, "10 minutes");
   const seconds = Number(process.hrtime.bigint() - start) / 1e9;
   const cpuPerJob = ((cpuSeconds() - cpuAtStart) / jobs) * 1e6;
   const busy = Number(lastFinish - firstStart) / 1e9;

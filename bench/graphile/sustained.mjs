@@ -48,20 +48,16 @@ import { spawn } from "node:child_process";
 import { openSync, writeSync, closeSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import * as graphileWorker from "graphile-worker";
+import { SCHEMA, anyLeft, quiet, sleep, startRunner, waitDrained } from "./runner.mjs";
 
 // CommonJS up to 0.17 (its exports are under `default`), ES module from 0.18.
-const { Logger, makeWorkerUtils, run } = graphileWorker.default ?? graphileWorker;
+const { makeWorkerUtils } = graphileWorker.default ?? graphileWorker;
 
-const CONCURRENCY = 10;
-const LOCAL_QUEUE_SIZE = 100;
 const PRODUCER_CONNECTIONS = 4;
 const BATCH_S = 0.01;
 const POLL_MS = 100;
 const DRAIN_TIMEOUT_MS = 5 * 60 * 1000;
-const SCHEMA = "graphile_worker";
 
-const quiet = new Logger(() => () => {});
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 // Epoch seconds with sub-millisecond digits (Date.now() has whole ms only):
 // the wall clock at the process's start plus the monotonic clock since, in
 // both processes alike.
@@ -144,12 +140,7 @@ async function main(url, rate, seconds, out) {
   try {
     utils = await makeWorkerUtils({ connectionString: url, schema: SCHEMA, logger: quiet });
     await utils.migrate();
-    const anyLeft = async () =>
-      utils.withPgClient(async (client) => {
-        const { rows } = await client.query(`select exists (select 1 from ${SCHEMA}._private_jobs) as any`);
-        return rows[0].any;
-      });
-    if (await anyLeft()) throw new Error(`${SCHEMA}._private_jobs is not empty: use a fresh database`);
+    if (await anyLeft(utils)) throw new Error(`${SCHEMA}._private_jobs is not empty: use a fresh database`);
 
     const submitted = [];
     const started = [];
@@ -160,28 +151,11 @@ async function main(url, rate, seconds, out) {
       started.push(at);
       finished.push(epoch());
     };
-    let failed = 0;
-    runner = await run({
-      connectionString: url,
-      schema: SCHEMA,
-      logger: quiet,
-      noHandleSignals: true,
-      parsedCronItems: [],
-      taskList: { noop },
-      preset: { worker: { concurrentJobs: CONCURRENCY, localQueue: { size: LOCAL_QUEUE_SIZE } } },
-    });
-    runner.events.on("job:failed", () => failed++);
-    let stopped = false;
-    runner.promise.finally(() => { stopped = true; }).catch(() => {});
-
+    const running = await startRunner(url, noop);
+    runner = running.runner;
     const producer = await spawnProducer(url, rate, seconds);
-    const drainStart = performance.now();
-    while (await anyLeft()) {
-      if (failed > 0) throw new Error(`${failed} jobs failed`);
-      if (stopped) throw new Error("the worker stopped before the jobs were done");
-      if (performance.now() - drainStart > DRAIN_TIMEOUT_MS) throw new Error("the jobs did not drain within 5 minutes of the last insert");
-      await sleep(POLL_MS);
-    }
+    // The drain's timeout runs from the last insert.
+    await waitDrained(utils, running, POLL_MS, DRAIN_TIMEOUT_MS, "5 minutes of the last insert");
     writeCsv(out, submitted, started, finished);
     const waits = submitted.map((s, i) => (started[i] - s) * 1000).sort((a, b) => a - b);
     console.log(
