@@ -28,6 +28,7 @@ DASHBOARD = ROOT / "docs/grafana/errand.json"
 ALERTS = ROOT / "docs/prometheus/alerts.yml"
 ALERT_TESTS = ROOT / "docs/prometheus/alerts_test.yml"
 OPERATIONS = ROOT / "docs/operations.md"
+API = ROOT / "docs/api.md"
 
 # Labels Prometheus adds to every scraped series.
 SCRAPE_LABELS = {"job", "instance"}
@@ -241,6 +242,15 @@ def main():
     for test in yaml.safe_load(ALERT_TESTS.read_text())["tests"]:
         for series in test.get("input_series", []):
             check_expr(f"{ALERT_TESTS.name} {test['name']!r}", series["series"], metrics, literals)
+
+    # The API reference's `GET /metrics` row lists every metric, no more.
+    row = next((line for line in API.read_text().splitlines() if line.startswith("| `GET /metrics`")), "")
+    documented = set(re.findall(r"`(errand_\w+)", row))
+    families = {re.sub(r"_(bucket|sum|count)$", "", n) for n in metrics if n.startswith("errand_")}
+    for name in sorted(families - documented):
+        fail(API.name, f"GET /metrics does not list {name}")
+    for name in sorted(documented - families):
+        fail(API.name, f"GET /metrics lists {name}, which errand does not export")
 
     # Not an error: a new metric may wait for its panel.
     families = {re.sub(r"_(bucket|sum|count)$", "", n) for n in used}
