@@ -288,6 +288,11 @@ CREATE TABLE job_queue (
     -- queued, counted from where the line then stood. No default: every
     -- statement that queues a job says where it goes.
     turn                bigint NOT NULL,
+    -- An operator's hold (`POST /admin/jobs/{id}/hold`): while set (to the
+    -- operator's name), no claim takes the job (`errand_tenant_next`); it
+    -- waits with its place in line kept until released. Only a waiting job
+    -- is held, and a held one is never claimed, so a hold never meets a lease.
+    held_by             text,
     CONSTRAINT job_queue_unfinished CHECK (state IN ('available', 'running', 'retryable')),
     CONSTRAINT job_queue_lease_iff_running
         CHECK ((state = 'running') = (lease_id IS NOT NULL AND lease_owner IS NOT NULL AND lease_expires_at IS NOT NULL))
@@ -526,7 +531,10 @@ BEGIN
             SET state = 'running', attempt = q.attempt + 1, lease_id = gen_random_uuid(), lease_owner = claim_owner,
                 claim_id = claim, resumed_from = (q.checkpoint ->> 'done')::bigint,
                 lease_expires_at = now() + lease_ms * interval '1 millisecond', started_at = clock_timestamp()
+            -- (Held: rechecked on the row's newest version, in case a hold
+            -- committed since this statement's snapshot.)
             WHERE q.job_id = ANY (ARRAY (SELECT p.job_id FROM picked p)) AND q.state IN ('available', 'retryable')
+              AND q.held_by IS NULL
             RETURNING q.job_id, q.attempt, q.lease_id, q.run_at, q.checkpoint -> 'value' AS checkpoint
         )
         SELECT 'job', NULL::text, j.id, j.tenant_id, j.user_id, j.job_type, j.params, c.attempt, c.lease_id, c.run_at,
@@ -584,6 +592,41 @@ CREATE TABLE tenant_quotas (
     updated_at                timestamptz NOT NULL DEFAULT now(),
     updated_by                text NOT NULL
 );
+
+-- Operators' pauses (`/admin/pauses`): while a pause holds, no claim (a
+-- process's dispatcher, an external worker's, the claim beside a
+-- submission) takes a waiting job of its scope: a job type everywhere, a
+-- tenant, or a job type in one tenant. Submissions go on and running jobs
+-- finish. A row every claim reads (`errand_tenant_next`), so a pause holds
+-- across processes and a failover from the moment it commits, with no
+-- process in charge of it. Until `until` (NULL: until an operator resumes
+-- it, deleting the row); a pause whose `until` has passed holds nothing and
+-- is deleted by the next change of pauses. One pause per scope.
+CREATE TABLE job_pauses (
+    id         uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+    tenant_id  text,  -- NULL: every tenant
+    job_type   text,  -- NULL: every type
+    reason     text NOT NULL CHECK (length(reason) BETWEEN 1 AND 500),
+    until      timestamptz,
+    paused_by  text NOT NULL,
+    paused_at  timestamptz NOT NULL DEFAULT now(),
+    CHECK (tenant_id IS NOT NULL OR job_type IS NOT NULL)
+);
+CREATE UNIQUE INDEX job_pauses_scope ON job_pauses (coalesce(tenant_id, ''), coalesce(job_type, ''));
+
+-- The breaker (a job type's `breaker_after`): how many of the type's
+-- attempts failed in a row, across tenants and processes, counted by the
+-- statement that ends attempts. A completion starts the count again, and so
+-- does an operator's resume of the type. At `breaker_after` that statement
+-- pauses the type (a `job_pauses` row by `errand:breaker`, its reason the
+-- last error), so that while what its jobs need is down they keep the
+-- attempts they have left. Only types with a breaker have a row: their ends
+-- update it, and wait for each other's commits on it (as on the counts).
+CREATE TABLE job_breakers (
+    job_type   text PRIMARY KEY,
+    failures   bigint NOT NULL CHECK (failures >= 0),
+    last_error text
+) WITH (fillfactor = 50);
 
 -- Unfinished (waiting or running) jobs per tenant, per user, and per user
 -- and job type, in one table, so that a statement's counts of every kind
@@ -651,7 +694,9 @@ $$;
 
 -- A tenant's next due jobs for a claim: its line in order (see
 -- `errand_turn`), at most `max_jobs`, within its room (`tenant_limit` minus
--- its running jobs), leaving out types in `excluded_types` and, unless
+-- its running jobs), leaving out types in `excluded_types`, the scopes an
+-- operator paused (`job_pauses`: nothing of a paused tenant), held jobs
+-- (`job_queue.held_by`) and, unless
 -- `only_types` is NULL, types not in it; and none that would take its user
 -- past `user_limit` running jobs. Rows: each job with its `rank`, how many
 -- jobs its tenant would run with it (the tenant's running jobs plus its
@@ -680,7 +725,14 @@ CREATE FUNCTION errand_tenant_next(
 RETURNS TABLE (job_id uuid, job_type text, run_at timestamptz, priority smallint, rank bigint)
 LANGUAGE sql STABLE
 AS $$
-    WITH running AS (
+    WITH paused AS (
+        -- The operators' pauses that hold for this tenant (`job_pauses`):
+        -- the whole tenant, or some of its types.
+        SELECT coalesce(bool_or(p.job_type IS NULL), false) AS all_types,
+               coalesce(array_agg(p.job_type) FILTER (WHERE p.job_type IS NOT NULL), '{}') AS types
+        FROM job_pauses p
+        WHERE (p.tenant_id = tenant OR p.tenant_id IS NULL) AND (p.until IS NULL OR p.until > now())
+    ), running AS (
         SELECT r.user_id, count(*) AS n FROM job_queue r
         WHERE r.tenant_id = tenant AND r.state = 'running'
         GROUP BY r.user_id
@@ -696,8 +748,8 @@ AS $$
         -- at their limit holds its head and someone else has unfinished
         -- jobs (by the quota counts: two key lookups; a tenant of one busy
         -- user reads no further than its room).
-        SELECT m.*,
-               CASE WHEN m.room = 0 THEN 0
+        SELECT m.*, p.types AS paused_types,
+               CASE WHEN m.room = 0 OR p.all_types THEN 0
                     WHEN cardinality(m.at_limit) > 0
                          AND (SELECT u.jobs FROM unfinished_counts u
                               WHERE u.tenant_id = tenant AND u.user_id = '' AND u.job_type = '')
@@ -705,7 +757,7 @@ AS $$
                                 WHERE u.tenant_id = tenant AND u.user_id = ANY (m.at_limit) AND u.job_type = '')
                     THEN m.room + 32
                     ELSE m.room END AS reach
-        FROM room m
+        FROM room m CROSS JOIN paused p
     )
     SELECT c.job_id, c.job_type, c.run_at, c.priority, m.running + c.position
     FROM reach m
@@ -715,7 +767,7 @@ AS $$
         FROM (SELECT q.job_id, q.job_type, q.run_at, q.priority, q.turn, q.user_id
               FROM job_queue q
               WHERE q.tenant_id = tenant AND q.state IN ('available', 'retryable') AND q.run_at <= now()
-                AND q.job_type <> ALL (excluded_types)
+                AND q.job_type <> ALL (excluded_types) AND q.job_type <> ALL (m.paused_types) AND q.held_by IS NULL
                 AND (only_types IS NULL OR q.job_type = ANY (only_types))
               ORDER BY q.priority DESC, q.turn, q.run_at, q.job_id
               LIMIT m.reach) e
@@ -1348,7 +1400,7 @@ CREATE TABLE operator_actions (
     id       uuid PRIMARY KEY DEFAULT errand_uuid_v7(),
     at       timestamptz NOT NULL DEFAULT now(),
     operator text NOT NULL,
-    action   text NOT NULL CHECK (action IN ('retry', 'cancel', 'bulk_retry', 'bulk_cancel', 'set_quotas')),
+    action   text NOT NULL CHECK (action IN ('retry', 'cancel', 'bulk_retry', 'bulk_cancel', 'set_quotas', 'pause', 'resume', 'hold', 'release')),
     job_id   uuid,
     filter   jsonb,
     affected integer NOT NULL,

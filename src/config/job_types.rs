@@ -54,6 +54,13 @@ pub struct JobTypeSettings {
     /// database from light ones.
     #[serde(default)]
     pub concurrency: Option<NonZeroU32>,
+    /// The breaker: after this many of its attempts failed in a row (across
+    /// tenants and processes; a completion starts the count again) the type
+    /// pauses itself, as an operator's pause (`/admin/pauses`, by
+    /// `errand:breaker`, the last error its reason), so that its waiting jobs
+    /// keep their attempts while what they need is down. Off when absent.
+    #[serde(default)]
+    pub breaker_after: Option<NonZeroU32>,
     /// Most unfinished jobs of this type one user may have (beside the
     /// `[quotas]` caps, which count every type); none when absent.
     #[serde(default)]

@@ -148,6 +148,12 @@ impl Settings {
         crate::domain::NotificationRules::new(categories, p.required.iter().cloned().collect(), p.in_app, p.email)
     }
 
+    /// Each job type with a breaker, and its `breaker_after`.
+    pub fn breakers(&self) -> Vec<(String, u32)> {
+        let types = self.job_types.iter();
+        types.filter_map(|(name, t)| t.breaker_after.map(|after| (name.clone(), after.get()))).collect()
+    }
+
     fn validate_server(&self) -> Result<(), ConfigError> {
         let (http, auth) = (&self.http, &self.auth);
         check(

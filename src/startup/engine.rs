@@ -59,6 +59,7 @@ impl Engine {
         let store = Store::connect(settings.database.url.expose_secret(), settings.database.pool_size)?
             .with_email_outbox(settings.email.enabled)
             .with_notification_rules(settings.notification_rules())
+            .with_breakers(settings.breakers())
             .with_quotas(settings.quotas());
         let storage = storage_from(settings)?;
         let job_types = job_types_from(settings, &handlers, &storage)?;

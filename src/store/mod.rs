@@ -47,7 +47,9 @@ pub use notifications::{
 };
 pub use operator::actions::{ActionPage, ActionQuery, OperatorAction, OperatorAudit};
 pub use operator::bulk::{BULK_STEP, BulkAction, BulkFilter, BulkStep};
+pub use operator::holds::HoldOutcome;
 pub use operator::overview::{FINISHED_COUNT_CAP, FinishedCounts, OperatorOverview, Overview};
+pub use operator::pauses::{NewPause, OperatorPauses, Pause, Paused};
 pub use operator::quotas::{Caps, NearQuota, NearestQuotas, QuotaOverrides, TenantQuota};
 pub use operator::timeline::{Attempt, AttemptOutcome, JobTimeline, SentEmail, SentNotification, SentWebhook};
 pub use operator::{AttemptError, JobQuery, OperatorJobs, QueueCount, RetryOutcome};
@@ -75,6 +77,9 @@ use crate::domain::{Caller, NotificationRules, Operator, Quotas};
 pub(crate) struct Endings {
     email_outbox: bool,
     rules: NotificationRules,
+    /// The job types with a breaker, and beside them their `breaker_after`.
+    breaker_types: Vec<String>,
+    breaker_after: Vec<i32>,
 }
 
 /// errand's database: cheap to clone (it is a pool).
@@ -113,6 +118,11 @@ impl Store {
     /// The operators' audit trail, for an operator.
     pub fn audit_for_operator<'a>(&'a self, operator: &'a Operator) -> OperatorAudit<'a> {
         OperatorAudit { pool: &self.pool, _operator: operator }
+    }
+
+    /// The operators' pauses of job types and tenants, for an operator.
+    pub fn pauses_for_operator<'a>(&'a self, operator: &'a Operator) -> OperatorPauses<'a> {
+        OperatorPauses { pool: &self.pool, operator }
     }
 
     /// Tenants' quota overrides, and who is near their caps, for an operator.

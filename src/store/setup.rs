@@ -64,6 +64,15 @@ impl Store {
         self
     }
 
+    /// Makes the statements that end attempts keep each type's breaker: its
+    /// name and `breaker_after` (see `job_breakers` in the migrations).
+    pub fn with_breakers(mut self, breakers: Vec<(String, u32)>) -> Self {
+        let endings = Arc::make_mut(&mut self.endings);
+        (endings.breaker_types, endings.breaker_after) =
+            breakers.into_iter().map(|(name, after)| (name, i32::try_from(after).unwrap_or(i32::MAX))).unzip();
+        self
+    }
+
     /// The notification preferences' rules that job ends keep to.
     pub fn notification_rules(&self) -> &NotificationRules {
         &self.endings.rules

@@ -25,6 +25,7 @@ mod notifications;
 mod operators;
 mod outage;
 mod overload;
+mod pauses;
 mod pgbouncer;
 mod preferences;
 mod private_cluster;

@@ -13,7 +13,8 @@ use crate::http::support::problem::{AppError, OperatorReadProblems, Problem};
 use crate::store::{ActionQuery, OperatorAction};
 
 /// The actions an operator can take, as recorded.
-const ACTIONS: [&str; 5] = ["retry", "cancel", "bulk_retry", "bulk_cancel", "set_quotas"];
+const ACTIONS: [&str; 9] =
+    ["retry", "cancel", "bulk_retry", "bulk_cancel", "set_quotas", "pause", "resume", "hold", "release"];
 
 #[derive(Deserialize)]
 pub struct ActionListQuery {
@@ -39,7 +40,7 @@ pub struct ActionList {
 /// `GET /admin/actions`: operators' actions, newest first.
 #[utoipa::path(get, path = "/admin/actions", tag = "operators",
     params(("operator" = Option<String>, Query, description = "Only this operator's (the token's `sub`)"),
-        ("action" = Option<String>, Query, pattern = "^(retry|cancel|bulk_retry|bulk_cancel|set_quotas)$", description = "retry, cancel, bulk_retry, bulk_cancel or set_quotas"),
+        ("action" = Option<String>, Query, pattern = "^(retry|cancel|bulk_retry|bulk_cancel|set_quotas|pause|resume|hold|release)$", description = "retry, cancel, bulk_retry, bulk_cancel, set_quotas, pause, resume, hold or release"),
         ("job" = Option<String>, Query, format = Uuid, description = "Only actions on this job"),
         ("since" = Option<String>, Query, format = DateTime, description = "Taken at or after (RFC 3339)"),
         ("until" = Option<String>, Query, format = DateTime, description = "Taken before (RFC 3339)"),

@@ -7,6 +7,7 @@
 pub mod actions;
 pub mod bulk;
 pub mod overview;
+pub mod pauses;
 pub mod quotas;
 
 use actix_web::{HttpResponse, web};
@@ -14,7 +15,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use crate::config::RedactedField;
-use crate::domain::{Job, JobId, Operator};
+use crate::domain::{Job, JobId, JobState, Operator};
 use crate::http::auth::ActingOperator;
 use crate::http::jobs::{job_view, status_filter, type_filter};
 use crate::http::support::pagination;
@@ -23,8 +24,8 @@ use crate::http::support::routing::Routes;
 use crate::http::{AppState, job_id};
 use crate::jobs::JobView;
 use crate::store::{
-    ActionQuery, AttemptError, AttemptOutcome, CancelOutcome, JobQuery, JobTimeline, NearestQuotas, OperatorAction,
-    QueueCount, RetryOutcome,
+    ActionQuery, AttemptError, AttemptOutcome, CancelOutcome, HoldOutcome, JobQuery, JobTimeline, NearestQuotas,
+    OperatorAction, QueueCount, RetryOutcome,
 };
 
 /// A job as an operator sees it: whose it is, and (alone) its attempts' errors.
@@ -254,6 +255,47 @@ pub async fn cancel(
     }
 }
 
+/// `POST /admin/jobs/{id}/hold`: a waiting job stays waiting, its place in
+/// line kept, and no process claims it until it is released.
+#[utoipa::path(post, path = "/admin/jobs/{id}/hold", tag = "operators",
+    params(("id" = String, Path, format = Uuid, description = "The job's id")),
+    responses((status = 200, description = "The job, held (holding a held job again changes nothing)", body = AdminJobView),
+        OperatorActionProblems,
+        (status = 404, description = "No such job (`not_found`)", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "Running or ended (`job_not_waiting`)", body = Problem, content_type = "application/problem+json")))]
+pub async fn hold(
+    ActingOperator(operator): ActingOperator,
+    path: web::Path<String>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    let outcome = state.store.jobs_for_operator(&operator).hold(job_id(&path)?).await?;
+    hold_answer(outcome, &operator, &state).await
+}
+
+/// `POST /admin/jobs/{id}/release`: a held job may be claimed again, at once.
+#[utoipa::path(post, path = "/admin/jobs/{id}/release", tag = "operators",
+    params(("id" = String, Path, format = Uuid, description = "The job's id")),
+    responses((status = 200, description = "The job, released (or never held)", body = AdminJobView),
+        OperatorActionProblems,
+        (status = 404, description = "No such job (`not_found`)", body = Problem, content_type = "application/problem+json")))]
+pub async fn release(
+    ActingOperator(operator): ActingOperator,
+    path: web::Path<String>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    let outcome = state.store.jobs_for_operator(&operator).release(job_id(&path)?).await?;
+    hold_answer(outcome, &operator, &state).await
+}
+
+async fn hold_answer(outcome: HoldOutcome, operator: &Operator, state: &AppState) -> Result<HttpResponse, AppError> {
+    match outcome {
+        HoldOutcome::Done(job) => Ok(HttpResponse::Ok().json(AdminJobView::new(*job, None, operator, state).await?)),
+        HoldOutcome::NotWaiting(JobState::Running) => Err(AppError::NotWaiting("running")),
+        HoldOutcome::NotWaiting(ended) => Err(AppError::NotWaiting(ended.status().as_str())),
+        HoldOutcome::NotFound => Err(AppError::NotFound),
+    }
+}
+
 /// Unfinished jobs per type and state.
 #[derive(Serialize, utoipa::ToSchema)]
 pub struct Queues {
@@ -290,9 +332,15 @@ pub fn routes(r: &mut Routes) {
         .get("/admin/jobs/{id}", get)
         .post("/admin/jobs/{id}/retry", retry)
         .post("/admin/jobs/{id}/cancel", cancel)
+        .post("/admin/jobs/{id}/hold", hold)
+        .post("/admin/jobs/{id}/release", release)
         .get("/admin/queues", queues)
         .get("/admin/actions", actions::list)
         .get("/admin/overview", overview::read)
+        .resource("/admin/pauses", "GET, POST", |res| {
+            res.route(web::get().to(pauses::list)).route(web::post().to(pauses::pause))
+        })
+        .resource("/admin/pauses/{id}", "DELETE", |res| res.route(web::delete().to(pauses::resume)))
         .resource("/admin/tenants/{tenant}/quotas", "GET, PUT", |res| {
             res.route(web::get().to(quotas::get)).route(web::put().to(quotas::set))
         });

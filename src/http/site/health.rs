@@ -47,6 +47,8 @@ pub async fn metrics(state: web::Data<AppState>) -> HttpResponse {
             metrics::gauge!("errand_jobs_waiting").set(depth.waiting as f64);
             metrics::gauge!("errand_jobs_running_all_processes").set(depth.running as f64);
             metrics::gauge!("errand_oldest_due_job_wait_seconds").set(depth.oldest_due_seconds);
+            metrics::gauge!("errand_paused_scopes", "by" => "operator").set(depth.paused_by_operators as f64);
+            metrics::gauge!("errand_paused_scopes", "by" => "breaker").set(depth.paused_by_breakers as f64);
         }
         Err(error) => tracing::warn!(%error, "metrics: could not read the queue's depth"),
     }

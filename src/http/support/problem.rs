@@ -48,6 +48,8 @@ pub enum AppError {
     AlreadyEnded(&'static str),
     #[error("only failed or cancelled jobs can be retried; this one is {0}")]
     NotRetryable(&'static str),
+    #[error("only a waiting job can be held; this one is {0}")]
+    NotWaiting(&'static str),
     #[error(
         "this lease is no longer yours (it expired and the job was given to another worker, or the job ended): stop, and change nothing"
     )]
@@ -109,6 +111,7 @@ impl AppError {
             Self::ResultExpired => ("result_expired", S::GONE, "Result expired"),
             Self::AlreadyEnded(_) => ("job_already_ended", S::CONFLICT, "Job already ended"),
             Self::NotRetryable(_) => ("job_not_retryable", S::CONFLICT, "Job not retryable"),
+            Self::NotWaiting(_) => ("job_not_waiting", S::CONFLICT, "Job not waiting"),
             Self::LeaseLost => ("lease_lost", S::CONFLICT, "Lease lost"),
             Self::Forbidden(_) => ("forbidden", S::FORBIDDEN, "Forbidden"),
             Self::InvalidPreference(_) => ("invalid_preference", S::UNPROCESSABLE_ENTITY, "Invalid preference"),

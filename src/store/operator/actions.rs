@@ -14,7 +14,7 @@ use crate::store::StoreError;
 pub struct ActionQuery {
     /// Whose (the operator token's `sub`).
     pub operator: Option<String>,
-    /// `retry`, `cancel`, `bulk_retry`, `bulk_cancel`, `set_quotas`.
+    /// `retry`, `cancel`, `bulk_retry`, `bulk_cancel`, `set_quotas`, `pause`, `resume`, `hold`, `release`.
     pub action: Option<String>,
     pub job: Option<Uuid>,
     pub after: Option<DateTime<Utc>>,

@@ -5,7 +5,9 @@
 
 pub mod actions;
 pub mod bulk;
+pub mod holds;
 pub mod overview;
+pub mod pauses;
 pub mod quotas;
 pub mod timeline;
 

@@ -34,6 +34,9 @@ pub struct QueueDepth {
     pub waiting: i64,
     pub running: i64,
     pub oldest_due_seconds: f64,
+    /// Pauses that hold now: operators', and the breakers'.
+    pub paused_by_operators: i64,
+    pub paused_by_breakers: i64,
 }
 
 /// Extends the leases `$1` (fenced on lease ids `$2`) by `$3` ms; returns the
@@ -120,7 +123,10 @@ const DEPTH: &str = "
 SELECT (SELECT count(*) FROM job_queue WHERE state IN ('available', 'retryable')) AS waiting,
        (SELECT count(*) FROM job_queue WHERE state = 'running') AS running,
        coalesce((SELECT extract(epoch FROM now() - min(run_at)) FROM job_queue
-                 WHERE state IN ('available', 'retryable') AND run_at <= now()), 0)::float8 AS oldest_due_seconds";
+                 WHERE state IN ('available', 'retryable') AND run_at <= now()), 0)::float8 AS oldest_due_seconds,
+       count(*) FILTER (WHERE p.paused_by <> 'errand:breaker') AS paused_by_operators,
+       count(*) FILTER (WHERE p.paused_by = 'errand:breaker') AS paused_by_breakers
+FROM (SELECT paused_by FROM job_pauses WHERE until IS NULL OR until > now()) p";
 
 impl Queue<'_> {
     /// Extends the leases of `held` in one statement; returns the jobs whose
@@ -226,6 +232,8 @@ impl Queue<'_> {
             waiting: row.try_get("waiting")?,
             running: row.try_get("running")?,
             oldest_due_seconds: row.try_get("oldest_due_seconds")?,
+            paused_by_operators: row.try_get("paused_by_operators")?,
+            paused_by_breakers: row.try_get("paused_by_breakers")?,
         })
     }
 

@@ -62,8 +62,9 @@ pub struct Rescued {
 /// Ends the attempts `$1` (leases `$2`) with the states `$3`, results `$4`,
 /// errors `$5`, retry delays `$6` ms; `$7` marks rescues; `$8` whether to
 /// write outbox emails; `$9` the notification preferences' rules (each
-/// owner's choices are read here, so a change counts from the next end on).
-/// Returns each attempt that was still its ender's.
+/// owner's choices are read here, so a change counts from the next end on);
+/// `$10` the job types with a breaker and `$11` their `breaker_after` (see
+/// `job_breakers`). Returns each attempt that was still its ender's.
 /// The owner tag is `OwnerTag` in `domain/ids.rs`: who to wake, not what happened.
 ///
 /// A job whose cancel was asked for (`cancel_requested_by`) never runs
@@ -96,6 +97,35 @@ WITH input AS (
     WHERE q.state = 'running' AND q.lease_id = i.lease_id AND (NOT i.rescue OR q.lease_expires_at < now())
     ORDER BY q.job_id  -- locked in job order, as RENEW_LEASES locks: no deadlock between them
     FOR UPDATE OF q
+), breaker_counts AS (
+    -- Failed attempts (to run again or not) and completions, per type with
+    -- a breaker; what a process handed back or a cancel ended is neither.
+    SELECT e.job_type, t.after,
+           count(*) FILTER (WHERE e.state IN ('retryable', 'failed')) AS failed,
+           count(*) FILTER (WHERE e.state = 'completed') AS completed,
+           (array_agg(e.attempt_error ORDER BY e.job_id) FILTER (WHERE e.state IN ('retryable', 'failed')))[1]
+               AS last_error
+    FROM ended e JOIN unnest($10::text[], $11::integer[]) AS t (job_type, after) ON t.job_type = e.job_type
+    WHERE e.state IN ('retryable', 'failed', 'completed')
+    GROUP BY e.job_type, t.after
+), breakers AS (
+    -- A completion among them starts the count again (the order of a
+    -- statement's ends is not kept); locked in type order: no deadlock.
+    INSERT INTO job_breakers AS b (job_type, failures, last_error)
+    SELECT c.job_type, CASE WHEN c.completed > 0 THEN 0 ELSE c.failed END, c.last_error
+    FROM breaker_counts c ORDER BY c.job_type
+    ON CONFLICT (job_type) DO UPDATE
+    SET failures = CASE WHEN EXCLUDED.failures = 0 THEN 0 ELSE b.failures + EXCLUDED.failures END,
+        last_error = coalesce(EXCLUDED.last_error, b.last_error)
+    RETURNING b.job_type, b.failures, b.last_error
+), tripped AS (
+    INSERT INTO job_pauses (job_type, reason, paused_by)
+    SELECT b.job_type,
+           left(format('%s attempts in a row failed; the last: %s', b.failures, coalesce(b.last_error, '-')), 500),
+           'errand:breaker'
+    FROM breakers b JOIN breaker_counts c ON c.job_type = b.job_type
+    WHERE b.failures >= c.after
+    ON CONFLICT DO NOTHING
 ), again AS (
     UPDATE job_queue q
     SET state = e.state, run_at = now() + e.delay_ms * interval '1 millisecond', last_error = e.error,
@@ -200,7 +230,7 @@ impl Queue<'_> {
         }
         let client = self.pool.get().await?;
         let statement = client.prepare_cached(FINISH_FENCED).await?;
-        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 9] = [
+        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 11] = [
             &ids,
             &leases,
             &states,
@@ -210,6 +240,8 @@ impl Queue<'_> {
             &rescues,
             &self.endings.email_outbox,
             self.endings.rules.as_sql(),
+            &self.endings.breaker_types,
+            &self.endings.breaker_after,
         ];
         let rows = client.query(&statement, &params).await?;
         rows.iter().map(ended_from_row).collect()
