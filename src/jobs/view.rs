@@ -8,6 +8,10 @@ use serde_json::Value;
 use crate::domain::{ExportFormat, Job, JobId, JobState, JobStatus, ScheduleId};
 use crate::storage::ResultFile;
 
+/// What a job's owner reads of why it waits while operators hold it back
+/// (their own reason is theirs: it may name systems and incidents).
+const PAUSED_REASON: &str = "Paused by the service's operators: it will start when they resume it.";
+
 /// A job as the API shows it.
 #[derive(Serialize, utoipa::ToSchema)]
 pub struct JobView {
@@ -19,9 +23,13 @@ pub struct JobView {
     #[schema(value_type = String)]
     status: JobStatus,
     /// Finer than `status`: `queued`, `running`, `cancelling` (asked to stop),
-    /// `retry_scheduled`, `completed`, `failed`, `cancelled`.
+    /// `retry_scheduled`, `paused` (waiting while the service's operators
+    /// hold it back: see `paused_reason`), `completed`, `failed`, `cancelled`.
     #[schema(value_type = String)]
     state: &'static str,
+    /// Why a `paused` job waits, in words its owner may read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    paused_reason: Option<&'static str>,
     #[schema(value_type = Object)]
     params: Value,
     /// What the job produced: for a file (exports, uploads) its key, size,
@@ -67,11 +75,13 @@ pub struct JobView {
 impl JobView {
     /// `job`, with `result_url` (signed by the caller, for the [`downloadable`] file).
     pub fn of(job: Job, result_url: Option<String>) -> Self {
+        let paused = job.held_back && matches!(job.state, JobState::Available | JobState::Retryable);
         Self {
             id: job.id,
             job_type: job.job_type,
             status: job.state.status(),
-            state: job.state.api_word(job.cancel_requested),
+            state: if paused { "paused" } else { job.state.api_word(job.cancel_requested) },
+            paused_reason: paused.then_some(PAUSED_REASON),
             params: job.params,
             result_url,
             result: job.result,

@@ -8,27 +8,50 @@ use uuid::Uuid;
 use super::StoreError;
 use crate::domain::{Caller, Job, JobId, JobState, JobStatus, ScheduleId, TenantId, UserId};
 
+/// Whether a waiting job `l` is kept waiting by an operator: its scope
+/// paused (`job_pauses`) or the job held (`job_queue.held_by`). Read for its
+/// owner's own views, where it shows as the state `paused`.
+macro_rules! held_back {
+    () => {
+        "(l.state IN ('available', 'retryable') AND EXISTS (
+            SELECT 1 FROM job_queue q
+            WHERE q.job_id = l.id AND (q.held_by IS NOT NULL OR EXISTS (
+                SELECT 1 FROM job_pauses p
+                WHERE (p.tenant_id = q.tenant_id OR p.tenant_id IS NULL)
+                  AND (p.job_type = q.job_type OR p.job_type IS NULL)
+                  AND (p.until IS NULL OR p.until > now()))))) AS held_back"
+    };
+}
+
 /// One of the caller's jobs, with its live state.
-const GET_OWN: &str = "
+const GET_OWN: &str = concat!(
+    "
 SELECT id, tenant_id, user_id, job_type, params, state, attempt, max_attempts, run_at, result, error_message,
        created_at, finished_at, progress, cancel_requested_by, schedule_id, scheduled_for,
-       priority, format, resumed_from
-FROM jobs_live
-WHERE tenant_id = $1 AND user_id = $2 AND id = $3";
+       priority, format, resumed_from, ",
+    held_back!(),
+    "
+FROM jobs_live l
+WHERE tenant_id = $1 AND user_id = $2 AND id = $3"
+);
 
 /// A page of the caller's jobs, newest first, optionally of some states (`$3`)
 /// and one type (`$4`), older than the job `$5`; `$6` rows at most.
-const LIST_OWN: &str = "
+const LIST_OWN: &str = concat!(
+    "
 SELECT id, tenant_id, user_id, job_type, params, state, attempt, max_attempts, run_at, result, error_message,
        created_at, finished_at, progress, cancel_requested_by, schedule_id, scheduled_for,
-       priority, format, resumed_from
-FROM jobs_live
+       priority, format, resumed_from, ",
+    held_back!(),
+    "
+FROM jobs_live l
 WHERE tenant_id = $1 AND user_id = $2
   AND ($3::job_state[] IS NULL OR state = ANY ($3))
   AND ($4::text IS NULL OR job_type = $4)
   AND ($5::uuid IS NULL OR id < $5)
 ORDER BY id DESC
-LIMIT $6";
+LIMIT $6"
+);
 
 /// The progress of the caller's running jobs that reported some (a walk of
 /// the tenant's running queue rows: it does not grow with history).
@@ -85,7 +108,7 @@ impl<'a> CallerJobs<'a> {
         let statement = client.prepare_cached(GET_OWN).await?;
         let row =
             client.query_opt(&statement, &[&self.caller.tenant.as_str(), &self.caller.user.as_str(), &id.0]).await?;
-        row.as_ref().map(job_from_row).transpose()
+        row.as_ref().map(own_job_from_row).transpose()
     }
 
     /// The latest progress of each of the caller's running jobs that reported any.
@@ -120,9 +143,14 @@ impl<'a> CallerJobs<'a> {
                 ],
             )
             .await?;
-        let jobs = rows.iter().map(job_from_row).collect::<Result<Vec<_>, _>>()?;
+        let jobs = rows.iter().map(own_job_from_row).collect::<Result<Vec<_>, _>>()?;
         Ok(JobPage::of(jobs, filter.limit))
     }
+}
+
+/// A job as its owner reads it: with whether an operator keeps it waiting.
+fn own_job_from_row(row: &Row) -> Result<Job, StoreError> {
+    Ok(Job { held_back: row.try_get("held_back")?, ..job_from_row(row)? })
 }
 
 pub(super) fn job_from_row(row: &Row) -> Result<Job, StoreError> {
@@ -155,6 +183,7 @@ pub(super) fn job_from_row(row: &Row) -> Result<Job, StoreError> {
         // The column's CHECK holds it to the formats errand writes.
         format: row.try_get::<_, Option<&str>>("format")?.and_then(|f| f.parse().ok()),
         resumed_from: row.try_get::<_, Option<i64>>("resumed_from")?.and_then(|n| u64::try_from(n).ok()),
+        held_back: false,
     })
 }
 

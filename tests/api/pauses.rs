@@ -40,6 +40,18 @@ async fn assert_never_started(db: &TestDb, id: &str) {
     assert_eq!((state.as_str(), attempt), ("available", 0), "job {id} of a paused scope was claimed");
 }
 
+/// Its owner reads the job as `paused`, alone and in their list, with a
+/// reason that names none of the operators' own.
+async fn assert_shown_paused(app: &TestApp, owner: &str, id: &str) {
+    let job = app.job(owner, id).await;
+    assert_eq!((&job["status"], &job["state"]), (&json!("processing"), &json!("paused")), "{job}");
+    let reason = job["paused_reason"].as_str().unwrap();
+    assert!(reason.contains("operators") && !reason.contains("sales database"), "{reason}");
+    let list: Value = app.get(owner, "/jobs?status=processing").await.json().await.unwrap();
+    let listed = list["jobs"].as_array().unwrap().iter().find(|j| j["id"] == id).cloned().unwrap();
+    assert_eq!(listed["state"], "paused");
+}
+
 /// Jobs (tenant, type) `held` in the paused `scope` and `free` of other
 /// scopes, queued in that order; the free ones finish (each claim walked past the paused ones,
 /// ahead of them in line), the paused ones wait; then resumed, they finish.
@@ -55,13 +67,15 @@ async fn assert_pause_holds(app: &TestApp, scope: Value, held: &[(&str, &str)], 
         let id = app.create(&owner, job_type, json!({"ms": 1})).await;
         app.wait_until_finished(&owner, &id, WITHIN).await;
     }
-    for (_, id) in &waiting {
+    for (owner, id) in &waiting {
         assert_never_started(&app.db, id).await;
+        assert_shown_paused(app, owner, id).await;
     }
     resume(app, &pause).await;
     for (owner, id) in &waiting {
         let job = app.wait_until_finished(owner, id, WITHIN).await;
-        assert_eq!(job["status"], "completed");
+        assert_eq!((&job["status"], &job["state"]), (&json!("completed"), &json!("completed")));
+        assert!(job.get("paused_reason").is_none(), "{job}");
     }
 }
 
@@ -193,6 +207,7 @@ async fn a_held_job_waits_until_released_while_later_jobs_run() {
     let later = api.create(&alice, "noop", json!({})).await;
     worker.wait_until_finished(&alice, &later, WITHIN).await;
     assert_never_started(&api.db, &held).await;
+    assert_shown_paused(&api, &alice, &held).await;
 
     let viewer = operator_viewer_token("vera");
     let refused = api.post(&viewer, &format!("/admin/jobs/{held}/release")).await;

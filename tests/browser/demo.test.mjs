@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { mkdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 
-import { Harness, eventually, repoRoot } from './harness.mjs';
+import { ApiUser, Harness, TENANT, eventually, repoRoot } from './harness.mjs';
 import {
   bellEntryIds, bellReady, exportLink, exportStatus, openBell, openSignedIn, preferenceCategories, preferenceMessage,
   preferenceToggle, recordEvents, submitTwiceAtOnce, waitForRecord, waitForUnreadCount,
@@ -67,6 +67,26 @@ test('an export raises the bell live, and its link downloads the same bytes as t
     await page.locator('errand-bell li a.download').first().waitFor();
     await page.screenshot({ path: path.join(screenshots, 'demo-bell.png') });
   }
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test("while the operators pause exports the button says so instead of spinning, and the export runs once they resume", { timeout: 30_000 }, async () => {
+  const context = await harness.browser.newContext();
+  const { page, problems } = await openSignedIn(harness, context, 'pia');
+  const operator = new ApiUser(harness.baseUrl, await harness.operatorToken('olga'));
+  const pause = await operator.request('POST', '/admin/pauses', {
+    body: { tenant: TENANT, type: EXPORT, reason: 'the sales database is being upgraded' },
+  });
+  try {
+    await page.getByRole('button', { name: 'Export CSV' }).click();
+    await exportStatus(page).filter({ hasText: 'Paused by the service' }).waitFor({ timeout: 10_000 });
+    const { jobs } = await (await harness.api('pia')).get(`/jobs?type=${EXPORT}`);
+    assert.deepEqual(jobs.map((job) => [job.status, job.state]), [['processing', 'paused']]);
+  } finally {
+    await operator.request('DELETE', `/admin/pauses/${pause.id}`);
+  }
+  await exportLink(page).waitFor({ timeout: 15_000 });
   assert.deepEqual(problems, []);
   await context.close();
 });

@@ -11,7 +11,12 @@ export const ENDED_STATUSES = new Set(['completed', 'failed', 'cancelled']);
 /** A job in one of these statuses is still to run or running. */
 export const UNFINISHED_STATUSES = new Set(['pending', 'processing']);
 
-/** The word a badge shows for a status: `processing` while a retry waits reads `retrying`. */
+/**
+ * The word a badge shows for a status: `processing` while a retry waits
+ * reads `retrying`, and while the service's operators hold it back `paused`.
+ */
 export function statusLabel(status, state) {
-  return status === 'processing' && state === 'retry_scheduled' ? 'retrying' : status;
+  if (status === 'processing' && state === 'retry_scheduled') return 'retrying';
+  if (status === 'processing' && state === 'paused') return 'paused';
+  return status;
 }

@@ -136,7 +136,11 @@ export class ErrandExportButton extends ClientElement {
         if (this.isCurrent(client)) this.#showWorking(`${why}, retrying in ${Math.max(1, Math.round(inMs / 1000))} s…`);
       };
       const job = await client.createJob(this.type, formParams(this.#form), { intent: this.intent, onRetry });
-      if (this.isCurrent(client)) this.#show(client, job);
+      if (!this.isCurrent(client)) return;
+      this.#show(client, job);
+      // The answer to a new job says only that it was recorded: whether the
+      // operators hold its kind back (paused) is read with the job itself.
+      if (!ENDED_STATUSES.has(job.status)) this.#check(client, job.id);
     } catch (error) {
       if (!this.isCurrent(client)) return;
       this.#showIdle();
@@ -179,6 +183,9 @@ export class ErrandExportButton extends ClientElement {
     } else if (job.status === 'cancelled') {
       this.#showEnded('Cancelled.', '');
       if (hadFocus) this.#again.focus();
+    } else if (job.state === 'paused') {
+      // It waits for the operators, not for a worker: say so, not "Processing…".
+      this.#showWorking(job.paused_reason ?? 'Paused.');
     } else {
       // Completion and progress both come from the stream (`job_progress`).
       this.#showProgress(job.progress);

@@ -212,4 +212,8 @@ pub struct Job {
     /// Where the running (or last) attempt resumed from: its checkpoint's
     /// progress; `None` for one that began at the start.
     pub resumed_from: Option<u64>,
+    /// Waiting, and kept waiting by an operator: its type or tenant paused,
+    /// or the job held. Read for its owner's views of it (where it shows as
+    /// `paused`); false where a job is read otherwise.
+    pub held_back: bool,
 }
