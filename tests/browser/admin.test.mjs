@@ -11,6 +11,7 @@
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 
@@ -310,6 +311,48 @@ test('markup in params and names shows as text, in the detail and in the list', 
   assert.equal(await params.locator('b, img').count(), 0, 'no element made from the params');
   assert.equal(await page.locator('.job-head').getByText('<i>ops-markup</i>', { exact: true }).count(), 1);
   assert.equal(await page.evaluate(() => window.pwned), undefined);
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test("the overview lists pauses: an operator pauses a type of one tenant and resumes it, a breaker's pause raises a banner, a read-only operator only reads them", { timeout: 60_000 }, async () => {
+  const operator = await operatorApi('olga');
+  const context = await harness.browser.newContext();
+  const { page, problems } = await openConsole(harness, context, 'olga');
+  const pauses = page.getByRole('region', { name: 'Pauses' });
+  try {
+    await pauses.getByText('Nothing is paused.').waitFor();
+    await pauses.getByLabel('Job type to pause (empty: every type)').fill('noop');
+    await pauses.getByLabel('Tenant to pause (empty: every tenant)').fill('demo-2');
+    await pauses.getByLabel('Why (operators read it; users do not)').fill('replica lag on the reports database');
+    await pauses.getByRole('button', { name: 'Pause', exact: true }).click();
+    await pauses.getByRole('cell', { name: 'noop of tenant demo-2', exact: true }).waitFor();
+    const { pauses: held } = await operator.get('/admin/pauses');
+    assert.deepEqual(held.map((p) => [p.type, p.tenant, p.reason, p.paused_by]), [['noop', 'demo-2', 'replica lag on the reports database', 'olga']]);
+
+    // A breaker's pause, as the statement that ends attempts writes it.
+    execFileSync('psql', [process.env.DATABASE_URL, '-Xqc',
+      "INSERT INTO job_pauses (job_type, reason, paused_by) VALUES ('sleep', '20 attempts in a row failed; the last: down', 'errand:breaker')"]);
+    await page.getByRole('alert').getByText('A breaker paused sleep').waitFor();
+    await pauses.getByRole('cell', { name: 'its breaker', exact: true }).waitFor();
+
+    const viewer = await openConsole(harness, await harness.browser.newContext(), 'rita', { readOnly: true });
+    const seen = viewer.page.getByRole('region', { name: 'Pauses' });
+    await seen.getByRole('cell', { name: 'sleep, every tenant', exact: true }).waitFor();
+    await seen.getByRole('cell', { name: 'noop of tenant demo-2', exact: true }).waitFor();
+    assert.equal(await viewer.page.getByRole('button', { name: /^(Resume|Pause)/ }).count(), 0, 'no Pause or Resume for a read-only operator');
+    assert.deepEqual(viewer.problems, []);
+    await viewer.page.context().close();
+
+    await pauses.getByRole('button', { name: 'Resume noop of tenant demo-2' }).click();
+    await pauses.getByRole('button', { name: 'Resume sleep, every tenant' }).click();
+    await pauses.getByText('Nothing is paused.').waitFor();
+    assert.equal(await page.getByText(/A breaker paused/).count(), 0, 'the banner is gone with the pause');
+    assert.deepEqual((await operator.get('/admin/pauses')).pauses, []);
+  } finally {
+    // Other tests share the database: nothing stays paused.
+    for (const { id } of (await operator.get('/admin/pauses')).pauses) await operator.request('DELETE', `/admin/pauses/${id}`);
+  }
   assert.deepEqual(problems, []);
   await context.close();
 });

@@ -39,6 +39,7 @@ export function createApi({ token, onUnauthorized }) {
   return {
     get: (path, query) => request('GET', path, { query }),
     post: (path, body) => request('POST', path, { body }),
+    delete: (path) => request('DELETE', path),
   };
 }
 

@@ -1,8 +1,9 @@
 /**
  * @file The overview (`#/`, `/client/admin/overview.js`): how the queue stands, for an operator during an
- * incident. Counts by state, waits, backlogs, processes and throughput,
- * from `GET /admin/overview` and `GET /admin/queues`, refreshed by a short
- * poll every two seconds while the view is shown and the tab visible.
+ * incident. Counts by state, waits, backlogs, processes, throughput and
+ * pauses, from `GET /admin/overview`, `/admin/queues` and `/admin/pauses`,
+ * refreshed by a short poll every two seconds while the view is shown and
+ * the tab visible.
  * Tiles are drawn once and their numbers changed in place, so nothing
  * jumps under the reader; each table is redrawn only when its data changed.
  */
@@ -10,6 +11,7 @@
 import { el } from '../core/dom.js';
 import { formatCount, formatDuration, formatNumber } from '../core/format.js';
 import { shortPoll } from './api.js';
+import { pausesSection } from './pauses.js';
 import {
   hashFor, shortId, statusLine, table, timeAgo,
 } from './widgets.js';
@@ -154,7 +156,7 @@ function queuesBody(queues) {
   return parts;
 }
 
-export function mount(container, { api }) {
+export function mount(container, { api, canAct }) {
   const unfinished = { available: tile('Waiting', 'available'), retryable: tile('Retrying', 'retryable'), running: tile('Running', 'running') };
   const oldest = tile('Oldest due wait', null);
   const finished = { completed: tile('Completed', 'completed'), failed: tile('Failed', 'failed'), cancelled: tile('Cancelled', 'cancelled') };
@@ -172,24 +174,27 @@ export function mount(container, { api }) {
   const backlogs = redrawable('Largest backlogs');
   const failures = redrawable('Recent failures by type');
   const queues = redrawable('Queues');
+  const pauses = pausesSection({ api, canAct, onChange: () => refresh() });
 
   container.append(
     el('div', { class: 'view-head' }, el('h1', { text: 'Overview' }),
       el('span', { class: 'muted small', text: `Refreshed every ${POLL_MS / 1000} s while shown` })),
     problem,
+    pauses.banner,
     el('div', { class: 'overview-grid' },
       tileGroup('Unfinished', [...Object.values(unfinished), oldest]),
       tileGroup('Finished', Object.values(finished)),
       tileGroup('Outbox', Object.values(outbox)),
       tileGroup('Throughput', Object.values(rates), rateNote)),
     queues.node,
+    pauses.node,
     el('div', { class: 'two-columns' }, backlogs.node, failures.node),
     processes.node,
   );
 
   async function refresh() {
     try {
-      const [o, q] = await Promise.all([api.get('/admin/overview'), api.get('/admin/queues')]);
+      const [o, q, p] = await Promise.all([api.get('/admin/overview'), api.get('/admin/queues'), api.get('/admin/pauses')]);
       problem.hidden = true;
       for (const [key, t] of Object.entries(unfinished)) t.value.textContent = formatCount(o.unfinished?.[key] ?? 0);
       oldest.value.textContent = o.oldest_due_seconds === null || o.oldest_due_seconds === undefined ? 'none' : formatDuration(o.oldest_due_seconds);
@@ -204,6 +209,7 @@ export function mount(container, { api }) {
       backlogs.draw(o.largest_backlogs, backlogsBody);
       failures.draw({ failures: o.recent_failures_by_type, cap: o.finished_count_cap }, failuresBody);
       queues.draw(q, queuesBody);
+      pauses.draw(p.pauses);
     } catch (error) {
       if (error.signedOut) return;
       problem.textContent = `Could not read the overview: ${error.message}`;
