@@ -224,6 +224,34 @@ async fn after_downtime_missed_runs_are_skipped_or_the_latest_caught_up() {
 }
 
 #[actix_web::test]
+async fn while_an_operator_pauses_its_type_a_schedule_makes_no_job_and_then_follows_its_missed_policy() {
+    let app = scheduling_app(|_| {}).await;
+    let alice = token("acme", "alice");
+    let skipping =
+        created(&app, &alice, json!({"params": {}, "cron": "@hourly", "timezone": "UTC", "overlap": "queue"})).await;
+    let catching = created(&app, &alice, json!({"params": {}, "cron": "@hourly", "timezone": "UTC", "overlap": "queue", "missed": "catch_up", "catch_up_limit": 2})).await;
+    let olga = operator_token("olga");
+    let response =
+        app.post_json(&olga, "/admin/pauses", json!({"type": "sleep", "tenant": "acme", "reason": "down"})).await;
+    assert_eq!(response.status(), StatusCode::CREATED);
+    let pause: Value = response.json().await.unwrap();
+    let first = at(&skipping["next_run_at"]);
+    // Paused across three occurrences: none makes a job (it would only wait).
+    for hour in 0..3 {
+        assert_eq!(fire(&app, first + TimeDelta::hours(hour)).await, 0);
+    }
+    let (skipping_id, catching_id) = (skipping["id"].as_str().unwrap(), catching["id"].as_str().unwrap());
+    assert!(jobs_of(&app, skipping_id).await.is_empty() && jobs_of(&app, catching_id).await.is_empty());
+    // Resumed half an hour before the fourth: the three are missed, each schedule's policy decides.
+    let resumed = app.delete(&olga, &format!("/admin/pauses/{}", pause["id"].as_str().unwrap())).await;
+    assert_eq!(resumed.status(), StatusCode::OK);
+    fire(&app, first + TimeDelta::minutes(150)).await;
+    assert!(jobs_of(&app, skipping_id).await.is_empty(), "skip: none of the three");
+    let caught: Vec<DateTime<Utc>> = jobs_of(&app, catching_id).await.iter().map(|(t, _)| *t).collect();
+    assert_eq!(caught, [first + TimeDelta::hours(1), first + TimeDelta::hours(2)], "catch_up: the latest two");
+}
+
+#[actix_web::test]
 async fn while_its_last_job_is_unfinished_a_skipping_schedule_makes_no_other() {
     let app = scheduling_app(|_| {}).await;
     let alice = token("acme", "alice");
