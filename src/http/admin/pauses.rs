@@ -74,9 +74,9 @@ pub async fn list(operator: Operator, state: web::Data<AppState>) -> Result<Http
     Ok(HttpResponse::Ok().json(serde_json::json!({ "pauses": pauses })))
 }
 
-/// `POST /admin/pauses`: pauses a scope. No claim begun after the answer, in any process,
-/// takes a waiting job of it. A scope paused already takes the new reason
-/// and end (200).
+/// `POST /admin/pauses`: pauses a scope. No claim begun after the answer,
+/// in any process, takes a waiting job of it. A scope paused already takes
+/// the new reason and end (200).
 #[utoipa::path(post, path = "/admin/pauses", tag = "operators",
     request_body(content = Object, description = "`type` (a job type), `tenant` (a tenant's id), at least one of them; `reason` (1 to 500 characters); `until` (RFC 3339, optional: until resumed)"),
     responses((status = 201, description = "The scope is paused: the pause", body = Object),
