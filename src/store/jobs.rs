@@ -22,6 +22,7 @@ macro_rules! held_back {
                   AND (p.until IS NULL OR p.until > now()))))) AS held_back"
     };
 }
+pub(super) use held_back;
 
 /// One of the caller's jobs, with its live state.
 const GET_OWN: &str = concat!(
@@ -108,7 +109,7 @@ impl<'a> CallerJobs<'a> {
         let statement = client.prepare_cached(GET_OWN).await?;
         let row =
             client.query_opt(&statement, &[&self.caller.tenant.as_str(), &self.caller.user.as_str(), &id.0]).await?;
-        row.as_ref().map(own_job_from_row).transpose()
+        row.as_ref().map(held_job_from_row).transpose()
     }
 
     /// The latest progress of each of the caller's running jobs that reported any.
@@ -143,13 +144,13 @@ impl<'a> CallerJobs<'a> {
                 ],
             )
             .await?;
-        let jobs = rows.iter().map(own_job_from_row).collect::<Result<Vec<_>, _>>()?;
+        let jobs = rows.iter().map(held_job_from_row).collect::<Result<Vec<_>, _>>()?;
         Ok(JobPage::of(jobs, filter.limit))
     }
 }
 
-/// A job as its owner reads it: with whether an operator keeps it waiting.
-fn own_job_from_row(row: &Row) -> Result<Job, StoreError> {
+/// A job read with [`held_back!`]: whether an operator keeps it waiting.
+pub(super) fn held_job_from_row(row: &Row) -> Result<Job, StoreError> {
     Ok(Job { held_back: row.try_get("held_back")?, ..job_from_row(row)? })
 }
 
@@ -184,6 +185,7 @@ pub(super) fn job_from_row(row: &Row) -> Result<Job, StoreError> {
         format: row.try_get::<_, Option<&str>>("format")?.and_then(|f| f.parse().ok()),
         resumed_from: row.try_get::<_, Option<i64>>("resumed_from")?.and_then(|n| u64::try_from(n).ok()),
         held_back: false,
+        held_by: None,
     })
 }
 

@@ -202,7 +202,11 @@ async fn a_held_job_waits_until_released_while_later_jobs_run() {
     let held = api.create(&alice, "noop", json!({})).await;
     let response = api.post(&olga, &format!("/admin/jobs/{held}/hold")).await;
     assert_eq!(response.status(), StatusCode::OK);
-    assert_eq!(response.json::<Value>().await.unwrap()["status"], "processing");
+    let answer: Value = response.json().await.unwrap();
+    assert_eq!(
+        (&answer["status"], &answer["state"], &answer["held_by"]),
+        (&json!("processing"), &json!("paused"), &json!("olga"))
+    );
     let worker = TestApp::builder().on(api.db.shared()).spawn().await;
     let later = api.create(&alice, "noop", json!({})).await;
     worker.wait_until_finished(&alice, &later, WITHIN).await;
@@ -212,7 +216,9 @@ async fn a_held_job_waits_until_released_while_later_jobs_run() {
     let viewer = operator_viewer_token("vera");
     let refused = api.post(&viewer, &format!("/admin/jobs/{held}/release")).await;
     assert_problem(refused, StatusCode::FORBIDDEN, "forbidden").await;
-    assert_eq!(api.post(&olga, &format!("/admin/jobs/{held}/release")).await.status(), StatusCode::OK);
+    let released = api.post(&olga, &format!("/admin/jobs/{held}/release")).await;
+    assert_eq!(released.status(), StatusCode::OK);
+    assert!(released.json::<Value>().await.unwrap().get("held_by").is_none(), "released");
     assert_eq!(worker.wait_until_finished(&alice, &held, WITHIN).await["status"], "completed");
 
     let ended = api.post(&olga, &format!("/admin/jobs/{held}/hold")).await;

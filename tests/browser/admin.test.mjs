@@ -357,6 +357,34 @@ test("the overview lists pauses: an operator pauses a type of one tenant and res
   await context.close();
 });
 
+test('an operator holds a waiting job from its page, and it stays waiting until released', { timeout: 60_000 }, async () => {
+  const operator = await operatorApi('olga');
+  // Paused first, so that it waits for the hold.
+  const pause = await operator.request('POST', '/admin/pauses', { body: { type: 'noop', tenant: 'demo-1', reason: 'set-up' } });
+  const waiting = await (await harness.api('ops-hold')).submit('noop', {});
+  const context = await harness.browser.newContext();
+  const { page, problems } = await openConsole(harness, context, 'olga');
+  try {
+    await goTo(page, `#/jobs/${waiting.id}`);
+    await page.getByRole('button', { name: 'Hold', exact: true }).click();
+    await page.locator('.job-head').getByText('Held by', { exact: true }).waitFor();
+    assert.equal(await jobFact(page, 'Held by'), 'olga');
+    await operator.request('DELETE', `/admin/pauses/${pause.id}`);
+    // Resumed, the type runs again, but the held job does not.
+    const other = await (await harness.api('ops-hold')).submit('noop', {});
+    await (await harness.api('ops-hold')).waitForEnd(other.id);
+    const held = await operator.get(`/admin/jobs/${waiting.id}`);
+    assert.deepEqual([held.status, held.state, held.attempts, held.held_by], ['processing', 'paused', 0, 'olga']);
+
+    await page.getByRole('button', { name: 'Release', exact: true }).click();
+    await page.locator('.job-head').getByText('completed', { exact: true }).waitFor({ timeout: 15_000 });
+  } finally {
+    for (const { id } of (await operator.get('/admin/pauses')).pauses) await operator.request('DELETE', `/admin/pauses/${id}`);
+  }
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
 test('screenshots of the console for docs/api.md', { skip: !screenshots, timeout: 60_000 }, async () => {
   const mine = await harness.api('ops-shots');
   const [failed] = await ended(mine, 2, 'sleep', FAILING);

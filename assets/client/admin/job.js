@@ -103,6 +103,14 @@ function historySections(history) {
   ];
 }
 
+/** What the action line says while an action is under way, and once it is done (but a cancel's). */
+const ACTING = { retry: 'Retrying…', cancel: 'Cancelling…', hold: 'Holding…', release: 'Releasing…' };
+const DONE = {
+  retry: 'Retried: the job is back in the queue as a new run.',
+  hold: 'Held: no process claims it until it is released.',
+  release: 'Released: it may start at once.',
+};
+
 function header(job, actions) {
   const facts = [
     ['Type', job.type],
@@ -118,6 +126,7 @@ function header(job, actions) {
     job.completed_at ? ['Ended', timeAt(job.completed_at)] : null,
     job.next_attempt_at ? ['Next attempt', timeAt(job.next_attempt_at)] : null,
     job.progress ? ['Progress', progressText(job.progress)] : null,
+    job.held_by ? ['Held by', job.held_by] : null,
   ].filter(Boolean);
   return el('section', { class: 'card job-head', 'aria-label': 'Job' },
     el('h1', {}, 'Job ', el('span', { class: 'mono', text: job.id })),
@@ -156,6 +165,12 @@ export function mount(container, { api, id, canAct }) {
     const buttons = [];
     if (job.status === 'failed' || job.status === 'cancelled') {
       buttons.push(el('button', { type: 'button', class: 'primary', text: 'Retry', on: { click: () => act('retry') } }));
+    }
+    // Only a waiting job is held (running ones are cancelled instead).
+    if (UNFINISHED_STATUSES.has(job.status) && !['running', 'cancelling'].includes(job.state)) {
+      buttons.push(job.held_by
+        ? el('button', { type: 'button', text: 'Release', on: { click: () => act('release') } })
+        : el('button', { type: 'button', text: 'Hold', on: { click: () => act('hold') } }));
     }
     if (UNFINISHED_STATUSES.has(job.status)) {
       buttons.push(el('button', { type: 'button', class: 'danger', text: 'Cancel job', on: { click: () => act('cancel') } }));
@@ -203,12 +218,12 @@ export function mount(container, { api, id, canAct }) {
 
   async function act(action) {
     for (const button of head.querySelectorAll('.job-actions button')) button.disabled = true;
-    actionStatus.textContent = action === 'retry' ? 'Retrying…' : 'Cancelling…';
+    actionStatus.textContent = ACTING[action];
     try {
       const job = await api.post(`/admin/jobs/${encodeURIComponent(id)}/${action}`);
-      actionStatus.textContent = action === 'retry'
-        ? 'Retried: the job is back in the queue as a new run.'
-        : job.status === 'cancelled' ? 'Cancelled.' : 'Stopping: the running attempt is being cancelled.';
+      actionStatus.textContent = action === 'cancel'
+        ? (job.status === 'cancelled' ? 'Cancelled.' : 'Stopping: the running attempt is being cancelled.')
+        : DONE[action];
     } catch (error) {
       if (error.signedOut) return;
       actionStatus.textContent = error.status === 409

@@ -216,4 +216,7 @@ pub struct Job {
     /// or the job held. Read for its owner's views of it (where it shows as
     /// `paused`); false where a job is read otherwise.
     pub held_back: bool,
+    /// The operator holding it (`POST /admin/jobs/{id}/hold`), where an
+    /// operator's read of the one job says so; `None` elsewhere.
+    pub held_by: Option<String>,
 }

@@ -41,6 +41,10 @@ pub struct AdminJobView {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     #[schema(value_type = Vec<String>)]
     redacted: Vec<RedactedField>,
+    /// The operator holding it, while held (`GET /admin/jobs/{id}` and the
+    /// answers of its actions).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    held_by: Option<String>,
     /// Why each failed attempt failed, oldest first (`GET /admin/jobs/{id}` only).
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<Vec<Object>>)]
@@ -75,9 +79,9 @@ impl AdminJobView {
         operator: &Operator,
         state: &AppState,
     ) -> Result<Self, AppError> {
-        let (tenant, user) = (job.tenant.to_string(), job.user.to_string());
+        let (tenant, user, held_by) = (job.tenant.to_string(), job.user.to_string(), job.held_by.take());
         let redacted = redact(&mut job, operator, state);
-        Ok(Self { tenant, user, job: job_view(job, state).await?, redacted, attempt_errors, history: None })
+        Ok(Self { tenant, user, held_by, job: job_view(job, state).await?, redacted, attempt_errors, history: None })
     }
 }
 

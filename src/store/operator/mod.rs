@@ -18,7 +18,7 @@ use uuid::Uuid;
 
 use crate::domain::{Job, JobId, JobState, JobStatus, Operator};
 use crate::store::StoreError;
-use crate::store::jobs::{JobPage, job_from_row};
+use crate::store::jobs::{JobPage, held_back, held_job_from_row};
 use crate::store::queue::cancel::{CancelOutcome, CancelledBy, cancel_locked};
 
 /// Which jobs an operator lists: any filter may be left out.
@@ -79,11 +79,14 @@ pub struct QueueCount {
 /// (`jobs_unsuccessful` in `migrations/V1__baseline.sql`); else `$13` does
 /// when every one is an end: the record's own state then says it (see
 /// `recorded_state` at `jobs_live`, in the same file).
-const LIST_ANY: &str = "
+const LIST_ANY: &str = concat!(
+    "
 SELECT id, tenant_id, user_id, job_type, params, state, attempt, max_attempts, run_at, result, error_message,
        created_at, finished_at, progress, cancel_requested_by, schedule_id, scheduled_for,
-       priority, format, resumed_from
-FROM jobs_live
+       priority, format, resumed_from, ",
+    held_back!(),
+    "
+FROM jobs_live l
 WHERE ($1::text IS NULL OR tenant_id = $1)
   AND ($2::text IS NULL OR job_type = $2)
   AND ($3::job_state[] IS NULL OR state = ANY ($3))
@@ -96,13 +99,19 @@ WHERE ($1::text IS NULL OR tenant_id = $1)
   AND ($9::text IS NULL OR error_message ILIKE '%' || $9 || '%')
   AND ($10::text[] IS NULL OR (params #>> $10 = $11 AND job_type <> ALL ($12)))
 ORDER BY id DESC
-LIMIT $7";
+LIMIT $7"
+);
 
-const GET_ANY: &str = "
+/// Any tenant's job, with whether an operator keeps it waiting and who holds it.
+const GET_ANY: &str = concat!(
+    "
 SELECT id, tenant_id, user_id, job_type, params, state, attempt, max_attempts, run_at, result, error_message,
        created_at, finished_at, progress, cancel_requested_by, schedule_id, scheduled_for,
-       priority, format, resumed_from
-FROM jobs_live WHERE id = $1";
+       priority, format, resumed_from, (SELECT q.held_by FROM job_queue q WHERE q.job_id = l.id) AS held_by, ",
+    held_back!(),
+    "
+FROM jobs_live l WHERE id = $1"
+);
 
 const ATTEMPT_ERRORS: &str = "
 SELECT run, attempt, error, ended_at FROM job_attempt_errors WHERE job_id = $1 ORDER BY run, attempt";
@@ -183,7 +192,7 @@ impl OperatorJobs<'_> {
             &unsuccessful,
         ];
         let rows = client.query(&statement, &params).await?;
-        let jobs = rows.iter().map(job_from_row).collect::<Result<Vec<_>, _>>()?;
+        let jobs = rows.iter().map(held_job_from_row).collect::<Result<Vec<_>, _>>()?;
         Ok(JobPage::of(jobs, query.limit))
     }
 
@@ -195,7 +204,8 @@ impl OperatorJobs<'_> {
         };
         let errors = client.query(&client.prepare_cached(ATTEMPT_ERRORS).await?, &[&id.0]).await?;
         let errors = errors.iter().map(attempt_error_from_row).collect::<Result<_, _>>()?;
-        Ok(Some((job_from_row(&row)?, errors)))
+        let job = Job { held_by: row.try_get("held_by")?, ..held_job_from_row(&row)? };
+        Ok(Some((job, errors)))
     }
 
     /// Puts a failed or cancelled job back in the queue (see [`RetryOutcome`]).
