@@ -614,6 +614,22 @@ CREATE TABLE job_pauses (
 );
 CREATE UNIQUE INDEX job_pauses_scope ON job_pauses (coalesce(tenant_id, ''), coalesce(job_type, ''));
 
+-- The pauses that hold now for a tenant's jobs of one type: the one rule
+-- for everything that asks it of one job or schedule (the owner's and the
+-- operators' views of a job, the schedules' firing), as `EXISTS (SELECT 1
+-- FROM errand_pauses_holding(…))`. The claim asks it of a whole tenant at
+-- once, in the same words (`errand_tenant_next`). Set-returning, so that
+-- PostgreSQL inlines it into the statement (a scalar function holding a
+-- subquery is called row by row).
+CREATE FUNCTION errand_pauses_holding(of_tenant text, of_type text) RETURNS SETOF job_pauses
+LANGUAGE sql STABLE
+AS $$
+    SELECT * FROM job_pauses p
+    WHERE (p.tenant_id = of_tenant OR p.tenant_id IS NULL)
+      AND (p.job_type = of_type OR p.job_type IS NULL)
+      AND (p.until IS NULL OR p.until > now())
+$$;
+
 -- The breaker (a job type's `breaker_after`): how many of the type's
 -- attempts failed in a row, across tenants and processes, counted by the
 -- statement that ends attempts. A completion starts the count again, and so

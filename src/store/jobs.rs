@@ -9,17 +9,14 @@ use super::StoreError;
 use crate::domain::{Caller, Job, JobId, JobState, JobStatus, ScheduleId, TenantId, UserId};
 
 /// Whether a waiting job `l` is kept waiting by an operator: its scope
-/// paused (`job_pauses`) or the job held (`job_queue.held_by`). Read for its
-/// owner's own views, where it shows as the state `paused`.
+/// paused (`errand_pauses_holding`) or the job held (`job_queue.held_by`). Read for
+/// its owner's views and the operators', where it shows as the state `paused`.
 macro_rules! held_back {
     () => {
         "(l.state IN ('available', 'retryable') AND EXISTS (
             SELECT 1 FROM job_queue q
-            WHERE q.job_id = l.id AND (q.held_by IS NOT NULL OR EXISTS (
-                SELECT 1 FROM job_pauses p
-                WHERE (p.tenant_id = q.tenant_id OR p.tenant_id IS NULL)
-                  AND (p.job_type = q.job_type OR p.job_type IS NULL)
-                  AND (p.until IS NULL OR p.until > now()))))) AS held_back"
+            WHERE q.job_id = l.id AND (q.held_by IS NOT NULL
+                OR EXISTS (SELECT 1 FROM errand_pauses_holding(q.tenant_id, q.job_type))))) AS held_back"
     };
 }
 pub(super) use held_back;

@@ -26,7 +26,7 @@ use crate::store::schedules::{Overlap, Schedule, columns, next_columns, schedule
 
 /// Due schedules, oldest due first, with their owner and whether the job of
 /// their latest occurrence is unfinished: `$1` now, `$2` rows at most. A
-/// schedule whose type or tenant an operator paused (`job_pauses`) is not
+/// schedule whose type or tenant an operator paused (`errand_pauses_holding`) is not
 /// due: its jobs would only wait. Once resumed, what fell during the pause
 /// is late, and goes by its `missed` policy as after errand was down.
 const TAKE_DUE: &str = concat!(
@@ -36,10 +36,7 @@ const TAKE_DUE: &str = concat!(
        coalesce((SELECT j.state = 'available' FROM jobs j WHERE j.id = last_job_id), false) AS last_unfinished
      FROM schedules s
      WHERE paused_at IS NULL AND next_run_at <= $1
-       AND NOT EXISTS (SELECT 1 FROM job_pauses p
-                       WHERE (p.tenant_id = s.tenant_id OR p.tenant_id IS NULL)
-                         AND (p.job_type = s.job_type OR p.job_type IS NULL)
-                         AND (p.until IS NULL OR p.until > now()))
+       AND NOT EXISTS (SELECT 1 FROM errand_pauses_holding(s.tenant_id, s.job_type))
      ORDER BY next_run_at
      LIMIT $2
      FOR UPDATE SKIP LOCKED"
