@@ -364,7 +364,8 @@ SELECT j.id, j.tenant_id, j.user_id, j.idempotency_key, j.fingerprint, j.job_typ
        j.priority,
        j.format,
        -- The running or latest attempt's (see `job_queue.resumed_from`).
-       CASE WHEN q.job_id IS NULL THEN j.resumed_from ELSE q.resumed_from END AS resumed_from
+       CASE WHEN q.job_id IS NULL THEN j.resumed_from ELSE q.resumed_from END AS resumed_from,
+       q.held_by
 FROM jobs j LEFT JOIN job_queue q ON q.job_id = j.id;
 
 -- A claim in one round trip.
@@ -614,6 +615,13 @@ CREATE TABLE job_pauses (
 );
 CREATE UNIQUE INDEX job_pauses_scope ON job_pauses (coalesce(tenant_id, ''), coalesce(job_type, ''));
 
+-- The pauses that hold now: the one place that says when a pause holds
+-- (its `until` not passed). Everything that asks reads this view: the
+-- claim, a job's views, the schedules' firing, the operators' list and the
+-- metrics. PostgreSQL inlines it.
+CREATE VIEW job_pauses_now AS
+SELECT * FROM job_pauses WHERE until IS NULL OR until > now();
+
 -- The pauses that hold now for a tenant's jobs of one type: the one rule
 -- for everything that asks it of one job or schedule (the owner's and the
 -- operators' views of a job, the schedules' firing), as `EXISTS (SELECT 1
@@ -624,10 +632,9 @@ CREATE UNIQUE INDEX job_pauses_scope ON job_pauses (coalesce(tenant_id, ''), coa
 CREATE FUNCTION errand_pauses_holding(of_tenant text, of_type text) RETURNS SETOF job_pauses
 LANGUAGE sql STABLE
 AS $$
-    SELECT * FROM job_pauses p
+    SELECT * FROM job_pauses_now p
     WHERE (p.tenant_id = of_tenant OR p.tenant_id IS NULL)
       AND (p.job_type = of_type OR p.job_type IS NULL)
-      AND (p.until IS NULL OR p.until > now())
 $$;
 
 -- The breaker (a job type's `breaker_after`): how many of the type's
@@ -746,8 +753,8 @@ AS $$
         -- the whole tenant, or some of its types.
         SELECT coalesce(bool_or(p.job_type IS NULL), false) AS all_types,
                coalesce(array_agg(p.job_type) FILTER (WHERE p.job_type IS NOT NULL), '{}') AS types
-        FROM job_pauses p
-        WHERE (p.tenant_id = tenant OR p.tenant_id IS NULL) AND (p.until IS NULL OR p.until > now())
+        FROM job_pauses_now p
+        WHERE p.tenant_id = tenant OR p.tenant_id IS NULL
     ), running AS (
         SELECT r.user_id, count(*) AS n FROM job_queue r
         WHERE r.tenant_id = tenant AND r.state = 'running'

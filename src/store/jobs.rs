@@ -8,15 +8,15 @@ use uuid::Uuid;
 use super::StoreError;
 use crate::domain::{Caller, Job, JobId, JobState, JobStatus, ScheduleId, TenantId, UserId};
 
-/// Whether a waiting job `l` is kept waiting by an operator: its scope
-/// paused (`errand_pauses_holding`) or the job held (`job_queue.held_by`). Read for
-/// its owner's views and the operators', where it shows as the state `paused`.
+/// Whether a waiting job `l` (of `jobs_live`) is kept waiting by an
+/// operator: its scope paused (`errand_pauses_holding`) or the job held
+/// (`held_by`). Read for its owner's views and the operators', where it
+/// shows as the state `paused`.
 macro_rules! held_back {
     () => {
-        "(l.state IN ('available', 'retryable') AND EXISTS (
-            SELECT 1 FROM job_queue q
-            WHERE q.job_id = l.id AND (q.held_by IS NOT NULL
-                OR EXISTS (SELECT 1 FROM errand_pauses_holding(q.tenant_id, q.job_type))))) AS held_back"
+        "(l.state IN ('available', 'retryable')
+          AND (l.held_by IS NOT NULL OR EXISTS (SELECT 1 FROM errand_pauses_holding(l.tenant_id, l.job_type))))
+          AS held_back"
     };
 }
 pub(super) use held_back;

@@ -107,7 +107,7 @@ const GET_ANY: &str = concat!(
     "
 SELECT id, tenant_id, user_id, job_type, params, state, attempt, max_attempts, run_at, result, error_message,
        created_at, finished_at, progress, cancel_requested_by, schedule_id, scheduled_for,
-       priority, format, resumed_from, (SELECT q.held_by FROM job_queue q WHERE q.job_id = l.id) AS held_by, ",
+       priority, format, resumed_from, held_by, ",
     held_back!(),
     "
 FROM jobs_live l WHERE id = $1"

@@ -33,8 +33,7 @@ RETURNING id, tenant_id, job_type, reason, until, paused_by, paused_at, false AS
 
 const LIST: &str = "
 SELECT id, tenant_id, job_type, reason, until, paused_by, paused_at, false AS created
-FROM job_pauses
-WHERE until IS NULL OR until > now()
+FROM job_pauses_now
 ORDER BY paused_at, id";
 
 /// A type's breaker counts again from nought (its pause, the breaker's or an

@@ -126,7 +126,7 @@ SELECT (SELECT count(*) FROM job_queue WHERE state IN ('available', 'retryable')
                  WHERE state IN ('available', 'retryable') AND run_at <= now()), 0)::float8 AS oldest_due_seconds,
        count(*) FILTER (WHERE p.paused_by <> 'errand:breaker') AS paused_by_operators,
        count(*) FILTER (WHERE p.paused_by = 'errand:breaker') AS paused_by_breakers
-FROM (SELECT paused_by FROM job_pauses WHERE until IS NULL OR until > now()) p";
+FROM job_pauses_now p";
 
 impl Queue<'_> {
     /// Extends the leases of `held` in one statement; returns the jobs whose
