@@ -486,6 +486,21 @@ BEGIN
     FROM tried t;
 
     IF cardinality(locked_tenants) > 0 THEN
+        -- A type ramping after a pause of every tenant (`job_ramps_now`) is
+        -- limited while it ramps: from 1 to its `concurrency`, or to
+        -- tenant_limit for a type without one.
+        IF EXISTS (SELECT 1 FROM job_ramps_now r WHERE r.tenant_id IS NULL) THEN
+            SELECT coalesce(array_agg(t.job_type ORDER BY t.job_type), '{}'),
+                   coalesce(array_agg(t.concurrency ORDER BY t.job_type), '{}')
+            INTO limited_types, type_limits
+            FROM (SELECT coalesce(l.job_type, r.job_type) AS job_type,
+                         CASE WHEN r.reached IS NULL THEN l.concurrency
+                              ELSE errand_ramp_cap(coalesce(l.concurrency, tenant_limit), r.reached)::integer
+                         END AS concurrency
+                  FROM unnest(limited_types, type_limits) AS l (job_type, concurrency)
+                  FULL JOIN (SELECT r.job_type, r.reached FROM job_ramps_now r WHERE r.tenant_id IS NULL) r
+                    ON r.job_type = l.job_type) t;
+        END IF;
         SELECT coalesce(array_agg(pg_try_advisory_xact_lock(1701969922, hashtext(l.job_type)) ORDER BY l.i), '{}')
         INTO locked_types
         FROM unnest(limited_types) WITH ORDINALITY AS l (job_type, i);
@@ -600,9 +615,10 @@ CREATE TABLE tenant_quotas (
 -- tenant, or a job type in one tenant. Submissions go on and running jobs
 -- finish. A row every claim reads (`errand_tenant_next`), so a pause holds
 -- across processes and a failover from the moment it commits, with no
--- process in charge of it. Until `until` (NULL: until an operator resumes
--- it, deleting the row); a pause whose `until` has passed holds nothing and
--- is deleted by the next change of pauses. One pause per scope.
+-- process in charge of it. It holds until an operator resumes it
+-- (`resumed_at`) or until `until`, whichever comes first; then its scope
+-- ramps for `ramp` (see `job_ramps_now`), and once the ramp is over the
+-- row is deleted by the next change of pauses. One row per scope.
 CREATE TABLE job_pauses (
     id         uuid PRIMARY KEY DEFAULT gen_random_uuid(),
     tenant_id  text,  -- NULL: every tenant
@@ -611,16 +627,47 @@ CREATE TABLE job_pauses (
     until      timestamptz,
     paused_by  text NOT NULL,
     paused_at  timestamptz NOT NULL DEFAULT now(),
+    resumed_at timestamptz,
+    ramp       interval CHECK (ramp >= interval '0'),  -- NULL: the default (`job_pause_ends`)
     CHECK (tenant_id IS NOT NULL OR job_type IS NOT NULL)
 );
 CREATE UNIQUE INDEX job_pauses_scope ON job_pauses (coalesce(tenant_id, ''), coalesce(job_type, ''));
 
--- The pauses that hold now: the one place that says when a pause holds
--- (its `until` not passed). Everything that asks reads this view: the
--- claim, a job's views, the schedules' firing, the operators' list and the
--- metrics. PostgreSQL inlines it.
+-- When each pause stops holding (`ended_at`, NULL: not yet known) and how
+-- long its scope then ramps: the one place that says both, and the one
+-- place the default ramp (2 minutes) is written.
+CREATE VIEW job_pause_ends AS
+SELECT p.*, coalesce(p.resumed_at, p.until) AS ended_at, coalesce(p.ramp, interval '2 minutes') AS ramp_for
+FROM job_pauses p;
+
+-- The pauses that hold now: the one place that says when a pause holds.
+-- Everything that asks reads this view: the claim, a job's views, the
+-- schedules' firing, the operators' list and the metrics. PostgreSQL
+-- inlines it.
 CREATE VIEW job_pauses_now AS
-SELECT * FROM job_pauses WHERE until IS NULL OR until > now();
+SELECT e.id, e.tenant_id, e.job_type, e.reason, e.until, e.paused_by, e.paused_at, e.resumed_at, e.ramp
+FROM job_pause_ends e WHERE e.ended_at IS NULL OR e.ended_at > now();
+
+-- The scopes ramping now, and how far (`reached`, 0 to 1). A scope whose
+-- pause ended does not get everything at once (a source that has just come
+-- back would be hit by every waiting job): its concurrency rises from 1 to
+-- its limit over the ramp, as `errand_ramp_cap` says. Its limit: for a
+-- tenant or a type in one tenant, the tenant's (`tenant_limit`, in
+-- `errand_tenant_next`, under the tenant's claim lock); for a type
+-- everywhere, the type's cluster-wide `concurrency`, or for a type without
+-- one, `tenant_limit` (in `errand_claim_due`, under the type's claim lock;
+-- the type is then unlimited again).
+CREATE VIEW job_ramps_now AS
+SELECT e.id, e.tenant_id, e.job_type,
+       extract(epoch FROM now() - e.ended_at) / nullif(extract(epoch FROM e.ramp_for), 0) AS reached
+FROM job_pause_ends e
+WHERE e.ended_at <= now() AND now() < e.ended_at + e.ramp_for;
+
+-- How many jobs a ramping scope of `scope_limit` may run when its ramp has
+-- `reached` (0 to 1) of its length: 1 at first, `scope_limit` at the end.
+CREATE FUNCTION errand_ramp_cap(scope_limit bigint, reached double precision) RETURNS bigint
+LANGUAGE sql IMMUTABLE
+AS $$ SELECT greatest(1, 1 + floor((scope_limit - 1) * reached))::bigint $$;
 
 -- The pauses that hold now for a tenant's jobs of one type: the one rule
 -- for everything that asks it of one job or schedule (the owner's and the
@@ -755,17 +802,33 @@ AS $$
                coalesce(array_agg(p.job_type) FILTER (WHERE p.job_type IS NOT NULL), '{}') AS types
         FROM job_pauses_now p
         WHERE p.tenant_id = tenant OR p.tenant_id IS NULL
-    ), running AS (
-        SELECT r.user_id, count(*) AS n FROM job_queue r
+    ), running_of AS (
+        SELECT r.user_id, r.job_type, count(*) AS n FROM job_queue r
         WHERE r.tenant_id = tenant AND r.state = 'running'
-        GROUP BY r.user_id
+        GROUP BY r.user_id, r.job_type
+    ), running AS (
+        SELECT r.user_id, sum(r.n)::bigint AS n FROM running_of r GROUP BY r.user_id
+    ), ramps AS (
+        -- This tenant's scopes ramping after a pause (`job_ramps_now`): the
+        -- whole tenant (its limit rises from 1), or some of its types (each
+        -- type's jobs running here rise from 1 to the tenant's limit).
+        SELECT min(errand_ramp_cap(tenant_limit, r.reached)) FILTER (WHERE r.job_type IS NULL) AS tenant_cap,
+               coalesce(array_agg(r.job_type) FILTER (WHERE r.job_type IS NOT NULL), '{}') AS types,
+               coalesce(array_agg(greatest(0, errand_ramp_cap(tenant_limit, r.reached)
+                                              - (SELECT coalesce(sum(o.n), 0) FROM running_of o
+                                                 WHERE o.job_type = r.job_type)::bigint))
+                        FILTER (WHERE r.job_type IS NOT NULL), '{}') AS rooms
+        FROM job_ramps_now r
+        WHERE r.tenant_id = tenant
     ), room AS (
         SELECT coalesce(sum(r.n), 0)::bigint AS running,  -- bigint: sum's numeric is slower
-               least(max_jobs, greatest(0, tenant_limit - coalesce(sum(r.n), 0)::bigint)) AS room,
+               least(max_jobs, greatest(0, least(tenant_limit, g.tenant_cap) - coalesce(sum(r.n), 0)::bigint)) AS room,
                coalesce(array_agg(r.user_id), '{}') AS users,
                coalesce(array_agg(r.n), '{}') AS counts,
-               coalesce(array_agg(r.user_id) FILTER (WHERE r.n >= user_limit), '{}') AS at_limit
-        FROM running r
+               coalesce(array_agg(r.user_id) FILTER (WHERE r.n >= user_limit), '{}') AS at_limit,
+               g.types AS ramp_types, g.rooms AS ramp_rooms
+        FROM ramps g LEFT JOIN running r ON true
+        GROUP BY g.tenant_cap, g.types, g.rooms
     ), reach AS (
         -- How far to read the line: its room, and 32 further while a user
         -- at their limit holds its head and someone else has unfinished
@@ -787,14 +850,20 @@ AS $$
     CROSS JOIN LATERAL (
         SELECT e.job_id, e.job_type, e.run_at, e.priority, e.user_id,
                row_number() OVER (ORDER BY e.priority DESC, e.turn, e.run_at, e.job_id) AS position
-        FROM (SELECT q.job_id, q.job_type, q.run_at, q.priority, q.turn, q.user_id
-              FROM job_queue q
-              WHERE q.tenant_id = tenant AND q.state IN ('available', 'retryable') AND q.run_at <= now()
-                AND q.job_type <> ALL (excluded_types) AND q.job_type <> ALL (m.paused_types) AND q.held_by IS NULL
-                AND (only_types IS NULL OR q.job_type = ANY (only_types))
-              ORDER BY q.priority DESC, q.turn, q.run_at, q.job_id
-              LIMIT m.reach) e
-        WHERE e.user_id <> ALL (m.at_limit)
+        FROM (SELECT w.*,
+                     row_number() OVER (PARTITION BY w.job_type ORDER BY w.priority DESC, w.turn, w.run_at, w.job_id)
+                         AS nth_of_type
+              FROM (SELECT q.job_id, q.job_type, q.run_at, q.priority, q.turn, q.user_id
+                    FROM job_queue q
+                    WHERE q.tenant_id = tenant AND q.state IN ('available', 'retryable') AND q.run_at <= now()
+                      AND q.job_type <> ALL (excluded_types) AND q.job_type <> ALL (m.paused_types)
+                      AND q.held_by IS NULL
+                      AND (only_types IS NULL OR q.job_type = ANY (only_types))
+                    ORDER BY q.priority DESC, q.turn, q.run_at, q.job_id
+                    LIMIT m.reach) w
+              WHERE w.user_id <> ALL (m.at_limit)) e
+        -- A ramping type's jobs: within its room.
+        WHERE e.nth_of_type <= coalesce(m.ramp_rooms[array_position(m.ramp_types, e.job_type)], m.reach)
     ) c
     -- A user's jobs taken here are at most their place among those left
     -- (fewer where others' come first): never past the user's limit, and

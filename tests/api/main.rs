@@ -34,6 +34,7 @@ mod progress;
 mod push;
 mod queue;
 mod quotas;
+mod ramps;
 mod rate_limits;
 mod read;
 mod resumable_exports;

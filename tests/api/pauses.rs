@@ -135,8 +135,12 @@ async fn a_pause_with_an_end_ends_by_itself() {
     assert_eq!(pause["until"].as_str().map(|s| s.parse::<chrono::DateTime<chrono::Utc>>().unwrap()), Some(until));
     let id = app.create(&alice, "noop", json!({})).await;
     assert_eq!(app.wait_until_finished(&alice, &id, WITHIN).await["status"], "completed");
+    // Listed while its scope ramps, from its end on (2 minutes by default).
     let listed: Value = app.get(&operator_token("olga"), "/admin/pauses").await.json().await.unwrap();
-    assert_eq!(listed["pauses"], json!([]), "an ended pause is not listed");
+    let ramping = &listed["pauses"][0];
+    assert_eq!((&ramping["id"], &ramping["state"]), (&pause["id"], &json!("ramping")));
+    let ramp_ends_at = ramping["ramp_ends_at"].as_str().unwrap().parse::<chrono::DateTime<chrono::Utc>>().unwrap();
+    assert_eq!(ramp_ends_at, until + chrono::Duration::minutes(2));
 }
 
 #[actix_web::test]
@@ -152,16 +156,23 @@ async fn pausing_a_paused_scope_changes_its_reason_and_both_are_audited() {
     let viewer = operator_viewer_token("vera");
     let listed: Value = app.get(&viewer, "/admin/pauses").await.json().await.unwrap();
     assert_eq!(listed["pauses"].as_array().unwrap().len(), 1);
-    resume(&app, &first).await;
-    let gone = app.delete(&olga, &format!("/admin/pauses/{}", first["id"].as_str().unwrap())).await;
-    assert_problem(gone, StatusCode::NOT_FOUND, "not_found").await;
+    // Resumed, its scope ramps; resumed again, the ramp ends.
+    let path = format!("/admin/pauses/{}", first["id"].as_str().unwrap());
+    for state in ["ramping", "ramping"] {
+        let resumed = app.delete(&olga, &path).await;
+        assert_eq!(resumed.status(), StatusCode::OK);
+        assert_eq!(resumed.json::<Value>().await.unwrap()["state"], state);
+    }
+    let listed: Value = app.get(&viewer, "/admin/pauses").await.json().await.unwrap();
+    assert_eq!(listed["pauses"], json!([]));
+    assert_problem(app.delete(&olga, &path).await, StatusCode::NOT_FOUND, "not_found").await;
 
     // (Actions within one millisecond have no order: their ids are UUID v7.)
     let actions: Value = app.get(&olga, "/admin/actions").await.json().await.unwrap();
     let actions = actions["actions"].as_array().unwrap();
     let mut seen: Vec<_> = actions.iter().map(|a| a["action"].as_str().unwrap()).collect();
     seen.sort_unstable();
-    assert_eq!(seen, ["pause", "pause", "resume"]);
+    assert_eq!(seen, ["pause", "pause", "resume", "resume"]);
     let resumed = actions.iter().find(|a| a["action"] == "resume").unwrap();
     assert_eq!((&resumed["filter"]["pause"], &resumed["operator"]), (&first["id"], &json!("olga")));
 }
@@ -267,7 +278,7 @@ async fn breaker_pause(app: &TestApp) -> Value {
     loop {
         let listed: Value = app.get(&olga, "/admin/pauses").await.json().await.unwrap();
         let pauses = listed["pauses"].as_array().unwrap();
-        if let Some(pause) = pauses.iter().find(|p| p["paused_by"] == "errand:breaker") {
+        if let Some(pause) = pauses.iter().find(|p| p["paused_by"] == "errand:breaker" && p["state"] == "holding") {
             return pause.clone();
         }
         assert!(std::time::Instant::now() < deadline, "the breaker did not pause flaky within {WITHIN:?}");

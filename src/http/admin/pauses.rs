@@ -1,8 +1,12 @@
 //! `/admin/pauses`: an operator stops the claims of a job type, a tenant, or
 //! a type in one tenant (a source database down at 3 a.m.: nothing burns its
 //! attempts against it), and resumes them. Submissions go on and running
-//! jobs finish; waiting jobs of the scope stay waiting. Read-only operators
-//! see the pauses.
+//! jobs finish; waiting jobs of the scope stay waiting. A resumed scope
+//! ramps: its concurrency rises from 1 to its limit over the pause's `ramp`
+//! (a source that has just come back is not hit by every waiting job at
+//! once). Read-only operators see the pauses.
+
+use std::time::Duration;
 
 use actix_web::{HttpResponse, web};
 use chrono::{DateTime, Utc};
@@ -17,6 +21,19 @@ use crate::store::{NewPause, Paused};
 /// The longest reason kept (characters).
 const MAX_REASON: usize = 500;
 
+/// The longest ramp.
+const MAX_RAMP: Duration = Duration::from_secs(24 * 3600);
+
+/// A ramp's length as a request gives it (`"90s"`, `"2m"`, `"0s"`: none).
+fn parse_ramp(text: &str) -> Result<Duration, AppError> {
+    humantime::parse_duration(text).ok().filter(|ramp| *ramp <= MAX_RAMP).ok_or_else(|| {
+        AppError::BadRequest(format!(
+            "`ramp` is a duration such as \"2m\" or \"0s\", at most {}",
+            humantime::format_duration(MAX_RAMP)
+        ))
+    })
+}
+
 /// `POST /admin/pauses`'s body.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -29,6 +46,8 @@ struct PauseRequest {
     reason: String,
     /// RFC 3339; left out: until resumed.
     until: Option<String>,
+    /// How long the scope ramps once the pause ends; left out: 2 minutes.
+    ramp: Option<String>,
 }
 
 impl PauseRequest {
@@ -61,13 +80,15 @@ impl PauseRequest {
         if until.is_some_and(|until| until <= Utc::now()) {
             return Err(AppError::BadRequest("`until` has passed".into()));
         }
-        Ok(NewPause { tenant, job_type: self.job_type, reason, until })
+        let ramp = self.ramp.as_deref().map(parse_ramp).transpose()?;
+        Ok(NewPause { tenant, job_type: self.job_type, reason, until, ramp })
     }
 }
 
-/// `GET /admin/pauses`: the pauses that hold now, oldest first.
+/// `GET /admin/pauses`: the pauses that hold now and those whose scope
+/// ramps, oldest first.
 #[utoipa::path(get, path = "/admin/pauses", tag = "operators",
-    responses((status = 200, description = "`pauses`: each `{id, tenant, type, reason, until, paused_by, paused_at}` (`tenant` or `type` `null`: every one; `until` `null`: until resumed)", body = Object),
+    responses((status = 200, description = "`pauses`: each `{id, tenant, type, reason, until, paused_by, paused_at, state, resumed_at, ramp_seconds, ramp_ends_at}` (`tenant` or `type` `null`: every one; `until` `null`: until resumed; `state` `holding`, or `ramping` once it ended, until `ramp_ends_at`)", body = Object),
         OperatorReadProblems))]
 pub async fn list(operator: Operator, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
     let pauses = state.store.pauses_for_operator(&operator).list().await?;
@@ -78,10 +99,10 @@ pub async fn list(operator: Operator, state: web::Data<AppState>) -> Result<Http
 /// in any process, takes a waiting job of it. A scope paused already takes
 /// the new reason and end (200).
 #[utoipa::path(post, path = "/admin/pauses", tag = "operators",
-    request_body(content = Object, description = "`type` (a job type), `tenant` (a tenant's id), at least one of them; `reason` (1 to 500 characters); `until` (RFC 3339, optional: until resumed)"),
+    request_body(content = Object, description = "`type` (a job type), `tenant` (a tenant's id), at least one of them; `reason` (1 to 500 characters); `until` (RFC 3339, optional: until resumed); `ramp` (how long the scope ramps once the pause ends, e.g. `\"5m\"`, at most a day; optional: 2 minutes)"),
     responses((status = 201, description = "The scope is paused: the pause", body = Object),
         (status = 200, description = "The scope was paused already: its pause, with the new reason and end", body = Object),
-        (status = 400, description = "No scope, an unknown type, an empty reason, or an `until` that has passed (`bad_request`)", body = Problem, content_type = "application/problem+json"),
+        (status = 400, description = "No scope, an unknown type, an empty reason, an `until` that has passed, or a `ramp` that is not a duration of at most a day (`bad_request`)", body = Problem, content_type = "application/problem+json"),
         OperatorActionProblems))]
 pub async fn pause(
     ActingOperator(operator): ActingOperator,
@@ -96,19 +117,32 @@ pub async fn pause(
     })
 }
 
+/// `DELETE /admin/pauses/{id}`'s query.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ResumeQuery {
+    /// How long the scope ramps (`"0s"`: not at all); left out: the pause's own.
+    ramp: Option<String>,
+}
+
 /// `DELETE /admin/pauses/{id}`: resumes the pause's scope; its waiting jobs
-/// start at once, as room allows.
+/// start as room allows, the scope ramping. A pause whose scope ramps
+/// already has its ramp ended.
 #[utoipa::path(delete, path = "/admin/pauses/{id}", tag = "operators",
-    params(("id" = String, Path, description = "A pause's id")),
-    responses((status = 200, description = "Resumed: the pause as it was", body = Object),
+    params(("id" = String, Path, description = "A pause's id"),
+        ("ramp" = Option<String>, Query, description = "How long the scope ramps, e.g. `5m` (`0s`: not at all, at most a day); left out: the pause's own")),
+    responses((status = 200, description = "Resumed: the pause, `state` `ramping` (a pause that was ramping: as it was, its ramp now ended)", body = Object),
+        (status = 400, description = "A `ramp` that is not a duration of at most a day (`bad_request`)", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such pause (`not_found`)", body = Problem, content_type = "application/problem+json"),
         OperatorActionProblems))]
 pub async fn resume(
     ActingOperator(operator): ActingOperator,
     path: web::Path<String>,
+    query: web::Query<ResumeQuery>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
     let id = uuid::Uuid::parse_str(&path.into_inner()).map_err(|_| AppError::NotFound)?;
-    let resumed = state.store.pauses_for_operator(&operator).resume(id).await?.ok_or(AppError::NotFound)?;
+    let ramp = query.ramp.as_deref().map(parse_ramp).transpose()?;
+    let resumed = state.store.pauses_for_operator(&operator).resume(id, ramp).await?.ok_or(AppError::NotFound)?;
     Ok(HttpResponse::Ok().json(resumed))
 }

@@ -6,7 +6,8 @@
 //! The claim is [`CLAIM_FOR_TENANTS`], not the dispatcher's `errand_claim_due`:
 //! it need not walk the tenants (the batch names them), and it leaves out
 //! job types with a cluster-wide limit, whose jobs run long and can wait for
-//! the dispatcher. Limits hold as in the dispatcher's claim: the tenants are
+//! the dispatcher, and so types ramping after a pause of every tenant (which
+//! are limited while they ramp). Limits hold as in the dispatcher's claim: the tenants are
 //! locked by one statement, and their running jobs counted by the next,
 //! whose snapshot is taken after the locks were granted. Here the locks are
 //! waited for (in tenant order) rather than tried: the transaction holds no
@@ -44,7 +45,8 @@ const CLAIM_FOR_TENANTS: &str = "
 WITH picked AS (
     SELECT c.job_id
     FROM (SELECT DISTINCT tenant_id FROM unnest($1::text[]) AS u (tenant_id)) t
-    CROSS JOIN LATERAL errand_tenant_next(t.tenant_id, $2::bigint, $8::bigint, $4::bigint, '{}', $3::text[]) c
+    CROSS JOIN (SELECT ARRAY (SELECT r.job_type FROM job_ramps_now r WHERE r.tenant_id IS NULL) AS types) ramping
+    CROSS JOIN LATERAL errand_tenant_next(t.tenant_id, $2::bigint, $8::bigint, $4::bigint, ramping.types, $3::text[]) c
     ORDER BY c.rank, c.run_at, c.job_id
     LIMIT $4
 ), claimed AS (

@@ -125,7 +125,12 @@ WITH input AS (
            'errand:breaker'
     FROM breakers b JOIN breaker_counts c ON c.job_type = b.job_type
     WHERE b.failures >= c.after
-    ON CONFLICT DO NOTHING
+    -- A pause of the type that holds stays as it is; in place of one that
+    -- ended (its scope ramping), a new one.
+    ON CONFLICT (coalesce(tenant_id, ''), coalesce(job_type, '')) DO UPDATE
+    SET id = EXCLUDED.id, reason = EXCLUDED.reason, paused_by = EXCLUDED.paused_by, paused_at = now(),
+        until = NULL, resumed_at = NULL, ramp = NULL
+    WHERE NOT EXISTS (SELECT 1 FROM job_pauses_now n WHERE n.id = job_pauses.id)
 ), again AS (
     UPDATE job_queue q
     SET state = e.state, run_at = now() + e.delay_ms * interval '1 millisecond', last_error = e.error,
