@@ -239,8 +239,11 @@ CREATE TABLE job_queue (
     -- `job_cancelled` event (a notification row of that kind, kept out of the
     -- feed and the unread count) and no email; an operator's cancel notifies the
     -- owner like any end (`job_completed` with job_status `cancelled`, and email).
+    -- A newer request with the job's admission key that supersedes it
+    -- (`superseded`) is told as an owner's cancel is, as `job_superseded`
+    -- (`errand_cancel_kind`).
     cancel_requested_by text
-        CONSTRAINT job_queue_cancel_requested_by CHECK (cancel_requested_by IN ('owner', 'operator')),
+        CONSTRAINT job_queue_cancel_requested_by CHECK (cancel_requested_by IN ('owner', 'operator', 'superseded')),
     -- Progress, as the handler last reported it (at most about once a second),
     -- fenced on the lease like every write of a running job: {done, total,
     -- message, updated_at}. It lives on the queue row and goes with it.
@@ -293,6 +296,14 @@ CREATE TABLE job_queue (
     -- waits with its place in line kept until released. Only a waiting job
     -- is held, and a held one is never claimed, so a hold never meets a lease.
     held_by             text,
+    -- Its admission key (a job type's `admission_key`: what makes two of
+    -- its jobs one piece of work), for a job recorded with one: unique among
+    -- the unfinished jobs of its tenant and type (`job_queue_admission`),
+    -- which are this table's rows. Written with the job, under the key's
+    -- lock (store/queue/admission.rs); set NULL when a later request takes
+    -- the key from a job that goes on running (a debounce) or is being
+    -- cancelled (a supersede).
+    admission_key       text,
     CONSTRAINT job_queue_unfinished CHECK (state IN ('available', 'running', 'retryable')),
     CONSTRAINT job_queue_lease_iff_running
         CHECK ((state = 'running') = (lease_id IS NOT NULL AND lease_owner IS NOT NULL AND lease_expires_at IS NOT NULL))
@@ -329,6 +340,8 @@ CREATE INDEX job_queue_due ON job_queue (tenant_id, priority DESC, turn, run_at,
 -- users', see `errand_tenant_next`) and per job type; the rescuer reads
 -- every running row (a few hundred per process at most).
 CREATE INDEX job_queue_running_tenant ON job_queue (tenant_id, user_id) WHERE state = 'running';
+CREATE UNIQUE INDEX job_queue_admission ON job_queue (tenant_id, job_type, admission_key)
+    WHERE admission_key IS NOT NULL;
 CREATE INDEX job_queue_running_type ON job_queue (job_type) WHERE state = 'running';
 
 -- A job as its owner sees it: the job record, with the live state of its
@@ -547,10 +560,10 @@ BEGIN
             SET state = 'running', attempt = q.attempt + 1, lease_id = gen_random_uuid(), lease_owner = claim_owner,
                 claim_id = claim, resumed_from = (q.checkpoint ->> 'done')::bigint,
                 lease_expires_at = now() + lease_ms * interval '1 millisecond', started_at = clock_timestamp()
-            -- (Held: rechecked on the row's newest version, in case a hold
-            -- committed since this statement's snapshot.)
+            -- (Held and due: rechecked on the row's newest version, in case
+            -- a hold or a debounce committed since this statement's snapshot.)
             WHERE q.job_id = ANY (ARRAY (SELECT p.job_id FROM picked p)) AND q.state IN ('available', 'retryable')
-              AND q.held_by IS NULL
+              AND q.held_by IS NULL AND q.run_at <= now()
             RETURNING q.job_id, q.attempt, q.lease_id, q.run_at, q.checkpoint -> 'value' AS checkpoint
         )
         SELECT 'job', NULL::text, j.id, j.tenant_id, j.user_id, j.job_type, j.params, c.attempt, c.lease_id, c.run_at,
@@ -802,33 +815,34 @@ AS $$
                coalesce(array_agg(p.job_type) FILTER (WHERE p.job_type IS NOT NULL), '{}') AS types
         FROM job_pauses_now p
         WHERE p.tenant_id = tenant OR p.tenant_id IS NULL
-    ), running_of AS (
-        SELECT r.user_id, r.job_type, count(*) AS n FROM job_queue r
-        WHERE r.tenant_id = tenant AND r.state = 'running'
-        GROUP BY r.user_id, r.job_type
-    ), running AS (
-        SELECT r.user_id, sum(r.n)::bigint AS n FROM running_of r GROUP BY r.user_id
     ), ramps AS (
         -- This tenant's scopes ramping after a pause (`job_ramps_now`): the
         -- whole tenant (its limit rises from 1), or some of its types (each
-        -- type's jobs running here rise from 1 to the tenant's limit).
+        -- one's jobs running here rise from 1 to the tenant's limit: `rooms`).
         SELECT min(errand_ramp_cap(tenant_limit, r.reached)) FILTER (WHERE r.job_type IS NULL) AS tenant_cap,
                coalesce(array_agg(r.job_type) FILTER (WHERE r.job_type IS NOT NULL), '{}') AS types,
                coalesce(array_agg(greatest(0, errand_ramp_cap(tenant_limit, r.reached)
-                                              - (SELECT coalesce(sum(o.n), 0) FROM running_of o
-                                                 WHERE o.job_type = r.job_type)::bigint))
+                                              - (SELECT count(*) FROM job_queue q
+                                                 WHERE q.tenant_id = tenant AND q.state = 'running'
+                                                   AND q.job_type = r.job_type)))
                         FILTER (WHERE r.job_type IS NOT NULL), '{}') AS rooms
         FROM job_ramps_now r
         WHERE r.tenant_id = tenant
+    ), running AS (
+        SELECT r.user_id, count(*) AS n FROM job_queue r
+        WHERE r.tenant_id = tenant AND r.state = 'running'
+        GROUP BY r.user_id
     ), room AS (
         SELECT coalesce(sum(r.n), 0)::bigint AS running,  -- bigint: sum's numeric is slower
-               least(max_jobs, greatest(0, least(tenant_limit, g.tenant_cap) - coalesce(sum(r.n), 0)::bigint)) AS room,
+               least(max_jobs, greatest(0, tenant_limit - coalesce(sum(r.n), 0)::bigint)) AS room,
                coalesce(array_agg(r.user_id), '{}') AS users,
                coalesce(array_agg(r.n), '{}') AS counts,
-               coalesce(array_agg(r.user_id) FILTER (WHERE r.n >= user_limit), '{}') AS at_limit,
-               g.types AS ramp_types, g.rooms AS ramp_rooms
-        FROM ramps g LEFT JOIN running r ON true
-        GROUP BY g.tenant_cap, g.types, g.rooms
+               coalesce(array_agg(r.user_id) FILTER (WHERE r.n >= user_limit), '{}') AS at_limit
+        FROM running r
+    ), capped AS (  -- the room, within a tenant's ramp
+        SELECT m.running, least(m.room, greatest(0, coalesce(g.tenant_cap, tenant_limit) - m.running)) AS room, m.users, m.counts,
+               m.at_limit, g.types AS ramp_types, g.rooms AS ramp_rooms
+        FROM room m CROSS JOIN ramps g
     ), reach AS (
         -- How far to read the line: its room, and 32 further while a user
         -- at their limit holds its head and someone else has unfinished
@@ -843,26 +857,37 @@ AS $$
                                 WHERE u.tenant_id = tenant AND u.user_id = ANY (m.at_limit) AND u.job_type = '')
                     THEN m.room + 32
                     ELSE m.room END AS reach
-        FROM room m CROSS JOIN paused p
+        FROM capped m CROSS JOIN paused p
     )
     SELECT c.job_id, c.job_type, c.run_at, c.priority, m.running + c.position
     FROM reach m
     CROSS JOIN LATERAL (
+        WITH line AS (
+            -- Its line as read: the due jobs of types neither paused nor
+            -- excluded, not held, in order, as far as its reach.
+            SELECT q.job_id, q.job_type, q.run_at, q.priority, q.turn, q.user_id
+            FROM job_queue q
+            WHERE q.tenant_id = tenant AND q.state IN ('available', 'retryable') AND q.run_at <= now()
+              AND q.job_type <> ALL (excluded_types) AND q.job_type <> ALL (m.paused_types) AND q.held_by IS NULL
+              AND (only_types IS NULL OR q.job_type = ANY (only_types))
+            ORDER BY q.priority DESC, q.turn, q.run_at, q.job_id
+            LIMIT m.reach
+        )
+        SELECT e.job_id, e.job_type, e.run_at, e.priority, e.user_id,
+               row_number() OVER (ORDER BY e.priority DESC, e.turn, e.run_at, e.job_id) AS position
+        FROM line e
+        -- (The ramp's test is evaluated once: a tenant with no type ramping
+        -- reads its line alone, without counting each type's jobs.)
+        WHERE e.user_id <> ALL (m.at_limit) AND cardinality(m.ramp_types) = 0
+        UNION ALL
+        -- When some of its types ramp: each one's jobs within its room.
         SELECT e.job_id, e.job_type, e.run_at, e.priority, e.user_id,
                row_number() OVER (ORDER BY e.priority DESC, e.turn, e.run_at, e.job_id) AS position
         FROM (SELECT w.*,
                      row_number() OVER (PARTITION BY w.job_type ORDER BY w.priority DESC, w.turn, w.run_at, w.job_id)
                          AS nth_of_type
-              FROM (SELECT q.job_id, q.job_type, q.run_at, q.priority, q.turn, q.user_id
-                    FROM job_queue q
-                    WHERE q.tenant_id = tenant AND q.state IN ('available', 'retryable') AND q.run_at <= now()
-                      AND q.job_type <> ALL (excluded_types) AND q.job_type <> ALL (m.paused_types)
-                      AND q.held_by IS NULL
-                      AND (only_types IS NULL OR q.job_type = ANY (only_types))
-                    ORDER BY q.priority DESC, q.turn, q.run_at, q.job_id
-                    LIMIT m.reach) w
-              WHERE w.user_id <> ALL (m.at_limit)) e
-        -- A ramping type's jobs: within its room.
+              FROM line w
+              WHERE w.user_id <> ALL (m.at_limit) AND cardinality(m.ramp_types) > 0) e
         WHERE e.nth_of_type <= coalesce(m.ramp_rooms[array_position(m.ramp_types, e.job_type)], m.reach)
     ) c
     -- A user's jobs taken here are at most their place among those left
@@ -987,7 +1012,8 @@ RETURN left(encode(sha256(convert_to(tenant || chr(31) || "user", 'UTF8')), 'hex
 
 -- A user's notifications: written in the statement that ends a job's run
 -- (`job_completed`), or cancels it at its owner's request (`job_cancelled`,
--- told to the owner's streams only; see `job_queue.cancel_requested_by`).
+-- told to the owner's streams only; see `job_queue.cancel_requested_by`) or
+-- for a newer request with its admission key (`job_superseded`, the same).
 --
 -- And notifications of more than one job's end: a batch that finished
 -- (`batch_completed`, to its owner, with the counts in `details`), and a
@@ -995,12 +1021,25 @@ RETURN left(encode(sha256(convert_to(tenant || chr(31) || "user", 'UTF8')), 'hex
 -- tenant's admins, with its URL and why in `details`). Both are in the feed
 -- and the unread count like `job_completed`; neither is emailed. Which
 -- columns a notification fills depends on its kind (`notifications_subject`).
+-- The notification of a job cancelled at the request of `by` (see
+-- `job_queue.cancel_requested_by`): a kind told to the owner's streams only
+-- (`job_cancelled`, `job_superseded`), or `job_completed`; and the job's
+-- error message. One rule for a waiting job's cancel and a running one's end.
+CREATE FUNCTION errand_cancel_kind(by text) RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+RETURN CASE by WHEN 'owner' THEN 'job_cancelled' WHEN 'superseded' THEN 'job_superseded' ELSE 'job_completed' END;
+
+CREATE FUNCTION errand_cancel_error(by text) RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+RETURN CASE by WHEN 'owner' THEN 'cancelled by its owner' WHEN 'superseded' THEN 'superseded by a newer request'
+               ELSE 'cancelled by an operator' END;
+
 CREATE TABLE notifications (
     id            uuid PRIMARY KEY DEFAULT errand_uuid_v7(),
     tenant_id     text NOT NULL,
     user_id       text NOT NULL,
     kind          text NOT NULL
-        CHECK (kind IN ('job_completed', 'job_cancelled', 'batch_completed', 'webhook_disabled')),
+        CHECK (kind IN ('job_completed', 'job_cancelled', 'job_superseded', 'batch_completed', 'webhook_disabled')),
     job_id        uuid REFERENCES jobs (id),
     job_type      text,
     job_status    text CHECK (job_status IN ('completed', 'failed', 'cancelled')),

@@ -11,7 +11,7 @@ use serde_inline_default::serde_inline_default;
 
 use super::HttpUrl;
 use super::values::{LongSecret, PostgresUrl, duration_text};
-use crate::domain::{ExportFormat, RetryPolicy};
+use crate::domain::{AdmissionTemplate, ExportFormat, OnConflict, RetryPolicy};
 
 /// One job type: which handler runs it, how it retries, what params it takes.
 #[serde_inline_default]
@@ -74,6 +74,17 @@ pub struct JobTypeSettings {
     /// (interactive, scheduled, bulk): -4 to 4, higher sooner.
     #[serde(default)]
     pub priority: i8,
+    /// What makes two of its jobs one piece of work, whoever asked and with
+    /// whatever idempotency key: a template over `{tenant}`, `{user}`,
+    /// `{type}` and `{params.field}`, e.g. `"{user}:{params.report_id}"`
+    /// (see `domain::admission`). None when absent.
+    #[serde(default)]
+    pub admission_key: Option<AdmissionTemplate>,
+    /// What a request with the admission key of an unfinished job does:
+    /// `"join"` (the default), `"reject"`, `"supersede"`, or
+    /// `{ debounce = "5s", max_delay = "1m" }`.
+    #[serde(default)]
+    pub on_conflict: Option<OnConflictSetting>,
     /// Users may make schedules of this type (`POST /schedules/{type}`).
     #[serde(default)]
     pub schedulable: bool,
@@ -81,6 +92,49 @@ pub struct JobTypeSettings {
     #[serde_inline_default(Duration::from_secs(3600))]
     #[serde(with = "duration_text")]
     pub min_schedule_interval: Duration,
+}
+
+impl<'de> Deserialize<'de> for AdmissionTemplate {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        Self::parse(&text).map_err(serde::de::Error::custom)
+    }
+}
+
+/// `on_conflict` as written: a policy's name, or a debounce's table.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum OnConflictSetting {
+    Named(ConflictName),
+    Debounce(DebounceSetting),
+}
+
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ConflictName {
+    Join,
+    Reject,
+    Supersede,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DebounceSetting {
+    #[serde(with = "duration_text")]
+    pub debounce: Duration,
+    #[serde(with = "duration_text")]
+    pub max_delay: Duration,
+}
+
+impl OnConflictSetting {
+    pub fn policy(&self) -> OnConflict {
+        match self {
+            Self::Named(ConflictName::Join) => OnConflict::Join,
+            Self::Named(ConflictName::Reject) => OnConflict::Reject,
+            Self::Named(ConflictName::Supersede) => OnConflict::Supersede,
+            Self::Debounce(d) => OnConflict::Debounce { debounce: d.debounce, max_delay: d.max_delay },
+        }
+    }
 }
 
 /// A part of a job that may be kept from operators (see `redact`).
@@ -96,6 +150,12 @@ impl JobTypeSettings {
     pub fn new(handler: HandlerKind) -> Self {
         let handler = serde_json::to_value(handler.name()).expect("a string");
         serde_json::from_value(serde_json::json!({ "handler": handler })).expect("every other field has a default")
+    }
+
+    /// Its admission key and what a conflict does (`join` unless said).
+    pub fn admission(&self) -> Option<(AdmissionTemplate, OnConflict)> {
+        let policy = self.on_conflict.as_ref().map_or(OnConflict::Join, OnConflictSetting::policy);
+        self.admission_key.clone().map(|template| (template, policy))
     }
 
     /// The retry policy these settings describe.

@@ -14,7 +14,10 @@ mod sections;
 mod values;
 
 pub use http_url::{HttpUrl, is_loopback_host};
-pub use job_types::{ExportSettings, HandlerKind, JobTypeSettings, PushSettings, RedactedField};
+pub use job_types::{
+    ConflictName, DebounceSetting, ExportSettings, HandlerKind, JobTypeSettings, OnConflictSetting, PushSettings,
+    RedactedField,
+};
 pub use sections::{
     AuthSettings, BatchSettings, DatabaseSettings, EmailSettings, HistorySettings, HttpSettings, LogFormat,
     LogSettings, NotificationSettings, OperatorAuthSettings, OverloadSettings, PreferenceSettings, QuotaSettings,
@@ -328,6 +331,17 @@ fn validate_job_type(name: &str, job_type: &JobTypeSettings) -> Result<(), Confi
     check(job_type.backoff_base <= job_type.backoff_max, key("backoff_base"), "must not exceed backoff_max")?;
     check(!job_type.timeout.is_zero(), key("timeout"), "must be more than zero")?;
     check(crate::domain::PRIORITY_RANGE.contains(&job_type.priority), key("priority"), "must be -4 to 4")?;
+    check(
+        job_type.on_conflict.is_none() || job_type.admission_key.is_some(),
+        key("on_conflict"),
+        "needs an admission_key",
+    )?;
+    if let Some(crate::domain::OnConflict::Debounce { debounce, max_delay }) =
+        job_type.on_conflict.as_ref().map(OnConflictSetting::policy)
+    {
+        check(!debounce.is_zero(), key("on_conflict.debounce"), "must be more than zero")?;
+        check(max_delay >= debounce, key("on_conflict.max_delay"), "must be at least the debounce")?;
+    }
     // Each kind with settings of its own has its section, and only it.
     let kind = &job_type.handler;
     for (section, present, owner) in [

@@ -5,8 +5,9 @@
 //! how much unfinished work one user or tenant may have ([`Quotas`]),
 //! how job ends reach people ([`NotificationRules`]), and when a schedule
 //! fires ([`Recurrence`], [`firing`]), and what file an export writes
-//! ([`ExportFormat`]).
+//! ([`ExportFormat`]), and which jobs are one piece of work ([`AdmissionTemplate`]).
 
+mod admission;
 mod batch;
 mod export;
 mod idempotency;
@@ -18,6 +19,7 @@ mod schedule;
 pub mod signing;
 pub mod tokens;
 
+pub use admission::{AdmissionKey, AdmissionTemplate, MissingField, OnConflict};
 pub use batch::{BatchCounts, BatchStatus};
 pub use export::format::{ExportFormat, UnknownFormat};
 pub use export::spreadsheet::{FORMULA_STARTS, defused};

@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::{ExportEnv, HttpPush, JobHandler, NoopHandler, PushEnv, SleepHandler, SqlExport};
 use crate::config::{ConfigError, HandlerKind, JobTypeSettings, RedactedField, invalid};
-use crate::domain::{ExportFormat, RetryPolicy};
+use crate::domain::{AdmissionTemplate, ExportFormat, OnConflict, RetryPolicy};
 
 /// Handlers by the name a `[job_types.*]` entry's `handler` refers to.
 #[derive(Clone)]
@@ -61,6 +61,9 @@ pub struct JobType {
     /// The file formats it writes, its default first (exports); none for
     /// a type that writes no file of errand's.
     pub formats: Vec<ExportFormat>,
+    /// What makes two of its jobs one (see `domain::admission`), and what a
+    /// request for an unfinished one does.
+    pub admission: Option<(AdmissionTemplate, OnConflict)>,
 }
 
 /// Params that the type's JSON Schema rejects.
@@ -234,6 +237,7 @@ impl JobTypes {
                 schedulable_every: s.schedulable.then_some(s.min_schedule_interval),
                 priority: s.priority,
                 formats: s.export.as_ref().map(|e| e.formats.clone()).unwrap_or_default(),
+                admission: s.admission(),
             };
             types.insert(name.clone(), Arc::new(job_type));
         }

@@ -5,6 +5,7 @@
 // Tests unwrap: a panic is the failure message (Cargo.toml denies it elsewhere).
 #![allow(clippy::unwrap_used)]
 
+mod admission;
 mod auth;
 mod batches;
 mod bodies;

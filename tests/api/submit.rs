@@ -326,6 +326,7 @@ fn outcomes(answers: &[Result<errand::store::Submission, errand::store::StoreErr
             Ok(Submission::Replayed(_)) => "replayed",
             Ok(Submission::KeyReused) => "reused",
             Ok(Submission::OverQuota(_)) => "over_quota",
+            Ok(Submission::Joined(_) | Submission::Debounced(_) | Submission::AdmissionConflict(_)) => "admission",
             Err(_) => "error",
         })
         .collect()

@@ -346,12 +346,17 @@ test("the overview lists pauses: an operator pauses a type of one tenant and res
 
     await pauses.getByRole('button', { name: 'Resume noop of tenant demo-2' }).click();
     await pauses.getByRole('button', { name: 'Resume sleep, every tenant' }).click();
-    await pauses.getByText('Nothing is paused.').waitFor();
+    // Resumed, each scope ramps, until its ramp ends or an operator ends it.
+    await pauses.getByRole('cell', { name: /^ramping up until/ }).nth(1).waitFor();
     assert.equal(await page.getByText(/A breaker paused/).count(), 0, 'the banner is gone with the pause');
+    assert.deepEqual((await operator.get('/admin/pauses')).pauses.map((p) => p.state), ['ramping', 'ramping']);
+    await pauses.getByRole('button', { name: 'End the ramp of noop of tenant demo-2' }).click();
+    await pauses.getByRole('button', { name: 'End the ramp of sleep, every tenant' }).click();
+    await pauses.getByText('Nothing is paused.').waitFor();
     assert.deepEqual((await operator.get('/admin/pauses')).pauses, []);
   } finally {
     // Other tests share the database: nothing stays paused.
-    for (const { id } of (await operator.get('/admin/pauses')).pauses) await operator.request('DELETE', `/admin/pauses/${id}`);
+    for (const { id } of (await operator.get('/admin/pauses')).pauses) await operator.request('DELETE', `/admin/pauses/${id}?ramp=0s`);
   }
   assert.deepEqual(problems, []);
   await context.close();
@@ -369,7 +374,7 @@ test('an operator holds a waiting job from its page, and it stays waiting until 
     await page.getByRole('button', { name: 'Hold', exact: true }).click();
     await page.locator('.job-head').getByText('Held by', { exact: true }).waitFor();
     assert.equal(await jobFact(page, 'Held by'), 'olga');
-    await operator.request('DELETE', `/admin/pauses/${pause.id}`);
+    await operator.request('DELETE', `/admin/pauses/${pause.id}?ramp=0s`);
     // Resumed, the type runs again, but the held job does not.
     const other = await (await harness.api('ops-hold')).submit('noop', {});
     await (await harness.api('ops-hold')).waitForEnd(other.id);
@@ -379,7 +384,7 @@ test('an operator holds a waiting job from its page, and it stays waiting until 
     await page.getByRole('button', { name: 'Release', exact: true }).click();
     await page.locator('.job-head').getByText('completed', { exact: true }).waitFor({ timeout: 15_000 });
   } finally {
-    for (const { id } of (await operator.get('/admin/pauses')).pauses) await operator.request('DELETE', `/admin/pauses/${id}`);
+    for (const { id } of (await operator.get('/admin/pauses')).pauses) await operator.request('DELETE', `/admin/pauses/${id}?ramp=0s`);
   }
   assert.deepEqual(problems, []);
   await context.close();

@@ -84,7 +84,7 @@ test("while the operators pause exports the button says so instead of spinning, 
     const { jobs } = await (await harness.api('pia')).get(`/jobs?type=${EXPORT}`);
     assert.deepEqual(jobs.map((job) => [job.status, job.state]), [['processing', 'paused']]);
   } finally {
-    await operator.request('DELETE', `/admin/pauses/${pause.id}`);
+    await operator.request('DELETE', `/admin/pauses/${pause.id}?ramp=0s`);
   }
   await exportLink(page).waitFor({ timeout: 15_000 });
   assert.deepEqual(problems, []);

@@ -77,6 +77,13 @@ pub enum SubmitError {
     Intake(#[from] MailboxError),
 }
 
+impl From<crate::domain::MissingField> for SubmitError {
+    fn from(missing: crate::domain::MissingField) -> Self {
+        let field = format!("/{}", missing.0.replace('.', "/"));
+        Self::InvalidParams(ParamsError { field, reason: missing.to_string() })
+    }
+}
+
 impl From<RecordError> for SubmitError {
     fn from(error: RecordError) -> Self {
         match error {
@@ -197,6 +204,15 @@ impl Handler<SubmitJob> for JobSupervisor {
             let external = job_type.handler.is_none();
             job_type.validate_params(&msg.params)?;
             let format = job_type.format_for(msg.format.as_deref())?;
+            let admission = job_type
+                .admission
+                .as_ref()
+                .map(|(template, on_conflict)| {
+                    let (tenant, user) = (msg.caller.tenant.as_str(), msg.caller.user.as_str());
+                    template.key(tenant, user, &job_type.name, &msg.params).map(|key| (key, *on_conflict))
+                })
+                .transpose()?;
+            let (admission_key, on_conflict) = admission.unzip();
             let job = NewJob {
                 caller: msg.caller,
                 key: msg.key,
@@ -205,13 +221,23 @@ impl Handler<SubmitJob> for JobSupervisor {
                 max_attempts: job_type.retry.max_attempts,
                 priority: crate::domain::priority(crate::domain::Origin::Interactive, job_type.priority, msg.priority),
                 format,
+                admission_key,
+                start_after: None,
             };
-            let submission = intake.send(Record(job)).await??;
+            // A job with an admission key is decided under its key's lock,
+            // in a transaction of its own; the others are batched.
+            let submission = match on_conflict {
+                Some(on_conflict) => store.submissions().submit_admitted(&job, on_conflict).await?,
+                None => intake.send(Record(job)).await??,
+            };
             let outcome = match &submission {
                 Submission::Created(_) => "created",
                 Submission::Replayed(_) => "replayed",
                 Submission::KeyReused => "key_reused",
                 Submission::OverQuota(_) => "over_quota",
+                Submission::Joined(_) => "joined",
+                Submission::Debounced(_) => "debounced",
+                Submission::AdmissionConflict(_) => "admission_conflict",
             };
             metrics::counter!("errand_jobs_submitted_total", "outcome" => outcome).increment(1);
             if matches!(submission, Submission::Created(_)) {

@@ -40,7 +40,8 @@ pub(super) async fn job_view(job: Job, state: &AppState) -> Result<JobView, AppE
         ("format" = Option<String>, Query, pattern = "^(csv|csv\\.gz|xlsx|ndjson)$", description = "An export's file format, one of those its type offers (its first when absent): part of the request, so the same key with another format is refused")),
     request_body(content = Object, description = "The job's params: a JSON object, checked against the type's schema"),
     responses((status = 202, description = "A new job, processing", body = JobView),
-        (status = 200, description = "The key's job, replayed (`Idempotent-Replayed: true`)", body = JobView),
+        (status = 200, description = "The key's job, replayed (`Idempotent-Replayed: true`); or, for a type with an admission key, the caller's unfinished job for the same resource, joined (`Errand-Joined: true`) or debounced (`Errand-Debounced: true`: it took this request's params and starts later)", body = JobView),
+        (status = 409, description = "An unfinished job holds the type's admission key (`admission_conflict`, with `job_id`): the type says `on_conflict = \"reject\"`, or the job is a colleague's", body = Problem, content_type = "application/problem+json"),
         (status = 400, description = "Missing or malformed key, a body that is not a JSON object, or a priority outside -4 to 4 (`bad_request`, `invalid_idempotency_key`)", body = Problem, content_type = "application/problem+json"),
         Unauthenticated,
         (status = 404, description = "Unknown job type (`unknown_job_type`)", body = Problem, content_type = "application/problem+json"),
@@ -70,6 +71,15 @@ pub async fn submit(
             .insert_header(("Idempotent-Replayed", "true"))
             .insert_header((header::LOCATION, format!("/jobs/{}", job.id)))
             .json(job_view(job, &state).await?)),
+        Submission::Joined(job) => Ok(HttpResponse::Ok()
+            .insert_header(("Errand-Joined", "true"))
+            .insert_header((header::LOCATION, format!("/jobs/{}", job.id)))
+            .json(job_view(job, &state).await?)),
+        Submission::Debounced(job) => Ok(HttpResponse::Ok()
+            .insert_header(("Errand-Debounced", "true"))
+            .insert_header((header::LOCATION, format!("/jobs/{}", job.id)))
+            .json(job_view(job, &state).await?)),
+        Submission::AdmissionConflict(job) => Err(AppError::AdmissionConflict(job)),
         Submission::KeyReused => Err(AppError::IdempotencyKeyReused),
         Submission::OverQuota(exceeded) => {
             Err(AppError::QuotaExceeded { exceeded, retry_after: state.store.quotas().retry_after })

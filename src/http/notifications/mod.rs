@@ -95,6 +95,11 @@ impl NotificationView {
                     JobState::Cancelled if n.kind == NotificationKind::JobCancelled => {
                         ("cancelled", format!("Your {name} was cancelled"), format!("You cancelled your {name}."))
                     }
+                    JobState::Cancelled if n.kind == NotificationKind::JobSuperseded => (
+                        "cancelled",
+                        format!("Your {name} was replaced"),
+                        format!("A newer request for your {name} replaced this one."),
+                    ),
                     JobState::Cancelled => (
                         "cancelled",
                         format!("Your {name} was cancelled"),

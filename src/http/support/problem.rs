@@ -38,6 +38,8 @@ pub enum AppError {
     InvalidFormat(#[from] FormatRefused),
     #[error("this Idempotency-Key was already used for a different request (another job type or other params)")]
     IdempotencyKeyReused,
+    #[error("job {0} is unfinished work on the same resource (this job type's admission key): wait for it to end")]
+    AdmissionConflict(crate::domain::JobId),
     #[error("{0}")]
     NotReady(String),
     #[error("this job produced no file to download")]
@@ -106,6 +108,7 @@ impl AppError {
             Self::InvalidParams(_) => ("invalid_params", S::UNPROCESSABLE_ENTITY, "Invalid job params"),
             Self::InvalidFormat(_) => ("invalid_format", S::UNPROCESSABLE_ENTITY, "Invalid format"),
             Self::IdempotencyKeyReused => ("idempotency_key_reused", S::UNPROCESSABLE_ENTITY, "Idempotency-Key reused"),
+            Self::AdmissionConflict(_) => ("admission_conflict", S::CONFLICT, "Admission conflict"),
             Self::NotReady(_) => ("result_not_ready", S::CONFLICT, "Result not ready"),
             Self::NoResult => ("no_result", S::NOT_FOUND, "No result"),
             Self::ResultExpired => ("result_expired", S::GONE, "Result expired"),
@@ -260,6 +263,10 @@ pub struct Problem<'a> {
     /// For `quota_exceeded`: the unfinished jobs that count against it now.
     #[serde(skip_serializing_if = "Option::is_none")]
     count: Option<u64>,
+    /// For `admission_conflict`: the unfinished job that holds the key.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<String>, format = Uuid)]
+    job_id: Option<String>,
 }
 
 impl ResponseError for AppError {
@@ -287,6 +294,10 @@ impl ResponseError for AppError {
             scope: None,
             limit: None,
             count: None,
+            job_id: match self {
+                Self::AdmissionConflict(job) => Some(job.to_string()),
+                _ => None,
+            },
         };
         let problem = match self {
             Self::QuotaExceeded { exceeded, .. } => Problem {

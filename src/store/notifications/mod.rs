@@ -19,7 +19,7 @@ const FEED_PAGE: &str = "
 SELECT id, kind, job_id, job_type, job_status, error_message, batch_id, webhook_endpoint_id, details, created_at, read_at,
        (SELECT j.schedule_id FROM jobs j WHERE j.id = n.job_id) AS schedule_id
 FROM notifications n
-WHERE tenant_id = $1 AND user_id = $2 AND kind <> 'job_cancelled' AND (NOT $3 OR read_at IS NULL)
+WHERE tenant_id = $1 AND user_id = $2 AND kind NOT IN ('job_cancelled', 'job_superseded') AND (NOT $3 OR read_at IS NULL)
   AND ($4::uuid IS NULL OR id < $4)
 ORDER BY id DESC
 LIMIT $5";
@@ -40,21 +40,21 @@ SELECT id FROM notifications WHERE tenant_id = $1 AND user_id = $2 ORDER BY id D
 /// How many of the caller's feed notifications are unread.
 const UNREAD_COUNT: &str = "
 SELECT count(*) AS unread FROM notifications
-WHERE tenant_id = $1 AND user_id = $2 AND kind <> 'job_cancelled' AND read_at IS NULL";
+WHERE tenant_id = $1 AND user_id = $2 AND kind NOT IN ('job_cancelled', 'job_superseded') AND read_at IS NULL";
 
 /// Marks the caller's feed notification $3 read, if it is unread.
 const MARK_READ: &str = "
 UPDATE notifications SET read_at = now()
-WHERE tenant_id = $1 AND user_id = $2 AND id = $3 AND kind <> 'job_cancelled' AND read_at IS NULL";
+WHERE tenant_id = $1 AND user_id = $2 AND id = $3 AND kind NOT IN ('job_cancelled', 'job_superseded') AND read_at IS NULL";
 
 /// Whether the caller has the feed notification $3 (read or not).
 const EXISTS: &str = "
-SELECT 1 FROM notifications WHERE tenant_id = $1 AND user_id = $2 AND id = $3 AND kind <> 'job_cancelled'";
+SELECT 1 FROM notifications WHERE tenant_id = $1 AND user_id = $2 AND id = $3 AND kind NOT IN ('job_cancelled', 'job_superseded')";
 
 /// Marks every unread feed notification of the caller read.
 const MARK_ALL_READ: &str = "
 UPDATE notifications SET read_at = now()
-WHERE tenant_id = $1 AND user_id = $2 AND kind <> 'job_cancelled' AND read_at IS NULL";
+WHERE tenant_id = $1 AND user_id = $2 AND kind NOT IN ('job_cancelled', 'job_superseded') AND read_at IS NULL";
 
 /// Wakes the streams of owner tag $2 on channel $1 (a read-mark changes their count).
 const ANNOUNCE: &str = "SELECT pg_notify($1, $2)";
@@ -68,6 +68,9 @@ pub enum NotificationKind {
     /// The user cancelled their own job: only their open streams hear of it
     /// (other tabs update); never in the feed or the count.
     JobCancelled,
+    /// A newer request with the job's admission key superseded it: told as
+    /// `JobCancelled` is.
+    JobSuperseded,
     /// The last job of the user's batch ended: in the feed, with the counts.
     BatchCompleted,
     /// A webhook endpoint of the tenant kept failing and was disabled: in
@@ -81,6 +84,7 @@ impl NotificationKind {
         match self {
             Self::JobCompleted => "job_completed",
             Self::JobCancelled => "job_cancelled",
+            Self::JobSuperseded => "job_superseded",
             Self::BatchCompleted => "batch_completed",
             Self::WebhookDisabled => "webhook_disabled",
         }
@@ -92,6 +96,7 @@ impl NotificationKind {
         Some(match kind {
             "job_completed" => Self::JobCompleted,
             "job_cancelled" => Self::JobCancelled,
+            "job_superseded" => Self::JobSuperseded,
             "batch_completed" => Self::BatchCompleted,
             "webhook_disabled" => Self::WebhookDisabled,
             _ => return None,
@@ -102,7 +107,7 @@ impl NotificationKind {
 /// What a notification is about, by kind.
 #[derive(Debug, Clone)]
 pub enum NotificationSubject {
-    /// `job_completed`, `job_cancelled`.
+    /// `job_completed`, `job_cancelled`, `job_superseded`.
     Job {
         job: JobId,
         job_type: String,
@@ -289,7 +294,7 @@ fn notification_from_row(row: &Row, kind: NotificationKind) -> Result<Notificati
             .ok_or_else(|| StoreError::Corrupt("a notification without its details".into()))
     };
     let subject = match kind {
-        NotificationKind::JobCompleted | NotificationKind::JobCancelled => {
+        NotificationKind::JobCompleted | NotificationKind::JobCancelled | NotificationKind::JobSuperseded => {
             let status: String = row.try_get("job_status")?;
             NotificationSubject::Job {
                 job: JobId(row.try_get("job_id")?),

@@ -55,7 +55,7 @@ WITH picked AS (
         resumed_from = (q.checkpoint ->> 'done')::bigint,
         lease_expires_at = now() + $6::float8 * interval '1 millisecond', started_at = clock_timestamp()
     WHERE q.job_id = ANY (ARRAY (SELECT p.job_id FROM picked p)) AND q.state IN ('available', 'retryable')
-      AND q.held_by IS NULL
+      AND q.held_by IS NULL AND q.run_at <= now()  -- rechecked: a hold or a debounce may have committed since
     RETURNING q.job_id, q.attempt, q.lease_id, q.run_at, q.checkpoint -> 'value' AS checkpoint
 )
 SELECT 'job' AS kind, j.id, j.tenant_id, j.user_id, j.job_type, j.params, c.attempt, c.lease_id, c.run_at AS due_at,

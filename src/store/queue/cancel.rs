@@ -15,6 +15,8 @@ use crate::store::jobs::CallerJobs;
 pub enum CancelledBy {
     Owner,
     Operator,
+    /// A newer request with the job's admission key (`on_conflict = "supersede"`).
+    Superseded,
 }
 
 impl CancelledBy {
@@ -22,6 +24,7 @@ impl CancelledBy {
         match self {
             Self::Owner => "owner",
             Self::Operator => "operator",
+            Self::Superseded => "superseded",
         }
     }
 }
@@ -40,14 +43,15 @@ pub enum CancelOutcome {
 }
 
 /// The caller's job's queue row, locked: `$1` tenant, `$2` user, `$3` job.
-const LOCK_OWN: &str = "
+pub(in crate::store) const LOCK_OWN: &str = "
 SELECT q.state FROM job_queue q JOIN jobs j ON j.id = q.job_id
 WHERE q.job_id = $3 AND j.tenant_id = $1 AND j.user_id = $2
 FOR UPDATE OF q";
 
-/// Ends the waiting job `$1` as `cancelled` by `$2` (`owner` or `operator`),
-/// with its notification (an owner's: `job_cancelled`, streams only; an
-/// operator's: `job_completed`, and an email when `$3`, as far as the
+/// Ends the waiting job `$1` as `cancelled` by `$2` (`owner`, `operator`
+/// or `superseded`), with its notification (`errand_cancel_kind`: an
+/// owner's cancel and a supersede are told to the owner's streams only; an
+/// operator's is a `job_completed`, and an email when `$3`, as far as the
 /// owner's preferences under the rules `$4` allow), announced to the owner's streams.
 const END_WAITING: &str = "
 WITH dequeued AS (
@@ -56,28 +60,28 @@ WITH dequeued AS (
 ), finished AS (
     UPDATE jobs j
     SET state = 'cancelled', attempt = d.attempt, finished_at = clock_timestamp(),
-        error_message = CASE $2 WHEN 'owner' THEN 'cancelled by its owner' ELSE 'cancelled by an operator' END
+        error_message = errand_cancel_error($2)
     FROM dequeued d
     WHERE j.id = d.job_id
-    RETURNING j.id, j.tenant_id, j.user_id, j.user_email, j.job_type, j.error_message, j.run, j.batch_id
+    RETURNING j.id, j.tenant_id, j.user_id, j.user_email, j.job_type, j.error_message, j.run, j.batch_id,
+              errand_cancel_kind($2) AS kind
 ), wanted AS (
     SELECT f.*, w.in_app, w.email
     FROM finished f
     CROSS JOIN LATERAL errand_channels(f.tenant_id, f.user_id, errand_category(f.job_type, $4), $4) w
 ), notified AS (
     INSERT INTO notifications (tenant_id, user_id, kind, job_id, run, job_type, job_status, error_message)
-    SELECT tenant_id, user_id, CASE $2 WHEN 'owner' THEN 'job_cancelled' ELSE 'job_completed' END,
-           id, run, job_type, 'cancelled', error_message
+    SELECT tenant_id, user_id, kind, id, run, job_type, 'cancelled', error_message
     FROM wanted
-    -- An owner's own cancel is their streams' signal, not a notification; a
-    -- batch's children are told of together, by the batch's notification.
-    WHERE $2 = 'owner' OR (in_app AND batch_id IS NULL)
+    -- A streams-only kind is their signal, not a notification; a batch's
+    -- children are told of together, by the batch's notification.
+    WHERE kind <> 'job_completed' OR (in_app AND batch_id IS NULL)
     ON CONFLICT (job_id, run, kind) DO NOTHING
     RETURNING tenant_id, user_id
 ), emailed AS (
     INSERT INTO email_outbox (job_id, run, tenant_id, user_id, recipient, job_type, job_status, error_message)
     SELECT id, run, tenant_id, user_id, user_email, job_type, 'cancelled', error_message FROM wanted
-    WHERE $3 AND $2 = 'operator' AND user_email IS NOT NULL AND email AND batch_id IS NULL
+    WHERE $3 AND kind = 'job_completed' AND user_email IS NOT NULL AND email AND batch_id IS NULL
     ON CONFLICT (job_id, run) DO NOTHING
 ), hooked AS (  -- the tenant's webhook deliveries (see errand_queue_webhooks)
     SELECT errand_queue_webhooks(array_agg(tenant_id), array_agg(id), array_agg(run), array_agg('cancelled'::text),

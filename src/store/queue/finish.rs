@@ -69,8 +69,8 @@ pub struct Rescued {
 ///
 /// A job whose cancel was asked for (`cancel_requested_by`) never runs
 /// again: any end but a completion ends it `cancelled` (see `job_queue.cancel_requested_by`). An owner's
-/// cancel is told to their streams only (`job_cancelled`, kept out of the
-/// feed, no email); an operator's is a `job_completed` like any end.
+/// cancel and a supersede are told to their streams only (`errand_cancel_kind`:
+/// kept out of the feed, no email); an operator's is a `job_completed` like any end.
 const FINISH_FENCED: &str = "
 WITH input AS (
     SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::job_state[], $4::jsonb[], $5::text[], $6::float8[], $7::bool[])
@@ -89,8 +89,7 @@ WITH input AS (
            CASE WHEN q.cancel_requested_by IS NOT NULL AND i.state <> 'completed' THEN 'cancelled' ELSE i.state END
                AS state,
            CASE WHEN q.cancel_requested_by IS NOT NULL AND i.state <> 'completed'
-                THEN 'cancelled by ' || CASE q.cancel_requested_by WHEN 'owner' THEN 'its owner' ELSE 'an operator' END
-                ELSE i.error END AS error
+                THEN errand_cancel_error(q.cancel_requested_by) ELSE i.error END AS error
     FROM job_queue q
     JOIN input i ON i.job_id = q.job_id
     JOIN jobs j ON j.id = q.job_id
@@ -152,7 +151,8 @@ WITH input AS (
     FROM ended e
     WHERE j.id = e.job_id AND e.state IN ('completed', 'failed', 'cancelled')
     RETURNING j.id, j.tenant_id, j.user_id, j.user_email, j.job_type, j.state, j.error_message, j.run, j.batch_id,
-              j.state = 'cancelled' AND e.cancel_requested_by = 'owner' AS owner_cancelled
+              CASE WHEN j.state = 'cancelled' THEN errand_cancel_kind(e.cancel_requested_by) ELSE 'job_completed' END
+                  AS kind
 ), wanted AS (
     SELECT f.*, w.in_app, w.email
     FROM finished f
@@ -165,18 +165,18 @@ WITH input AS (
     ON CONFLICT DO NOTHING
 ), notified AS (
     INSERT INTO notifications (tenant_id, user_id, kind, job_id, run, job_type, job_status, error_message)
-    SELECT tenant_id, user_id, CASE WHEN owner_cancelled THEN 'job_cancelled' ELSE 'job_completed' END,
-           id, run, job_type, state::text, error_message
+    SELECT tenant_id, user_id, kind, id, run, job_type, state::text, error_message
     FROM wanted
-    -- An owner's own cancel is their streams' signal, not a notification; a
-    -- batch's children are told of together, by the batch's notification.
-    WHERE (in_app AND batch_id IS NULL) OR owner_cancelled
+    -- A streams-only kind (an owner's own cancel, a supersede) is their
+    -- streams' signal, not a notification; a batch's children are told of
+    -- together, by the batch's notification.
+    WHERE (in_app AND batch_id IS NULL) OR kind <> 'job_completed'
     ON CONFLICT (job_id, run, kind) DO NOTHING
     RETURNING tenant_id, user_id
 ), emailed AS (
     INSERT INTO email_outbox (job_id, run, tenant_id, user_id, recipient, job_type, job_status, error_message)
     SELECT id, run, tenant_id, user_id, user_email, job_type, state::text, error_message FROM wanted
-    WHERE $8 AND email AND user_email IS NOT NULL AND NOT owner_cancelled AND batch_id IS NULL
+    WHERE $8 AND email AND user_email IS NOT NULL AND kind = 'job_completed' AND batch_id IS NULL
     ON CONFLICT (job_id, run) DO NOTHING
 ), hooked AS (  -- the tenant's webhook deliveries (see errand_queue_webhooks)
     SELECT errand_queue_webhooks(array_agg(tenant_id), array_agg(id), array_agg(run), array_agg(state::text),

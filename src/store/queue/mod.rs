@@ -3,6 +3,7 @@
 //! `lost_claims.rs`), held (`attempts.rs`: leases, progress), ended
 //! (`finish.rs`, `cancel.rs`) and forgotten (`history.rs`).
 
+pub mod admission;
 pub mod attempts;
 pub mod batch_claim;
 pub mod cancel;

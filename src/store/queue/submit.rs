@@ -7,11 +7,14 @@
 //! input, and a submission can only find the job of its own (tenant, user, key).
 
 use std::collections::HashMap;
+use std::time::Duration;
 
-use deadpool_postgres::{Client, Pool};
+use deadpool_postgres::{Client, GenericClient, Pool};
 use tokio_postgres::Row;
 
-use crate::domain::{Caller, ExportFormat, Fingerprint, IdempotencyKey, Job, JobId, QuotaExceeded, Quotas};
+use crate::domain::{
+    AdmissionKey, Caller, ExportFormat, Fingerprint, IdempotencyKey, Job, JobId, QuotaExceeded, Quotas,
+};
 use crate::store::StoreError;
 use crate::store::jobs::job_from_row;
 use crate::store::queue::quota::{self, Admission, COMMIT, Submitter};
@@ -23,14 +26,15 @@ macro_rules! insert_or_find {
             "
 WITH input AS (
     SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bytea[], $7::text[],
-                         $8::jsonb[], $9::integer[], $10::smallint[], $11::integer[], $12::text[])
+                         $8::jsonb[], $9::integer[], $10::smallint[], $11::integer[], $12::text[], $13::text[],
+                         $14::float8[])
         WITH ORDINALITY AS i (id, tenant_id, user_id, user_email, idempotency_key, fingerprint, job_type, params,
-                              max_attempts, priority, nth_of_owner, format, n)
+                              max_attempts, priority, nth_of_owner, format, admission_key, start_after_ms, n)
 ), inserted AS (
     INSERT INTO jobs (id, tenant_id, user_id, user_email, idempotency_key, fingerprint, job_type, params, max_attempts,
-                      priority, format)
+                      priority, format, run_at)
     SELECT id, tenant_id, user_id, user_email, idempotency_key, fingerprint, job_type, params, max_attempts, priority,
-           format
+           format, now() + coalesce(start_after_ms, 0) * interval '1 millisecond'
     FROM input WHERE ",
             $insert_if,
             " ORDER BY n
@@ -40,8 +44,8 @@ WITH input AS (
 ), queued AS (
     -- In its owner's turn (errand_turn), plus its place among the owner's
     -- jobs in this batch (from the input: a window here cost a sort).
-    INSERT INTO job_queue (job_id, tenant_id, user_id, job_type, run_at, priority, turn)
-    SELECT x.id, x.tenant_id, x.user_id, x.job_type, x.run_at, x.priority, t.turn + i.nth_of_owner - 1
+    INSERT INTO job_queue (job_id, tenant_id, user_id, job_type, run_at, priority, turn, admission_key)
+    SELECT x.id, x.tenant_id, x.user_id, x.job_type, x.run_at, x.priority, t.turn + i.nth_of_owner - 1, i.admission_key
     FROM inserted x JOIN input i ON i.id = x.id CROSS JOIN LATERAL errand_turn(x.tenant_id, x.user_id) t
 )
 SELECT id AS input_id, id, tenant_id, user_id, job_type, params, state, attempt, max_attempts, run_at, result,
@@ -72,7 +76,7 @@ WHERE NOT EXISTS (SELECT 1 FROM inserted x WHERE x.id = i.id)"
 pub(in crate::store) const INSERT_OR_FIND: &str = insert_or_find!("true");
 
 /// [`INSERT_OR_FIND`] when quotas are kept: the statement sets the caps that
-/// hold (`$13`, see `quota::BatchCaps`) for its own transaction, and the
+/// hold (`$15`, see `quota::BatchCaps`) for its own transaction, and the
 /// trigger that counts the queued jobs checks them on the counts it has just
 /// written (`errand_count_queued` in `migrations/V1__baseline.sql`). A batch
 /// that would take any count over its cap records nothing: the statement
@@ -80,10 +84,10 @@ pub(in crate::store) const INSERT_OR_FIND: &str = insert_or_find!("true");
 /// decides job by job. Far from the caps, the check costs no statement of its
 /// own.
 pub(in crate::store) const INSERT_OR_FIND_CAPPED: &str =
-    insert_or_find!("(SELECT set_config('errand.quota_caps', $13::text, true)) IS NOT NULL");
+    insert_or_find!("(SELECT set_config('errand.quota_caps', $15::text, true)) IS NOT NULL");
 
 /// The job the caller's key names, read with a fresh snapshot.
-const FIND_BY_KEY: &str = "
+pub(in crate::store) const FIND_BY_KEY: &str = "
 SELECT id, tenant_id, user_id, job_type, params, state, attempt, max_attempts, run_at, result, error_message,
        created_at, finished_at, progress, cancel_requested_by, schedule_id, scheduled_for, fingerprint, priority,
        format, resumed_from, false AS created
@@ -101,6 +105,15 @@ pub enum Submission {
     KeyReused,
     /// A new job over one of its caller's quotas: nothing was recorded.
     OverQuota(QuotaExceeded),
+    /// The caller's unfinished job with the same admission key, joined
+    /// (`on_conflict = "join"`): nothing new was recorded.
+    Joined(Job),
+    /// The caller's waiting job with the same admission key, debounced: it
+    /// took the request's params and starts later; nothing new was recorded.
+    Debounced(Job),
+    /// An unfinished job holds the admission key (`on_conflict = "reject"`,
+    /// or a colleague's job): nothing was recorded.
+    AdmissionConflict(JobId),
 }
 
 /// A job to record for its caller, already checked against its type.
@@ -117,6 +130,13 @@ pub struct NewJob {
     /// An export's file format (its type's default when not asked for);
     /// `None` for a job of another kind.
     pub format: Option<ExportFormat>,
+    /// Its admission key, for a type that has one (`domain::admission`):
+    /// recorded only through `Submissions::submit_admitted`, which holds
+    /// the key's lock.
+    pub admission_key: Option<AdmissionKey>,
+    /// How long after it is recorded it may start (a debounced job's wait);
+    /// at once when `None`.
+    pub start_after: Option<Duration>,
 }
 
 impl NewJob {
@@ -307,6 +327,8 @@ pub(in crate::store) struct InsertBatch<'a> {
     /// Each job's place among its owner's in the batch, from 1.
     nth_of_owner: Vec<i32>,
     formats: Vec<Option<&'static str>>,
+    admission_keys: Vec<Option<&'a str>>,
+    start_after_ms: Vec<Option<f64>>,
 }
 
 impl<'a> InsertBatch<'a> {
@@ -330,6 +352,8 @@ impl<'a> InsertBatch<'a> {
             priorities: order.iter().map(|&i| jobs[i].priority).collect(),
             nth_of_owner: nth_of_owner(order.iter().map(|&i| &jobs[i].caller)),
             formats: order.iter().map(|&i| jobs[i].format.map(ExportFormat::as_str)).collect(),
+            admission_keys: order.iter().map(|&i| jobs[i].admission_key.as_ref().map(AdmissionKey::as_str)).collect(),
+            start_after_ms: order.iter().map(|&i| jobs[i].start_after.map(|d| d.as_secs_f64() * 1000.0)).collect(),
             ids,
             fingerprints,
         }
@@ -345,7 +369,7 @@ impl<'a> InsertBatch<'a> {
         params
     }
 
-    pub(in crate::store) fn params(&self) -> [&(dyn tokio_postgres::types::ToSql + Sync); 12] {
+    pub(in crate::store) fn params(&self) -> [&(dyn tokio_postgres::types::ToSql + Sync); 14] {
         [
             &self.id_column,
             &self.tenants,
@@ -359,13 +383,15 @@ impl<'a> InsertBatch<'a> {
             &self.priorities,
             &self.nth_of_owner,
             &self.formats,
+            &self.admission_keys,
+            &self.start_after_ms,
         ]
     }
 
     /// An answer per submission, in the callers' order, from the statement's `rows`.
     pub(in crate::store) async fn answers(
         &self,
-        client: &Client,
+        client: &impl GenericClient,
         rows: Vec<Row>,
     ) -> Result<Vec<Result<Submission, StoreError>>, StoreError> {
         let mut by_input: HashMap<uuid::Uuid, Row> = HashMap::with_capacity(rows.len());
@@ -391,7 +417,7 @@ impl<'a> InsertBatch<'a> {
     }
 }
 
-fn submission_from_row(row: &Row, fingerprint: &Fingerprint) -> Result<Submission, StoreError> {
+pub(in crate::store) fn submission_from_row(row: &Row, fingerprint: &Fingerprint) -> Result<Submission, StoreError> {
     let job = job_from_row(row)?;
     let stored: &[u8] = row.try_get("fingerprint")?;
     let created: bool = row.try_get("created")?;

@@ -222,6 +222,8 @@ pub fn new_job(tenant: &str, user: &str, key: &str, job_type: &str, params: Valu
         max_attempts: 3,
         priority: 0,
         format: None,
+        admission_key: None,
+        start_after: None,
     }
 }
 
