@@ -29,7 +29,7 @@
 
 import { IntentStore, defaultStorage, newIdempotencyKey, stableJson } from './core/idempotency.js';
 import { ENDED_STATUSES } from './core/job-status.js';
-import { NotificationStream } from './core/notification-stream.js';
+import { JOB_END_EVENTS, NotificationStream } from './core/notification-stream.js';
 import { queryString } from './core/query.js';
 import { Transport } from './core/transport.js';
 
@@ -260,6 +260,8 @@ export class Errand {
    * - `{type: 'job_completed', notification}` once per notification (repeats dropped);
    * - `{type: 'job_cancelled', notification}` when the user cancelled a job
    *   (in this tab or another; never in the feed);
+   * - `{type: 'job_superseded', notification}` when a newer request of the
+   *   user's with the same admission key replaced a job (never in the feed);
    * - `{type: 'batch_completed', notification}` when the last job of one of
    *   the user's batches ended (with its `counts`), and
    *   `{type: 'webhook_disabled', notification}` (to a tenant's admins), both
@@ -305,7 +307,7 @@ export class Errand {
   }
 
   #emit(event) {
-    if (event.type === 'job_completed' || event.type === 'job_cancelled') {
+    if (JOB_END_EVENTS.has(event.type)) {
       this.#noteJob({ id: event.notification.job_id, status: event.notification.job_status });
     }
     for (const listener of [...this.#listeners]) {

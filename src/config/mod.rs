@@ -410,6 +410,32 @@ mod tests {
         assert!(!off.enforced(), "off means no cap at all, a job type's included");
     }
 
+    #[test]
+    fn an_admission_key_takes_a_policy_and_a_debounce_its_bounds() {
+        let shipped = include_str!("../../config.toml");
+        let keyed = |rest: &str| {
+            let toml = shipped.replace(
+                "[job_types.sleep]",
+                &format!("[job_types.sleep]\nadmission_key = \"{{user}}:{{params.ms}}\"\n{rest}"),
+            );
+            let source = config::File::from_str(&toml, config::FileFormat::Toml);
+            let settings: Settings = config::Config::builder().add_source(source).build()?.try_deserialize()?;
+            settings.validate().map(|()| settings.job_types["sleep"].admission().map(|(_, policy)| policy))
+        };
+        assert_eq!(keyed("").unwrap(), Some(crate::domain::OnConflict::Join));
+        assert_eq!(keyed("on_conflict = \"reject\"").unwrap(), Some(crate::domain::OnConflict::Reject));
+        let debounce = keyed("on_conflict = { debounce = \"5s\", max_delay = \"1m\" }").unwrap();
+        let expected = crate::domain::OnConflict::Debounce {
+            debounce: Duration::from_secs(5),
+            max_delay: Duration::from_secs(60),
+        };
+        assert_eq!(debounce, Some(expected));
+        let short = keyed("on_conflict = { debounce = \"5s\", max_delay = \"1s\" }").unwrap_err();
+        assert!(short.to_string().contains("job_types.sleep.on_conflict.max_delay"), "{short}");
+        let unknown = keyed("on_conflict = \"merge\"").unwrap_err();
+        assert!(unknown.to_string().contains("on_conflict"), "{unknown}");
+    }
+
     fn is_key(text: &str) -> bool {
         !text.is_empty() && text.bytes().all(|b| b.is_ascii_lowercase() || b == b'_')
     }

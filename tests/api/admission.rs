@@ -98,6 +98,27 @@ async fn a_second_click_for_the_same_resource_joins_the_unfinished_job_and_a_fin
 }
 
 #[actix_web::test]
+async fn a_joined_request_spends_no_quota_and_a_new_one_over_it_is_refused() {
+    let template = AdmissionTemplate::parse("{user}:{params.ms}").unwrap();
+    let app = TestApp::builder()
+        .configure(move |s: &mut Settings| {
+            s.workers.global_limit = 0;
+            s.job_types.get_mut("sleep").unwrap().admission_key = Some(template);
+            s.quotas.max_unfinished_per_user = errand::config::CountCap(Some(1));
+        })
+        .spawn()
+        .await;
+    let alice = token("acme", "alice");
+    let (status, _, first) = submit(&app, &alice, "click-1", json!({"ms": 5})).await;
+    assert_eq!(status, StatusCode::ACCEPTED);
+    let (status, _, joined) = submit(&app, &alice, "click-2", json!({"ms": 5})).await;
+    assert_eq!((status, &joined["id"]), (StatusCode::OK, &first["id"]), "at the cap, a join is answered");
+    let over = app.submit(&alice, "sleep", "click-3", json!({"ms": 6})).await;
+    assert_problem(over, StatusCode::TOO_MANY_REQUESTS, "quota_exceeded").await;
+    assert_eq!(jobs_recorded(&app).await, 1);
+}
+
+#[actix_web::test]
 async fn a_rejecting_type_refuses_a_second_request_naming_the_unfinished_job() {
     let app = app_with("{user}:{params.ms}", Some(OnConflictSetting::Named(ConflictName::Reject)), false).await;
     let alice = token("acme", "alice");

@@ -37,6 +37,8 @@ fn bad_values_are_refused_naming_their_key() {
         ),
         ("ERRAND_JOB_TYPES__SLEEP__MAX_ATTEMPTS", "0", "job_types.sleep.max_attempts"),
         ("ERRAND_JOB_TYPES__SLEEP__PRIORITY", "5", "job_types.sleep.priority"),
+        ("ERRAND_JOB_TYPES__SLEEP__ADMISSION_KEY", "{report}", "job_types.sleep.admission_key"),
+        ("ERRAND_JOB_TYPES__SLEEP__ON_CONFLICT", "join", "job_types.sleep.on_conflict"),
         ("ERRAND_AUTH__JWKS_URL", "http://idp.example.com/jwks.json", "auth.jwks_url"),
     ];
     for (key, value, named) in cases {

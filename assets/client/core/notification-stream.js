@@ -11,8 +11,12 @@
 import { fullJitter } from './backoff.js';
 import { readEventStream } from './event-stream.js';
 
-/** The stream's events that carry a notification (ids deduplicated); `job_cancelled` is the only one kept out of the feed. */
-export const NOTIFICATION_EVENTS = new Set(['job_completed', 'job_cancelled', 'batch_completed', 'webhook_disabled']);
+/** The stream's events that carry a notification (ids deduplicated). */
+export const NOTIFICATION_EVENTS = new Set(['job_completed', 'job_cancelled', 'job_superseded', 'batch_completed', 'webhook_disabled']);
+/** Those kept out of the feed: the user knows (they cancelled the job, or a newer request of theirs replaced it). */
+export const STREAM_ONLY_EVENTS = new Set(['job_cancelled', 'job_superseded']);
+/** Those that say one of the user's jobs ended. */
+export const JOB_END_EVENTS = new Set(['job_completed', ...STREAM_ONLY_EVENTS]);
 /** Notification ids remembered to drop repeats (the stream is at-least-once). */
 const REMEMBERED_IDS = 500;
 /** errand sends a keep-alive every 15 s: three missed means the connection is dead. */

@@ -3,13 +3,13 @@
  */
 
 import { el } from '../core/dom.js';
-import { NOTIFICATION_EVENTS } from '../core/notification-stream.js';
+import { NOTIFICATION_EVENTS, STREAM_ONLY_EVENTS } from '../core/notification-stream.js';
 import { ClientElement, SHARED_SHEET, URL_REFRESH_MS, downloadLink, sheet, timeElement } from './base.js';
 
 /** Entries shown in the bell. */
 const FEED_SIZE = 20;
 /** The stream's events whose notification is a feed entry. */
-const FEED_KINDS = new Set([...NOTIFICATION_EVENTS].filter((kind) => kind !== 'job_cancelled'));
+const FEED_KINDS = new Set([...NOTIFICATION_EVENTS].filter((kind) => !STREAM_ONLY_EVENTS.has(kind)));
 
 const BELL_CSS = `
   :host { position: relative; display: inline-block; }

@@ -4,6 +4,7 @@
 
 import { el } from '../core/dom.js';
 import { ENDED_STATUSES } from '../core/job-status.js';
+import { JOB_END_EVENTS } from '../core/notification-stream.js';
 import { ClientElement, SHARED_SHEET, downloadLink, formParams, sheet } from './base.js';
 
 const EXPORT_CSS = `
@@ -98,7 +99,7 @@ export class ErrandExportButton extends ClientElement {
         if (event.jobId === this.#jobId && !this.#jobEnded) this.#showProgress(event.progress);
         return;
       }
-      const ended = event.type === 'job_completed' || event.type === 'job_cancelled';
+      const ended = JOB_END_EVENTS.has(event.type);
       const mine = ended && event.notification.job_id === this.#jobId;
       if (mine || (event.type === 'open' && !this.#jobEnded)) {
         this.#check(client, this.#jobId);

@@ -29,18 +29,19 @@ pub struct NotificationView {
     id: NotificationId,
     /// `job_completed`, `batch_completed` (the last job of a batch ended) or
     /// `webhook_disabled` (to a tenant's admins) in the feed; on streams also
-    /// `job_cancelled`, when the user cancelled the job themselves (never in
-    /// the feed).
+    /// `job_cancelled`, when the user cancelled the job themselves, and
+    /// `job_superseded`, when a newer request of theirs with the job's
+    /// admission key replaced it (never in the feed).
     #[schema(value_type = String)]
     kind: &'static str,
-    /// The job (`job_completed`, `job_cancelled`).
+    /// The job (`job_completed`, `job_cancelled`, `job_superseded`).
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<String>, format = Uuid)]
     job_id: Option<JobId>,
     /// The job's, or the batch's children's, type.
     #[serde(skip_serializing_if = "Option::is_none")]
     job_type: Option<String>,
-    /// `completed`, `failed` or `cancelled` (`job_completed`, `job_cancelled`).
+    /// `completed`, `failed` or `cancelled` (`job_completed`, `job_cancelled`, `job_superseded`).
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<String>)]
     job_status: Option<&'static str>,
@@ -245,13 +246,14 @@ pub struct StreamQuery {
 /// `job_progress` event (no id; only the latest value) when a running job of
 /// the caller reports progress, or a `batch_progress` event when a running
 /// batch's counts change. A job the caller cancelled themselves comes as a
-/// `job_cancelled` event (never in the feed); `batch_completed` and
+/// `job_cancelled` event, one a newer request of theirs replaced as a
+/// `job_superseded` event (never in the feed); `batch_completed` and
 /// `webhook_disabled` notifications come as events of those names.
 /// With `Last-Event-ID`, first replays what came after it.
 #[utoipa::path(get, path = "/notifications/stream", tag = "notifications",
     params(("ticket" = Option<String>, Query, description = "A stream ticket, for clients that cannot send Authorization"),
         ("Last-Event-ID" = Option<String>, Header, description = "Replay what came after this notification")),
-    responses((status = 200, description = "`job_completed` events (data: a notification, id: its id) `job_cancelled` events (the same, for a job the caller cancelled), `unread_count` events (data: `{\"unread_count\": n}`, no id) `job_progress` events (data: `{\"job_id\", \"progress\"}`, no id), `batch_progress` events (data: `{\"batch_id\", \"total\", \"completed\", \"failed\", \"cancelled\", \"status\"}`, no id), and `batch_completed` and `webhook_disabled` events (data: a notification, id: its id)", content_type = "text/event-stream", body = String),
+    responses((status = 200, description = "`job_completed` events (data: a notification, id: its id) `job_cancelled` events (the same, for a job the caller cancelled), `job_superseded` events (the same, for a job a newer request of the caller's replaced), `unread_count` events (data: `{\"unread_count\": n}`, no id) `job_progress` events (data: `{\"job_id\", \"progress\"}`, no id), `batch_progress` events (data: `{\"batch_id\", \"total\", \"completed\", \"failed\", \"cancelled\", \"status\"}`, no id), and `batch_completed` and `webhook_disabled` events (data: a notification, id: its id)", content_type = "text/event-stream", body = String),
         (status = 401, description = "No valid token or ticket (`unauthorized`)", body = Problem, content_type = "application/problem+json"),
         (status = 429, description = "The caller (or this server) has as many streams open as allowed (`too_many_streams`), or the caller is past a rate limit (`rate_limited`, with the `RateLimit` headers)", body = Problem, content_type = "application/problem+json",
         headers(("Retry-After" = u64, description = "Seconds to wait before opening a stream again")))),
