@@ -232,7 +232,11 @@ fn scheduled_types(settings: &Settings, job_types: &JobTypes) -> std::collection
             let job_type = job_types.get(name)?.clone();
             let check_params: crate::store::ParamsCheck =
                 std::sync::Arc::new(move |params| job_type.validate_params(params).map_err(|e| e.to_string()));
-            Some((name.clone(), ScheduledType { max_attempts: t.max_attempts.get(), priority, check_params }))
+            let admission = t.admission_key.clone();
+            Some((
+                name.clone(),
+                ScheduledType { max_attempts: t.max_attempts.get(), priority, check_params, admission },
+            ))
         })
         .collect()
 }

@@ -267,3 +267,49 @@ async fn concurrent_requests_for_one_resource_through_two_processes_make_one_job
     let jobs: i64 = db.scalar("SELECT count(*) FROM jobs WHERE job_type = 'sleep'", &[]).await;
     assert_eq!(jobs, 1);
 }
+
+/// A schedule of a keyed type: its occurrence is skipped while a click's
+/// job for the same resource is unfinished (that job does the work), and
+/// its job, once made, holds the key against the next click.
+#[actix_web::test]
+async fn a_scheduled_occurrence_whose_resource_has_an_unfinished_job_is_skipped_and_its_own_job_holds_the_key() {
+    let template = AdmissionTemplate::parse("{user}").unwrap();
+    let app = crate::schedules::scheduling_app(move |s| {
+        s.job_types.get_mut("sleep").unwrap().admission_key = Some(template);
+    })
+    .await;
+    let alice = token("acme", "alice");
+    let body = json!({"params": {"ms": 1}, "cron": "@hourly", "timezone": "UTC", "overlap": "queue"});
+    let response = app
+        .http
+        .post(format!("{}/schedules/sleep", app.address))
+        .bearer_auth(&alice)
+        .header("Idempotency-Key", "nightly")
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::CREATED);
+    let made: Value = response.json().await.unwrap();
+    let (schedule, first) = (made["id"].as_str().unwrap().to_owned(), crate::schedules::at(&made["next_run_at"]));
+
+    let (_, _, clicked) = submit(&app, &alice, "click-1", json!({"ms": 1})).await;
+    assert_eq!(crate::schedules::fire(&app, first).await, 0, "the click's job does the work");
+    let cancel = app.post(&alice, &format!("/jobs/{}/cancel", clicked["id"].as_str().unwrap())).await;
+    assert_eq!(cancel.status(), StatusCode::OK);
+    assert_eq!(crate::schedules::fire(&app, first + chrono::TimeDelta::hours(1)).await, 1);
+    let scheduled = crate::schedules::jobs_of(&app, &schedule).await;
+    assert_eq!(scheduled.len(), 1);
+    let (_, _, joined) = submit(&app, &alice, "click-2", json!({"ms": 2})).await;
+    let job: Value = app.get(&alice, "/jobs?type=sleep&status=processing").await.json().await.unwrap();
+    assert_eq!(joined["id"], job["jobs"][0]["id"], "the click joins the scheduled job");
+}
+
+#[actix_web::test]
+async fn a_batch_of_a_keyed_type_is_refused() {
+    let app = app_with("{user}:{params.ms}", None, false).await;
+    let refused = app.submit_batch(&token("acme", "alice"), "sleep", "bulk-1", json!([{"ms": 1}, {"ms": 2}])).await;
+    let problem = assert_problem(refused, StatusCode::UNPROCESSABLE_ENTITY, "invalid_batch").await;
+    assert!(problem["detail"].as_str().unwrap().contains("admission key"), "{problem}");
+    assert_eq!(jobs_recorded(&app).await, 0);
+}

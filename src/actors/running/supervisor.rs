@@ -69,6 +69,10 @@ pub enum SubmitError {
     InvalidParams(#[from] ParamsError),
     #[error(transparent)]
     InvalidFormat(#[from] FormatRefused),
+    #[error(
+        "job type {0:?} has an admission key: its jobs are submitted one at a time (POST /jobs/{0}), not in a batch"
+    )]
+    NotBatchable(String),
     #[error(transparent)]
     Store(#[from] StoreError),
     #[error(transparent)]

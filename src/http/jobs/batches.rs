@@ -72,7 +72,7 @@ impl BatchView {
         Unauthenticated,
         (status = 404, description = "Unknown job type (`unknown_job_type`)", body = Problem, content_type = "application/problem+json"),
         (status = 413, description = "Body over `max_items` × 64 KiB, or over 32 MiB (`payload_too_large`)", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "No items, or more than `[batches] max_items` (`invalid_batch`, refused as the body streams); an item refused (`invalid_params`, `field` e.g. `/items/3/to`; an item over 64 KiB is refused as the body streams); or the key reused for another request (`idempotency_key_reused`)", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "No items, or more than `[batches] max_items` (`invalid_batch`, refused as the body streams), or a type with an admission key (`invalid_batch`: its jobs are submitted one at a time); an item refused (`invalid_params`, `field` e.g. `/items/3/to`; an item over 64 KiB is refused as the body streams); or the key reused for another request (`idempotency_key_reused`)", body = Problem, content_type = "application/problem+json"),
         (status = 429, description = "The children would take the caller over a quota of unfinished jobs (`quota_exceeded`; nothing was recorded), or past a rate limit (`rate_limited`)", body = Problem, content_type = "application/problem+json",
         headers(("Retry-After" = u64, description = "Seconds to wait before trying again (with the same key)"))),
         Unavailable))]

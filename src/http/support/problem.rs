@@ -386,6 +386,7 @@ impl From<SubmitError> for AppError {
             SubmitError::UnknownType(name) => Self::UnknownJobType(name),
             SubmitError::InvalidParams(e) => Self::InvalidParams(e),
             SubmitError::InvalidFormat(e) => Self::InvalidFormat(e),
+            error @ SubmitError::NotBatchable(_) => Self::InvalidBatch(error.to_string()),
             SubmitError::Store(e) => e.into(),
             SubmitError::Overloaded(e) => Self::Overloaded(e),
             SubmitError::Intake(e) => e.into(),

@@ -20,7 +20,8 @@ use crate::store::queue::submit::{
 
 /// Takes the lock of admission key `$3` of type `$2` in tenant `$1` until
 /// the transaction ends.
-const LOCK_KEY: &str = "SELECT pg_advisory_xact_lock(1701969925, hashtext($1 || chr(31) || $2 || chr(31) || $3))";
+pub(in crate::store) const LOCK_KEY: &str =
+    "SELECT pg_advisory_xact_lock(1701969925, hashtext($1 || chr(31) || $2 || chr(31) || $3))";
 
 /// The unfinished job holding admission key `$3` of type `$2` in tenant
 /// `$1`, its queue row locked (a claim of it waits, and then finds it
@@ -46,7 +47,7 @@ UPDATE jobs j SET params = $4, run_at = m.run_at FROM moved m WHERE j.id = m.job
 
 /// The running job `$1` gives up its admission key (it goes on running; a
 /// new job takes the key).
-const RELEASE_KEY: &str = "UPDATE job_queue SET admission_key = NULL WHERE job_id = $1";
+pub(in crate::store) const RELEASE_KEY: &str = "UPDATE job_queue SET admission_key = NULL WHERE job_id = $1";
 
 /// What a request's transaction decided.
 enum Decided {

@@ -8,6 +8,11 @@
 //! twice over one occurrence makes one job. Scheduled jobs count against
 //! their owners' quotas as submitted ones do: an occurrence without room is
 //! skipped (with `overlap = queue` their number would otherwise be unbounded).
+//! A job of a type with an admission key carries it, and an occurrence whose
+//! key an unfinished job holds (a click's, or an earlier occurrence's) is
+//! skipped: that job does the work. The pass takes the keys' locks (in key
+//! order, before any queue row or quota lock, the order a submission takes
+//! them in), so a click and an occurrence cannot both record one.
 
 use std::collections::HashMap;
 
@@ -17,9 +22,11 @@ use serde_json::Value;
 use uuid::Uuid;
 
 use crate::domain::{
-    ExportFormat, Fingerprint, JobId, Occasion, Occurrence, Quotas, Recurrence, firing, resolve_dates,
+    AdmissionKey, AdmissionTemplate, ExportFormat, Fingerprint, JobId, Occasion, Occurrence, Quotas, Recurrence,
+    firing, resolve_dates,
 };
 use crate::store::StoreError;
+use crate::store::queue::admission::{LOCK_KEY, RELEASE_KEY};
 use crate::store::queue::cancel::{CancelledBy, cancel_locked};
 use crate::store::queue::quota::{self, BatchCaps, Submitter};
 use crate::store::schedules::{Overlap, Schedule, columns, next_columns, schedule_from_row};
@@ -47,9 +54,10 @@ const TAKE_DUE: &str = concat!(
 const RECORD_JOBS: &str = "
 WITH input AS (
     SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bytea[], $7::text[],
-                         $8::jsonb[], $9::integer[], $10::uuid[], $11::timestamptz[], $12::smallint[], $13::text[])
+                         $8::jsonb[], $9::integer[], $10::uuid[], $11::timestamptz[], $12::smallint[], $13::text[],
+                         $14::text[])
         WITH ORDINALITY AS i (id, tenant_id, user_id, user_email, idempotency_key, fingerprint, job_type, params,
-                              max_attempts, schedule_id, scheduled_for, priority, format, n)
+                              max_attempts, schedule_id, scheduled_for, priority, format, admission_key, n)
 ), inserted AS (
     INSERT INTO jobs (id, tenant_id, user_id, user_email, idempotency_key, fingerprint, job_type, params, max_attempts,
                       schedule_id, scheduled_for, priority, format)
@@ -59,10 +67,10 @@ WITH input AS (
     ON CONFLICT (tenant_id, user_id, idempotency_key) DO NOTHING
     RETURNING id, tenant_id, user_id, job_type, run_at, schedule_id, priority
 ), queued AS (
-    INSERT INTO job_queue (job_id, tenant_id, user_id, job_type, run_at, priority, turn)
-    SELECT id, tenant_id, user_id, job_type, run_at, priority,
-           t.turn + row_number() OVER (PARTITION BY tenant_id, user_id ORDER BY id) - 1
-    FROM inserted CROSS JOIN LATERAL errand_turn(tenant_id, user_id) t
+    INSERT INTO job_queue (job_id, tenant_id, user_id, job_type, run_at, priority, turn, admission_key)
+    SELECT x.id, x.tenant_id, x.user_id, x.job_type, x.run_at, x.priority,
+           t.turn + row_number() OVER (PARTITION BY x.tenant_id, x.user_id ORDER BY x.id) - 1, i.admission_key
+    FROM inserted x JOIN input i ON i.id = x.id CROSS JOIN LATERAL errand_turn(x.tenant_id, x.user_id) t
     RETURNING job_id
 )
 SELECT i.id, i.schedule_id, (SELECT count(pg_notify('errand_jobs', '')) FROM (SELECT 1 FROM queued LIMIT 1) q) AS told
@@ -80,6 +88,13 @@ WHERE s.id = m.id";
 /// The queue row of a schedule's previous job, locked, for `cancel_previous`.
 const LOCK_PREVIOUS: &str = "SELECT state FROM job_queue WHERE job_id = $1 FOR UPDATE";
 
+/// Of the (tenant, type, admission key) triples given, those an unfinished
+/// job holds.
+const HELD_KEYS: &str = "
+SELECT q.tenant_id, q.job_type, q.admission_key
+FROM unnest($1::text[], $2::text[], $3::text[]) AS k (tenant_id, job_type, admission_key)
+JOIN job_queue q ON q.tenant_id = k.tenant_id AND q.job_type = k.job_type AND q.admission_key = k.admission_key";
+
 /// What a schedulable type's jobs are made with.
 #[derive(Clone)]
 pub struct ScheduledType {
@@ -89,6 +104,8 @@ pub struct ScheduledType {
     /// Checks a job's params, their dates resolved, against the type's
     /// schema: `Err` says why not.
     pub check_params: ParamsCheck,
+    /// Its admission key (`domain::admission`), if it has one.
+    pub admission: Option<AdmissionTemplate>,
 }
 
 /// A type's check of its jobs' params.
@@ -121,6 +138,8 @@ struct ScheduledJob {
     at: DateTime<Utc>,
     /// The schedule's params, their dates resolved for the occurrence.
     params: Value,
+    /// Its admission key, for a type with one.
+    admission_key: Option<AdmissionKey>,
 }
 
 /// The scheduler's door: every tenant's due schedules (what a process's
@@ -141,6 +160,7 @@ impl ScheduleFiring<'_> {
         let mut owners = Vec::with_capacity(rows.len());
         let mut schedules = Vec::with_capacity(rows.len());
         let mut nexts: Vec<Option<Occurrence>> = Vec::with_capacity(rows.len());
+        let mut cancels: Vec<JobId> = Vec::new();
         for row in &rows {
             let schedule = schedule_from_row(row)?;
             let owner: (String, String, Option<String>) =
@@ -168,19 +188,31 @@ impl ScheduleFiring<'_> {
                 if unfinished {
                     match (schedule.overlap, schedule.last_job) {
                         (Overlap::Skip, _) => continue,
-                        (Overlap::CancelPrevious, Some(previous)) => cancel_previous(&tx, previous).await?,
+                        // Cancelled once the keys are locked (see the module doc).
+                        (Overlap::CancelPrevious, Some(previous)) => cancels.push(previous),
                         (Overlap::Queue | Overlap::CancelPrevious, _) => {}
                     }
                 }
                 // Only an occurrence of a recurrence that parsed is fired.
                 let Ok(recurrence) = &recurrence else { continue };
                 let Some(params) = occurrence_params(&schedule, &occurrence, recurrence, terms) else { continue };
+                let template = terms.types.get(&schedule.job_type).and_then(|t| t.admission.as_ref());
+                let admission_key = match template.map(|t| t.key(&owner.0, &owner.1, &schedule.job_type, &params)) {
+                    Some(Err(missing)) => {
+                        tracing::warn!(schedule = %schedule.id, %missing, "a scheduled occurrence was skipped: its params");
+                        metrics::counter!("errand_schedule_occurrences_skipped_total", "reason" => "params")
+                            .increment(1);
+                        continue;
+                    }
+                    key => key.transpose().unwrap_or(None),
+                };
                 jobs.push(ScheduledJob {
                     id: Uuid::now_v7(),
                     schedule: index,
                     key: format!("schedule:{}:{}", schedule.id, occurrence.at.to_rfc3339()),
                     at: occurrence.at,
                     params,
+                    admission_key,
                 });
                 unfinished = true;
             }
@@ -188,6 +220,11 @@ impl ScheduleFiring<'_> {
             nexts.push(next);
             schedules.push(schedule);
         }
+        lock_admission_keys(&tx, &jobs, &schedules, &owners).await?;
+        for previous in cancels {
+            cancel_previous(&tx, previous).await?;
+        }
+        let jobs = unheld(&tx, jobs, &schedules, &owners).await?;
         let jobs = self.within_quotas(&tx, jobs, &schedules, &owners).await?;
         let recorded = record_jobs(&tx, &jobs, &schedules, &owners, terms).await?;
         let mut last_jobs: Vec<Option<Uuid>> = vec![None; schedules.len()];
@@ -290,6 +327,8 @@ async fn record_jobs(
         (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
     let mut priorities: Vec<i16> = Vec::with_capacity(n);
     let mut formats: Vec<Option<&str>> = Vec::with_capacity(n);
+    let admission_keys: Vec<Option<&str>> =
+        jobs.iter().map(|job| job.admission_key.as_ref().map(AdmissionKey::as_str)).collect();
     for job in jobs {
         let (schedule, (tenant, user, email)) = (&schedules[job.schedule], &owners[job.schedule]);
         ids.push(job.id);
@@ -308,7 +347,7 @@ async fn record_jobs(
         times.push(job.at);
     }
     let statement = tx.prepare_cached(RECORD_JOBS).await?;
-    let params: [&(dyn tokio_postgres::types::ToSql + Sync); 13] = [
+    let params: [&(dyn tokio_postgres::types::ToSql + Sync); 14] = [
         &ids,
         &tenants,
         &users,
@@ -322,14 +361,83 @@ async fn record_jobs(
         &times,
         &priorities,
         &formats,
+        &admission_keys,
     ];
     let rows = tx.query(&statement, &params).await?;
     rows.iter().map(|row| row.try_get("id").map_err(StoreError::from)).collect()
 }
 
 /// Cancels a schedule's previous job, as its owner's cancel would (the
-/// owner's streams hear of it; no email).
+/// owner's streams hear of it; no email). One still running gives up its
+/// admission key: the occurrence replacing it takes the key.
 async fn cancel_previous(tx: &Transaction<'_>, job: JobId) -> Result<(), StoreError> {
     cancel_locked(tx, LOCK_PREVIOUS, &[&job.0], job, CancelledBy::Owner, None).await?;
+    tx.execute(&tx.prepare_cached(RELEASE_KEY).await?, &[&job.0]).await?;
     Ok(())
+}
+
+/// Each job's (tenant, type, admission key), for those with a key.
+fn admission_keys<'a>(
+    jobs: &'a [ScheduledJob],
+    schedules: &'a [Schedule],
+    owners: &'a [(String, String, Option<String>)],
+) -> impl Iterator<Item = (&'a str, &'a str, &'a str)> {
+    jobs.iter().filter_map(|job| {
+        let key = job.admission_key.as_ref()?;
+        Some((owners[job.schedule].0.as_str(), schedules[job.schedule].job_type.as_str(), key.as_str()))
+    })
+}
+
+/// Takes the locks of the jobs' admission keys (as a submission takes its
+/// one, `store/queue/admission.rs`), in key order, held until the pass commits.
+async fn lock_admission_keys(
+    tx: &Transaction<'_>,
+    jobs: &[ScheduledJob],
+    schedules: &[Schedule],
+    owners: &[(String, String, Option<String>)],
+) -> Result<(), StoreError> {
+    let mut keys: Vec<_> = admission_keys(jobs, schedules, owners).collect();
+    keys.sort_unstable();
+    keys.dedup();
+    let lock = tx.prepare_cached(LOCK_KEY).await?;
+    for (tenant, job_type, key) in keys {
+        tx.execute(&lock, &[&tenant, &job_type, &key]).await?;
+    }
+    Ok(())
+}
+
+/// The jobs whose admission key no unfinished job holds (and of several of
+/// the pass with one key, the first): the others are skipped, their work
+/// being done by that job.
+async fn unheld(
+    tx: &Transaction<'_>,
+    jobs: Vec<ScheduledJob>,
+    schedules: &[Schedule],
+    owners: &[(String, String, Option<String>)],
+) -> Result<Vec<ScheduledJob>, StoreError> {
+    let (tenants, (types, keys)): (Vec<&str>, (Vec<&str>, Vec<&str>)) =
+        admission_keys(&jobs, schedules, owners).map(|(t, j, k)| (t, (j, k))).unzip();
+    if keys.is_empty() {
+        return Ok(jobs);
+    }
+    let rows = tx.query(&tx.prepare_cached(HELD_KEYS).await?, &[&tenants, &types, &keys]).await?;
+    let mut held: std::collections::HashSet<(String, String, String)> = rows
+        .iter()
+        .map(|row| Ok((row.try_get("tenant_id")?, row.try_get("job_type")?, row.try_get("admission_key")?)))
+        .collect::<Result<_, StoreError>>()?;
+    let mut kept = Vec::with_capacity(jobs.len());
+    for job in jobs {
+        if let Some(key) = &job.admission_key {
+            let scope =
+                (owners[job.schedule].0.clone(), schedules[job.schedule].job_type.clone(), key.as_str().to_owned());
+            // Held, or taken by an earlier job of this pass.
+            if !held.insert(scope) {
+                tracing::info!(schedule = %schedules[job.schedule].id, "a scheduled occurrence was skipped: an unfinished job holds its admission key");
+                metrics::counter!("errand_schedule_occurrences_skipped_total", "reason" => "admission").increment(1);
+                continue;
+            }
+        }
+        kept.push(job);
+    }
+    Ok(kept)
 }

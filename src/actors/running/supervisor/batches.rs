@@ -30,6 +30,11 @@ impl Handler<SubmitBatch> for JobSupervisor {
         Box::pin(async move {
             checked?;
             let job_type = job_type.ok_or_else(|| SubmitError::UnknownType(msg.job_type.clone()))?;
+            // Each of its jobs is decided against its resource's unfinished
+            // one, under the key's lock: one at a time, not as a batch.
+            if job_type.admission.is_some() {
+                return Err(SubmitError::NotBatchable(job_type.name.clone()));
+            }
             for (i, item) in msg.items.iter().enumerate() {
                 // Named by where it is in the request body: `/items/3/to`.
                 job_type.validate_params(item).map_err(|ParamsError { field, reason }| {
