@@ -646,35 +646,39 @@ CREATE TABLE job_pauses (
 );
 CREATE UNIQUE INDEX job_pauses_scope ON job_pauses (coalesce(tenant_id, ''), coalesce(job_type, ''));
 
--- When each pause stops holding (`ended_at`, NULL: not yet known) and how
--- long its scope then ramps: the one place that says both, and the one
--- place the default ramp (2 minutes) is written.
+-- Where each pause stands: when it stops holding (`ended_at`, NULL: not yet
+-- known), how long its scope then ramps (`ramp_for`), whether it holds now
+-- (`holding`), and while its scope ramps, how far (`reached`, 0 to 1; NULL
+-- otherwise). The one place that says each, and the one place the default
+-- ramp (2 minutes) is written. Everything that asks reads this view or the
+-- two below: the claim, a job's views, the schedules' firing, the
+-- operators' list and the metrics. PostgreSQL inlines them.
+--
+-- A scope whose pause ended does not get everything at once (a source that
+-- has just come back would be hit by every waiting job): its concurrency
+-- rises from 1 to its limit over the ramp, as `errand_ramp_cap` says. Its
+-- limit: for a tenant or a type in one tenant, the tenant's
+-- (`tenant_limit`, in `errand_tenant_next`, under the tenant's claim lock);
+-- for a type everywhere, the type's cluster-wide `concurrency`, or for a
+-- type without one, `tenant_limit` (in `errand_claim_due`, under the type's
+-- claim lock; the type is then unlimited again).
 CREATE VIEW job_pause_ends AS
-SELECT p.*, coalesce(p.resumed_at, p.until) AS ended_at, coalesce(p.ramp, interval '2 minutes') AS ramp_for
-FROM job_pauses p;
+SELECT p.*, e.ended_at, e.ramp_for,
+       e.ended_at IS NULL OR e.ended_at > now() AS holding,
+       CASE WHEN e.ended_at <= now() AND now() < e.ended_at + e.ramp_for
+            THEN extract(epoch FROM now() - e.ended_at) / nullif(extract(epoch FROM e.ramp_for), 0) END AS reached
+FROM job_pauses p
+CROSS JOIN LATERAL (SELECT coalesce(p.resumed_at, p.until) AS ended_at,
+                           coalesce(p.ramp, interval '2 minutes') AS ramp_for) e;
 
--- The pauses that hold now: the one place that says when a pause holds.
--- Everything that asks reads this view: the claim, a job's views, the
--- schedules' firing, the operators' list and the metrics. PostgreSQL
--- inlines it.
+-- The pauses that hold now.
 CREATE VIEW job_pauses_now AS
 SELECT e.id, e.tenant_id, e.job_type, e.reason, e.until, e.paused_by, e.paused_at, e.resumed_at, e.ramp
-FROM job_pause_ends e WHERE e.ended_at IS NULL OR e.ended_at > now();
+FROM job_pause_ends e WHERE e.holding;
 
--- The scopes ramping now, and how far (`reached`, 0 to 1). A scope whose
--- pause ended does not get everything at once (a source that has just come
--- back would be hit by every waiting job): its concurrency rises from 1 to
--- its limit over the ramp, as `errand_ramp_cap` says. Its limit: for a
--- tenant or a type in one tenant, the tenant's (`tenant_limit`, in
--- `errand_tenant_next`, under the tenant's claim lock); for a type
--- everywhere, the type's cluster-wide `concurrency`, or for a type without
--- one, `tenant_limit` (in `errand_claim_due`, under the type's claim lock;
--- the type is then unlimited again).
+-- The scopes ramping now, and how far.
 CREATE VIEW job_ramps_now AS
-SELECT e.id, e.tenant_id, e.job_type,
-       extract(epoch FROM now() - e.ended_at) / nullif(extract(epoch FROM e.ramp_for), 0) AS reached
-FROM job_pause_ends e
-WHERE e.ended_at <= now() AND now() < e.ended_at + e.ramp_for;
+SELECT e.id, e.tenant_id, e.job_type, e.reached FROM job_pause_ends e WHERE e.reached IS NOT NULL;
 
 -- How many jobs a ramping scope of `scope_limit` may run when its ramp has
 -- `reached` (0 to 1) of its length: 1 at first, `scope_limit` at the end.
@@ -808,26 +812,27 @@ CREATE FUNCTION errand_tenant_next(
 RETURNS TABLE (job_id uuid, job_type text, run_at timestamptz, priority smallint, rank bigint)
 LANGUAGE sql STABLE
 AS $$
-    WITH paused AS (
+    WITH pauses AS (
         -- The operators' pauses that hold for this tenant (`job_pauses`):
-        -- the whole tenant, or some of its types.
-        SELECT coalesce(bool_or(p.job_type IS NULL), false) AS all_types,
-               coalesce(array_agg(p.job_type) FILTER (WHERE p.job_type IS NOT NULL), '{}') AS types
-        FROM job_pauses_now p
-        WHERE p.tenant_id = tenant OR p.tenant_id IS NULL
-    ), ramps AS (
-        -- This tenant's scopes ramping after a pause (`job_ramps_now`): the
-        -- whole tenant (its limit rises from 1), or some of its types (each
-        -- one's jobs running here rise from 1 to the tenant's limit: `rooms`).
-        SELECT min(errand_ramp_cap(tenant_limit, r.reached)) FILTER (WHERE r.job_type IS NULL) AS tenant_cap,
-               coalesce(array_agg(r.job_type) FILTER (WHERE r.job_type IS NOT NULL), '{}') AS types,
-               coalesce(array_agg(greatest(0, errand_ramp_cap(tenant_limit, r.reached)
+        -- the whole tenant, or some of its types; and its scopes ramping
+        -- after one (`reached`): the whole tenant (its limit rises from 1),
+        -- or some of its types (each one's jobs running here rise from 1 to
+        -- the tenant's limit: `ramp_rooms`). One read of the pauses for both.
+        SELECT coalesce(bool_or(p.job_type IS NULL) FILTER (WHERE p.holding), false) AS all_types,
+               coalesce(array_agg(p.job_type) FILTER (WHERE p.holding AND p.job_type IS NOT NULL), '{}') AS types,
+               min(errand_ramp_cap(tenant_limit, p.reached))
+                   FILTER (WHERE p.reached IS NOT NULL AND p.tenant_id = tenant AND p.job_type IS NULL) AS tenant_cap,
+               coalesce(array_agg(p.job_type)
+                            FILTER (WHERE p.reached IS NOT NULL AND p.tenant_id = tenant AND p.job_type IS NOT NULL),
+                        '{}') AS ramp_types,
+               coalesce(array_agg(greatest(0, errand_ramp_cap(tenant_limit, p.reached)
                                               - (SELECT count(*) FROM job_queue q
                                                  WHERE q.tenant_id = tenant AND q.state = 'running'
-                                                   AND q.job_type = r.job_type)))
-                        FILTER (WHERE r.job_type IS NOT NULL), '{}') AS rooms
-        FROM job_ramps_now r
-        WHERE r.tenant_id = tenant
+                                                   AND q.job_type = p.job_type)))
+                            FILTER (WHERE p.reached IS NOT NULL AND p.tenant_id = tenant AND p.job_type IS NOT NULL),
+                        '{}') AS ramp_rooms
+        FROM job_pause_ends p
+        WHERE p.tenant_id = tenant OR p.tenant_id IS NULL
     ), running AS (
         SELECT r.user_id, count(*) AS n FROM job_queue r
         WHERE r.tenant_id = tenant AND r.state = 'running'
@@ -840,16 +845,16 @@ AS $$
                coalesce(array_agg(r.user_id) FILTER (WHERE r.n >= user_limit), '{}') AS at_limit
         FROM running r
     ), capped AS (  -- the room, within a tenant's ramp
-        SELECT m.running, least(m.room, greatest(0, coalesce(g.tenant_cap, tenant_limit) - m.running)) AS room, m.users, m.counts,
-               m.at_limit, g.types AS ramp_types, g.rooms AS ramp_rooms
-        FROM room m CROSS JOIN ramps g
+        SELECT m.running, least(m.room, greatest(0, coalesce(p.tenant_cap, tenant_limit) - m.running)) AS room,
+               m.users, m.counts, m.at_limit, p.types AS paused_types, p.all_types, p.ramp_types, p.ramp_rooms
+        FROM room m CROSS JOIN pauses p
     ), reach AS (
         -- How far to read the line: its room, and 32 further while a user
         -- at their limit holds its head and someone else has unfinished
         -- jobs (by the quota counts: two key lookups; a tenant of one busy
         -- user reads no further than its room).
-        SELECT m.*, p.types AS paused_types,
-               CASE WHEN m.room = 0 OR p.all_types THEN 0
+        SELECT m.*,
+               CASE WHEN m.room = 0 OR m.all_types THEN 0
                     WHEN cardinality(m.at_limit) > 0
                          AND (SELECT u.jobs FROM unfinished_counts u
                               WHERE u.tenant_id = tenant AND u.user_id = '' AND u.job_type = '')
@@ -857,7 +862,7 @@ AS $$
                                 WHERE u.tenant_id = tenant AND u.user_id = ANY (m.at_limit) AND u.job_type = '')
                     THEN m.room + 32
                     ELSE m.room END AS reach
-        FROM capped m CROSS JOIN paused p
+        FROM capped m
     )
     SELECT c.job_id, c.job_type, c.run_at, c.priority, m.running + c.position
     FROM reach m

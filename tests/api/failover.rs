@@ -5,7 +5,9 @@
 //! Nothing accepted is lost, each job notifies once, reaches its owner's
 //! stream (resumed with `Last-Event-ID` if it broke) and sends one email, no
 //! answer is a 5xx but 503, both processes serve again without a restart,
-//! and every job runs once, at its first attempt.
+//! and every job runs once, at its first attempt. An operator's pause made
+//! before the switchover still holds after the failover (it is a row), and
+//! its job starts once resumed through the other process.
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -160,6 +162,14 @@ async fn a_switchover_and_a_failover_lose_nothing_and_need_no_restart() {
         .collect();
     let accepted = || seen.borrow().accepted.len();
     eventually(Duration::from_secs(30), "jobs are accepted", || async { accepted() >= 20 }).await;
+    // A pause of a type the clients do not submit, and a job it holds.
+    let olga = operator_token("olga");
+    let paused =
+        processes[0].post_json(&olga, "/admin/pauses", json!({"type": "sleep", "reason": "source down"})).await;
+    assert_eq!(paused.status(), StatusCode::CREATED);
+    let pause: serde_json::Value = paused.json().await.unwrap();
+    let held_owner = client_token(0);
+    let held = processes[0].create(&held_owner, "sleep", json!({"ms": 1})).await;
 
     let switchover_at = Instant::now();
     formation.switchover().await;
@@ -179,6 +189,13 @@ async fn a_switchover_and_a_failover_lose_nothing_and_need_no_restart() {
     })
     .await;
     formation.restart_node(&stopped).await;
+    // Both processes claimed jobs after the failover: the pause held in each.
+    let waiting = processes[1].job(&held_owner, &held).await;
+    assert_eq!((waiting["state"].as_str(), waiting["attempts"].as_i64()), (Some("paused"), Some(0)), "{waiting}");
+    let resume = format!("/admin/pauses/{}?ramp=0s", pause["id"].as_str().unwrap());
+    assert_eq!(processes[1].delete(&olga, &resume).await.status(), StatusCode::OK);
+    let ran = processes[1].wait_until_finished(&held_owner, &held, Duration::from_secs(30)).await;
+    assert_eq!(ran["status"], "completed");
     *stop.borrow_mut() = true;
     for client in clients {
         client.await.unwrap();
@@ -246,14 +263,18 @@ async fn a_switchover_and_a_failover_lose_nothing_and_need_no_restart() {
         count("SELECT count(*) FROM email_outbox WHERE state IN ('pending', 'sending')").await == 0
     })
     .await;
-    let sent = i64::try_from(seen.accepted.len()).unwrap();
+    let sent = i64::try_from(seen.accepted.len() + 1).unwrap(); // and the job the pause held
     assert_eq!(count("SELECT count(*) FROM email_outbox WHERE state = 'sent'").await, sent, "emails sent");
     assert_eq!(i64::try_from(mail.emails().await.len()).unwrap(), sent, "emails that arrived");
     let accepted = i64::try_from(seen.accepted.len()).unwrap();
-    assert_eq!(count("SELECT count(*) FROM jobs").await, accepted, "one job per accepted key, none lost");
+    assert_eq!(
+        count("SELECT count(*) FROM jobs WHERE job_type = 'noop'").await,
+        accepted,
+        "one job per accepted key, none lost"
+    );
     assert_eq!(
         count("SELECT count(*) FROM notifications WHERE kind = 'job_completed'").await,
-        accepted,
+        accepted + 1,
         "one notification per job"
     );
 }

@@ -20,7 +20,7 @@ use crate::store::{StoreError, WORK_CHANNEL};
 /// Pauses whose scope has ramped fully; deleted by every change of pauses.
 const FORGET_ENDED: &str = "
 DELETE FROM job_pauses p USING job_pause_ends e
-WHERE e.id = p.id AND e.ended_at + e.ramp_for <= now()";
+WHERE e.id = p.id AND NOT e.holding AND e.reached IS NULL";
 
 /// Pauses scope (`$1` tenant, `$2` type; NULL: all) for `$3`, until `$4`,
 /// by `$5`, its scope ramping for `$6` seconds once it ends (NULL: the
@@ -40,14 +40,14 @@ RETURNING p.id, NOT EXISTS (SELECT 1 FROM job_pauses_now n WHERE n.id = p.id) AS
 /// Locks pause `$1` for a resume.
 const LOCK: &str = "SELECT 1 FROM job_pauses WHERE id = $1 FOR UPDATE";
 
-/// A pause as operators see it, from `job_pause_ends` (`holding`: not
-/// resumed, nor past its `until`; otherwise its scope ramps).
+/// A pause as operators see it, from `job_pause_ends` (which says whether
+/// it holds; otherwise its scope ramps).
 macro_rules! select_pauses {
     ($rest:literal) => {
         concat!(
             "SELECT e.id, e.tenant_id, e.job_type, e.reason, e.until, e.paused_by, e.paused_at, e.resumed_at,
                     extract(epoch FROM e.ramp_for)::float8 AS ramp_seconds, e.ended_at + e.ramp_for AS ramp_ends_at,
-                    e.id IN (SELECT n.id FROM job_pauses_now n) AS holding
+                    e.holding
              FROM job_pause_ends e ",
             $rest
         )
@@ -66,8 +66,7 @@ UPDATE job_pauses SET resumed_at = now(), ramp = coalesce(make_interval(secs => 
 const END_RAMP: &str = "DELETE FROM job_pauses WHERE id = $1";
 
 /// The pauses that hold and those whose scope ramps, oldest first.
-const LIST: &str =
-    select_pauses!("WHERE e.ended_at IS NULL OR e.ended_at + e.ramp_for > now() ORDER BY e.paused_at, e.id");
+const LIST: &str = select_pauses!("WHERE e.holding OR e.reached IS NOT NULL ORDER BY e.paused_at, e.id");
 
 /// A type's breaker counts again from nought (its pause, the breaker's or an
 /// operator's, was resumed).
