@@ -1166,7 +1166,8 @@ CREATE TABLE webhook_endpoints (
     url             text NOT NULL,
     events          text[] NOT NULL
         CONSTRAINT webhook_events_known
-        CHECK (cardinality(events) > 0 AND events <@ ARRAY['job.completed', 'job.failed', 'job.cancelled']),
+        CHECK (cardinality(events) > 0
+               AND events <@ ARRAY['job.completed', 'job.failed', 'job.cancelled', 'type.paused']),
     secret          text NOT NULL,
     -- The admin who registered it.
     created_by      text NOT NULL,
@@ -1180,7 +1181,10 @@ CREATE INDEX webhook_endpoints_tenant ON webhook_endpoints (tenant_id, id);
 
 -- Webhook deliveries: one row per endpoint and job end, written in the
 -- statement that ends the job (as its notification and email are), then sent
--- by the WebhookSender and its answer recorded at once.
+-- by the WebhookSender and its answer recorded at once. And one per endpoint
+-- and pause of a job type (`type.paused`, `errand_queue_pause_webhooks`),
+-- whose `details` are what the delivery says (the pause's row may be gone by
+-- the time it is sent).
 --
 --   pending --claim--> sending --2xx--> delivered
 --   sending --any other answer, or none--> pending (next_attempt_at = backoff)
@@ -1195,8 +1199,10 @@ CREATE TABLE webhook_deliveries (
     id              uuid PRIMARY KEY DEFAULT errand_uuid_v7(),
     endpoint_id     uuid NOT NULL REFERENCES webhook_endpoints (id) ON DELETE CASCADE,
     tenant_id       text NOT NULL,
-    job_id          uuid NOT NULL REFERENCES jobs (id),
-    run             integer NOT NULL,
+    job_id          uuid REFERENCES jobs (id),
+    run             integer,
+    pause_id        uuid,
+    details         jsonb,
     event           text NOT NULL,
     state           webhook_delivery_state NOT NULL DEFAULT 'pending',
     attempts        integer NOT NULL DEFAULT 0,
@@ -1210,9 +1216,16 @@ CREATE TABLE webhook_deliveries (
     delivered_at    timestamptz,
     -- The last time an admin had it sent again: once per webhooks.redeliver_cooldown.
     redelivered_at  timestamptz,
-    -- One delivery per endpoint, job and run.
-    CONSTRAINT webhook_delivery_once UNIQUE (endpoint_id, job_id, run)
+    -- One delivery per endpoint, job and run, or per endpoint and pause.
+    CONSTRAINT webhook_delivery_once UNIQUE (endpoint_id, job_id, run),
+    CONSTRAINT webhook_delivery_of_a_job_or_a_pause
+        CHECK ((job_id IS NOT NULL AND run IS NOT NULL AND pause_id IS NULL)
+               OR (job_id IS NULL AND pause_id IS NOT NULL AND details IS NOT NULL))
 );
+CREATE UNIQUE INDEX webhook_delivery_once_per_pause ON webhook_deliveries (endpoint_id, pause_id)
+    WHERE pause_id IS NOT NULL;
+-- The pauses' deliveries, oldest first: pruned by age, having no job to go with.
+CREATE INDEX webhook_deliveries_of_pauses ON webhook_deliveries (id) WHERE pause_id IS NOT NULL;
 
 CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt_at) WHERE state IN ('pending', 'sending');
 CREATE INDEX webhook_deliveries_job ON webhook_deliveries (job_id);
@@ -1280,6 +1293,34 @@ BEGIN
     SELECT count(*) INTO queued FROM delivered;
     RETURN queued;
 END
+$$;
+
+-- Queues a `type.paused` delivery of pause `pause` (of `job_type`, in
+-- `tenant` or, NULL, every tenant; by `paused_by`) to each enabled endpoint
+-- that asked for that event, of the paused tenant, or of every tenant for a
+-- type paused everywhere. What it says is kept in the row: the type, the
+-- tenant, when, until when, and whether an operator or the type's breaker
+-- paused it; never the reason, which may quote another tenant's error.
+-- Called by the operators' pause and by the statement that ends attempts
+-- when a breaker trips; answers how many it queued.
+CREATE FUNCTION errand_queue_pause_webhooks(
+    pause uuid, job_type text, tenant text, paused_at timestamptz, until timestamptz, paused_by text)
+RETURNS bigint
+LANGUAGE sql VOLATILE
+AS $$
+    WITH delivered AS (
+        INSERT INTO webhook_deliveries (endpoint_id, tenant_id, pause_id, details, event)
+        SELECT e.id, e.tenant_id, pause,
+               jsonb_build_object('job_type', job_type, 'tenant', tenant, 'paused_at', paused_at, 'until', until,
+                                  'paused_by', CASE WHEN paused_by = 'errand:breaker' THEN 'breaker' ELSE 'operator' END),
+               'type.paused'
+        FROM webhook_endpoints e
+        WHERE (e.tenant_id = tenant OR tenant IS NULL) AND e.disabled_at IS NULL AND 'type.paused' = ANY (e.events)
+          AND job_type IS NOT NULL
+        ON CONFLICT DO NOTHING
+        RETURNING 1
+    )
+    SELECT count(*) FROM delivered
 $$;
 
 -- The WebhookSender's claim, as a function so that it can be planned the one

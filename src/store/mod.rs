@@ -64,7 +64,7 @@ pub use queue::finish::{Completion, EndedAttempt, Ender, Rescued};
 pub use queue::submit::{NewJob, Submission, Submissions};
 pub use schedules::firing::{Fired, FiringTerms, ParamsCheck, ScheduleFiring, ScheduledType};
 pub use schedules::{CallerSchedules, NewSchedule, Overlap, Schedule, ScheduleCreation};
-pub use webhooks::deliveries::{DeliveryOutcome, WebhookDelivery, WebhookOutbox};
+pub use webhooks::deliveries::{DeliveryOutcome, DeliverySubject, WebhookDelivery, WebhookOutbox};
 pub use webhooks::preferences::{TenantWebhookPreferences, WebhookCategory};
 pub use webhooks::{DeliveryRecord, Redelivery, Registered, TenantWebhooks, WebhookEndpoint};
 

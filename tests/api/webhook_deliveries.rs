@@ -319,3 +319,86 @@ async fn an_endpoint_that_never_answers_holds_up_only_its_own_deliveries_and_a_f
     assert_eq!(receiver.received().len(), 1);
     assert_eq!(app.db.scalar::<i64>(in_flight, &[]).await, 8, "slowco's cap held");
 }
+
+/// Registers `url` for `events` as `tenant`'s admin.
+async fn register_for(app: &TestApp, tenant: &str, url: &str, events: Value) -> String {
+    let endpoint: Value =
+        app.post_json(&admin(tenant), "/webhooks", json!({"url": url, "events": events})).await.json().await.unwrap();
+    endpoint["secret"].as_str().expect("a secret").to_owned()
+}
+
+/// Waits for `receiver` to have `n` requests; answers their bodies.
+async fn bodies(receiver: &Receiver, n: usize) -> Vec<Value> {
+    eventually(WITHIN, "the deliveries", || async { receiver.received().len() >= n }).await;
+    receiver.received().iter().map(|r| serde_json::from_slice(&r.body).unwrap()).collect()
+}
+
+#[actix_web::test]
+async fn a_breaker_tells_every_tenants_endpoints_that_asked_for_type_paused_without_the_reason() {
+    let app = TestApp::builder()
+        .configure(quick_webhooks)
+        .configure(|s| {
+            let mut flaky = job_type("sleep");
+            flaky.breaker_after = Some(nonzero(2));
+            s.job_types.insert("flaky".into(), flaky);
+        })
+        .spawn()
+        .await;
+    let (acme, globex, uninterested) = (Receiver::start([]), Receiver::start([]), Receiver::start([]));
+    let secret = register_for(&app, "acme", &acme.url, json!(["type.paused"])).await;
+    register_for(&app, "globex", &globex.url, json!(["type.paused", "job.failed"])).await;
+    register_for(&app, "initech", &uninterested.url, json!(["job.completed"])).await;
+    let alice = token("acme", "alice");
+    app.create(&alice, "flaky", json!({"ms": 1, "fail_times": 100})).await;
+
+    for receiver in [&acme, &globex] {
+        let body = &bodies(receiver, 1).await[0];
+        assert_eq!(body["type"], "type.paused");
+        let data = &body["data"];
+        assert_eq!(
+            (&data["job_type"], &data["tenant"], &data["paused_by"]),
+            (&json!("flaky"), &Value::Null, &json!("breaker"))
+        );
+        assert!(data.get("reason").is_none() && !body.to_string().contains("planned failure"), "{body}");
+    }
+    verify(&secret, &acme.received()[0]);
+    let pauses: i64 = app.db.scalar("SELECT count(*) FROM webhook_deliveries WHERE event = 'type.paused'", &[]).await;
+    assert_eq!(pauses, 2, "none to the endpoint that did not ask");
+    assert!(uninterested.received().is_empty());
+}
+
+#[actix_web::test]
+async fn an_operators_pause_of_a_type_in_one_tenant_tells_that_tenants_endpoints_once() {
+    let app = TestApp::builder().configure(quick_webhooks).configure(|s| s.workers.global_limit = 0).spawn().await;
+    let (acme, globex) = (Receiver::start([]), Receiver::start([]));
+    register_for(&app, "acme", &acme.url, json!(["type.paused"])).await;
+    register_for(&app, "globex", &globex.url, json!(["type.paused"])).await;
+    let olga = operator_token("olga");
+    for reason in ["replica lag", "still lagging"] {
+        let body = json!({"type": "noop", "tenant": "globex", "reason": reason, "until": "2099-01-01T00:00:00Z"});
+        assert!(app.post_json(&olga, "/admin/pauses", body).await.status().is_success());
+    }
+    let body = &bodies(&globex, 1).await[0];
+    let data = &body["data"];
+    assert_eq!(
+        (&data["job_type"], &data["tenant"], &data["paused_by"]),
+        (&json!("noop"), &json!("globex"), &json!("operator"))
+    );
+    assert_eq!(data["until"], "2099-01-01T00:00:00+00:00");
+    // A pause of the whole tenant names no type: nothing to tell.
+    let whole = json!({"tenant": "globex", "reason": "migration"});
+    assert_eq!(app.post_json(&olga, "/admin/pauses", whole).await.status(), StatusCode::CREATED);
+    let endpoint: Value = app.get(&admin("globex"), "/webhooks").await.json().await.unwrap();
+    let id = endpoint["webhooks"][0]["id"].as_str().unwrap();
+    let log: Value = app.get(&admin("globex"), &format!("/webhooks/{id}/deliveries")).await.json().await.unwrap();
+    let log = log["deliveries"].as_array().unwrap();
+    assert_eq!(log.len(), 1, "one delivery for the pause (its update is not a new one): {log:?}");
+    assert!(log[0].get("job_id").is_none() && log[0]["event"] == "type.paused", "{log:?}");
+    assert!(acme.received().is_empty(), "another tenant's pause is not acme's business");
+    // Having no job to go with, it is pruned by its age (its id: UUID v7).
+    let aged = "UPDATE webhook_deliveries SET id = '00000000-0000-7000-8000-000000000001' WHERE event = 'type.paused'";
+    app.db.client().await.execute(aged, &[]).await.unwrap();
+    app.ticks.prune.send(errand::actors::Prune).await.unwrap();
+    let left: i64 = app.db.scalar("SELECT count(*) FROM webhook_deliveries", &[]).await;
+    assert_eq!(left, 0);
+}

@@ -16,7 +16,9 @@
 //! The body is `{"type": "job.completed", "timestamp": …, "data": <the job
 //! as GET /jobs/{id} shows it>}`; `data.result_url` is signed afresh for each
 //! attempt and works for `storage.url_expiry`, as the API's does: a receiver
-//! that downloads later asks `GET /jobs/{id}` for a fresh one.
+//! that downloads later asks `GET /jobs/{id}` for a fresh one. A
+//! `type.paused` delivery's `data` is what was written when it was queued
+//! (`errand_queue_pause_webhooks`).
 //!
 //! Each attempt's connection goes only to addresses that pass the check of
 //! [`crate::outbound::policy`] (the client resolves through it: DNS can change after
@@ -34,10 +36,11 @@ use uuid::Uuid;
 
 use crate::actors::delivery::until_recorded::until_answered;
 use crate::config::WebhookSettings;
+use crate::domain::Job;
 use crate::jobs::{JobView, downloadable, rfc3339};
 use crate::outbound::policy::OutboundPolicy;
 use crate::storage::Storage;
-use crate::store::{DeliveryOutcome, Store, WebhookDelivery};
+use crate::store::{DeliveryOutcome, DeliverySubject, Store, WebhookDelivery};
 
 /// Deliveries in flight at once, at most. They are sent as a pipeline, not
 /// in rounds: a slow endpoint (up to `[webhooks] timeout`) holds up its own
@@ -248,10 +251,14 @@ impl Sender {
     async fn attempt(&self, delivery: &WebhookDelivery) -> Result<(), (Option<u16>, String)> {
         // The addresses are checked as the client resolves them, for this connection.
         let url = self.policy.check_form(&delivery.url).map_err(|refused| (None, refused.to_string()))?;
+        let data = match &delivery.about {
+            DeliverySubject::Job(job) => json!(JobView::of(job.clone(), self.result_url(job).await)),
+            DeliverySubject::Event(details) => details.clone(),
+        };
         let body = serde_json::to_vec(&json!({
             "type": delivery.event,
             "timestamp": rfc3339(chrono::Utc::now()),
-            "data": JobView::of(delivery.job.clone(), self.result_url(delivery).await),
+            "data": data,
         }))
         .map_err(|e| (None, e.to_string()))?;
         let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default().as_secs();
@@ -280,12 +287,12 @@ impl Sender {
     }
 
     /// A fresh download URL of a completed job's file that is still kept.
-    async fn result_url(&self, delivery: &WebhookDelivery) -> Option<String> {
-        let file = downloadable(&delivery.job)?;
+    async fn result_url(&self, job: &Job) -> Option<String> {
+        let file = downloadable(job)?;
         match self.urls.storage.result_url(&file, self.urls.expiry).await {
             Ok(url) => Some(url),
             Err(error) => {
-                tracing::warn!(%error, job = %delivery.job.id, "could not sign a result URL for a webhook");
+                tracing::warn!(%error, job = %job.id, "could not sign a result URL for a webhook");
                 None
             }
         }

@@ -21,8 +21,9 @@ use crate::http::support::problem::{AppError, Problem, Unauthenticated, Unavaila
 use crate::http::support::routing::Routes;
 use crate::store::{DeliveryRecord, Redelivery, Registered, WebhookEndpoint};
 
-/// The events an endpoint may ask for: how a job ended.
-const EVENTS: [&str; 3] = ["job.completed", "job.failed", "job.cancelled"];
+/// The events an endpoint may ask for: how a job ended, and a job type
+/// paused (by an operator, or its breaker) for the tenant or everywhere.
+const EVENTS: [&str; 4] = ["job.completed", "job.failed", "job.cancelled", "type.paused"];
 
 /// An endpoint as its tenant's admins see it.
 #[derive(Serialize, utoipa::ToSchema)]
@@ -77,7 +78,7 @@ struct NewEndpoint {
 
 /// `POST /webhooks`: registers an endpoint for the admin's tenant.
 #[utoipa::path(post, path = "/webhooks", tag = "webhooks",
-    request_body(content = Object, description = "`url` (HTTPS, a public address) and `events`: any of `job.completed`, `job.failed`, `job.cancelled`"),
+    request_body(content = Object, description = "`url` (HTTPS, a public address) and `events`: any of `job.completed`, `job.failed`, `job.cancelled`, `type.paused`"),
     responses((status = 201, description = "The endpoint, with its secret: shown only this once", body = CreatedEndpoint),
         (status = 400, description = "A body that is not such an object (`bad_request`)", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "Not a tenant admin's token (`forbidden`)", body = Problem, content_type = "application/problem+json"),
@@ -152,8 +153,10 @@ pub struct DeliveryView {
     /// Also its `webhook-id`.
     #[schema(value_type = String, format = Uuid)]
     id: Uuid,
-    #[schema(value_type = String, format = Uuid)]
-    job_id: Uuid,
+    /// The job whose end it tells (absent: another event, e.g. `type.paused`).
+    #[schema(value_type = Option<String>, format = Uuid)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    job_id: Option<Uuid>,
     event: String,
     /// `pending`, `sending`, `delivered` or `failed`.
     state: String,

@@ -37,6 +37,9 @@ DO UPDATE SET reason = EXCLUDED.reason, until = EXCLUDED.until, paused_by = EXCL
               id = CASE WHEN EXISTS (SELECT 1 FROM job_pauses_now n WHERE n.id = p.id) THEN p.id ELSE EXCLUDED.id END
 RETURNING p.id, NOT EXISTS (SELECT 1 FROM job_pauses_now n WHERE n.id = p.id) AS created";
 
+/// Queues the `type.paused` webhook deliveries of a new pause (of a type).
+const TELL_ENDPOINTS: &str = "SELECT errand_queue_pause_webhooks($1, $2, $3, $4, $5, $6)";
+
 /// Locks pause `$1` for a resume.
 const LOCK: &str = "SELECT 1 FROM job_pauses WHERE id = $1 FOR UPDATE";
 
@@ -180,6 +183,11 @@ impl OperatorPauses<'_> {
         let (id, created): (Uuid, bool) = (row.try_get("id")?, row.try_get("created")?);
         let paused = pause_from_row(&tx.query_one(&tx.prepare_cached(GET).await?, &[&id]).await?)?;
         self.audit(&tx, "pause", &paused).await?;
+        if created {
+            let tell = tx.prepare_cached(TELL_ENDPOINTS).await?;
+            let p = &paused;
+            tx.execute(&tell, &[&p.id, &p.job_type, &p.tenant, &p.paused_at, &p.until, &p.paused_by]).await?;
+        }
         tx.commit().await?;
         Ok(if created { Paused::Created(paused) } else { Paused::Updated(paused) })
     }

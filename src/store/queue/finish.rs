@@ -130,6 +130,10 @@ WITH input AS (
     SET id = EXCLUDED.id, reason = EXCLUDED.reason, paused_by = EXCLUDED.paused_by, paused_at = now(),
         until = NULL, resumed_at = NULL, ramp = NULL
     WHERE NOT EXISTS (SELECT 1 FROM job_pauses_now n WHERE n.id = job_pauses.id)
+    RETURNING id, job_type, paused_at
+), told_paused AS (  -- the tenants' endpoints that asked for `type.paused`
+    SELECT errand_queue_pause_webhooks(t.id, t.job_type, NULL, t.paused_at, NULL, 'errand:breaker') AS queued
+    FROM tripped t
 ), again AS (
     UPDATE job_queue q
     SET state = e.state, run_at = now() + e.delay_ms * interval '1 millisecond', last_error = e.error,
@@ -192,7 +196,8 @@ WITH input AS (
 -- (`announced` and `hooked` are read here because a CTE that writes nothing
 -- runs only when something reads it.)
 SELECT e.job_id, e.tenant_id, e.user_id, e.job_type, e.state, e.error,
-       (SELECT count(*) FROM announced) AS announcements, (SELECT queued FROM hooked) AS webhooks
+       (SELECT count(*) FROM announced) AS announcements,
+       (SELECT queued FROM hooked) + (SELECT coalesce(sum(queued), 0) FROM told_paused) AS webhooks
 FROM ended e";
 
 /// Running attempts whose lease expired, oldest expiry first.

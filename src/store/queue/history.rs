@@ -47,7 +47,9 @@ DELETE FROM jobs WHERE id IN (SELECT id FROM doomed)";
 
 /// Deletes up to `$3` batches created before the UUID v7 bound `$1` and
 /// finished before `$2` whose children are all pruned, with their
-/// notifications; and up to `$3` `webhook_disabled` notices made before `$1`.
+/// notifications; up to `$3` `webhook_disabled` notices made before `$1`;
+/// and up to `$3` webhook deliveries of pauses (`type.paused`, of no job)
+/// made before `$1`.
 const PRUNE_BATCHES_AND_NOTICES: &str = "
 WITH doomed AS (
     SELECT b.id FROM batches b
@@ -60,6 +62,9 @@ WITH doomed AS (
 ), forgotten_notices AS (
     DELETE FROM notifications
     WHERE id IN (SELECT id FROM notifications WHERE kind = 'webhook_disabled' AND id < $1 ORDER BY id LIMIT $3)
+), forgotten_pause_deliveries AS (
+    DELETE FROM webhook_deliveries
+    WHERE id IN (SELECT id FROM webhook_deliveries WHERE pause_id IS NOT NULL AND id < $1 ORDER BY id LIMIT $3)
 )
 DELETE FROM batches WHERE id IN (SELECT id FROM doomed)";
 

@@ -27,7 +27,16 @@ pub struct WebhookDelivery {
     pub secret: String,
     /// This attempt, 1-based.
     pub attempt: i32,
-    pub job: Job,
+    pub about: DeliverySubject,
+}
+
+/// What a delivery tells of.
+#[derive(Debug)]
+pub enum DeliverySubject {
+    /// A job's end (`job.*`): the job as it is now.
+    Job(Job),
+    /// Another event (`type.paused`): what it says, as written when queued.
+    Event(serde_json::Value),
 }
 
 /// What became of one attempt.
@@ -66,14 +75,16 @@ SELECT delivery_id, endpoint_id, event, attempts, job_id FROM errand_claim_webho
 /// after the claim: a join in the claim's statement read the job with that
 /// statement's snapshot, taken before the function's own, so a delivery
 /// whose job ended just then could carry the job as it was before its end.
+/// A delivery of another event than a job's end has its `details` instead.
 const CLAIMED: &str = "
-SELECT d.delivery_id, e.url, e.secret,
+SELECT d.delivery_id, e.url, e.secret, w.details,
        j.id, j.tenant_id, j.user_id, j.job_type, j.params, j.state, j.attempt, j.max_attempts, j.run_at,
        j.result, j.error_message, j.created_at, j.finished_at, j.progress, j.cancel_requested_by, j.schedule_id,
        j.scheduled_for, j.priority, j.format, j.resumed_from
 FROM unnest($1::uuid[], $2::uuid[], $3::uuid[]) AS d (delivery_id, endpoint_id, job_id)
 JOIN webhook_endpoints e ON e.id = d.endpoint_id
-JOIN jobs_live j ON j.id = d.job_id";
+JOIN webhook_deliveries w ON w.id = d.delivery_id
+LEFT JOIN jobs_live j ON j.id = d.job_id";
 
 /// Records attempts, one statement for all: of each delivery in $1, attempt
 /// $2: delivered ($3 true) or not, the status $4, the error $5, the latency
@@ -154,7 +165,8 @@ impl WebhookOutbox<'_> {
             return Ok(Vec::new());
         }
         let column = |name: &str| claimed.iter().map(|row| row.try_get(name)).collect::<Result<Vec<Uuid>, _>>();
-        let (ids, endpoints, jobs) = (column("delivery_id")?, column("endpoint_id")?, column("job_id")?);
+        let (ids, endpoints) = (column("delivery_id")?, column("endpoint_id")?);
+        let jobs = claimed.iter().map(|row| row.try_get("job_id")).collect::<Result<Vec<Option<Uuid>>, _>>()?;
         // Were this read to fail, the deliveries come due again when their lock runs out.
         let details = client.query(&client.prepare_cached(CLAIMED).await?, &[&ids, &endpoints, &jobs]).await?;
         let mut details: HashMap<Uuid, &tokio_postgres::Row> =
@@ -174,7 +186,10 @@ impl WebhookOutbox<'_> {
                     url: detail.try_get("url")?,
                     secret: detail.try_get("secret")?,
                     attempt: row.try_get("attempts")?,
-                    job: job_from_row(detail)?,
+                    about: match detail.try_get::<_, Option<Uuid>>("id")? {
+                        Some(_) => DeliverySubject::Job(job_from_row(detail)?),
+                        None => DeliverySubject::Event(detail.try_get("details")?),
+                    },
                 })
             })
             .collect()

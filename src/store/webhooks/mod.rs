@@ -54,7 +54,8 @@ FROM webhook_endpoints WHERE tenant_id = $1 ORDER BY id";
 #[derive(Debug, Clone)]
 pub struct DeliveryRecord {
     pub id: Uuid,
-    pub job_id: Uuid,
+    /// The job whose end it tells (`None`: another event, e.g. `type.paused`).
+    pub job_id: Option<Uuid>,
     pub event: String,
     /// `pending`, `sending`, `delivered` or `failed`.
     pub state: String,
