@@ -252,7 +252,7 @@ impl Sender {
         // The addresses are checked as the client resolves them, for this connection.
         let url = self.policy.check_form(&delivery.url).map_err(|refused| (None, refused.to_string()))?;
         let data = match &delivery.about {
-            DeliverySubject::Job(job) => json!(JobView::of(job.clone(), self.result_url(job).await)),
+            DeliverySubject::Job(job) => json!(JobView::of(job.as_ref().clone(), self.result_url(job).await)),
             DeliverySubject::Event(details) => details.clone(),
         };
         let body = serde_json::to_vec(&json!({

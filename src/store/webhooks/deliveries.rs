@@ -34,7 +34,7 @@ pub struct WebhookDelivery {
 #[derive(Debug)]
 pub enum DeliverySubject {
     /// A job's end (`job.*`): the job as it is now.
-    Job(Job),
+    Job(Box<Job>),
     /// Another event (`type.paused`): what it says, as written when queued.
     Event(serde_json::Value),
 }
@@ -187,7 +187,7 @@ impl WebhookOutbox<'_> {
                     secret: detail.try_get("secret")?,
                     attempt: row.try_get("attempts")?,
                     about: match detail.try_get::<_, Option<Uuid>>("id")? {
-                        Some(_) => DeliverySubject::Job(job_from_row(detail)?),
+                        Some(_) => DeliverySubject::Job(Box::new(job_from_row(detail)?)),
                         None => DeliverySubject::Event(detail.try_get("details")?),
                     },
                 })
