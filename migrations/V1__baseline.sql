@@ -1000,6 +1000,30 @@ CREATE TABLE job_attempt_errors (
     PRIMARY KEY (job_id, run, attempt)
 );
 
+-- What an attempt's handler logged (`ctx.log` in Rust, `POST
+-- /worker/v1/jobs/{id}/logs`, `job.log()` in Python), for the operators'
+-- timeline: never in the job's row, which every claim and end rewrites.
+-- Written in batches (a process's lines of all its attempts, about once a
+-- second), fenced on the attempt's lease: the one running under it, or the
+-- one that just ended under it (its last lines may come after its end); an
+-- attempt whose lease was taken from it writes nothing. At most 1,000 lines
+-- or 256 KiB per attempt: past either, one `truncated` line says so, and
+-- the rest is dropped. Pruned with the job.
+CREATE TABLE job_attempt_logs (
+    id        bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    job_id    uuid NOT NULL REFERENCES jobs (id),
+    run       integer NOT NULL,
+    attempt   integer NOT NULL,
+    at        timestamptz NOT NULL,
+    level     text NOT NULL CHECK (level IN ('debug', 'info', 'warn', 'error')),
+    message   text NOT NULL,
+    fields    jsonb,
+    truncated boolean NOT NULL DEFAULT false
+);
+CREATE INDEX job_attempt_logs_attempt ON job_attempt_logs (job_id, run, attempt, id);
+-- One truncation line per attempt.
+CREATE UNIQUE INDEX job_attempt_logs_truncated ON job_attempt_logs (job_id, run, attempt) WHERE truncated;
+
 
 -- 6. Notifications, and preferences ------------------------------------------
 

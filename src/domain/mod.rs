@@ -28,6 +28,7 @@ pub use ids::{
     BatchId, Caller, InvalidId, JobId, LeaseId, NotificationId, Operator, OwnerTag, ScheduleId, TenantId, UserId,
 };
 pub use job::attempt::{Failure, Outcome, ProgressReport, foreign_result_refusal, holds_nul, storable};
+pub use job::log::{LogLevel, LogLine, MAX_LOG_BYTES, MAX_LOG_LINES, MAX_LOG_MESSAGE};
 pub use job::priority::{Origin, PRIORITY_RANGE, priority};
 pub use job::retry::RetryPolicy;
 pub use job::{Job, JobState, JobStatus, JobTypeName, UnknownState};

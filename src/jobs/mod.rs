@@ -2,6 +2,7 @@
 //! crate user implements, the built-in handlers, and the table of
 //! configured [`JobTypes`].
 
+pub mod attempt_log;
 mod builtin;
 mod checkpoint;
 mod export;
@@ -15,6 +16,7 @@ use std::pin::Pin;
 
 use serde_json::Value;
 
+pub use attempt_log::AttemptLog;
 pub use builtin::{NoopHandler, SleepHandler};
 pub use checkpoint::Checkpoints;
 pub use export::{ExportEnv, SqlExport};
@@ -23,7 +25,7 @@ pub use push::{HttpPush, PushEnv, signature as push_signature};
 pub use types::{FormatRefused, HandlerRegistry, JobType, JobTypes, ParamsError};
 pub use view::{JobView, downloadable, rfc3339};
 
-use crate::domain::{JobId, ProgressReport, TenantId, UserId};
+use crate::domain::{JobId, LogLevel, LogLine, ProgressReport, TenantId, UserId};
 
 /// What a handler is given for one attempt of one job.
 #[derive(Debug, Clone)]
@@ -52,9 +54,21 @@ pub struct JobContext {
     /// Set when the process is stopping (SIGTERM, past its grace): see
     /// [`JobContext::is_stopping`].
     pub stopping: tokio::sync::watch::Receiver<bool>,
+    /// Where [`JobContext::log`] appends.
+    pub logs: AttemptLog,
 }
 
 impl JobContext {
+    /// Logs a line of this attempt, for the operators' timeline of the job
+    /// (`GET /admin/jobs/{id}`, the console): `fields` a JSON object of
+    /// details, if any. Kept in memory and written about once a second; an
+    /// attempt keeps at most 1,000 lines (256 KiB), then one line says it
+    /// was cut. Operators who may not see the type's params do not see its
+    /// logs either: never log secrets, and know who reads the rest.
+    pub fn log(&self, level: LogLevel, message: &str, fields: Option<Value>) {
+        self.logs.push(LogLine::now(level, message, fields));
+    }
+
     /// Reports how far the attempt has come: `done` of `total` (when known),
     /// with an optional message for a person. Call it as often as is
     /// convenient: it is stored at most about once a second, and shown in

@@ -6,6 +6,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod admission;
+mod attempt_logs;
 mod auth;
 mod batches;
 mod bodies;

@@ -4,15 +4,16 @@
 //! statement tells the owners' streams (`NOTIFY errand_progress`). Handlers
 //! only record their latest value in memory (`jobs/progress.rs`), so
 //! progress costs at most one write per job per second however often they
-//! report.
+//! report. The lines they log (`jobs/attempt_log.rs`) go the same way, in a
+//! statement of their own, and an attempt's last ones as it ends.
 
 use std::collections::HashMap;
 use std::time::Duration;
 
 use actix::prelude::*;
 
-use crate::domain::{JobId, LeaseId};
-use crate::jobs::Progress;
+use crate::domain::{JobId, LeaseId, LogLine};
+use crate::jobs::{AttemptLog, Progress};
 use crate::store::Store;
 
 /// How often changed progress is written.
@@ -22,13 +23,13 @@ const WRITE_EVERY: Duration = Duration::from_secs(1);
 #[derive(Debug, Message)]
 #[rtype(result = "()")]
 pub enum ProgressChange {
-    Track { job: JobId, lease: LeaseId, progress: Progress },
+    Track { job: JobId, lease: LeaseId, progress: Progress, logs: AttemptLog },
     Untrack { job: JobId },
 }
 
 pub struct ProgressWriter {
     store: Store,
-    tracked: HashMap<JobId, (LeaseId, Progress)>,
+    tracked: HashMap<JobId, (LeaseId, Progress, AttemptLog)>,
     writing: bool,
 }
 
@@ -44,18 +45,26 @@ impl ProgressWriter {
         let changed: Vec<_> = self
             .tracked
             .iter()
-            .filter_map(|(job, (lease, progress))| progress.take_changed().map(|report| (*job, *lease, report)))
+            .filter_map(|(job, (lease, progress, _))| progress.take_changed().map(|report| (*job, *lease, report)))
             .collect();
-        if changed.is_empty() {
+        let logged: Vec<_> = self
+            .tracked
+            .iter()
+            .flat_map(|(job, (lease, _, logs))| logs.take().into_iter().map(|line| (*job, *lease, line)))
+            .collect();
+        if changed.is_empty() && logged.is_empty() {
             return;
         }
         self.writing = true;
         let store = self.store.clone();
         async move {
-            if let Err(error) = store.queue().write_progress(&changed).await {
+            if !changed.is_empty()
+                && let Err(error) = store.queue().write_progress(&changed).await
+            {
                 // Progress is for show: the next change is written next time.
                 tracing::debug!(%error, "could not write progress");
             }
+            write_logs(&store, &logged).await;
         }
         .into_actor(self)
         .map(|(), act, _ctx| act.writing = false)
@@ -76,12 +85,29 @@ impl Handler<ProgressChange> for ProgressWriter {
 
     fn handle(&mut self, change: ProgressChange, _ctx: &mut Self::Context) {
         match change {
-            ProgressChange::Track { job, lease, progress } => {
-                self.tracked.insert(job, (lease, progress));
+            ProgressChange::Track { job, lease, progress, logs } => {
+                self.tracked.insert(job, (lease, progress, logs));
             }
             ProgressChange::Untrack { job } => {
-                self.tracked.remove(&job);
+                // Its last lines, now: the fence lets an attempt that just
+                // ended under its lease write them.
+                if let Some((lease, _, logs)) = self.tracked.remove(&job) {
+                    let last: Vec<_> = logs.take().into_iter().map(|line| (job, lease, line)).collect();
+                    let store = self.store.clone();
+                    actix::spawn(async move { write_logs(&store, &last).await });
+                }
             }
         }
+    }
+}
+
+/// Writes attempts' log lines; a failure loses them (logs are for reading,
+/// never for deciding), said in errand's own log.
+async fn write_logs(store: &Store, lines: &[(JobId, LeaseId, LogLine)]) {
+    if lines.is_empty() {
+        return;
+    }
+    if let Err(error) = store.queue().write_logs(lines).await {
+        tracing::warn!(%error, lines = lines.len(), "could not write attempts' log lines");
     }
 }

@@ -81,6 +81,8 @@ pub struct JobWorker {
     cancelling: bool,
     /// What the handler reports of its progress.
     progress: Progress,
+    /// What the handler logs.
+    logs: crate::jobs::AttemptLog,
     /// Tells the handler the process is stopping (see `Abandon`).
     stopping: tokio::sync::watch::Sender<bool>,
     /// Set once the handler has returned.
@@ -102,6 +104,7 @@ impl JobWorker {
             finishing: false,
             cancelling: false,
             progress: Progress::default(),
+            logs: crate::jobs::AttemptLog::default(),
             stopping: tokio::sync::watch::Sender::new(false),
             ended: tokio::sync::watch::Sender::new(false),
         }
@@ -122,6 +125,7 @@ impl JobWorker {
             resumed: self.job.checkpoint.clone(),
             checkpoints: crate::jobs::Checkpoints::new(self.links.store.clone(), self.job.id, self.job.lease),
             stopping: self.stopping.subscribe(),
+            logs: self.logs.clone(),
         }
     }
 
@@ -225,8 +229,8 @@ impl Actor for JobWorker {
         let abort = handle.abort_handle();
         let holder = ctx.address().recipient();
         self.links.leases.do_send(LeaseChange::Hold { job: self.job.id, lease: self.job.lease, holder });
-        let progress = self.progress.clone();
-        self.links.progress.do_send(ProgressChange::Track { job: self.job.id, lease: self.job.lease, progress });
+        let (progress, logs) = (self.progress.clone(), self.logs.clone());
+        self.links.progress.do_send(ProgressChange::Track { job: self.job.id, lease: self.job.lease, progress, logs });
         async move {
             match handle.await {
                 Ok(Ok(result)) => Ok(result),

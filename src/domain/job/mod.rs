@@ -1,6 +1,7 @@
 //! A job as the API and the workers see it.
 
 pub mod attempt;
+pub mod log;
 pub mod priority;
 pub mod retry;
 

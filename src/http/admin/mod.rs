@@ -206,6 +206,14 @@ pub async fn get(
     let audit = ActionQuery { job: Some(id.0), limit: ACTIONS_SHOWN, ..ActionQuery::default() };
     let actions = state.store.audit_for_operator(&operator).list(&audit).await?.actions;
     let mut view = AdminJobView::new(job, Some(errors), &operator, &state).await?;
+    if view.redacted.contains(&RedactedField::Params) {
+        // What a handler logs may quote its params: kept from whoever may
+        // not see them, all but when and how much it mattered.
+        for line in timeline.attempts.iter_mut().flat_map(|attempt| attempt.logs.iter_mut()) {
+            line.message = "(redacted)".into();
+            line.fields = None;
+        }
+    }
     view.history = Some(JobHistory { timeline, actions });
     Ok(HttpResponse::Ok().json(view))
 }

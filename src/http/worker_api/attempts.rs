@@ -1,4 +1,4 @@
-//! The calls a worker makes about a job it holds: heartbeat, progress,
+//! The calls a worker makes about a job it holds: heartbeat, progress, logs,
 //! complete and fail, each fenced on the lease it names.
 
 use actix_web::{HttpResponse, web};
@@ -8,7 +8,7 @@ use uuid::Uuid;
 
 use super::files::confirm_presigned_upload;
 use crate::actors::{EndAttempt, Recorded, RenewWorkerLease, ReportProgress, WorkerEnd};
-use crate::domain::{Failure, JobState, LeaseId, ProgressReport};
+use crate::domain::{Failure, JobState, LeaseId, LogLevel, LogLine, ProgressReport};
 use crate::http::AppState;
 use crate::http::auth::ExternalWorker;
 use crate::http::job_id;
@@ -125,6 +125,75 @@ pub async fn checkpoint(
     super::check_type_held(&state, &worker, id, lease).await?;
     let value = Some(&body.checkpoint).filter(|v| !v.is_null());
     recorded_if_held(state.store.queue().write_checkpoint(id, lease, value, body.done).await?)
+}
+
+/// The most lines one `logs` call sends.
+const LOG_LINES_PER_CALL: usize = 100;
+
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LogsBody {
+    #[schema(value_type = String, format = Uuid)]
+    lease_id: Uuid,
+    /// 1 to 100 lines, oldest first.
+    lines: Vec<LogLineBody>,
+}
+
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LogLineBody {
+    /// `debug`, `info`, `warn` or `error`.
+    #[schema(value_type = String)]
+    level: LogLevel,
+    /// Up to 4,096 characters (longer ones are cut), without NUL.
+    message: String,
+    /// Structured details, a JSON object.
+    #[schema(value_type = Option<Object>)]
+    fields: Option<serde_json::Map<String, Value>>,
+    /// When it was logged (RFC 3339); left out: when errand received it.
+    at: Option<String>,
+}
+
+/// `POST /worker/v1/jobs/{id}/logs`: lines the attempt logged, for the
+/// operators' timeline of the job. Send them in batches (a few a second at
+/// most), the last ones before or just after the attempt's end (under the
+/// lease it ended with); an attempt keeps 1,000 lines or 256 KiB, then one
+/// line says its log was cut.
+#[utoipa::path(post, path = "/worker/v1/jobs/{id}/logs", tag = "workers",
+    params(("id" = String, Path, format = Uuid, description = "The job's id")),
+    request_body = LogsBody,
+    responses((status = 204, description = "Recorded (past the attempt's cap: dropped); `409` `lease_lost` when the lease is neither the running attempt's nor the one it ended with"),
+        (status = 400, description = "No lines or more than 100, an unknown level, a message holding NUL, or a bad time (`bad_request`)", body = Problem, content_type = "application/problem+json"),
+        WorkerCallProblems,
+        (status = 413, description = "Body over 64 KiB (`payload_too_large`)", body = Problem, content_type = "application/problem+json")))]
+pub async fn logs(
+    worker: ExternalWorker,
+    path: web::Path<String>,
+    body: web::Payload,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    let id = job_id(&path)?;
+    let body: LogsBody = read_json(body).await?;
+    if body.lines.is_empty() || body.lines.len() > LOG_LINES_PER_CALL {
+        return Err(AppError::BadRequest(format!("lines: 1 to {LOG_LINES_PER_CALL} a call")));
+    }
+    let lease = LeaseId(body.lease_id);
+    let mut lines = Vec::with_capacity(body.lines.len());
+    for line in body.lines {
+        let fields = line.fields.map(Value::Object);
+        if line.message.contains('\0') || fields.as_ref().is_some_and(crate::domain::holds_nul) {
+            return Err(AppError::BadRequest("a line must not hold the NUL character (\\u0000)".into()));
+        }
+        let mut logged = LogLine::now(line.level, &line.message, fields);
+        if let Some(at) = line.at {
+            let at = chrono::DateTime::parse_from_rfc3339(&at)
+                .map_err(|_| AppError::BadRequest("`at` is not an RFC 3339 time".into()))?;
+            logged.at = at.with_timezone(&chrono::Utc);
+        }
+        lines.push((id, lease, logged));
+    }
+    super::check_type_held(&state, &worker, id, lease).await?;
+    recorded_if_held(state.store.queue().write_logs(&lines).await?.contains(&id))
 }
 
 /// The answer to a write fenced on a lease: 204, or 409 if the lease was lost.

@@ -146,6 +146,7 @@ pub fn routes(r: &mut Routes) {
     r.post("/worker/v1/claim", claim)
         .post("/worker/v1/jobs/{id}/heartbeat", attempts::heartbeat)
         .post("/worker/v1/jobs/{id}/progress", attempts::progress)
+        .post("/worker/v1/jobs/{id}/logs", attempts::logs)
         .post("/worker/v1/jobs/{id}/checkpoint", attempts::checkpoint)
         .post("/worker/v1/jobs/{id}/complete", attempts::complete)
         .post("/worker/v1/jobs/{id}/fail", attempts::fail)

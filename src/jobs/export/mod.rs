@@ -29,12 +29,12 @@ use actix_web::web::Bytes;
 use chrono::Utc;
 use deadpool_postgres::{Pool, Transaction};
 use futures_util::Stream;
-use serde_json::Value;
+use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use super::{HandlerFuture, JobContext, JobError, JobHandler, JobOutput};
 use crate::config::ExportSettings;
-use crate::domain::{ExportFormat, ProgressReport};
+use crate::domain::{ExportFormat, LogLevel, ProgressReport};
 use crate::storage::{ObjectKey, ResultFile, Storage, StoredObject};
 use errors::{COULD_NOT_RUN, COULD_NOT_SAVE, classify};
 
@@ -155,10 +155,22 @@ impl ExportPlan {
         .await
         .map_err(classify)?;
         let rows = Arc::new(AtomicU64::new(0));
+        let resuming = ctx.resumed().is_some();
+        let phase = if resuming { "resuming the query from its checkpoint" } else { "running the query" };
+        ctx.log(LogLevel::Info, phase, Some(json!({"format": format.as_str()})));
         let stored = match format {
-            ExportFormat::Xlsx => self.workbook(&tx, &ctx, &key, &rows).await?,
-            text => self.text(&tx, text, &ctx, &key, &rows).await?,
+            ExportFormat::Xlsx => self.workbook(&tx, &ctx, &key, &rows).await,
+            text => self.text(&tx, text, &ctx, &key, &rows).await,
         };
+        let stored = stored.inspect_err(|error| {
+            let rows = rows.load(Ordering::Relaxed);
+            ctx.log(LogLevel::Error, &format!("stopped: {error}"), Some(json!({"rows": rows})));
+        })?;
+        ctx.log(
+            LogLevel::Info,
+            "file stored",
+            Some(json!({"rows": rows.load(Ordering::Relaxed), "bytes": stored.size_bytes})),
+        );
         tx.commit().await.map_err(classify)?;
         let finished = Utc::now();
         let file_name = format!("{}-{}.{}", self.job_type, finished.format("%Y-%m-%d"), format.extension());

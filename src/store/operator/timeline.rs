@@ -10,7 +10,7 @@ use serde_json::Value;
 use tokio_postgres::types::Json;
 use uuid::Uuid;
 
-use crate::domain::JobId;
+use crate::domain::{JobId, LogLine};
 use crate::store::StoreError;
 use crate::store::operator::OperatorJobs;
 
@@ -46,6 +46,12 @@ pub struct Attempt {
     /// (absent for an attempt that began at the start).
     #[serde(default)]
     pub resumed_from: Option<i64>,
+    /// What its handler logged, oldest first (`job_attempt_logs`).
+    #[serde(default)]
+    pub logs: Vec<LogLine>,
+    /// It logged more than an attempt keeps: the lines after the cap were dropped.
+    #[serde(default)]
+    pub log_truncated: bool,
 }
 
 /// An in-app notification a run's end made.
@@ -131,15 +137,39 @@ SELECT
            FROM webhook_deliveries WHERE job_id = $1) w)
         AS webhooks";
 
+/// Job `$1`'s log lines, oldest first, with their attempt; an attempt's
+/// truncation line last (written by the statement that kept its last lines,
+/// its id may be smaller than theirs).
+const LOGS: &str = "
+SELECT run, attempt, at, level, message, fields, truncated FROM job_attempt_logs WHERE job_id = $1
+ORDER BY run, attempt, truncated, id";
+
 impl OperatorJobs<'_> {
     /// Any tenant's job's timeline (empty lists for a job that does not exist).
     pub async fn timeline(&self, id: JobId) -> Result<JobTimeline, StoreError> {
         let client = self.pool.get().await?;
         let row = client.query_one(&client.prepare_cached(TIMELINE).await?, &[&id.0]).await?;
-        let Json(attempts) = row.try_get("attempts")?;
+        let Json(mut attempts): Json<Vec<Attempt>> = row.try_get("attempts")?;
         let Json(notifications) = row.try_get("notifications")?;
         let Json(emails) = row.try_get("emails")?;
         let Json(webhooks) = row.try_get("webhooks")?;
+        for line in client.query(&client.prepare_cached(LOGS).await?, &[&id.0]).await? {
+            let (run, attempt): (i32, i32) = (line.try_get("run")?, line.try_get("attempt")?);
+            // (The lines of an attempt the timeline does not list, one
+            // rescued say, are not shown.)
+            let Some(of) = attempts.iter_mut().find(|a| (a.run, a.attempt) == (run, attempt)) else { continue };
+            if line.try_get("truncated")? {
+                of.log_truncated = true;
+            }
+            let level: String = line.try_get("level")?;
+            of.logs.push(LogLine {
+                at: line.try_get("at")?,
+                level: serde_json::from_value(Value::from(level))
+                    .map_err(|e| StoreError::Corrupt(format!("a log line's level: {e}")))?,
+                message: line.try_get("message")?,
+                fields: line.try_get("fields")?,
+            });
+        }
         Ok(JobTimeline { attempts, notifications, emails, webhooks })
     }
 }

@@ -42,6 +42,8 @@ WITH doomed AS (
     DELETE FROM webhook_deliveries WHERE job_id IN (SELECT id FROM doomed)
 ), forgotten_errors AS (
     DELETE FROM job_attempt_errors WHERE job_id IN (SELECT id FROM doomed)
+), forgotten_logs AS (
+    DELETE FROM job_attempt_logs WHERE job_id IN (SELECT id FROM doomed)
 )
 DELETE FROM jobs WHERE id IN (SELECT id FROM doomed)";
 

@@ -4,6 +4,7 @@
 //! (`finish.rs`, `cancel.rs`) and forgotten (`history.rs`).
 
 pub mod admission;
+pub mod attempt_logs;
 pub mod attempts;
 pub mod batch_claim;
 pub mod cancel;
