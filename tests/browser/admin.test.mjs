@@ -110,10 +110,22 @@ test('an export\'s detail and row show its priority and format', { timeout: 60_0
   await waitForRows(page, [job.id]);
   assert.equal((await rowCells(page, job.id)).Priority, '2');
 
+  // Each attempt's log: the export says what it did and why it stopped.
+  const operator = await operatorApi('olga');
+  const logged = async () => (await operator.get(`/admin/jobs/${job.id}`)).history.attempts.every((a) => a.logs.length >= 2);
+  for (let tries = 0; !(await logged()); tries += 1) {
+    assert.ok(tries < 100, 'every attempt\'s lines are written within 10 s');
+    await new Promise((resolve) => { setTimeout(resolve, 100); });
+  }
   await page.locator(`tr[data-job-id="${job.id}"] a`).click();
   await page.locator('.job-head').getByText(job.id).waitFor();
   assert.equal(await jobFact(page, 'Priority'), '2');
   assert.equal(await jobFact(page, 'Format'), 'xlsx');
+  const log = page.locator('details.attempt-log').first();
+  await log.locator('summary').click();
+  const lines = log.getByRole('list', { name: 'Log of run 1, attempt 1' }).getByRole('listitem');
+  assert.match(await lines.nth(0).innerText(), /info running the query \{"format":"xlsx"\}$/);
+  assert.match(await lines.nth(1).innerText(), /error stopped: /);
   assert.deepEqual(problems, []);
   await context.close();
 });

@@ -1,6 +1,7 @@
 /**
  * @file One job (`#/jobs/<id>`, `/client/admin/job.js`): who it belongs to, its params, result and
- * error, every attempt (who claimed it, under which lease, how it ended),
+ * error, every attempt (who claimed it, under which lease, how it ended,
+ * what its handler logged),
  * the notifications, emails and webhook deliveries its ends made, and the
  * operator actions taken on it; Retry and Cancel for operators who may act.
  * While the job is unfinished the view follows it by a short poll.
@@ -73,7 +74,22 @@ function attemptItem(a) {
     el('div', { class: 'attempt-head' },
       el('strong', { text: `Run ${a.run} · attempt ${a.attempt}` }), ' ', statusBadge(a.outcome)),
     el('dl', { class: 'inline-facts' }, facts.flatMap(([label, value]) => [el('dt', { text: label }), el('dd', {}, value)])),
-    a.error ? el('p', { class: 'error-text', text: a.error }) : null);
+    a.error ? el('p', { class: 'error-text', text: a.error }) : null,
+    attemptLog(a));
+}
+
+/** What the attempt's handler logged, folded away: one line each, time, level, message and fields. */
+function attemptLog(a) {
+  const lines = a.logs ?? [];
+  if (!lines.length) return null;
+  const summary = `Log: ${formatNumber(lines.length)} line${lines.length === 1 ? '' : 's'}${a.log_truncated ? ' (cut at the cap)' : ''}`;
+  return el('details', { class: 'attempt-log' },
+    el('summary', { text: summary }),
+    el('ol', { class: 'log-lines', 'aria-label': `Log of run ${a.run}, attempt ${a.attempt}` }, lines.map((line) => el('li', { 'data-level': line.level },
+      el('time', { datetime: line.at, text: new Date(line.at).toISOString().slice(11, 23) }), ' ',
+      el('span', { class: 'log-level', text: line.level }), ' ',
+      el('span', { class: 'log-message', text: line.message }),
+      line.fields ? el('code', { class: 'log-fields', text: ` ${JSON.stringify(line.fields)}` }) : null))));
 }
 
 function historySections(history) {
