@@ -72,7 +72,15 @@ async fn jobs_recorded(app: &TestApp) -> i64 {
 
 #[actix_web::test]
 async fn a_second_click_for_the_same_resource_joins_the_unfinished_job_and_a_finished_one_frees_the_key() {
-    let app = app_with("{user}:{params.ms}", None, true).await;
+    // With the backstop poll an hour away, only the wake-up starts a job.
+    let template = AdmissionTemplate::parse("{user}:{params.ms}").unwrap();
+    let app = TestApp::builder()
+        .configure(move |s: &mut Settings| {
+            s.job_types.get_mut("sleep").unwrap().admission_key = Some(template);
+            s.workers.poll_interval = Duration::from_secs(3600);
+        })
+        .spawn()
+        .await;
     let (alice, bob) = (token("acme", "alice"), token("acme", "bob"));
     let (status, _, first) = submit(&app, &alice, "click-1", json!({"ms": 300})).await;
     assert_eq!(status, StatusCode::ACCEPTED);

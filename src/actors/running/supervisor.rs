@@ -245,9 +245,13 @@ impl Handler<SubmitJob> for JobSupervisor {
             };
             metrics::counter!("errand_jobs_submitted_total", "outcome" => outcome).increment(1);
             if matches!(submission, Submission::Created(_)) {
-                // External workers may be waiting on any process: tell them all.
-                if external && let Err(error) = store.queue().announce_work().await {
-                    tracing::warn!(%error, "could not announce an external job; waiting claims look again within a second");
+                // External workers may be waiting on any process, and a job
+                // with an admission key was recorded beside the Intake (which
+                // wakes this process's dispatcher): tell them all.
+                if (external || on_conflict.is_some())
+                    && let Err(error) = store.queue().announce_work().await
+                {
+                    tracing::warn!(%error, "could not announce a new job; waiting claims look again within a poll");
                 }
             }
             Ok(submission)
