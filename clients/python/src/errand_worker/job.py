@@ -5,26 +5,49 @@ worker its runner. Its methods are the handler's only channel back to errand
 while it runs; each of them first checks whether the job was interrupted
 (lease lost, cancel requested), so that a handler which reports progress,
 records checkpoints or calls `check()` now and then stops soon after errand
-says so.
+says so. `log()` is the exception: it only buffers a line for the operators'
+timeline, never raises for errand's sake, and its lines are sent in batches
+(when 100 wait, with the lease's renewals, and once more after the job ended).
 """
 
 from __future__ import annotations
 
+import json
 import logging
+import math
 import mimetypes
 import os
 import threading
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Any
 
 from .api import WorkerApi, parse_timestamp
-from .errors import Cancelled, JobInterrupted, LeaseLost, Unreachable
+from .errors import ApiError, Cancelled, JobInterrupted, LeaseLost, Unreachable
 
 log = logging.getLogger("errand_worker")
 
-#: How long a progress report is retried: progress is advisory, and a handler
-#: should not stall on it (heartbeats tell whether errand is gone for good).
+#: How long a progress report or a batch of log lines is retried: both are
+#: advisory, and a handler should not stall on them (heartbeats tell whether
+#: errand is gone for good).
 PROGRESS_RETRY_FOR = 5.0
+
+#: The levels of `Job.log()`, as errand names them.
+LOG_LEVELS = ("debug", "info", "warn", "error")
+#: The most lines one `/logs` call sends (errand's limit), and the number of
+#: waiting lines at which `log()` sends them.
+LOG_BATCH = 100
+#: The most bytes (as JSON) of the lines one call sends: errand takes bodies
+#: up to 64 KiB, and the rest of the body is a few dozen.
+LOG_BATCH_BYTES = 60 * 1024
+#: The longest message errand keeps (characters); longer ones are cut here,
+#: before they are sent.
+LOG_MESSAGE_CHARS = 4096
+#: A line bigger than this (as JSON) is sent without its fields, so that every
+#: line fits a call.
+LOG_LINE_BYTES = 32 * 1024
+#: The most lines an attempt keeps (errand's cap). One more is sent, for
+#: errand to record that the log was cut; the rest are dropped here.
+LOG_KEPT_LINES = 1000
 
 
 class Job:
@@ -54,6 +77,16 @@ class Job:
         self._lease_expires_at = parse_timestamp(claimed["lease_expires_at"])
         self._interruption: type[JobInterrupted] | None = None
         self._uploaded: dict[str, Any] | None = None
+        # The lines logged and not yet sent, oldest first, each with its size
+        # as JSON; guarded by `_lock`, like the counts below.
+        self._log_lines: list[tuple[dict[str, Any], int]] = []
+        self._logged = 0
+        # False once lines are dropped rather than kept: past the attempt's
+        # cap, after a lost lease, and once the job ended.
+        self._log_open = True
+        # One sender at a time (the handler's thread, the heartbeats', the
+        # end's), so that batches arrive in the order they were logged.
+        self._log_sending = threading.Lock()
 
     def __repr__(self) -> str:
         return f"Job(id={self.id!r}, type={self.type!r}, attempt={self.attempt})"
@@ -104,6 +137,58 @@ class Job:
             raise
         except Unreachable as error:
             log.warning("job %s: progress not reported: %s", self.id, error)
+
+    def log(self, level: str, message: str, /, **fields: Any) -> None:
+        """Add a line to the attempt's log, which operators read on the job's
+        timeline (`GET /admin/jobs/{id}`, the console's job page); the job's
+        owner does not see it.
+
+        `level` is `"debug"`, `"info"`, `"warn"` or `"error"` (anything else
+        raises `ValueError`); `message` is up to 4096 characters (longer ones
+        are cut); `fields` are structured details, kept as a JSON object:
+        `job.log("info", "page drawn", page=3, ms=41)`. A value JSON cannot
+        carry is written as its `str()`, a NUL character as U+FFFD (errand
+        refuses NUL), and the fields of a line over 32 KiB are left out. The
+        line's time is the time of this call.
+
+        Lines are buffered and sent in batches: by the call that brings the
+        waiting lines to 100 (one request per 100 lines), with the lease's
+        renewals, and once more after the job ended, so most calls cost no
+        request. An attempt keeps 1,000 lines (and 256 KiB): later ones are
+        dropped, and errand records that the log was cut. Never raises for
+        errand's sake: lines errand could not be reached for are sent with a
+        later batch (dropped and logged at the job's end), and a lost lease
+        drops them and marks the job interrupted, as `progress()` does, for
+        the handler's next `check()` to raise."""
+        if level not in LOG_LEVELS:
+            raise ValueError(f"log level {level!r}: one of {', '.join(LOG_LEVELS)}")
+        line: dict[str, Any] = {
+            "level": level,
+            "message": _json_safe(message[:LOG_MESSAGE_CHARS]),
+            "at": datetime.now(timezone.utc).isoformat(timespec="microseconds").replace("+00:00", "Z"),
+        }
+        if fields:
+            line["fields"] = _json_safe(fields)
+        # As errand's JSON would be at most (httpx writes it more tightly).
+        size = len(json.dumps(line))
+        if size > LOG_LINE_BYTES and "fields" in line:
+            log.warning("job %s: a log line's fields were left out: %d bytes, over %d", self.id, size, LOG_LINE_BYTES)
+            del line["fields"]
+            size = len(json.dumps(line))
+        with self._lock:
+            if not self._log_open:
+                return
+            if self._interruption is LeaseLost:  # nothing more is sent for this attempt
+                self._close_log(drop=True)
+                return
+            self._log_lines.append((line, size))
+            self._logged += 1
+            if self._logged > LOG_KEPT_LINES:
+                self._log_open = False
+            full = len(self._log_lines) % LOG_BATCH == 0
+        if full:
+            # Not waited for when another thread is sending: the renewals or the end send them then.
+            self._send_log(min(PROGRESS_RETRY_FOR, self._retry_for), blocking=False)
 
     def checkpoint(self, value: Any, done: int = 0) -> None:
         """Record how far the job has come, so that should this attempt end
@@ -174,3 +259,92 @@ class Job:
     def _renewed(self, lease_expires_at: datetime) -> None:
         with self._lock:
             self._lease_expires_at = lease_expires_at
+
+    def _send_log(self, retry_for: float, *, blocking: bool = True, last: bool = False) -> None:
+        """Send the lines waiting, oldest first, in batches of up to 100 lines
+        and 60 KiB. Without `blocking`, returns at once if another thread is
+        sending. Lines errand could not be reached for wait for the next
+        call, unless this is the `last` (they are dropped then); lines errand
+        refuses are dropped; a lost lease drops every line, and later ones."""
+        if not self._log_sending.acquire(blocking=blocking):
+            return
+        try:
+            while True:
+                with self._lock:
+                    batch = _log_batch(self._log_lines)
+                if not batch:
+                    return
+                try:
+                    # A batch whose answer was lost, and which is sent again, may be recorded twice.
+                    self._api.logs(self.id, self.lease_id, batch, retry_for)
+                except LeaseLost:
+                    log.warning("job %s: lease lost: %d log line(s) dropped", self.id, self._drop_log())
+                    self._interrupt(LeaseLost)
+                    return
+                except Unreachable as error:
+                    if last:
+                        log.warning("job %s: %d log line(s) not sent: %s", self.id, self._drop_log(), error)
+                    else:
+                        log.info("job %s: log lines not sent yet: %s", self.id, error)
+                    return
+                except ApiError as error:
+                    # Another try would be refused too.
+                    log.warning("job %s: errand refused %d log line(s): %s", self.id, len(batch), error)
+                with self._lock:
+                    del self._log_lines[: len(batch)]
+        finally:
+            self._log_sending.release()
+
+    def _end_log(self, send: bool) -> None:
+        """The attempt ended: take no more lines, and send those waiting
+        (under the lease it ended with, which errand still takes them under),
+        or with `send` false (the lease was lost) drop them."""
+        with self._lock:
+            self._log_open = False
+        if send:
+            self._send_log(min(PROGRESS_RETRY_FOR, self._retry_for), last=True)
+        else:
+            self._drop_log()
+
+    def _drop_log(self) -> int:
+        """Drop the lines waiting, and any logged later; answers how many were waiting."""
+        with self._lock:
+            return self._close_log(drop=True)
+
+    def _close_log(self, drop: bool) -> int:
+        """With `_lock` held: take no more lines; drop those waiting if `drop`.
+        Answers how many were dropped."""
+        self._log_open = False
+        dropped = len(self._log_lines) if drop else 0
+        if drop:
+            self._log_lines.clear()
+        return dropped
+
+
+def _log_batch(lines: list[tuple[dict[str, Any], int]]) -> list[dict[str, Any]]:
+    """The first lines of `lines` that one `/logs` call takes: up to
+    `LOG_BATCH` of them and `LOG_BATCH_BYTES`, at least one."""
+    batch: list[dict[str, Any]] = []
+    size = 0
+    for line, line_size in lines[:LOG_BATCH]:
+        if batch and size + line_size > LOG_BATCH_BYTES:
+            break
+        batch.append(line)
+        size += line_size + 1
+    return batch
+
+
+def _json_safe(value: Any) -> Any:
+    """`value` as a log line carries it: strings without NUL, finite numbers,
+    lists and objects of them; anything else as its `str()`."""
+    if isinstance(value, str):
+        return value.replace("\0", "\ufffd")
+    if value is None or isinstance(value, (bool, int)):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else str(value)
+    if isinstance(value, dict):
+        return {_json_safe(str(key)): _json_safe(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_safe(item) for item in value]
+    return _json_safe(str(value))
