@@ -255,6 +255,16 @@ class Errand:
         job: dict[str, Any] = response.json()
         return job
 
+    def admin_job(self, job_id: str) -> dict[str, Any]:
+        """`GET /admin/jobs/{id}` as an operator: the job with its `history`
+        (each attempt's `logs` among it)."""
+        response = httpx.get(
+            f"{self.url}/admin/jobs/{job_id}", timeout=10, headers={"Authorization": f"Bearer {operator_token()}"}
+        )
+        assert response.status_code == 200, response.text
+        job: dict[str, Any] = response.json()
+        return job
+
     def wait_for_job(
         self, job_id: str, condition: Callable[[dict[str, Any]], bool], timeout: float = 15.0, what: str = "the job"
     ) -> dict[str, Any]:
@@ -299,3 +309,10 @@ def admin_token() -> str:
     if "admin" not in _tokens:
         _tokens["admin"] = mint_token("--tenant", TENANT, "--user", ADMIN, "--tenant-admin")
     return _tokens["admin"]
+
+
+def operator_token() -> str:
+    """An operator's token, `scope: operator`, for the `/admin` routes (minted once per run)."""
+    if "operator" not in _tokens:
+        _tokens["operator"] = mint_token("--operator", "--user", "olga")
+    return _tokens["operator"]

@@ -130,6 +130,15 @@ class WorkerApi:
         body = {"lease_id": lease_id, "checkpoint": value, "done": done}
         self._post(f"/worker/v1/jobs/{job_id}/checkpoint", body, retry_for)
 
+    def logs(self, job_id: str, lease_id: str, lines: list[dict[str, Any]], retry_for: float) -> None:
+        """Record lines the attempt logged (1 to 100, oldest first: `level`,
+        `message`, and `fields` and `at` when given) for the operators'
+        timeline; raises `LeaseLost` when the lease is neither the running
+        attempt's nor the one it just ended with. Not idempotent: a batch
+        retried after a lost answer may be recorded twice (harmless for a log)."""
+        body = {"lease_id": lease_id, "lines": lines}
+        self._post(f"/worker/v1/jobs/{job_id}/logs", body, retry_for)
+
     def complete(self, job_id: str, lease_id: str, result: dict[str, Any] | None, retry_for: float) -> None:
         """End the attempt as completed, with `result` when given."""
         body: dict[str, Any] = {"lease_id": lease_id}

@@ -5,6 +5,8 @@ before the lease runs out. The heartbeat's answer is also how a worker hears
 that a job must stop: `409 lease_lost` (rescued elsewhere, or ended) or
 `cancel_requested`. Either marks the job interrupted, which its handler sees
 at its next `progress()` or `check()`, and the job is no longer renewed.
+A renewal also sends the lines the job's handler logged since the last one
+(`Job.log()`), so that they reach the operators' timeline while it runs.
 """
 
 from __future__ import annotations
@@ -152,3 +154,6 @@ class Heartbeater:
             self.forget(job)
             return
         self._reschedule(job, renewal_interval(answer.lease_expires_at, answer.server_time))
+        # Retried no longer than the renewal, and skipped while the handler's
+        # thread sends lines itself: the other jobs' renewals must not wait.
+        job._send_log(min(interval, RETRY_INTERVAL), blocking=False)

@@ -179,7 +179,8 @@ class Job:
             if not self._log_open:
                 return
             if self._interruption is LeaseLost:  # nothing more is sent for this attempt
-                self._close_log(drop=True)
+                self._log_open = False
+                self._log_lines.clear()
                 return
             self._log_lines.append((line, size))
             self._logged += 1
@@ -309,16 +310,10 @@ class Job:
     def _drop_log(self) -> int:
         """Drop the lines waiting, and any logged later; answers how many were waiting."""
         with self._lock:
-            return self._close_log(drop=True)
-
-    def _close_log(self, drop: bool) -> int:
-        """With `_lock` held: take no more lines; drop those waiting if `drop`.
-        Answers how many were dropped."""
-        self._log_open = False
-        dropped = len(self._log_lines) if drop else 0
-        if drop:
+            self._log_open = False
+            dropped = len(self._log_lines)
             self._log_lines.clear()
-        return dropped
+            return dropped
 
 
 def _log_batch(lines: list[tuple[dict[str, Any], int]]) -> list[dict[str, Any]]:

@@ -206,6 +206,13 @@ class Worker:
         finally:
             # Renewed until here: sending the outcome may take retries.
             self._heartbeater.forget(job)
+            # The lines the handler logged last, under the lease the attempt
+            # ended with (errand takes them just after the end). After a lost
+            # lease they were dropped already.
+            try:
+                job._end_log(send=True)
+            except Exception:  # nor may a bug here
+                log.exception("job %s: sending its last log lines failed unexpectedly", job.id)
             with self._slots:
                 self._running -= 1
                 self._slots.notify_all()
@@ -247,6 +254,7 @@ class Worker:
             self._fail(job, "Cancelled.", retryable=False)
         else:
             log.info("job %s: stopped after its lease was lost; nothing sent", job.id)
+            job._end_log(send=False)
 
     def _complete(self, job: Job, result: dict[str, Any] | None) -> None:
         try:
