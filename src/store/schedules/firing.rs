@@ -26,10 +26,13 @@ use crate::domain::{
     firing, resolve_dates,
 };
 use crate::store::StoreError;
-use crate::store::queue::admission::{LOCK_KEY, RELEASE_KEY};
+use crate::store::queue::admission::RELEASE_KEY;
 use crate::store::queue::cancel::{CancelledBy, cancel_locked};
 use crate::store::queue::quota::{self, BatchCaps, Submitter};
 use crate::store::schedules::{Overlap, Schedule, columns, next_columns, schedule_from_row};
+use keys::{admission_key_of, keys_settled};
+
+mod keys;
 
 /// Due schedules, oldest due first, with their owner and whether the job of
 /// their latest occurrence is unfinished: `$1` now, `$2` rows at most. A
@@ -87,13 +90,6 @@ WHERE s.id = m.id";
 
 /// The queue row of a schedule's previous job, locked, for `cancel_previous`.
 const LOCK_PREVIOUS: &str = "SELECT state FROM job_queue WHERE job_id = $1 FOR UPDATE";
-
-/// Of the (tenant, type, admission key) triples given, those an unfinished
-/// job holds.
-const HELD_KEYS: &str = "
-SELECT q.tenant_id, q.job_type, q.admission_key
-FROM unnest($1::text[], $2::text[], $3::text[]) AS k (tenant_id, job_type, admission_key)
-JOIN job_queue q ON q.tenant_id = k.tenant_id AND q.job_type = k.job_type AND q.admission_key = k.admission_key";
 
 /// What a schedulable type's jobs are made with.
 #[derive(Clone)]
@@ -196,16 +192,7 @@ impl ScheduleFiring<'_> {
                 // Only an occurrence of a recurrence that parsed is fired.
                 let Ok(recurrence) = &recurrence else { continue };
                 let Some(params) = occurrence_params(&schedule, &occurrence, recurrence, terms) else { continue };
-                let template = terms.types.get(&schedule.job_type).and_then(|t| t.admission.as_ref());
-                let admission_key = match template.map(|t| t.key(&owner.0, &owner.1, &schedule.job_type, &params)) {
-                    Some(Err(missing)) => {
-                        tracing::warn!(schedule = %schedule.id, %missing, "a scheduled occurrence was skipped: its params");
-                        metrics::counter!("errand_schedule_occurrences_skipped_total", "reason" => "params")
-                            .increment(1);
-                        continue;
-                    }
-                    key => key.transpose().unwrap_or(None),
-                };
+                let Some(admission_key) = admission_key_of(&schedule, &owner, &params, terms) else { continue };
                 jobs.push(ScheduledJob {
                     id: Uuid::now_v7(),
                     schedule: index,
@@ -220,11 +207,7 @@ impl ScheduleFiring<'_> {
             nexts.push(next);
             schedules.push(schedule);
         }
-        lock_admission_keys(&tx, &jobs, &schedules, &owners).await?;
-        for previous in cancels {
-            cancel_previous(&tx, previous).await?;
-        }
-        let jobs = unheld(&tx, jobs, &schedules, &owners).await?;
+        let jobs = keys_settled(&tx, jobs, cancels, &schedules, &owners).await?;
         let jobs = self.within_quotas(&tx, jobs, &schedules, &owners).await?;
         let recorded = record_jobs(&tx, &jobs, &schedules, &owners, terms).await?;
         let mut last_jobs: Vec<Option<Uuid>> = vec![None; schedules.len()];
@@ -374,70 +357,4 @@ async fn cancel_previous(tx: &Transaction<'_>, job: JobId) -> Result<(), StoreEr
     cancel_locked(tx, LOCK_PREVIOUS, &[&job.0], job, CancelledBy::Owner, None).await?;
     tx.execute(&tx.prepare_cached(RELEASE_KEY).await?, &[&job.0]).await?;
     Ok(())
-}
-
-/// Each job's (tenant, type, admission key), for those with a key.
-fn admission_keys<'a>(
-    jobs: &'a [ScheduledJob],
-    schedules: &'a [Schedule],
-    owners: &'a [(String, String, Option<String>)],
-) -> impl Iterator<Item = (&'a str, &'a str, &'a str)> {
-    jobs.iter().filter_map(|job| {
-        let key = job.admission_key.as_ref()?;
-        Some((owners[job.schedule].0.as_str(), schedules[job.schedule].job_type.as_str(), key.as_str()))
-    })
-}
-
-/// Takes the locks of the jobs' admission keys (as a submission takes its
-/// one, `store/queue/admission.rs`), in key order, held until the pass commits.
-async fn lock_admission_keys(
-    tx: &Transaction<'_>,
-    jobs: &[ScheduledJob],
-    schedules: &[Schedule],
-    owners: &[(String, String, Option<String>)],
-) -> Result<(), StoreError> {
-    let mut keys: Vec<_> = admission_keys(jobs, schedules, owners).collect();
-    keys.sort_unstable();
-    keys.dedup();
-    let lock = tx.prepare_cached(LOCK_KEY).await?;
-    for (tenant, job_type, key) in keys {
-        tx.execute(&lock, &[&tenant, &job_type, &key]).await?;
-    }
-    Ok(())
-}
-
-/// The jobs whose admission key no unfinished job holds (and of several of
-/// the pass with one key, the first): the others are skipped, their work
-/// being done by that job.
-async fn unheld(
-    tx: &Transaction<'_>,
-    jobs: Vec<ScheduledJob>,
-    schedules: &[Schedule],
-    owners: &[(String, String, Option<String>)],
-) -> Result<Vec<ScheduledJob>, StoreError> {
-    let (tenants, (types, keys)): (Vec<&str>, (Vec<&str>, Vec<&str>)) =
-        admission_keys(&jobs, schedules, owners).map(|(t, j, k)| (t, (j, k))).unzip();
-    if keys.is_empty() {
-        return Ok(jobs);
-    }
-    let rows = tx.query(&tx.prepare_cached(HELD_KEYS).await?, &[&tenants, &types, &keys]).await?;
-    let mut held: std::collections::HashSet<(String, String, String)> = rows
-        .iter()
-        .map(|row| Ok((row.try_get("tenant_id")?, row.try_get("job_type")?, row.try_get("admission_key")?)))
-        .collect::<Result<_, StoreError>>()?;
-    let mut kept = Vec::with_capacity(jobs.len());
-    for job in jobs {
-        if let Some(key) = &job.admission_key {
-            let scope =
-                (owners[job.schedule].0.clone(), schedules[job.schedule].job_type.clone(), key.as_str().to_owned());
-            // Held, or taken by an earlier job of this pass.
-            if !held.insert(scope) {
-                tracing::info!(schedule = %schedules[job.schedule].id, "a scheduled occurrence was skipped: an unfinished job holds its admission key");
-                metrics::counter!("errand_schedule_occurrences_skipped_total", "reason" => "admission").increment(1);
-                continue;
-            }
-        }
-        kept.push(job);
-    }
-    Ok(kept)
 }
