@@ -780,12 +780,13 @@ AS $$
 $$;
 
 -- A tenant's next due jobs for a claim: its line in order (see
--- `errand_turn`), at most `max_jobs`, within its room (`tenant_limit` minus
--- its running jobs), leaving out types in `excluded_types`, the scopes an
--- operator paused (`job_pauses`: nothing of a paused tenant), held jobs
--- (`job_queue.held_by`) and, unless
--- `only_types` is NULL, types not in it; and none that would take its user
--- past `user_limit` running jobs. Rows: each job with its `rank`, how many
+-- `errand_turn`), at most `max_jobs`, within its room (`tenant_limit`, or
+-- less while the tenant ramps after a pause, minus its running jobs),
+-- leaving out types in `excluded_types`, the scopes an operator paused
+-- (`job_pauses`: nothing of a paused tenant), held jobs
+-- (`job_queue.held_by`) and, unless `only_types` is NULL, types not in it;
+-- a type of the tenant ramping after a pause only within its room; and
+-- none that would take its user past `user_limit` running jobs. Rows: each job with its `rank`, how many
 -- jobs its tenant would run with it (the tenant's running jobs plus its
 -- place in the line read). Inlined into both claims (`errand_claim_due`
 -- and the claim beside submissions, store/queue/batch_claim.rs).
