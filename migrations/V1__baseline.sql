@@ -445,6 +445,7 @@ AS $$
 #variable_conflict use_column
 DECLARE
     locked_tenants text[];
+    lock_types text[];
     locked_types boolean[];
     considered integer;
     last_tenant text;
@@ -499,24 +500,16 @@ BEGIN
     FROM tried t;
 
     IF cardinality(locked_tenants) > 0 THEN
-        -- A type ramping after a pause of every tenant (`job_ramps_now`) is
-        -- limited while it ramps: from 1 to its `concurrency`, or to
-        -- tenant_limit for a type without one.
-        IF EXISTS (SELECT 1 FROM job_ramps_now r WHERE r.tenant_id IS NULL) THEN
-            SELECT coalesce(array_agg(t.job_type ORDER BY t.job_type), '{}'),
-                   coalesce(array_agg(t.concurrency ORDER BY t.job_type), '{}')
-            INTO limited_types, type_limits
-            FROM (SELECT coalesce(l.job_type, r.job_type) AS job_type,
-                         CASE WHEN r.reached IS NULL THEN l.concurrency
-                              ELSE errand_ramp_cap(coalesce(l.concurrency, tenant_limit), r.reached)::integer
-                         END AS concurrency
-                  FROM unnest(limited_types, type_limits) AS l (job_type, concurrency)
-                  FULL JOIN (SELECT r.job_type, r.reached FROM job_ramps_now r WHERE r.tenant_id IS NULL) r
-                    ON r.job_type = l.job_type) t;
-        END IF;
+        -- The limited types' locks, and those of the types ramping after a
+        -- pause of every tenant (`job_ramps_now`), which are limited while
+        -- they ramp: from 1 to their `concurrency`, or to tenant_limit for a
+        -- type without one.
+        SELECT coalesce(array_agg(t.job_type ORDER BY t.job_type), '{}') INTO lock_types
+        FROM (SELECT l.job_type FROM unnest(limited_types) AS l (job_type)
+              UNION SELECT r.job_type FROM job_ramps_now r WHERE r.tenant_id IS NULL) t;
         SELECT coalesce(array_agg(pg_try_advisory_xact_lock(1701969922, hashtext(l.job_type)) ORDER BY l.i), '{}')
         INTO locked_types
-        FROM unnest(limited_types) WITH ORDINALITY AS l (job_type, i);
+        FROM unnest(lock_types) WITH ORDINALITY AS l (job_type, i);
 
         -- With a fresh snapshot, taken under those locks: for each locked
         -- tenant, its next due jobs (`errand_tenant_next`: its line's order,
@@ -524,7 +517,10 @@ BEGIN
         -- types without room; ranked by how many jobs their tenant would
         -- then run (fewest first, oldest first within a rank), so a free
         -- slot goes to the tenant using the fewest; at most max_jobs, and
-        -- within each limited type's room.
+        -- within each limited type's room. Which types ramp, and how far, is
+        -- read in this statement, with the pauses it reads: a type whose
+        -- ramp this statement sees and whose lock was not taken above (its
+        -- resume committed in between) has no room in this claim.
         -- (The `ANY (ARRAY (…))` forms are computed once, before the scans:
         -- they keep each tenant's scan an ordered walk of job_queue_due that
         -- stops at its limit, and the update and the read of params
@@ -532,13 +528,24 @@ BEGIN
         -- how few rows max_jobs allows, chose to hash-join and sort the whole
         -- queue.)
         RETURN QUERY
-        WITH type_room AS (
-            SELECT l.job_type,
-                   CASE WHEN l.locked
-                        THEN l.concurrency - (SELECT count(*) FROM job_queue r
-                                              WHERE r.job_type = l.job_type AND r.state = 'running')
+        WITH ramped AS (
+            SELECT r.job_type, r.reached FROM job_ramps_now r WHERE r.tenant_id IS NULL
+        ), limits AS (
+            SELECT t.job_type,
+                   CASE WHEN r.reached IS NULL THEN l.concurrency
+                        ELSE errand_ramp_cap(coalesce(l.concurrency, tenant_limit), r.reached) END AS concurrency
+            FROM (SELECT u.job_type FROM unnest(limited_types) AS u (job_type)
+                  UNION SELECT ramped.job_type FROM ramped) t
+            LEFT JOIN unnest(limited_types, type_limits) AS l (job_type, concurrency) ON l.job_type = t.job_type
+            LEFT JOIN ramped r ON r.job_type = t.job_type
+        ), type_room AS (
+            SELECT m.job_type,
+                   CASE WHEN k.locked
+                        THEN m.concurrency - (SELECT count(*) FROM job_queue r
+                                              WHERE r.job_type = m.job_type AND r.state = 'running')
                         ELSE 0 END AS room
-            FROM unnest(limited_types, type_limits, locked_types) AS l (job_type, concurrency, locked)
+            FROM limits m
+            LEFT JOIN unnest(lock_types, locked_types) AS k (job_type, locked) ON k.job_type = m.job_type
         ), excluded AS (  -- a column, not a sub-select: PostgreSQL inlines the function only so
             SELECT coalesce(array_agg(f.job_type) FILTER (WHERE f.room <= 0), '{}') AS types FROM type_room f
         ), candidates AS (
