@@ -116,23 +116,13 @@ async fn an_operator_who_may_not_see_a_types_params_does_not_see_its_logs() {
     assert!(hidden[1]["logs"][1].get("fields").is_none());
 }
 
-fn worker_token() -> String {
-    let claims = errand::domain::tokens::WorkerClaims {
-        sub: "invoice-renderer".into(),
-        scope: "worker".into(),
-        types: vec!["render_invoice".into()],
-        exp: now_secs() + 3600,
-    };
-    errand::domain::tokens::TokenIssuer::new(SECRET).unwrap().issue(&claims).unwrap()
-}
-
 #[actix_web::test]
 async fn an_external_worker_logs_under_its_lease_its_last_lines_after_its_end_and_never_under_another() {
     let app = TestApp::builder()
         .configure(|s| _ = s.job_types.insert("render_invoice".into(), job_type("external")))
         .spawn()
         .await;
-    let (worker, alice) = (worker_token(), token("acme", "alice"));
+    let (worker, alice) = (crate::worker_api::worker_token(&["render_invoice"]), token("acme", "alice"));
     let id = app.create(&alice, "render_invoice", json!({})).await;
     let claimed: Value = app.post_json(&worker, "/worker/v1/claim", json!({"wait": 5})).await.json().await.unwrap();
     let lease = claimed["jobs"][0]["lease_id"].as_str().unwrap().to_owned();

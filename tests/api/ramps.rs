@@ -17,8 +17,7 @@ const WITHIN: Duration = Duration::from_secs(20);
 /// A process that claims only when told (no backstop poll), with the `held`
 /// type behind a gate and a tenant limit of 5 that one user may fill.
 async fn quiet_app(configure: impl FnOnce(&mut errand::config::Settings)) -> (TestApp, Gate) {
-    spawn_app_with_gate(|s| {
-        s.workers.poll_interval = Duration::from_secs(3600);
+    crate::work::quiet_app_with_gate(|s| {
         s.workers.tenant_limit = nonzero(5);
         s.workers.user_limit = Some(nonzero(5));
         configure(s);

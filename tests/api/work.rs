@@ -23,7 +23,7 @@ async fn a_new_job_starts_without_waiting_for_a_poll() {
 }
 
 /// A process whose only work is what this test submits: no backstop poll.
-async fn quiet_app_with_gate(configure: impl FnOnce(&mut errand::config::Settings)) -> (TestApp, Gate) {
+pub(super) async fn quiet_app_with_gate(configure: impl FnOnce(&mut errand::config::Settings)) -> (TestApp, Gate) {
     spawn_app_with_gate(|s| {
         s.workers.poll_interval = Duration::from_secs(3600);
         configure(s);

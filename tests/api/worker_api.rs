@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use crate::helpers::*;
 
-fn worker_token(types: &[&str]) -> String {
+pub(super) fn worker_token(types: &[&str]) -> String {
     let claims = errand::domain::tokens::WorkerClaims {
         sub: "invoice-renderer".into(),
         scope: "worker".into(),

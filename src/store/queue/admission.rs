@@ -12,11 +12,11 @@ use crate::domain::{AdmissionKey, JobId, OnConflict};
 use crate::store::StoreError;
 use crate::store::jobs::CallerJobs;
 use crate::store::queue::cancel::{CancelledBy, LOCK_OWN, cancel_locked};
-use crate::store::queue::quota;
 use crate::store::queue::submit::{
     FIND_BY_KEY, INSERT_OR_FIND, INSERT_OR_FIND_CAPPED, InsertBatch, NewJob, Submission, Submissions, admitted,
     answers, submission_from_row, submitters,
 };
+use crate::store::queue::{millis, quota};
 
 /// Takes the lock of admission key `$3` of type `$2` in tenant `$1` until
 /// the transaction ends.
@@ -34,16 +34,17 @@ FOR UPDATE";
 
 /// Debounces the waiting job `$1`: it starts `$2` ms from now, but no later
 /// than `$3` ms after it was first asked for, with the params `$4` of the
-/// latest request.
+/// latest request. (The queue row's `run_at` is the live one while the job
+/// is unfinished: `jobs_live`.)
 const DEBOUNCE: &str = "
 WITH moved AS (
     UPDATE job_queue q SET run_at = least(now() + $2 * interval '1 millisecond',
                                           j.created_at + $3 * interval '1 millisecond')
     FROM jobs j
     WHERE q.job_id = $1 AND j.id = q.job_id AND q.state IN ('available', 'retryable')
-    RETURNING q.job_id, q.run_at
+    RETURNING q.job_id
 )
-UPDATE jobs j SET params = $4, run_at = m.run_at FROM moved m WHERE j.id = m.job_id";
+UPDATE jobs j SET params = $4 FROM moved m WHERE j.id = m.job_id";
 
 /// The running job `$1` gives up its admission key (it goes on running; a
 /// new job takes the key).
@@ -190,8 +191,4 @@ impl Submissions<'_> {
         cancel_locked(tx, LOCK_OWN, &[&tenant, &user, &id.0], id, CancelledBy::Superseded, None).await?;
         Ok(())
     }
-}
-
-fn millis(duration: std::time::Duration) -> f64 {
-    duration.as_secs_f64() * 1000.0
 }

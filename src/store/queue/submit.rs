@@ -353,7 +353,7 @@ impl<'a> InsertBatch<'a> {
             nth_of_owner: nth_of_owner(order.iter().map(|&i| &jobs[i].caller)),
             formats: order.iter().map(|&i| jobs[i].format.map(ExportFormat::as_str)).collect(),
             admission_keys: order.iter().map(|&i| jobs[i].admission_key.as_ref().map(AdmissionKey::as_str)).collect(),
-            start_after_ms: order.iter().map(|&i| jobs[i].start_after.map(|d| d.as_secs_f64() * 1000.0)).collect(),
+            start_after_ms: order.iter().map(|&i| jobs[i].start_after.map(super::millis)).collect(),
             ids,
             fingerprints,
         }
