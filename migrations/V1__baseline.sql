@@ -88,6 +88,11 @@ CREATE TABLE jobs (
     -- `schedules`, where the foreign key and index are).
     schedule_id       uuid,
     scheduled_for     timestamptz,
+    -- The W3C `traceparent` of the request that recorded the job (errand's
+    -- request span when it exports traces, else the caller's header as it
+    -- came), NULL without either: its first attempt continues that trace,
+    -- later ones link to it (`telemetry::traces`).
+    traceparent       text CHECK (length(traceparent) = 55),
     idempotency_key   text NOT NULL,
     -- sha256 of the job type and the canonical JSON of its params.
     fingerprint       bytea NOT NULL,
@@ -378,7 +383,8 @@ SELECT j.id, j.tenant_id, j.user_id, j.idempotency_key, j.fingerprint, j.job_typ
        j.format,
        -- The running or latest attempt's (see `job_queue.resumed_from`).
        CASE WHEN q.job_id IS NULL THEN j.resumed_from ELSE q.resumed_from END AS resumed_from,
-       q.held_by
+       q.held_by,
+       j.traceparent
 FROM jobs j LEFT JOIN job_queue q ON q.job_id = j.id;
 
 -- A claim in one round trip.
@@ -438,7 +444,7 @@ CREATE FUNCTION errand_claim_due(
     claim_owner uuid, lease_ms double precision, only_types text[], claim uuid)
 RETURNS TABLE (kind text, next_after_tenant text, id uuid, tenant_id text, user_id text, job_type text,
                params jsonb, attempt integer, lease_id uuid, due_at timestamptz, format text,
-               scheduled_for timestamptz, checkpoint jsonb)
+               scheduled_for timestamptz, checkpoint jsonb, traceparent text)
 LANGUAGE plpgsql VOLATILE
 SET plan_cache_mode = force_generic_plan SET enable_seqscan = off SET enable_bitmapscan = off
 AS $$
@@ -574,14 +580,14 @@ BEGIN
             RETURNING q.job_id, q.attempt, q.lease_id, q.run_at, q.checkpoint -> 'value' AS checkpoint
         )
         SELECT 'job', NULL::text, j.id, j.tenant_id, j.user_id, j.job_type, j.params, c.attempt, c.lease_id, c.run_at,
-               j.format, j.scheduled_for, c.checkpoint
+               j.format, j.scheduled_for, c.checkpoint, j.traceparent
         FROM jobs j JOIN claimed c ON c.job_id = j.id
         WHERE j.id = ANY (ARRAY (SELECT c2.job_id FROM claimed c2));
     END IF;
 
     RETURN QUERY SELECT 'cursor', CASE WHEN considered < max_tenants OR wrapped THEN '' ELSE last_tenant END,
                         NULL::uuid, NULL::text, NULL::text, NULL::text, NULL::jsonb, NULL::integer, NULL::uuid,
-                        NULL::timestamptz, NULL::text, NULL::timestamptz, NULL::jsonb;
+                        NULL::timestamptz, NULL::text, NULL::timestamptz, NULL::jsonb, NULL::text;
 END
 $$;
 

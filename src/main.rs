@@ -125,7 +125,14 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    errand::telemetry::init(settings.log.format);
+    // Kept to the end: dropping it exports the spans still buffered.
+    let _traces = match errand::telemetry::init(settings.log.format) {
+        Ok(exporter) => exporter,
+        Err(error) => {
+            eprintln!("errand: {error}");
+            return ExitCode::from(2);
+        }
+    };
     let result = match cli.command {
         Command::Serve => actix_web::rt::System::new().block_on(serve(settings)),
         Command::Migrate => actix_web::rt::System::new().block_on(migrate(settings)),

@@ -12,7 +12,7 @@ use tokio_postgres::Row;
 use tokio_postgres::types::ToSql;
 
 use super::StoreError;
-use crate::domain::{BatchCounts, BatchId, Caller, Fingerprint, IdempotencyKey, JobId, QuotaExceeded};
+use crate::domain::{BatchCounts, BatchId, Caller, Fingerprint, IdempotencyKey, JobId, QuotaExceeded, TraceParent};
 use crate::store::queue::quota::{self, Submitter};
 
 /// Records batch $1 of $2's user $3 ($4: their email) under key $5
@@ -20,7 +20,8 @@ use crate::store::queue::quota::{self, Submitter};
 /// $9), each of $10 attempts at most, unless the key already names a batch.
 /// The quota caps $11 (empty: none) are checked by the counting trigger on
 /// the children queued, as for any submission (`submit.rs`): a batch over a
-/// cap records nothing. Answers the batch if it was recorded.
+/// cap records nothing. The children carry the request's trace $13.
+/// Answers the batch if it was recorded.
 const CREATE: &str = "
 WITH batch AS (
     INSERT INTO batches (id, tenant_id, user_id, user_email, idempotency_key, fingerprint, job_type, total)
@@ -31,9 +32,9 @@ WITH batch AS (
               finished_at
 ), children AS (
     INSERT INTO jobs (id, tenant_id, user_id, user_email, idempotency_key, fingerprint, job_type, params, max_attempts,
-                      batch_id, priority)
+                      batch_id, priority, traceparent)
     SELECT errand_uuid_v7(), b.tenant_id, b.user_id, b.user_email, 'batch:' || b.id || ':' || i.n, i.fingerprint,
-           b.job_type, i.params, $10, b.id, $12::smallint
+           b.job_type, i.params, $10, b.id, $12::smallint, $13::text
     FROM batch b, unnest($8::jsonb[], $9::bytea[]) WITH ORDINALITY AS i (params, fingerprint, n)
     ORDER BY i.n
     RETURNING id, tenant_id, user_id, job_type, run_at, priority
@@ -136,6 +137,8 @@ pub struct NewBatch {
     pub max_attempts: u32,
     /// The children's (a bulk class's, see `domain::priority`).
     pub priority: i16,
+    /// The trace of the request that recorded it: its children's.
+    pub trace: Option<TraceParent>,
 }
 
 /// A child that did not complete, for the batch's report.
@@ -173,7 +176,8 @@ impl CallerBatches<'_> {
         let (tenant, user) = self.owner();
         let caps = if self.quotas.enforced() { self.batch_caps.as_text() } else { "" };
         let attempts = i32::try_from(batch.max_attempts).unwrap_or(i32::MAX);
-        let params: [&(dyn ToSql + Sync); 12] = [
+        let trace = batch.trace.as_ref().map(TraceParent::as_str);
+        let params: [&(dyn ToSql + Sync); 13] = [
             &id.0,
             &tenant,
             &user,
@@ -186,6 +190,7 @@ impl CallerBatches<'_> {
             &attempts,
             &caps,
             &batch.priority,
+            &trace,
         ];
         let client = self.pool.get().await?;
         match client.query_opt(&client.prepare_cached(CREATE).await?, &params).await {

@@ -201,3 +201,13 @@ async fn serve_prints_the_address_it_actually_bound() {
     let address = &errand.listening;
     assert!(address.starts_with("0.0.0.0:") && !address.ends_with(":0"), "{address}");
 }
+
+#[test]
+fn a_trace_exporter_errand_cannot_make_is_refused_naming_its_variable() {
+    let (code, stderr) = errand_with(&[
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4317"),
+        ("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc"),
+    ]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("OTEL_EXPORTER_OTLP_PROTOCOL"), "{stderr}");
+}

@@ -46,6 +46,7 @@ mod schedules;
 mod shutdown;
 mod submit;
 mod tls;
+mod traces;
 mod unsubscribe;
 mod webhook_deliveries;
 mod webhooks;

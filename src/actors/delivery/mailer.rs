@@ -14,6 +14,7 @@ use std::time::Duration;
 
 use actix::prelude::*;
 use futures_util::future::join_all;
+use tracing::Instrument;
 
 use crate::actors::delivery::until_recorded::until_answered;
 use crate::config::EmailSettings;
@@ -78,8 +79,30 @@ impl Mailer {
     }
 }
 
-/// Sends one email and records the outcome.
+/// Sends one email and records the outcome, in a span of the job's trace.
 async fn deliver(store: &Store, smtp: &SmtpMailer, job_types: &JobTypes, settings: &EmailSettings, email: OutboxEmail) {
+    let span = tracing::info_span!(
+        parent: None,
+        "email",
+        job = %email.job,
+        tenant = %email.tenant,
+        attempt = email.attempt,
+        otel.name = "send email",
+        otel.kind = "client",
+        otel.status_code = tracing::field::Empty,
+    );
+    crate::telemetry::traces::join_job_trace(&span, email.trace.as_ref(), email.job_attempts.into());
+    send(store, smtp, job_types, settings, email, &span).instrument(span.clone()).await;
+}
+
+async fn send(
+    store: &Store,
+    smtp: &SmtpMailer,
+    job_types: &JobTypes,
+    settings: &EmailSettings,
+    email: OutboxEmail,
+    span: &tracing::Span,
+) {
     let display_name = job_types.display_name(&email.job_type);
     let rules = store.notification_rules();
     let category = rules.category_of(&email.job_type);
@@ -110,6 +133,9 @@ async fn deliver(store: &Store, smtp: &SmtpMailer, job_types: &JobTypes, setting
         Err(MailError::Transient(_)) => "deferred",
     };
     metrics::counter!("errand_emails_total", "result" => result).increment(1);
+    if sent.is_err() {
+        span.record("otel.status_code", "error");
+    }
     let what = format!("the email of job {}", email.job);
     match sent {
         Ok(response) => until_answered(&what, || outbox.record_sent(&email, &response)).await,

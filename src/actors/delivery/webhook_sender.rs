@@ -32,6 +32,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use actix::prelude::*;
 use serde_json::json;
+use tracing::Instrument;
 use uuid::Uuid;
 
 use crate::actors::delivery::until_recorded::until_answered;
@@ -41,6 +42,7 @@ use crate::jobs::{JobView, downloadable, rfc3339};
 use crate::outbound::policy::OutboundPolicy;
 use crate::storage::Storage;
 use crate::store::{DeliveryOutcome, DeliverySubject, Store, WebhookDelivery};
+use crate::telemetry::traces;
 
 /// Deliveries in flight at once, at most. They are sent as a pipeline, not
 /// in rounds: a slow endpoint (up to `[webhooks] timeout`) holds up its own
@@ -211,13 +213,16 @@ impl Sender {
     /// Makes one attempt of `delivery`: what became of it, and how long it took.
     async fn attempt_and_judge(&self, delivery: &WebhookDelivery) -> (DeliveryOutcome, Duration) {
         let started = Instant::now();
-        let outcome = match self.attempt(delivery).await {
+        let span = delivery_span(delivery);
+        let outcome = match self.attempt(delivery, &span).instrument(span.clone()).await {
             Ok(()) => DeliveryOutcome::Delivered,
             Err((status, error)) => {
                 let attempt = u32::try_from(delivery.attempt).unwrap_or(u32::MAX);
                 let policy = self.settings.retry_policy();
                 let delay = policy.allows_another(attempt).then(|| policy.next_delay(attempt));
                 tracing::info!(delivery = %delivery.id, attempt, %error, again = delay.is_some(), "webhook not delivered");
+                span.record("otel.status_code", "error");
+                span.record("otel.status_description", error.as_str());
                 DeliveryOutcome::Failed { status, error, delay }
             }
         };
@@ -247,8 +252,8 @@ impl Sender {
         }
     }
 
-    /// One POST of `delivery`: `Ok` on a 2xx, else the status (if any) and why.
-    async fn attempt(&self, delivery: &WebhookDelivery) -> Result<(), (Option<u16>, String)> {
+    /// One POST of `delivery`, in `span`: `Ok` on a 2xx, else the status (if any) and why.
+    async fn attempt(&self, delivery: &WebhookDelivery, span: &tracing::Span) -> Result<(), (Option<u16>, String)> {
         // The addresses are checked as the client resolves them, for this connection.
         let url = self.policy.check_form(&delivery.url).map_err(|refused| (None, refused.to_string()))?;
         let data = match &delivery.about {
@@ -264,20 +269,22 @@ impl Sender {
         let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default().as_secs();
         let signed = crate::outbound::webhook_signature::sign(&delivery.secret, &delivery.id.to_string(), now, &body)
             .map_err(|e| (None, e.to_string()))?;
-        let response = self
+        let mut request = self
             .client
             .post(url)
             .header("content-type", "application/json")
             .header("webhook-id", signed.id)
             .header("webhook-timestamp", signed.timestamp)
-            .header("webhook-signature", signed.signature)
-            .body(body)
-            .send()
-            .await
-            .map_err(|e| match crate::outbound::policy::refusal_in(&e) {
-                Some(refused) => (None, refused.to_string()),
-                None => (None, format!("no answer: {e}")),
-            })?;
+            .header("webhook-signature", signed.signature);
+        // The receiver's work joins the trace: this span's, or (when errand
+        // exports no spans) the job's request's, passed on as it came.
+        if let Some(trace) = traces::parent_of(span).or_else(|| delivery.trace.clone()) {
+            request = request.header("traceparent", trace.as_str());
+        }
+        let response = request.body(body).send().await.map_err(|e| match crate::outbound::policy::refusal_in(&e) {
+            Some(refused) => (None, refused.to_string()),
+            None => (None, format!("no answer: {e}")),
+        })?;
         let status = response.status();
         if status.is_success() {
             Ok(())
@@ -306,4 +313,33 @@ impl Actor for WebhookSender {
         ctx.run_interval(self.poll_interval, |act, ctx| act.claim(ctx));
         self.claim(ctx);
     }
+}
+
+/// A delivery's span (a client span): in the trace of the request that
+/// recorded its job when the job ended in its first attempt, else in one of
+/// its own, linked to it, as the job's later attempts are
+/// (`telemetry::traces`).
+fn delivery_span(delivery: &WebhookDelivery) -> tracing::Span {
+    let span = tracing::info_span!(
+        parent: None,
+        "webhook delivery",
+        delivery = %delivery.id,
+        event = %delivery.event,
+        attempt = delivery.attempt,
+        tenant = tracing::field::Empty,
+        otel.name = format!("send {}", delivery.event),
+        otel.kind = "client",
+        otel.status_code = tracing::field::Empty,
+        otel.status_description = tracing::field::Empty,
+        http.request.method = "POST",
+        server.address = tracing::field::Empty,
+    );
+    if let DeliverySubject::Job(job) = &delivery.about {
+        span.record("tenant", job.tenant.as_str());
+        traces::join_job_trace(&span, delivery.trace.as_ref(), job.attempt.into());
+    }
+    if let Ok(url) = url::Url::parse(&delivery.url) {
+        span.record("server.address", url.host_str().unwrap_or_default());
+    }
+    span
 }

@@ -22,7 +22,7 @@ use crate::actors::running::leases::LeaseChange;
 use crate::actors::running::progress::ProgressChange;
 use crate::actors::running::worker::{Abandon, JobWorker, WorkerDone, WorkerLinks};
 use crate::actors::signals::WorkerSlot;
-use crate::domain::{Caller, IdempotencyKey, JobId, Outcome, TenantId};
+use crate::domain::{Caller, IdempotencyKey, JobId, Outcome, TenantId, TraceParent};
 use crate::jobs::{FormatRefused, JobType, JobTypes, ParamsError};
 use crate::store::{ClaimedJob, Completion, Ender, NewJob, Store, StoreError, Submission};
 
@@ -38,6 +38,8 @@ pub struct SubmitJob {
     pub priority: i8,
     /// The file format asked for (an export's), by name; its type's first when `None`.
     pub format: Option<String>,
+    /// The trace of the request (`http::support::request_id::trace_of`).
+    pub trace: Option<TraceParent>,
 }
 
 /// Run a claimed job (sent by the dispatcher, through the registry, which
@@ -227,6 +229,7 @@ impl Handler<SubmitJob> for JobSupervisor {
                 format,
                 admission_key,
                 start_after: None,
+                trace: msg.trace,
             };
             // A job with an admission key is decided under its key's lock,
             // in a transaction of its own; the others are batched.

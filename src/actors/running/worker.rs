@@ -87,6 +87,9 @@ pub struct JobWorker {
     stopping: tokio::sync::watch::Sender<bool>,
     /// Set once the handler has returned.
     ended: tokio::sync::watch::Sender<bool>,
+    /// The attempt's span: its logs' fields, and its trace's consumer span
+    /// (open until its end is recorded).
+    span: tracing::Span,
 }
 
 /// How long a handler told the process is stopping has to record a
@@ -107,7 +110,32 @@ impl JobWorker {
             logs: crate::jobs::AttemptLog::default(),
             stopping: tokio::sync::watch::Sender::new(false),
             ended: tokio::sync::watch::Sender::new(false),
+            span: tracing::Span::none(),
         }
+    }
+
+    /// The attempt's span (OpenTelemetry's messaging conventions): the first
+    /// attempt continues the trace of the request that recorded the job, a
+    /// later one starts its own, linked to it (`telemetry::traces`).
+    fn attempt_span(job: &ClaimedJob) -> tracing::Span {
+        let span = tracing::info_span!(
+            parent: None,
+            "attempt",
+            job = %job.id,
+            job_type = %job.job_type,
+            attempt = job.attempt,
+            tenant = %job.tenant,
+            otel.name = format!("process {}", job.job_type),
+            otel.kind = "consumer",
+            otel.status_code = tracing::field::Empty,
+            otel.status_description = tracing::field::Empty,
+            messaging.system = "errand",
+            messaging.operation.type = "process",
+            messaging.destination.name = %job.job_type,
+            messaging.message.id = %job.id,
+        );
+        crate::telemetry::traces::join_job_trace(&span, job.trace.as_ref(), job.attempt.into());
+        span
     }
 
     fn context(&self) -> JobContext {
@@ -150,6 +178,10 @@ impl JobWorker {
 
     fn finish(&mut self, outcome: Outcome, ctx: &mut Context<Self>) {
         self.finishing = true;
+        if let Outcome::Retry { error, .. } | Outcome::Requeue { error } | Outcome::Failed { error } = &outcome {
+            self.span.record("otel.status_code", "error");
+            self.span.record("otel.status_description", error.as_str());
+        }
         // The outcome is known and only needs writing: the worker lives on,
         // keeping its lease, until it is written, but needs no slot for that.
         self.links.slots.do_send(WorkerSlot::Released);
@@ -203,13 +235,8 @@ impl Actor for JobWorker {
 
     fn started(&mut self, ctx: &mut Self::Context) {
         // Every line the handler logs carries the job, its type and attempt.
-        let span = tracing::info_span!(
-            "attempt",
-            job = %self.job.id,
-            job_type = %self.job.job_type,
-            attempt = self.job.attempt,
-            tenant = %self.job.tenant,
-        );
+        self.span = Self::attempt_span(&self.job);
+        let span = self.span.clone();
         let Some(handler) = self.job_type.handler.clone() else {
             // Claims leave external types to external workers: only a process
             // configured otherwise than the one that recorded the job lands here.

@@ -4,6 +4,7 @@ pub mod attempt;
 pub mod log;
 pub mod priority;
 pub mod retry;
+pub mod trace;
 
 use std::fmt;
 use std::str::FromStr;

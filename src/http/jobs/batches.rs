@@ -105,7 +105,8 @@ pub async fn submit(
         let reason = "an item must be a JSON object (a job's params)".to_owned();
         return Err(AppError::InvalidParams(crate::jobs::ParamsError { field: format!("/items/{i}"), reason }));
     }
-    let msg = SubmitBatch { caller: caller.clone(), key, job_type: path.into_inner(), items };
+    let trace = crate::http::support::request_id::trace_of(&req);
+    let msg = SubmitBatch { caller: caller.clone(), key, job_type: path.into_inner(), items, trace };
     match state.ask(&caller, msg).await?? {
         BatchSubmission::Created(batch) => Ok(HttpResponse::Accepted()
             .insert_header((header::LOCATION, format!("/batches/{}", batch.id)))

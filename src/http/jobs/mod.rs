@@ -61,7 +61,8 @@ pub async fn submit(
     let key = idempotency_key(&req)?;
     let SubmitOptions { priority, format } = submit_options(&req)?;
     let params = Value::Object(body::json_object(payload).await?);
-    let msg = SubmitJob { caller: caller.clone(), key, job_type: path.into_inner(), params, priority, format };
+    let trace = crate::http::support::request_id::trace_of(&req);
+    let msg = SubmitJob { caller: caller.clone(), key, job_type: path.into_inner(), params, priority, format, trace };
     match state.ask(&caller, msg).await?? {
         Submission::Created(job) => Ok(HttpResponse::Accepted()
             .insert_header((header::LOCATION, format!("/jobs/{}", job.id)))

@@ -3,14 +3,20 @@
 //! the request's tracing span, which the caller's tenant and user join once
 //! the token is checked (see [`record_caller`]), so a request's log lines can
 //! be followed end to end.
+//!
+//! The same span is the request's server span in a trace: a child of the
+//! caller's W3C `traceparent` when it sends one (see `telemetry::traces`),
+//! and the parent of what the request records ([`trace_of`]).
 
 use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::http::header::{HeaderName, HeaderValue};
 use actix_web::middleware::Next;
+use actix_web::{HttpMessage, HttpRequest};
 use tracing::Instrument;
 
-use crate::domain::Caller;
+use crate::domain::{Caller, TraceParent};
+use crate::telemetry::traces;
 
 /// The header carrying the id, both ways.
 pub const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
@@ -33,12 +39,34 @@ pub async fn request_id(
         path = %req.path(),
         tenant = tracing::field::Empty,
         user = tracing::field::Empty,
+        otel.name = format!("{} {}", req.method(), req.match_pattern().as_deref().unwrap_or("unmatched")),
+        otel.kind = "server",
+        http.response.status_code = tracing::field::Empty,
     );
-    let mut response = next.call(req).instrument(span).await?;
+    let header = |name: &str| req.headers().get(name).and_then(|value| value.to_str().ok());
+    let incoming = header("traceparent").and_then(TraceParent::parse);
+    if let Some(parent) = &incoming {
+        traces::continue_trace(&span, parent, header("tracestate"));
+        req.extensions_mut().insert(IncomingTrace(parent.clone()));
+    }
+    let mut response = next.call(req).instrument(span.clone()).await?;
+    span.record("http.response.status_code", response.status().as_u16());
     if let Ok(value) = HeaderValue::from_str(&id) {
         response.headers_mut().insert(REQUEST_ID, value);
     }
     Ok(response)
+}
+
+/// The caller's `traceparent`, as it came.
+#[derive(Clone)]
+struct IncomingTrace(TraceParent);
+
+/// The trace what `req` records belongs to: its own span's when spans are
+/// exported, else the caller's `traceparent` as it came (passed on unread),
+/// else none.
+pub fn trace_of(req: &HttpRequest) -> Option<TraceParent> {
+    traces::parent_of(&tracing::Span::current())
+        .or_else(|| req.extensions().get::<IncomingTrace>().map(|incoming| incoming.0.clone()))
 }
 
 /// Adds the authenticated caller to the current request's span.

@@ -62,6 +62,15 @@ pub struct LeasedJob {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<Object>)]
     checkpoint: Option<Value>,
+    /// A first attempt's trace: the W3C `traceparent` of the request that
+    /// recorded the job. Make the span that runs it a child of this one, and
+    /// send it as the `traceparent` header of this job's calls.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    traceparent: Option<String>,
+    /// A later attempt's: the same request's `traceparent`, to *link* the
+    /// span that runs it to (a retry starts a trace of its own).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    trace_link: Option<String>,
 }
 
 #[derive(Serialize, utoipa::ToSchema)]
@@ -104,16 +113,22 @@ pub async fn claim(
     let jobs = leased
         .jobs
         .into_iter()
-        .map(|job| LeasedJob {
-            id: job.id,
-            job_type: job.job_type,
-            params: job.params,
-            tenant: job.tenant.to_string(),
-            user: job.user.to_string(),
-            attempt: job.attempt,
-            lease_id: job.lease.0,
-            lease_expires_at: expires.clone(),
-            checkpoint: job.checkpoint,
+        .map(|job| {
+            let trace = job.trace.map(|trace| trace.to_string());
+            let (traceparent, trace_link) = if job.attempt == 1 { (trace, None) } else { (None, trace) };
+            LeasedJob {
+                id: job.id,
+                job_type: job.job_type,
+                params: job.params,
+                tenant: job.tenant.to_string(),
+                user: job.user.to_string(),
+                attempt: job.attempt,
+                lease_id: job.lease.0,
+                lease_expires_at: expires.clone(),
+                checkpoint: job.checkpoint,
+                traceparent,
+                trace_link,
+            }
         })
         .collect();
     Ok(HttpResponse::Ok().json(Claimed { jobs }))

@@ -27,7 +27,7 @@ use serde_json::Value;
 use tokio_postgres::Row;
 use uuid::Uuid;
 
-use crate::domain::{ExportFormat, JobId, LeaseId, Outcome, TenantId, UserId};
+use crate::domain::{ExportFormat, JobId, LeaseId, Outcome, TenantId, TraceParent, UserId};
 use crate::store::queue::finish::{Completion, Ender};
 use crate::store::queue::lost_claims::LostClaim;
 use crate::store::queue::millis;
@@ -53,6 +53,8 @@ pub struct ClaimedJob {
     pub scheduled_for: Option<DateTime<Utc>>,
     /// The checkpoint an earlier attempt of the run recorded: this one resumes there.
     pub checkpoint: Option<Value>,
+    /// The trace of the request that recorded it (`telemetry::traces`).
+    pub trace: Option<TraceParent>,
 }
 
 /// Job types whose running jobs are limited across all processes.
@@ -294,5 +296,7 @@ fn claimed_from_row(row: &Row) -> Result<ClaimedJob, StoreError> {
         format: row.try_get::<_, Option<&str>>("format")?.and_then(|f| f.parse().ok()),
         scheduled_for: row.try_get("scheduled_for")?,
         checkpoint: row.try_get("checkpoint")?,
+        // Held to the form errand writes by the column's CHECK; anything else is no trace.
+        trace: row.try_get::<_, Option<&str>>("traceparent")?.and_then(TraceParent::parse),
     })
 }

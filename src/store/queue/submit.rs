@@ -13,7 +13,7 @@ use deadpool_postgres::{Client, GenericClient, Pool};
 use tokio_postgres::Row;
 
 use crate::domain::{
-    AdmissionKey, Caller, ExportFormat, Fingerprint, IdempotencyKey, Job, JobId, QuotaExceeded, Quotas,
+    AdmissionKey, Caller, ExportFormat, Fingerprint, IdempotencyKey, Job, JobId, QuotaExceeded, Quotas, TraceParent,
 };
 use crate::store::StoreError;
 use crate::store::jobs::job_from_row;
@@ -27,14 +27,15 @@ macro_rules! insert_or_find {
 WITH input AS (
     SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bytea[], $7::text[],
                          $8::jsonb[], $9::integer[], $10::smallint[], $11::integer[], $12::text[], $13::text[],
-                         $14::float8[])
+                         $14::float8[], $15::text[])
         WITH ORDINALITY AS i (id, tenant_id, user_id, user_email, idempotency_key, fingerprint, job_type, params,
-                              max_attempts, priority, nth_of_owner, format, admission_key, start_after_ms, n)
+                              max_attempts, priority, nth_of_owner, format, admission_key, start_after_ms, traceparent,
+                              n)
 ), inserted AS (
     INSERT INTO jobs (id, tenant_id, user_id, user_email, idempotency_key, fingerprint, job_type, params, max_attempts,
-                      priority, format, run_at)
+                      priority, format, run_at, traceparent)
     SELECT id, tenant_id, user_id, user_email, idempotency_key, fingerprint, job_type, params, max_attempts, priority,
-           format, now() + coalesce(start_after_ms, 0) * interval '1 millisecond'
+           format, now() + coalesce(start_after_ms, 0) * interval '1 millisecond', traceparent
     FROM input WHERE ",
             $insert_if,
             " ORDER BY n
@@ -76,7 +77,7 @@ WHERE NOT EXISTS (SELECT 1 FROM inserted x WHERE x.id = i.id)"
 pub(in crate::store) const INSERT_OR_FIND: &str = insert_or_find!("true");
 
 /// [`INSERT_OR_FIND`] when quotas are kept: the statement sets the caps that
-/// hold (`$15`, see `quota::BatchCaps`) for its own transaction, and the
+/// hold (`$16`, see `quota::BatchCaps`) for its own transaction, and the
 /// trigger that counts the queued jobs checks them on the counts it has just
 /// written (`errand_count_queued` in `migrations/V1__baseline.sql`). A batch
 /// that would take any count over its cap records nothing: the statement
@@ -84,7 +85,7 @@ pub(in crate::store) const INSERT_OR_FIND: &str = insert_or_find!("true");
 /// decides job by job. Far from the caps, the check costs no statement of its
 /// own.
 pub(in crate::store) const INSERT_OR_FIND_CAPPED: &str =
-    insert_or_find!("(SELECT set_config('errand.quota_caps', $15::text, true)) IS NOT NULL");
+    insert_or_find!("(SELECT set_config('errand.quota_caps', $16::text, true)) IS NOT NULL");
 
 /// The job the caller's key names, read with a fresh snapshot.
 pub(in crate::store) const FIND_BY_KEY: &str = "
@@ -137,6 +138,8 @@ pub struct NewJob {
     /// How long after it is recorded it may start (a debounced job's wait);
     /// at once when `None`.
     pub start_after: Option<Duration>,
+    /// The trace of the request that recorded it (`telemetry::traces`).
+    pub trace: Option<TraceParent>,
 }
 
 impl NewJob {
@@ -329,6 +332,7 @@ pub(in crate::store) struct InsertBatch<'a> {
     formats: Vec<Option<&'static str>>,
     admission_keys: Vec<Option<&'a str>>,
     start_after_ms: Vec<Option<f64>>,
+    traces: Vec<Option<&'a str>>,
 }
 
 impl<'a> InsertBatch<'a> {
@@ -354,6 +358,7 @@ impl<'a> InsertBatch<'a> {
             formats: order.iter().map(|&i| jobs[i].format.map(ExportFormat::as_str)).collect(),
             admission_keys: order.iter().map(|&i| jobs[i].admission_key.as_ref().map(AdmissionKey::as_str)).collect(),
             start_after_ms: order.iter().map(|&i| jobs[i].start_after.map(super::millis)).collect(),
+            traces: order.iter().map(|&i| jobs[i].trace.as_ref().map(TraceParent::as_str)).collect(),
             ids,
             fingerprints,
         }
@@ -369,7 +374,7 @@ impl<'a> InsertBatch<'a> {
         params
     }
 
-    pub(in crate::store) fn params(&self) -> [&(dyn tokio_postgres::types::ToSql + Sync); 14] {
+    pub(in crate::store) fn params(&self) -> [&(dyn tokio_postgres::types::ToSql + Sync); 15] {
         [
             &self.id_column,
             &self.tenants,
@@ -385,6 +390,7 @@ impl<'a> InsertBatch<'a> {
             &self.formats,
             &self.admission_keys,
             &self.start_after_ms,
+            &self.traces,
         ]
     }
 

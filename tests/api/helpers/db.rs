@@ -224,6 +224,7 @@ pub fn new_job(tenant: &str, user: &str, key: &str, job_type: &str, params: Valu
         format: None,
         admission_key: None,
         start_after: None,
+        trace: None,
     }
 }
 

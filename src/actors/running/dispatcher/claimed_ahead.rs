@@ -139,6 +139,7 @@ mod tests {
             format: None,
             scheduled_for: None,
             checkpoint: None,
+            trace: None,
         }
     }
 

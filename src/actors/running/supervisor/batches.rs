@@ -18,6 +18,8 @@ pub struct SubmitBatch {
     pub key: IdempotencyKey,
     pub job_type: String,
     pub items: Vec<Value>,
+    /// The trace of the request (`http::support::request_id::trace_of`).
+    pub trace: Option<crate::domain::TraceParent>,
 }
 
 impl Handler<SubmitBatch> for JobSupervisor {
@@ -48,6 +50,7 @@ impl Handler<SubmitBatch> for JobSupervisor {
                 items: msg.items,
                 max_attempts: job_type.retry.max_attempts,
                 priority: crate::domain::priority(crate::domain::Origin::Bulk, job_type.priority, 0),
+                trace: msg.trace,
             };
             let submission = store.batches_for(&msg.caller).submit(&batch).await?;
             let outcome = match &submission {

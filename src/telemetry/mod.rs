@@ -1,32 +1,53 @@
-//! Logging (`tracing` to stderr as text or JSON lines, filtered by `RUST_LOG`, default `info`) and
+//! Logging (`tracing` to stderr as text or JSON lines, filtered by `RUST_LOG`, default `info`),
+//! traces (the same spans, exported with OTLP where configured: [`traces`]) and
 //! metrics (the `metrics` facade, rendered for Prometheus at `GET /metrics`).
+
+pub mod traces;
 
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
-use tracing_subscriber::EnvFilter;
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
+use tracing_subscriber::{EnvFilter, Layer};
 
 use crate::config::LogFormat;
 
-/// Installs the global subscriber once, at `info` unless `RUST_LOG` says otherwise.
-pub fn init(format: LogFormat) {
-    install(format, "info");
+/// Installs the global subscriber once, at `info` unless `RUST_LOG` says
+/// otherwise, with the trace exporter where the environment asks for one
+/// ([`traces::Exporter::from_env`]). Keep the answer until the process ends:
+/// dropping it sends the spans still buffered.
+pub fn init(format: LogFormat) -> Result<Option<traces::Exporter>, traces::ExporterError> {
+    let exporter = traces::Exporter::from_env()?;
+    install(format, "info", exporter.as_ref());
+    Ok(exporter)
 }
 
-/// Text logs at another default level; later calls do nothing (tests call it freely).
+/// Text logs at another default level, no traces; later calls do nothing (tests call it freely).
 pub fn init_with_default(level: &str) {
-    install(LogFormat::Text, level);
+    install(LogFormat::Text, level, None);
 }
 
-fn install(format: LogFormat, level: &str) {
+fn install(format: LogFormat, level: &str, exporter: Option<&traces::Exporter>) {
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(level));
-    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
-    let _ = match format {
-        LogFormat::Text => builder.try_init(),
-        // Span fields (request id, tenant, job, attempt) go in every line.
-        LogFormat::Json => builder.json().with_current_span(true).with_span_list(true).try_init(),
+    let Some(exporter) = exporter else {
+        // Without traces, one global filter: spans and events it leaves out cost nothing.
+        let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+        let _ = match format {
+            LogFormat::Text => builder.try_init(),
+            // Span fields (request id, tenant, job, attempt) go in every line.
+            LogFormat::Json => builder.json().with_current_span(true).with_span_list(true).try_init(),
+        };
+        return;
     };
+    let logs = tracing_subscriber::fmt::layer().with_writer(std::io::stderr);
+    let logs = match format {
+        LogFormat::Text => logs.boxed(),
+        LogFormat::Json => logs.json().with_current_span(true).with_span_list(true).boxed(),
+    };
+    // Each its own filter: `RUST_LOG` quietens the logs, never the traces.
+    let _ = tracing_subscriber::registry().with(logs.with_filter(filter)).with(exporter.layer()).try_init();
 }
 
 /// The bounds of `errand_job_wait_seconds`' buckets, in seconds: fine where

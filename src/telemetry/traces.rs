@@ -1,0 +1,161 @@
+//! Traces: errand's `tracing` spans, exported with OTLP over HTTP (protobuf)
+//! when the environment names a collector (the standard variables,
+//! `OTEL_EXPORTER_OTLP_ENDPOINT` or `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`;
+//! off unless one is set, or when `OTEL_SDK_DISABLED=true`).
+//!
+//! A trace crosses the queue through the job's [`TraceParent`], recorded with
+//! it: the request that recorded a job is the parent of its first attempt;
+//! a later attempt (a retry after backoff, a rescue, an operator's retry)
+//! starts a trace of its own with a *link* to it, so hours of backoff never
+//! stretch one trace. Without an exporter a caller's `traceparent` is still
+//! recorded with the job and passed on (to external workers and webhook
+//! receivers) as it came.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use opentelemetry::trace::{SpanContext, SpanId, TraceContextExt, TraceFlags, TraceId, TraceState, TracerProvider};
+use opentelemetry::{Context, KeyValue};
+use opentelemetry_sdk::Resource;
+use opentelemetry_sdk::trace::SdkTracerProvider;
+use tracing::{Level, Span, Subscriber};
+use tracing_opentelemetry::OpenTelemetrySpanExt;
+use tracing_subscriber::Layer;
+use tracing_subscriber::filter::Targets;
+use tracing_subscriber::registry::LookupSpan;
+
+use crate::domain::TraceParent;
+
+/// Whether spans are exported: set once, when the exporter is made.
+static EXPORTING: AtomicBool = AtomicBool::new(false);
+
+/// The OTLP exporter of this process. Dropping it sends what is still buffered.
+pub struct Exporter {
+    provider: SdkTracerProvider,
+}
+
+/// The environment asks for an exporter errand cannot make.
+#[derive(Debug, thiserror::Error)]
+#[error("{variable}: {message}")]
+pub struct ExporterError {
+    variable: &'static str,
+    message: String,
+}
+
+const ENDPOINTS: [&str; 2] = ["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT"];
+const PROTOCOLS: [&str; 2] = ["OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL"];
+
+impl Exporter {
+    /// The exporter the standard `OTEL_*` variables describe, or none when
+    /// they name no endpoint. Only `http/protobuf` is spoken: a variable
+    /// asking for gRPC or JSON is refused at start-up, by name.
+    pub fn from_env() -> Result<Option<Self>, ExporterError> {
+        let set = |name: &str| std::env::var(name).ok().filter(|value| !value.trim().is_empty());
+        let disabled = set("OTEL_SDK_DISABLED").is_some_and(|v| v.eq_ignore_ascii_case("true"))
+            || set("OTEL_TRACES_EXPORTER").is_some_and(|v| v.eq_ignore_ascii_case("none"));
+        let Some(variable) = ENDPOINTS.into_iter().find(|name| set(name).is_some()) else { return Ok(None) };
+        if disabled {
+            return Ok(None);
+        }
+        if let Some((protocol, value)) = PROTOCOLS.into_iter().find_map(|name| set(name).map(|v| (name, v)))
+            && value != "http/protobuf"
+        {
+            let message = format!("errand exports traces over http/protobuf only, not {value:?}");
+            return Err(ExporterError { variable: protocol, message });
+        }
+        let exporter = opentelemetry_otlp::SpanExporter::builder()
+            .with_http()
+            .build()
+            .map_err(|error| ExporterError { variable, message: error.to_string() })?;
+        let mut resource = Resource::builder();
+        if set("OTEL_SERVICE_NAME").is_none() {
+            resource = resource.with_service_name("errand");
+        }
+        let resource = resource.with_attribute(KeyValue::new("service.version", env!("CARGO_PKG_VERSION"))).build();
+        let provider = SdkTracerProvider::builder().with_batch_exporter(exporter).with_resource(resource).build();
+        EXPORTING.store(true, Ordering::Relaxed);
+        Ok(Some(Self { provider }))
+    }
+
+    /// The layer that turns errand's spans (at `info` and above) into
+    /// OpenTelemetry spans, whatever `RUST_LOG` lets the logs show.
+    pub(super) fn layer<S>(&self) -> impl Layer<S> + use<S>
+    where
+        S: Subscriber + for<'span> LookupSpan<'span>,
+    {
+        tracing_opentelemetry::layer()
+            .with_tracer(self.provider.tracer("errand"))
+            .with_location(false)
+            .with_threads(false)
+            .with_tracked_inactivity(false)
+            .with_filter(Targets::new().with_target("errand", Level::INFO))
+    }
+}
+
+impl Drop for Exporter {
+    fn drop(&mut self) {
+        if let Err(error) = self.provider.shutdown() {
+            eprintln!("errand: spans still buffered could not be exported: {error}");
+        }
+    }
+}
+
+/// Whether this process exports spans.
+pub fn exporting() -> bool {
+    EXPORTING.load(Ordering::Relaxed)
+}
+
+/// Makes `span` (not yet entered) a child of `parent`, a span of another
+/// process or of the request that recorded a job; `state` is the caller's
+/// `tracestate`, carried along unread.
+pub fn continue_trace(span: &Span, parent: &TraceParent, state: Option<&str>) {
+    if exporting() {
+        // Only fails for a span already entered or left out by the filter: then it has no parent to take.
+        let _ = span.set_parent(Context::new().with_remote_span_context(span_context(parent, state)));
+    }
+}
+
+/// Links `span` to `earlier` (the trace that enqueued the work it does)
+/// without making it part of that trace.
+pub fn link(span: &Span, earlier: &TraceParent) {
+    if exporting() {
+        span.add_link(span_context(earlier, None));
+    }
+}
+
+/// Puts `span`, work done for a job whose attempt `attempt` ran last (or
+/// runs now), in the job's `trace`: as a child for the first attempt, linked
+/// from a trace of its own for a later one (the rule of the module doc).
+pub fn join_job_trace(span: &Span, trace: Option<&TraceParent>, attempt: i64) {
+    match trace {
+        Some(trace) if attempt <= 1 => continue_trace(span, trace, None),
+        Some(trace) => link(span, trace),
+        None => {}
+    }
+}
+
+/// The `traceparent` naming `span`, for work it starts elsewhere: a job it
+/// records, a request it sends. `None` when nothing is exported.
+pub fn parent_of(span: &Span) -> Option<TraceParent> {
+    if !exporting() {
+        return None;
+    }
+    let context = span.context();
+    let span_context = context.span().span_context().clone();
+    if !span_context.is_valid() {
+        return None;
+    }
+    let (trace, id) = (span_context.trace_id().to_string(), span_context.span_id().to_string());
+    TraceParent::new(&trace, &id, span_context.is_sampled())
+}
+
+fn span_context(parent: &TraceParent, state: Option<&str>) -> SpanContext {
+    let flags = if parent.sampled() { TraceFlags::SAMPLED } else { TraceFlags::default() };
+    let state = state.and_then(|state| state.parse::<TraceState>().ok()).unwrap_or_default();
+    SpanContext::new(
+        TraceId::from_hex(parent.trace_id()).unwrap_or(TraceId::INVALID),
+        SpanId::from_hex(parent.span_id()).unwrap_or(SpanId::INVALID),
+        flags,
+        true,
+        state,
+    )
+}

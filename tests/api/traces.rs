@@ -1,0 +1,175 @@
+//! One trace from click to webhook: errand's spans, exported with OTLP to a
+//! receiver of the test's own (decoded with the OpenTelemetry protocol's
+//! definitions), continue the caller's `traceparent` across the queue; a
+//! retry is a trace of its own, linked to the click's. Without an exporter,
+//! the caller's `traceparent` still reaches the job's webhook receiver and
+//! its external worker.
+
+use std::time::Duration;
+
+use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
+use opentelemetry_proto::tonic::common::v1::any_value::Value as AnyValue;
+use opentelemetry_proto::tonic::trace::v1::Span;
+use opentelemetry_proto::tonic::trace::v1::span::SpanKind;
+use prost::Message;
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+use crate::helpers::*;
+
+const CLICK_TRACE: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
+const CLICK_SPAN: &str = "00f067aa0ba902b7";
+
+fn click() -> String {
+    format!("00-{CLICK_TRACE}-{CLICK_SPAN}-01")
+}
+
+/// An errand process exporting its spans to `otlp`, delivering webhooks to loopback.
+fn exporting_process(db: &TestDb, otlp: &Receiver) -> ErrandProcess {
+    let endpoint = otlp.url.trim_end_matches("/hooks").to_owned();
+    ErrandProcess::start(
+        db,
+        &[
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", &endpoint),
+            ("OTEL_BSP_SCHEDULE_DELAY", "50"),
+            ("ERRAND_WEBHOOKS__ALLOW_HOSTS", "127.0.0.1"),
+            ("ERRAND_WEBHOOKS__POLL_INTERVAL", "50ms"),
+        ],
+    )
+}
+
+/// `POST /jobs/{job_type}` as a browser in a traced page sends it.
+async fn submit_traced(api: &impl Api, token: &str, job_type: &str, params: Value) -> String {
+    let response = api
+        .http()
+        .post(format!("{}/jobs/{job_type}", api.address()))
+        .bearer_auth(token)
+        .header("Idempotency-Key", uuid::Uuid::new_v4().to_string())
+        .header("traceparent", click())
+        .header("tracestate", "vendor=kept")
+        .json(&params)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::ACCEPTED);
+    id_of(response).await
+}
+
+/// Every span the receiver got so far.
+fn spans(otlp: &Receiver) -> Vec<Span> {
+    otlp.received()
+        .iter()
+        .filter_map(|request| ExportTraceServiceRequest::decode(request.body.as_slice()).ok())
+        .flat_map(|export| export.resource_spans)
+        .flat_map(|resource| resource.scope_spans)
+        .flat_map(|scope| scope.spans)
+        .collect()
+}
+
+/// Waits until a span named `name` of `trace` (hex) has been exported, and answers it.
+async fn exported(otlp: &Receiver, trace: &str, name: &str) -> Span {
+    let found = || spans(otlp).into_iter().find(|s| hex::encode(&s.trace_id) == trace && s.name == name);
+    eventually(Duration::from_secs(20), &format!("span {name:?} of trace {trace}"), || async { found().is_some() })
+        .await;
+    found().unwrap()
+}
+
+fn attribute(span: &Span, key: &str) -> Option<String> {
+    span.attributes.iter().find(|kv| kv.key == key).and_then(|kv| match kv.value.as_ref()?.value.as_ref()? {
+        AnyValue::StringValue(s) => Some(s.clone()),
+        AnyValue::IntValue(i) => Some(i.to_string()),
+        _ => None,
+    })
+}
+
+async fn register_webhook(api: &impl Api, receiver: &Receiver) {
+    let body = json!({"url": receiver.url, "events": ["job.completed"]});
+    let response = api.post_json(&tenant_admin_token("acme", "ada"), "/webhooks", body).await;
+    assert_eq!(response.status(), StatusCode::CREATED);
+}
+
+#[actix_web::test]
+async fn one_click_s_trace_holds_the_request_the_attempt_and_the_webhook_delivery() {
+    let (db, otlp, hooks) = (TestDb::create().await, Receiver::start([]), Receiver::start([]));
+    let errand = exporting_process(&db, &otlp);
+    register_webhook(&errand, &hooks).await;
+    let alice = token("acme", "alice");
+
+    let id = submit_traced(&errand, &alice, "noop", json!({})).await;
+    errand.wait_until_finished(&alice, &id, Duration::from_secs(20)).await;
+
+    let request = exported(&otlp, CLICK_TRACE, "POST /jobs/{id_or_type}").await;
+    assert_eq!(hex::encode(&request.parent_span_id), CLICK_SPAN, "the request continues the caller's span");
+    assert_eq!(request.kind, SpanKind::Server as i32);
+    assert_eq!(request.trace_state, "vendor=kept");
+    assert_eq!(attribute(&request, "http.response.status_code").as_deref(), Some("202"));
+
+    let attempt = exported(&otlp, CLICK_TRACE, "process noop").await;
+    assert_eq!(attempt.parent_span_id, request.span_id, "the first attempt is the request's child");
+    assert_eq!(attempt.kind, SpanKind::Consumer as i32);
+    assert_eq!(attribute(&attempt, "messaging.system").as_deref(), Some("errand"));
+    assert_eq!(attribute(&attempt, "messaging.message.id").as_deref(), Some(id.as_str()));
+    assert_eq!(attribute(&attempt, "tenant").as_deref(), Some("acme"), "the tenant is an attribute of the span");
+
+    let delivery = exported(&otlp, CLICK_TRACE, "send job.completed").await;
+    assert_eq!(delivery.parent_span_id, request.span_id);
+    assert_eq!(delivery.kind, SpanKind::Client as i32);
+    let sent = hooks.received();
+    let header = sent.first().map(|r| r.headers["traceparent"].clone()).unwrap_or_default();
+    let expected = format!("00-{CLICK_TRACE}-{}-01", hex::encode(&delivery.span_id));
+    assert_eq!(header, expected, "the receiver continues the delivery's span");
+}
+
+#[actix_web::test]
+async fn a_retry_is_a_trace_of_its_own_linked_to_the_click() {
+    let (db, otlp) = (TestDb::create().await, Receiver::start([]));
+    let errand = exporting_process(&db, &otlp);
+    let alice = token("acme", "alice");
+
+    let id = submit_traced(&errand, &alice, "sleep", json!({"ms": 0, "fail_times": 1})).await;
+    let job = errand.wait_until_finished(&alice, &id, Duration::from_secs(30)).await;
+    assert_eq!(job["attempts"], 2);
+
+    let request = exported(&otlp, CLICK_TRACE, "POST /jobs/{id_or_type}").await;
+    let first = exported(&otlp, CLICK_TRACE, "process sleep").await;
+    assert_eq!(attribute(&first, "attempt").as_deref(), Some("1"));
+    assert_eq!(first.status.as_ref().map(|s| s.code), Some(2), "the failed attempt's span is an error");
+    let retry = || {
+        spans(&otlp).into_iter().find(|s| s.name == "process sleep" && attribute(s, "attempt").as_deref() == Some("2"))
+    };
+    eventually(Duration::from_secs(20), "the retry's span", || async { retry().is_some() }).await;
+    let retry = retry().unwrap();
+    assert_ne!(hex::encode(&retry.trace_id), CLICK_TRACE, "a retry starts a trace of its own");
+    assert!(retry.parent_span_id.is_empty(), "as its root");
+    let linked: Vec<_> = retry.links.iter().map(|l| (hex::encode(&l.trace_id), l.span_id.clone())).collect();
+    assert_eq!(linked, [(CLICK_TRACE.to_owned(), request.span_id.clone())], "linked to the click's request");
+}
+
+#[actix_web::test]
+async fn without_an_exporter_the_caller_s_traceparent_reaches_the_webhook_and_the_external_worker() {
+    let app = spawn_app_with(
+        |s| {
+            s.job_types.insert("render_invoice".into(), job_type("external"));
+            s.webhooks.allow_hosts = vec!["127.0.0.1".into()];
+            s.webhooks.poll_interval = Duration::from_millis(50);
+        },
+        errand::jobs::HandlerRegistry::builtin(),
+    )
+    .await;
+    let hooks = Receiver::start([]);
+    register_webhook(&app, &hooks).await;
+    let alice = token("acme", "alice");
+
+    let id = submit_traced(&app, &alice, "render_invoice", json!({})).await;
+    let worker = crate::worker_api::worker_token(&["render_invoice"]);
+    let claimed: Value = app.post_json(&worker, "/worker/v1/claim", json!({"wait": 5})).await.json().await.unwrap();
+    let job = &claimed["jobs"][0];
+    assert_eq!(job["id"], id.as_str());
+    assert_eq!(job["traceparent"], click().as_str(), "a first attempt continues the click");
+    let lease = job["lease_id"].as_str().unwrap();
+    let done = app.post_json(&worker, &format!("/worker/v1/jobs/{id}/complete"), json!({"lease_id": lease})).await;
+    assert_eq!(done.status(), StatusCode::OK);
+
+    eventually(Duration::from_secs(10), "the webhook", || async { !hooks.received().is_empty() }).await;
+    assert_eq!(hooks.received()[0].headers["traceparent"], click(), "passed on as it came");
+}
