@@ -10,13 +10,21 @@
 //! stretch one trace. Without an exporter a caller's `traceparent` is still
 //! recorded with the job and passed on (to external workers and webhook
 //! receivers) as it came.
+//!
+//! A trace starts only where work for someone starts: a request, an
+//! attempt, a delivery, an email (spans of another kind than internal). The
+//! actors' own bookkeeping (claims, batches of submissions, upkeep) starts
+//! none, or every poll would be a trace ([`WorkRoots`]).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use opentelemetry::trace::{SpanContext, SpanId, TraceContextExt, TraceFlags, TraceId, TraceState, TracerProvider};
+use opentelemetry::trace::{
+    Link, SamplingDecision, SamplingResult, SpanContext, SpanId, SpanKind, TraceContextExt, TraceFlags, TraceId,
+    TraceState, TracerProvider,
+};
 use opentelemetry::{Context, KeyValue};
 use opentelemetry_sdk::Resource;
-use opentelemetry_sdk::trace::SdkTracerProvider;
+use opentelemetry_sdk::trace::{Config, SdkTracerProvider, ShouldSample};
 use tracing::{Level, Span, Subscriber};
 use tracing_opentelemetry::OpenTelemetrySpanExt;
 use tracing_subscriber::Layer;
@@ -71,7 +79,13 @@ impl Exporter {
             resource = resource.with_service_name("errand");
         }
         let resource = resource.with_attribute(KeyValue::new("service.version", env!("CARGO_PKG_VERSION"))).build();
-        let provider = SdkTracerProvider::builder().with_batch_exporter(exporter).with_resource(resource).build();
+        // The sampler `OTEL_TRACES_SAMPLER` names (the SDK's default: parent-based, always on).
+        let sampler = WorkRoots(Config::default().sampler);
+        let provider = SdkTracerProvider::builder()
+            .with_batch_exporter(exporter)
+            .with_resource(resource)
+            .with_sampler(sampler)
+            .build();
         EXPORTING.store(true, Ordering::Relaxed);
         Ok(Some(Self { provider }))
     }
@@ -96,6 +110,33 @@ impl Drop for Exporter {
         if let Err(error) = self.provider.shutdown() {
             eprintln!("errand: spans still buffered could not be exported: {error}");
         }
+    }
+}
+
+/// The configured sampler, but a span with no parent of kind internal (an
+/// actor's own work, not anyone's request) is dropped, and its children with it.
+#[derive(Debug, Clone)]
+struct WorkRoots(Box<dyn ShouldSample>);
+
+impl ShouldSample for WorkRoots {
+    fn should_sample(
+        &self,
+        parent: Option<&Context>,
+        trace_id: TraceId,
+        name: &str,
+        kind: &SpanKind,
+        attributes: &[KeyValue],
+        links: &[Link],
+    ) -> SamplingResult {
+        let has_parent = parent.is_some_and(|context| context.span().span_context().is_valid());
+        if !has_parent && *kind == SpanKind::Internal {
+            return SamplingResult {
+                decision: SamplingDecision::Drop,
+                attributes: Vec::new(),
+                trace_state: TraceState::default(),
+            };
+        }
+        self.0.should_sample(parent, trace_id, name, kind, attributes, links)
     }
 }
 

@@ -104,20 +104,30 @@ async fn one_click_s_trace_holds_the_request_the_attempt_and_the_webhook_deliver
     assert_eq!(request.trace_state, "vendor=kept");
     assert_eq!(attribute(&request, "http.response.status_code").as_deref(), Some("202"));
 
+    let record = exported(&otlp, CLICK_TRACE, "create noop").await;
+    assert_eq!(record.parent_span_id, request.span_id, "recording the job is part of the request");
+    assert_eq!(record.kind, SpanKind::Producer as i32);
+    assert_eq!(attribute(&record, "messaging.message.id").as_deref(), Some(id.as_str()));
+
     let attempt = exported(&otlp, CLICK_TRACE, "process noop").await;
-    assert_eq!(attempt.parent_span_id, request.span_id, "the first attempt is the request's child");
+    assert_eq!(attempt.parent_span_id, record.span_id, "the first attempt follows the recording");
     assert_eq!(attempt.kind, SpanKind::Consumer as i32);
     assert_eq!(attribute(&attempt, "messaging.system").as_deref(), Some("errand"));
     assert_eq!(attribute(&attempt, "messaging.message.id").as_deref(), Some(id.as_str()));
     assert_eq!(attribute(&attempt, "tenant").as_deref(), Some("acme"), "the tenant is an attribute of the span");
 
     let delivery = exported(&otlp, CLICK_TRACE, "send job.completed").await;
-    assert_eq!(delivery.parent_span_id, request.span_id);
+    assert_eq!(delivery.parent_span_id, record.span_id);
     assert_eq!(delivery.kind, SpanKind::Client as i32);
     let sent = hooks.received();
     let header = sent.first().map(|r| r.headers["traceparent"].clone()).unwrap_or_default();
     let expected = format!("00-{CLICK_TRACE}-{}-01", hex::encode(&delivery.span_id));
     assert_eq!(header, expected, "the receiver continues the delivery's span");
+
+    // The actors' own work (claims, batches of submissions) starts no trace of its own.
+    let names: Vec<String> =
+        spans(&otlp).iter().filter(|s| s.parent_span_id.is_empty()).map(|s| s.name.clone()).collect();
+    assert!(names.iter().all(|name| name.contains(' ')), "roots are requests, attempts and deliveries: {names:?}");
 }
 
 #[actix_web::test]
@@ -130,7 +140,7 @@ async fn a_retry_is_a_trace_of_its_own_linked_to_the_click() {
     let job = errand.wait_until_finished(&alice, &id, Duration::from_secs(30)).await;
     assert_eq!(job["attempts"], 2);
 
-    let request = exported(&otlp, CLICK_TRACE, "POST /jobs/{id_or_type}").await;
+    let record = exported(&otlp, CLICK_TRACE, "create sleep").await;
     let first = exported(&otlp, CLICK_TRACE, "process sleep").await;
     assert_eq!(attribute(&first, "attempt").as_deref(), Some("1"));
     assert_eq!(first.status.as_ref().map(|s| s.code), Some(2), "the failed attempt's span is an error");
@@ -142,7 +152,7 @@ async fn a_retry_is_a_trace_of_its_own_linked_to_the_click() {
     assert_ne!(hex::encode(&retry.trace_id), CLICK_TRACE, "a retry starts a trace of its own");
     assert!(retry.parent_span_id.is_empty(), "as its root");
     let linked: Vec<_> = retry.links.iter().map(|l| (hex::encode(&l.trace_id), l.span_id.clone())).collect();
-    assert_eq!(linked, [(CLICK_TRACE.to_owned(), request.span_id.clone())], "linked to the click's request");
+    assert_eq!(linked, [(CLICK_TRACE.to_owned(), record.span_id.clone())], "linked to the click's recording");
 }
 
 #[actix_web::test]

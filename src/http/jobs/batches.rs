@@ -7,6 +7,7 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use futures_util::StreamExt;
 use serde::Serialize;
 use serde_json::Value;
+use tracing::Instrument;
 
 use crate::actors::SubmitBatch;
 use crate::domain::{BatchId, Caller};
@@ -105,9 +106,11 @@ pub async fn submit(
         let reason = "an item must be a JSON object (a job's params)".to_owned();
         return Err(AppError::InvalidParams(crate::jobs::ParamsError { field: format!("/items/{i}"), reason }));
     }
-    let trace = crate::http::support::request_id::trace_of(&req);
-    let msg = SubmitBatch { caller: caller.clone(), key, job_type: path.into_inner(), items, trace };
-    match state.ask(&caller, msg).await?? {
+    let job_type = path.into_inner();
+    let record = super::record_span(&job_type);
+    let trace = crate::http::support::request_id::trace_of(&req, &record);
+    let msg = SubmitBatch { caller: caller.clone(), key, job_type, items, trace };
+    match state.ask(&caller, msg).instrument(record).await?? {
         BatchSubmission::Created(batch) => Ok(HttpResponse::Accepted()
             .insert_header((header::LOCATION, format!("/batches/{}", batch.id)))
             .json(BatchView::of(batch))),

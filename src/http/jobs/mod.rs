@@ -8,6 +8,7 @@ use actix_web::http::header;
 use actix_web::{HttpRequest, HttpResponse, web};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use tracing::Instrument;
 
 use crate::actors::SubmitJob;
 use crate::domain::{Caller, IdempotencyKey, InvalidIdempotencyKey, Job, JobId, JobState, JobStatus};
@@ -61,9 +62,17 @@ pub async fn submit(
     let key = idempotency_key(&req)?;
     let SubmitOptions { priority, format } = submit_options(&req)?;
     let params = Value::Object(body::json_object(payload).await?);
-    let trace = crate::http::support::request_id::trace_of(&req);
-    let msg = SubmitJob { caller: caller.clone(), key, job_type: path.into_inner(), params, priority, format, trace };
-    match state.ask(&caller, msg).await?? {
+    let job_type = path.into_inner();
+    let record = record_span(&job_type);
+    let trace = crate::http::support::request_id::trace_of(&req, &record);
+    let msg = SubmitJob { caller: caller.clone(), key, job_type, params, priority, format, trace };
+    let submission = state.ask(&caller, msg).instrument(record.clone()).await??;
+    if let Submission::Created(job) | Submission::Replayed(job) | Submission::Joined(job) | Submission::Debounced(job) =
+        &submission
+    {
+        record.record("messaging.message.id", job.id.to_string());
+    }
+    match submission {
         Submission::Created(job) => Ok(HttpResponse::Accepted()
             .insert_header((header::LOCATION, format!("/jobs/{}", job.id)))
             .insert_header((header::RETRY_AFTER, RETRY_AFTER_SECS))
@@ -86,6 +95,21 @@ pub async fn submit(
             Err(AppError::QuotaExceeded { exceeded, retry_after: state.store.quotas().retry_after })
         }
     }
+}
+
+/// The span of recording jobs of `job_type` (a producer's, in OpenTelemetry's
+/// messaging conventions): what the jobs recorded continue
+/// (`telemetry::traces`).
+pub(super) fn record_span(job_type: &str) -> tracing::Span {
+    tracing::info_span!(
+        "record",
+        otel.name = format!("create {job_type}"),
+        otel.kind = "producer",
+        messaging.system = "errand",
+        messaging.operation.type = "create",
+        messaging.destination.name = job_type,
+        messaging.message.id = tracing::field::Empty,
+    )
 }
 
 /// The request's `Idempotency-Key` header (jobs and batches).

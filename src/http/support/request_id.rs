@@ -61,12 +61,11 @@ pub async fn request_id(
 #[derive(Clone)]
 struct IncomingTrace(TraceParent);
 
-/// The trace what `req` records belongs to: its own span's when spans are
-/// exported, else the caller's `traceparent` as it came (passed on unread),
-/// else none.
-pub fn trace_of(req: &HttpRequest) -> Option<TraceParent> {
-    traces::parent_of(&tracing::Span::current())
-        .or_else(|| req.extensions().get::<IncomingTrace>().map(|incoming| incoming.0.clone()))
+/// The trace of what `req` records in `span` (a child of its request's
+/// span): that span's when spans are exported, else the caller's
+/// `traceparent` as it came (passed on unread), else none.
+pub fn trace_of(req: &HttpRequest, span: &tracing::Span) -> Option<TraceParent> {
+    traces::parent_of(span).or_else(|| req.extensions().get::<IncomingTrace>().map(|incoming| incoming.0.clone()))
 }
 
 /// Adds the authenticated caller to the current request's span.
