@@ -21,8 +21,8 @@ pub use job_types::{
 pub use sections::{
     AuthSettings, BatchSettings, DatabaseSettings, EmailSettings, HistorySettings, HttpSettings, LogFormat,
     LogSettings, NotificationSettings, OperatorAuthSettings, OverloadSettings, PreferenceSettings, QuotaSettings,
-    RateLimitSettings, S3Settings, ScheduleSettings, SmtpSecurity, StorageBackend, StorageSettings, WebhookSettings,
-    WorkerSettings,
+    RateLimitSettings, S3Settings, ScheduleSettings, SmtpSecurity, StorageBackend, StorageSettings, TelemetrySettings,
+    WebhookSettings, WorkerSettings,
 };
 pub use values::{CountCap, LongSecret, PostgresUrl};
 
@@ -65,6 +65,8 @@ pub struct Settings {
     pub batches: BatchSettings,
     #[serde(default)]
     pub schedules: ScheduleSettings,
+    #[serde(default)]
+    pub telemetry: TelemetrySettings,
     /// Job types by name: what `POST /jobs/{type}` accepts.
     pub job_types: BTreeMap<String, JobTypeSettings>,
 }
@@ -123,6 +125,11 @@ impl Settings {
         self.validate_server()?;
         self.validate_loops()?;
         self.validate_email_and_storage()?;
+        if let Some(page) = self.telemetry.trace_page("0af7651916cd43dd8448eb211c80319c") {
+            let is_web = url::Url::parse(&page).is_ok_and(|url| matches!(url.scheme(), "http" | "https"));
+            let has_id = self.telemetry.trace_url.as_ref().is_some_and(|url| url.contains("{trace_id}"));
+            check(is_web && has_id, "telemetry.trace_url", "must be an http(s) URL with {trace_id} in it")?;
+        }
         check(!self.job_types.is_empty(), "job_types", "configure at least one job type")?;
         for (name, job_type) in &self.job_types {
             validate_job_type(name, job_type)?;

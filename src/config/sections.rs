@@ -255,6 +255,24 @@ pub struct LogSettings {
     pub format: LogFormat,
 }
 
+/// Where people read errand's traces (exported with OTLP as the standard
+/// `OTEL_*` variables say: `telemetry::traces`).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TelemetrySettings {
+    /// A trace's page in the tracing backend, `{trace_id}` standing for its
+    /// id (e.g. `https://tempo.example.com/trace/{trace_id}`): the console
+    /// links a job to the trace of the request that recorded it.
+    pub trace_url: Option<String>,
+}
+
+impl TelemetrySettings {
+    /// The page of the trace `trace_id`, if a page is configured.
+    pub fn trace_page(&self, trace_id: &str) -> Option<String> {
+        self.trace_url.as_ref().map(|url| url.replace("{trace_id}", trace_id))
+    }
+}
+
 /// `text` for people, `json` (one object per line) for log pipelines.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]

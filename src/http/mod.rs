@@ -85,6 +85,8 @@ pub struct HandlerSettings {
     pub body_timeout: std::time::Duration,
     /// How often one webhook delivery may be sent again by hand.
     pub redeliver_cooldown: std::time::Duration,
+    /// Where the console links a job's trace.
+    pub telemetry: crate::config::TelemetrySettings,
 }
 
 impl HandlerSettings {
@@ -104,6 +106,7 @@ impl HandlerSettings {
             max_schedules_per_user: settings.schedules.max_per_user.get(),
             body_timeout: settings.http.body_timeout,
             redeliver_cooldown: settings.webhooks.redeliver_cooldown,
+            telemetry: settings.telemetry.clone(),
         }
     }
 }

@@ -40,6 +40,8 @@ fn bad_values_are_refused_naming_their_key() {
         ("ERRAND_JOB_TYPES__SLEEP__ADMISSION_KEY", "{report}", "job_types.sleep.admission_key"),
         ("ERRAND_JOB_TYPES__SLEEP__ON_CONFLICT", "join", "job_types.sleep.on_conflict"),
         ("ERRAND_AUTH__JWKS_URL", "http://idp.example.com/jwks.json", "auth.jwks_url"),
+        ("ERRAND_TELEMETRY__TRACE_URL", "https://tempo.example.com/trace/", "telemetry.trace_url"),
+        ("ERRAND_TELEMETRY__TRACE_URL", "tempo/{trace_id}", "telemetry.trace_url"),
     ];
     for (key, value, named) in cases {
         let (code, stderr) = errand_with(&[(key, value)]);

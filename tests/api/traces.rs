@@ -162,6 +162,7 @@ async fn without_an_exporter_the_caller_s_traceparent_reaches_the_webhook_and_th
             s.job_types.insert("render_invoice".into(), job_type("external"));
             s.webhooks.allow_hosts = vec!["127.0.0.1".into()];
             s.webhooks.poll_interval = Duration::from_millis(50);
+            s.telemetry.trace_url = Some("https://tempo.example.com/trace/{trace_id}".into());
         },
         errand::jobs::HandlerRegistry::builtin(),
     )
@@ -182,4 +183,9 @@ async fn without_an_exporter_the_caller_s_traceparent_reaches_the_webhook_and_th
 
     eventually(Duration::from_secs(10), "the webhook", || async { !hooks.received().is_empty() }).await;
     assert_eq!(hooks.received()[0].headers["traceparent"], click(), "passed on as it came");
+
+    // Operators see the click's trace, as a link to the tracing backend.
+    let detail: Value = app.get(&operator_token("olga"), &format!("/admin/jobs/{id}")).await.json().await.unwrap();
+    let page = format!("https://tempo.example.com/trace/{CLICK_TRACE}");
+    assert_eq!(detail["history"]["trace"], json!({"trace_id": CLICK_TRACE, "url": page}));
 }

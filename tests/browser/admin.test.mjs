@@ -95,9 +95,10 @@ test('an operator signs in with a link, filters to one tenant\'s failed jobs of 
 
 test('an export\'s detail and row show its priority and format', { timeout: 60_000 }, async () => {
   const mine = await harness.api('ops-format');
+  const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
   const submitted = await mine.request('POST', '/jobs/export_sales_report?format=xlsx&priority=2', {
     body: { from: '2026-01-01', to: '2026-01-31' },
-    headers: { 'Idempotency-Key': crypto.randomUUID() },
+    headers: { 'Idempotency-Key': crypto.randomUUID(), traceparent: `00-${traceId}-00f067aa0ba902b7-01` },
   });
   // Waited for, so that no later test's overview counts see it end. With no demo data seeded it fails (errand's log
   // warns that the sales table is missing, three times): its priority and format show all the same.
@@ -121,6 +122,9 @@ test('an export\'s detail and row show its priority and format', { timeout: 60_0
   await page.locator('.job-head').getByText(job.id).waitFor();
   assert.equal(await jobFact(page, 'Priority'), '2');
   assert.equal(await jobFact(page, 'Format'), 'xlsx');
+  // The click's trace (its traceparent, passed on as it came: this errand exports no spans), one click away.
+  const trace = page.locator('[data-field="trace"] a');
+  assert.equal(await trace.getAttribute('href'), `https://traces.example.com/trace/${traceId}`);
   const log = page.locator('details.attempt-log').first();
   await log.locator('summary').click();
   const lines = log.getByRole('list', { name: 'Log of run 1, attempt 1' }).getByRole('listitem');

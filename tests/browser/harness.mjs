@@ -221,6 +221,8 @@ export class Harness {
       ERRAND_EMAIL__ENABLED: 'true',
       ERRAND_EMAIL__SMTP_PORT: String(this.mail.smtpPort),
       ERRAND_WORKERS__POLL_INTERVAL: '200ms',
+      // The console links each job to the trace of the request that recorded it.
+      ERRAND_TELEMETRY__TRACE_URL: 'https://traces.example.com/trace/{trace_id}',
       // errand waits this long on SIGTERM for open connections, and a live
       // stream stays open: the restart test would wait the default 10 s.
       ERRAND_WORKERS__SHUTDOWN_GRACE: '2s',

@@ -92,11 +92,19 @@ function attemptLog(a) {
       line.fields ? el('code', { class: 'log-fields', text: ` ${JSON.stringify(line.fields)}` }) : null))));
 }
 
+/** The trace of the request that recorded the job: a link where `[telemetry] trace_url` is set. */
+function traceLine(trace) {
+  if (!trace) return null;
+  const link = trace.url ? safeLink(trace.url, 'Open trace') : el('span', { class: 'mono', text: trace.trace_id });
+  return el('p', { class: 'trace', 'data-field': 'trace' }, 'Trace of the request: ', link,
+    el('span', { class: 'muted', text: ' (a retry is a trace of its own, linked to it)' }));
+}
+
 function historySections(history) {
   const h = history ?? {};
   const list = (rows, build) => (rows?.length ? build(rows) : none());
   return [
-    section('Attempts', h.attempts?.length
+    section('Attempts', traceLine(h.trace), h.attempts?.length
       ? el('ol', { class: 'attempts', 'aria-label': 'Attempts' }, h.attempts.map(attemptItem))
       : none('No attempt yet.')),
     section('Notifications', list(h.notifications, (rows) => table('Notifications', [

@@ -67,6 +67,18 @@ struct JobHistory {
     timeline: JobTimeline,
     /// The newest hundred.
     actions: Vec<OperatorAction>,
+    /// The trace of the request that recorded the job: `{trace_id, url}`
+    /// (`url` where `[telemetry] trace_url` is set); later attempts are
+    /// traces of their own, linked to it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    trace: Option<TraceLink>,
+}
+
+#[derive(Serialize)]
+struct TraceLink {
+    trace_id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    url: Option<String>,
 }
 
 /// How many of a job's operator actions its detail lists.
@@ -214,7 +226,11 @@ pub async fn get(
             line.fields = None;
         }
     }
-    view.history = Some(JobHistory { timeline, actions });
+    let trace = timeline.trace.as_ref().map(|trace| TraceLink {
+        trace_id: trace.trace_id().to_owned(),
+        url: state.settings.telemetry.trace_page(trace.trace_id()),
+    });
+    view.history = Some(JobHistory { timeline, actions, trace });
     Ok(HttpResponse::Ok().json(view))
 }
 

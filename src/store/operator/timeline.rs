@@ -10,7 +10,7 @@ use serde_json::Value;
 use tokio_postgres::types::Json;
 use uuid::Uuid;
 
-use crate::domain::{JobId, LogLine};
+use crate::domain::{JobId, LogLine, TraceParent};
 use crate::store::StoreError;
 use crate::store::operator::OperatorJobs;
 
@@ -100,6 +100,9 @@ pub struct JobTimeline {
     pub notifications: Vec<SentNotification>,
     pub emails: Vec<SentEmail>,
     pub webhooks: Vec<SentWebhook>,
+    /// The trace of the request that recorded the job (shown as a link).
+    #[serde(skip)]
+    pub trace: Option<TraceParent>,
 }
 
 /// The job `$1`'s attempts: failed ones from `job_attempt_errors`, the
@@ -135,7 +138,8 @@ SELECT
      FROM (SELECT id, endpoint_id, run, event, state::text AS state, attempts, last_status, last_error,
                   created_at, delivered_at
            FROM webhook_deliveries WHERE job_id = $1) w)
-        AS webhooks";
+        AS webhooks,
+    (SELECT traceparent FROM jobs WHERE id = $1) AS traceparent";
 
 /// Job `$1`'s log lines, oldest first, with their attempt; an attempt's
 /// truncation line last (written by the statement that kept its last lines,
@@ -170,6 +174,7 @@ impl OperatorJobs<'_> {
                 fields: line.try_get("fields")?,
             });
         }
-        Ok(JobTimeline { attempts, notifications, emails, webhooks })
+        let trace = row.try_get::<_, Option<&str>>("traceparent")?.and_then(TraceParent::parse);
+        Ok(JobTimeline { attempts, notifications, emails, webhooks, trace })
     }
 }
