@@ -36,11 +36,16 @@ fi
 # standardwebhooks is the Standard Webhooks reference library: the webhook tests check errand's
 # deliveries with it as well as with the package's own verify_webhook.
 # mypy stays on 1.x: 2.0 cannot check as Python 3.9, the package's oldest (requires-python).
+# OpenTelemetry's API and SDK (the package's optional `otel` extra, and the SDK's in-memory
+# exporter) let the trace tests check the spans the worker makes; its other tests then run with
+# the API installed and no SDK configured, and one of them as if it were not installed at all.
 pytest_version="8.4.2"
 standardwebhooks_version="1.1.0"
 ruff_version="0.17.6"
 mypy_version="1.20.2"
+opentelemetry_version="1.45.2"
 pins="pytest==$pytest_version standardwebhooks==$standardwebhooks_version ruff==$ruff_version mypy==$mypy_version"
+pins="$pins opentelemetry-api==$opentelemetry_version opentelemetry-sdk==$opentelemetry_version"
 key="$( (cat "$here/pyproject.toml"; echo "$pins $here") | sha256sum | cut -c1-12)"
 venv="${ERRAND_TOOLS_DIR:-$HOME/.cache/errand-tools}/python-worker-$key"
 
