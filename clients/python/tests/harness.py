@@ -228,9 +228,11 @@ class Errand:
 
     # The user's side of the API.
 
-    def submit(self, params: dict[str, Any], job_type: str = JOB_TYPE) -> str:
-        """`POST /jobs/{type}` as alice of acme; answers the new job's id."""
-        response = self.user.post(f"/jobs/{job_type}", json=params, headers={"Idempotency-Key": str(uuid.uuid4())})
+    def submit(self, params: dict[str, Any], job_type: str = JOB_TYPE, headers: dict[str, str] | None = None) -> str:
+        """`POST /jobs/{type}` as alice of acme, with `headers` besides its
+        own (a `traceparent`, say); answers the new job's id."""
+        headers = {"Idempotency-Key": str(uuid.uuid4()), **(headers or {})}
+        response = self.user.post(f"/jobs/{job_type}", json=params, headers=headers)
         assert response.status_code == 202, response.text
         job_id: str = response.json()["id"]
         return job_id

@@ -93,9 +93,9 @@ def test_many_lines_are_sent_in_batches_of_up_to_100_and_all_arrive(
     worker = new_worker()
     send = worker._api.logs
 
-    def counted(job_id, lease_id, lines, retry_for):
+    def counted(job_id, lease_id, lines, retry_for, **options):
         batches.append(len(lines))
-        send(job_id, lease_id, lines, retry_for)
+        send(job_id, lease_id, lines, retry_for, **options)
 
     monkeypatch.setattr(worker._api, "logs", counted)
 

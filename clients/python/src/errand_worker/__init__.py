@@ -16,7 +16,8 @@ which pull them over HTTP (`/worker/v1`)::
     worker.run()
 
 Modules: `worker` (the claim loop and the pool), `job` (what a handler gets),
-`heartbeat` (lease renewal), `api` (the HTTP calls), `errors`, `submit`
+`heartbeat` (lease renewal), `api` (the HTTP calls), `tracing` (a job's span
+and `traceparent`, with OpenTelemetry when installed), `errors`, `submit`
 (`submit_job`: creating a job for a user from a backend, retried through 429
 and 503 with one idempotency key), `push` (checking the signature of errand's
 pushes to `handler = "http"` apps) and `webhooks` (`verify_webhook`: checking

@@ -8,6 +8,10 @@ are retried on network errors and 5xx with exponential backoff. A claim is
 not: a claim whose answer was lost may have leased jobs nobody will run until
 their leases expire, so the claim loop calls again on its own schedule
 instead (see `worker.py`).
+
+Every call about a job takes the `traceparent` to send as its header (W3C
+Trace Context, see `tracing.py`), or None for none, so that errand's spans of
+the job's calls join its trace.
 """
 
 from __future__ import annotations
@@ -101,9 +105,11 @@ class WorkerApi:
         )
         return ClaimAnswer(response.json()["jobs"], _server_time(response))
 
-    def heartbeat(self, job_id: str, lease_id: str, retry_for: float) -> HeartbeatAnswer:
+    def heartbeat(
+        self, job_id: str, lease_id: str, retry_for: float, *, traceparent: str | None = None
+    ) -> HeartbeatAnswer:
         """Renew the job's lease; raises `LeaseLost` when it is no longer ours."""
-        response = self._post(f"/worker/v1/jobs/{job_id}/heartbeat", {"lease_id": lease_id}, retry_for)
+        response = self._post(f"/worker/v1/jobs/{job_id}/heartbeat", {"lease_id": lease_id}, retry_for, traceparent)
         body = response.json()
         return HeartbeatAnswer(
             parse_timestamp(body["lease_expires_at"]),
@@ -112,7 +118,15 @@ class WorkerApi:
         )
 
     def progress(
-        self, job_id: str, lease_id: str, done: int, total: int | None, message: str | None, retry_for: float
+        self,
+        job_id: str,
+        lease_id: str,
+        done: int,
+        total: int | None,
+        message: str | None,
+        retry_for: float,
+        *,
+        traceparent: str | None = None,
     ) -> None:
         """Report how far the job got; raises `LeaseLost` when it is no longer ours."""
         body: dict[str, Any] = {"lease_id": lease_id, "done": done}
@@ -120,40 +134,76 @@ class WorkerApi:
             body["total"] = total
         if message is not None:
             body["message"] = message
-        self._post(f"/worker/v1/jobs/{job_id}/progress", body, retry_for)
+        self._post(f"/worker/v1/jobs/{job_id}/progress", body, retry_for, traceparent)
 
-    def checkpoint(self, job_id: str, lease_id: str, value: Any, done: int, retry_for: float) -> None:
+    def checkpoint(
+        self, job_id: str, lease_id: str, value: Any, done: int, retry_for: float, *, traceparent: str | None = None
+    ) -> None:
         """Record `value` (any JSON; None forgets it) as the attempt's
         checkpoint, `done` its progress then; raises `LeaseLost` when the job
         is no longer ours. Idempotent: the same checkpoint written twice is
         one checkpoint, so it is retried like the other calls."""
         body = {"lease_id": lease_id, "checkpoint": value, "done": done}
-        self._post(f"/worker/v1/jobs/{job_id}/checkpoint", body, retry_for)
+        self._post(f"/worker/v1/jobs/{job_id}/checkpoint", body, retry_for, traceparent)
 
-    def logs(self, job_id: str, lease_id: str, lines: list[dict[str, Any]], retry_for: float) -> None:
+    def logs(
+        self,
+        job_id: str,
+        lease_id: str,
+        lines: list[dict[str, Any]],
+        retry_for: float,
+        *,
+        traceparent: str | None = None,
+    ) -> None:
         """Record lines the attempt logged (1 to 100, oldest first: `level`,
         `message`, and `fields` and `at` when given) for the operators'
         timeline; raises `LeaseLost` when the lease is neither the running
         attempt's nor the one it just ended with. Not idempotent: a batch
         retried after a lost answer may be recorded twice (harmless for a log)."""
         body = {"lease_id": lease_id, "lines": lines}
-        self._post(f"/worker/v1/jobs/{job_id}/logs", body, retry_for)
+        self._post(f"/worker/v1/jobs/{job_id}/logs", body, retry_for, traceparent)
 
-    def complete(self, job_id: str, lease_id: str, result: dict[str, Any] | None, retry_for: float) -> None:
+    def complete(
+        self,
+        job_id: str,
+        lease_id: str,
+        result: dict[str, Any] | None,
+        retry_for: float,
+        *,
+        traceparent: str | None = None,
+    ) -> None:
         """End the attempt as completed, with `result` when given."""
         body: dict[str, Any] = {"lease_id": lease_id}
         if result is not None:
             body["result"] = result
-        self._post(f"/worker/v1/jobs/{job_id}/complete", body, retry_for)
+        self._post(f"/worker/v1/jobs/{job_id}/complete", body, retry_for, traceparent)
 
-    def fail(self, job_id: str, lease_id: str, error: str, retryable: bool, retry_for: float) -> str:
+    def fail(
+        self,
+        job_id: str,
+        lease_id: str,
+        error: str,
+        retryable: bool,
+        retry_for: float,
+        *,
+        traceparent: str | None = None,
+    ) -> str:
         """End the attempt as failed; answers errand's verdict, `failed` or
         `retry_scheduled`."""
         body = {"lease_id": lease_id, "error": error, "retryable": retryable}
-        return str(self._post(f"/worker/v1/jobs/{job_id}/fail", body, retry_for).json().get("status"))
+        answer = self._post(f"/worker/v1/jobs/{job_id}/fail", body, retry_for, traceparent)
+        return str(answer.json().get("status"))
 
     def upload_result(
-        self, job_id: str, lease_id: str, path: str, content_type: str, file_name: str, retry_for: float
+        self,
+        job_id: str,
+        lease_id: str,
+        path: str,
+        content_type: str,
+        file_name: str,
+        retry_for: float,
+        *,
+        traceparent: str | None = None,
     ) -> dict[str, Any]:
         """Stream the file at `path` as the job's result file; answers its metadata."""
         size = os.path.getsize(path)
@@ -170,14 +220,26 @@ class WorkerApi:
                 timeout=httpx.Timeout(self._timeout, read=max(60.0, self._timeout)),
             )
 
-        stored: dict[str, Any] = self._send(build, retry_for).json()
+        stored: dict[str, Any] = self._send(build, retry_for, traceparent).json()
         return stored
 
-    def _post(self, path: str, body: dict[str, Any], retry_for: float) -> httpx.Response:
-        return self._send(lambda: self._client.build_request("POST", path, json=body), retry_for)
+    def _post(self, path: str, body: dict[str, Any], retry_for: float, traceparent: str | None) -> httpx.Response:
+        return self._send(lambda: self._client.build_request("POST", path, json=body), retry_for, traceparent)
 
-    def _send(self, build: Callable[[], httpx.Request], retry_for: float) -> httpx.Response:
-        return send_retrying(self._client, build, retry_for)
+    def _send(
+        self, build: Callable[[], httpx.Request], retry_for: float, traceparent: str | None = None
+    ) -> httpx.Response:
+        """Send what `build` makes, retried (`send_retrying`), with the
+        `traceparent` header when one is given."""
+        if traceparent is None:
+            return send_retrying(self._client, build, retry_for)
+
+        def traced() -> httpx.Request:
+            request = build()
+            request.headers["traceparent"] = traceparent
+            return request
+
+        return send_retrying(self._client, traced, retry_for)
 
 
 def send_retrying(client: httpx.Client, build: Callable[[], httpx.Request], retry_for: float) -> httpx.Response:

@@ -137,7 +137,9 @@ class Heartbeater:
         try:
             # Retrying beyond a fraction of the interval would delay every
             # other job's renewal behind this one: try again on the next round.
-            answer = self._api.heartbeat(job.id, job.lease_id, retry_for=min(interval, RETRY_INTERVAL))
+            answer = self._api.heartbeat(
+                job.id, job.lease_id, retry_for=min(interval, RETRY_INTERVAL), traceparent=job._call_traceparent
+            )
         except LeaseLost:
             log.warning("job %s: lease lost (rescued after expiring, or ended): stopping it", job.id)
             job._interrupt(LeaseLost)

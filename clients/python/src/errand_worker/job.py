@@ -59,6 +59,15 @@ class Job:
     `checkpoint()` (any JSON value, as it was written), or None when this
     attempt starts from the beginning. A resumed attempt goes on from exactly
     there: it must neither redo nor skip what the checkpoint says was done.
+
+    The job's trace (W3C Trace Context), in two read-only attributes, both
+    None when the job was recorded without one: `traceparent`, on the first
+    attempt only, the `traceparent` of the request that recorded the job,
+    which the attempt's span continues; `trace_link`, on a later attempt
+    instead, that same value, which the attempt's span (a trace of its own)
+    is linked to. The worker makes that span when OpenTelemetry is installed,
+    and sends a `traceparent` header with every call about the job (see
+    `tracing.py`).
     """
 
     def __init__(self, claimed: dict[str, Any], api: WorkerApi, retry_for: float) -> None:
@@ -70,6 +79,11 @@ class Job:
         self.attempt: int = int(claimed.get("attempt", 1))
         self.resumed: Any = claimed.get("checkpoint")
         self.lease_id: str = str(claimed["lease_id"])
+        self._traceparent: str | None = _optional_str(claimed.get("traceparent"))
+        self._trace_link: str | None = _optional_str(claimed.get("trace_link"))
+        # The `traceparent` header of every call about the job: the received
+        # one, until the worker makes the attempt's span and names it instead.
+        self._call_traceparent = self._traceparent
         self._api = api
         self._retry_for = retry_for
         # Written by the heartbeat thread, read by the handler's thread.
@@ -90,6 +104,18 @@ class Job:
 
     def __repr__(self) -> str:
         return f"Job(id={self.id!r}, type={self.type!r}, attempt={self.attempt})"
+
+    @property
+    def traceparent(self) -> str | None:
+        """A first attempt's trace: the W3C `traceparent` of the request that
+        recorded the job, or None."""
+        return self._traceparent
+
+    @property
+    def trace_link(self) -> str | None:
+        """A later attempt's: the same request's `traceparent`, which the
+        attempt's span is linked to, or None."""
+        return self._trace_link
 
     @property
     def lease_expires_at(self) -> datetime:
@@ -131,7 +157,15 @@ class Job:
         logged and dropped."""
         self.check()
         try:
-            self._api.progress(self.id, self.lease_id, done, total, message, min(PROGRESS_RETRY_FOR, self._retry_for))
+            self._api.progress(
+                self.id,
+                self.lease_id,
+                done,
+                total,
+                message,
+                min(PROGRESS_RETRY_FOR, self._retry_for),
+                traceparent=self._call_traceparent,
+            )
         except LeaseLost:
             self._interrupt(LeaseLost)
             raise
@@ -219,7 +253,9 @@ class Job:
         refuses (NUL characters, over 64 KiB) raises `ApiError`."""
         self.check()
         try:
-            self._api.checkpoint(self.id, self.lease_id, value, done, self._retry_for)
+            self._api.checkpoint(
+                self.id, self.lease_id, value, done, self._retry_for, traceparent=self._call_traceparent
+            )
         except LeaseLost:
             self._interrupt(LeaseLost)
             raise
@@ -239,7 +275,9 @@ class Job:
         kind = content_type or mimetypes.guess_type(name)[0] or "application/octet-stream"
         self.check()
         try:
-            stored = self._api.upload_result(self.id, self.lease_id, path, kind, name, self._retry_for)
+            stored = self._api.upload_result(
+                self.id, self.lease_id, path, kind, name, self._retry_for, traceparent=self._call_traceparent
+            )
         except LeaseLost:
             self._interrupt(LeaseLost)
             raise
@@ -277,7 +315,7 @@ class Job:
                     return
                 try:
                     # A batch whose answer was lost, and which is sent again, may be recorded twice.
-                    self._api.logs(self.id, self.lease_id, batch, retry_for)
+                    self._api.logs(self.id, self.lease_id, batch, retry_for, traceparent=self._call_traceparent)
                 except LeaseLost:
                     log.warning("job %s: lease lost: %d log line(s) dropped", self.id, self._drop_log())
                     self._interrupt(LeaseLost)
@@ -314,6 +352,10 @@ class Job:
             dropped = len(self._log_lines)
             self._log_lines.clear()
             return dropped
+
+
+def _optional_str(value: Any) -> str | None:
+    return None if value is None else str(value)
 
 
 def _log_batch(lines: list[tuple[dict[str, Any], int]]) -> list[dict[str, Any]]:

@@ -8,6 +8,9 @@ Three kinds of thread share the work:
   (`/complete` or `/fail`) for their job;
 - the Heartbeater's thread renews every running job's lease (`heartbeat.py`).
 
+Each attempt runs in a span of its own when OpenTelemetry is installed, and
+every call about it sends a `traceparent` header (`tracing.py`).
+
 errand is the truth about every job: the worker keeps only the jobs it runs
 right now, and a job whose outcome it could not send is rescued by errand
 once its lease runs out.
@@ -24,6 +27,7 @@ from datetime import datetime
 from types import FrameType
 from typing import Any, Callable, Optional, Union
 
+from . import tracing
 from .api import WorkerApi
 from .errors import ApiError, JobFailed, LeaseLost, Unreachable
 from .heartbeat import Heartbeater
@@ -61,6 +65,8 @@ class Worker:
     one claim waits for work: it bounds how long an idle worker takes to
     stop. A job's outcome is retried for `retry_for` seconds when errand
     cannot be reached; `timeout` is the time allowed for each request.
+    `tracer_provider` is the OpenTelemetry `TracerProvider` the jobs' spans
+    are made with (the global one when None; unused without OpenTelemetry).
     """
 
     def __init__(
@@ -72,6 +78,7 @@ class Worker:
         poll_wait: int = 10,
         retry_for: float = 60.0,
         timeout: float = 10.0,
+        tracer_provider: Any = None,
     ) -> None:
         if concurrency < 1:
             raise ValueError("concurrency must be at least 1")
@@ -81,6 +88,7 @@ class Worker:
         self.concurrency = concurrency
         self._poll_wait = poll_wait
         self._retry_for = retry_for
+        self._tracer_provider = tracer_provider
         self._handlers: dict[str, Handler] = {}
         # One connection per job thread, plus the claim loop's and the heartbeats'.
         self._api = WorkerApi(url, token, connections=concurrency + 2, timeout=timeout)
@@ -191,42 +199,50 @@ class Worker:
             # rescues it when the lease runs out.
             log.error("errand handed out a job this worker cannot read (%r): %s", error, claimed)
             return
+        # Before its first call (the heartbeats' included): they all send its traceparent.
+        span = tracing.start(job, self._tracer_provider)
+        job._call_traceparent = span.traceparent
         with self._slots:
             self._running += 1
         self._heartbeater.track(job, server_time)
-        pool.submit(self._execute, job)
+        pool.submit(self._execute, job, span)
 
     # One job, on a pool thread.
 
-    def _execute(self, job: Job) -> None:
-        try:
-            self._run_handler(job)
-        except Exception:  # a bug in this package must not leak the slot
-            log.exception("job %s: ending it failed unexpectedly", job.id)
-        finally:
-            # Renewed until here: sending the outcome may take retries.
-            self._heartbeater.forget(job)
-            # The lines the handler logged last, under the lease the attempt
-            # ended with (errand takes them just after the end). After a lost
-            # lease they were dropped already.
+    def _execute(self, job: Job, span: tracing.JobSpan) -> None:
+        # The span is the current one for the handler and the job's last
+        # calls, and ends after them.
+        with span:
             try:
-                job._end_log(send=True)
-            except Exception:  # nor may a bug here
-                log.exception("job %s: sending its last log lines failed unexpectedly", job.id)
-            with self._slots:
-                self._running -= 1
-                self._slots.notify_all()
+                self._run_handler(job, span)
+            except Exception:  # a bug in this package must not leak the slot
+                log.exception("job %s: ending it failed unexpectedly", job.id)
+            finally:
+                # Renewed until here: sending the outcome may take retries.
+                self._heartbeater.forget(job)
+                # The lines the handler logged last, under the lease the attempt
+                # ended with (errand takes them just after the end). After a lost
+                # lease they were dropped already.
+                try:
+                    job._end_log(send=True)
+                except Exception:  # nor may a bug here
+                    log.exception("job %s: sending its last log lines failed unexpectedly", job.id)
+                with self._slots:
+                    self._running -= 1
+                    self._slots.notify_all()
 
-    def _run_handler(self, job: Job) -> None:
+    def _run_handler(self, job: Job, span: tracing.JobSpan) -> None:
         handler = self._handlers.get(job.type)
         if handler is None:  # errand handed out a type this worker did not ask for
             log.error("job %s: no handler for type %r", job.id, job.type)
+            span.fail(f"no handler for type {job.type!r}")
             self._fail(job, GENERIC_ERROR, retryable=True)
             return
         log.info("job %s (%s, attempt %d): started", job.id, job.type, job.attempt)
         try:
             result = _checked_result(handler(job))
         except Exception as error:
+            span.fail(error)
             # Once errand said stop, whatever the handler did after is moot.
             if job.interrupted:
                 self._end_interrupted(job)
@@ -258,7 +274,7 @@ class Worker:
 
     def _complete(self, job: Job, result: dict[str, Any] | None) -> None:
         try:
-            self._api.complete(job.id, job.lease_id, result, self._retry_for)
+            self._api.complete(job.id, job.lease_id, result, self._retry_for, traceparent=job._call_traceparent)
         except LeaseLost:
             log.warning("job %s: lease lost before its completion was recorded", job.id)
         except ApiError as error:
@@ -276,7 +292,9 @@ class Worker:
 
     def _fail(self, job: Job, message: str, retryable: bool) -> None:
         try:
-            verdict = self._api.fail(job.id, job.lease_id, message, retryable, self._retry_for)
+            verdict = self._api.fail(
+                job.id, job.lease_id, message, retryable, self._retry_for, traceparent=job._call_traceparent
+            )
         except LeaseLost:
             log.warning("job %s: lease lost before its end was recorded", job.id)
         except (ApiError, Unreachable) as error:
