@@ -56,6 +56,10 @@ pub struct JobContext {
     pub stopping: tokio::sync::watch::Receiver<bool>,
     /// Where [`JobContext::log`] appends.
     pub logs: AttemptLog,
+    /// The trace this attempt's own requests continue (send it as their
+    /// `traceparent` header): the attempt's span when errand exports spans,
+    /// else the `traceparent` recorded with the job, on its first attempt.
+    pub trace: Option<crate::domain::TraceParent>,
 }
 
 impl JobContext {

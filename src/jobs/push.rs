@@ -79,14 +79,15 @@ impl HttpPush {
         })
         .to_string();
         let signature = signature(self.secret.expose_secret().as_bytes(), now.as_secs(), body.as_bytes());
-        let sent = self
+        let mut request = self
             .client
             .post(&self.url)
             .header("content-type", "application/json")
-            .header("errand-signature", signature)
-            .body(body)
-            .send()
-            .await;
+            .header("errand-signature", signature);
+        if let Some(trace) = &ctx.trace {
+            request = request.header("traceparent", trace.as_str());
+        }
+        let sent = request.body(body).send().await;
         let response = sent.map_err(|e| {
             tracing::info!(job = %ctx.job_id, error = %e, "push: the app did not answer");
             JobError::Retryable("the app that runs this job could not be reached".into())

@@ -71,7 +71,9 @@ impl Storage {
         }
     }
 
-    /// Uploads `part` as the next part of `upload`, and records it there.
+    /// Uploads `part` as the next part of `upload`, and records it there
+    /// (a span of its own: in a trace, an export's uploads show one by one).
+    #[tracing::instrument(name = "upload part", skip_all, fields(bytes = part.len()))]
     pub async fn upload_part(
         &self,
         upload: &mut Upload,

@@ -19,6 +19,8 @@ const SIGNING_SECRET: &str = "the-apps-own-signing-secret-0123456789";
 #[derive(Clone, Default)]
 struct Pushes {
     pushes: Arc<Mutex<HashMap<String, u32>>>,
+    /// Each job's pushes' `traceparent` headers, in order.
+    traces: Arc<Mutex<HashMap<String, Vec<Option<String>>>>>,
 }
 
 async fn receive(req: HttpRequest, body: web::Bytes, app: web::Data<Pushes>) -> HttpResponse {
@@ -31,6 +33,8 @@ async fn receive(req: HttpRequest, body: web::Bytes, app: web::Data<Pushes>) -> 
     }
     let push: Value = serde_json::from_slice(&body).unwrap();
     let job = &push["job"];
+    let trace = req.headers().get("traceparent").and_then(|v| v.to_str().ok()).map(str::to_owned);
+    app.traces.lock().unwrap().entry(job["id"].as_str().unwrap().to_owned()).or_default().push(trace);
     assert!(push["lease_id"].is_string() && push["worker_api"]["token"].is_string(), "{push}");
     let n = {
         let mut pushes = app.pushes.lock().unwrap();
@@ -78,7 +82,18 @@ async fn pushed_jobs_complete_fail_for_good_or_retry_as_the_app_answers() {
     let alice = token("acme", "alice");
     let done = app.create(&alice, "render_invoice", json!({"answer": 200})).await;
     let refused = app.create(&alice, "render_invoice", json!({"answer": 422})).await;
-    let flaky = app.create(&alice, "render_invoice", json!({"answer": 200, "fail_first": 1})).await;
+    let click = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    let traced = app
+        .http()
+        .post(format!("{}/jobs/render_invoice", app.address()))
+        .bearer_auth(&alice)
+        .header("Idempotency-Key", "traced")
+        .header("traceparent", click)
+        .json(&json!({"answer": 200, "fail_first": 1}))
+        .send()
+        .await
+        .unwrap();
+    let flaky = id_of(traced).await;
 
     let job = app.wait_until_finished(&alice, &done, WITHIN).await;
     assert_eq!((job["status"].as_str(), job["result"]["pages"].as_u64()), (Some("completed"), Some(2)), "{job}");
@@ -90,6 +105,11 @@ async fn pushed_jobs_complete_fail_for_good_or_retry_as_the_app_answers() {
     assert_eq!(job["result"]["attempt"], 2);
     let pushes = received.pushes.lock().unwrap().clone();
     assert_eq!((pushes[&done], pushes[&refused], pushes[&flaky]), (1, 1, 2), "one push per attempt");
+    // The app continues the click's trace on the first attempt (passed on as
+    // it came: this errand exports no spans); a retry is a trace of its own.
+    let traces = received.traces.lock().unwrap().clone();
+    assert_eq!(traces[&flaky], [Some(click.to_owned()), None]);
+    assert_eq!(traces[&done], [None]);
 
     // What an app answers is held to what a worker's end may say.
     for (params, error) in [

@@ -189,3 +189,32 @@ async fn without_an_exporter_the_caller_s_traceparent_reaches_the_webhook_and_th
     let page = format!("https://tempo.example.com/trace/{CLICK_TRACE}");
     assert_eq!(detail["history"]["trace"], json!({"trace_id": CLICK_TRACE, "url": page}));
 }
+
+#[actix_web::test]
+async fn an_export_s_query_and_uploads_are_spans_of_its_attempt() {
+    let (db, otlp, results) = (TestDb::create().await, Receiver::start([]), TempDir::named("traced-export"));
+    let store = errand::store::Store::connect(&db.url, 2).unwrap();
+    errand::store::demo::seed(&store, 1, 50).await.unwrap();
+    let endpoint = otlp.url.trim_end_matches("/hooks").to_owned();
+    let errand = ErrandProcess::start(
+        &db,
+        &[
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", &endpoint),
+            ("OTEL_BSP_SCHEDULE_DELAY", "50"),
+            ("ERRAND_STORAGE__LOCAL_DIR", results.to_str().unwrap()),
+        ],
+    );
+    let dana = token("demo-1", "dana");
+
+    let id =
+        submit_traced(&errand, &dana, "export_sales_report", json!({"from": "2000-01-01", "to": "2100-01-01"})).await;
+    let job = errand.wait_until_finished(&dana, &id, Duration::from_secs(30)).await;
+    assert_eq!(job["status"], "completed", "{job}");
+
+    let attempt = exported(&otlp, CLICK_TRACE, "process export_sales_report").await;
+    let export = exported(&otlp, CLICK_TRACE, "export csv").await;
+    assert_eq!(export.parent_span_id, attempt.span_id, "the export is part of its attempt");
+    assert_eq!(attribute(&export, "rows"), Some(job["result"]["row_count"].to_string()));
+    let upload = exported(&otlp, CLICK_TRACE, "upload part").await;
+    assert_eq!(upload.parent_span_id, export.span_id, "its uploads are part of the export");
+}

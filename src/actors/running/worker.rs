@@ -154,6 +154,8 @@ impl JobWorker {
             checkpoints: crate::jobs::Checkpoints::new(self.links.store.clone(), self.job.id, self.job.lease),
             stopping: self.stopping.subscribe(),
             logs: self.logs.clone(),
+            trace: crate::telemetry::traces::parent_of(&self.span)
+                .or_else(|| self.job.trace.clone().filter(|_| self.job.attempt == 1)),
         }
     }
 

@@ -31,6 +31,8 @@ use deadpool_postgres::{Pool, Transaction};
 use futures_util::Stream;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
+use tracing::Instrument;
+use tracing::field::Empty;
 
 use super::{HandlerFuture, JobContext, JobError, JobHandler, JobOutput};
 use crate::config::ExportSettings;
@@ -158,10 +160,13 @@ impl ExportPlan {
         let resuming = ctx.resumed().is_some();
         let phase = if resuming { "resuming the query from its checkpoint" } else { "running the query" };
         ctx.log(LogLevel::Info, phase, Some(json!({"format": format.as_str()})));
+        // The query, the file written and uploaded: a span of the attempt's trace.
+        let span = tracing::info_span!("export", otel.name = format!("export {}", format.as_str()), rows = Empty);
         let stored = match format {
-            ExportFormat::Xlsx => self.workbook(&tx, &ctx, &key, &rows).await,
-            text => self.text(&tx, text, &ctx, &key, &rows).await,
+            ExportFormat::Xlsx => self.workbook(&tx, &ctx, &key, &rows).instrument(span.clone()).await,
+            text => self.text(&tx, text, &ctx, &key, &rows).instrument(span.clone()).await,
         };
+        span.record("rows", rows.load(Ordering::Relaxed));
         let stored = stored.inspect_err(|error| {
             let rows = rows.load(Ordering::Relaxed);
             ctx.log(LogLevel::Error, &format!("stopped: {error}"), Some(json!({"rows": rows})));
