@@ -90,9 +90,12 @@ CREATE TABLE jobs (
     scheduled_for     timestamptz,
     -- The W3C `traceparent` of the request that recorded the job (errand's
     -- request span when it exports traces, else the caller's header as it
-    -- came), NULL without either: its first attempt continues that trace,
-    -- later ones link to it (`telemetry::traces`).
+    -- came), or that made its schedule; NULL without either. Its first
+    -- attempt continues that trace, later ones link to it; with
+    -- `trace_linked` (a schedule's occurrence, a run an operator retried)
+    -- every attempt only links to it (`domain::JobTrace`, `telemetry::traces`).
     traceparent       text CHECK (length(traceparent) = 55),
+    trace_linked      boolean NOT NULL DEFAULT false,
     idempotency_key   text NOT NULL,
     -- sha256 of the job type and the canonical JSON of its params.
     fingerprint       bytea NOT NULL,
@@ -384,7 +387,8 @@ SELECT j.id, j.tenant_id, j.user_id, j.idempotency_key, j.fingerprint, j.job_typ
        -- The running or latest attempt's (see `job_queue.resumed_from`).
        CASE WHEN q.job_id IS NULL THEN j.resumed_from ELSE q.resumed_from END AS resumed_from,
        q.held_by,
-       j.traceparent
+       j.traceparent,
+       j.trace_linked
 FROM jobs j LEFT JOIN job_queue q ON q.job_id = j.id;
 
 -- A claim in one round trip.
@@ -444,7 +448,7 @@ CREATE FUNCTION errand_claim_due(
     claim_owner uuid, lease_ms double precision, only_types text[], claim uuid)
 RETURNS TABLE (kind text, next_after_tenant text, id uuid, tenant_id text, user_id text, job_type text,
                params jsonb, attempt integer, lease_id uuid, due_at timestamptz, format text,
-               scheduled_for timestamptz, checkpoint jsonb, traceparent text)
+               scheduled_for timestamptz, checkpoint jsonb, traceparent text, trace_linked boolean)
 LANGUAGE plpgsql VOLATILE
 SET plan_cache_mode = force_generic_plan SET enable_seqscan = off SET enable_bitmapscan = off
 AS $$
@@ -580,14 +584,14 @@ BEGIN
             RETURNING q.job_id, q.attempt, q.lease_id, q.run_at, q.checkpoint -> 'value' AS checkpoint
         )
         SELECT 'job', NULL::text, j.id, j.tenant_id, j.user_id, j.job_type, j.params, c.attempt, c.lease_id, c.run_at,
-               j.format, j.scheduled_for, c.checkpoint, j.traceparent
+               j.format, j.scheduled_for, c.checkpoint, j.traceparent, j.trace_linked
         FROM jobs j JOIN claimed c ON c.job_id = j.id
         WHERE j.id = ANY (ARRAY (SELECT c2.job_id FROM claimed c2));
     END IF;
 
     RETURN QUERY SELECT 'cursor', CASE WHEN considered < max_tenants OR wrapped THEN '' ELSE last_tenant END,
                         NULL::uuid, NULL::text, NULL::text, NULL::text, NULL::jsonb, NULL::integer, NULL::uuid,
-                        NULL::timestamptz, NULL::text, NULL::timestamptz, NULL::jsonb, NULL::text;
+                        NULL::timestamptz, NULL::text, NULL::timestamptz, NULL::jsonb, NULL::text, NULL::boolean;
 END
 $$;
 
@@ -1557,6 +1561,9 @@ CREATE TABLE schedules (
     -- An export's file format for its jobs (as `jobs.format`); NULL for a
     -- type that writes no file.
     format          text CHECK (format IN ('csv', 'csv.gz', 'xlsx', 'ndjson')),
+    -- The `traceparent` of the request that made it: its occurrences' jobs
+    -- link to it (`jobs.traceparent`).
+    traceparent     text CHECK (length(traceparent) = 55),
     -- Five cron fields or a shorthand, read on `timezone`'s wall clock
     -- (`src/domain/schedule.rs` says how gaps and repeated hours fire).
     cron            text NOT NULL,

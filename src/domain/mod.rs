@@ -31,7 +31,7 @@ pub use job::attempt::{Failure, Outcome, ProgressReport, foreign_result_refusal,
 pub use job::log::{LogLevel, LogLine, MAX_LOG_BYTES, MAX_LOG_LINES, MAX_LOG_MESSAGE};
 pub use job::priority::{Origin, PRIORITY_RANGE, priority};
 pub use job::retry::RetryPolicy;
-pub use job::trace::TraceParent;
+pub use job::trace::{JobTrace, TraceParent};
 pub use job::{Job, JobState, JobStatus, JobTypeName, UnknownState};
 pub use preferences::{Channel, NotificationRules};
 pub use quota::{Cap, QuotaExceeded, QuotaScope, Quotas, TenantCaps, Usage};

@@ -6,7 +6,7 @@ use tokio_postgres::Row;
 use uuid::Uuid;
 
 use super::StoreError;
-use crate::domain::{Caller, Job, JobId, JobState, JobStatus, ScheduleId, TenantId, UserId};
+use crate::domain::{Caller, Job, JobId, JobState, JobStatus, JobTrace, ScheduleId, TenantId, TraceParent, UserId};
 
 /// Whether a waiting job `l` (of `jobs_live`) is kept waiting by an
 /// operator: its scope paused (`errand_pauses_holding`) or the job held
@@ -149,6 +149,15 @@ impl<'a> CallerJobs<'a> {
 /// A job read with [`held_back!`]: whether an operator keeps it waiting.
 pub(super) fn held_job_from_row(row: &Row) -> Result<Job, StoreError> {
     Ok(Job { held_back: row.try_get("held_back")?, ..job_from_row(row)? })
+}
+
+/// A job's trace, from a row's `traceparent` and `trace_linked` (held to
+/// the form errand writes by the column's CHECK; anything else is no trace).
+pub(super) fn job_trace_from_row(row: &Row) -> Result<Option<JobTrace>, StoreError> {
+    let Some(parent) = row.try_get::<_, Option<&str>>("traceparent")?.and_then(TraceParent::parse) else {
+        return Ok(None);
+    };
+    Ok(Some(JobTrace { parent, linked: row.try_get::<_, Option<bool>>("trace_linked")?.unwrap_or(false) }))
 }
 
 pub(super) fn job_from_row(row: &Row) -> Result<Job, StoreError> {

@@ -5,9 +5,10 @@
 //!
 //! A trace crosses the queue through the job's [`TraceParent`], recorded with
 //! it: the request that recorded a job is the parent of its first attempt;
-//! a later attempt (a retry after backoff, a rescue, an operator's retry)
-//! starts a trace of its own with a *link* to it, so hours of backoff never
-//! stretch one trace. Without an exporter a caller's `traceparent` is still
+//! a later attempt (a retry after backoff, a rescue), a run an operator
+//! retried and a schedule's occurrence (whose trace is the schedule's
+//! creation) start a trace of their own with a *link* to it, so hours of
+//! backoff never stretch one trace ([`JobTrace`]). Without an exporter a caller's `traceparent` is still
 //! recorded with the job and passed on (to external workers and webhook
 //! receivers) as it came.
 //!
@@ -31,7 +32,7 @@ use tracing_subscriber::Layer;
 use tracing_subscriber::filter::Targets;
 use tracing_subscriber::registry::LookupSpan;
 
-use crate::domain::TraceParent;
+use crate::domain::{JobTrace, TraceParent};
 
 /// Whether spans are exported: set once, when the exporter is made.
 static EXPORTING: AtomicBool = AtomicBool::new(false);
@@ -164,12 +165,13 @@ pub fn link(span: &Span, earlier: &TraceParent) {
 }
 
 /// Puts `span`, work done for a job whose attempt `attempt` ran last (or
-/// runs now), in the job's `trace`: as a child for the first attempt, linked
-/// from a trace of its own for a later one (the rule of the module doc).
-pub fn join_job_trace(span: &Span, trace: Option<&TraceParent>, attempt: i64) {
+/// runs now), in the job's `trace`: as a child where the job's first
+/// attempt continues it, else linked from a trace of its own
+/// ([`JobTrace::continued_by`]).
+pub fn join_job_trace(span: &Span, trace: Option<&JobTrace>, attempt: i64) {
     match trace {
-        Some(trace) if attempt <= 1 => continue_trace(span, trace, None),
-        Some(trace) => link(span, trace),
+        Some(trace) if trace.continued_by(attempt) => continue_trace(span, &trace.parent, None),
+        Some(trace) => link(span, &trace.parent),
         None => {}
     }
 }

@@ -218,3 +218,59 @@ async fn an_export_s_query_and_uploads_are_spans_of_its_attempt() {
     let upload = exported(&otlp, CLICK_TRACE, "upload part").await;
     assert_eq!(upload.parent_span_id, export.span_id, "its uploads are part of the export");
 }
+
+#[actix_web::test]
+async fn a_schedule_s_occurrence_and_a_run_an_operator_retried_link_to_the_click_and_do_not_continue_it() {
+    let app = spawn_app_with(
+        |s| {
+            let mut external = job_type("external");
+            external.schedulable = true;
+            s.job_types.insert("render_invoice".into(), external);
+        },
+        errand::jobs::HandlerRegistry::builtin(),
+    )
+    .await;
+    let (alice, worker, ops) =
+        (token("acme", "alice"), crate::worker_api::worker_token(&["render_invoice"]), operator_token("olga"));
+    let claim_one = || async {
+        let claimed: Value = app.post_json(&worker, "/worker/v1/claim", json!({"wait": 5})).await.json().await.unwrap();
+        claimed["jobs"][0].clone()
+    };
+
+    // A schedule made in a traced request: its occurrence links to that request's trace.
+    let made: Value = app
+        .http()
+        .post(format!("{}/schedules/render_invoice", app.address()))
+        .bearer_auth(&alice)
+        .header("Idempotency-Key", "weekly")
+        .header("traceparent", click())
+        .json(&json!({"params": {}, "cron": "0 8 * * 1", "timezone": "UTC"}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(crate::schedules::fire(&app, crate::schedules::at(&made["next_run_at"])).await, 1);
+    let occurrence = claim_one().await;
+    assert_eq!((&occurrence["traceparent"], &occurrence["trace_link"]), (&Value::Null, &json!(click())));
+    let lease = occurrence["lease_id"].as_str().unwrap();
+    let call = format!("/worker/v1/jobs/{}/fail", occurrence["id"].as_str().unwrap());
+    app.post_json(&worker, &call, json!({"lease_id": lease, "error": "no", "retryable": false})).await;
+
+    // A run an operator retries links to the click's trace too.
+    let id = submit_traced(&app, &alice, "render_invoice", json!({})).await;
+    let first = claim_one().await;
+    assert_eq!(
+        (&first["id"], &first["traceparent"]),
+        (&json!(id), &json!(click())),
+        "the click's first run continues it"
+    );
+    let lease = first["lease_id"].as_str().unwrap();
+    let failed = json!({"lease_id": lease, "error": "the printer is on fire", "retryable": false});
+    app.post_json(&worker, &format!("/worker/v1/jobs/{id}/fail"), failed).await;
+    assert!(app.post(&ops, &format!("/admin/jobs/{id}/retry")).await.status().is_success());
+    let second = claim_one().await;
+    assert_eq!((&second["id"], &second["attempt"]), (&json!(id), &json!(1)));
+    assert_eq!((&second["traceparent"], &second["trace_link"]), (&Value::Null, &json!(click())));
+}

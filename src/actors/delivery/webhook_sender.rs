@@ -37,7 +37,7 @@ use uuid::Uuid;
 
 use crate::actors::delivery::until_recorded::until_answered;
 use crate::config::WebhookSettings;
-use crate::domain::Job;
+use crate::domain::{Job, TraceParent};
 use crate::jobs::{JobView, downloadable, rfc3339};
 use crate::outbound::policy::OutboundPolicy;
 use crate::storage::Storage;
@@ -277,8 +277,9 @@ impl Sender {
             .header("webhook-timestamp", signed.timestamp)
             .header("webhook-signature", signed.signature);
         // The receiver's work joins the trace: this span's, or (when errand
-        // exports no spans) the job's request's, passed on as it came.
-        if let Some(trace) = traces::parent_of(span).or_else(|| delivery.trace.clone()) {
+        // exports no spans) the job's request's, passed on as it came where
+        // the delivery continues it.
+        if let Some(trace) = traces::parent_of(span).or_else(|| continued(delivery)) {
             request = request.header("traceparent", trace.as_str());
         }
         let response = request.body(body).send().await.map_err(|e| match crate::outbound::policy::refusal_in(&e) {
@@ -313,6 +314,12 @@ impl Actor for WebhookSender {
         ctx.run_interval(self.poll_interval, |act, ctx| act.claim(ctx));
         self.claim(ctx);
     }
+}
+
+/// The job's trace, where the delivery continues it (`JobTrace::continued_by`).
+fn continued(delivery: &WebhookDelivery) -> Option<TraceParent> {
+    let DeliverySubject::Job(job) = &delivery.about else { return None };
+    delivery.trace.as_ref().filter(|trace| trace.continued_by(job.attempt.into())).map(|trace| trace.parent.clone())
 }
 
 /// A delivery's span (a client span): in the trace of the request that

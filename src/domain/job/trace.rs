@@ -1,7 +1,8 @@
 //! The trace a job belongs to: the W3C Trace Context `traceparent` of the
-//! request that recorded it, kept with the job so that its first attempt,
-//! its webhook deliveries and an external worker's calls join the trace of
-//! the click that asked for it (`telemetry::traces` says how).
+//! request that recorded it (or made its schedule), kept with the job so
+//! that its first attempt, its webhook deliveries and an external worker's
+//! calls join the trace of the click that asked for it, and later work
+//! links to it (`telemetry::traces` says how).
 
 use std::fmt;
 
@@ -75,6 +76,27 @@ impl fmt::Display for TraceParent {
     }
 }
 
+/// A job's trace as its work sees it: the request's `traceparent`, and
+/// whether work for the job may continue that trace at all.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JobTrace {
+    pub parent: TraceParent,
+    /// Only linked to, never continued: a schedule's occurrence (the trace is
+    /// the schedule's creation, maybe months before) or a run an operator
+    /// retried.
+    pub linked: bool,
+}
+
+impl JobTrace {
+    /// Whether work done for attempt `attempt` (the one running, or the one
+    /// that ended the job) continues the trace, as a child; else it starts a
+    /// trace of its own, linked to it. Only a request's job's first attempt
+    /// does: a retry after hours of backoff must not stretch the click's trace.
+    pub fn continued_by(&self, attempt: i64) -> bool {
+        !self.linked && attempt <= 1
+    }
+}
+
 fn is_lower_hex(s: &str) -> bool {
     s.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }
@@ -124,6 +146,15 @@ mod tests {
         let parent = TraceParent::parse(later).unwrap();
         assert_eq!(parent.as_str(), "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00");
         assert!(!parent.sampled());
+    }
+
+    #[test]
+    fn only_a_request_s_job_s_first_attempt_continues_its_trace() {
+        let parent = TraceParent::parse(VALID).unwrap();
+        let asked = JobTrace { parent: parent.clone(), linked: false };
+        assert!(asked.continued_by(1));
+        assert!(!asked.continued_by(2));
+        assert!(!JobTrace { parent, linked: true }.continued_by(1));
     }
 
     proptest! {

@@ -135,6 +135,7 @@ pub async fn create(
         missed,
         overlap: request.overlap,
         first,
+        trace: crate::http::support::request_id::trace_of(&req, &tracing::Span::current()),
     };
     match state.store.schedules_for(&caller).create(&new, state.settings.max_schedules_per_user).await? {
         ScheduleCreation::Created(s) => Ok(HttpResponse::Created()

@@ -114,8 +114,11 @@ pub async fn claim(
         .jobs
         .into_iter()
         .map(|job| {
-            let trace = job.trace.map(|trace| trace.to_string());
-            let (traceparent, trace_link) = if job.attempt == 1 { (trace, None) } else { (None, trace) };
+            let (traceparent, trace_link) = match job.trace {
+                Some(trace) if trace.continued_by(job.attempt.into()) => (Some(trace.parent.to_string()), None),
+                Some(trace) => (None, Some(trace.parent.to_string())),
+                None => (None, None),
+            };
             LeasedJob {
                 id: job.id,
                 job_type: job.job_type,

@@ -12,7 +12,7 @@ use tokio_postgres::Row;
 use tokio_postgres::types::ToSql;
 use uuid::Uuid;
 
-use crate::domain::{JobId, JobState, ScheduleId, TenantId, TraceParent, UserId};
+use crate::domain::{JobId, JobState, JobTrace, ScheduleId, TenantId, UserId};
 use crate::store::StoreError;
 use crate::store::queue::lost_claims::LostClaim;
 
@@ -39,7 +39,7 @@ pub struct OutboxEmail {
     pub schedule: Option<(ScheduleId, String, String)>,
     /// The trace of the request that recorded the job, and the attempts the
     /// job took (`telemetry::traces::join_job_trace`).
-    pub trace: Option<TraceParent>,
+    pub trace: Option<JobTrace>,
     pub job_attempts: i32,
 }
 
@@ -63,7 +63,7 @@ WITH due AS (
 )
 SELECT c.id, c.job_id, c.run, c.recipient, c.job_type, c.job_status, c.error_message, c.attempts,
        j.tenant_id, j.user_id, j.params, j.result, j.finished_at, s.id AS schedule_id, s.cron, s.timezone,
-       j.traceparent, j.attempt AS job_attempts
+       j.traceparent, j.trace_linked, j.attempt AS job_attempts
 FROM claimed c JOIN jobs j ON j.id = c.job_id
 LEFT JOIN schedules s ON s.id = j.schedule_id";
 
@@ -154,7 +154,7 @@ fn email_from_row(row: &Row) -> Result<OutboxEmail, StoreError> {
             Some(id) => Some((ScheduleId(id), row.try_get("cron")?, row.try_get("timezone")?)),
             None => None,
         },
-        trace: row.try_get::<_, Option<&str>>("traceparent")?.and_then(TraceParent::parse),
+        trace: crate::store::jobs::job_trace_from_row(row)?,
         job_attempts: row.try_get("job_attempts")?,
     })
 }

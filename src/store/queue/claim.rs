@@ -27,7 +27,7 @@ use serde_json::Value;
 use tokio_postgres::Row;
 use uuid::Uuid;
 
-use crate::domain::{ExportFormat, JobId, LeaseId, Outcome, TenantId, TraceParent, UserId};
+use crate::domain::{ExportFormat, JobId, JobTrace, LeaseId, Outcome, TenantId, UserId};
 use crate::store::queue::finish::{Completion, Ender};
 use crate::store::queue::lost_claims::LostClaim;
 use crate::store::queue::millis;
@@ -54,7 +54,7 @@ pub struct ClaimedJob {
     /// The checkpoint an earlier attempt of the run recorded: this one resumes there.
     pub checkpoint: Option<Value>,
     /// The trace of the request that recorded it (`telemetry::traces`).
-    pub trace: Option<TraceParent>,
+    pub trace: Option<JobTrace>,
 }
 
 /// Job types whose running jobs are limited across all processes.
@@ -296,7 +296,6 @@ fn claimed_from_row(row: &Row) -> Result<ClaimedJob, StoreError> {
         format: row.try_get::<_, Option<&str>>("format")?.and_then(|f| f.parse().ok()),
         scheduled_for: row.try_get("scheduled_for")?,
         checkpoint: row.try_get("checkpoint")?,
-        // Held to the form errand writes by the column's CHECK; anything else is no trace.
-        trace: row.try_get::<_, Option<&str>>("traceparent")?.and_then(TraceParent::parse),
+        trace: crate::store::jobs::job_trace_from_row(row)?,
     })
 }

@@ -23,7 +23,7 @@ use uuid::Uuid;
 
 use crate::domain::{
     AdmissionKey, AdmissionTemplate, ExportFormat, Fingerprint, JobId, Occasion, Occurrence, Quotas, Recurrence,
-    firing, resolve_dates,
+    TraceParent, firing, resolve_dates,
 };
 use crate::store::StoreError;
 use crate::store::queue::admission::RELEASE_KEY;
@@ -58,14 +58,16 @@ const RECORD_JOBS: &str = "
 WITH input AS (
     SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bytea[], $7::text[],
                          $8::jsonb[], $9::integer[], $10::uuid[], $11::timestamptz[], $12::smallint[], $13::text[],
-                         $14::text[])
+                         $14::text[], $15::text[])
         WITH ORDINALITY AS i (id, tenant_id, user_id, user_email, idempotency_key, fingerprint, job_type, params,
-                              max_attempts, schedule_id, scheduled_for, priority, format, admission_key, n)
+                              max_attempts, schedule_id, scheduled_for, priority, format, admission_key, traceparent,
+                              n)
 ), inserted AS (
+    -- Linked to the trace of the request that made the schedule, never in it.
     INSERT INTO jobs (id, tenant_id, user_id, user_email, idempotency_key, fingerprint, job_type, params, max_attempts,
-                      schedule_id, scheduled_for, priority, format)
+                      schedule_id, scheduled_for, priority, format, traceparent, trace_linked)
     SELECT id, tenant_id, user_id, user_email, idempotency_key, fingerprint, job_type, params, max_attempts,
-           schedule_id, scheduled_for, priority, format
+           schedule_id, scheduled_for, priority, format, traceparent, true
     FROM input ORDER BY n
     ON CONFLICT (tenant_id, user_id, idempotency_key) DO NOTHING
     RETURNING id, tenant_id, user_id, job_type, run_at, schedule_id, priority
@@ -310,6 +312,7 @@ async fn record_jobs(
         (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
     let mut priorities: Vec<i16> = Vec::with_capacity(n);
     let mut formats: Vec<Option<&str>> = Vec::with_capacity(n);
+    let mut traces: Vec<Option<&str>> = Vec::with_capacity(n);
     let admission_keys: Vec<Option<&str>> =
         jobs.iter().map(|job| job.admission_key.as_ref().map(AdmissionKey::as_str)).collect();
     for job in jobs {
@@ -323,6 +326,7 @@ async fn record_jobs(
         types.push(schedule.job_type.as_str());
         params.push(&job.params);
         formats.push(schedule.format.map(ExportFormat::as_str));
+        traces.push(schedule.trace.as_ref().map(TraceParent::as_str));
         let made_with = terms.types.get(&schedule.job_type);
         attempts.push(made_with.map_or(1, |t| i32::try_from(t.max_attempts).unwrap_or(i32::MAX)));
         priorities.push(made_with.map_or(0, |t| t.priority));
@@ -330,7 +334,7 @@ async fn record_jobs(
         times.push(job.at);
     }
     let statement = tx.prepare_cached(RECORD_JOBS).await?;
-    let params: [&(dyn tokio_postgres::types::ToSql + Sync); 14] = [
+    let params: [&(dyn tokio_postgres::types::ToSql + Sync); 15] = [
         &ids,
         &tenants,
         &users,
@@ -345,6 +349,7 @@ async fn record_jobs(
         &priorities,
         &formats,
         &admission_keys,
+        &traces,
     ];
     let rows = tx.query(&statement, &params).await?;
     rows.iter().map(|row| row.try_get("id").map_err(StoreError::from)).collect()

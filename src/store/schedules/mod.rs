@@ -12,7 +12,9 @@ use deadpool_postgres::Pool;
 use serde_json::Value;
 use tokio_postgres::Row;
 
-use crate::domain::{Caller, ExportFormat, Fingerprint, IdempotencyKey, JobId, Missed, Occurrence, ScheduleId};
+use crate::domain::{
+    Caller, ExportFormat, Fingerprint, IdempotencyKey, JobId, Missed, Occurrence, ScheduleId, TraceParent,
+};
 use crate::store::StoreError;
 
 /// What becomes of a schedule's occurrence while its previous job is unfinished.
@@ -66,6 +68,8 @@ pub struct Schedule {
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
     pub(super) fingerprint: Vec<u8>,
+    /// The trace of the request that made it: its occurrences link to it.
+    pub(super) trace: Option<TraceParent>,
 }
 
 /// A schedule to record for its caller, its expression already checked and
@@ -83,6 +87,8 @@ pub struct NewSchedule {
     pub missed: Missed,
     pub overlap: Overlap,
     pub first: Option<Occurrence>,
+    /// The trace of the request (`http::support::request_id::trace_of`).
+    pub trace: Option<TraceParent>,
 }
 
 /// What became of a creation.
@@ -104,7 +110,7 @@ pub enum ScheduleCreation {
 macro_rules! columns {
     () => {
         "id, job_type, params, format, cron, timezone, ends_at, missed, catch_up_limit, overlap, paused_at IS NOT NULL AS paused,
-         next_run_at, next_local, next_second_of_fold, last_job_id, created_at, updated_at, fingerprint"
+         next_run_at, next_local, next_second_of_fold, last_job_id, created_at, updated_at, fingerprint, traceparent"
     };
 }
 
@@ -122,8 +128,8 @@ const COUNT_OWN: &str = "SELECT count(*) FROM schedules WHERE tenant_id = $1 AND
 const INSERT: &str = concat!(
     "INSERT INTO schedules (tenant_id, user_id, user_email, idempotency_key, fingerprint, job_type, params, cron,
                             timezone, ends_at, missed, catch_up_limit, overlap, next_run_at, next_local,
-                            next_second_of_fold, format)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
+                            next_second_of_fold, format, traceparent)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
      RETURNING ",
     columns!()
 );
@@ -186,7 +192,8 @@ impl CallerSchedules<'_> {
         let (missed, catch_up_limit) = missed_columns(new.missed);
         let (next_at, next_local, second) = next_columns(new.first);
         let format = new.format.map(ExportFormat::as_str);
-        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 17] = [
+        let trace = new.trace.as_ref().map(TraceParent::as_str);
+        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 18] = [
             &tenant,
             &user,
             &self.caller.email.as_deref(),
@@ -204,6 +211,7 @@ impl CallerSchedules<'_> {
             &next_local,
             &second,
             &format,
+            &trace,
         ];
         let row = tx.query_one(&tx.prepare_cached(INSERT).await?, &params).await?;
         tx.commit().await?;
@@ -327,5 +335,6 @@ pub(super) fn schedule_from_row(row: &Row) -> Result<Schedule, StoreError> {
         created_at: row.try_get("created_at")?,
         updated_at: row.try_get("updated_at")?,
         fingerprint: row.try_get("fingerprint")?,
+        trace: row.try_get::<_, Option<&str>>("traceparent")?.and_then(TraceParent::parse),
     })
 }

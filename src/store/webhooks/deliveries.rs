@@ -11,7 +11,7 @@ use deadpool_postgres::Pool;
 use tokio_postgres::types::ToSql;
 use uuid::Uuid;
 
-use crate::domain::{Job, TraceParent};
+use crate::domain::{Job, JobTrace};
 use crate::store::StoreError;
 use crate::store::jobs::job_from_row;
 use crate::store::queue::lost_claims::LostClaim;
@@ -29,7 +29,7 @@ pub struct WebhookDelivery {
     pub attempt: i32,
     pub about: DeliverySubject,
     /// The trace of the request that recorded the delivery's job, if any.
-    pub trace: Option<TraceParent>,
+    pub trace: Option<JobTrace>,
 }
 
 /// What a delivery tells of.
@@ -82,7 +82,7 @@ const CLAIMED: &str = "
 SELECT d.delivery_id, e.url, e.secret, w.details,
        j.id, j.tenant_id, j.user_id, j.job_type, j.params, j.state, j.attempt, j.max_attempts, j.run_at,
        j.result, j.error_message, j.created_at, j.finished_at, j.progress, j.cancel_requested_by, j.schedule_id,
-       j.scheduled_for, j.priority, j.format, j.resumed_from, j.traceparent
+       j.scheduled_for, j.priority, j.format, j.resumed_from, j.traceparent, j.trace_linked
 FROM unnest($1::uuid[], $2::uuid[], $3::uuid[]) AS d (delivery_id, endpoint_id, job_id)
 JOIN webhook_endpoints e ON e.id = d.endpoint_id
 JOIN webhook_deliveries w ON w.id = d.delivery_id
@@ -192,7 +192,7 @@ impl WebhookOutbox<'_> {
                         Some(_) => DeliverySubject::Job(Box::new(job_from_row(detail)?)),
                         None => DeliverySubject::Event(detail.try_get("details")?),
                     },
-                    trace: detail.try_get::<_, Option<&str>>("traceparent")?.and_then(TraceParent::parse),
+                    trace: crate::store::jobs::job_trace_from_row(detail)?,
                 })
             })
             .collect()
