@@ -8,9 +8,9 @@
 //! a later attempt (a retry after backoff, a rescue), a run an operator
 //! retried and a schedule's occurrence (whose trace is the schedule's
 //! creation) start a trace of their own with a *link* to it, so hours of
-//! backoff never stretch one trace ([`JobTrace`]). Without an exporter a caller's `traceparent` is still
-//! recorded with the job and passed on (to external workers and webhook
-//! receivers) as it came.
+//! backoff never stretch one trace ([`JobTrace`]). Without an exporter a
+//! caller's `traceparent` is still recorded with the job and passed on (to
+//! external workers, pushes and webhook receivers) as it came.
 //!
 //! A trace starts only where work for someone starts: a request, an
 //! attempt, a delivery, an email (spans of another kind than internal). The
