@@ -47,6 +47,7 @@ pub use notifications::{
 };
 pub use operator::actions::{ActionPage, ActionQuery, OperatorAction, OperatorAudit};
 pub use operator::bulk::{BULK_STEP, BulkAction, BulkFilter, BulkStep};
+pub use operator::erasures::{Erasure, ErasureScope, Inventory};
 pub use operator::holds::HoldOutcome;
 pub use operator::overview::{FINISHED_COUNT_CAP, FinishedCounts, OperatorOverview, Overview};
 pub use operator::pauses::{NewPause, OperatorPauses, Pause, Paused};
@@ -68,7 +69,7 @@ pub use webhooks::deliveries::{DeliveryOutcome, DeliverySubject, WebhookDelivery
 pub use webhooks::preferences::{TenantWebhookPreferences, WebhookCategory};
 pub use webhooks::{DeliveryRecord, Redelivery, Registered, TenantWebhooks, WebhookEndpoint};
 
-use crate::domain::{Caller, NotificationRules, Operator, Quotas};
+use crate::domain::{Caller, NotificationRules, Operator, Quotas, UserId};
 
 /// What the statements that end jobs write for each job's owner, besides
 /// its notification: its completion email (when the outbox is on), and both
@@ -108,6 +109,17 @@ impl Store {
     /// Every tenant's jobs, for an operator (proved by an operator token).
     pub fn jobs_for_operator<'a>(&'a self, operator: &'a Operator) -> OperatorJobs<'a> {
         OperatorJobs { pool: &self.pool, operator, endings: &self.endings }
+    }
+
+    /// The erasure of `scope` (any tenant's), by an operator who may act.
+    pub fn erasure_by_operator(&self, operator: &Operator, scope: ErasureScope) -> Erasure<'_> {
+        Erasure { pool: &self.pool, by: operator.name.to_string(), scope }
+    }
+
+    /// The erasure of `user` of the tenant admin `admin`'s own tenant.
+    pub fn erasure_by_tenant_admin(&self, admin: &Caller, user: UserId) -> Erasure<'_> {
+        let scope = ErasureScope { tenant: admin.tenant.clone(), user: Some(user) };
+        Erasure { pool: &self.pool, by: format!("tenant_admin:{}:{}", admin.tenant, admin.user), scope }
     }
 
     /// How the queue stands, for an operator.

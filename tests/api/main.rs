@@ -16,6 +16,7 @@ mod cancel;
 mod config;
 mod contract;
 mod email;
+mod erasures;
 mod export_formats;
 mod exports;
 mod failover;

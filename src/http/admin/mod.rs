@@ -6,6 +6,7 @@
 
 pub mod actions;
 pub mod bulk;
+pub mod erasures;
 pub mod overview;
 pub mod pauses;
 pub mod quotas;
@@ -369,6 +370,8 @@ pub fn routes(r: &mut Routes) {
             res.route(web::get().to(pauses::list)).route(web::post().to(pauses::pause))
         })
         .resource("/admin/pauses/{id}", "DELETE", |res| res.route(web::delete().to(pauses::resume)))
+        .post("/admin/erasures", erasures::erase_for_operator)
+        .post("/tenant/erasures", erasures::erase_for_tenant_admin)
         .resource("/admin/tenants/{tenant}/quotas", "GET, PUT", |res| {
             res.route(web::get().to(quotas::get)).route(web::put().to(quotas::set))
         });

@@ -26,6 +26,7 @@ use crate::jobs::JobTypes;
         webhooks::deliveries, webhooks::redeliver, webhooks::preferences::list, webhooks::preferences::set,
         health::healthz, health::readyz, health::metrics,
         admin::list, admin::get, admin::retry, admin::cancel, admin::hold, admin::release, admin::bulk::retry_matching, admin::bulk::cancel_matching, admin::queues, admin::pauses::list, admin::pauses::pause, admin::pauses::resume, admin::quotas::get, admin::quotas::set, admin::actions::list, admin::overview::read,
+        admin::erasures::erase_for_operator, admin::erasures::erase_for_tenant_admin,
         worker_api::claim, worker_api::attempts::heartbeat, worker_api::attempts::progress, worker_api::attempts::logs,
         worker_api::attempts::checkpoint,
         worker_api::attempts::complete, worker_api::attempts::fail, worker_api::files::upload,

@@ -5,6 +5,7 @@
 
 pub mod actions;
 pub mod bulk;
+pub mod erasures;
 pub mod holds;
 pub mod overview;
 pub mod pauses;

@@ -1,0 +1,100 @@
+//! Erasure (issue 44): what errand keeps of a person, counted by a dry run,
+//! then erased (files and rows), audited without the person's id, and
+//! idempotent; a colleague's data stays; tenant admins erase only in their
+//! own tenant.
+
+use std::time::Duration;
+
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+use crate::helpers::*;
+
+const WITHIN: Duration = Duration::from_secs(30);
+const YEAR: (&str, &str) = ("2000-01-01", "2100-01-01");
+
+async fn erase(app: &TestApp, token: &str, path: &str, body: Value) -> Value {
+    let response = app.post_json(token, path, body).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    response.json().await.unwrap()
+}
+
+#[actix_web::test]
+async fn a_person_s_jobs_files_notifications_schedules_and_preferences_are_counted_then_erased_once() {
+    let (app, results) = spawn_exporting_app(|s| {
+        s.job_types.get_mut("export_sales_report").unwrap().schedulable = true;
+    })
+    .await;
+    let (alice, bob, ops) = (token("demo-1", "alice"), token("demo-1", "bob"), operator_token("olga"));
+    // Alice: an export (a file, a notification), a schedule, a preference; Bob: an export.
+    let export = json!({"from": YEAR.0, "to": YEAR.1});
+    let hers = app.create(&alice, "export_sales_report", export.clone()).await;
+    let job = app.wait_until_finished(&alice, &hers, WITHIN).await;
+    assert_eq!(job["status"], "completed", "{job}");
+    let his = app.create(&bob, "export_sales_report", export.clone()).await;
+    app.wait_until_finished(&bob, &his, WITHIN).await;
+    let schedule = json!({"params": export, "cron": "0 8 * * 1", "timezone": "UTC"});
+    app.http()
+        .post(format!("{}/schedules/export_sales_report", app.address()))
+        .bearer_auth(&alice)
+        .header("Idempotency-Key", "weekly")
+        .json(&schedule)
+        .send()
+        .await
+        .unwrap();
+    app.put_json(&alice, "/me/notification-preferences/export_sales_report", json!({"email": false})).await;
+    let files_before = files_under(&results).len();
+
+    let scope = json!({"tenant": "demo-1", "user": "alice", "dry_run": true});
+    let counted = erase(&app, &ops, "/admin/erasures", scope).await;
+    let found = &counted["found"];
+    assert_eq!((found["jobs"].as_i64(), found["files"].as_i64()), (Some(1), Some(1)), "{counted}");
+    assert_eq!((found["schedules"].as_i64(), found["preferences"].as_i64()), (Some(1), Some(1)), "{counted}");
+    assert!(found["notifications"].as_i64() >= Some(1), "{counted}");
+    assert_eq!(app.job(&alice, &hers).await["status"], "completed", "a dry run erases nothing");
+
+    let scope = json!({"tenant": "demo-1", "user": "alice"});
+    let erased = erase(&app, &ops, "/admin/erasures", scope.clone()).await;
+    assert_eq!(erased["found"], counted["found"]);
+    assert!(erased["left"].as_object().unwrap().values().all(|n| n == 0), "nothing left: {erased}");
+    assert_eq!(app.get(&alice, &format!("/jobs/{hers}")).await.status(), StatusCode::NOT_FOUND);
+    assert!(app.notifications_of(&alice, "job_completed").await.is_empty());
+    let schedules: Value = app.get(&alice, "/schedules").await.json().await.unwrap();
+    assert_eq!(schedules["schedules"], json!([]), "{schedules}");
+    assert_eq!(files_under(&results).len(), files_before - 1, "her file is gone, his stays");
+    assert_eq!(app.job(&bob, &his).await["status"], "completed", "a colleague's job stays");
+
+    // Audited with a hash of the user, never the id; a second run finds nothing.
+    let audit: String = app.db.scalar("SELECT filter::text FROM operator_actions WHERE action = 'erase'", &[]).await;
+    assert!(!audit.contains("alice") && audit.contains("user_sha256"), "{audit}");
+    let again = erase(&app, &ops, "/admin/erasures", scope).await;
+    assert!(again["found"].as_object().unwrap().values().all(|n| n == 0), "{again}");
+}
+
+#[actix_web::test]
+async fn a_waiting_job_is_erased_and_tenant_admins_erase_only_in_their_own_tenant() {
+    let app = spawn_app_with(|s| s.workers.global_limit = 0, errand::jobs::HandlerRegistry::builtin()).await;
+    let (alice, ada, eve) =
+        (token("acme", "alice"), tenant_admin_token("acme", "ada"), tenant_admin_token("evil", "eve"));
+    let waiting = app.create(&alice, "noop", json!({})).await;
+
+    let refused = app.post_json(&alice, "/tenant/erasures", json!({"user": "alice"})).await;
+    assert_problem(refused, StatusCode::FORBIDDEN, "forbidden").await;
+    let viewer = app.post_json(&operator_viewer_token("vic"), "/admin/erasures", json!({"tenant": "acme"})).await;
+    assert_eq!(viewer.status(), StatusCode::FORBIDDEN, "a read-only operator erases nothing");
+    // Another tenant's admin names alice: their own tenant's alice, who has nothing.
+    let elsewhere = erase(&app, &eve, "/tenant/erasures", json!({"user": "alice"})).await;
+    assert_eq!(elsewhere["found"]["jobs"], 0);
+    assert_eq!(app.job(&alice, &waiting).await["status"], "processing");
+
+    let erased = erase(&app, &ada, "/tenant/erasures", json!({"user": "alice"})).await;
+    assert_eq!((&erased["found"]["unfinished_jobs"], &erased["found"]["jobs"]), (&json!(1), &json!(1)), "{erased}");
+    assert_eq!(app.get(&alice, &format!("/jobs/{waiting}")).await.status(), StatusCode::NOT_FOUND);
+    let counted: i64 = app.db.scalar("SELECT coalesce(sum(jobs), 0)::bigint FROM unfinished_counts", &[]).await;
+    assert_eq!(counted, 0, "the queue's counts follow");
+    let by: String = app
+        .db
+        .scalar("SELECT string_agg(operator, ' ' ORDER BY id) FROM operator_actions WHERE action = 'erase'", &[])
+        .await;
+    assert_eq!(by, "tenant_admin:evil:eve tenant_admin:acme:ada", "each audited, by whom");
+}
