@@ -293,6 +293,11 @@ pub struct HistorySettings {
     #[serde_inline_default(Duration::from_secs(90 * 24 * 3600))]
     #[serde(with = "duration_text")]
     pub retention: Duration,
+    /// Operators' actions (`operator_actions`, whose filters may hold
+    /// personal data) are deleted this long after they were taken.
+    #[serde_inline_default(Duration::from_secs(365 * 24 * 3600))]
+    #[serde(with = "duration_text")]
+    pub audit_retention: Duration,
 }
 
 /// The live notification stream.

@@ -209,8 +209,7 @@ fn start_upkeep(
     )
     .start();
     let pruner =
-        Pruner::new(store.clone(), storage.clone(), settings.storage.prune_interval, settings.history.retention)
-            .start();
+        Pruner::new(store.clone(), storage.clone(), settings.storage.prune_interval, settings.history.clone()).start();
     let s = &settings.schedules;
     let scheduler =
         Scheduler::new(store.clone(), s.poll_interval, s.misfire_grace, scheduled_types(settings, job_types)).start();

@@ -98,3 +98,32 @@ async fn a_waiting_job_is_erased_and_tenant_admins_erase_only_in_their_own_tenan
         .await;
     assert_eq!(by, "tenant_admin:evil:eve tenant_admin:acme:ada", "each audited, by whom");
 }
+
+#[actix_web::test]
+async fn operators_actions_are_kept_for_their_retention_then_deleted() {
+    let app = spawn_app_with(
+        |s| s.history.audit_retention = Duration::from_secs(30 * 24 * 3600),
+        errand::jobs::HandlerRegistry::builtin(),
+    )
+    .await;
+    // One action taken 40 days ago (its UUID v7 says when), one now.
+    let client = app.db.client().await;
+    let insert = "INSERT INTO operator_actions (id, at, operator, action, filter, affected) \
+                  VALUES ($1, $2, 'olga', 'erase', '{}', 1)";
+    for days_ago in [40, 0] {
+        let at = chrono::Utc::now() - chrono::Duration::days(days_ago);
+        let secs = u64::try_from(at.timestamp()).unwrap();
+        let id = uuid::Uuid::new_v7(uuid::Timestamp::from_unix(uuid::NoContext, secs, 0));
+        client.execute(insert, &[&id, &at]).await.unwrap();
+    }
+
+    app.ticks.prune.send(errand::actors::Prune).await.unwrap();
+    let kept: Vec<String> = client
+        .query("SELECT (now() - at < interval '1 day')::text FROM operator_actions", &[])
+        .await
+        .unwrap()
+        .iter()
+        .map(|row| row.get(0))
+        .collect();
+    assert_eq!(kept, ["true"], "the old action is gone, the new one stays");
+}

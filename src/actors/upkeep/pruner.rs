@@ -5,7 +5,8 @@
 //! that did not complete (recorded by the statement that ended them); and it
 //! deletes, in batches, finished jobs older than
 //! `history.retention` with their notifications and outbox emails (their
-//! idempotency keys are then free again). Deleting twice is harmless, so
+//! idempotency keys are then free again), and operators' actions older than
+//! `history.audit_retention`. Deleting twice is harmless, so
 //! several processes may prune at once and a crash between deleting a file
 //! and marking its job only repeats a delete.
 
@@ -14,6 +15,7 @@ use std::time::Duration;
 
 use actix::prelude::*;
 
+use crate::config::HistorySettings;
 use crate::storage::{ObjectKey, Storage};
 use crate::store::Store;
 
@@ -36,21 +38,27 @@ pub struct Pruner {
     store: Store,
     storage: Storage,
     every: Duration,
-    history_retention: Duration,
+    history: HistorySettings,
 }
 
 impl Pruner {
-    pub fn new(store: Store, storage: Storage, every: Duration, history_retention: Duration) -> Self {
-        Self { store, storage, every, history_retention }
+    pub fn new(store: Store, storage: Storage, every: Duration, history: HistorySettings) -> Self {
+        Self { store, storage, every, history }
     }
 
-    /// One pass: expired result files, then old history, then quota counts at zero.
+    /// One pass: expired result files, then old history and operators'
+    /// actions, then quota counts at zero.
     fn pass(&self) -> impl Future<Output = ()> + 'static {
-        let (store, storage, retention) = (self.store.clone(), self.storage.clone(), self.history_retention);
+        let (store, storage, history) = (self.store.clone(), self.storage.clone(), self.history.clone());
         async move {
             prune_results(&store, &storage).await;
             prune_discarded_files(&store, &storage).await;
-            prune_history(&store, retention).await;
+            prune_history(&store, history.retention).await;
+            if let Some(cutoff) = cutoff(history.audit_retention)
+                && let Err(error) = store.queue().prune_operator_actions(cutoff, HISTORY_BATCH).await
+            {
+                tracing::warn!(%error, "could not prune old operators' actions");
+            }
             if let Err(error) = store.queue().forget_idle_counts(IDLE_COUNTS_PER_PASS).await {
                 tracing::warn!(%error, "could not forget quota counts at zero");
             }
@@ -111,9 +119,13 @@ async fn prune_discarded_files(store: &Store, storage: &Storage) {
     }
 }
 
+/// `retention` ago.
+fn cutoff(retention: Duration) -> Option<chrono::DateTime<chrono::Utc>> {
+    chrono::Duration::from_std(retention).ok().map(|retention| chrono::Utc::now() - retention)
+}
+
 async fn prune_history(store: &Store, retention: Duration) {
-    let Ok(retention) = chrono::Duration::from_std(retention) else { return };
-    let cutoff = chrono::Utc::now() - retention;
+    let Some(cutoff) = cutoff(retention) else { return };
     for _ in 0..HISTORY_BATCHES_PER_PASS {
         match store.queue().prune_history(cutoff, HISTORY_BATCH).await {
             Ok(deleted) => {

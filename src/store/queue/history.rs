@@ -154,6 +154,20 @@ impl Queue<'_> {
     }
 }
 
+/// Deletes up to `$2` operators' actions taken before `$1` (their ids are
+/// UUID v7s: the primary key walks them in time order).
+const PRUNE_OPERATOR_ACTIONS: &str = "
+DELETE FROM operator_actions WHERE id IN (SELECT id FROM operator_actions WHERE id < $1 ORDER BY id LIMIT $2)";
+
+impl Queue<'_> {
+    /// Deletes up to `limit` operators' actions taken before `cutoff`; answers how many.
+    pub async fn prune_operator_actions(&self, cutoff: DateTime<Utc>, limit: i64) -> Result<u64, StoreError> {
+        let client = self.pool.get().await?;
+        let statement = client.prepare_cached(PRUNE_OPERATOR_ACTIONS).await?;
+        Ok(client.execute(&statement, &[&first_v7_at(cutoff), &limit]).await?)
+    }
+}
+
 /// The smallest UUID v7 of the millisecond `at`: every job id made before
 /// `at` sorts below it.
 fn first_v7_at(at: DateTime<Utc>) -> Uuid {
