@@ -1623,7 +1623,7 @@ CREATE TABLE operator_actions (
     at       timestamptz NOT NULL DEFAULT now(),
     operator text NOT NULL,
     action   text NOT NULL CHECK (action IN ('retry', 'cancel', 'bulk_retry', 'bulk_cancel', 'set_quotas', 'pause', 'resume', 'hold',
-                                       'release', 'erase')),
+                                       'release', 'erase', 'schedule_pause', 'schedule_delete')),
     job_id   uuid,
     filter   jsonb,
     affected integer NOT NULL,

@@ -64,6 +64,7 @@ pub use queue::claim::{BatchClaim, Claim, ClaimRequest, ClaimSpec, ClaimedJob, T
 pub use queue::finish::{Completion, EndedAttempt, Ender, Rescued};
 pub use queue::submit::{NewJob, Submission, Submissions};
 pub use schedules::firing::{Fired, FiringTerms, ParamsCheck, ScheduleFiring, ScheduledType};
+pub use schedules::managed::{MANAGED_LIST_LIMIT, ManagedSchedules, OwnedSchedule};
 pub use schedules::{CallerSchedules, NewSchedule, Overlap, Schedule, ScheduleCreation};
 pub use webhooks::deliveries::{DeliveryOutcome, DeliverySubject, WebhookDelivery, WebhookOutbox};
 pub use webhooks::preferences::{TenantWebhookPreferences, WebhookCategory};
@@ -111,6 +112,16 @@ impl Store {
         OperatorJobs { pool: &self.pool, operator, endings: &self.endings }
     }
 
+    /// Every tenant's schedules, as an operator manages them.
+    pub fn schedules_managed_by_operator(&self, operator: &Operator) -> ManagedSchedules<'_> {
+        ManagedSchedules { pool: &self.pool, tenant: None, by: operator.name.to_string() }
+    }
+
+    /// The schedules of the tenant admin `admin`'s own tenant.
+    pub fn schedules_managed_by_tenant_admin(&self, admin: &Caller) -> ManagedSchedules<'_> {
+        ManagedSchedules { pool: &self.pool, tenant: Some(admin.tenant.clone()), by: tenant_admin_name(admin) }
+    }
+
     /// The erasure of `scope` (any tenant's), by an operator who may act.
     pub fn erasure_by_operator(&self, operator: &Operator, scope: ErasureScope) -> Erasure<'_> {
         Erasure { pool: &self.pool, by: operator.name.to_string(), scope }
@@ -119,7 +130,7 @@ impl Store {
     /// The erasure of `user` of the tenant admin `admin`'s own tenant.
     pub fn erasure_by_tenant_admin(&self, admin: &Caller, user: UserId) -> Erasure<'_> {
         let scope = ErasureScope { tenant: admin.tenant.clone(), user: Some(user) };
-        Erasure { pool: &self.pool, by: format!("tenant_admin:{}:{}", admin.tenant, admin.user), scope }
+        Erasure { pool: &self.pool, by: tenant_admin_name(admin), scope }
     }
 
     /// How the queue stands, for an operator.
@@ -205,4 +216,9 @@ impl Store {
     pub fn queue(&self) -> Queue<'_> {
         Queue { pool: &self.pool, endings: &self.endings }
     }
+}
+
+/// How the operators' audit names a tenant admin who acted.
+fn tenant_admin_name(admin: &Caller) -> String {
+    format!("tenant_admin:{}:{}", admin.tenant, admin.user)
 }

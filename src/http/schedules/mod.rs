@@ -16,6 +16,7 @@ use crate::http::{AppState, path_id};
 use crate::jobs::{JobType, ParamsError};
 use crate::store::{NewSchedule, Schedule, ScheduleCreation};
 
+pub mod managed;
 mod wire;
 
 use crate::http::support::routing::Routes;
@@ -296,5 +297,13 @@ pub fn routes(r: &mut Routes) {
                 .route(web::patch().to(change))
                 .route(web::delete().to(delete))
                 .route(web::post().to(create))
+        })
+        .get("/admin/schedules", managed::list_for_operator)
+        .post("/admin/schedules/{id}/pause", managed::pause_for_operator)
+        .resource("/admin/schedules/{id}", "DELETE", |res| res.route(web::delete().to(managed::delete_for_operator)))
+        .get("/tenant/schedules", managed::list_for_tenant_admin)
+        .post("/tenant/schedules/{id}/pause", managed::pause_for_tenant_admin)
+        .resource("/tenant/schedules/{id}", "DELETE", |res| {
+            res.route(web::delete().to(managed::delete_for_tenant_admin))
         });
 }

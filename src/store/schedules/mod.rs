@@ -3,9 +3,11 @@
 //! change, pause, resume and delete them. Tenant and user are bound into
 //! every statement from the [`Caller`]: another user's schedule is not found.
 //! When a schedule fires is decided in `domain::schedule`; the caller hands
-//! its next occurrence in, and `firing.rs` fires it.
+//! its next occurrence in, and `firing.rs` fires it; `managed.rs` is the
+//! door of a tenant's admins and of operators.
 
 pub mod firing;
+pub mod managed;
 
 use chrono::{DateTime, NaiveDateTime, Utc};
 use deadpool_postgres::Pool;

@@ -1,7 +1,8 @@
-//! Erasure (issue 44): what errand keeps of a person, counted by a dry run,
-//! then erased (files and rows), audited without the person's id, and
-//! idempotent; a colleague's data stays; tenant admins erase only in their
-//! own tenant.
+//! People's data (issue 44): what errand keeps of a person, counted by a
+//! dry run, then erased (files and rows), audited without the person's id,
+//! and idempotent, a colleague's data staying; tenant admins erasing only in
+//! their own tenant; schedules that tenant admins and operators can stop;
+//! the operators' audit kept for its retention only.
 
 use std::time::Duration;
 
@@ -126,4 +127,60 @@ async fn operators_actions_are_kept_for_their_retention_then_deleted() {
         .map(|row| row.get(0))
         .collect();
     assert_eq!(kept, ["true"], "the old action is gone, the new one stays");
+}
+
+#[actix_web::test]
+async fn tenant_admins_and_operators_list_pause_and_delete_a_user_s_schedules_within_their_reach() {
+    let app = spawn_app_with(
+        |s| {
+            let sleep = s.job_types.get_mut("sleep").unwrap();
+            sleep.schedulable = true;
+        },
+        errand::jobs::HandlerRegistry::builtin(),
+    )
+    .await;
+    let (alice, ada, eve, ops) = (
+        token("acme", "alice"),
+        tenant_admin_token("acme", "ada"),
+        tenant_admin_token("evil", "eve"),
+        operator_token("olga"),
+    );
+    let schedule = |key: &'static str| {
+        let body = json!({"params": {"ms": 1}, "cron": "0 8 * * 1", "timezone": "UTC"});
+        app.http()
+            .post(format!("{}/schedules/sleep", app.address()))
+            .bearer_auth(&alice)
+            .header("Idempotency-Key", key)
+            .json(&body)
+            .send()
+    };
+    let first: Value = schedule("weekly").await.unwrap().json().await.unwrap();
+    let second: Value = schedule("monday").await.unwrap().json().await.unwrap();
+    let (first, second) = (first["id"].as_str().unwrap(), second["id"].as_str().unwrap());
+
+    let listed: Value = app.get(&ada, "/tenant/schedules?user=alice").await.json().await.unwrap();
+    let ids: Vec<&str> = listed["schedules"].as_array().unwrap().iter().map(|s| s["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, [second, first], "newest first: {listed}");
+    assert_eq!(listed["schedules"][0]["user"], "alice");
+    // Another tenant's admin sees none of them, and can touch none (an operator naming a tenant sees them).
+    let theirs: Value = app.get(&eve, "/tenant/schedules?tenant=acme").await.json().await.unwrap();
+    assert_eq!(theirs["schedules"], json!([]), "{theirs}");
+    let refused = app.post(&eve, &format!("/tenant/schedules/{first}/pause")).await;
+    assert_problem(refused, StatusCode::NOT_FOUND, "not_found").await;
+    assert_problem(app.get(&alice, "/tenant/schedules").await, StatusCode::FORBIDDEN, "forbidden").await;
+    let all: Value = app.get(&ops, "/admin/schedules?tenant=acme&user=alice").await.json().await.unwrap();
+    assert_eq!(all["schedules"].as_array().unwrap().len(), 2);
+
+    let paused: Value = app.post(&ada, &format!("/tenant/schedules/{first}/pause")).await.json().await.unwrap();
+    assert_eq!(paused["paused"], true, "{paused}");
+    let own: Value = app.get(&alice, &format!("/schedules/{first}")).await.json().await.unwrap();
+    assert_eq!(own["paused"], true, "the owner sees it paused: {own}");
+    assert_eq!(app.delete(&ops, &format!("/admin/schedules/{second}")).await.status(), StatusCode::NO_CONTENT);
+    assert_eq!(app.get(&alice, &format!("/schedules/{second}")).await.status(), StatusCode::NOT_FOUND);
+
+    let audited: String = app
+        .db
+        .scalar("SELECT string_agg(action || ' by ' || operator, ', ' ORDER BY id) FROM operator_actions", &[])
+        .await;
+    assert_eq!(audited, "schedule_pause by tenant_admin:acme:ada, schedule_delete by olga");
 }
