@@ -51,6 +51,7 @@ async fn a_person_s_jobs_files_notifications_schedules_and_preferences_are_count
     let found = &counted["found"];
     assert_eq!((found["jobs"].as_i64(), found["files"].as_i64()), (Some(1), Some(1)), "{counted}");
     assert_eq!((found["schedules"].as_i64(), found["preferences"].as_i64()), (Some(1), Some(1)), "{counted}");
+    assert_eq!(found["idempotency_keys"], 2, "her job's and her schedule's: {counted}");
     assert!(found["notifications"].as_i64() >= Some(1), "{counted}");
     assert_eq!(app.job(&alice, &hers).await["status"], "completed", "a dry run erases nothing");
 

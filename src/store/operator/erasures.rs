@@ -53,6 +53,8 @@ pub struct Inventory {
     pub unfinished_jobs: i64,
     /// Jobs, finished or not, with their params, results and idempotency keys.
     pub jobs: i64,
+    /// The idempotency keys among them all (a job's, a batch's, a schedule's each).
+    pub idempotency_keys: i64,
     /// Result files still kept in storage.
     pub files: i64,
     pub attempt_logs: i64,
@@ -96,6 +98,10 @@ WITH owned AS (SELECT id, result_expires_at FROM jobs WHERE tenant_id = $1 AND (
 SELECT
     (SELECT count(*) FROM job_queue WHERE tenant_id = $1 AND ($2::text IS NULL OR user_id = $2)) AS unfinished_jobs,
     (SELECT count(*) FROM owned) AS jobs,
+    (SELECT count(*) FROM owned)
+      + (SELECT count(*) FROM batches WHERE tenant_id = $1 AND ($2::text IS NULL OR user_id = $2))
+      + (SELECT count(*) FROM schedules WHERE tenant_id = $1 AND ($2::text IS NULL OR user_id = $2))
+        AS idempotency_keys,
     (SELECT count(*) FROM owned WHERE result_expires_at IS NOT NULL) AS files,
     (SELECT count(*) FROM job_attempt_logs WHERE job_id IN (SELECT id FROM owned)) AS attempt_logs,
     (SELECT count(*) FROM notifications WHERE tenant_id = $1 AND ($2::text IS NULL OR user_id = $2)) AS notifications,
@@ -209,6 +215,7 @@ impl Erasure<'_> {
         Ok(Inventory {
             unfinished_jobs: row.try_get("unfinished_jobs")?,
             jobs: row.try_get("jobs")?,
+            idempotency_keys: row.try_get("idempotency_keys")?,
             files: row.try_get("files")?,
             attempt_logs: row.try_get("attempt_logs")?,
             notifications: row.try_get("notifications")?,
