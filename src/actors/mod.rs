@@ -53,7 +53,7 @@ pub use running::registry::{CountSupervisors, SupervisorFor, SupervisorRegistry}
 pub use running::supervisor::{JobSupervisor, RunJob, SubmitBatch, SubmitError, SubmitJob, SupervisorDeps};
 pub use signals::WorkAvailable;
 pub use upkeep::listener::{ListenerHealth, Listeners, spawn_listener};
-pub use upkeep::pruner::{Prune, Pruner};
+pub use upkeep::pruner::{Prune, PruneAsOf, Pruner, Retentions};
 pub use upkeep::rescuer::{RescueExpired, Rescuer};
 pub use upkeep::scheduler::{FireDue, Scheduler};
 pub use upkeep::totals::{PUBLISH_EVERY, TotalsPublisher};

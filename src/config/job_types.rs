@@ -10,7 +10,7 @@ use serde::Deserialize;
 use serde_inline_default::serde_inline_default;
 
 use super::HttpUrl;
-use super::values::{LongSecret, PostgresUrl, duration_text};
+use super::values::{LongSecret, PostgresUrl, duration_text, optional_duration_text};
 use crate::domain::{AdmissionTemplate, ExportFormat, OnConflict, RetryPolicy};
 
 /// One job type: which handler runs it, how it retries, what params it takes.
@@ -92,6 +92,14 @@ pub struct JobTypeSettings {
     #[serde_inline_default(Duration::from_secs(3600))]
     #[serde(with = "duration_text")]
     pub min_schedule_interval: Duration,
+    /// How long this type's finished jobs are kept, when it is to be shorter
+    /// or longer than `history.retention` (the pruner reads it).
+    #[serde(default, with = "optional_duration_text")]
+    pub retention: Option<Duration>,
+    /// How long this type's result files are kept: the shorter of this and
+    /// `storage.retention` wins.
+    #[serde(default, with = "optional_duration_text")]
+    pub result_retention: Option<Duration>,
 }
 
 impl<'de> Deserialize<'de> for AdmissionTemplate {
@@ -156,6 +164,12 @@ impl JobTypeSettings {
     pub fn admission(&self) -> Option<(AdmissionTemplate, OnConflict)> {
         let policy = self.on_conflict.as_ref().map_or(OnConflict::Join, OnConflictSetting::policy);
         self.admission_key.clone().map(|template| (template, policy))
+    }
+
+    /// How long its result files are kept, given the storage's retention:
+    /// the shorter of the two.
+    pub fn result_retention_within(&self, storage: Duration) -> Duration {
+        self.result_retention.map_or(storage, |own| own.min(storage))
     }
 
     /// The retry policy these settings describe.

@@ -336,6 +336,8 @@ fn validate_job_type(name: &str, job_type: &JobTypeSettings) -> Result<(), Confi
         "categories are 1-64 of a-z, 0-9, _ and -",
     )?;
     check(job_type.backoff_base <= job_type.backoff_max, key("backoff_base"), "must not exceed backoff_max")?;
+    check(job_type.retention.is_none_or(|r| !r.is_zero()), key("retention"), "must be more than zero")?;
+    check(job_type.result_retention.is_none_or(|r| !r.is_zero()), key("result_retention"), "must be more than zero")?;
     check(!job_type.timeout.is_zero(), key("timeout"), "must be more than zero")?;
     check(crate::domain::PRIORITY_RANGE.contains(&job_type.priority), key("priority"), "must be -4 to 4")?;
     check(

@@ -94,6 +94,15 @@ pub(super) mod duration_text {
     }
 }
 
+/// An optional duration written as text (absent: `None`).
+pub(super) mod optional_duration_text {
+    use super::*;
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+        super::duration_text::deserialize(d).map(Some)
+    }
+}
+
 /// A section whose every field has a default, as if it were absent: its
 /// defaults are written once, beside its fields (`#[serde_inline_default]`).
 pub(super) fn defaults<T: serde::de::DeserializeOwned>() -> T {

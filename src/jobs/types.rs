@@ -64,6 +64,8 @@ pub struct JobType {
     /// What makes two of its jobs one (see `domain::admission`), and what a
     /// request for an unfinished one does.
     pub admission: Option<(AdmissionTemplate, OnConflict)>,
+    /// How long its result files are kept (the shorter of its own and the storage's).
+    pub result_retention: Duration,
 }
 
 /// Params that the type's JSON Schema rejects.
@@ -199,7 +201,8 @@ impl JobTypes {
                         }
                         None => exports.default_source.clone(),
                     };
-                    let export = SqlExport::new(name, export, source, exports)
+                    let retention = s.result_retention_within(exports.retention);
+                    let export = SqlExport::new(name, export, source, exports, retention)
                         .map_err(|e| invalid(format!("job_types.{name}.export.query"), e))?;
                     Some(Arc::new(export))
                 }
@@ -238,6 +241,7 @@ impl JobTypes {
                 priority: s.priority,
                 formats: s.export.as_ref().map(|e| e.formats.clone()).unwrap_or_default(),
                 admission: s.admission(),
+                result_retention: s.result_retention_within(exports.retention),
             };
             types.insert(name.clone(), Arc::new(job_type));
         }

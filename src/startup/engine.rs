@@ -9,8 +9,8 @@ use sha2::{Digest, Sha256};
 
 use crate::actors::{
     Broker, Completer, Dispatcher, DispatcherSettings, Intake, IntakeLinks, LeaseKeeper, ListenerHealth, Listeners,
-    Mailer, Notifier, PUBLISH_EVERY, ProgressWriter, Pruner, Rescuer, ResultUrls, Scheduler, Shedding, StreamLimits,
-    SupervisorDeps, SupervisorRegistry, TotalsPublisher, WebhookSender, spawn_listener,
+    Mailer, Notifier, PUBLISH_EVERY, ProgressWriter, Pruner, Rescuer, ResultUrls, Retentions, Scheduler, Shedding,
+    StreamLimits, SupervisorDeps, SupervisorRegistry, TotalsPublisher, WebhookSender, spawn_listener,
 };
 use crate::config::{ConfigError, Settings, StorageBackend, invalid};
 use crate::domain::tokens::TokenIssuer;
@@ -209,14 +209,15 @@ fn start_upkeep(
     )
     .start();
     let pruner =
-        Pruner::new(store.clone(), storage.clone(), settings.storage.prune_interval, settings.history.clone()).start();
+        Pruner::new(store.clone(), storage.clone(), settings.storage.prune_interval, retentions(settings)).start();
     let s = &settings.schedules;
     let scheduler =
         Scheduler::new(store.clone(), s.poll_interval, s.misfire_grace, scheduled_types(settings, job_types)).start();
     TotalsPublisher::new(store.clone(), PUBLISH_EVERY).start();
     Ticks {
         rescue: rescuer.recipient(),
-        prune: pruner.recipient(),
+        prune: pruner.clone().recipient(),
+        prune_as_of: pruner.recipient(),
         renew_leases: running.leases.clone().recipient(),
         fire_schedules: scheduler.recipient(),
     }
@@ -297,4 +298,11 @@ fn export_slots(settings: &Settings) -> usize {
     let exports = settings.job_types.values().filter(|t| t.export.is_some());
     let slots: usize = exports.map(|t| t.concurrency.map_or(limit, |c| c.get() as usize)).sum();
     slots.min(limit).max(2)
+}
+
+/// How long finished jobs are kept, in general and by type.
+fn retentions(settings: &Settings) -> Retentions {
+    let types = settings.job_types.iter();
+    let by_type = types.filter_map(|(name, t)| t.retention.map(|retention| (name.clone(), retention))).collect();
+    Retentions { history: settings.history.clone(), by_type }
 }

@@ -11,7 +11,7 @@ use actix_web::dev::Server;
 
 pub use engine::Engine;
 
-use crate::actors::{Dispatcher, Drain, FireDue, Prune, RenewLeases, RescueExpired, SupervisorRegistry};
+use crate::actors::{Dispatcher, Drain, FireDue, Prune, PruneAsOf, RenewLeases, RescueExpired, SupervisorRegistry};
 use crate::config::{ConfigError, Settings, invalid};
 use crate::http::{self, AppState};
 use crate::jobs::HandlerRegistry;
@@ -51,6 +51,8 @@ pub struct Application {
 pub struct Ticks {
     pub rescue: Recipient<RescueExpired>,
     pub prune: Recipient<Prune>,
+    /// Prune the history as of a given time (tests move the clock with it).
+    pub prune_as_of: Recipient<PruneAsOf>,
     pub renew_leases: Recipient<RenewLeases>,
     /// Fire due schedules as of a given time (tests move the clock with it).
     pub fire_schedules: Recipient<FireDue>,

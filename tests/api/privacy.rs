@@ -185,3 +185,47 @@ async fn tenant_admins_and_operators_list_pause_and_delete_a_user_s_schedules_wi
         .await;
     assert_eq!(audited, "schedule_pause by tenant_admin:acme:ada, schedule_delete by olga");
 }
+
+#[actix_web::test]
+async fn a_type_s_own_retentions_keep_its_jobs_and_files_shorter_or_longer_than_the_rest() {
+    let (app, _results) = spawn_exporting_app(|s| {
+        s.history.retention = Duration::from_secs(10 * 24 * 3600);
+        s.job_types.get_mut("noop").unwrap().retention = Some(Duration::from_secs(3600));
+        s.job_types.get_mut("sleep").unwrap().retention = Some(Duration::from_secs(30 * 24 * 3600));
+        s.job_types.get_mut("export_sales_report").unwrap().result_retention = Some(Duration::from_secs(2 * 3600));
+        s.job_types.insert("tick".into(), job_type("noop"));
+    })
+    .await;
+    let alice = token("demo-1", "alice");
+    let mut ids = Vec::new();
+    for (job_type, params) in [("noop", json!({})), ("sleep", json!({"ms": 0})), ("tick", json!({}))] {
+        let id = app.create(&alice, job_type, params).await;
+        app.wait_until_finished(&alice, &id, WITHIN).await;
+        ids.push(id);
+    }
+    // Two hours on, the noop's hour is past; eleven days on, the tick's ten
+    // (the default); thirty-one days on, the sleep's thirty.
+    let now = chrono::Utc::now();
+    for (hours, expected) in
+        [(2, [false, true, true]), (11 * 24, [false, true, false]), (31 * 24, [false, false, false])]
+    {
+        app.ticks.prune_as_of.send(errand::actors::PruneAsOf(now + chrono::Duration::hours(hours))).await.unwrap();
+        assert_eq!(kept(&app, &alice, &ids).await, expected, "{hours} hours on");
+    }
+
+    // A type's file is kept for the shorter of its own and the storage's retention.
+    let export = app.create(&alice, "export_sales_report", json!({"from": YEAR.0, "to": YEAR.1})).await;
+    let job = app.wait_until_finished(&alice, &export, WITHIN).await;
+    let expires = chrono::DateTime::parse_from_rfc3339(job["result"]["expires_at"].as_str().unwrap()).unwrap();
+    let within = expires.with_timezone(&chrono::Utc) - chrono::Utc::now();
+    assert!(within <= chrono::Duration::hours(2) && within > chrono::Duration::minutes(110), "{job}");
+}
+
+/// Whether each of `ids` is still there for its owner.
+async fn kept(app: &TestApp, owner: &str, ids: &[String]) -> Vec<bool> {
+    let mut kept = Vec::with_capacity(ids.len());
+    for id in ids {
+        kept.push(app.get(owner, &format!("/jobs/{id}")).await.status() == StatusCode::OK);
+    }
+    kept
+}

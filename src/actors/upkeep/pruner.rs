@@ -25,6 +25,12 @@ use crate::store::Store;
 #[rtype(result = "()")]
 pub struct Prune;
 
+/// Prune the history as if it were `.0` (tests move the clock with it; the
+/// result files' expiry is the database's clock, as ever).
+#[derive(Debug, Clone, Copy, Message)]
+#[rtype(result = "()")]
+pub struct PruneAsOf(pub chrono::DateTime<chrono::Utc>);
+
 /// Files pruned per pass at most.
 const FILE_BATCH: i64 = 100;
 /// Jobs deleted per statement: small enough to keep each transaction short.
@@ -34,27 +40,36 @@ const HISTORY_BATCHES_PER_PASS: usize = 20;
 /// Quota counts at zero forgotten per pass; any left wait for the next one.
 const IDLE_COUNTS_PER_PASS: i64 = 10_000;
 
+/// How long finished jobs are kept: `history.retention`, unless their type
+/// says otherwise (`job_types.<name>.retention`).
+#[derive(Debug, Clone)]
+pub struct Retentions {
+    pub history: HistorySettings,
+    /// The types with a retention of their own.
+    pub by_type: Vec<(String, Duration)>,
+}
+
 pub struct Pruner {
     store: Store,
     storage: Storage,
     every: Duration,
-    history: HistorySettings,
+    retentions: Retentions,
 }
 
 impl Pruner {
-    pub fn new(store: Store, storage: Storage, every: Duration, history: HistorySettings) -> Self {
-        Self { store, storage, every, history }
+    pub fn new(store: Store, storage: Storage, every: Duration, retentions: Retentions) -> Self {
+        Self { store, storage, every, retentions }
     }
 
-    /// One pass: expired result files, then old history and operators'
-    /// actions, then quota counts at zero.
-    fn pass(&self) -> impl Future<Output = ()> + 'static {
-        let (store, storage, history) = (self.store.clone(), self.storage.clone(), self.history.clone());
+    /// One pass at `now`: expired result files, then old history and
+    /// operators' actions, then quota counts at zero.
+    fn pass(&self, now: chrono::DateTime<chrono::Utc>) -> impl Future<Output = ()> + 'static {
+        let (store, storage, retentions) = (self.store.clone(), self.storage.clone(), self.retentions.clone());
         async move {
             prune_results(&store, &storage).await;
             prune_discarded_files(&store, &storage).await;
-            prune_history(&store, history.retention).await;
-            if let Some(cutoff) = cutoff(history.audit_retention)
+            prune_history(&store, &retentions, now).await;
+            if let Some(cutoff) = cutoff(now, retentions.history.audit_retention)
                 && let Err(error) = store.queue().prune_operator_actions(cutoff, HISTORY_BATCH).await
             {
                 tracing::warn!(%error, "could not prune old operators' actions");
@@ -71,7 +86,7 @@ impl Actor for Pruner {
 
     fn started(&mut self, ctx: &mut Self::Context) {
         // `wait`: one pass at a time, however slow storage is.
-        ctx.run_interval(self.every, |act, ctx| ctx.wait(act.pass().into_actor(act)));
+        ctx.run_interval(self.every, |act, ctx| ctx.wait(act.pass(chrono::Utc::now()).into_actor(act)));
     }
 }
 
@@ -79,7 +94,15 @@ impl Handler<Prune> for Pruner {
     type Result = ResponseFuture<()>;
 
     fn handle(&mut self, _: Prune, _ctx: &mut Self::Context) -> Self::Result {
-        Box::pin(self.pass())
+        Box::pin(self.pass(chrono::Utc::now()))
+    }
+}
+
+impl Handler<PruneAsOf> for Pruner {
+    type Result = ResponseFuture<()>;
+
+    fn handle(&mut self, PruneAsOf(now): PruneAsOf, _ctx: &mut Self::Context) -> Self::Result {
+        Box::pin(self.pass(now))
     }
 }
 
@@ -119,15 +142,20 @@ async fn prune_discarded_files(store: &Store, storage: &Storage) {
     }
 }
 
-/// `retention` ago.
-fn cutoff(retention: Duration) -> Option<chrono::DateTime<chrono::Utc>> {
-    chrono::Duration::from_std(retention).ok().map(|retention| chrono::Utc::now() - retention)
+/// `retention` before `now`.
+fn cutoff(now: chrono::DateTime<chrono::Utc>, retention: Duration) -> Option<chrono::DateTime<chrono::Utc>> {
+    chrono::Duration::from_std(retention).ok().map(|retention| now - retention)
 }
 
-async fn prune_history(store: &Store, retention: Duration) {
-    let Some(cutoff) = cutoff(retention) else { return };
+async fn prune_history(store: &Store, retentions: &Retentions, now: chrono::DateTime<chrono::Utc>) {
+    let Some(cutoff) = cutoff(now, retentions.history.retention) else { return };
+    let by_type: Vec<(String, chrono::DateTime<chrono::Utc>)> = retentions
+        .by_type
+        .iter()
+        .filter_map(|(name, retention)| Some((name.clone(), self::cutoff(now, *retention)?)))
+        .collect();
     for _ in 0..HISTORY_BATCHES_PER_PASS {
-        match store.queue().prune_history(cutoff, HISTORY_BATCH).await {
+        match store.queue().prune_history(cutoff, &by_type, HISTORY_BATCH).await {
             Ok(deleted) => {
                 metrics::counter!("errand_jobs_pruned_total").increment(deleted);
                 if deleted < HISTORY_BATCH as u64 {

@@ -76,7 +76,7 @@ pub async fn upload(
         content_type,
         file_name,
         expires_at: chrono::Utc::now()
-            + chrono::Duration::from_std(state.settings.result_retention).unwrap_or_default(),
+            + chrono::Duration::from_std(result_retention(&state, &running.job_type)).unwrap_or_default(),
         expired: false,
     };
     let file = serde_json::to_value(&file).map_err(|e| AppError::Internal(e.to_string()))?;
@@ -180,7 +180,7 @@ pub(super) async fn confirm_presigned_upload(state: &AppState, id: JobId, lease:
         });
     }
     let expires_at =
-        chrono::Utc::now() + chrono::Duration::from_std(state.settings.result_retention).unwrap_or_default();
+        chrono::Utc::now() + chrono::Duration::from_std(result_retention(state, &running.job_type)).unwrap_or_default();
     pending.insert("size_bytes".into(), json!(size));
     pending.insert("row_count".into(), json!(0));
     pending.insert("expires_at".into(), json!(crate::http::support::pagination::rfc3339(expires_at)));
@@ -239,4 +239,10 @@ fn extension_of(file_name: &str) -> &str {
         .map(|(_, ext)| ext)
         .filter(|e| e.len() <= 10 && e.chars().all(|c| c.is_ascii_alphanumeric()))
         .unwrap_or("bin")
+}
+
+/// How long a file of a job of `job_type` is kept: its type's result
+/// retention (within the storage's).
+fn result_retention(state: &AppState, job_type: &str) -> std::time::Duration {
+    state.job_types.get(job_type).map_or(state.settings.result_retention, |t| t.result_retention)
 }

@@ -84,8 +84,15 @@ struct ExportPlan {
 type Body = Pin<Box<dyn Stream<Item = Result<Bytes, String>> + Send>>;
 
 impl SqlExport {
-    /// Prepares the query of `settings`; `Err` names what is wrong with it.
-    pub fn new(job_type: &str, settings: &ExportSettings, source: Pool, env: &ExportEnv) -> Result<Self, String> {
+    /// Prepares the query of `settings`, its files kept for `retention`;
+    /// `Err` names what is wrong with it.
+    pub fn new(
+        job_type: &str,
+        settings: &ExportSettings,
+        source: Pool,
+        env: &ExportEnv,
+        retention: std::time::Duration,
+    ) -> Result<Self, String> {
         let (query, placeholders) = query::bind_placeholders(&settings.query)?;
         query::scoped_to_tenant(&placeholders, settings.tenant_setting.as_deref())?;
         Ok(Self(Arc::new(ExportPlan {
@@ -98,7 +105,7 @@ impl SqlExport {
             tenant_setting: settings.tenant_setting.clone(),
             source,
             storage: env.storage.clone(),
-            retention: env.retention,
+            retention,
             part_size: env.part_size,
         })))
     }

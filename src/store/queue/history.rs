@@ -23,14 +23,18 @@ UPDATE jobs SET result = jsonb_set(result, '{expired}', 'true'), result_expires_
 WHERE id = $1";
 
 /// Deletes up to `$3` finished jobs created before the UUID v7 bound `$1` and
-/// finished before `$2`, whose result file (if any) is already deleted, with
-/// their notifications and outbox emails. Their idempotency keys are free
-/// again. The id bound walks the primary key in creation order, so no extra
-/// index is kept for this; jobs still queued are never touched.
+/// finished before `$2` (before `$5[i]` for a type `$4[i]` of a retention of
+/// its own), whose result file (if any) is already deleted, with their
+/// notifications and outbox emails. Their idempotency keys are free again.
+/// The id bound (the latest of the cutoffs) walks the primary key in
+/// creation order, so no extra index is kept for this; jobs still queued are
+/// never touched.
 const PRUNE_HISTORY: &str = "
 WITH doomed AS (
     SELECT id FROM jobs
-    WHERE id < $1 AND state IN ('completed', 'failed', 'cancelled') AND finished_at < $2 AND result_expires_at IS NULL
+    WHERE id < $1 AND state IN ('completed', 'failed', 'cancelled') AND result_expires_at IS NULL
+      AND finished_at < coalesce((SELECT r.cutoff FROM unnest($4::text[], $5::timestamptz[]) AS r (job_type, cutoff)
+                                  WHERE r.job_type = jobs.job_type), $2)
     ORDER BY id
     LIMIT $3
     FOR UPDATE SKIP LOCKED
@@ -137,11 +141,19 @@ impl Queue<'_> {
     }
 
     /// Deletes up to `limit` finished jobs older than `cutoff` (created and
-    /// finished before it) with all they left; returns how many.
-    pub async fn prune_history(&self, cutoff: DateTime<Utc>, limit: i64) -> Result<u64, StoreError> {
+    /// finished before it; for the types in `by_type`, before their own
+    /// cutoff) with all they left; returns how many.
+    pub async fn prune_history(
+        &self,
+        cutoff: DateTime<Utc>,
+        by_type: &[(String, DateTime<Utc>)],
+        limit: i64,
+    ) -> Result<u64, StoreError> {
+        let latest = by_type.iter().map(|(_, at)| *at).fold(cutoff, DateTime::max);
+        let (types, cutoffs): (Vec<&str>, Vec<DateTime<Utc>>) = by_type.iter().map(|(t, at)| (t.as_str(), *at)).unzip();
         let client = self.pool.get().await?;
         let statement = client.prepare_cached(PRUNE_HISTORY).await?;
-        Ok(client.execute(&statement, &[&first_v7_at(cutoff), &cutoff, &limit]).await?)
+        Ok(client.execute(&statement, &[&first_v7_at(latest), &cutoff, &limit, &types, &cutoffs]).await?)
     }
 
     /// Deletes up to `limit` batches older than `cutoff` whose children are
