@@ -69,6 +69,8 @@ async fn a_person_s_jobs_files_notifications_schedules_and_preferences_are_count
     // Audited with a hash of the user, never the id; a second run finds nothing.
     let audit: String = app.db.scalar("SELECT filter::text FROM operator_actions WHERE action = 'erase'", &[]).await;
     assert!(!audit.contains("alice") && audit.contains("user_sha256"), "{audit}");
+    let listed: Value = app.get(&ops, "/admin/actions?action=erase").await.json().await.unwrap();
+    assert_eq!(listed["actions"].as_array().map(Vec::len), Some(1), "the audit lists it: {listed}");
     let again = erase(&app, &ops, "/admin/erasures", scope).await;
     assert!(again["found"].as_object().unwrap().values().all(|n| n == 0), "{again}");
 }

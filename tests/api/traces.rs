@@ -24,18 +24,18 @@ fn click() -> String {
     format!("00-{CLICK_TRACE}-{CLICK_SPAN}-01")
 }
 
-/// An errand process exporting its spans to `otlp`, delivering webhooks to loopback.
-fn exporting_process(db: &TestDb, otlp: &Receiver) -> ErrandProcess {
+/// An errand process exporting its spans to `otlp`, delivering webhooks to
+/// loopback, with `more` settings.
+fn exporting_process(db: &TestDb, otlp: &Receiver, more: &[(&str, &str)]) -> ErrandProcess {
     let endpoint = otlp.url.trim_end_matches("/hooks").to_owned();
-    ErrandProcess::start(
-        db,
-        &[
-            ("OTEL_EXPORTER_OTLP_ENDPOINT", &endpoint),
-            ("OTEL_BSP_SCHEDULE_DELAY", "50"),
-            ("ERRAND_WEBHOOKS__ALLOW_HOSTS", "127.0.0.1"),
-            ("ERRAND_WEBHOOKS__POLL_INTERVAL", "50ms"),
-        ],
-    )
+    let mut env = vec![
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint.as_str()),
+        ("OTEL_BSP_SCHEDULE_DELAY", "50"),
+        ("ERRAND_WEBHOOKS__ALLOW_HOSTS", "127.0.0.1"),
+        ("ERRAND_WEBHOOKS__POLL_INTERVAL", "50ms"),
+    ];
+    env.extend_from_slice(more);
+    ErrandProcess::start(db, &env)
 }
 
 /// `POST /jobs/{job_type}` as a browser in a traced page sends it.
@@ -90,10 +90,13 @@ async fn register_webhook(api: &impl Api, receiver: &Receiver) {
 
 #[actix_web::test]
 async fn one_click_s_trace_holds_the_request_the_attempt_and_the_webhook_delivery() {
-    let (db, otlp, hooks) = (TestDb::create().await, Receiver::start([]), Receiver::start([]));
-    let errand = exporting_process(&db, &otlp);
+    let (db, otlp, hooks, mail) =
+        (TestDb::create().await, Receiver::start([]), Receiver::start([]), MailServer::start().await);
+    let smtp_port = mail.smtp_port.to_string();
+    let email = [("ERRAND_EMAIL__ENABLED", "true"), ("ERRAND_EMAIL__SMTP_PORT", smtp_port.as_str())];
+    let errand = exporting_process(&db, &otlp, &email);
     register_webhook(&errand, &hooks).await;
-    let alice = token("acme", "alice");
+    let alice = token_for("acme", "alice", "alice@example.com");
 
     let id = submit_traced(&errand, &alice, "noop", json!({})).await;
     errand.wait_until_finished(&alice, &id, Duration::from_secs(20)).await;
@@ -123,6 +126,8 @@ async fn one_click_s_trace_holds_the_request_the_attempt_and_the_webhook_deliver
     let header = sent.first().map(|r| r.headers["traceparent"].clone()).unwrap_or_default();
     let expected = format!("00-{CLICK_TRACE}-{}-01", hex::encode(&delivery.span_id));
     assert_eq!(header, expected, "the receiver continues the delivery's span");
+    let email = exported(&otlp, CLICK_TRACE, "send email").await;
+    assert_eq!(email.parent_span_id, record.span_id, "the email is part of the click's trace too");
 
     // The actors' own work (claims, batches of submissions) starts no trace of its own.
     let names: Vec<String> =
@@ -133,7 +138,7 @@ async fn one_click_s_trace_holds_the_request_the_attempt_and_the_webhook_deliver
 #[actix_web::test]
 async fn a_retry_is_a_trace_of_its_own_linked_to_the_click() {
     let (db, otlp) = (TestDb::create().await, Receiver::start([]));
-    let errand = exporting_process(&db, &otlp);
+    let errand = exporting_process(&db, &otlp, &[]);
     let alice = token("acme", "alice");
 
     let id = submit_traced(&errand, &alice, "sleep", json!({"ms": 0, "fail_times": 1})).await;
@@ -195,15 +200,7 @@ async fn an_export_s_query_and_uploads_are_spans_of_its_attempt() {
     let (db, otlp, results) = (TestDb::create().await, Receiver::start([]), TempDir::named("traced-export"));
     let store = errand::store::Store::connect(&db.url, 2).unwrap();
     errand::store::demo::seed(&store, 1, 50).await.unwrap();
-    let endpoint = otlp.url.trim_end_matches("/hooks").to_owned();
-    let errand = ErrandProcess::start(
-        &db,
-        &[
-            ("OTEL_EXPORTER_OTLP_ENDPOINT", &endpoint),
-            ("OTEL_BSP_SCHEDULE_DELAY", "50"),
-            ("ERRAND_STORAGE__LOCAL_DIR", results.to_str().unwrap()),
-        ],
-    );
+    let errand = exporting_process(&db, &otlp, &[("ERRAND_STORAGE__LOCAL_DIR", results.to_str().unwrap())]);
     let dana = token("demo-1", "dana");
 
     let id =

@@ -9,7 +9,10 @@ import { formatNumber } from '../core/format.js';
 import { filterForm, navigate, hashFor, jobLink, pager, statusLine, table, timeAgo } from './widgets.js';
 
 const PAGE_SIZE = 50;
-const ACTIONS = ['retry', 'cancel', 'bulk_retry', 'bulk_cancel', 'set_quotas'];
+const ACTIONS = [
+  'retry', 'cancel', 'bulk_retry', 'bulk_cancel', 'set_quotas', 'pause', 'resume', 'hold', 'release',
+  'erase', 'schedule_pause', 'schedule_delete',
+];
 const FIELDS = [
   { name: 'operator', label: 'Operator' },
   { name: 'action', label: 'Action', kind: 'select', options: [['', 'Any'], ...ACTIONS.map((a) => [a, a])] },

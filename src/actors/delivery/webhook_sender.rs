@@ -319,7 +319,7 @@ impl Actor for WebhookSender {
 /// The job's trace, where the delivery continues it (`JobTrace::continued_by`).
 fn continued(delivery: &WebhookDelivery) -> Option<TraceParent> {
     let DeliverySubject::Job(job) = &delivery.about else { return None };
-    delivery.trace.as_ref().filter(|trace| trace.continued_by(job.attempt.into())).map(|trace| trace.parent.clone())
+    delivery.trace.as_ref()?.parent_for(job.attempt.into()).cloned()
 }
 
 /// A delivery's span (a client span): in the trace of the request that

@@ -154,10 +154,8 @@ impl JobWorker {
             checkpoints: crate::jobs::Checkpoints::new(self.links.store.clone(), self.job.id, self.job.lease),
             stopping: self.stopping.subscribe(),
             logs: self.logs.clone(),
-            trace: crate::telemetry::traces::parent_of(&self.span).or_else(|| {
-                let trace = self.job.trace.as_ref().filter(|t| t.continued_by(self.job.attempt.into()));
-                trace.map(|t| t.parent.clone())
-            }),
+            trace: crate::telemetry::traces::parent_of(&self.span)
+                .or_else(|| self.job.trace.as_ref()?.parent_for(self.job.attempt.into()).cloned()),
         }
     }
 

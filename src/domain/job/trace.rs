@@ -95,6 +95,12 @@ impl JobTrace {
     pub fn continued_by(&self, attempt: i64) -> bool {
         !self.linked && attempt <= 1
     }
+
+    /// The parent that work for attempt `attempt` continues, if it continues
+    /// the trace at all (else it may only link to [`Self::parent`]).
+    pub fn parent_for(&self, attempt: i64) -> Option<&TraceParent> {
+        self.continued_by(attempt).then_some(&self.parent)
+    }
 }
 
 fn is_lower_hex(s: &str) -> bool {

@@ -12,9 +12,22 @@ use crate::http::support::pagination;
 use crate::http::support::problem::{AppError, OperatorReadProblems, Problem};
 use crate::store::{ActionQuery, OperatorAction};
 
-/// The actions an operator can take, as recorded.
-const ACTIONS: [&str; 9] =
-    ["retry", "cancel", "bulk_retry", "bulk_cancel", "set_quotas", "pause", "resume", "hold", "release"];
+/// The actions an operator (or, for erasures and schedules, a tenant admin)
+/// can take, as recorded (`operator_actions.action`).
+const ACTIONS: [&str; 12] = [
+    "retry",
+    "cancel",
+    "bulk_retry",
+    "bulk_cancel",
+    "set_quotas",
+    "pause",
+    "resume",
+    "hold",
+    "release",
+    "erase",
+    "schedule_pause",
+    "schedule_delete",
+];
 
 #[derive(Deserialize)]
 pub struct ActionListQuery {
@@ -40,7 +53,7 @@ pub struct ActionList {
 /// `GET /admin/actions`: operators' actions, newest first.
 #[utoipa::path(get, path = "/admin/actions", tag = "operators",
     params(("operator" = Option<String>, Query, description = "Only this operator's (the token's `sub`)"),
-        ("action" = Option<String>, Query, pattern = "^(retry|cancel|bulk_retry|bulk_cancel|set_quotas|pause|resume|hold|release)$", description = "retry, cancel, bulk_retry, bulk_cancel, set_quotas, pause, resume, hold or release"),
+        ("action" = Option<String>, Query, pattern = "^(retry|cancel|bulk_retry|bulk_cancel|set_quotas|pause|resume|hold|release|erase|schedule_pause|schedule_delete)$", description = "retry, cancel, bulk_retry, bulk_cancel, set_quotas, pause, resume, hold, release, erase, schedule_pause or schedule_delete"),
         ("job" = Option<String>, Query, format = Uuid, description = "Only actions on this job"),
         ("since" = Option<String>, Query, format = DateTime, description = "Taken at or after (RFC 3339)"),
         ("until" = Option<String>, Query, format = DateTime, description = "Taken before (RFC 3339)"),
