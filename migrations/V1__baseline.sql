@@ -649,6 +649,16 @@ CREATE TABLE tenant_quotas (
 -- (`resumed_at`) or until `until`, whichever comes first; then its scope
 -- ramps for `ramp` (see `job_ramps_now`), and once the ramp is over the
 -- row is deleted by the next change of pauses. One row per scope.
+-- A tenant's own history retention, set by an operator: its finished jobs
+-- are kept this long instead of their type's `retention` or the
+-- configured `history.retention` (the pruner's `PRUNE_HISTORY`).
+CREATE TABLE tenant_retention (
+    tenant_id  text PRIMARY KEY,
+    retention  interval NOT NULL CHECK (retention > interval '0'),
+    updated_at timestamptz NOT NULL DEFAULT now(),
+    updated_by text NOT NULL
+);
+
 CREATE TABLE job_pauses (
     id         uuid PRIMARY KEY DEFAULT gen_random_uuid(),
     tenant_id  text,  -- NULL: every tenant
@@ -1623,7 +1633,7 @@ CREATE TABLE operator_actions (
     at       timestamptz NOT NULL DEFAULT now(),
     operator text NOT NULL,
     action   text NOT NULL CHECK (action IN ('retry', 'cancel', 'bulk_retry', 'bulk_cancel', 'set_quotas', 'pause', 'resume', 'hold',
-                                       'release', 'erase', 'schedule_pause', 'schedule_delete')),
+                                       'release', 'erase', 'schedule_pause', 'schedule_delete', 'set_retention')),
     job_id   uuid,
     filter   jsonb,
     affected integer NOT NULL,

@@ -52,6 +52,7 @@ pub use operator::holds::HoldOutcome;
 pub use operator::overview::{FINISHED_COUNT_CAP, FinishedCounts, OperatorOverview, Overview};
 pub use operator::pauses::{NewPause, OperatorPauses, Pause, Paused};
 pub use operator::quotas::{Caps, NearQuota, NearestQuotas, QuotaOverrides, TenantQuota};
+pub use operator::retention::TenantRetentions;
 pub use operator::timeline::{Attempt, AttemptOutcome, JobTimeline, SentEmail, SentNotification, SentWebhook};
 pub use operator::{AttemptError, JobQuery, OperatorJobs, QueueCount, RetryOutcome};
 pub use pool::error::StoreError;
@@ -110,6 +111,11 @@ impl Store {
     /// Every tenant's jobs, for an operator (proved by an operator token).
     pub fn jobs_for_operator<'a>(&'a self, operator: &'a Operator) -> OperatorJobs<'a> {
         OperatorJobs { pool: &self.pool, operator, endings: &self.endings }
+    }
+
+    /// Tenants' own history retentions, for an operator.
+    pub fn retentions_for_operator<'a>(&'a self, operator: &'a Operator) -> TenantRetentions<'a> {
+        TenantRetentions { pool: &self.pool, operator }
     }
 
     /// Every tenant's schedules, as an operator manages them.

@@ -231,3 +231,51 @@ async fn kept(app: &TestApp, owner: &str, ids: &[String]) -> Vec<bool> {
     }
     kept
 }
+
+#[actix_web::test]
+async fn a_tenant_s_own_retention_comes_before_its_types_and_the_history_s() {
+    let app = spawn_app_with(
+        |s| {
+            s.history.retention = Duration::from_secs(10 * 24 * 3600);
+            s.job_types.get_mut("sleep").unwrap().retention = Some(Duration::from_secs(30 * 24 * 3600));
+        },
+        errand::jobs::HandlerRegistry::builtin(),
+    )
+    .await;
+    let (ops, viewer) = (operator_token("olga"), operator_viewer_token("vic"));
+    let path = "/admin/tenants/acme/retention";
+    let set = app.put_json(&ops, path, json!({"retention": "1h"})).await;
+    assert_eq!(set.json::<Value>().await.unwrap(), json!({"retention_seconds": 3600}));
+    let refused = app.put_json(&viewer, path, json!({"retention": "2h"})).await;
+    assert_eq!(refused.status(), StatusCode::FORBIDDEN, "a read-only operator sets nothing");
+    let zero = app.put_json(&ops, path, json!({"retention": "0s"})).await;
+    assert_problem(zero, StatusCode::BAD_REQUEST, "bad_request").await;
+    assert_eq!(app.get(&viewer, path).await.json::<Value>().await.unwrap()["retention_seconds"], 3600);
+
+    let (alice, gil) = (token("acme", "alice"), token("globex", "gil"));
+    let mut ids = Vec::new();
+    for (owner, job_type, params) in
+        [(&alice, "noop", json!({})), (&alice, "sleep", json!({"ms": 0})), (&gil, "noop", json!({}))]
+    {
+        let id = app.create(owner, job_type, params).await;
+        app.wait_until_finished(owner, &id, WITHIN).await;
+        ids.push((owner.clone(), id));
+    }
+    // Two hours on: acme's hour is past for both its jobs (its sleep's thirty
+    // days too); globex keeps the history's ten days.
+    app.ticks
+        .prune_as_of
+        .send(errand::actors::PruneAsOf(chrono::Utc::now() + chrono::Duration::hours(2)))
+        .await
+        .unwrap();
+    let mut kept_now = Vec::new();
+    for (owner, id) in &ids {
+        kept_now.push(app.get(owner, &format!("/jobs/{id}")).await.status() == StatusCode::OK);
+    }
+    assert_eq!(kept_now, [false, false, true]);
+
+    let cleared = app.put_json(&ops, path, json!({"retention": null})).await;
+    assert_eq!(cleared.json::<Value>().await.unwrap(), json!({"retention_seconds": null}));
+    let listed: Value = app.get(&ops, "/admin/actions?action=set_retention").await.json().await.unwrap();
+    assert_eq!(listed["actions"].as_array().map(Vec::len), Some(2), "both changes audited: {listed}");
+}

@@ -454,14 +454,22 @@ async fn history_pruning_deletes_old_finished_jobs_and_keeps_the_rest() {
         .await
         .unwrap();
     let key: String = db.scalar("SELECT idempotency_key FROM jobs WHERE id = $1", &[&jobs[0].id.0]).await;
-    let pruned = store.queue().prune_history(chrono::Utc::now() + chrono::Duration::hours(1), &[], 100).await.unwrap();
+    let pruned = store
+        .queue()
+        .prune_history(chrono::Utc::now(), chrono::Utc::now() + chrono::Duration::hours(1), &[], 100)
+        .await
+        .unwrap();
     assert_eq!(pruned, 1, "only the finished job without a live result");
     let left: Vec<uuid::Uuid> =
         db.client().await.query("SELECT id FROM jobs", &[]).await.unwrap().iter().map(|r| r.get(0)).collect();
     assert_eq!(left.len(), 3);
     assert!(!left.contains(&jobs[0].id.0));
     assert_eq!(db.notifications_for(&jobs[0].id.to_string()).await, 0, "its notification went with it");
-    let kept = store.queue().prune_history(chrono::Utc::now() - chrono::Duration::hours(1), &[], 100).await.unwrap();
+    let kept = store
+        .queue()
+        .prune_history(chrono::Utc::now(), chrono::Utc::now() - chrono::Duration::hours(1), &[], 100)
+        .await
+        .unwrap();
     assert_eq!(kept, 0, "nothing is younger than the cutoff");
     let again = store.submissions().submit(&new_job("acme", "u", &key, "noop", json!({}))).await.unwrap();
     assert!(matches!(again, Submission::Created(_)), "a pruned job's key is free again");

@@ -11,7 +11,7 @@ import { filterForm, navigate, hashFor, jobLink, pager, statusLine, table, timeA
 const PAGE_SIZE = 50;
 const ACTIONS = [
   'retry', 'cancel', 'bulk_retry', 'bulk_cancel', 'set_quotas', 'pause', 'resume', 'hold', 'release',
-  'erase', 'schedule_pause', 'schedule_delete',
+  'erase', 'schedule_pause', 'schedule_delete', 'set_retention',
 ];
 const FIELDS = [
   { name: 'operator', label: 'Operator' },

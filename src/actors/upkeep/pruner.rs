@@ -155,7 +155,7 @@ async fn prune_history(store: &Store, retentions: &Retentions, now: chrono::Date
         .filter_map(|(name, retention)| Some((name.clone(), self::cutoff(now, *retention)?)))
         .collect();
     for _ in 0..HISTORY_BATCHES_PER_PASS {
-        match store.queue().prune_history(cutoff, &by_type, HISTORY_BATCH).await {
+        match store.queue().prune_history(now, cutoff, &by_type, HISTORY_BATCH).await {
             Ok(deleted) => {
                 metrics::counter!("errand_jobs_pruned_total").increment(deleted);
                 if deleted < HISTORY_BATCH as u64 {

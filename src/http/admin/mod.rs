@@ -10,6 +10,7 @@ pub mod erasures;
 pub mod overview;
 pub mod pauses;
 pub mod quotas;
+pub mod retention;
 
 use actix_web::{HttpResponse, web};
 use chrono::{DateTime, Utc};
@@ -374,5 +375,8 @@ pub fn routes(r: &mut Routes) {
         .post("/tenant/erasures", erasures::erase_for_tenant_admin)
         .resource("/admin/tenants/{tenant}/quotas", "GET, PUT", |res| {
             res.route(web::get().to(quotas::get)).route(web::put().to(quotas::set))
+        })
+        .resource("/admin/tenants/{tenant}/retention", "GET, PUT", |res| {
+            res.route(web::get().to(retention::get)).route(web::put().to(retention::set))
         });
 }

@@ -25,7 +25,7 @@ use crate::jobs::JobTypes;
         links::unsubscribe::ask, links::unsubscribe::confirm, webhooks::register, webhooks::list, webhooks::remove,
         webhooks::deliveries, webhooks::redeliver, webhooks::preferences::list, webhooks::preferences::set,
         health::healthz, health::readyz, health::metrics,
-        admin::list, admin::get, admin::retry, admin::cancel, admin::hold, admin::release, admin::bulk::retry_matching, admin::bulk::cancel_matching, admin::queues, admin::pauses::list, admin::pauses::pause, admin::pauses::resume, admin::quotas::get, admin::quotas::set, admin::actions::list, admin::overview::read,
+        admin::list, admin::get, admin::retry, admin::cancel, admin::hold, admin::release, admin::bulk::retry_matching, admin::bulk::cancel_matching, admin::queues, admin::pauses::list, admin::pauses::pause, admin::pauses::resume, admin::quotas::get, admin::quotas::set, admin::retention::get, admin::retention::set, admin::actions::list, admin::overview::read,
         admin::erasures::erase_for_operator, admin::erasures::erase_for_tenant_admin,
         schedules::managed::list_for_operator, schedules::managed::pause_for_operator,
         schedules::managed::delete_for_operator, schedules::managed::list_for_tenant_admin,

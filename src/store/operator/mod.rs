@@ -10,6 +10,7 @@ pub mod holds;
 pub mod overview;
 pub mod pauses;
 pub mod quotas;
+pub mod retention;
 pub mod timeline;
 
 use chrono::{DateTime, Utc};

@@ -23,18 +23,22 @@ UPDATE jobs SET result = jsonb_set(result, '{expired}', 'true'), result_expires_
 WHERE id = $1";
 
 /// Deletes up to `$3` finished jobs created before the UUID v7 bound `$1` and
-/// finished before `$2` (before `$5[i]` for a type `$4[i]` of a retention of
-/// its own), whose result file (if any) is already deleted, with their
-/// notifications and outbox emails. Their idempotency keys are free again.
-/// The id bound (the latest of the cutoffs) walks the primary key in
+/// finished before their cutoff: `$6` less their tenant's own retention
+/// (`tenant_retention`), else `$5[i]` for a type `$4[i]` of a retention of
+/// its own, else `$2`; whose result file (if any) is already deleted, with
+/// their notifications and outbox emails. Their idempotency keys are free
+/// again. The id bound (the latest of the cutoffs) walks the primary key in
 /// creation order, so no extra index is kept for this; jobs still queued are
 /// never touched.
 const PRUNE_HISTORY: &str = "
 WITH doomed AS (
     SELECT id FROM jobs
     WHERE id < $1 AND state IN ('completed', 'failed', 'cancelled') AND result_expires_at IS NULL
-      AND finished_at < coalesce((SELECT r.cutoff FROM unnest($4::text[], $5::timestamptz[]) AS r (job_type, cutoff)
-                                  WHERE r.job_type = jobs.job_type), $2)
+      AND finished_at < coalesce((SELECT $6::timestamptz - t.retention FROM tenant_retention t
+                                  WHERE t.tenant_id = jobs.tenant_id),
+                                 (SELECT r.cutoff FROM unnest($4::text[], $5::timestamptz[]) AS r (job_type, cutoff)
+                                  WHERE r.job_type = jobs.job_type),
+                                 $2)
     ORDER BY id
     LIMIT $3
     FOR UPDATE SKIP LOCKED
@@ -50,6 +54,9 @@ WITH doomed AS (
     DELETE FROM job_attempt_logs WHERE job_id IN (SELECT id FROM doomed)
 )
 DELETE FROM jobs WHERE id IN (SELECT id FROM doomed)";
+
+/// The shortest of the tenants' own retentions, in seconds (NULL: none has one).
+const SHORTEST_TENANT_RETENTION: &str = "SELECT extract(epoch FROM min(retention))::float8 FROM tenant_retention";
 
 /// Deletes up to `$3` batches created before the UUID v7 bound `$1` and
 /// finished before `$2` whose children are all pruned, with their
@@ -142,18 +149,23 @@ impl Queue<'_> {
 
     /// Deletes up to `limit` finished jobs older than `cutoff` (created and
     /// finished before it; for the types in `by_type`, before their own
-    /// cutoff) with all they left; returns how many.
+    /// cutoff; for a tenant with a retention of its own, before `now` less
+    /// it) with all they left; returns how many.
     pub async fn prune_history(
         &self,
+        now: DateTime<Utc>,
         cutoff: DateTime<Utc>,
         by_type: &[(String, DateTime<Utc>)],
         limit: i64,
     ) -> Result<u64, StoreError> {
-        let latest = by_type.iter().map(|(_, at)| *at).fold(cutoff, DateTime::max);
-        let (types, cutoffs): (Vec<&str>, Vec<DateTime<Utc>>) = by_type.iter().map(|(t, at)| (t.as_str(), *at)).unzip();
         let client = self.pool.get().await?;
+        let shortest: Option<f64> =
+            client.query_one(&client.prepare_cached(SHORTEST_TENANT_RETENTION).await?, &[]).await?.try_get(0)?;
+        let by_tenant = shortest.and_then(|s| chrono::Duration::try_milliseconds((s * 1000.0) as i64)).map(|s| now - s);
+        let latest = by_type.iter().map(|(_, at)| *at).chain(by_tenant).fold(cutoff, DateTime::max);
+        let (types, cutoffs): (Vec<&str>, Vec<DateTime<Utc>>) = by_type.iter().map(|(t, at)| (t.as_str(), *at)).unzip();
         let statement = client.prepare_cached(PRUNE_HISTORY).await?;
-        Ok(client.execute(&statement, &[&first_v7_at(latest), &cutoff, &limit, &types, &cutoffs]).await?)
+        Ok(client.execute(&statement, &[&first_v7_at(latest), &cutoff, &limit, &types, &cutoffs, &now]).await?)
     }
 
     /// Deletes up to `limit` batches older than `cutoff` whose children are
