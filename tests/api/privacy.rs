@@ -279,3 +279,40 @@ async fn a_tenant_s_own_retention_comes_before_its_types_and_the_history_s() {
     let listed: Value = app.get(&ops, "/admin/actions?action=set_retention").await.json().await.unwrap();
     assert_eq!(listed["actions"].as_array().map(Vec::len), Some(2), "both changes audited: {listed}");
 }
+
+#[actix_web::test]
+async fn a_job_still_running_when_its_person_is_erased_ends_without_a_notification_email_or_webhook() {
+    let app = spawn_app_with(
+        |s| {
+            s.job_types.insert("render_invoice".into(), job_type("external"));
+            s.webhooks.allow_hosts = vec!["127.0.0.1".into()];
+        },
+        errand::jobs::HandlerRegistry::builtin(),
+    )
+    .await;
+    let hooks = Receiver::start([]);
+    let (alice, ada) = (token_for("acme", "alice", "alice@example.com"), tenant_admin_token("acme", "ada"));
+    let endpoint = json!({"url": hooks.url, "events": ["job.completed", "job.failed", "job.cancelled"]});
+    assert_eq!(app.post_json(&ada, "/webhooks", endpoint).await.status(), StatusCode::CREATED);
+    let id = app.create(&alice, "render_invoice", json!({})).await;
+    let worker = crate::worker_api::worker_token(&["render_invoice"]);
+    let claimed: Value = app.post_json(&worker, "/worker/v1/claim", json!({"wait": 5})).await.json().await.unwrap();
+    let lease = claimed["jobs"][0]["lease_id"].as_str().unwrap().to_owned();
+
+    let erased = erase(&app, &ada, "/tenant/erasures", json!({"user": "alice"})).await;
+    assert_eq!(erased["found"]["unfinished_jobs"], 1, "{erased}");
+    // The worker finishes its attempt: its lease names nothing any more.
+    let late = app.post_json(&worker, &format!("/worker/v1/jobs/{id}/complete"), json!({"lease_id": lease})).await;
+    assert_problem(late, StatusCode::CONFLICT, "lease_lost").await;
+
+    let written: i64 = app
+        .db
+        .scalar(
+            "SELECT (SELECT count(*) FROM notifications) + (SELECT count(*) FROM email_outbox) \
+                    + (SELECT count(*) FROM webhook_deliveries) + (SELECT count(*) FROM jobs)",
+            &[],
+        )
+        .await;
+    assert_eq!(written, 0, "no feed row, email, webhook or job for her");
+    assert!(hooks.received().is_empty());
+}
