@@ -91,11 +91,10 @@ CREATE TABLE jobs (
     -- The W3C `traceparent` of the request that recorded the job (errand's
     -- request span when it exports traces, else the caller's header as it
     -- came), or that made its schedule; NULL without either. Its first
-    -- attempt continues that trace, later ones link to it; with
-    -- `trace_linked` (a schedule's occurrence, a run an operator retried)
-    -- every attempt only links to it (`domain::JobTrace`, `telemetry::traces`).
+    -- attempt continues that trace, later ones link to it; a schedule's
+    -- occurrence's and a run an operator retried only link to it (read as
+    -- `errand_trace_linked`: `domain::JobTrace`, `telemetry::traces`).
     traceparent       text CHECK (length(traceparent) = 55),
-    trace_linked      boolean NOT NULL DEFAULT false,
     idempotency_key   text NOT NULL,
     -- sha256 of the job type and the canonical JSON of its params.
     fingerprint       bytea NOT NULL,
@@ -352,6 +351,12 @@ CREATE UNIQUE INDEX job_queue_admission ON job_queue (tenant_id, job_type, admis
     WHERE admission_key IS NOT NULL;
 CREATE INDEX job_queue_running_type ON job_queue (job_type) WHERE state = 'running';
 
+-- Whether work for a job only links to its trace, never continues it: a
+-- schedule's occurrence (its trace is the schedule's making) or a run an
+-- operator retried (`jobs.traceparent`).
+CREATE FUNCTION errand_trace_linked(run integer, scheduled_for timestamptz) RETURNS boolean
+LANGUAGE sql IMMUTABLE AS $$ SELECT run > 1 OR scheduled_for IS NOT NULL $$;
+
 -- A job as its owner sees it: the job record, with the live state of its
 -- queue row while it has one (`job_queue` holds what changes while a job is
 -- unfinished). Every read of a caller's jobs goes through this view, so how
@@ -388,7 +393,7 @@ SELECT j.id, j.tenant_id, j.user_id, j.idempotency_key, j.fingerprint, j.job_typ
        CASE WHEN q.job_id IS NULL THEN j.resumed_from ELSE q.resumed_from END AS resumed_from,
        q.held_by,
        j.traceparent,
-       j.trace_linked
+       errand_trace_linked(j.run, j.scheduled_for) AS trace_linked
 FROM jobs j LEFT JOIN job_queue q ON q.job_id = j.id;
 
 -- A claim in one round trip.
@@ -584,7 +589,8 @@ BEGIN
             RETURNING q.job_id, q.attempt, q.lease_id, q.run_at, q.checkpoint -> 'value' AS checkpoint
         )
         SELECT 'job', NULL::text, j.id, j.tenant_id, j.user_id, j.job_type, j.params, c.attempt, c.lease_id, c.run_at,
-               j.format, j.scheduled_for, c.checkpoint, j.traceparent, j.trace_linked
+               j.format, j.scheduled_for, c.checkpoint, j.traceparent,
+               errand_trace_linked(j.run, j.scheduled_for)
         FROM jobs j JOIN claimed c ON c.job_id = j.id
         WHERE j.id = ANY (ARRAY (SELECT c2.job_id FROM claimed c2));
     END IF;

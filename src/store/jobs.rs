@@ -151,8 +151,9 @@ pub(super) fn held_job_from_row(row: &Row) -> Result<Job, StoreError> {
     Ok(Job { held_back: row.try_get("held_back")?, ..job_from_row(row)? })
 }
 
-/// A job's trace, from a row's `traceparent` and `trace_linked` (held to
-/// the form errand writes by the column's CHECK; anything else is no trace).
+/// A job's trace, from a row's `traceparent` and `trace_linked`
+/// (`errand_trace_linked` in `migrations/`); the column's
+/// CHECK holds `traceparent` to the form errand writes, anything else is no trace.
 pub(super) fn job_trace_from_row(row: &Row) -> Result<Option<JobTrace>, StoreError> {
     let Some(parent) = row.try_get::<_, Option<&str>>("traceparent")?.and_then(TraceParent::parse) else {
         return Ok(None);

@@ -456,7 +456,7 @@ async fn history_pruning_deletes_old_finished_jobs_and_keeps_the_rest() {
     let key: String = db.scalar("SELECT idempotency_key FROM jobs WHERE id = $1", &[&jobs[0].id.0]).await;
     let pruned = store
         .queue()
-        .prune_history(chrono::Utc::now(), chrono::Utc::now() + chrono::Duration::hours(1), &[], 100)
+        .prune_history(&prune_before(&store, chrono::Utc::now() + chrono::Duration::hours(1)).await, 100)
         .await
         .unwrap();
     assert_eq!(pruned, 1, "only the finished job without a live result");
@@ -467,7 +467,7 @@ async fn history_pruning_deletes_old_finished_jobs_and_keeps_the_rest() {
     assert_eq!(db.notifications_for(&jobs[0].id.to_string()).await, 0, "its notification went with it");
     let kept = store
         .queue()
-        .prune_history(chrono::Utc::now(), chrono::Utc::now() - chrono::Duration::hours(1), &[], 100)
+        .prune_history(&prune_before(&store, chrono::Utc::now() - chrono::Duration::hours(1)).await, 100)
         .await
         .unwrap();
     assert_eq!(kept, 0, "nothing is younger than the cutoff");
@@ -552,4 +552,12 @@ async fn a_lease_within_its_grace_is_left_to_its_process_which_can_still_renew_i
     assert!(renewed(&store, &job, LEASE).await);
     db.client().await.batch_execute(expire).await.unwrap();
     assert_eq!(store.queue().rescue_expired(10, Duration::from_millis(500)).await.unwrap().requeued, 1, "past it");
+}
+
+/// The history's cutoffs of a pass that prunes what finished before `cutoff`.
+async fn prune_before(
+    store: &errand::store::Store,
+    cutoff: chrono::DateTime<chrono::Utc>,
+) -> errand::store::HistoryCutoffs {
+    store.queue().history_cutoffs(chrono::Utc::now(), cutoff, Vec::new()).await.unwrap()
 }

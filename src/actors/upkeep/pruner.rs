@@ -154,8 +154,12 @@ async fn prune_history(store: &Store, retentions: &Retentions, now: chrono::Date
         .iter()
         .filter_map(|(name, retention)| Some((name.clone(), self::cutoff(now, *retention)?)))
         .collect();
+    let cutoffs = match store.queue().history_cutoffs(now, cutoff, by_type).await {
+        Ok(cutoffs) => cutoffs,
+        Err(error) => return tracing::warn!(%error, "could not read the tenants' retentions"),
+    };
     for _ in 0..HISTORY_BATCHES_PER_PASS {
-        match store.queue().prune_history(now, cutoff, &by_type, HISTORY_BATCH).await {
+        match store.queue().prune_history(&cutoffs, HISTORY_BATCH).await {
             Ok(deleted) => {
                 metrics::counter!("errand_jobs_pruned_total").increment(deleted);
                 if deleted < HISTORY_BATCH as u64 {

@@ -11,7 +11,7 @@ use crate::http::support::problem::{AppError, OperatorActionProblems, OperatorRe
 use crate::store::Caps;
 
 /// The tenant of the path; one no token could name is a 404, like any unknown resource.
-fn tenant(path: web::Path<String>) -> Result<TenantId, AppError> {
+pub(super) fn tenant(path: web::Path<String>) -> Result<TenantId, AppError> {
     TenantId::parse(path.into_inner()).map_err(|_| AppError::NotFound)
 }
 

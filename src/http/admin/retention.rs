@@ -8,7 +8,8 @@ use actix_web::{HttpResponse, web};
 use serde::Deserialize;
 use serde_json::json;
 
-use crate::domain::{Operator, TenantId};
+use super::quotas::tenant;
+use crate::domain::Operator;
 use crate::http::AppState;
 use crate::http::auth::ActingOperator;
 use crate::http::support::problem::{AppError, OperatorActionProblems, OperatorReadProblems, Problem};
@@ -22,10 +23,6 @@ const MAX_RETENTION: Duration = Duration::from_secs(10 * 366 * 24 * 3600);
 struct RetentionRequest {
     /// `"30d"`; `null`: the type's or the history's again.
     retention: Option<String>,
-}
-
-fn tenant(path: web::Path<String>) -> Result<TenantId, AppError> {
-    TenantId::parse(path.into_inner()).map_err(|_| AppError::NotFound)
 }
 
 fn answer(retention: Option<Duration>) -> HttpResponse {

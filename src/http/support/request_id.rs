@@ -39,10 +39,15 @@ pub async fn request_id(
         path = %req.path(),
         tenant = tracing::field::Empty,
         user = tracing::field::Empty,
-        otel.name = format!("{} {}", req.method(), req.match_pattern().as_deref().unwrap_or("unmatched")),
+        otel.name = tracing::field::Empty,
         otel.kind = "server",
         http.response.status_code = tracing::field::Empty,
     );
+    if traces::exporting() {
+        // (Matching the route again costs a walk of the route table: only for an exported span.)
+        let route = req.match_pattern();
+        span.record("otel.name", format!("{} {}", req.method(), route.as_deref().unwrap_or("unmatched")));
+    }
     let header = |name: &str| req.headers().get(name).and_then(|value| value.to_str().ok());
     let incoming = header("traceparent").and_then(TraceParent::parse);
     if let Some(parent) = &incoming {

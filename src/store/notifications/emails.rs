@@ -63,7 +63,7 @@ WITH due AS (
 )
 SELECT c.id, c.job_id, c.run, c.recipient, c.job_type, c.job_status, c.error_message, c.attempts,
        j.tenant_id, j.user_id, j.params, j.result, j.finished_at, s.id AS schedule_id, s.cron, s.timezone,
-       j.traceparent, j.trace_linked, j.attempt AS job_attempts
+       j.traceparent, errand_trace_linked(j.run, j.scheduled_for) AS trace_linked, j.attempt AS job_attempts
 FROM claimed c JOIN jobs j ON j.id = c.job_id
 LEFT JOIN schedules s ON s.id = j.schedule_id";
 

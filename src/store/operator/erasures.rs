@@ -23,6 +23,7 @@ use uuid::Uuid;
 
 use crate::domain::{TenantId, UserId};
 use crate::store::StoreError;
+use crate::store::queue::history::forget_jobs;
 
 /// Rows one step deletes at most: a short transaction each.
 const STEP: i64 = 1000;
@@ -133,26 +134,16 @@ UPDATE jobs SET result_expires_at = NULL, result = jsonb_set(result, '{expired}'
 
 /// Step 3: up to `$3` jobs of the scope out of the queue and without a kept
 /// file, with everything they left behind (as the Pruner deletes history).
-const DELETE_JOBS: &str = "
-WITH doomed AS (
+const DELETE_JOBS: &str = forget_jobs!(
+    "
     SELECT id FROM jobs j
     WHERE tenant_id = $1 AND ($2::text IS NULL OR user_id = $2) AND result_expires_at IS NULL
       AND NOT EXISTS (SELECT 1 FROM job_queue q WHERE q.job_id = j.id)
     ORDER BY id
     LIMIT $3
     FOR UPDATE
-), forgotten_notifications AS (
-    DELETE FROM notifications WHERE job_id IN (SELECT id FROM doomed)
-), forgotten_emails AS (
-    DELETE FROM email_outbox WHERE job_id IN (SELECT id FROM doomed)
-), forgotten_deliveries AS (
-    DELETE FROM webhook_deliveries WHERE job_id IN (SELECT id FROM doomed)
-), forgotten_errors AS (
-    DELETE FROM job_attempt_errors WHERE job_id IN (SELECT id FROM doomed)
-), forgotten_logs AS (
-    DELETE FROM job_attempt_logs WHERE job_id IN (SELECT id FROM doomed)
-)
-DELETE FROM jobs WHERE id IN (SELECT id FROM doomed)";
+"
+);
 
 /// Step 4: up to `$3` batches of the scope whose children are gone, with their notifications.
 const DELETE_BATCHES: &str = "

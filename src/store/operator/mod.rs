@@ -125,7 +125,7 @@ WITH reset AS (
     UPDATE jobs j
     SET state = 'available', run = j.run + 1, attempt = 0, run_at = now(), result = NULL,
         result_expires_at = NULL, error_message = NULL, started_at = NULL, finished_at = NULL,
-        ended_by = NULL, trace_linked = true  -- a run an operator retried links to the click's trace
+        ended_by = NULL
     WHERE j.id = ANY ($1) AND j.state IN ('failed', 'cancelled')
     RETURNING j.id, j.tenant_id, j.user_id, j.job_type, j.run_at, j.priority
 ), queued AS (

@@ -59,7 +59,8 @@ WITH picked AS (
     RETURNING q.job_id, q.attempt, q.lease_id, q.run_at, q.checkpoint -> 'value' AS checkpoint
 )
 SELECT 'job' AS kind, j.id, j.tenant_id, j.user_id, j.job_type, j.params, c.attempt, c.lease_id, c.run_at AS due_at,
-       j.format, j.scheduled_for, c.checkpoint, j.traceparent, j.trace_linked
+       j.format, j.scheduled_for, c.checkpoint, j.traceparent,
+       errand_trace_linked(j.run, j.scheduled_for) AS trace_linked
 FROM jobs j JOIN claimed c ON c.job_id = j.id
 WHERE j.id = ANY (ARRAY (SELECT c2.job_id FROM claimed c2))";
 

@@ -22,27 +22,15 @@ const MARK_RESULT_EXPIRED: &str = "
 UPDATE jobs SET result = jsonb_set(result, '{expired}', 'true'), result_expires_at = NULL
 WHERE id = $1";
 
-/// Deletes up to `$3` finished jobs created before the UUID v7 bound `$1` and
-/// finished before their cutoff: `$6` less their tenant's own retention
-/// (`tenant_retention`), else `$5[i]` for a type `$4[i]` of a retention of
-/// its own, else `$2`; whose result file (if any) is already deleted, with
-/// their notifications and outbox emails. Their idempotency keys are free
-/// again. The id bound (the latest of the cutoffs) walks the primary key in
-/// creation order, so no extra index is kept for this; jobs still queued are
-/// never touched.
-const PRUNE_HISTORY: &str = "
-WITH doomed AS (
-    SELECT id FROM jobs
-    WHERE id < $1 AND state IN ('completed', 'failed', 'cancelled') AND result_expires_at IS NULL
-      AND finished_at < coalesce((SELECT $6::timestamptz - t.retention FROM tenant_retention t
-                                  WHERE t.tenant_id = jobs.tenant_id),
-                                 (SELECT r.cutoff FROM unnest($4::text[], $5::timestamptz[]) AS r (job_type, cutoff)
-                                  WHERE r.job_type = jobs.job_type),
-                                 $2)
-    ORDER BY id
-    LIMIT $3
-    FOR UPDATE SKIP LOCKED
-), forgotten_notifications AS (
+/// The statement deleting the jobs its `doomed` CTE (the argument, a
+/// `SELECT id FROM jobs …`) picks, with everything a job leaves behind: the
+/// one list of it, for the Pruner's history and for erasures alike.
+macro_rules! forget_jobs {
+    ($doomed:literal) => {
+        concat!(
+            "WITH doomed AS (",
+            $doomed,
+            "), forgotten_notifications AS (
     DELETE FROM notifications WHERE job_id IN (SELECT id FROM doomed)
 ), forgotten_emails AS (
     DELETE FROM email_outbox WHERE job_id IN (SELECT id FROM doomed)
@@ -53,7 +41,44 @@ WITH doomed AS (
 ), forgotten_logs AS (
     DELETE FROM job_attempt_logs WHERE job_id IN (SELECT id FROM doomed)
 )
-DELETE FROM jobs WHERE id IN (SELECT id FROM doomed)";
+DELETE FROM jobs WHERE id IN (SELECT id FROM doomed)"
+        )
+    };
+}
+
+pub(in crate::store) use forget_jobs;
+
+/// Deletes up to `$3` finished jobs created before the UUID v7 bound `$1` and
+/// finished before their cutoff: `$6` less their tenant's own retention
+/// (`tenant_retention`), else `$5[i]` for a type `$4[i]` of a retention of
+/// its own, else `$2`; whose result file (if any) is already deleted, with
+/// their notifications and outbox emails. Their idempotency keys are free
+/// again. The id bound (the latest of the cutoffs) walks the primary key in
+/// creation order, so no extra index is kept for this; jobs still queued are
+/// never touched.
+const PRUNE_HISTORY: &str = forget_jobs!(
+    "
+    SELECT id FROM jobs
+    WHERE id < $1 AND state IN ('completed', 'failed', 'cancelled') AND result_expires_at IS NULL
+      AND finished_at < coalesce((SELECT $6::timestamptz - t.retention FROM tenant_retention t
+                                  WHERE t.tenant_id = jobs.tenant_id),
+                                 (SELECT r.cutoff FROM unnest($4::text[], $5::timestamptz[]) AS r (job_type, cutoff)
+                                  WHERE r.job_type = jobs.job_type),
+                                 $2)
+    ORDER BY id
+    LIMIT $3
+    FOR UPDATE SKIP LOCKED
+"
+);
+
+/// When finished jobs are old enough to go ([`Queue::history_cutoffs`]).
+pub struct HistoryCutoffs {
+    now: DateTime<Utc>,
+    cutoff: DateTime<Utc>,
+    by_type: Vec<(String, DateTime<Utc>)>,
+    /// The latest of them all: the id bound of the walk.
+    latest: DateTime<Utc>,
+}
 
 /// The shortest of the tenants' own retentions, in seconds (NULL: none has one).
 const SHORTEST_TENANT_RETENTION: &str = "SELECT extract(epoch FROM min(retention))::float8 FROM tenant_retention";
@@ -147,25 +172,31 @@ impl Queue<'_> {
         Ok(u64::try_from(row.try_get::<_, i64>(0)?).unwrap_or(0))
     }
 
-    /// Deletes up to `limit` finished jobs older than `cutoff` (created and
-    /// finished before it; for the types in `by_type`, before their own
-    /// cutoff; for a tenant with a retention of its own, before `now` less
-    /// it) with all they left; returns how many.
-    pub async fn prune_history(
+    /// When finished jobs are old enough to go, as of `now`: before `cutoff`;
+    /// for the types in `by_type`, before their own cutoff; for a tenant with
+    /// a retention of its own, before `now` less it. Read once a pass.
+    pub async fn history_cutoffs(
         &self,
         now: DateTime<Utc>,
         cutoff: DateTime<Utc>,
-        by_type: &[(String, DateTime<Utc>)],
-        limit: i64,
-    ) -> Result<u64, StoreError> {
+        by_type: Vec<(String, DateTime<Utc>)>,
+    ) -> Result<HistoryCutoffs, StoreError> {
         let client = self.pool.get().await?;
         let shortest: Option<f64> =
             client.query_one(&client.prepare_cached(SHORTEST_TENANT_RETENTION).await?, &[]).await?.try_get(0)?;
         let by_tenant = shortest.and_then(|s| chrono::Duration::try_milliseconds((s * 1000.0) as i64)).map(|s| now - s);
         let latest = by_type.iter().map(|(_, at)| *at).chain(by_tenant).fold(cutoff, DateTime::max);
-        let (types, cutoffs): (Vec<&str>, Vec<DateTime<Utc>>) = by_type.iter().map(|(t, at)| (t.as_str(), *at)).unzip();
+        Ok(HistoryCutoffs { now, cutoff, by_type, latest })
+    }
+
+    /// Deletes up to `limit` finished jobs past `cutoffs` with all they
+    /// left; returns how many.
+    pub async fn prune_history(&self, cutoffs: &HistoryCutoffs, limit: i64) -> Result<u64, StoreError> {
+        let HistoryCutoffs { now, cutoff, by_type, latest } = cutoffs;
+        let (types, at): (Vec<&str>, Vec<DateTime<Utc>>) = by_type.iter().map(|(t, at)| (t.as_str(), *at)).unzip();
+        let client = self.pool.get().await?;
         let statement = client.prepare_cached(PRUNE_HISTORY).await?;
-        Ok(client.execute(&statement, &[&first_v7_at(latest), &cutoff, &limit, &types, &cutoffs, &now]).await?)
+        Ok(client.execute(&statement, &[&first_v7_at(*latest), cutoff, &limit, &types, &at, now]).await?)
     }
 
     /// Deletes up to `limit` batches older than `cutoff` whose children are

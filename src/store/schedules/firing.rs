@@ -63,11 +63,12 @@ WITH input AS (
                               max_attempts, schedule_id, scheduled_for, priority, format, admission_key, traceparent,
                               n)
 ), inserted AS (
-    -- Linked to the trace of the request that made the schedule, never in it.
+    -- Linked to the trace of the request that made the schedule (being
+    -- scheduled, never in it: `jobs.traceparent`).
     INSERT INTO jobs (id, tenant_id, user_id, user_email, idempotency_key, fingerprint, job_type, params, max_attempts,
-                      schedule_id, scheduled_for, priority, format, traceparent, trace_linked)
+                      schedule_id, scheduled_for, priority, format, traceparent)
     SELECT id, tenant_id, user_id, user_email, idempotency_key, fingerprint, job_type, params, max_attempts,
-           schedule_id, scheduled_for, priority, format, traceparent, true
+           schedule_id, scheduled_for, priority, format, traceparent
     FROM input ORDER BY n
     ON CONFLICT (tenant_id, user_id, idempotency_key) DO NOTHING
     RETURNING id, tenant_id, user_id, job_type, run_at, schedule_id, priority
