@@ -1102,7 +1102,8 @@ CREATE TABLE notifications (
     tenant_id     text NOT NULL,
     user_id       text NOT NULL,
     kind          text NOT NULL
-        CHECK (kind IN ('job_completed', 'job_cancelled', 'job_superseded', 'batch_completed', 'webhook_disabled')),
+        CHECK (kind IN ('job_completed', 'job_cancelled', 'job_superseded', 'batch_completed', 'webhook_disabled',
+                        'schedule_paused')),
     job_id        uuid REFERENCES jobs (id),
     job_type      text,
     job_status    text CHECK (job_status IN ('completed', 'failed', 'cancelled')),
@@ -1120,6 +1121,7 @@ CREATE TABLE notifications (
     CONSTRAINT notifications_subject CHECK (CASE kind
         WHEN 'batch_completed' THEN batch_id IS NOT NULL AND job_type IS NOT NULL AND details IS NOT NULL
         WHEN 'webhook_disabled' THEN webhook_endpoint_id IS NOT NULL AND details IS NOT NULL
+        WHEN 'schedule_paused' THEN job_type IS NOT NULL AND details IS NOT NULL
         ELSE job_id IS NOT NULL AND job_type IS NOT NULL AND job_status IS NOT NULL END)
 );
 
@@ -1592,6 +1594,10 @@ CREATE TABLE schedules (
     -- When an occurrence comes while the job of the one before is unfinished.
     overlap         schedule_overlap NOT NULL DEFAULT 'skip',
     paused_at       timestamptz,
+    -- Who paused it: its owner, a tenant admin or an operator
+    -- ('administrator'), or errand because its owner has not signed in for
+    -- `schedules.owner_inactive_after` ('owner_inactive').
+    paused_by       text CHECK (paused_by IN ('owner', 'administrator', 'owner_inactive')),
     -- The next occurrence: when it fires, the wall-clock time it matched,
     -- and whether it is the second of a repeated wall time. NULL: no more
     -- (past `ends_at`, or an expression with no future match).
@@ -1604,7 +1610,8 @@ CREATE TABLE schedules (
     created_at      timestamptz NOT NULL DEFAULT now(),
     updated_at      timestamptz NOT NULL DEFAULT now(),
     CONSTRAINT schedules_idempotency_key_unique UNIQUE (tenant_id, user_id, idempotency_key),
-    CONSTRAINT schedules_next_whole CHECK ((next_run_at IS NULL) = (next_local IS NULL))
+    CONSTRAINT schedules_next_whole CHECK ((next_run_at IS NULL) = (next_local IS NULL)),
+    CONSTRAINT schedules_paused_by_whom CHECK ((paused_at IS NULL) = (paused_by IS NULL))
 );
 
 -- What schedulers look for: due, not paused.
@@ -1621,6 +1628,24 @@ CREATE INDEX schedules_last_job ON schedules (last_job_id) WHERE last_job_id IS 
 ALTER TABLE jobs ADD CONSTRAINT jobs_schedule_id_fkey
     FOREIGN KEY (schedule_id) REFERENCES schedules (id) ON DELETE SET NULL;
 CREATE INDEX jobs_schedule ON jobs (schedule_id) WHERE schedule_id IS NOT NULL;
+
+-- When each person last signed in, and the email address their latest
+-- token gave (NULL: none). A schedule's jobs are mailed to it, not to the
+-- address of the token that made the schedule, and a schedule whose owner
+-- has not signed in for `schedules.owner_inactive_after` pauses itself:
+-- someone who left the company is not mailed reports for ever.
+-- Written by each process at most once an hour per person, many people a
+-- statement (`actors/upkeep/sightings.rs`): a sighting lost with a process
+-- only makes the next one later. A row is pruned once it is older than
+-- `owner_inactive_after` and its person owns no schedule, and erased with
+-- its person.
+CREATE TABLE people (
+    tenant_id text NOT NULL,
+    user_id   text NOT NULL,
+    email     text,
+    seen_at   timestamptz NOT NULL,
+    PRIMARY KEY (tenant_id, user_id)
+);
 
 
 -- 11. Operators' actions -----------------------------------------------------

@@ -264,8 +264,10 @@ export class Errand {
    *   user's with the same admission key replaced a job (never in the feed);
    * - `{type: 'batch_completed', notification}` when the last job of one of
    *   the user's batches ended (with its `counts`), and
-   *   `{type: 'webhook_disabled', notification}` (to a tenant's admins), both
-   *   in the feed as `job_completed` is;
+   *   `{type: 'webhook_disabled', notification}` (to a tenant's admins) and
+   *   `{type: 'schedule_paused', notification}` (errand paused one of the
+   *   user's schedules: they had not signed in for long), all in the feed as
+   *   `job_completed` is;
    * - `{type: 'job_progress', jobId, progress}` when a running job reports
    *   progress (`{done, total, message, updated_at}`, about once a second);
    * - `{type: 'batch_progress', batchId, counts}` when a running batch's

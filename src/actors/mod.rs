@@ -56,4 +56,5 @@ pub use upkeep::listener::{ListenerHealth, Listeners, spawn_listener};
 pub use upkeep::pruner::{Prune, PruneAsOf, Pruner, Retentions};
 pub use upkeep::rescuer::{RescueExpired, Rescuer};
 pub use upkeep::scheduler::{FireDue, Scheduler};
+pub use upkeep::sightings::{Sightings, SightingsWriter, WriteSightings};
 pub use upkeep::totals::{PUBLISH_EVERY, TotalsPublisher};

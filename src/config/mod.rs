@@ -20,9 +20,9 @@ pub use job_types::{
 };
 pub use sections::{
     AuthSettings, BatchSettings, DatabaseSettings, EmailSettings, HistorySettings, HttpSettings, LogFormat,
-    LogSettings, NotificationSettings, OperatorAuthSettings, OverloadSettings, PreferenceSettings, QuotaSettings,
-    RateLimitSettings, S3Settings, ScheduleSettings, SmtpSecurity, StorageBackend, StorageSettings, TelemetrySettings,
-    WebhookSettings, WorkerSettings,
+    LogSettings, NotificationSettings, OWNER_INACTIVE_AFTER, OperatorAuthSettings, OverloadSettings,
+    PreferenceSettings, QuotaSettings, RateLimitSettings, S3Settings, ScheduleSettings, SmtpSecurity, StorageBackend,
+    StorageSettings, TelemetrySettings, WebhookSettings, WorkerSettings,
 };
 pub use values::{CountCap, LongSecret, PostgresUrl};
 
@@ -232,6 +232,11 @@ impl Settings {
             "must be between 1s and 1h",
         )?;
         check(self.history.retention >= Duration::from_secs(1), "history.retention", "must be at least 1s")?;
+        check(
+            self.schedules.owner_inactive_after.is_none_or(|away| away >= Duration::from_secs(24 * 3600)),
+            "schedules.owner_inactive_after",
+            "must be at least 1d (or \"never\")",
+        )?;
         check(
             (Duration::from_secs(1)..=Duration::from_secs(24 * 3600)).contains(&self.quotas.retry_after),
             "quotas.retry_after",

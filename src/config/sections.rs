@@ -12,7 +12,7 @@ use serde::Deserialize;
 use serde_inline_default::serde_inline_default;
 
 use super::HttpUrl;
-use super::values::{CountCap, LongSecret, PostgresUrl, defaults, duration_text};
+use super::values::{CountCap, LongSecret, PostgresUrl, defaults, duration_or_never, duration_text};
 use crate::domain::RetryPolicy;
 
 /// Implements `Default` from the fields' own defaults.
@@ -345,6 +345,9 @@ pub struct BatchSettings {
     pub max_items: NonZeroUsize,
 }
 
+/// `schedules.owner_inactive_after` unless set.
+pub const OWNER_INACTIVE_AFTER: Duration = Duration::from_secs(90 * 24 * 3600);
+
 /// Users' own recurring jobs: `POST /schedules/{type}` (of a type whose
 /// section says `schedulable = true`).
 #[serde_inline_default]
@@ -364,6 +367,13 @@ pub struct ScheduleSettings {
     #[serde_inline_default(Duration::from_secs(300))]
     #[serde(with = "duration_text")]
     pub misfire_grace: Duration,
+    /// A schedule whose owner has not signed in for this long pauses itself
+    /// when it next falls due, and its owner finds why in their feed (a
+    /// person who left the company is not mailed reports for ever);
+    /// `"never"`: schedules run whoever signs in.
+    #[serde_inline_default(Some(OWNER_INACTIVE_AFTER))]
+    #[serde(with = "duration_or_never")]
+    pub owner_inactive_after: Option<Duration>,
 }
 
 /// Tenants' webhook endpoints.

@@ -103,6 +103,21 @@ pub(super) mod optional_duration_text {
     }
 }
 
+/// A duration written as text, or `"never"` (`None`).
+pub(super) mod duration_or_never {
+    use super::*;
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+        let text = String::deserialize(d)?;
+        if text.trim() == "never" {
+            return Ok(None);
+        }
+        humantime::parse_duration(&text)
+            .map(Some)
+            .map_err(|e| serde::de::Error::custom(format!("{e} in {text:?} (e.g. \"90d\", or \"never\")")))
+    }
+}
+
 /// A section whose every field has a default, as if it were absent: its
 /// defaults are written once, beside its fields (`#[serde_inline_default]`).
 pub(super) fn defaults<T: serde::de::DeserializeOwned>() -> T {

@@ -25,7 +25,7 @@ pub use support::body::guard_body;
 pub use support::request_id::request_id;
 use support::routing::{RouteTable, Routes};
 
-use crate::actors::{Broker, Completer, ListenerHealth, Notifier, SupervisorFor, SupervisorRegistry};
+use crate::actors::{Broker, Completer, ListenerHealth, Notifier, Sightings, SupervisorFor, SupervisorRegistry};
 use crate::config::{NotificationSettings, Settings};
 use crate::domain::Caller;
 use crate::http::support::problem::AppError;
@@ -58,6 +58,8 @@ pub struct AppState {
     pub rate_limits: support::rate_limit::RateLimits,
     /// Whether this process hears the database's announcements (`/readyz`).
     pub listener: std::sync::Arc<ListenerHealth>,
+    /// Who signed in (for schedules: `actors::upkeep::sightings`).
+    pub sightings: std::sync::Arc<Sightings>,
     pub settings: HandlerSettings,
 }
 
@@ -124,6 +126,7 @@ pub struct AppParts {
     /// Cancelled at shutdown: live streams end.
     pub closing_streams: tokio_util::sync::CancellationToken,
     pub listener: std::sync::Arc<ListenerHealth>,
+    pub sightings: std::sync::Arc<Sightings>,
 }
 
 impl AppState {
@@ -143,6 +146,7 @@ impl AppState {
             broker: parts.broker,
             completer: parts.completer,
             listener: parts.listener,
+            sightings: parts.sightings,
             rate_limits: support::rate_limit::RateLimits::new(support::rate_limit::Budgets {
                 per_user: settings.rate_limits.per_user.0,
                 creates_per_user: settings.rate_limits.creates_per_user.0,

@@ -10,7 +10,8 @@ use sha2::{Digest, Sha256};
 use crate::actors::{
     Broker, Completer, Dispatcher, DispatcherSettings, Intake, IntakeLinks, LeaseKeeper, ListenerHealth, Listeners,
     Mailer, Notifier, PUBLISH_EVERY, ProgressWriter, Pruner, Rescuer, ResultUrls, Retentions, Scheduler, Shedding,
-    StreamLimits, SupervisorDeps, SupervisorRegistry, TotalsPublisher, WebhookSender, spawn_listener,
+    Sightings, SightingsWriter, StreamLimits, SupervisorDeps, SupervisorRegistry, TotalsPublisher, WebhookSender,
+    spawn_listener,
 };
 use crate::config::{ConfigError, Settings, StorageBackend, invalid};
 use crate::domain::tokens::TokenIssuer;
@@ -35,6 +36,8 @@ pub struct Engine {
     pub broker: Addr<Broker>,
     pub ticks: Ticks,
     pub listener: std::sync::Arc<ListenerHealth>,
+    /// Who signed in: the HTTP side gathers, the SightingsWriter writes.
+    pub sightings: std::sync::Arc<Sightings>,
 }
 
 /// Who tells people, and the one door every attempt's end goes through.
@@ -74,7 +77,8 @@ impl Engine {
         }
         let delivery = Delivery::start(settings, &store, &storage, &job_types)?;
         let running = Running::start(settings, &store, &job_types, &delivery.completer);
-        let ticks = start_upkeep(settings, &store, &storage, &job_types, &delivery, &running);
+        let sightings = std::sync::Arc::new(Sightings::default());
+        let ticks = start_upkeep(settings, &store, &storage, &job_types, &delivery, &running, &sightings);
         let listener = std::sync::Arc::new(ListenerHealth::default());
         let listeners = Listeners {
             work: running.dispatcher.clone().recipient(),
@@ -96,6 +100,7 @@ impl Engine {
             broker: running.broker,
             ticks,
             listener,
+            sightings,
         })
     }
 
@@ -112,6 +117,7 @@ impl Engine {
             completer: self.completer,
             closing_streams,
             listener: self.listener,
+            sightings: self.sightings,
         }
     }
 }
@@ -198,6 +204,7 @@ fn start_upkeep(
     job_types: &JobTypes,
     delivery: &Delivery,
     running: &Running,
+    sightings: &std::sync::Arc<Sightings>,
 ) -> Ticks {
     let w = &settings.workers;
     let rescue_every = (w.lease / 2).max(w.poll_interval);
@@ -210,9 +217,8 @@ fn start_upkeep(
     .start();
     let pruner =
         Pruner::new(store.clone(), storage.clone(), settings.storage.prune_interval, retentions(settings)).start();
-    let s = &settings.schedules;
-    let scheduler =
-        Scheduler::new(store.clone(), s.poll_interval, s.misfire_grace, scheduled_types(settings, job_types)).start();
+    let scheduler = Scheduler::new(store.clone(), &settings.schedules, scheduled_types(settings, job_types)).start();
+    let sightings = SightingsWriter::new(store.clone(), sightings.clone()).start();
     TotalsPublisher::new(store.clone(), PUBLISH_EVERY).start();
     Ticks {
         rescue: rescuer.recipient(),
@@ -220,6 +226,7 @@ fn start_upkeep(
         prune_as_of: pruner.recipient(),
         renew_leases: running.leases.clone().recipient(),
         fire_schedules: scheduler.recipient(),
+        write_sightings: sightings.recipient(),
     }
 }
 
@@ -304,5 +311,7 @@ fn export_slots(settings: &Settings) -> usize {
 fn retentions(settings: &Settings) -> Retentions {
     let types = settings.job_types.iter();
     let by_type = types.filter_map(|(name, t)| t.retention.map(|retention| (name.clone(), retention))).collect();
-    Retentions { history: settings.history.clone(), by_type }
+    // With schedules never pausing, a sign-in is still kept as long as by default.
+    let sign_ins = settings.schedules.owner_inactive_after.unwrap_or(crate::config::OWNER_INACTIVE_AFTER);
+    Retentions { history: settings.history.clone(), by_type, sign_ins }
 }

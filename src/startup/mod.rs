@@ -11,7 +11,9 @@ use actix_web::dev::Server;
 
 pub use engine::Engine;
 
-use crate::actors::{Dispatcher, Drain, FireDue, Prune, PruneAsOf, RenewLeases, RescueExpired, SupervisorRegistry};
+use crate::actors::{
+    Dispatcher, Drain, FireDue, Prune, PruneAsOf, RenewLeases, RescueExpired, SupervisorRegistry, WriteSightings,
+};
 use crate::config::{ConfigError, Settings, invalid};
 use crate::http::{self, AppState};
 use crate::jobs::HandlerRegistry;
@@ -56,6 +58,8 @@ pub struct Ticks {
     pub renew_leases: Recipient<RenewLeases>,
     /// Fire due schedules as of a given time (tests move the clock with it).
     pub fire_schedules: Recipient<FireDue>,
+    /// Write the sightings gathered so far (tests, instead of waiting).
+    pub write_sightings: Recipient<WriteSightings>,
 }
 
 impl Application {

@@ -15,8 +15,8 @@
 //! * the process's own sides, named for what they hold: [`Store::submissions`]
 //!   (recording jobs, each under its own caller's key), [`Store::queue`]
 //!   (claims, fenced ends, rescue, pruning: claimed work, never a caller's
-//!   view), [`Store::outbox`], [`Store::webhook_outbox`] and
-//!   [`Store::schedule_firing`].
+//!   view), [`Store::outbox`], [`Store::webhook_outbox`],
+//!   [`Store::schedule_firing`] and [`Store::people`].
 //!
 //! How a `Store` is made (`setup.rs`) and its pool (`pool/`) are apart.
 
@@ -67,7 +67,8 @@ pub use queue::history::HistoryCutoffs;
 pub use queue::submit::{NewJob, Submission, Submissions};
 pub use schedules::firing::{Fired, FiringTerms, ParamsCheck, ScheduleFiring, ScheduledType};
 pub use schedules::managed::{MANAGED_LIST_LIMIT, ManagedSchedules, OwnedSchedule};
-pub use schedules::{CallerSchedules, NewSchedule, Overlap, Schedule, ScheduleCreation};
+pub use schedules::owners::{People, Sighting};
+pub use schedules::{CallerSchedules, NewSchedule, Overlap, PausedBy, Schedule, ScheduleCreation};
 pub use webhooks::deliveries::{DeliveryOutcome, DeliverySubject, WebhookDelivery, WebhookOutbox};
 pub use webhooks::preferences::{TenantWebhookPreferences, WebhookCategory};
 pub use webhooks::{DeliveryRecord, Redelivery, Registered, TenantWebhooks, WebhookEndpoint};
@@ -168,6 +169,12 @@ impl Store {
     /// The schedules of the caller's user in the caller's tenant.
     pub fn schedules_for<'a>(&'a self, caller: &'a Caller) -> CallerSchedules<'a> {
         CallerSchedules { pool: &self.pool, caller }
+    }
+
+    /// When people signed in, for the sightings this process gathered (and
+    /// the pruner): every tenant's, and only ever fed authenticated callers.
+    pub fn people(&self) -> People<'_> {
+        People { pool: &self.pool }
     }
 
     /// Every tenant's due schedules, for a process's scheduler.

@@ -316,3 +316,64 @@ async fn a_job_still_running_when_its_person_is_erased_ends_without_a_notificati
     assert_eq!(written, 0, "no feed row, email, webhook or job for her");
     assert!(hooks.received().is_empty());
 }
+
+#[actix_web::test]
+async fn a_schedule_mails_its_owner_s_latest_address_and_pauses_itself_once_they_have_been_away() {
+    use crate::schedules::{at, fire, patch, scheduling_app};
+    let app = scheduling_app(|_| {}).await;
+    let write_sightings = || async { app.ticks.write_sightings.send(errand::actors::WriteSightings).await.unwrap() };
+    let body = json!({"params": {"ms": 1}, "cron": "@hourly", "timezone": "UTC", "overlap": "queue"});
+    let response = app
+        .http()
+        .post(format!("{}/schedules/sleep", app.address()))
+        .bearer_auth(token_for("acme", "alice", "alice@old.example"))
+        .header("Idempotency-Key", "hourly")
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::CREATED);
+    let made: Value = response.json().await.unwrap();
+    let (id, first) = (made["id"].as_str().unwrap().to_owned(), at(&made["next_run_at"]));
+
+    // She signs in again with a new address: her schedule's job is mailed there.
+    let alice = token_for("acme", "alice", "alice@new.example");
+    assert_eq!(app.get(&alice, "/notifications").await.status(), StatusCode::OK);
+    write_sightings().await;
+    assert_eq!(fire(&app, first).await, 1);
+    let email: Option<String> = app
+        .db
+        .scalar("SELECT user_email FROM jobs WHERE schedule_id = $1", &[&id.parse::<uuid::Uuid>().unwrap()])
+        .await;
+    assert_eq!(email.as_deref(), Some("alice@new.example"));
+
+    // 91 days without her: the schedule pauses itself, once, and tells her why.
+    let later = first + chrono::TimeDelta::days(91);
+    assert_eq!(fire(&app, later).await, 0);
+    assert_eq!(fire(&app, later + chrono::TimeDelta::hours(1)).await, 0);
+    let schedule: Value = app.get(&alice, &format!("/schedules/{id}")).await.json().await.unwrap();
+    assert_eq!((&schedule["paused"], &schedule["paused_by"]), (&json!(true), &json!("owner_inactive")), "{schedule}");
+    let feed: Value = app.get(&alice, "/notifications").await.json().await.unwrap();
+    let notices: Vec<&Value> =
+        feed["notifications"].as_array().unwrap().iter().filter(|n| n["kind"] == "schedule_paused").collect();
+    assert_eq!(notices.len(), 1, "told once: {feed}");
+    assert_eq!(notices[0]["schedule_id"], json!(id));
+    assert!(notices[0]["body"].as_str().unwrap().contains("had not signed in"), "{}", notices[0]);
+
+    // Resumed by her, it runs again (her resuming is a sign-in).
+    let resumed: Value = patch(&app, &alice, &id, json!({"paused": false})).await.json().await.unwrap();
+    assert!(resumed["paused_by"].is_null(), "{resumed}");
+    // (Its next occurrence is the one its first job was for: the next hour's is new.)
+    assert_eq!(fire(&app, at(&resumed["next_run_at"]) + chrono::TimeDelta::hours(1)).await, 1);
+
+    // Someone who owns no schedule is forgotten once away that long; she is kept.
+    assert_eq!(app.get(&token("acme", "bob"), "/notifications").await.status(), StatusCode::OK);
+    write_sightings().await;
+    app.ticks
+        .prune_as_of
+        .send(errand::actors::PruneAsOf(chrono::Utc::now() + chrono::TimeDelta::days(91)))
+        .await
+        .unwrap();
+    let people: Vec<String> = app.db.column("SELECT user_id FROM people ORDER BY user_id", &[]).await;
+    assert_eq!(people, ["alice"]);
+}

@@ -12,7 +12,7 @@ import { fullJitter } from './backoff.js';
 import { readEventStream } from './event-stream.js';
 
 /** The stream's events that carry a notification (ids deduplicated). */
-export const NOTIFICATION_EVENTS = new Set(['job_completed', 'job_cancelled', 'job_superseded', 'batch_completed', 'webhook_disabled']);
+export const NOTIFICATION_EVENTS = new Set(['job_completed', 'job_cancelled', 'job_superseded', 'batch_completed', 'webhook_disabled', 'schedule_paused']);
 /** Those kept out of the feed: the user knows (they cancelled the job, or a newer request of theirs replaced it). */
 export const STREAM_ONLY_EVENTS = new Set(['job_cancelled', 'job_superseded']);
 /** Those that say one of the user's jobs ended. */

@@ -6,7 +6,8 @@
 //! deletes, in batches, finished jobs older than
 //! `history.retention` with their notifications and outbox emails (their
 //! idempotency keys are then free again), and operators' actions older than
-//! `history.audit_retention`. Deleting twice is harmless, so
+//! `history.audit_retention`, and when people who own no schedule signed
+//! in, after `schedules.owner_inactive_after`. Deleting twice is harmless, so
 //! several processes may prune at once and a crash between deleting a file
 //! and marking its job only repeats a delete.
 
@@ -47,6 +48,9 @@ pub struct Retentions {
     pub history: HistorySettings,
     /// The types with a retention of their own.
     pub by_type: Vec<(String, Duration)>,
+    /// How long it is kept that someone who owns no schedule signed in
+    /// (`people`): `schedules.owner_inactive_after`.
+    pub sign_ins: Duration,
 }
 
 pub struct Pruner {
@@ -73,6 +77,11 @@ impl Pruner {
                 && let Err(error) = store.queue().prune_operator_actions(cutoff, HISTORY_BATCH).await
             {
                 tracing::warn!(%error, "could not prune old operators' actions");
+            }
+            if let Some(cutoff) = cutoff(now, retentions.sign_ins)
+                && let Err(error) = store.people().prune(cutoff, HISTORY_BATCH).await
+            {
+                tracing::warn!(%error, "could not forget old sign-ins");
             }
             if let Err(error) = store.queue().forget_idle_counts(IDLE_COUNTS_PER_PASS).await {
                 tracing::warn!(%error, "could not forget quota counts at zero");

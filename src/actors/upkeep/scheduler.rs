@@ -11,6 +11,7 @@ use std::time::Duration;
 use actix::prelude::*;
 use chrono::{DateTime, TimeDelta, Utc};
 
+use crate::config::ScheduleSettings;
 use crate::store::{Fired, FiringTerms, ScheduledType, Store};
 
 /// Fire what is due as of `now` (tests pass a moved clock; the timer passes
@@ -30,22 +31,26 @@ pub struct Scheduler {
     store: Store,
     every: Duration,
     grace: TimeDelta,
+    /// `schedules.owner_inactive_after`.
+    owner_inactive_after: Option<TimeDelta>,
     /// What each schedulable job type's jobs are made with.
     types: Arc<HashMap<String, ScheduledType>>,
 }
 
 impl Scheduler {
-    pub fn new(store: Store, every: Duration, grace: Duration, types: HashMap<String, ScheduledType>) -> Self {
-        let grace = TimeDelta::from_std(grace).unwrap_or(TimeDelta::MAX);
-        Self { store, every, grace, types: Arc::new(types) }
+    pub fn new(store: Store, terms: &ScheduleSettings, types: HashMap<String, ScheduledType>) -> Self {
+        let grace = TimeDelta::from_std(terms.misfire_grace).unwrap_or(TimeDelta::MAX);
+        let owner_inactive_after = terms.owner_inactive_after.and_then(|away| TimeDelta::from_std(away).ok());
+        Self { store, every: terms.poll_interval, grace, owner_inactive_after, types: Arc::new(types) }
     }
 
     fn fire(&self, now: Option<DateTime<Utc>>) -> impl Future<Output = Fired> + 'static {
-        let (store, grace, types) = (self.store.clone(), self.grace, self.types.clone());
+        let (store, grace, types, away) =
+            (self.store.clone(), self.grace, self.types.clone(), self.owner_inactive_after);
         async move {
             let mut total = Fired::default();
             for _ in 0..PASSES_PER_TURN {
-                let terms = FiringTerms { grace, types: &types, batch: BATCH };
+                let terms = FiringTerms { grace, types: &types, batch: BATCH, owner_inactive_after: away };
                 match store.schedule_firing().fire_due(now.unwrap_or_else(Utc::now), &terms).await {
                     Ok(fired) => {
                         total.schedules += fired.schedules;

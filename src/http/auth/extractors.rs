@@ -74,6 +74,7 @@ async fn user(auth: &Authenticator, header: Option<String>, request: &HttpReques
     crate::http::support::request_id::record_caller(&caller);
     if let Some(state) = request.app_data::<web::Data<AppState>>() {
         spend_a_request(state, &caller, request)?;
+        state.sightings.saw(&caller);
     }
     Ok((caller, admin))
 }

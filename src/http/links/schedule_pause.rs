@@ -24,7 +24,7 @@ pub async fn ask(path: web::Path<String>, state: web::Data<AppState>) -> Result<
     let Some(schedule) = state.store.schedules_for(&caller).get(id).await? else { return gone() };
     let action = format!("/schedules/pause/{path}");
     let when = format!("{} ({})", schedule.cron, schedule.timezone);
-    if schedule.paused {
+    if schedule.paused.is_some() {
         return page(
             StatusCode::OK,
             "This schedule is paused",
@@ -52,7 +52,7 @@ pub async fn confirm(path: web::Path<String>, state: web::Data<AppState>) -> Res
         .store
         .schedules_for(&caller)
         .change(id, |mut schedule| {
-            schedule.paused = true;
+            schedule.set_paused(true);
             Ok::<_, Infallible>(schedule)
         })
         .await?;

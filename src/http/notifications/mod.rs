@@ -27,8 +27,10 @@ use live::LiveFeed;
 pub struct NotificationView {
     #[schema(value_type = String, format = Uuid)]
     id: NotificationId,
-    /// `job_completed`, `batch_completed` (the last job of a batch ended) or
-    /// `webhook_disabled` (to a tenant's admins) in the feed; on streams also
+    /// `job_completed`, `batch_completed` (the last job of a batch ended),
+    /// `webhook_disabled` (to a tenant's admins) or `schedule_paused` (errand
+    /// paused the user's schedule: they had not signed in for long) in the
+    /// feed; on streams also
     /// `job_cancelled`, when the user cancelled the job themselves, and
     /// `job_superseded`, when a newer request of theirs with the job's
     /// admission key replaced it (never in the feed).
@@ -45,8 +47,8 @@ pub struct NotificationView {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<String>)]
     job_status: Option<&'static str>,
-    /// The schedule that made the job, when one did: `PATCH /schedules/{id}`
-    /// with `{"paused": true}` pauses it.
+    /// The schedule that made the job, when one did (`PATCH /schedules/{id}`
+    /// with `{"paused": true}` pauses it), or the schedule paused (`schedule_paused`).
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<String>, format = Uuid)]
     schedule_id: Option<ScheduleId>,
@@ -133,6 +135,17 @@ impl NotificationView {
             NotificationSubject::WebhookDisabled { endpoint, url, reason } => {
                 view.webhook_id = Some(endpoint);
                 ("A webhook endpoint was disabled".to_owned(), format!("Deliveries to {url} stopped: {reason}."))
+            }
+            NotificationSubject::SchedulePaused { schedule, job_type, seen_at } => {
+                let name = types.display_name(&job_type);
+                let since = seen_at.map_or_else(|| "a long time".to_owned(), |at| at.format("%-d %B %Y").to_string());
+                (view.schedule_id, view.job_type) = (Some(schedule), Some(job_type));
+                (
+                    format!("Your {name} schedule was paused"),
+                    format!(
+                        "You had not signed in since {since}, so it stopped making jobs. Resume it if you still need it."
+                    ),
+                )
             }
         };
         view

@@ -219,7 +219,7 @@ fn apply(mut s: Schedule, change: ScheduleChange, state: &AppState) -> Result<Sc
     // Pausing, resuming and the policies are not: a type no longer
     // schedulable leaves its schedules able to be paused.
     let when_changed = change.cron.is_some() || change.timezone.is_some() || change.ends_at.is_some();
-    let resumed = s.paused && change.paused == Some(false);
+    let resumed = s.paused.is_some() && change.paused == Some(false);
     if change.params.is_some() || change.format.is_some() || when_changed {
         let (job_type, every) = schedulable(state, &s.job_type)?;
         s.cron = change.cron.unwrap_or(s.cron);
@@ -250,7 +250,9 @@ fn apply(mut s: Schedule, change: ScheduleChange, state: &AppState) -> Result<Sc
         s.missed = missed_policy(change.missed.unwrap_or(name), change.catch_up_limit.or(limit))?;
     }
     s.overlap = change.overlap.unwrap_or(s.overlap);
-    s.paused = change.paused.unwrap_or(s.paused);
+    if let Some(paused) = change.paused {
+        s.set_paused(paused);
+    }
     if resumed && !when_changed {
         // What fell due while it was paused is skipped, whatever its
         // `missed` policy says: its owner paused it not to have those jobs.

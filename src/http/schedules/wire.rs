@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use crate::domain::{ExportFormat, Missed, ScheduleId};
 use crate::http::support::pagination;
-use crate::store::{Overlap, Schedule};
+use crate::store::{Overlap, PausedBy, Schedule};
 
 /// A schedule as the API shows it.
 #[derive(Serialize, utoipa::ToSchema)]
@@ -34,6 +34,11 @@ pub struct ScheduleView {
     #[schema(value_type = String)]
     overlap: Overlap,
     paused: bool,
+    /// Who paused it, while it is paused: `owner`, `administrator` (a
+    /// tenant admin or an operator), or `owner_inactive` (errand: its owner
+    /// had not signed in for `schedules.owner_inactive_after`).
+    #[schema(value_type = Option<String>)]
+    paused_by: Option<&'static str>,
     /// When it fires next (`null`: never again); while paused, when it would have.
     next_run_at: Option<String>,
     /// The job its latest occurrence made.
@@ -60,7 +65,8 @@ impl ScheduleView {
             missed,
             catch_up_limit,
             overlap: s.overlap,
-            paused: s.paused,
+            paused: s.paused.is_some(),
+            paused_by: s.paused.map(PausedBy::as_str),
             next_run_at: s.next.map(|o| pagination::rfc3339(o.at)),
             last_job_id: s.last_job.map(|j| j.0),
             created_at: pagination::rfc3339(s.created_at),

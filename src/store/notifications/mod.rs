@@ -76,6 +76,9 @@ pub enum NotificationKind {
     /// A webhook endpoint of the tenant kept failing and was disabled: in
     /// the feeds of the tenant's admins.
     WebhookDisabled,
+    /// errand paused one of the user's schedules: they had not signed in
+    /// for `schedules.owner_inactive_after`. In the feed.
+    SchedulePaused,
 }
 
 impl NotificationKind {
@@ -87,6 +90,7 @@ impl NotificationKind {
             Self::JobSuperseded => "job_superseded",
             Self::BatchCompleted => "batch_completed",
             Self::WebhookDisabled => "webhook_disabled",
+            Self::SchedulePaused => "schedule_paused",
         }
     }
 
@@ -99,6 +103,7 @@ impl NotificationKind {
             "job_superseded" => Self::JobSuperseded,
             "batch_completed" => Self::BatchCompleted,
             "webhook_disabled" => Self::WebhookDisabled,
+            "schedule_paused" => Self::SchedulePaused,
             _ => return None,
         })
     }
@@ -121,6 +126,8 @@ pub enum NotificationSubject {
     Batch { batch: BatchId, job_type: String, counts: BatchCounts },
     /// `webhook_disabled`.
     WebhookDisabled { endpoint: uuid::Uuid, url: String, reason: String },
+    /// `schedule_paused`: which, of what type, and when its owner was last seen.
+    SchedulePaused { schedule: ScheduleId, job_type: String, seen_at: Option<DateTime<Utc>> },
 }
 
 /// A notification.
@@ -317,6 +324,15 @@ fn notification_from_row(row: &Row, kind: NotificationKind) -> Result<Notificati
                 endpoint: row.try_get("webhook_endpoint_id")?,
                 url: text("url"),
                 reason: text("reason"),
+            }
+        }
+        NotificationKind::SchedulePaused => {
+            let details = details()?;
+            let schedule = details.get("schedule_id").and_then(|id| id.as_str()?.parse().ok());
+            NotificationSubject::SchedulePaused {
+                schedule: ScheduleId(schedule.ok_or_else(|| StoreError::Corrupt("a paused schedule's id".into()))?),
+                job_type: row.try_get("job_type")?,
+                seen_at: details.get("seen_at").and_then(|at| serde_json::from_value(at.clone()).ok()),
             }
         }
     };

@@ -68,6 +68,8 @@ pub struct Inventory {
     /// Notification preferences, one per category chosen.
     pub preferences: i64,
     pub stream_tickets: i64,
+    /// When they last signed in, with their email (`people`).
+    pub sign_ins: i64,
     /// Webhook endpoints: a user's registered ones (kept for the tenant,
     /// their author forgotten), or all of a tenant's (deleted).
     pub webhook_endpoints: i64,
@@ -86,6 +88,7 @@ impl Inventory {
             self.schedules,
             self.preferences,
             self.stream_tickets,
+            self.sign_ins,
             self.webhook_endpoints,
         ]
         .iter()
@@ -113,6 +116,7 @@ SELECT
     (SELECT count(*) FROM notification_preferences WHERE tenant_id = $1 AND ($2::text IS NULL OR user_id = $2))
         AS preferences,
     (SELECT count(*) FROM stream_tickets WHERE tenant_id = $1 AND ($2::text IS NULL OR user_id = $2)) AS stream_tickets,
+    (SELECT count(*) FROM people WHERE tenant_id = $1 AND ($2::text IS NULL OR user_id = $2)) AS sign_ins,
     (SELECT count(*) FROM webhook_endpoints WHERE tenant_id = $1 AND ($2::text IS NULL OR created_by = $2))
         AS webhook_endpoints";
 
@@ -158,7 +162,7 @@ WITH doomed AS (
 DELETE FROM batches WHERE id IN (SELECT id FROM doomed)";
 
 /// Step 5: the rest kept per person (notices, schedules, preferences,
-/// tickets; the endpoints they registered keep working, their author
+/// tickets, when they last signed in; the endpoints they registered keep working, their author
 /// forgotten), and for a whole tenant its own rows.
 const DELETE_REST: &str = "
 WITH notices AS (
@@ -169,6 +173,8 @@ WITH notices AS (
     DELETE FROM notification_preferences WHERE tenant_id = $1 AND ($2::text IS NULL OR user_id = $2)
 ), tickets AS (
     DELETE FROM stream_tickets WHERE tenant_id = $1 AND ($2::text IS NULL OR user_id = $2)
+), sign_ins AS (
+    DELETE FROM people WHERE tenant_id = $1 AND ($2::text IS NULL OR user_id = $2)
 ), authors AS (
     UPDATE webhook_endpoints SET created_by = '(erased)' WHERE tenant_id = $1 AND created_by = $2
 ), endpoints AS (  -- a tenant's: their deliveries go with them
@@ -216,6 +222,7 @@ impl Erasure<'_> {
             schedules: row.try_get("schedules")?,
             preferences: row.try_get("preferences")?,
             stream_tickets: row.try_get("stream_tickets")?,
+            sign_ins: row.try_get("sign_ins")?,
             webhook_endpoints: row.try_get("webhook_endpoints")?,
         })
     }

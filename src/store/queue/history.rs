@@ -85,7 +85,8 @@ const SHORTEST_TENANT_RETENTION: &str = "SELECT extract(epoch FROM min(retention
 
 /// Deletes up to `$3` batches created before the UUID v7 bound `$1` and
 /// finished before `$2` whose children are all pruned, with their
-/// notifications; up to `$3` `webhook_disabled` notices made before `$1`;
+/// notifications; up to `$3` `webhook_disabled` and `schedule_paused`
+/// notices made before `$1`;
 /// and up to `$3` webhook deliveries of pauses (`type.paused`, of no job)
 /// made before `$1`.
 const PRUNE_BATCHES_AND_NOTICES: &str = "
@@ -99,7 +100,8 @@ WITH doomed AS (
     DELETE FROM notifications WHERE batch_id IN (SELECT id FROM doomed)
 ), forgotten_notices AS (
     DELETE FROM notifications
-    WHERE id IN (SELECT id FROM notifications WHERE kind = 'webhook_disabled' AND id < $1 ORDER BY id LIMIT $3)
+    WHERE id IN (SELECT id FROM notifications WHERE kind IN ('webhook_disabled', 'schedule_paused') AND id < $1
+                 ORDER BY id LIMIT $3)
 ), forgotten_pause_deliveries AS (
     DELETE FROM webhook_deliveries
     WHERE id IN (SELECT id FROM webhook_deliveries WHERE pause_id IS NOT NULL AND id < $1 ORDER BY id LIMIT $3)

@@ -38,19 +38,48 @@ mod keys;
 /// their latest occurrence is unfinished: `$1` now, `$2` rows at most. A
 /// schedule whose type or tenant an operator paused (`errand_pauses_holding`) is not
 /// due: its jobs would only wait. Once resumed, what fell during the pause
-/// is late, and goes by its `missed` policy as after errand was down.
+/// is late, and goes by its `missed` policy as after errand was down. The
+/// owner's email is the one their latest token gave (`people`), or, if
+/// they have not signed in since errand began recording it, the schedule's.
 const TAKE_DUE: &str = concat!(
     "SELECT ",
     columns!(),
-    ", tenant_id, user_id, user_email,
+    ", s.tenant_id, s.user_id, CASE WHEN p.user_id IS NULL THEN s.user_email ELSE p.email END AS user_email,
        coalesce((SELECT j.state = 'available' FROM jobs j WHERE j.id = last_job_id), false) AS last_unfinished
      FROM schedules s
+     LEFT JOIN people p ON p.tenant_id = s.tenant_id AND p.user_id = s.user_id
      WHERE paused_at IS NULL AND next_run_at <= $1
        AND NOT EXISTS (SELECT 1 FROM errand_pauses_holding(s.tenant_id, s.job_type))
      ORDER BY next_run_at
      LIMIT $2
-     FOR UPDATE SKIP LOCKED"
+     FOR UPDATE OF s SKIP LOCKED"
 );
+
+/// Pauses up to `$3` due schedules whose owners have not signed in since
+/// `$2` (`$1` now; one made before errand recorded sign-ins counts from its
+/// creation) and tells each owner why, in the feed, in the statement that
+/// pauses: a schedule is paused and its owner told once, whichever process
+/// gets there. Answers how many owners were told.
+const PAUSE_OWNERS_AWAY: &str = "
+WITH away AS (
+    SELECT s.id, coalesce(p.seen_at, s.created_at) AS seen_at FROM schedules s
+    LEFT JOIN people p ON p.tenant_id = s.tenant_id AND p.user_id = s.user_id
+    WHERE s.paused_at IS NULL AND s.next_run_at <= $1 AND coalesce(p.seen_at, s.created_at) < $2
+    ORDER BY s.next_run_at
+    LIMIT $3
+    FOR UPDATE OF s SKIP LOCKED
+), paused AS (
+    UPDATE schedules s SET paused_at = now(), paused_by = 'owner_inactive', updated_at = now()
+    FROM away WHERE s.id = away.id
+    RETURNING s.id, s.tenant_id, s.user_id, s.job_type, away.seen_at
+), told AS (
+    INSERT INTO notifications (tenant_id, user_id, kind, job_type, details)
+    SELECT tenant_id, user_id, 'schedule_paused', job_type,
+           jsonb_build_object('schedule_id', id, 'reason', 'owner_inactive', 'seen_at', seen_at)
+    FROM paused
+    RETURNING tenant_id, user_id
+)
+SELECT count(pg_notify('errand_notifications', errand_owner_tag(tenant_id, user_id))) AS told FROM told";
 
 /// Records a job per element (unless its key names one already) and queues
 /// it; tells the workers. Answers the jobs recorded, by schedule.
@@ -118,6 +147,9 @@ pub struct FiringTerms<'a> {
     pub types: &'a HashMap<String, ScheduledType>,
     /// Schedules taken per pass.
     pub batch: i64,
+    /// A schedule whose owner has not signed in for this long pauses
+    /// itself; `None`: never.
+    pub owner_inactive_after: Option<TimeDelta>,
 }
 
 /// What a pass did.
@@ -154,6 +186,9 @@ impl ScheduleFiring<'_> {
     pub async fn fire_due(&self, now: DateTime<Utc>, terms: &FiringTerms<'_>) -> Result<Fired, StoreError> {
         let mut client = self.pool.get().await?;
         let tx = client.transaction().await?;
+        if let Some(seen_since) = terms.owner_inactive_after.and_then(|away| now.checked_sub_signed(away)) {
+            tx.execute(&tx.prepare_cached(PAUSE_OWNERS_AWAY).await?, &[&now, &seen_since, &terms.batch]).await?;
+        }
         let rows = tx.query(&tx.prepare_cached(TAKE_DUE).await?, &[&now, &terms.batch]).await?;
         let mut jobs: Vec<ScheduledJob> = Vec::new();
         let mut owners = Vec::with_capacity(rows.len());

@@ -24,7 +24,8 @@ const LIST: &str = concat!(
 /// Pauses schedule `$2` (of tenant `$1`, any when NULL), audited as `$3` did it.
 const PAUSE: &str = concat!(
     "WITH paused AS (
-         UPDATE schedules SET paused_at = coalesce(paused_at, now()), updated_at = now()
+         UPDATE schedules
+         SET paused_at = coalesce(paused_at, now()), paused_by = coalesce(paused_by, 'administrator'), updated_at = now()
          WHERE id = $2 AND ($1::text IS NULL OR tenant_id = $1)
          RETURNING *
      ), audited AS (

@@ -8,6 +8,7 @@
 
 pub mod firing;
 pub mod managed;
+pub mod owners;
 
 use chrono::{DateTime, NaiveDateTime, Utc};
 use deadpool_postgres::Pool;
@@ -42,6 +43,35 @@ pub enum Overlap {
     CancelPrevious,
 }
 
+/// Who paused a schedule (`schedules.paused_by`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PausedBy {
+    Owner,
+    /// A tenant admin or an operator.
+    Administrator,
+    /// errand: its owner has not signed in for `schedules.owner_inactive_after`.
+    OwnerInactive,
+}
+
+impl PausedBy {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Owner => "owner",
+            Self::Administrator => "administrator",
+            Self::OwnerInactive => "owner_inactive",
+        }
+    }
+
+    /// The column's CHECK holds it to these; a value a newer errand wrote reads as the owner's.
+    fn parse(text: &str) -> Self {
+        match text {
+            "administrator" => Self::Administrator,
+            "owner_inactive" => Self::OwnerInactive,
+            _ => Self::Owner,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, postgres_types::ToSql, postgres_types::FromSql)]
 #[postgres(name = "schedule_missed", rename_all = "snake_case")]
 enum MissedColumn {
@@ -63,7 +93,8 @@ pub struct Schedule {
     pub ends_at: Option<DateTime<Utc>>,
     pub missed: Missed,
     pub overlap: Overlap,
-    pub paused: bool,
+    /// Who paused it; `None`: it is not paused.
+    pub paused: Option<PausedBy>,
     /// When it fires next; `None`: never again.
     pub next: Option<Occurrence>,
     pub last_job: Option<JobId>,
@@ -72,6 +103,14 @@ pub struct Schedule {
     pub(super) fingerprint: Vec<u8>,
     /// The trace of the request that made it: its occurrences link to it.
     pub(super) trace: Option<TraceParent>,
+}
+
+impl Schedule {
+    /// Paused by its owner, or resumed. One paused already stays paused by
+    /// whoever paused it.
+    pub fn set_paused(&mut self, paused: bool) {
+        self.paused = if paused { Some(self.paused.unwrap_or(PausedBy::Owner)) } else { None };
+    }
 }
 
 /// A schedule to record for its caller, its expression already checked and
@@ -111,7 +150,7 @@ pub enum ScheduleCreation {
 /// The columns every read of a schedule returns (the scheduler's too).
 macro_rules! columns {
     () => {
-        "id, job_type, params, format, cron, timezone, ends_at, missed, catch_up_limit, overlap, paused_at IS NOT NULL AS paused,
+        "id, job_type, params, format, cron, timezone, ends_at, missed, catch_up_limit, overlap, paused_by,
          next_run_at, next_local, next_second_of_fold, last_job_id, created_at, updated_at, fingerprint, traceparent"
     };
 }
@@ -152,6 +191,7 @@ const UPDATE_OWN: &str = concat!(
     "UPDATE schedules
      SET params = $4, cron = $5, timezone = $6, ends_at = $7, missed = $8, catch_up_limit = $9, overlap = $10,
          paused_at = CASE WHEN NOT $11 THEN NULL ELSE coalesce(paused_at, now()) END,
+         paused_by = CASE WHEN NOT $11 THEN NULL ELSE coalesce(paused_by, 'owner') END,
          next_run_at = $12, next_local = $13, next_second_of_fold = $14, format = $15, updated_at = now()
      WHERE tenant_id = $1 AND user_id = $2 AND id = $3
      RETURNING ",
@@ -216,6 +256,7 @@ impl CallerSchedules<'_> {
             &trace,
         ];
         let row = tx.query_one(&tx.prepare_cached(INSERT).await?, &params).await?;
+        self.seen(&tx).await?;
         tx.commit().await?;
         Ok(ScheduleCreation::Created(schedule_from_row(&row)?))
     }
@@ -273,15 +314,27 @@ impl CallerSchedules<'_> {
             &missed,
             &catch_up_limit,
             &changed.overlap,
-            &changed.paused,
+            &changed.paused.is_some(),
             &next_at,
             &next_local,
             &second,
             &format,
         ];
         let row = tx.query_one(&tx.prepare_cached(UPDATE_OWN).await?, &params).await?;
+        // Only a token resumes or changes an active schedule; an email's
+        // pause link (no sign-in: whoever holds the mailbox) only pauses.
+        if changed.paused.is_none() {
+            self.seen(&tx).await?;
+        }
         tx.commit().await?;
         Ok(Some(Ok(schedule_from_row(&row)?)))
+    }
+
+    /// Records the caller as seen now (see `owners::SEEN_NOW`).
+    async fn seen(&self, tx: &deadpool_postgres::Transaction<'_>) -> Result<(), StoreError> {
+        let (tenant, user, email) = (self.caller.tenant.as_str(), self.caller.user.as_str(), &self.caller.email);
+        tx.execute(&tx.prepare_cached(owners::SEEN_NOW).await?, &[&tenant, &user, email]).await?;
+        Ok(())
     }
 
     /// Deletes the caller's schedule (its jobs stay); whether there was one.
@@ -331,7 +384,7 @@ pub(super) fn schedule_from_row(row: &Row) -> Result<Schedule, StoreError> {
         ends_at: row.try_get("ends_at")?,
         missed,
         overlap: row.try_get("overlap")?,
-        paused: row.try_get("paused")?,
+        paused: row.try_get::<_, Option<&str>>("paused_by")?.map(PausedBy::parse),
         next,
         last_job: row.try_get::<_, Option<uuid::Uuid>>("last_job_id")?.map(JobId),
         created_at: row.try_get("created_at")?,
