@@ -655,14 +655,23 @@ CREATE TABLE tenant_quotas (
 -- (`resumed_at`) or until `until`, whichever comes first; then its scope
 -- ramps for `ramp` (see `job_ramps_now`), and once the ramp is over the
 -- row is deleted by the next change of pauses. One row per scope.
--- A tenant's own history retention, set by an operator: its finished jobs
--- are kept this long instead of their type's `retention` or the
--- configured `history.retention` (the pruner's `PRUNE_HISTORY`).
+-- A tenant's own retentions, set by an operator, for all its job types
+-- (job_type '') or for one. History: its finished jobs are kept for the
+-- tenant × type's `retention`, else the tenant's, else their type's
+-- configured `retention`, else `history.retention` (the pruner's
+-- `PRUNE_HISTORY`). Result files: the shortest of the tenant × type's and
+-- the tenant's `result_retention`, the type's and `storage.retention`
+-- (read by the statement that ends a job, `FINISH_FENCED`; a change
+-- shortens the files already kept). NULL: not set at this level.
 CREATE TABLE tenant_retention (
-    tenant_id  text PRIMARY KEY,
-    retention  interval NOT NULL CHECK (retention > interval '0'),
-    updated_at timestamptz NOT NULL DEFAULT now(),
-    updated_by text NOT NULL
+    tenant_id        text NOT NULL,
+    job_type         text NOT NULL DEFAULT '',  -- '': all of the tenant's types
+    retention        interval CHECK (retention > interval '0'),
+    result_retention interval CHECK (result_retention > interval '0'),
+    updated_at       timestamptz NOT NULL DEFAULT now(),
+    updated_by       text NOT NULL,
+    PRIMARY KEY (tenant_id, job_type),
+    CHECK (retention IS NOT NULL OR result_retention IS NOT NULL)
 );
 
 CREATE TABLE job_pauses (

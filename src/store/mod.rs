@@ -52,7 +52,7 @@ pub use operator::holds::HoldOutcome;
 pub use operator::overview::{FINISHED_COUNT_CAP, FinishedCounts, OperatorOverview, Overview};
 pub use operator::pauses::{NewPause, OperatorPauses, Pause, Paused};
 pub use operator::quotas::{Caps, NearQuota, NearestQuotas, QuotaOverrides, TenantQuota};
-pub use operator::retention::TenantRetentions;
+pub use operator::retention::{Retention, TenantRetention, TenantRetentions};
 pub use operator::timeline::{Attempt, AttemptOutcome, JobTimeline, SentEmail, SentNotification, SentWebhook};
 pub use operator::{AttemptError, JobQuery, OperatorJobs, QueueCount, RetryOutcome};
 pub use pool::error::StoreError;

@@ -223,6 +223,74 @@ async fn a_type_s_own_retentions_keep_its_jobs_and_files_shorter_or_longer_than_
     assert!(within <= chrono::Duration::hours(2) && within > chrono::Duration::minutes(110), "{job}");
 }
 
+#[actix_web::test]
+async fn a_tenant_keeps_files_shorter_and_one_of_its_types_history_shorter_than_the_rest() {
+    let (app, _results) = spawn_exporting_app(|s| s.history.retention = Duration::from_secs(10 * 24 * 3600)).await;
+    let (ops, alice) = (operator_token("olga"), token("demo-1", "alice"));
+    let file_expiry = |job: &Value| {
+        let at = |field: &str| chrono::DateTime::parse_from_rfc3339(job[field].as_str().unwrap()).unwrap();
+        let expires = chrono::DateTime::parse_from_rfc3339(job["result"]["expires_at"].as_str().unwrap()).unwrap();
+        expires - at("completed_at")
+    };
+    let export = || app.create(&alice, "export_sales_report", json!({"from": YEAR.0, "to": YEAR.1}));
+    let before = export().await;
+    let before_job = app.wait_until_finished(&alice, &before, WITHIN).await;
+    assert!(file_expiry(&before_job) > chrono::Duration::days(6), "the storage's week: {before_job}");
+
+    let path = "/admin/tenants/demo-1/retention";
+    let set = app.put_json(&ops, path, json!({"retention": "30d", "result_retention": "1h"})).await;
+    assert_eq!(set.status(), StatusCode::OK);
+    let set = app.put_json(&ops, &format!("{path}?type=noop"), json!({"retention": "1h"})).await;
+    assert_eq!(
+        set.json::<Value>().await.unwrap(),
+        json!({"retention_seconds": 3600, "result_retention_seconds": null})
+    );
+    let unknown = app.put_json(&ops, &format!("{path}?type=nope"), json!({"retention": "1h"})).await;
+    assert_problem(unknown, StatusCode::BAD_REQUEST, "bad_request").await;
+    let read: Value = app.get(&ops, path).await.json().await.unwrap();
+    assert_eq!(
+        read,
+        json!({"retention_seconds": 2_592_000, "result_retention_seconds": 3600,
+               "types": {"noop": {"retention_seconds": 3600, "result_retention_seconds": null}}})
+    );
+
+    // The file already kept expires an hour after its job ended; a new one too.
+    let shortened = app.job(&alice, &before).await;
+    // (`completed_at` is shown to the millisecond.)
+    let off = (file_expiry(&shortened) - chrono::Duration::hours(1)).abs();
+    assert!(off < chrono::Duration::milliseconds(1), "{shortened}");
+    let after = export().await;
+    let after_job = app.wait_until_finished(&alice, &after, WITHIN).await;
+    let within = file_expiry(&after_job);
+    assert!(within <= chrono::Duration::hours(1) && within > chrono::Duration::minutes(59), "{after_job}");
+
+    // History: the tenant's noop an hour (its own), its sleep thirty days (the
+    // tenant's, before the history's ten); another tenant's the history's.
+    let gil = token("globex", "gil");
+    let mut ids = Vec::new();
+    for (owner, job_type, params) in
+        [(&alice, "noop", json!({})), (&alice, "sleep", json!({"ms": 0})), (&gil, "noop", json!({}))]
+    {
+        let id = app.create(owner, job_type, params).await;
+        app.wait_until_finished(owner, &id, WITHIN).await;
+        ids.push((owner.clone(), id));
+    }
+    let now = chrono::Utc::now();
+    for (hours, expected) in
+        [(2, [false, true, true]), (11 * 24, [false, true, false]), (31 * 24, [false, false, false])]
+    {
+        app.ticks.prune_as_of.send(errand::actors::PruneAsOf(now + chrono::Duration::hours(hours))).await.unwrap();
+        let mut kept_now = Vec::new();
+        for (owner, id) in &ids {
+            kept_now.push(app.get(owner, &format!("/jobs/{id}")).await.status() == StatusCode::OK);
+        }
+        assert_eq!(kept_now, expected, "{hours} hours on");
+    }
+    let audited: Vec<Value> =
+        app.db.column("SELECT filter FROM operator_actions WHERE action = 'set_retention' ORDER BY id", &[]).await;
+    assert_eq!(audited[1], json!({"tenant": "demo-1", "type": "noop", "retention_seconds": 3600}));
+}
+
 /// Whether each of `ids` is still there for its owner.
 async fn kept(app: &TestApp, owner: &str, ids: &[String]) -> Vec<bool> {
     let mut kept = Vec::with_capacity(ids.len());
@@ -245,7 +313,10 @@ async fn a_tenant_s_own_retention_comes_before_its_types_and_the_history_s() {
     let (ops, viewer) = (operator_token("olga"), operator_viewer_token("vic"));
     let path = "/admin/tenants/acme/retention";
     let set = app.put_json(&ops, path, json!({"retention": "1h"})).await;
-    assert_eq!(set.json::<Value>().await.unwrap(), json!({"retention_seconds": 3600}));
+    assert_eq!(
+        set.json::<Value>().await.unwrap(),
+        json!({"retention_seconds": 3600, "result_retention_seconds": null})
+    );
     let refused = app.put_json(&viewer, path, json!({"retention": "2h"})).await;
     assert_eq!(refused.status(), StatusCode::FORBIDDEN, "a read-only operator sets nothing");
     let zero = app.put_json(&ops, path, json!({"retention": "0s"})).await;
@@ -275,7 +346,10 @@ async fn a_tenant_s_own_retention_comes_before_its_types_and_the_history_s() {
     assert_eq!(kept_now, [false, false, true]);
 
     let cleared = app.put_json(&ops, path, json!({"retention": null})).await;
-    assert_eq!(cleared.json::<Value>().await.unwrap(), json!({"retention_seconds": null}));
+    assert_eq!(
+        cleared.json::<Value>().await.unwrap(),
+        json!({"retention_seconds": null, "result_retention_seconds": null})
+    );
     let listed: Value = app.get(&ops, "/admin/actions?action=set_retention").await.json().await.unwrap();
     assert_eq!(listed["actions"].as_array().map(Vec::len), Some(2), "both changes audited: {listed}");
 }

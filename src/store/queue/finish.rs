@@ -146,13 +146,24 @@ WITH input AS (
     WHERE q.job_id = e.job_id AND e.state IN ('completed', 'failed', 'cancelled')
 ), finished AS (
     UPDATE jobs j
-    SET state = e.state, attempt = e.attempt, result = e.result,
-        -- Only a file errand stored has an expiry (its record holds the key).
-        result_expires_at = CASE WHEN e.result ? 'storage_key' THEN (e.result->>'expires_at')::timestamptz END,
+    SET state = e.state, attempt = e.attempt,
+        result = CASE WHEN f.expires_at < (e.result->>'expires_at')::timestamptz
+                      THEN jsonb_set(e.result, '{expires_at}', to_jsonb(f.expires_at)) ELSE e.result END,
+        result_expires_at = f.expires_at,
         error_message = e.error,
         started_at = e.started_at, finished_at = clock_timestamp(), ended_lease_id = e.ended_lease_id,
         ended_by = e.lease_owner, resumed_from = e.resumed_from
     FROM ended e
+    -- Only a file errand stored has an expiry (its record holds the key):
+    -- the record's, or sooner where its tenant keeps files shorter
+    -- (`tenant_retention`: the shortest of the tenant's and the tenant × type's).
+    CROSS JOIN LATERAL (
+        SELECT CASE WHEN e.result ? 'storage_key' THEN
+                   least((e.result->>'expires_at')::timestamptz,
+                         now() + (SELECT min(t.result_retention) FROM tenant_retention t
+                                  WHERE t.tenant_id = e.tenant_id AND t.job_type IN ('', e.job_type)))
+               END AS expires_at
+    ) f
     WHERE j.id = e.job_id AND e.state IN ('completed', 'failed', 'cancelled')
     RETURNING j.id, j.tenant_id, j.user_id, j.user_email, j.job_type, j.state, j.error_message, j.run, j.batch_id,
               CASE WHEN j.state = 'cancelled' THEN errand_cancel_kind(e.cancel_requested_by) ELSE 'job_completed' END

@@ -50,7 +50,7 @@ pub(in crate::store) use forget_jobs;
 
 /// Deletes up to `$3` finished jobs created before the UUID v7 bound `$1` and
 /// finished before their cutoff: `$6` less their tenant's own retention
-/// (`tenant_retention`), else `$5[i]` for a type `$4[i]` of a retention of
+/// for their type or else for all its types (`tenant_retention`), else `$5[i]` for a type `$4[i]` of a retention of
 /// its own, else `$2`; whose result file (if any) is already deleted, with
 /// their notifications and outbox emails. Their idempotency keys are free
 /// again. The id bound (the latest of the cutoffs) walks the primary key in
@@ -61,7 +61,10 @@ const PRUNE_HISTORY: &str = forget_jobs!(
     SELECT id FROM jobs
     WHERE id < $1 AND state IN ('completed', 'failed', 'cancelled') AND result_expires_at IS NULL
       AND finished_at < coalesce((SELECT $6::timestamptz - t.retention FROM tenant_retention t
-                                  WHERE t.tenant_id = jobs.tenant_id),
+                                  WHERE t.tenant_id = jobs.tenant_id AND t.job_type IN ('', jobs.job_type)
+                                    AND t.retention IS NOT NULL
+                                  ORDER BY t.job_type DESC  -- the tenant × type's before the tenant's
+                                  LIMIT 1),
                                  (SELECT r.cutoff FROM unnest($4::text[], $5::timestamptz[]) AS r (job_type, cutoff)
                                   WHERE r.job_type = jobs.job_type),
                                  $2)
