@@ -19,6 +19,7 @@
 --   11. Operators' actions
 --   12. Process totals
 --   13. Discarded upload files
+--   14. Row-level security: the caller doors' floor
 --
 -- Each table comes with its indexes and constraints, and each trigger with
 -- its function. A column that refers to a table of a later section gets its
@@ -1762,3 +1763,77 @@ CREATE TABLE stream_tickets (
 );
 
 CREATE INDEX stream_tickets_owner ON stream_tickets (tenant_id, user_id);
+
+
+-- 14. Row-level security: the caller doors' floor ----------------------------
+
+-- The store's caller doors (`Store::jobs_for(caller)` and the other
+-- `<rows>_for(caller)` and `<rows>_for_tenant(tenant)` doors) run each
+-- statement in a transaction that takes the role `errand_caller` and sets
+-- `errand.tenant` (`store/pool/tenant_scope.rs`). Under that role the
+-- tables that hold people's data show and take only that tenant's rows,
+-- whatever a statement's WHERE says: one that forgot its tenant returns
+-- the caller's tenant's rows, and with no tenant set, nothing. Every other
+-- role (the process's own sides: claims, ends, the pruner, operators) is
+-- as before; the tables' owner and superusers are never held by policies.
+--
+-- The role is the cluster's, made once (by whichever database migrates
+-- first); the login role errand runs as must be able to take it: the
+-- migrating role is granted it here, any other needs
+-- `GRANT errand_caller TO <runtime role>` (docs/privacy.md).
+DO $$
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'errand_caller') THEN
+        CREATE ROLE errand_caller NOLOGIN NOINHERIT NOBYPASSRLS;
+    END IF;
+EXCEPTION WHEN duplicate_object OR unique_violation THEN
+    NULL;  -- another database's migration made it meanwhile
+END
+$$;
+
+DO $$
+BEGIN
+    IF NOT pg_has_role(current_user, 'errand_caller', 'MEMBER') THEN
+        EXECUTE format('GRANT errand_caller TO %I', current_user);
+    END IF;
+END
+$$;
+
+-- A view reads its tables as whoever reads the view, so the policies hold
+-- through it (by default it would read them as its owner).
+ALTER VIEW jobs_live SET (security_invoker = true);
+
+GRANT USAGE ON SCHEMA public TO errand_caller;
+GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO errand_caller;
+ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT SELECT, INSERT, UPDATE, DELETE ON TABLES TO errand_caller;
+
+-- Each table of people's data: the caller role sees its tenant's rows; any
+-- other role, as before (`current_user` is the same for every row: a
+-- one-time check, not a per-row cost).
+DO $$
+DECLARE
+    t text;
+BEGIN
+    FOREACH t IN ARRAY ARRAY['jobs', 'job_queue', 'unfinished_counts', 'notifications', 'notification_preferences',
+                             'email_outbox', 'webhook_endpoints', 'webhook_deliveries', 'webhook_preferences',
+                             'batches', 'schedules', 'people', 'stream_tickets']
+    LOOP
+        EXECUTE format('ALTER TABLE %I ENABLE ROW LEVEL SECURITY', t);
+        EXECUTE format('CREATE POLICY callers_tenant ON %I TO errand_caller
+                            USING (tenant_id = current_setting(''errand.tenant'', true))
+                            WITH CHECK (tenant_id = current_setting(''errand.tenant'', true))', t);
+        EXECUTE format('CREATE POLICY outside_caller_scope ON %I
+                            USING (current_user <> ''errand_caller'') WITH CHECK (current_user <> ''errand_caller'')', t);
+    END LOOP;
+    -- A job's attempt errors and logs: those of jobs the caller role sees.
+    FOREACH t IN ARRAY ARRAY['job_attempt_errors', 'job_attempt_logs']
+    LOOP
+        EXECUTE format('ALTER TABLE %I ENABLE ROW LEVEL SECURITY', t);
+        EXECUTE format('CREATE POLICY callers_tenant ON %I TO errand_caller
+                            USING (EXISTS (SELECT 1 FROM jobs j WHERE j.id = job_id))
+                            WITH CHECK (EXISTS (SELECT 1 FROM jobs j WHERE j.id = job_id))', t);
+        EXECUTE format('CREATE POLICY outside_caller_scope ON %I
+                            USING (current_user <> ''errand_caller'') WITH CHECK (current_user <> ''errand_caller'')', t);
+    END LOOP;
+END
+$$;

@@ -6,7 +6,6 @@
 //! end, never written here.
 
 use chrono::{DateTime, Utc};
-use deadpool_postgres::Pool;
 use futures_util::{Stream, TryStreamExt};
 use tokio_postgres::Row;
 use tokio_postgres::types::ToSql;
@@ -153,7 +152,7 @@ pub struct UnfinishedChild {
 
 /// The batches of one user of one tenant.
 pub struct CallerBatches<'a> {
-    pub(super) pool: &'a Pool,
+    pub(super) pool: crate::store::TenantPool,
     pub(super) caller: &'a Caller,
     pub(super) batch_caps: &'a quota::BatchCaps,
     pub(super) quotas: &'a crate::domain::Quotas,
@@ -194,7 +193,10 @@ impl CallerBatches<'_> {
         ];
         let client = self.pool.get().await?;
         match client.query_opt(&client.prepare_cached(CREATE).await?, &params).await {
-            Ok(Some(created)) => return Ok(BatchSubmission::Created(batch_from_row(&created)?)),
+            Ok(Some(created)) => {
+                client.commit().await?;
+                return Ok(BatchSubmission::Created(batch_from_row(&created)?));
+            }
             Ok(None) => {}
             Err(error) if quota::is_over_quota(&error) => {
                 drop(client);
@@ -222,8 +224,8 @@ impl CallerBatches<'_> {
         let children: Vec<Submitter<'_>> =
             keys.iter().map(|key| Submitter { tenant, user, key, job_type: &batch.job_type }).collect();
         let client = self.pool.get().await?;
-        let admission = quota::begin_admitting(&client, &children, self.quotas).await?;
-        client.batch_execute("ROLLBACK").await?;
+        let admission = quota::admit_in(&*client, &children, self.quotas).await?;
+        drop(client); // rolled back: the check keeps nothing
         let refused = admission.refused.into_iter().flatten().next();
         // Room freed since the trigger refused: the caller may try again at once.
         refused.map(BatchSubmission::OverQuota).ok_or_else(|| {
@@ -257,7 +259,7 @@ impl CallerBatches<'_> {
             .query_one(&client.prepare_cached(CANCEL_WAITING).await?, &[&tenant, &user, &id.0, self.rules.as_sql()])
             .await?
             .try_get(0)?;
-        drop(client);
+        client.commit().await?;
         Ok(self.get(id).await?.map(|batch| (batch, cancelled)))
     }
 

@@ -1,7 +1,6 @@
 //! Reads of one caller's jobs: tenant and user are bound into
 //! every statement from the [`Caller`], never from request input.
 
-use deadpool_postgres::Pool;
 use tokio_postgres::Row;
 use uuid::Uuid;
 
@@ -87,12 +86,12 @@ impl JobPage {
 
 /// The jobs of one user of one tenant.
 pub struct CallerJobs<'a> {
-    pub(super) pool: &'a Pool,
+    pub(super) pool: crate::store::TenantPool,
     pub(super) caller: &'a Caller,
 }
 
 impl<'a> CallerJobs<'a> {
-    pub(super) fn new(pool: &'a Pool, caller: &'a Caller) -> Self {
+    pub(super) fn new(pool: crate::store::TenantPool, caller: &'a Caller) -> Self {
         Self { pool, caller }
     }
 

@@ -57,6 +57,8 @@ pub use operator::timeline::{Attempt, AttemptOutcome, JobTimeline, SentEmail, Se
 pub use operator::{AttemptError, JobQuery, OperatorJobs, QueueCount, RetryOutcome};
 pub use pool::error::StoreError;
 pub(crate) use pool::error::retry_if_connection_lost;
+pub use pool::tenant_scope::CALLER_ROLE;
+use pool::tenant_scope::TenantPool;
 pub use pool::{CANCEL_CHANNEL, NOTIFICATION_CHANNEL, PROGRESS_CHANNEL, WORK_CHANNEL};
 pub use queue::Queue;
 pub use queue::attempts::{QueueDepth, RunningAttempt};
@@ -107,7 +109,7 @@ impl Store {
 
     /// The jobs of the caller's user in the caller's tenant.
     pub fn jobs_for<'a>(&'a self, caller: &'a Caller) -> CallerJobs<'a> {
-        CallerJobs::new(&self.pool, caller)
+        CallerJobs::new(TenantPool::new(&self.pool, &caller.tenant), caller)
     }
 
     /// Every tenant's jobs, for an operator (proved by an operator token).
@@ -168,7 +170,7 @@ impl Store {
 
     /// The schedules of the caller's user in the caller's tenant.
     pub fn schedules_for<'a>(&'a self, caller: &'a Caller) -> CallerSchedules<'a> {
-        CallerSchedules { pool: &self.pool, caller }
+        CallerSchedules { pool: TenantPool::new(&self.pool, &caller.tenant), caller }
     }
 
     /// When people signed in, for the sightings this process gathered (and
@@ -185,7 +187,7 @@ impl Store {
     /// The batches of the caller's user in the caller's tenant.
     pub fn batches_for<'a>(&'a self, caller: &'a Caller) -> CallerBatches<'a> {
         CallerBatches {
-            pool: &self.pool,
+            pool: TenantPool::new(&self.pool, &caller.tenant),
             caller,
             batch_caps: &self.batch_caps,
             quotas: &self.quotas,
@@ -195,17 +197,17 @@ impl Store {
 
     /// The notifications of the caller's user in the caller's tenant.
     pub fn notifications_for<'a>(&'a self, caller: &'a Caller) -> CallerNotifications<'a> {
-        CallerNotifications::new(&self.pool, caller)
+        CallerNotifications::new(TenantPool::new(&self.pool, &caller.tenant), caller)
     }
 
     /// The unused stream tickets of the caller's user in the caller's tenant.
     pub fn tickets_for<'a>(&'a self, caller: &'a Caller) -> CallerTickets<'a> {
-        CallerTickets { pool: &self.pool, caller }
+        CallerTickets { pool: TenantPool::new(&self.pool, &caller.tenant), caller }
     }
 
     /// The notification preferences of the caller's user in the caller's tenant.
     pub fn preferences_for<'a>(&'a self, caller: &'a Caller) -> CallerPreferences<'a> {
-        CallerPreferences { pool: &self.pool, caller, rules: &self.endings.rules }
+        CallerPreferences { pool: TenantPool::new(&self.pool, &caller.tenant), caller, rules: &self.endings.rules }
     }
 
     /// The webhook deliveries waiting to be made (the WebhookSender's side).
@@ -215,7 +217,7 @@ impl Store {
 
     /// The webhook endpoints of `tenant` (for its admins).
     pub fn webhooks_for_tenant<'a>(&'a self, tenant: &'a crate::domain::TenantId) -> TenantWebhooks<'a> {
-        TenantWebhooks { pool: &self.pool, tenant }
+        TenantWebhooks { pool: TenantPool::new(&self.pool, tenant), tenant }
     }
 
     /// The webhook channel's preferences of `tenant` (for its admins).
@@ -223,7 +225,7 @@ impl Store {
         &'a self,
         tenant: &'a crate::domain::TenantId,
     ) -> TenantWebhookPreferences<'a> {
-        TenantWebhookPreferences { pool: &self.pool, tenant, rules: &self.endings.rules }
+        TenantWebhookPreferences { pool: TenantPool::new(&self.pool, tenant), tenant, rules: &self.endings.rules }
     }
 
     /// The worker side of the job table.

@@ -394,7 +394,7 @@ async fn a_job_still_running_when_its_person_is_erased_ends_without_a_notificati
 #[actix_web::test]
 async fn a_schedule_mails_its_owner_s_latest_address_and_pauses_itself_once_they_have_been_away() {
     use crate::schedules::{at, fire, patch, scheduling_app};
-    let app = scheduling_app(|_| {}).await;
+    let app = scheduling_app(|s| s.schedules.owner_inactive_after = Some(Duration::from_secs(90 * 24 * 3600))).await;
     let write_sightings = || async { app.ticks.write_sightings.send(errand::actors::WriteSightings).await.unwrap() };
     let body = json!({"params": {"ms": 1}, "cron": "@hourly", "timezone": "UTC", "overlap": "queue"});
     let response = app
@@ -450,4 +450,46 @@ async fn a_schedule_mails_its_owner_s_latest_address_and_pauses_itself_once_they
         .unwrap();
     let people: Vec<String> = app.db.column("SELECT user_id FROM people ORDER BY user_id", &[]).await;
     assert_eq!(people, ["alice"]);
+}
+
+#[actix_web::test]
+async fn under_the_caller_role_a_read_that_forgets_its_tenant_sees_that_tenant_s_rows_and_with_none_nothing() {
+    let app = spawn_app().await;
+    let (alice, gil) = (token("acme", "alice"), token("globex", "gil"));
+    for owner in [&alice, &gil] {
+        let id = app.create(owner, "noop", json!({})).await;
+        app.wait_until_finished(owner, &id, WITHIN).await;
+    }
+    let mut client = app.db.client().await;
+    // What a caller door's transaction is (store/pool/tenant_scope.rs), with
+    // statements that name no tenant.
+    let unscoped =
+        "SELECT (SELECT count(*) FROM jobs), (SELECT count(*) FROM jobs_live), (SELECT count(*) FROM notifications)";
+    let counts = |row: tokio_postgres::Row| (0..3).map(|i| row.get::<_, i64>(i)).collect::<Vec<_>>();
+    for (tenant, expected) in [(Some("acme"), [1, 1, 1]), (None, [0, 0, 0])] {
+        let tx = client.transaction().await.unwrap();
+        tx.execute(
+            "SELECT set_config('role', $1, true), set_config('errand.tenant', coalesce($2, ''), true)",
+            &[&errand::store::CALLER_ROLE, &tenant],
+        )
+        .await
+        .unwrap();
+        let seen = counts(tx.query_one(unscoped, &[]).await.unwrap());
+        assert_eq!(seen, expected, "tenant {tenant:?}");
+        let changed = tx.execute("UPDATE jobs SET params = '{\"touched\": true}'", &[]).await.unwrap();
+        assert_eq!(changed, expected[0] as u64, "it changes only its tenant's rows");
+        if tenant.is_some() {
+            let foreign = tx
+                .execute(
+                    "INSERT INTO notification_preferences (tenant_id, user_id, category) VALUES ('globex', 'gil', 'x')",
+                    &[],
+                )
+                .await;
+            assert!(foreign.is_err(), "nor writes another tenant's");
+        }
+        tx.rollback().await.unwrap();
+    }
+    // The process's own sides (and operators) read every tenant's, as before.
+    let all = counts(client.query_one(unscoped, &[]).await.unwrap());
+    assert_eq!(all, [2, 2, 2]);
 }

@@ -14,7 +14,9 @@ use serde_json::{Value, json};
 use crate::helpers::*;
 
 /// An app whose `sleep` jobs may be scheduled hourly at most, and run none
-/// (what a schedule makes stays queued, so the tests can count it).
+/// (what a schedule makes stays queued, so the tests can count it). Its
+/// schedules never pause for an owner away (the tests move the clock by
+/// months); `privacy.rs` tests that.
 pub(super) async fn scheduling_app(configure: impl FnOnce(&mut errand::config::Settings)) -> TestApp {
     spawn_app_with(
         |s| {
@@ -22,6 +24,7 @@ pub(super) async fn scheduling_app(configure: impl FnOnce(&mut errand::config::S
             sleep.schedulable = true;
             sleep.min_schedule_interval = Duration::from_secs(3600);
             s.workers.global_limit = 0;
+            s.schedules.owner_inactive_after = None;
             configure(s);
         },
         HandlerRegistry::builtin(),

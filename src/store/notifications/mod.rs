@@ -7,7 +7,6 @@ pub mod preferences;
 pub mod tickets;
 
 use chrono::{DateTime, Utc};
-use deadpool_postgres::Pool;
 use tokio_postgres::Row;
 
 use crate::domain::{BatchCounts, BatchId, Caller, JobId, JobState, NotificationId, OwnerTag, ScheduleId};
@@ -160,12 +159,12 @@ pub struct NewerPage {
 
 /// The notifications of one user of one tenant.
 pub struct CallerNotifications<'a> {
-    pool: &'a Pool,
+    pool: crate::store::TenantPool,
     caller: &'a Caller,
 }
 
 impl<'a> CallerNotifications<'a> {
-    pub(super) fn new(pool: &'a Pool, caller: &'a Caller) -> Self {
+    pub(super) fn new(pool: crate::store::TenantPool, caller: &'a Caller) -> Self {
         Self { pool, caller }
     }
 
@@ -253,6 +252,7 @@ impl<'a> CallerNotifications<'a> {
         let mark = client.prepare_cached(MARK_READ).await?;
         if client.execute(&mark, &[&tenant, &user, &id.0]).await? == 1 {
             self.announce_read(&client).await?;
+            client.commit().await?;
             return Ok(true);
         }
         let exists = client.prepare_cached(EXISTS).await?;
@@ -267,6 +267,7 @@ impl<'a> CallerNotifications<'a> {
         let marked = client.execute(&statement, &[&tenant, &user]).await?;
         if marked > 0 {
             self.announce_read(&client).await?;
+            client.commit().await?;
         }
         Ok(marked)
     }

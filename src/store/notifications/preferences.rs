@@ -2,8 +2,6 @@
 //! changes through [`CallerPreferences`] only, which names its caller's
 //! tenant and user in every statement.
 
-use deadpool_postgres::Pool;
-
 use crate::domain::{Caller, NotificationRules};
 use crate::store::StoreError;
 
@@ -34,7 +32,7 @@ SET in_app = coalesce(EXCLUDED.in_app, p.in_app), email = coalesce(EXCLUDED.emai
 
 /// The notification preferences of the caller's user in the caller's tenant.
 pub struct CallerPreferences<'a> {
-    pub(in crate::store) pool: &'a Pool,
+    pub(in crate::store) pool: crate::store::TenantPool,
     pub(in crate::store) caller: &'a Caller,
     pub(in crate::store) rules: &'a NotificationRules,
 }
@@ -73,6 +71,7 @@ impl CallerPreferences<'_> {
             let statement = client.prepare_cached(CHOOSE).await?;
             let (tenant, user) = (self.caller.tenant.as_str(), self.caller.user.as_str());
             client.execute(&statement, &[&tenant, &user, &category, &in_app, &email]).await?;
+            client.commit().await?;
         }
         let mut standing = self.standing(&[category]).await?;
         standing.pop().ok_or_else(|| StoreError::Corrupt("a category's preferences read back nothing".into()))

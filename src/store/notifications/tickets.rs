@@ -6,7 +6,6 @@
 
 use std::time::Duration;
 
-use deadpool_postgres::Pool;
 use uuid::Uuid;
 
 use crate::domain::Caller;
@@ -40,7 +39,7 @@ pub struct TooManyTickets(pub usize);
 
 /// The stream tickets of one user of one tenant.
 pub struct CallerTickets<'a> {
-    pub(in crate::store) pool: &'a Pool,
+    pub(in crate::store) pool: crate::store::TenantPool,
     pub(in crate::store) caller: &'a Caller,
 }
 
@@ -52,6 +51,7 @@ impl CallerTickets<'_> {
         let (id, ttl, cap) = (Uuid::new_v4(), ttl.as_secs_f64(), i64::try_from(cap).unwrap_or(i64::MAX));
         let (tenant, user) = (self.caller.tenant.as_str(), self.caller.user.as_str());
         let row = client.query_opt(&client.prepare_cached(ISSUE).await?, &[&id, &tenant, &user, &ttl, &cap]).await?;
+        client.commit().await?;
         Ok(row.map(|_| id))
     }
 
@@ -59,7 +59,9 @@ impl CallerTickets<'_> {
     pub async fn redeem(&self, id: Uuid) -> Result<bool, StoreError> {
         let client = self.pool.get().await?;
         let (tenant, user) = (self.caller.tenant.as_str(), self.caller.user.as_str());
-        Ok(client.query_opt(&client.prepare_cached(REDEEM).await?, &[&tenant, &user, &id]).await?.is_some())
+        let redeemed = client.query_opt(&client.prepare_cached(REDEEM).await?, &[&tenant, &user, &id]).await?.is_some();
+        client.commit().await?;
+        Ok(redeemed)
     }
 }
 

@@ -4,13 +4,15 @@
 //! names it (`sessions.rs`) and drops one to a server that no longer takes
 //! writes (`writable.rs`); the processes sharing the database
 //! (`processes.rs`), and the NOTIFY channels they talk on; what errand
-//! needs of the server's autovacuum (`server.rs`).
+//! needs of the server's autovacuum (`server.rs`); the caller doors'
+//! tenant-scoped transactions (`tenant_scope.rs`).
 
 pub mod connect;
 pub mod error;
 pub mod processes;
 pub mod server;
 pub mod sessions;
+pub mod tenant_scope;
 pub mod writable;
 
 use deadpool_postgres::{HookError, Manager, ManagerConfig, Pool, RecyclingMethod};

@@ -80,7 +80,9 @@ impl Submissions<'_> {
         match self.decide(job, on_conflict).await? {
             Decided::Answered(submission) => Ok(*submission),
             Decided::Met(id, answer) => {
-                let found = CallerJobs::new(self.pool, &job.caller).get(id).await?;
+                let found = CallerJobs::new(crate::store::TenantPool::new(self.pool, &job.caller.tenant), &job.caller)
+                    .get(id)
+                    .await?;
                 found.map(answer).ok_or_else(|| StoreError::Corrupt(format!("job {id} vanished after it was joined")))
             }
         }

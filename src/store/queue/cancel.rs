@@ -4,7 +4,7 @@
 //! A job still waiting ends at once; a running one is asked to stop, and the
 //! process holding its lease hears of it through `NOTIFY errand_cancel`.
 
-use deadpool_postgres::Transaction;
+use deadpool_postgres::GenericClient;
 
 use crate::domain::{Job, JobId, JobState};
 use crate::store::StoreError;
@@ -108,9 +108,8 @@ impl CallerJobs<'_> {
         let (tenant, user) = (self.caller.tenant.as_str(), self.caller.user.as_str());
         {
             // Given back before the read below, which takes a connection of its own.
-            let mut client = self.pool.get().await?;
-            let tx = client.transaction().await?;
-            cancel_locked(&tx, LOCK_OWN, &[&tenant, &user, &id.0], id, CancelledBy::Owner, None).await?;
+            let tx = self.pool.get().await?;
+            cancel_locked(&*tx, LOCK_OWN, &[&tenant, &user, &id.0], id, CancelledBy::Owner, None).await?;
             tx.commit().await?;
         }
         Ok(match self.get(id).await? {
@@ -130,7 +129,7 @@ impl CallerJobs<'_> {
 /// returns the row's `state`), then ends a waiting job or asks a running one
 /// to stop. Answers the state it found; `None`: the job has ended, or is not there.
 pub(in crate::store) async fn cancel_locked(
-    tx: &Transaction<'_>,
+    tx: &impl GenericClient,
     lock: &str,
     lock_params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
     id: JobId,

@@ -11,7 +11,6 @@ pub mod managed;
 pub mod owners;
 
 use chrono::{DateTime, NaiveDateTime, Utc};
-use deadpool_postgres::Pool;
 use serde_json::Value;
 use tokio_postgres::Row;
 
@@ -206,7 +205,7 @@ const DELETE_OWN: &str = "DELETE FROM schedules WHERE tenant_id = $1 AND user_id
 
 /// One caller's schedules.
 pub struct CallerSchedules<'a> {
-    pub(super) pool: &'a Pool,
+    pub(super) pool: crate::store::TenantPool,
     pub(super) caller: &'a Caller,
 }
 
@@ -215,8 +214,7 @@ impl CallerSchedules<'_> {
     /// they have `limit` schedules.
     pub async fn create(&self, new: &NewSchedule, limit: u32) -> Result<ScheduleCreation, StoreError> {
         let (tenant, user) = (self.caller.tenant.as_str(), self.caller.user.as_str());
-        let mut client = self.pool.get().await?;
-        let tx = client.transaction().await?;
+        let tx = self.pool.get().await?;
         tx.execute(&tx.prepare_cached(LOCK_OWNER).await?, &[&tenant, &user]).await?;
         let found = tx.query_opt(&tx.prepare_cached(FIND_BY_KEY).await?, &[&tenant, &user, &new.key.as_str()]).await?;
         if let Some(row) = found {
@@ -291,8 +289,7 @@ impl CallerSchedules<'_> {
         change: impl FnOnce(Schedule) -> Result<Schedule, E>,
     ) -> Result<Option<Result<Schedule, E>>, StoreError> {
         let (tenant, user) = (self.caller.tenant.as_str(), self.caller.user.as_str());
-        let mut client = self.pool.get().await?;
-        let tx = client.transaction().await?;
+        let tx = self.pool.get().await?;
         let Some(row) = tx.query_opt(&tx.prepare_cached(LOCK_OWN).await?, &[&tenant, &user, &id.0]).await? else {
             return Ok(None);
         };
@@ -331,7 +328,7 @@ impl CallerSchedules<'_> {
     }
 
     /// Records the caller as seen now (see `owners::SEEN_NOW`).
-    async fn seen(&self, tx: &deadpool_postgres::Transaction<'_>) -> Result<(), StoreError> {
+    async fn seen(&self, tx: &deadpool_postgres::Object) -> Result<(), StoreError> {
         let (tenant, user, email) = (self.caller.tenant.as_str(), self.caller.user.as_str(), &self.caller.email);
         tx.execute(&tx.prepare_cached(owners::SEEN_NOW).await?, &[&tenant, &user, email]).await?;
         Ok(())
@@ -341,7 +338,9 @@ impl CallerSchedules<'_> {
     pub async fn delete(&self, id: ScheduleId) -> Result<bool, StoreError> {
         let (tenant, user) = (self.caller.tenant.as_str(), self.caller.user.as_str());
         let client = self.pool.get().await?;
-        Ok(client.execute(&client.prepare_cached(DELETE_OWN).await?, &[&tenant, &user, &id.0]).await? == 1)
+        let deleted = client.execute(&client.prepare_cached(DELETE_OWN).await?, &[&tenant, &user, &id.0]).await? == 1;
+        client.commit().await?;
+        Ok(deleted)
     }
 }
 

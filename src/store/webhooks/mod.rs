@@ -6,7 +6,6 @@ pub mod deliveries;
 pub mod preferences;
 
 use chrono::{DateTime, Utc};
-use deadpool_postgres::Pool;
 use tokio_postgres::Row;
 use uuid::Uuid;
 
@@ -119,7 +118,7 @@ const REMOVE: &str = "DELETE FROM webhook_endpoints WHERE tenant_id = $1 AND id 
 
 /// The webhook endpoints of one tenant.
 pub struct TenantWebhooks<'a> {
-    pub(super) pool: &'a Pool,
+    pub(super) pool: crate::store::TenantPool,
     pub(super) tenant: &'a TenantId,
 }
 
@@ -138,7 +137,9 @@ impl TenantWebhooks<'_> {
         let cap = i64::try_from(limit).unwrap_or(i64::MAX);
         let params: [&(dyn tokio_postgres::types::ToSql + Sync); 6] =
             [&self.tenant.as_str(), &url, &events, &secret, &by.as_str(), &cap];
-        Ok(match client.query_opt(&statement, &params).await? {
+        let row = client.query_opt(&statement, &params).await?;
+        client.commit().await?;
+        Ok(match row {
             Some(row) => Registered::Created(endpoint_from_row(&row)?),
             None => Registered::TooMany { limit },
         })
@@ -177,6 +178,7 @@ impl TenantWebhooks<'_> {
         let statement = client.prepare_cached(REDELIVER).await?;
         let cooldown_ms = cooldown.as_secs_f64() * 1000.0;
         let row = client.query_opt(&statement, &[&self.tenant.as_str(), &endpoint, &delivery, &cooldown_ms]).await?;
+        client.commit().await?;
         let Some(row) = row else { return Ok(None) };
         Ok(Some(match row.try_get::<_, Option<f64>>("wait_ms")? {
             Some(ms) => Redelivery::TooSoon { wait: std::time::Duration::from_secs_f64(ms.max(0.0) / 1000.0) },
@@ -187,7 +189,9 @@ impl TenantWebhooks<'_> {
     /// Removes endpoint `id`; `false` if the tenant has none such.
     pub async fn remove(&self, id: Uuid) -> Result<bool, StoreError> {
         let client = self.pool.get().await?;
-        Ok(client.execute(&client.prepare_cached(REMOVE).await?, &[&self.tenant.as_str(), &id]).await? == 1)
+        let removed = client.execute(&client.prepare_cached(REMOVE).await?, &[&self.tenant.as_str(), &id]).await? == 1;
+        client.commit().await?;
+        Ok(removed)
     }
 }
 

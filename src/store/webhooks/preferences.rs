@@ -3,8 +3,6 @@
 //! it in the statement that ends each job). Scoped to one tenant, whose
 //! admins choose.
 
-use deadpool_postgres::Pool;
-
 use crate::domain::{NotificationRules, TenantId};
 use crate::store::StoreError;
 
@@ -28,7 +26,7 @@ ON CONFLICT (tenant_id, category) DO UPDATE SET webhook = EXCLUDED.webhook, upda
 
 /// The webhook channel's preferences of one tenant.
 pub struct TenantWebhookPreferences<'a> {
-    pub(in crate::store) pool: &'a Pool,
+    pub(in crate::store) pool: crate::store::TenantPool,
     pub(in crate::store) tenant: &'a TenantId,
     pub(in crate::store) rules: &'a NotificationRules,
 }
@@ -60,6 +58,7 @@ impl TenantWebhookPreferences<'_> {
             let client = self.pool.get().await?;
             let statement = client.prepare_cached(CHOOSE).await?;
             client.execute(&statement, &[&self.tenant.as_str(), &category, &webhook]).await?;
+            client.commit().await?;
         }
         let mut standing = self.standing(&[category]).await?;
         standing.pop().ok_or_else(|| StoreError::Corrupt("a category's webhook channel read back nothing".into()))
