@@ -1226,10 +1226,25 @@ CREATE INDEX email_outbox_due ON email_outbox (next_attempt_at) WHERE state IN (
 
 -- 8. Webhooks ----------------------------------------------------------------
 
+-- Each tenant's data key, which seals its secrets kept at rest
+-- (`domain/keys/sealing.rs`), kept only wrapped by a key-encryption key of
+-- the configuration (`version`: which one). Deleting a tenant's row makes
+-- what was sealed under it unreadable, in backups too (a tenant's erasure
+-- does). `errand keys rotate` rewraps every row under the current key.
+CREATE TABLE tenant_keys (
+    tenant_id    text PRIMARY KEY,
+    version      text NOT NULL,
+    wrapped      bytea NOT NULL,
+    created_at   timestamptz NOT NULL DEFAULT now(),
+    rewrapped_at timestamptz
+);
+
 -- Webhook endpoints: a tenant's admins register URLs that hear when the
 -- tenant's jobs end, signed as Standard Webhooks specifies. Each endpoint's
 -- secret (`whsec_…`, shown once when it is made) signs its deliveries, so it
--- is kept; nothing else reads it.
+-- is kept, sealed under its tenant's data key (`sealed:…`; one written in
+-- clear, by hand or before errand sealed them, is read as it is until
+-- `errand keys rotate` seals it); nothing else reads it.
 CREATE TABLE webhook_endpoints (
     id              uuid PRIMARY KEY DEFAULT errand_uuid_v7(),
     tenant_id       text NOT NULL,
@@ -1816,7 +1831,7 @@ DECLARE
 BEGIN
     FOREACH t IN ARRAY ARRAY['jobs', 'job_queue', 'unfinished_counts', 'notifications', 'notification_preferences',
                              'email_outbox', 'webhook_endpoints', 'webhook_deliveries', 'webhook_preferences',
-                             'batches', 'schedules', 'people', 'stream_tickets']
+                             'batches', 'schedules', 'people', 'stream_tickets', 'tenant_keys']
     LOOP
         EXECUTE format('ALTER TABLE %I ENABLE ROW LEVEL SECURITY', t);
         EXECUTE format('CREATE POLICY callers_tenant ON %I TO errand_caller

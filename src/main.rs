@@ -28,6 +28,11 @@ enum Command {
     Serve,
     /// Apply database migrations and exit.
     Migrate,
+    /// The keys that seal secrets at rest (`[encryption] keys`).
+    Keys {
+        #[command(subcommand)]
+        command: KeysCommand,
+    },
     /// Demo data for the shipped export job types.
     Demo {
         #[command(subcommand)]
@@ -73,6 +78,14 @@ enum Command {
         #[arg(long, value_delimiter = ',', requires = "worker")]
         types: Vec<String>,
     },
+}
+
+#[derive(Subcommand)]
+enum KeysCommand {
+    /// Rewraps every tenant's data key under the first of `encryption.keys`
+    /// (after putting a new key first), and seals webhook secrets still in
+    /// clear. Safe to run again, and beside running errand processes.
+    Rotate,
 }
 
 #[derive(Subcommand)]
@@ -136,6 +149,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Serve => actix_web::rt::System::new().block_on(serve(settings)),
         Command::Migrate => actix_web::rt::System::new().block_on(migrate(settings)),
+        Command::Keys { command: KeysCommand::Rotate } => actix_web::rt::System::new().block_on(rotate(settings)),
         Command::Demo { command: DemoCommand::Seed { tenants, rows } } => {
             actix_web::rt::System::new().block_on(seed(settings, tenants, rows))
         }
@@ -192,6 +206,16 @@ async fn migrate(settings: Settings) -> Result<(), AnyError> {
     let store = Store::connect(settings.database.url.expose_secret(), 2)?;
     let applied = errand::store::migrations::migrate(&store).await?;
     println!("applied {applied} migration(s)");
+    Ok(())
+}
+
+async fn rotate(settings: Settings) -> Result<(), AnyError> {
+    let ring = settings.keyring().map_err(|why| format!("encryption.keys: {why}"))?;
+    let current = ring.current().to_owned();
+    let store = Store::connect(settings.database.url.expose_secret(), 2)?.with_keyring(ring);
+    let keys = store.tenant_keys().expect("given a keyring just now");
+    let (rewrapped, sealed) = keys.rotate(store.pool()).await?;
+    println!("rewrapped {rewrapped} data key(s) under {current}; sealed {sealed} webhook secret(s) kept in clear");
     Ok(())
 }
 

@@ -19,8 +19,8 @@ pub use job_types::{
     RedactedField,
 };
 pub use sections::{
-    AuthSettings, BatchSettings, DatabaseSettings, EmailSettings, HistorySettings, HttpSettings, LogFormat,
-    LogSettings, NotificationSettings, OWNER_INACTIVE_AFTER, OperatorAuthSettings, OverloadSettings,
+    AuthSettings, BatchSettings, DatabaseSettings, EmailSettings, EncryptionSettings, HistorySettings, HttpSettings,
+    LogFormat, LogSettings, NotificationSettings, OWNER_INACTIVE_AFTER, OperatorAuthSettings, OverloadSettings,
     PreferenceSettings, QuotaSettings, RateLimitSettings, S3Settings, ScheduleSettings, SmtpSecurity, StorageBackend,
     StorageSettings, TelemetrySettings, WebhookSettings, WorkerSettings,
 };
@@ -67,6 +67,8 @@ pub struct Settings {
     pub schedules: ScheduleSettings,
     #[serde(default)]
     pub telemetry: TelemetrySettings,
+    #[serde(default)]
+    pub encryption: EncryptionSettings,
     /// Job types by name: what `POST /jobs/{type}` accepts.
     pub job_types: BTreeMap<String, JobTypeSettings>,
 }
@@ -110,6 +112,7 @@ impl Settings {
                     .list_separator(",")
                     .with_list_parse_key("notifications.preferences.required")
                     .with_list_parse_key("webhooks.allow_hosts")
+                    .with_list_parse_key("encryption.keys")
                     .source(Some(setting_variables())),
             )
             .build()?;
@@ -130,6 +133,7 @@ impl Settings {
             let has_id = self.telemetry.trace_url.as_ref().is_some_and(|url| url.contains("{trace_id}"));
             check(is_web && has_id, "telemetry.trace_url", "must be an http(s) URL with {trace_id} in it")?;
         }
+        self.keyring().map_err(|why| invalid("encryption.keys", why))?;
         check(!self.job_types.is_empty(), "job_types", "configure at least one job type")?;
         for (name, job_type) in &self.job_types {
             validate_job_type(name, job_type)?;
@@ -255,6 +259,12 @@ impl Settings {
             "rate_limits.burst",
             "must be between 1s and 1m",
         )
+    }
+
+    /// The keys that seal secrets at rest: `encryption.keys`, then the one
+    /// derived from `auth.jwt_secret`.
+    pub fn keyring(&self) -> Result<crate::domain::sealing::Keyring, String> {
+        crate::domain::sealing::Keyring::new(&self.encryption.keys, self.auth.jwt_secret.expose_secret().as_bytes())
     }
 
     /// The quotas every submission keeps to.

@@ -255,6 +255,25 @@ pub struct LogSettings {
     pub format: LogFormat,
 }
 
+/// The keys that seal secrets kept at rest (`domain::sealing`).
+#[derive(Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EncryptionSettings {
+    /// Key-encryption keys, `"<version>:<base64 of 32 bytes>"`: the first
+    /// wraps new tenants' data keys, every one unwraps (put a new key first,
+    /// then run `errand keys rotate`). None: a key derived from
+    /// `auth.jwt_secret` (version `v0`), which also unwraps whatever it
+    /// wrapped after keys are configured.
+    #[serde(default)]
+    pub keys: Vec<String>,
+}
+
+impl std::fmt::Debug for EncryptionSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EncryptionSettings").field("keys", &format!("{} redacted", self.keys.len())).finish()
+    }
+}
+
 /// Where people read errand's traces (exported with OTLP as the standard
 /// `OTEL_*` variables say: `telemetry::traces`).
 #[derive(Debug, Clone, Default, Deserialize)]

@@ -13,11 +13,13 @@ mod export;
 mod idempotency;
 mod ids;
 mod job;
+pub mod keys;
 mod preferences;
 mod quota;
 mod schedule;
-pub mod signing;
 pub mod tokens;
+
+pub use keys::{sealing, signing};
 
 pub use admission::{AdmissionKey, AdmissionTemplate, MissingField, OnConflict};
 pub use batch::{BatchCounts, BatchStatus};

@@ -63,7 +63,8 @@ impl Engine {
             .with_email_outbox(settings.email.enabled)
             .with_notification_rules(settings.notification_rules())
             .with_breakers(settings.breakers())
-            .with_quotas(settings.quotas());
+            .with_quotas(settings.quotas())
+            .with_keyring(settings.keyring().map_err(|why| invalid("encryption.keys", why))?);
         let storage = storage_from(settings)?;
         let job_types = job_types_from(settings, &handlers, &storage)?;
         let applied = crate::store::migrations::migrate(&store).await?;

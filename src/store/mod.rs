@@ -73,6 +73,7 @@ pub use schedules::owners::{People, Sighting};
 pub use schedules::{CallerSchedules, NewSchedule, Overlap, PausedBy, Schedule, ScheduleCreation};
 pub use webhooks::deliveries::{DeliveryOutcome, DeliverySubject, WebhookDelivery, WebhookOutbox};
 pub use webhooks::preferences::{TenantWebhookPreferences, WebhookCategory};
+pub use webhooks::sealed::TenantKeys;
 pub use webhooks::{DeliveryRecord, Redelivery, Registered, TenantWebhooks, WebhookEndpoint};
 
 use crate::domain::{Caller, NotificationRules, Operator, Quotas, UserId};
@@ -99,6 +100,9 @@ pub struct Store {
     batch_caps: Arc<queue::quota::BatchCaps>,
     /// Where the pool connects, for connections of errand's own outside it.
     target: Arc<Connection>,
+    /// What seals secrets at rest (`None`: this store seals none, e.g. a
+    /// migration's; registering a webhook then fails).
+    keys: Option<Arc<TenantKeys>>,
 }
 
 impl Store {
@@ -212,12 +216,12 @@ impl Store {
 
     /// The webhook deliveries waiting to be made (the WebhookSender's side).
     pub fn webhook_outbox(&self) -> WebhookOutbox<'_> {
-        WebhookOutbox { pool: &self.pool }
+        WebhookOutbox { pool: &self.pool, keys: self.keys.as_deref() }
     }
 
     /// The webhook endpoints of `tenant` (for its admins).
     pub fn webhooks_for_tenant<'a>(&'a self, tenant: &'a crate::domain::TenantId) -> TenantWebhooks<'a> {
-        TenantWebhooks { pool: TenantPool::new(&self.pool, tenant), tenant }
+        TenantWebhooks { pool: TenantPool::new(&self.pool, tenant), tenant, keys: self.keys.as_deref() }
     }
 
     /// The webhook channel's preferences of `tenant` (for its admins).

@@ -43,6 +43,7 @@ impl Store {
             batch_caps: Arc::new(BatchCaps::of(&quotas)),
             quotas: Arc::new(quotas),
             target: Arc::new(target),
+            keys: None,
         })
     }
 
@@ -76,6 +77,17 @@ impl Store {
     /// The notification preferences' rules that job ends keep to.
     pub fn notification_rules(&self) -> &NotificationRules {
         &self.endings.rules
+    }
+
+    /// Makes the store seal secrets at rest with `ring` (see `webhooks/sealed.rs`).
+    pub fn with_keyring(mut self, ring: crate::domain::sealing::Keyring) -> Self {
+        self.keys = Some(Arc::new(crate::store::TenantKeys::new(ring)));
+        self
+    }
+
+    /// What seals secrets at rest, if this store was given a keyring.
+    pub fn tenant_keys(&self) -> Option<&crate::store::TenantKeys> {
+        self.keys.as_deref()
     }
 
     /// Makes every submission keep to `quotas` (none are kept otherwise).

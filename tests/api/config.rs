@@ -42,6 +42,8 @@ fn bad_values_are_refused_naming_their_key() {
         ("ERRAND_AUTH__JWKS_URL", "http://idp.example.com/jwks.json", "auth.jwks_url"),
         ("ERRAND_TELEMETRY__TRACE_URL", "https://tempo.example.com/trace/", "telemetry.trace_url"),
         ("ERRAND_TELEMETRY__TRACE_URL", "tempo/{trace_id}", "telemetry.trace_url"),
+        ("ERRAND_ENCRYPTION__KEYS", "v1:c2hvcnQ=", "encryption.keys"),
+        ("ERRAND_SCHEDULES__OWNER_INACTIVE_AFTER", "1h", "schedules.owner_inactive_after"),
     ];
     for (key, value, named) in cases {
         let (code, stderr) = errand_with(&[(key, value)]);

@@ -493,3 +493,74 @@ async fn under_the_caller_role_a_read_that_forgets_its_tenant_sees_that_tenant_s
     let all = counts(client.query_one(unscoped, &[]).await.unwrap());
     assert_eq!(all, [2, 2, 2]);
 }
+
+#[actix_web::test]
+async fn a_webhook_secret_is_kept_sealed_under_its_tenant_s_key_rotated_to_a_new_key_and_shredded_with_the_tenant() {
+    use base64::Engine;
+    use errand::domain::sealing::{Keyring, Purpose};
+    let key =
+        |version: &str, byte: u8| format!("{version}:{}", base64::engine::general_purpose::STANDARD.encode([byte; 32]));
+    let (v1, v2) = (key("v1", 1), key("v2", 2));
+    let app = spawn_app_with(
+        |s| {
+            s.webhooks.allow_hosts = vec!["127.0.0.1".into()];
+            s.encryption.keys = vec![key("v1", 1)];
+        },
+        errand::jobs::HandlerRegistry::builtin(),
+    )
+    .await;
+    let body = json!({"url": "http://127.0.0.1:9/hooks", "events": ["job.completed"]});
+    let created = app.post_json(&tenant_admin_token("acme", "ada"), "/webhooks", body).await;
+    assert_eq!(created.status(), StatusCode::CREATED);
+    let secret = created.json::<Value>().await.unwrap()["secret"].as_str().unwrap().to_owned();
+    let kept: String = app.db.scalar("SELECT secret FROM webhook_endpoints WHERE tenant_id = 'acme'", &[]).await;
+    assert!(kept.starts_with("sealed:") && !kept.contains(&secret["whsec_".len()..]), "{kept}");
+    // One written in clear (by hand, or before errand sealed them) is sealed by a rotation.
+    app.db
+        .client()
+        .await
+        .batch_execute(
+            "INSERT INTO webhook_endpoints (tenant_id, url, events, secret, created_by)
+             VALUES ('globex', 'http://127.0.0.1:9/in', '{job.completed}', 'whsec_clear', 'gil')",
+        )
+        .await
+        .unwrap();
+
+    // A new key first: the rotation rewraps acme's data key under it and seals globex's secret.
+    let ring = Keyring::new(&[v2.clone(), v1], b"unused here: both keys are configured").unwrap();
+    let store = errand::store::Store::connect(&app.db.url, 2).unwrap().with_keyring(ring);
+    let keys = store.tenant_keys().unwrap();
+    assert_eq!(keys.rotate(store.pool()).await.unwrap(), (1, 1));
+    assert_eq!(keys.rotate(store.pool()).await.unwrap(), (0, 0), "nothing left to do");
+    // v1 may now go: v2 alone opens what v1 sealed.
+    let only_v2 = Keyring::new(&[v2], b"unused here").unwrap();
+    let open = |tenant: &'static str| {
+        let only_v2 = &only_v2;
+        let app = &app;
+        async move {
+            let row = app
+                .db
+                .client()
+                .await
+                .query_one(
+                    "SELECT k.version, k.wrapped, e.secret FROM tenant_keys k
+                     JOIN webhook_endpoints e USING (tenant_id) WHERE tenant_id = $1",
+                    &[&tenant],
+                )
+                .await
+                .unwrap();
+            let (version, wrapped, kept): (String, Vec<u8>, String) = (row.get(0), row.get(1), row.get(2));
+            let sealed = base64::engine::general_purpose::STANDARD.decode(&kept["sealed:".len()..]).unwrap();
+            let key = only_v2.unwrap(tenant, &version, &wrapped).unwrap();
+            String::from_utf8(key.open(&sealed, Purpose::WebhookSecret).unwrap()).unwrap()
+        }
+    };
+    assert_eq!(open("acme").await, secret);
+    assert_eq!(open("globex").await, "whsec_clear");
+
+    // Erasing the tenant destroys its data key.
+    let erased = app.post_json(&operator_token("olga"), "/admin/erasures", json!({"tenant": "acme"})).await;
+    assert_eq!(erased.status(), StatusCode::OK);
+    let keys_left: i64 = app.db.scalar("SELECT count(*) FROM tenant_keys WHERE tenant_id = 'acme'", &[]).await;
+    assert_eq!(keys_left, 0);
+}

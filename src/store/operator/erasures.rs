@@ -185,6 +185,8 @@ WITH notices AS (
     DELETE FROM tenant_quotas WHERE tenant_id = $1 AND $2::text IS NULL
 ), pauses AS (
     DELETE FROM job_pauses WHERE tenant_id = $1 AND $2::text IS NULL
+), data_key AS (  -- what was sealed under it is unreadable from now on, backups too
+    DELETE FROM tenant_keys WHERE tenant_id = $1 AND $2::text IS NULL
 )
 DELETE FROM unfinished_counts WHERE tenant_id = $1 AND ($2::text IS NULL OR user_id = $2) AND jobs = 0";
 

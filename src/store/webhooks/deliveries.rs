@@ -79,13 +79,15 @@ SELECT delivery_id, endpoint_id, event, attempts, job_id FROM errand_claim_webho
 /// whose job ended just then could carry the job as it was before its end.
 /// A delivery of another event than a job's end has its `details` instead.
 const CLAIMED: &str = "
-SELECT d.delivery_id, e.url, e.secret, w.details,
+SELECT d.delivery_id, e.url, e.secret, e.tenant_id AS endpoint_tenant, k.version AS key_version,
+       k.wrapped AS key_wrapped, w.details,
        j.id, j.tenant_id, j.user_id, j.job_type, j.params, j.state, j.attempt, j.max_attempts, j.run_at,
        j.result, j.error_message, j.created_at, j.finished_at, j.progress, j.cancel_requested_by, j.schedule_id,
        j.scheduled_for, j.priority, j.format, j.resumed_from, j.traceparent, j.trace_linked
 FROM unnest($1::uuid[], $2::uuid[], $3::uuid[]) AS d (delivery_id, endpoint_id, job_id)
 JOIN webhook_endpoints e ON e.id = d.endpoint_id
 JOIN webhook_deliveries w ON w.id = d.delivery_id
+LEFT JOIN tenant_keys k ON k.tenant_id = e.tenant_id
 LEFT JOIN jobs_live j ON j.id = d.job_id";
 
 /// Records attempts, one statement for all: of each delivery in $1, attempt
@@ -140,6 +142,8 @@ FROM disabled";
 /// The webhook deliveries.
 pub struct WebhookOutbox<'a> {
     pub(in crate::store) pool: &'a Pool,
+    /// What opens the endpoints' sealed secrets.
+    pub(in crate::store) keys: Option<&'a super::sealed::TenantKeys>,
 }
 
 impl WebhookOutbox<'_> {
@@ -186,7 +190,7 @@ impl WebhookOutbox<'_> {
                     endpoint: row.try_get("endpoint_id")?,
                     event: row.try_get("event")?,
                     url: detail.try_get("url")?,
-                    secret: detail.try_get("secret")?,
+                    secret: self.secret_of(detail)?,
                     attempt: row.try_get("attempts")?,
                     about: match detail.try_get::<_, Option<Uuid>>("id")? {
                         Some(_) => DeliverySubject::Job(Box::new(job_from_row(detail)?)),
@@ -196,6 +200,18 @@ impl WebhookOutbox<'_> {
                 })
             })
             .collect()
+    }
+
+    /// The endpoint's secret, opened (see `sealed.rs`).
+    fn secret_of(&self, detail: &tokio_postgres::Row) -> Result<String, StoreError> {
+        let (tenant, stored): (&str, &str) = (detail.try_get("endpoint_tenant")?, detail.try_get("secret")?);
+        let version: Option<&str> = detail.try_get("key_version")?;
+        let wrapped: Option<&[u8]> = detail.try_get("key_wrapped")?;
+        match self.keys {
+            Some(keys) => keys.open_secret(tenant, version.zip(wrapped), stored),
+            None if !stored.starts_with("sealed:") => Ok(stored.to_owned()),
+            None => Err(StoreError::Corrupt("a sealed webhook secret, and no keyring to open it".into())),
+        }
     }
 
     /// Disables `endpoint` if its last `failures` deliveries that ended all

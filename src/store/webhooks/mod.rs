@@ -4,6 +4,7 @@
 
 pub mod deliveries;
 pub mod preferences;
+pub mod sealed;
 
 use chrono::{DateTime, Utc};
 use tokio_postgres::Row;
@@ -120,6 +121,7 @@ const REMOVE: &str = "DELETE FROM webhook_endpoints WHERE tenant_id = $1 AND id 
 pub struct TenantWebhooks<'a> {
     pub(super) pool: crate::store::TenantPool,
     pub(super) tenant: &'a TenantId,
+    pub(super) keys: Option<&'a sealed::TenantKeys>,
 }
 
 impl TenantWebhooks<'_> {
@@ -132,11 +134,13 @@ impl TenantWebhooks<'_> {
         by: &UserId,
         limit: usize,
     ) -> Result<Registered, StoreError> {
+        let keys = self.keys.ok_or_else(|| StoreError::Corrupt("this store seals no secrets: no keyring".into()))?;
         let client = self.pool.get().await?;
+        let sealed = keys.seal_secret(&*client, self.tenant.as_str(), secret).await?;
         let statement = client.prepare_cached(REGISTER).await?;
         let cap = i64::try_from(limit).unwrap_or(i64::MAX);
         let params: [&(dyn tokio_postgres::types::ToSql + Sync); 6] =
-            [&self.tenant.as_str(), &url, &events, &secret, &by.as_str(), &cap];
+            [&self.tenant.as_str(), &url, &events, &sealed, &by.as_str(), &cap];
         let row = client.query_opt(&statement, &params).await?;
         client.commit().await?;
         Ok(match row {
