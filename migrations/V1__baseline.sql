@@ -1794,8 +1794,12 @@ CREATE INDEX stream_tickets_owner ON stream_tickets (tenant_id, user_id);
 --
 -- The role is the cluster's, made once (by whichever database migrates
 -- first); the login role errand runs as must be able to take it: the
--- migrating role is granted it here, any other needs
--- `GRANT errand_caller TO <runtime role>` (docs/privacy.md).
+-- migrating role is granted it here.
+--
+-- errand may also run as a role that owns no table (`database.url`),
+-- migrating as the owner (`database.migration_url`): that login role is
+-- made a member of `errand_runtime`, which may read and write every table
+-- (no DDL) and take `errand_caller` (docs/privacy.md).
 DO $$
 BEGIN
     IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'errand_caller') THEN
@@ -1803,6 +1807,24 @@ BEGIN
     END IF;
 EXCEPTION WHEN duplicate_object OR unique_violation THEN
     NULL;  -- another database's migration made it meanwhile
+END
+$$;
+
+DO $$
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'errand_runtime') THEN
+        CREATE ROLE errand_runtime NOLOGIN NOBYPASSRLS;
+    END IF;
+EXCEPTION WHEN duplicate_object OR unique_violation THEN
+    NULL;
+END
+$$;
+
+DO $$
+BEGIN
+    IF NOT pg_has_role('errand_runtime', 'errand_caller', 'MEMBER') THEN
+        GRANT errand_caller TO errand_runtime;
+    END IF;
 END
 $$;
 
@@ -1818,9 +1840,10 @@ $$;
 -- through it (by default it would read them as its owner).
 ALTER VIEW jobs_live SET (security_invoker = true);
 
-GRANT USAGE ON SCHEMA public TO errand_caller;
-GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO errand_caller;
-ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT SELECT, INSERT, UPDATE, DELETE ON TABLES TO errand_caller;
+GRANT USAGE ON SCHEMA public TO errand_caller, errand_runtime;
+GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO errand_caller, errand_runtime;
+ALTER DEFAULT PRIVILEGES IN SCHEMA public
+    GRANT SELECT, INSERT, UPDATE, DELETE ON TABLES TO errand_caller, errand_runtime;
 
 -- Each table of people's data: the caller role sees its tenant's rows; any
 -- other role, as before (`current_user` is the same for every row: a

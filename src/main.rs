@@ -146,7 +146,12 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let result = match cli.command {
+    exit_code(run(cli.command, settings))
+}
+
+/// Runs `command` (a token without a configuration file was made before).
+fn run(command: Command, settings: Settings) -> Result<(), AnyError> {
+    match command {
         Command::Serve => actix_web::rt::System::new().block_on(serve(settings)),
         Command::Migrate => actix_web::rt::System::new().block_on(migrate(settings)),
         Command::Keys { command: KeysCommand::Rotate } => actix_web::rt::System::new().block_on(rotate(settings)),
@@ -178,8 +183,7 @@ fn main() -> ExitCode {
                 }
             })
         }
-    };
-    exit_code(result)
+    }
 }
 
 fn exit_code(result: Result<(), AnyError>) -> ExitCode {
@@ -204,7 +208,9 @@ async fn serve(settings: Settings) -> Result<(), AnyError> {
 
 async fn migrate(settings: Settings) -> Result<(), AnyError> {
     let store = Store::connect(settings.database.url.expose_secret(), 2)?;
-    let applied = errand::store::migrations::migrate(&store).await?;
+    let owner =
+        settings.database.migration_url.as_ref().map(|url| Store::connect(url.expose_secret(), 1)).transpose()?;
+    let applied = errand::store::migrations::migrate_as(&store, owner.as_ref()).await?;
     println!("applied {applied} migration(s)");
     Ok(())
 }

@@ -75,6 +75,11 @@ pub struct HttpSettings {
 pub struct DatabaseSettings {
     /// A libpq-style URL, e.g. `postgres://postgres@127.0.0.1:5432/errand`.
     pub url: PostgresUrl,
+    /// Where migrations run, as the tables' owner: errand then runs as
+    /// `url`'s role, which must own no table (a member of `errand_runtime`).
+    /// Absent: `url` migrates too.
+    #[serde(default)]
+    pub migration_url: Option<PostgresUrl>,
     /// At least 2: a claim and an end may need one each at once.
     #[serde_inline_default(16)]
     pub pool_size: usize,

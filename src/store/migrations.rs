@@ -17,11 +17,46 @@ pub enum MigrateError {
     Store(#[from] StoreError),
     #[error("migration failed: {0}")]
     Refinery(#[from] refinery::Error),
+    /// With `database.migration_url` set, `database.url`'s role owns the tables.
+    #[error(
+        "database.url connects as {0:?}, which owns errand's tables: with database.migration_url set, errand runs as a \
+         role that owns none (a member of errand_runtime: GRANT errand_runtime TO it)"
+    )]
+    RuntimeOwnsTables(String),
+    /// With `database.migration_url` set, `database.url`'s role cannot read and write the tables.
+    #[error("database.url connects as {0:?}, which is no member of errand_runtime: GRANT errand_runtime TO {0}")]
+    RuntimeNotGranted(String),
 }
 
 /// Applies every migration not yet applied, holding a session advisory lock.
 pub async fn migrate(store: &Store) -> Result<usize, MigrateError> {
     run(store, refinery::Target::Latest).await
+}
+
+/// The runtime role (`current_user`): whether it owns the `jobs` table, and
+/// whether it is a member of `errand_runtime`.
+const RUNTIME_ROLE: &str = "
+SELECT current_user::text AS role,
+       EXISTS (SELECT 1 FROM pg_tables WHERE schemaname = current_schema() AND tablename = 'jobs'
+                                         AND tableowner = current_user) AS owns,
+       pg_has_role(current_user, 'errand_runtime', 'MEMBER') AS granted";
+
+/// Migrates through `owner` (`database.migration_url`) when given, else
+/// through `runtime`; with an owner apart, then refuses a runtime role that
+/// owns the tables or may not use them.
+pub async fn migrate_as(runtime: &Store, owner: Option<&Store>) -> Result<usize, MigrateError> {
+    let Some(owner) = owner else { return migrate(runtime).await };
+    let applied = migrate(owner).await?;
+    let client = runtime.pool().get().await.map_err(StoreError::from)?;
+    let row = client.query_one(RUNTIME_ROLE, &[]).await.map_err(StoreError::from)?;
+    let role: String = row.get("role");
+    if row.get::<_, bool>("owns") {
+        return Err(MigrateError::RuntimeOwnsTables(role));
+    }
+    if !row.get::<_, bool>("granted") {
+        return Err(MigrateError::RuntimeNotGranted(role));
+    }
+    Ok(applied)
 }
 
 async fn run(store: &Store, target: refinery::Target) -> Result<usize, MigrateError> {

@@ -288,15 +288,7 @@ async fn a_scheduled_occurrence_whose_resource_has_an_unfinished_job_is_skipped_
     .await;
     let alice = token("acme", "alice");
     let body = json!({"params": {"ms": 1}, "cron": "@hourly", "timezone": "UTC", "overlap": "queue"});
-    let response = app
-        .http
-        .post(format!("{}/schedules/sleep", app.address))
-        .bearer_auth(&alice)
-        .header("Idempotency-Key", "nightly")
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
+    let response = crate::schedules::schedule(&app, &alice, "nightly", body).await;
     assert_eq!(response.status(), StatusCode::CREATED);
     let made: Value = response.json().await.unwrap();
     let (schedule, first) = (made["id"].as_str().unwrap().to_owned(), crate::schedules::at(&made["next_run_at"]));

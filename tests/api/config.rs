@@ -2,7 +2,7 @@
 
 use std::process::Command;
 
-fn errand_with(env: &[(&str, &str)]) -> (i32, String) {
+pub(super) fn errand_with(env: &[(&str, &str)]) -> (i32, String) {
     let mut command = Command::new(env!("CARGO_BIN_EXE_errand"));
     command.args(["--config", concat!(env!("CARGO_MANIFEST_DIR"), "/config.toml"), "migrate"]);
     command.env_remove("DATABASE_URL");

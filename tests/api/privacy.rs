@@ -199,21 +199,17 @@ async fn a_type_s_own_retentions_keep_its_jobs_and_files_shorter_or_longer_than_
     })
     .await;
     let alice = token("demo-1", "alice");
-    let mut ids = Vec::new();
-    for (job_type, params) in [("noop", json!({})), ("sleep", json!({"ms": 0})), ("tick", json!({}))] {
-        let id = app.create(&alice, job_type, params).await;
-        app.wait_until_finished(&alice, &id, WITHIN).await;
-        ids.push(id);
-    }
+    let ids =
+        finished(&app, [(&alice, "noop", json!({})), (&alice, "sleep", json!({"ms": 0})), (&alice, "tick", json!({}))])
+            .await;
     // Two hours on, the noop's hour is past; eleven days on, the tick's ten
     // (the default); thirty-one days on, the sleep's thirty.
-    let now = chrono::Utc::now();
-    for (hours, expected) in
-        [(2, [false, true, true]), (11 * 24, [false, true, false]), (31 * 24, [false, false, false])]
-    {
-        app.ticks.prune_as_of.send(errand::actors::PruneAsOf(now + chrono::Duration::hours(hours))).await.unwrap();
-        assert_eq!(kept(&app, &alice, &ids).await, expected, "{hours} hours on");
-    }
+    pruned_as_hours_pass(
+        &app,
+        &ids,
+        [(2, [false, true, true]), (11 * 24, [false, true, false]), (31 * 24, [false; 3])],
+    )
+    .await;
 
     // A type's file is kept for the shorter of its own and the storage's retention.
     let export = app.create(&alice, "export_sales_report", json!({"from": YEAR.0, "to": YEAR.1})).await;
@@ -267,34 +263,45 @@ async fn a_tenant_keeps_files_shorter_and_one_of_its_types_history_shorter_than_
     // History: the tenant's noop an hour (its own), its sleep thirty days (the
     // tenant's, before the history's ten); another tenant's the history's.
     let gil = token("globex", "gil");
-    let mut ids = Vec::new();
-    for (owner, job_type, params) in
-        [(&alice, "noop", json!({})), (&alice, "sleep", json!({"ms": 0})), (&gil, "noop", json!({}))]
-    {
-        let id = app.create(owner, job_type, params).await;
-        app.wait_until_finished(owner, &id, WITHIN).await;
-        ids.push((owner.clone(), id));
-    }
-    let now = chrono::Utc::now();
-    for (hours, expected) in
-        [(2, [false, true, true]), (11 * 24, [false, true, false]), (31 * 24, [false, false, false])]
-    {
-        app.ticks.prune_as_of.send(errand::actors::PruneAsOf(now + chrono::Duration::hours(hours))).await.unwrap();
-        let mut kept_now = Vec::new();
-        for (owner, id) in &ids {
-            kept_now.push(app.get(owner, &format!("/jobs/{id}")).await.status() == StatusCode::OK);
-        }
-        assert_eq!(kept_now, expected, "{hours} hours on");
-    }
+    let ids =
+        finished(&app, [(&alice, "noop", json!({})), (&alice, "sleep", json!({"ms": 0})), (&gil, "noop", json!({}))])
+            .await;
+    pruned_as_hours_pass(
+        &app,
+        &ids,
+        [(2, [false, true, true]), (11 * 24, [false, true, false]), (31 * 24, [false; 3])],
+    )
+    .await;
     let audited: Vec<Value> =
         app.db.column("SELECT filter FROM operator_actions WHERE action = 'set_retention' ORDER BY id", &[]).await;
     assert_eq!(audited[1], json!({"tenant": "demo-1", "type": "noop", "retention_seconds": 3600}));
 }
 
-/// Whether each of `ids` is still there for its owner.
-async fn kept(app: &TestApp, owner: &str, ids: &[String]) -> Vec<bool> {
+/// Each (owner, type, params) job made and finished: (owner, id) each.
+async fn finished<const N: usize>(app: &TestApp, jobs: [(&String, &str, Value); N]) -> Vec<(String, String)> {
+    let mut ids = Vec::with_capacity(N);
+    for (owner, job_type, params) in jobs {
+        let id = app.create(owner, job_type, params).await;
+        app.wait_until_finished(owner, &id, WITHIN).await;
+        ids.push((owner.clone(), id));
+    }
+    ids
+}
+
+/// Prunes the history as of each step's hours from now, and checks after
+/// each which of `ids` are kept.
+async fn pruned_as_hours_pass(app: &TestApp, ids: &[(String, String)], steps: [(i64, [bool; 3]); 3]) {
+    let now = chrono::Utc::now();
+    for (hours, expected) in steps {
+        app.ticks.prune_as_of.send(errand::actors::PruneAsOf(now + chrono::Duration::hours(hours))).await.unwrap();
+        assert_eq!(kept(app, ids).await, expected, "{hours} hours on");
+    }
+}
+
+/// Whether each (owner, id) job is still there for its owner.
+async fn kept(app: &TestApp, ids: &[(String, String)]) -> Vec<bool> {
     let mut kept = Vec::with_capacity(ids.len());
-    for id in ids {
+    for (owner, id) in ids {
         kept.push(app.get(owner, &format!("/jobs/{id}")).await.status() == StatusCode::OK);
     }
     kept
@@ -324,14 +331,9 @@ async fn a_tenant_s_own_retention_comes_before_its_types_and_the_history_s() {
     assert_eq!(app.get(&viewer, path).await.json::<Value>().await.unwrap()["retention_seconds"], 3600);
 
     let (alice, gil) = (token("acme", "alice"), token("globex", "gil"));
-    let mut ids = Vec::new();
-    for (owner, job_type, params) in
-        [(&alice, "noop", json!({})), (&alice, "sleep", json!({"ms": 0})), (&gil, "noop", json!({}))]
-    {
-        let id = app.create(owner, job_type, params).await;
-        app.wait_until_finished(owner, &id, WITHIN).await;
-        ids.push((owner.clone(), id));
-    }
+    let ids =
+        finished(&app, [(&alice, "noop", json!({})), (&alice, "sleep", json!({"ms": 0})), (&gil, "noop", json!({}))])
+            .await;
     // Two hours on: acme's hour is past for both its jobs (its sleep's thirty
     // days too); globex keeps the history's ten days.
     app.ticks
@@ -339,11 +341,7 @@ async fn a_tenant_s_own_retention_comes_before_its_types_and_the_history_s() {
         .send(errand::actors::PruneAsOf(chrono::Utc::now() + chrono::Duration::hours(2)))
         .await
         .unwrap();
-    let mut kept_now = Vec::new();
-    for (owner, id) in &ids {
-        kept_now.push(app.get(owner, &format!("/jobs/{id}")).await.status() == StatusCode::OK);
-    }
-    assert_eq!(kept_now, [false, false, true]);
+    assert_eq!(kept(&app, &ids).await, [false, false, true]);
 
     let cleared = app.put_json(&ops, path, json!({"retention": null})).await;
     assert_eq!(
@@ -393,19 +391,11 @@ async fn a_job_still_running_when_its_person_is_erased_ends_without_a_notificati
 
 #[actix_web::test]
 async fn a_schedule_mails_its_owner_s_latest_address_and_pauses_itself_once_they_have_been_away() {
-    use crate::schedules::{at, fire, patch, scheduling_app};
+    use crate::schedules::{at, fire, patch, schedule, scheduling_app};
     let app = scheduling_app(|s| s.schedules.owner_inactive_after = Some(Duration::from_secs(90 * 24 * 3600))).await;
     let write_sightings = || async { app.ticks.write_sightings.send(errand::actors::WriteSightings).await.unwrap() };
     let body = json!({"params": {"ms": 1}, "cron": "@hourly", "timezone": "UTC", "overlap": "queue"});
-    let response = app
-        .http()
-        .post(format!("{}/schedules/sleep", app.address()))
-        .bearer_auth(token_for("acme", "alice", "alice@old.example"))
-        .header("Idempotency-Key", "hourly")
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
+    let response = schedule(&app, &token_for("acme", "alice", "alice@old.example"), "hourly", body).await;
     assert_eq!(response.status(), StatusCode::CREATED);
     let made: Value = response.json().await.unwrap();
     let (id, first) = (made["id"].as_str().unwrap().to_owned(), at(&made["next_run_at"]));
@@ -563,4 +553,47 @@ async fn a_webhook_secret_is_kept_sealed_under_its_tenant_s_key_rotated_to_a_new
     assert_eq!(erased.status(), StatusCode::OK);
     let keys_left: i64 = app.db.scalar("SELECT count(*) FROM tenant_keys WHERE tenant_id = 'acme'", &[]).await;
     assert_eq!(keys_left, 0);
+}
+
+#[actix_web::test]
+async fn with_a_migration_url_errand_runs_as_a_role_that_owns_no_table_and_refuses_the_owner() {
+    let db = TestDb::create().await;
+    // A login role of this test's (the cluster's, made once), a member of errand_runtime.
+    let create_role = "DO $$ BEGIN CREATE ROLE errand_test_runtime LOGIN;
+                       EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$;
+                       GRANT errand_runtime TO errand_test_runtime";
+    db.client().await.batch_execute(create_role).await.unwrap();
+    let owner_url = db.url.clone();
+    let mut runtime_url = reqwest::Url::parse(&db.url).unwrap();
+    runtime_url.set_username("errand_test_runtime").unwrap();
+    let runtime_url = runtime_url.to_string();
+
+    // The owner refused as the runtime role, by `errand migrate`, naming the key.
+    let (code, stderr) = crate::config::errand_with(&[
+        ("ERRAND_DATABASE__URL", owner_url.as_str()),
+        ("ERRAND_DATABASE__MIGRATION_URL", owner_url.as_str()),
+    ]);
+    assert_ne!(code, 0, "{stderr}");
+    assert!(stderr.contains("database.url") && stderr.contains("owns errand's tables"), "{stderr}");
+
+    let app = spawn_app_on(
+        db,
+        |s| {
+            s.database.url = runtime_url.clone().try_into().unwrap();
+            s.database.migration_url = Some(owner_url.clone().try_into().unwrap());
+        },
+        errand::jobs::HandlerRegistry::builtin(),
+    )
+    .await;
+    let alice = token("acme", "alice");
+    let id = app.create(&alice, "noop", json!({})).await;
+    let job = app.wait_until_finished(&alice, &id, WITHIN).await;
+    assert_eq!(job["status"], "completed");
+    let feed: Value = app.get(&alice, "/notifications").await.json().await.unwrap();
+    assert_eq!(feed["unread_count"], 1, "{feed}");
+    let sessions: Vec<String> = app
+        .db
+        .column("SELECT DISTINCT usename::text FROM pg_stat_activity WHERE datname = current_database() AND application_name LIKE 'errand/%'", &[])
+        .await;
+    assert_eq!(sessions, ["errand_test_runtime"], "errand's own connections");
 }

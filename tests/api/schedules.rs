@@ -32,7 +32,7 @@ pub(super) async fn scheduling_app(configure: impl FnOnce(&mut errand::config::S
     .await
 }
 
-async fn schedule(app: &TestApp, token: &str, key: &str, body: Value) -> reqwest::Response {
+pub(super) async fn schedule(app: &TestApp, token: &str, key: &str, body: Value) -> reqwest::Response {
     let url = format!("{}/schedules/sleep", app.address);
     app.http.post(url).bearer_auth(token).header("Idempotency-Key", key).json(&body).send().await.unwrap()
 }

@@ -188,12 +188,7 @@ impl Keyring {
 
     /// `tenant`'s data key, wrapped under `version`.
     pub fn unwrap(&self, tenant: &str, version: &str, wrapped: &[u8]) -> Result<DataKey, SealError> {
-        let (_, kek) = self
-            .keys
-            .iter()
-            .find(|(v, _)| v == version)
-            .ok_or_else(|| SealError(format!("no key-encryption key {version:?} is configured")))?;
-        let bytes = kek.open(wrapped, tenant, Purpose::DataKey)?;
+        let bytes = self.unwrapped_bytes(tenant, version, wrapped)?;
         Ok(DataKey { key: SealingKey::new(&bytes)?, tenant: tenant.to_owned() })
     }
 
@@ -203,13 +198,17 @@ impl Keyring {
         if version == self.current() {
             return Ok(None);
         }
-        let (_, old) = self
+        let bytes = self.unwrapped_bytes(tenant, version, wrapped)?;
+        Ok(Some(self.keys[0].1.seal(&bytes, tenant, Purpose::DataKey)))
+    }
+
+    fn unwrapped_bytes(&self, tenant: &str, version: &str, wrapped: &[u8]) -> Result<Vec<u8>, SealError> {
+        let (_, kek) = self
             .keys
             .iter()
             .find(|(v, _)| v == version)
             .ok_or_else(|| SealError(format!("no key-encryption key {version:?} is configured")))?;
-        let bytes = old.open(wrapped, tenant, Purpose::DataKey)?;
-        Ok(Some(self.keys[0].1.seal(&bytes, tenant, Purpose::DataKey)))
+        kek.open(wrapped, tenant, Purpose::DataKey)
     }
 }
 

@@ -186,9 +186,7 @@ impl ScheduleFiring<'_> {
     pub async fn fire_due(&self, now: DateTime<Utc>, terms: &FiringTerms<'_>) -> Result<Fired, StoreError> {
         let mut client = self.pool.get().await?;
         let tx = client.transaction().await?;
-        if let Some(seen_since) = terms.owner_inactive_after.and_then(|away| now.checked_sub_signed(away)) {
-            tx.execute(&tx.prepare_cached(PAUSE_OWNERS_AWAY).await?, &[&now, &seen_since, &terms.batch]).await?;
-        }
+        pause_owners_away(&tx, now, terms).await?;
         let rows = tx.query(&tx.prepare_cached(TAKE_DUE).await?, &[&now, &terms.batch]).await?;
         let mut jobs: Vec<ScheduledJob> = Vec::new();
         let mut owners = Vec::with_capacity(rows.len());
@@ -302,6 +300,20 @@ impl ScheduleFiring<'_> {
         });
         Ok(admitted.collect())
     }
+}
+
+/// Pauses the schedules due at `now` whose owners have been away longer
+/// than `terms` allow (see [`PAUSE_OWNERS_AWAY`]), before the pass takes
+/// what is due.
+async fn pause_owners_away(
+    tx: &Transaction<'_>,
+    now: DateTime<Utc>,
+    terms: &FiringTerms<'_>,
+) -> Result<(), StoreError> {
+    if let Some(seen_since) = terms.owner_inactive_after.and_then(|away| now.checked_sub_signed(away)) {
+        tx.execute(&tx.prepare_cached(PAUSE_OWNERS_AWAY).await?, &[&now, &seen_since, &terms.batch]).await?;
+    }
+    Ok(())
 }
 
 /// The params of `schedule`'s job for `occurrence`, its dates resolved; or
