@@ -26,7 +26,7 @@ WHERE id = $1";
 /// `SELECT id FROM jobs …`) picks, with everything a job leaves behind: the
 /// one list of it, for the Pruner's history and for erasures alike.
 macro_rules! forget_jobs {
-    ($doomed:literal) => {
+    ($doomed:expr) => {
         concat!(
             "WITH doomed AS (",
             $doomed,
@@ -48,18 +48,21 @@ DELETE FROM jobs WHERE id IN (SELECT id FROM doomed)"
 
 pub(in crate::store) use forget_jobs;
 
-/// Deletes up to `$3` finished jobs created before the UUID v7 bound `$1` and
-/// finished before their cutoff: `$6` less their tenant's own retention
-/// for their type or else for all its types (`tenant_retention`), else `$5[i]` for a type `$4[i]` of a retention of
-/// its own, else `$2`; whose result file (if any) is already deleted, with
-/// their notifications and outbox emails. Their idempotency keys are free
-/// again. The id bound (the latest of the cutoffs) walks the primary key in
-/// creation order, so no extra index is kept for this; jobs still queued are
-/// never touched.
-const PRUNE_HISTORY: &str = forget_jobs!(
-    "
+/// The statement deleting up to `$3` finished jobs created before the UUID
+/// v7 bound `$1` (`$7`'s only, with `$tenant_only`) and finished before
+/// their cutoff: `$6` less their tenant's own retention for their type or
+/// else for all its types (`tenant_retention`), else `$5[i]` for a type
+/// `$4[i]` of a retention of its own, else `$2`; whose result file (if any)
+/// is already deleted, with all they left. Their idempotency keys are free
+/// again. Jobs still queued are never touched.
+macro_rules! prune_history {
+    ($tenant_only:literal) => {
+        forget_jobs!(concat!(
+            "
     SELECT id FROM jobs
-    WHERE id < $1 AND state IN ('completed', 'failed', 'cancelled') AND result_expires_at IS NULL
+    WHERE id < $1 AND ",
+            $tenant_only,
+            " AND state IN ('completed', 'failed', 'cancelled') AND result_expires_at IS NULL
       AND finished_at < coalesce((SELECT $6::timestamptz - t.retention FROM tenant_retention t
                                   WHERE t.tenant_id = jobs.tenant_id AND t.job_type IN ('', jobs.job_type)
                                     AND t.retention IS NOT NULL
@@ -72,19 +75,35 @@ const PRUNE_HISTORY: &str = forget_jobs!(
     LIMIT $3
     FOR UPDATE SKIP LOCKED
 "
-);
+        ))
+    };
+}
+
+/// Every tenant's history, walked along the primary key in creation order
+/// up to the latest of the configured cutoffs (so no extra index is kept
+/// for this).
+const PRUNE_HISTORY: &str = prune_history!("true");
+
+/// One tenant's (`$7`) history, up to its own cutoff: walked along
+/// `jobs_tenant_newest`, so a tenant keeping its history shorter than the
+/// rest does not make every pass walk everyone's kept history.
+const PRUNE_TENANT_HISTORY: &str = prune_history!("tenant_id = $7");
 
 /// When finished jobs are old enough to go ([`Queue::history_cutoffs`]).
 pub struct HistoryCutoffs {
     now: DateTime<Utc>,
     cutoff: DateTime<Utc>,
     by_type: Vec<(String, DateTime<Utc>)>,
-    /// The latest of them all: the id bound of the walk.
+    /// The latest of the configured ones: the id bound of the walk of everyone's history.
     latest: DateTime<Utc>,
+    /// The tenants whose own retention ends later than that: each its walk, to its bound.
+    by_tenant: Vec<(String, DateTime<Utc>)>,
 }
 
-/// The shortest of the tenants' own retentions, in seconds (NULL: none has one).
-const SHORTEST_TENANT_RETENTION: &str = "SELECT extract(epoch FROM min(retention))::float8 FROM tenant_retention";
+/// Each tenant's shortest own retention, in seconds.
+const TENANT_RETENTIONS: &str = "
+SELECT tenant_id, extract(epoch FROM min(retention))::float8 AS seconds FROM tenant_retention
+WHERE retention IS NOT NULL GROUP BY tenant_id";
 
 /// Deletes up to `$3` batches created before the UUID v7 bound `$1` and
 /// finished before `$2` whose children are all pruned, with their
@@ -187,21 +206,36 @@ impl Queue<'_> {
         by_type: Vec<(String, DateTime<Utc>)>,
     ) -> Result<HistoryCutoffs, StoreError> {
         let client = self.pool.get().await?;
-        let shortest: Option<f64> =
-            client.query_one(&client.prepare_cached(SHORTEST_TENANT_RETENTION).await?, &[]).await?.try_get(0)?;
-        let by_tenant = shortest.and_then(|s| chrono::Duration::try_milliseconds((s * 1000.0) as i64)).map(|s| now - s);
-        let latest = by_type.iter().map(|(_, at)| *at).chain(by_tenant).fold(cutoff, DateTime::max);
-        Ok(HistoryCutoffs { now, cutoff, by_type, latest })
+        let latest = by_type.iter().map(|(_, at)| *at).fold(cutoff, DateTime::max);
+        let mut by_tenant = Vec::new();
+        for row in client.query(&client.prepare_cached(TENANT_RETENTIONS).await?, &[]).await? {
+            let seconds: f64 = row.try_get("seconds")?;
+            let Some(own) = chrono::Duration::try_milliseconds((seconds * 1000.0) as i64) else { continue };
+            if now - own > latest {
+                by_tenant.push((row.try_get("tenant_id")?, now - own));
+            }
+        }
+        Ok(HistoryCutoffs { now, cutoff, by_type, latest, by_tenant })
     }
 
-    /// Deletes up to `limit` finished jobs past `cutoffs` with all they
-    /// left; returns how many.
+    /// Deletes finished jobs past `cutoffs` with all they left, up to
+    /// `limit` from everyone's history and as many from each tenant's that
+    /// keeps its own shorter; returns how many.
     pub async fn prune_history(&self, cutoffs: &HistoryCutoffs, limit: i64) -> Result<u64, StoreError> {
-        let HistoryCutoffs { now, cutoff, by_type, latest } = cutoffs;
+        let HistoryCutoffs { now, cutoff, by_type, latest, by_tenant } = cutoffs;
         let (types, at): (Vec<&str>, Vec<DateTime<Utc>>) = by_type.iter().map(|(t, at)| (t.as_str(), *at)).unzip();
         let client = self.pool.get().await?;
-        let statement = client.prepare_cached(PRUNE_HISTORY).await?;
-        Ok(client.execute(&statement, &[&first_v7_at(*latest), cutoff, &limit, &types, &at, now]).await?)
+        let everyone = client.prepare_cached(PRUNE_HISTORY).await?;
+        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 6] =
+            [&first_v7_at(*latest), cutoff, &limit, &types, &at, now];
+        let mut deleted = client.execute(&everyone, &params).await?;
+        let one_tenant = client.prepare_cached(PRUNE_TENANT_HISTORY).await?;
+        for (tenant, bound) in by_tenant {
+            let params: [&(dyn tokio_postgres::types::ToSql + Sync); 7] =
+                [&first_v7_at(*bound), cutoff, &limit, &types, &at, now, tenant];
+            deleted += client.execute(&one_tenant, &params).await?;
+        }
+        Ok(deleted)
     }
 
     /// Deletes up to `limit` batches older than `cutoff` whose children are
