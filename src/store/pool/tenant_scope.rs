@@ -44,12 +44,17 @@ impl TenantPool {
     /// A connection in a transaction that sees and writes only the tenant's
     /// rows. [`Scoped::commit`] ends it; dropped, it is rolled back.
     pub async fn get(&self) -> Result<Scoped, StoreError> {
-        let client = self.pool.get().await?;
-        client.batch_execute("BEGIN").await?;
-        // From here on, dropping it rolls the transaction back.
-        let scoped = Scoped { client: Some(client) };
+        // From here on, dropping it rolls back whatever began.
+        let scoped = Scoped { client: Some(self.pool.get().await?) };
         let scope = scoped.prepare_cached(SCOPE).await?;
-        scoped.execute(&scope, &[&self.tenant.as_str()]).await?;
+        // `BEGIN` and the settings go out together (pipelined, in that
+        // order): one round trip. The caller's first statement is sent only
+        // once both answered.
+        let tenant = self.tenant.as_str();
+        let (began, scoped_to) =
+            futures_util::future::join(scoped.batch_execute("BEGIN"), scoped.execute(&scope, &[&tenant])).await;
+        began?;
+        scoped_to?;
         Ok(scoped)
     }
 }
