@@ -101,11 +101,8 @@ impl<'a> CallerJobs<'a> {
     }
 
     async fn get_once(&self, id: JobId) -> Result<Option<Job>, StoreError> {
-        let client = self.pool.get().await?;
-        let statement = client.prepare_cached(GET_OWN).await?;
-        let row =
-            client.query_opt(&statement, &[&self.caller.tenant.as_str(), &self.caller.user.as_str(), &id.0]).await?;
-        row.as_ref().map(held_job_from_row).transpose()
+        let rows = self.pool.read(GET_OWN, &[&self.caller.tenant.as_str(), &self.caller.user.as_str(), &id.0]).await?;
+        rows.first().map(held_job_from_row).transpose()
     }
 
     /// The latest progress of each of the caller's running jobs that reported any.

@@ -213,10 +213,8 @@ impl<'a> CallerNotifications<'a> {
     }
 
     async fn after_once(&self, after: Option<NotificationId>, limit: i64) -> Result<NewerPage, StoreError> {
-        let client = self.pool.get().await?;
         let (tenant, user) = self.owner();
-        let statement = client.prepare_cached(NEWER_THAN).await?;
-        let rows = client.query(&statement, &[&tenant, &user, &after.map(|id| id.0), &limit]).await?;
+        let rows = self.pool.read(NEWER_THAN, &[&tenant, &user, &after.map(|id| id.0), &limit]).await?;
         Ok(NewerPage {
             notifications: notifications_from_rows(&rows)?,
             last: rows.last().map(|row| row.try_get("id").map(NotificationId)).transpose()?,
@@ -235,8 +233,10 @@ impl<'a> CallerNotifications<'a> {
 
     /// How many of the caller's notifications are unread.
     pub async fn unread_count(&self) -> Result<i64, StoreError> {
-        let client = self.pool.get().await?;
-        self.unread_count_on(&client).await
+        let (tenant, user) = self.owner();
+        let rows = self.pool.read(UNREAD_COUNT, &[&tenant, &user]).await?;
+        let row = rows.first().ok_or_else(|| StoreError::Corrupt("a count read back no row".into()))?;
+        Ok(row.try_get("unread")?)
     }
 
     async fn unread_count_on(&self, client: &deadpool_postgres::Client) -> Result<i64, StoreError> {

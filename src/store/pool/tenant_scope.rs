@@ -57,6 +57,29 @@ impl TenantPool {
         scoped_to?;
         Ok(scoped)
     }
+
+    /// One read in a scoped transaction of its own, sent with `BEGIN` and
+    /// the settings: one round trip, as an unscoped read takes. Pipelined
+    /// safely: were the settings to fail, the transaction is aborted and
+    /// the read fails with it; it never runs unscoped. Rolled back after.
+    pub async fn read(
+        &self,
+        statement: &str,
+        params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
+    ) -> Result<Vec<tokio_postgres::Row>, StoreError> {
+        let scoped = Scoped { client: Some(self.pool.get().await?) };
+        let (scope, statement) = (scoped.prepare_cached(SCOPE).await?, scoped.prepare_cached(statement).await?);
+        let tenant = self.tenant.as_str();
+        let (began, scoped_to, rows) = futures_util::future::join3(
+            scoped.batch_execute("BEGIN"),
+            scoped.execute(&scope, &[&tenant]),
+            scoped.query(&statement, params),
+        )
+        .await;
+        began?;
+        scoped_to?;
+        Ok(rows?)
+    }
 }
 
 /// A pooled connection in a tenant-scoped transaction.
