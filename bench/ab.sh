@@ -38,15 +38,6 @@ cleanup() {
   errand_stop_private_cluster
 }
 trap cleanup EXIT
-# CPU ticks of the PostgreSQL processes still running (a drain's backends are).
-postgres_ticks() {
-  local total=0 pid fields
-  for pid in $(pgrep -x postgres); do
-    fields=$(cut -d' ' -f14,15 "/proc/$pid/stat" 2>/dev/null) || continue
-    total=$((total + ${fields% *} + ${fields#* }))
-  done
-  echo "$total"
-}
 commits() { psql "$base/$db" -XAtqc "SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()"; }
 # Side $1's config file and settings: sets cfg and envs.
 side() {
@@ -71,10 +62,10 @@ create() {
   env "${envs[@]}" ERRAND_WORKERS__GLOBAL_LIMIT=0 ERRAND_HTTP__BIND=127.0.0.1:0 "$errand" --config "$cfg" serve >"$fifo" 2>/dev/null &
   errand_pid=$!
   read -r line <"$fifo"; rm -f "$fifo"
-  pg0=$(postgres_ticks)
+  pg0=$(errand_postgres_ticks)
   line=$("${CARGO_TARGET_DIR:-target}/release/errand-loadgen" --url "http://${line##* }" --secret "$SECRET" \
     --run-id "ab-$label-$RANDOM" --phases create --requests "$jobs")
-  fields=$(cut -d' ' -f14,15 "/proc/$errand_pid/stat"); pg1=$(postgres_ticks)
+  fields=$(cut -d' ' -f14,15 "/proc/$errand_pid/stat"); pg1=$(errand_postgres_ticks)
   kill -TERM "$errand_pid"; wait "$errand_pid" 2>/dev/null || true; errand_pid=""
   # CPU per request (µs) steadies a comparison that throughput alone, on a noisy machine, does not.
   echo "$label $line errand_cpu_us_per_req=$(((${fields% *} + ${fields#* }) * 10000 / jobs)) postgres_cpu_us_per_req=$(((pg1 - pg0) * 10000 / jobs))"
@@ -87,13 +78,13 @@ drain() {
   env "${envs[@]}" "$errand" --config "$cfg" migrate >/dev/null
   errand_drain_insert "$base/$db" "$jobs" "${AB_TENANTS:-32}" noop '{}'
   side_sql "$label"
-  pg0=$(postgres_ticks); x0=$(commits)
+  pg0=$(errand_postgres_ticks); x0=$(commits)
   started=$(psql "$base/$db" -XAtqc "SELECT clock_timestamp()")
   env "${envs[@]}" ERRAND_HTTP__BIND=127.0.0.1:0 "$errand" --config "$cfg" serve >/dev/null 2>&1 &
   errand_pid=$!
   line=$(errand_drain_timed "$base/$db" "$started" "$label")
   fields=$(cut -d' ' -f14,15 "/proc/$errand_pid/stat")
-  pg1=$(postgres_ticks); x1=$(commits)
+  pg1=$(errand_postgres_ticks); x1=$(commits)
   kill -TERM "$errand_pid"; wait "$errand_pid" 2>/dev/null || true; errand_pid=""
   echo "$line commits=$((x1 - x0)) errand_cpu_s=$(((${fields% *} + ${fields#* }) / 100)).$(printf '%02d' $(((${fields% *} + ${fields#* }) % 100))) postgres_cpu_s=$(((pg1 - pg0) / 100)).$(printf '%02d' $(((pg1 - pg0) % 100)))"
   psql "$base/postgres" -Xqc "DROP DATABASE $db WITH (FORCE)"

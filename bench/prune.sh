@@ -24,15 +24,6 @@ cleanup() {
   errand_stop_private_cluster
 }
 trap cleanup EXIT
-# CPU ticks of the PostgreSQL processes running.
-postgres_ticks() {
-  local total=0 pid fields
-  for pid in $(pgrep -x postgres); do
-    fields=$(cut -d' ' -f14,15 "/proc/$pid/stat" 2>/dev/null) || continue
-    total=$((total + ${fields% *} + ${fields#* }))
-  done
-  echo "$total"
-}
 
 # A run of binary $2 (side $1) on a database of its own.
 run() {
@@ -64,9 +55,9 @@ SQL
     sleep 1
   done
   sleep 3
-  before=$(postgres_ticks)
+  before=$(errand_postgres_ticks)
   sleep "$seconds"
-  after=$(postgres_ticks)
+  after=$(errand_postgres_ticks)
   kill -TERM "$errand_pid"; wait "$errand_pid" 2>/dev/null || true; errand_pid=""
   psql "$base/postgres" -Xqc "DROP DATABASE $db WITH (FORCE)"; db=""
   echo "$side jobs=$jobs tenant0_left=$left postgres_cpu_ms_per_s=$(( (after - before) * 10000 / $(getconf CLK_TCK) / seconds ))"

@@ -17,6 +17,17 @@ ERRAND_PG_STARTED=""
 
 errand_log() { printf 'errand: %s\n' "$*" >&2; }
 
+# CPU ticks (user and system) of the PostgreSQL processes running now: the
+# benchmarks read it before and after (a drain's backends are still running).
+errand_postgres_ticks() {
+  local total=0 pid fields
+  for pid in $(pgrep -x postgres); do
+    fields=$(cut -d' ' -f14,15 "/proc/$pid/stat" 2>/dev/null) || continue
+    total=$((total + ${fields% *} + ${fields#* }))
+  done
+  echo "$total"
+}
+
 errand_pg_bin() {
   local dir
   dir=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)

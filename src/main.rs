@@ -208,9 +208,8 @@ async fn serve(settings: Settings) -> Result<(), AnyError> {
 
 async fn migrate(settings: Settings) -> Result<(), AnyError> {
     let store = Store::connect(settings.database.url.expose_secret(), 2)?;
-    let owner =
-        settings.database.migration_url.as_ref().map(|url| Store::connect(url.expose_secret(), 1)).transpose()?;
-    let applied = errand::store::migrations::migrate_as(&store, owner.as_ref()).await?;
+    let owner_url = settings.database.migration_url.as_ref().map(|url| url.expose_secret());
+    let applied = errand::store::migrations::migrate_as(&store, owner_url).await?;
     println!("applied {applied} migration(s)");
     Ok(())
 }

@@ -67,9 +67,8 @@ impl Engine {
             .with_keyring(settings.keyring().map_err(|why| invalid("encryption.keys", why))?);
         let storage = storage_from(settings)?;
         let job_types = job_types_from(settings, &handlers, &storage)?;
-        let owner =
-            settings.database.migration_url.as_ref().map(|url| Store::connect(url.expose_secret(), 1)).transpose()?;
-        let applied = crate::store::migrations::migrate_as(&store, owner.as_ref()).await?;
+        let owner_url = settings.database.migration_url.as_ref().map(|url| url.expose_secret());
+        let applied = crate::store::migrations::migrate_as(&store, owner_url).await?;
         if applied > 0 {
             tracing::info!(applied, "applied migrations");
         }

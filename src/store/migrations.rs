@@ -26,6 +26,8 @@ pub enum MigrateError {
     /// With `database.migration_url` set, `database.url`'s role cannot read and write the tables.
     #[error("database.url connects as {0:?}, which is no member of errand_runtime: GRANT errand_runtime TO {0}")]
     RuntimeNotGranted(String),
+    #[error("database.migration_url: {0}")]
+    OwnerUrl(crate::store::UrlError),
 }
 
 /// Applies every migration not yet applied, holding a session advisory lock.
@@ -41,12 +43,13 @@ SELECT current_user::text AS role,
                                          AND tableowner = current_user) AS owns,
        pg_has_role(current_user, 'errand_runtime', 'MEMBER') AS granted";
 
-/// Migrates through `owner` (`database.migration_url`) when given, else
-/// through `runtime`; with an owner apart, then refuses a runtime role that
-/// owns the tables or may not use them.
-pub async fn migrate_as(runtime: &Store, owner: Option<&Store>) -> Result<usize, MigrateError> {
-    let Some(owner) = owner else { return migrate(runtime).await };
-    let applied = migrate(owner).await?;
+/// Migrates as the tables' owner, at `owner_url` (`database.migration_url`)
+/// when given, else through `runtime`; with an owner apart, then refuses a
+/// runtime role that owns the tables or may not use them.
+pub async fn migrate_as(runtime: &Store, owner_url: Option<&str>) -> Result<usize, MigrateError> {
+    let Some(owner_url) = owner_url else { return migrate(runtime).await };
+    let owner = Store::connect(owner_url, 1).map_err(MigrateError::OwnerUrl)?;
+    let applied = migrate(&owner).await?;
     let client = runtime.pool().get().await.map_err(StoreError::from)?;
     let row = client.query_one(RUNTIME_ROLE, &[]).await.map_err(StoreError::from)?;
     let role: String = row.get("role");

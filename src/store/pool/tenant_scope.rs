@@ -24,8 +24,8 @@ use crate::store::StoreError;
 /// The role the caller doors' transactions take (created by the migrations).
 pub const CALLER_ROLE: &str = "errand_caller";
 
-/// Takes the caller role and the tenant for the rest of the transaction.
-const SCOPE: &str = "SELECT set_config('role', 'errand_caller', true), set_config('errand.tenant', $1, true)";
+/// Takes the caller role (`$1`) and the tenant (`$2`) for the rest of the transaction.
+const SCOPE: &str = "SELECT set_config('role', $1, true), set_config('errand.tenant', $2, true)";
 
 /// The pool as a caller door sees it: every connection it hands out is in a
 /// transaction scoped to one tenant. (Owned, so that a stream read page by
@@ -44,15 +44,15 @@ impl TenantPool {
     /// A connection in a transaction that sees and writes only the tenant's
     /// rows. [`Scoped::commit`] ends it; dropped, it is rolled back.
     pub async fn get(&self) -> Result<Scoped, StoreError> {
-        // From here on, dropping it rolls back whatever began.
-        let scoped = Scoped { client: Some(self.pool.get().await?) };
-        let scope = scoped.prepare_cached(SCOPE).await?;
+        let (scoped, scope) = self.checkout().await?;
         // `BEGIN` and the settings go out together (pipelined, in that
         // order): one round trip. The caller's first statement is sent only
         // once both answered.
-        let tenant = self.tenant.as_str();
-        let (began, scoped_to) =
-            futures_util::future::join(scoped.batch_execute("BEGIN"), scoped.execute(&scope, &[&tenant])).await;
+        let (began, scoped_to) = futures_util::future::join(
+            scoped.batch_execute("BEGIN"),
+            scoped.execute(&scope, &[&CALLER_ROLE, &self.tenant.as_str()]),
+        )
+        .await;
         began?;
         scoped_to?;
         Ok(scoped)
@@ -67,18 +67,25 @@ impl TenantPool {
         statement: &str,
         params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
     ) -> Result<Vec<tokio_postgres::Row>, StoreError> {
-        let scoped = Scoped { client: Some(self.pool.get().await?) };
-        let (scope, statement) = (scoped.prepare_cached(SCOPE).await?, scoped.prepare_cached(statement).await?);
-        let tenant = self.tenant.as_str();
+        let (scoped, scope) = self.checkout().await?;
+        let statement = scoped.prepare_cached(statement).await?;
         let (began, scoped_to, rows) = futures_util::future::join3(
             scoped.batch_execute("BEGIN"),
-            scoped.execute(&scope, &[&tenant]),
+            scoped.execute(&scope, &[&CALLER_ROLE, &self.tenant.as_str()]),
             scoped.query(&statement, params),
         )
         .await;
         began?;
         scoped_to?;
         Ok(rows?)
+    }
+
+    /// A connection of the pool, which from here on is rolled back when
+    /// dropped, and the settings' statement prepared on it.
+    async fn checkout(&self) -> Result<(Scoped, tokio_postgres::Statement), StoreError> {
+        let scoped = Scoped { client: Some(self.pool.get().await?) };
+        let scope = scoped.prepare_cached(SCOPE).await?;
+        Ok((scoped, scope))
     }
 }
 

@@ -229,6 +229,9 @@ impl Queue<'_> {
         let params: [&(dyn tokio_postgres::types::ToSql + Sync); 6] =
             [&first_v7_at(*latest), cutoff, &limit, &types, &at, now];
         let mut deleted = client.execute(&everyone, &params).await?;
+        if by_tenant.is_empty() {
+            return Ok(deleted);
+        }
         let one_tenant = client.prepare_cached(PRUNE_TENANT_HISTORY).await?;
         for (tenant, bound) in by_tenant {
             let params: [&(dyn tokio_postgres::types::ToSql + Sync); 7] =

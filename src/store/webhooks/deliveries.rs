@@ -207,11 +207,7 @@ impl WebhookOutbox<'_> {
         let (tenant, stored): (&str, &str) = (detail.try_get("endpoint_tenant")?, detail.try_get("secret")?);
         let version: Option<&str> = detail.try_get("key_version")?;
         let wrapped: Option<&[u8]> = detail.try_get("key_wrapped")?;
-        match self.keys {
-            Some(keys) => keys.open_secret(tenant, version.zip(wrapped), stored),
-            None if !stored.starts_with("sealed:") => Ok(stored.to_owned()),
-            None => Err(StoreError::Corrupt("a sealed webhook secret, and no keyring to open it".into())),
-        }
+        super::sealed::open_secret(self.keys, tenant, version.zip(wrapped), stored)
     }
 
     /// Disables `endpoint` if its last `failures` deliveries that ended all

@@ -3,8 +3,9 @@
 //! to seal; webhook endpoints' secrets sealed under it (`sealed:` and the
 //! base64 of the seal, in `webhook_endpoints.secret`). A secret written in
 //! clear (before errand sealed them, or by hand) still opens as it is, and
-//! `errand keys rotate` seals it. Opened data keys are kept in memory per
-//! tenant and key version: the database holds only wrapped ones.
+//! `errand keys rotate` seals it. Opened data keys are kept in memory by
+//! their wrapped form, which the database holds: a key shredded and made
+//! anew, or rewrapped, is a new entry, never an old key taken for it.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -36,13 +37,34 @@ const IN_CLEAR: &str = "SELECT id, tenant_id, secret FROM webhook_endpoints WHER
 
 const SEAL_ONE: &str = "UPDATE webhook_endpoints SET secret = $3 WHERE id = $1 AND secret = $2";
 
+/// A kept secret (`stored`) of `tenant`'s, opened with `keys` and its data
+/// key (`version`, `wrapped`; `None` if the tenant has none). One kept in
+/// clear is as it is, with or without keys.
+pub(in crate::store) fn open_secret(
+    keys: Option<&TenantKeys>,
+    tenant: &str,
+    key: Option<(&str, &[u8])>,
+    stored: &str,
+) -> Result<String, StoreError> {
+    let Some(sealed) = stored.strip_prefix(SEALED) else { return Ok(stored.to_owned()) };
+    let corrupt = |why: &str| StoreError::Corrupt(format!("a webhook secret of tenant {tenant:?}: {why}"));
+    let keys = keys.ok_or_else(|| corrupt("sealed, and this store has no keyring"))?;
+    let (version, wrapped) = key.ok_or_else(|| corrupt("its tenant has no data key (erased?)"))?;
+    let sealed = STANDARD.decode(sealed).map_err(|e| corrupt(&e.to_string()))?;
+    let opened = keys.open_key(tenant, version, wrapped)?.open(&sealed, Purpose::WebhookSecret);
+    String::from_utf8(opened.map_err(|e| corrupt(&e.to_string()))?).map_err(|e| corrupt(&e.to_string()))
+}
+
 /// Rows rewrapped or sealed per statement.
 const STEP: i64 = 500;
+
+/// Which data key: its tenant, and its wrapped form as the database holds it.
+type WrappedKey = (String, Vec<u8>);
 
 /// The keyring, and the data keys opened so far.
 pub struct TenantKeys {
     ring: Keyring,
-    opened: Mutex<HashMap<(String, String), Arc<DataKey>>>,
+    opened: Mutex<HashMap<WrappedKey, Arc<DataKey>>>,
 }
 
 impl std::fmt::Debug for TenantKeys {
@@ -58,7 +80,7 @@ impl TenantKeys {
 
     /// `tenant`'s data key wrapped under `version` as `wrapped`, opened.
     fn open_key(&self, tenant: &str, version: &str, wrapped: &[u8]) -> Result<Arc<DataKey>, StoreError> {
-        let id = (tenant.to_owned(), version.to_owned());
+        let id = (tenant.to_owned(), wrapped.to_vec());
         if let Some(key) = self.opened.lock().ok().and_then(|opened| opened.get(&id).cloned()) {
             return Ok(key);
         }
@@ -95,22 +117,6 @@ impl TenantKeys {
     ) -> Result<String, StoreError> {
         let key = self.key_for(client, tenant).await?;
         Ok(format!("{SEALED}{}", STANDARD.encode(key.seal(secret.as_bytes(), Purpose::WebhookSecret))))
-    }
-
-    /// A kept secret (`stored`) of `tenant`'s, opened with its data key
-    /// (`version`, `wrapped`; `None` if the tenant has none).
-    pub(in crate::store) fn open_secret(
-        &self,
-        tenant: &str,
-        key: Option<(&str, &[u8])>,
-        stored: &str,
-    ) -> Result<String, StoreError> {
-        let Some(sealed) = stored.strip_prefix(SEALED) else { return Ok(stored.to_owned()) };
-        let corrupt = |why: String| StoreError::Corrupt(format!("a webhook secret of tenant {tenant:?}: {why}"));
-        let (version, wrapped) = key.ok_or_else(|| corrupt("its tenant has no data key (erased?)".into()))?;
-        let sealed = STANDARD.decode(sealed).map_err(|e| corrupt(e.to_string()))?;
-        let opened = self.open_key(tenant, version, wrapped)?.open(&sealed, Purpose::WebhookSecret);
-        String::from_utf8(opened.map_err(|e| corrupt(e.to_string()))?).map_err(|e| corrupt(e.to_string()))
     }
 
     /// Rewraps every data key under the current key-encryption key, and
