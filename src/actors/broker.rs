@@ -132,7 +132,11 @@ impl Handler<ClaimForWorker> for Broker {
                 }
                 if !jobs.is_empty() || now >= deadline {
                     crate::telemetry::record_claimed("worker", jobs.len());
-                    jobs.iter().for_each(|job| crate::telemetry::record_job_wait(&job.job_type, job.due_at));
+                    for job in &jobs {
+                        let trace_id =
+                            crate::telemetry::traces::attempt_trace_id(None, job.trace.as_ref(), job.attempt.into());
+                        crate::telemetry::record_job_wait(&job.job_type, job.due_at, trace_id);
+                    }
                     return Ok(Leased { jobs, expires_at: expiry_of(lease) });
                 }
                 let _ = tokio::time::timeout((deadline - now).min(BACKSTOP), arrived).await;
@@ -146,9 +150,11 @@ impl Handler<ClaimRound> for Broker {
 
     fn handle(&mut self, ClaimRound { spec, max }: ClaimRound, _ctx: &mut Self::Context) -> Self::Result {
         let (store, after_tenant) = (self.store.clone(), self.after_tenant.clone());
+        let started = std::time::SystemTime::now();
         let claim = async move { store.queue().claim(&spec.request(max, &after_tenant)).await };
-        Box::pin(claim.into_actor(self).map(|claim, act, _| {
+        Box::pin(claim.into_actor(self).map(move |claim, act, _| {
             let claim = claim?;
+            crate::telemetry::traces::record_claim("worker", started, ClaimedJob::traces(&claim.jobs));
             act.after_tenant.clone_from(&claim.next_after_tenant);
             Ok((claim.jobs, !claim.next_after_tenant.is_empty()))
         }))

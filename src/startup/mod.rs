@@ -66,7 +66,6 @@ impl Application {
     /// Migrates the database, starts the actors and binds the HTTP server.
     /// Must be called inside an actix system (`#[actix_web::main]`, `#[actix_web::test]`).
     pub async fn build(settings: Settings, handlers: HandlerRegistry) -> Result<Self, StartupError> {
-        crate::telemetry::prometheus();
         let engine = Engine::start(&settings, handlers).await?;
         let closing_streams = tokio_util::sync::CancellationToken::new();
         let (registry, dispatcher, ticks) = (engine.registry.clone(), engine.dispatcher.clone(), engine.ticks.clone());

@@ -13,19 +13,22 @@
 //! external workers, pushes and webhook receivers) as it came.
 //!
 //! A trace starts only where work for someone starts: a request, an
-//! attempt, a delivery, an email (spans of another kind than internal). The
-//! actors' own bookkeeping (claims, batches of submissions, upkeep) starts
-//! none, or every poll would be a trace ([`WorkRoots`]).
+//! attempt, a delivery, an email, a claim that took jobs (spans of another
+//! kind than internal). The actors' own bookkeeping (polls, batches of
+//! submissions, upkeep) starts none, or every poll would be a trace
+//! ([`WorkRoots`]).
 
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::SystemTime;
 
 use opentelemetry::trace::{
-    Link, SamplingDecision, SamplingResult, SpanContext, SpanId, SpanKind, TraceContextExt, TraceFlags, TraceId,
-    TraceState, TracerProvider,
+    Link, SamplingDecision, SamplingResult, Span as _, SpanContext, SpanId, SpanKind, TraceContextExt, TraceFlags,
+    TraceId, TraceState, Tracer as _, TracerProvider,
 };
 use opentelemetry::{Context, KeyValue};
 use opentelemetry_sdk::Resource;
-use opentelemetry_sdk::trace::{Config, SdkTracerProvider, ShouldSample};
+use opentelemetry_sdk::trace::{Config, SdkTracer, SdkTracerProvider, ShouldSample};
 use tracing::{Level, Span, Subscriber};
 use tracing_opentelemetry::OpenTelemetrySpanExt;
 use tracing_subscriber::Layer;
@@ -36,6 +39,10 @@ use crate::domain::{JobTrace, TraceParent};
 
 /// Whether spans are exported: set once, when the exporter is made.
 static EXPORTING: AtomicBool = AtomicBool::new(false);
+
+/// The tracer of spans errand makes itself, not through `tracing` (a claim's,
+/// which is known to be one only once it took jobs).
+static TRACER: OnceLock<SdkTracer> = OnceLock::new();
 
 /// The OTLP exporter of this process. Dropping it sends what is still buffered.
 pub struct Exporter {
@@ -87,6 +94,7 @@ impl Exporter {
             .with_resource(resource)
             .with_sampler(sampler)
             .build();
+        let _ = TRACER.set(provider.tracer("errand"));
         EXPORTING.store(true, Ordering::Relaxed);
         Ok(Some(Self { provider }))
     }
@@ -189,6 +197,68 @@ pub fn parent_of(span: &Span) -> Option<TraceParent> {
     }
     let (trace, id) = (span_context.trace_id().to_string(), span_context.span_id().to_string());
     TraceParent::new(&trace, &id, span_context.is_sampled())
+}
+
+/// The trace (32 hex digits) an attempt belongs to, for an exemplar: its
+/// span's (`attempt_span`, where errand runs it) when spans are exported and
+/// it is recorded; else the job's trace where this attempt continues it (an
+/// external worker's first attempt, or a caller's trace errand passes on
+/// without exporting). `None` for a trace nobody records.
+pub fn attempt_trace_id(attempt_span: Option<&Span>, trace: Option<&JobTrace>, attempt: i64) -> Option<String> {
+    let exported = attempt_span.filter(|_| exporting()).and_then(|span| {
+        let context = span.context();
+        let span_context = context.span().span_context().clone();
+        (span_context.is_valid() && span_context.is_sampled()).then(|| span_context.trace_id().to_string())
+    });
+    exported.or_else(|| {
+        let parent = trace.and_then(|trace| trace.parent_for(attempt)).filter(|parent| parent.sampled());
+        parent.map(|parent| parent.trace_id().to_owned())
+    })
+}
+
+/// A claim by `by` (`dispatcher`, `worker`, `submission`) that began at `started` and
+/// took `jobs` (each its type and trace), as a span of its own where spans
+/// are exported: OpenTelemetry's messaging `receive`, a trace of its own
+/// (one claim serves many clicks) linked to each job's recording. A claim
+/// that took nothing is no span.
+pub fn record_claim<'a>(
+    by: &'static str,
+    started: SystemTime,
+    jobs: impl ExactSizeIterator<Item = (&'a str, Option<&'a JobTrace>)>,
+) {
+    let Some(tracer) = TRACER.get().filter(|_| exporting() && jobs.len() > 0) else { return };
+    let count = i64::try_from(jobs.len()).unwrap_or(i64::MAX);
+    let (mut types, mut links) = (Vec::new(), Vec::new());
+    for (job_type, trace) in jobs {
+        if !types.contains(&job_type) {
+            types.push(job_type);
+        }
+        if let Some(trace) = trace {
+            links.push(Link::with_context(span_context(&trace.parent, None)));
+        }
+    }
+    // Named after its destination where it has one: the job type, when all it took are of one.
+    let name = match types.as_slice() {
+        [only] => format!("claim {only}"),
+        _ => "claim jobs".to_owned(),
+    };
+    let mut attributes = vec![
+        KeyValue::new("messaging.system", "errand"),
+        KeyValue::new("messaging.operation.type", "receive"),
+        KeyValue::new("messaging.operation.name", "claim"),
+        KeyValue::new("messaging.batch.message_count", count),
+        KeyValue::new("errand.claimed_by", by),
+    ];
+    if let [only] = types.as_slice() {
+        attributes.push(KeyValue::new("messaging.destination.name", only.to_string()));
+    }
+    let builder = tracer
+        .span_builder(name)
+        .with_kind(SpanKind::Client)
+        .with_start_time(started)
+        .with_attributes(attributes)
+        .with_links(links);
+    tracer.build_with_context(builder, &Context::new()).end();
 }
 
 fn span_context(parent: &TraceParent, state: Option<&str>) -> SpanContext {

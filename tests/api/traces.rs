@@ -129,10 +129,50 @@ async fn one_click_s_trace_holds_the_request_the_attempt_and_the_webhook_deliver
     let email = exported(&otlp, CLICK_TRACE, "send email").await;
     assert_eq!(email.parent_span_id, record.span_id, "the email is part of the click's trace too");
 
-    // The actors' own work (claims, batches of submissions) starts no trace of its own.
+    // The actors' own work (polls, batches of submissions) starts no trace of its own.
     let names: Vec<String> =
         spans(&otlp).iter().filter(|s| s.parent_span_id.is_empty()).map(|s| s.name.clone()).collect();
     assert!(names.iter().all(|name| name.contains(' ')), "roots are requests, attempts and deliveries: {names:?}");
+}
+
+#[actix_web::test]
+async fn the_claim_that_took_a_job_links_its_recording_and_the_job_s_wait_names_its_trace() {
+    let (db, otlp) = (TestDb::create().await, Receiver::start([]));
+    let errand = exporting_process(&db, &otlp, &[]);
+    let alice = token("acme", "alice");
+    let id = submit_traced(&errand, &alice, "noop", json!({})).await;
+    errand.wait_until_finished(&alice, &id, Duration::from_secs(20)).await;
+
+    let record = exported(&otlp, CLICK_TRACE, "create noop").await;
+    let links_record =
+        |span: &Span| span.links.iter().any(|l| hex::encode(&l.trace_id) == CLICK_TRACE && l.span_id == record.span_id);
+    let found = || spans(&otlp).into_iter().find(|s| s.name == "claim noop" && links_record(s));
+    eventually(Duration::from_secs(20), "a claim span linking the job's recording", || async { found().is_some() })
+        .await;
+    let claim = found().unwrap();
+    assert!(claim.parent_span_id.is_empty(), "one claim serves many clicks: a trace of its own");
+    assert_ne!(hex::encode(&claim.trace_id), CLICK_TRACE);
+    assert_eq!(claim.kind, SpanKind::Client as i32);
+    assert_eq!(attribute(&claim, "messaging.operation.type").as_deref(), Some("receive"));
+    assert_eq!(attribute(&claim, "messaging.batch.message_count").as_deref(), Some("1"));
+
+    // Prometheus asks for OpenMetrics first: there the wait's bucket names the click's trace.
+    let accept = "application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5,*/*;q=0.1";
+    let response =
+        errand.http().get(format!("{}/metrics", errand.address())).header("Accept", accept).send().await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let content_type = response.headers()["content-type"].to_str().unwrap().to_owned();
+    assert!(content_type.starts_with("application/openmetrics-text"), "{content_type}");
+    let text = response.text().await.unwrap();
+    let exemplar = format!("# {{trace_id=\"{CLICK_TRACE}\"}}");
+    let bucket = text.lines().find(|l| {
+        l.starts_with("errand_job_wait_seconds_bucket{") && l.contains("job_type=\"noop\"") && l.contains(&exemplar)
+    });
+    assert!(bucket.is_some(), "no wait bucket of noop names the click's trace in:\n{text}");
+    assert!(text.ends_with("# EOF\n"));
+    // Anything else gets the Prometheus text format, without exemplars.
+    let plain = errand.get_without_token("/metrics").await.text().await.unwrap();
+    assert!(plain.contains("errand_job_wait_seconds_count{job_type=\"noop\"}") && !plain.contains(&exemplar));
 }
 
 #[actix_web::test]

@@ -132,7 +132,7 @@ async fn send(
         Err(MailError::Invalid(_) | MailError::Rejected(_)) => "refused",
         Err(MailError::Transient(_)) => "deferred",
     };
-    metrics::counter!("errand_emails_total", "result" => result).increment(1);
+    crate::telemetry::metrics().emails.add(result, 1);
     if sent.is_err() {
         span.record("otel.status_code", "error");
     }

@@ -109,7 +109,7 @@ impl Notifier {
     }
 
     fn record_open_streams(&self) {
-        metrics::gauge!("errand_notification_streams").set(self.open_streams() as f64);
+        crate::telemetry::metrics().notification_streams.set(self.open_streams() as i64);
     }
 
     /// Forgets the streams whose clients went away.

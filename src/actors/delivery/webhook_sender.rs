@@ -231,7 +231,7 @@ impl Sender {
             DeliveryOutcome::Failed { delay: Some(_), .. } => "retried",
             DeliveryOutcome::Failed { delay: None, .. } => "failed",
         };
-        metrics::counter!("errand_webhooks_total", "result" => result).increment(1);
+        crate::telemetry::metrics().webhooks.add(result, 1);
         (outcome, started.elapsed())
     }
 
@@ -244,7 +244,7 @@ impl Sender {
         match self.store.webhook_outbox().disable_if_failing(delivery.endpoint, failures, &reason).await {
             Ok(Some(url)) => {
                 tracing::warn!(endpoint = %delivery.endpoint, url, "webhook endpoint disabled: {reason}");
-                metrics::counter!("errand_webhook_endpoints_disabled_total").increment(1);
+                crate::telemetry::metrics().webhook_endpoints_disabled.inc();
             }
             Ok(None) => {}
             // The next failed delivery checks again.

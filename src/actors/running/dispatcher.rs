@@ -141,6 +141,7 @@ impl Dispatcher {
         self.claiming = true;
         self.wake_pending = false;
         let (store, spec, after_tenant) = (self.store.clone(), self.settings.spec.clone(), self.after_tenant.clone());
+        let started = std::time::SystemTime::now();
         async move { store.queue().claim(&spec.request(free, &after_tenant)).await }
             .into_actor(self)
             .map(move |claimed, act, ctx| {
@@ -150,6 +151,7 @@ impl Dispatcher {
                         let jobs = claim.jobs;
                         act.after_tenant = claim.next_after_tenant;
                         crate::telemetry::record_claimed("dispatcher", jobs.len());
+                        crate::telemetry::traces::record_claim("dispatcher", started, ClaimedJob::traces(&jobs));
                         let full = jobs.len() == free;
                         act.last_claim_full = full;
                         act.claimed_ahead.hold(jobs, Instant::now());
@@ -206,7 +208,7 @@ impl Dispatcher {
     fn free_slots(&mut self, n: usize) {
         self.running = self.running.saturating_sub(n);
         self.start_held();
-        metrics::gauge!("errand_jobs_running").set(self.running as f64);
+        crate::telemetry::metrics().jobs_running.set(self.running as i64);
         self.drained_if_idle();
     }
 
@@ -221,7 +223,7 @@ impl Dispatcher {
     }
 
     fn count_held(&self) {
-        metrics::gauge!("errand_jobs_claimed_ahead").set(self.claimed_ahead.len() as f64);
+        crate::telemetry::metrics().jobs_claimed_ahead.set(self.claimed_ahead.len() as i64);
     }
 
     /// Hands jobs held ahead too long back to the queue, unstarted (see
@@ -262,7 +264,7 @@ impl Dispatcher {
     /// Runs a claimed job in a slot (a free one: the caller checked).
     fn start(&mut self, job: ClaimedJob) {
         self.running += 1;
-        metrics::gauge!("errand_jobs_running").set(self.running as f64);
+        crate::telemetry::metrics().jobs_running.set(self.running as i64);
         // The job is committed as running under our lease: if this message were
         // lost, the lease would expire and the rescuer would run the job again.
         self.registry.do_send(RunJob(job));

@@ -177,12 +177,15 @@ impl Intake {
                 } else {
                     None
                 };
+                let started = std::time::SystemTime::now();
                 let (answers, claimed) = match &loan {
                     Some(loan) => {
                         store.submissions().submit_and_claim(&jobs, &loan.spec.beside_submissions(loan.slots)).await
                     }
                     None => (store.submissions().submit_many(&jobs).await, Vec::new()),
                 };
+                // (The claim's span is the whole statement's, which recorded the jobs too.)
+                crate::telemetry::traces::record_claim("submission", started, ClaimedJob::traces(&claimed));
                 let unclaimed = answers.iter().any(|answer| match answer {
                     Ok(Submission::Created(job)) => !claimed.iter().any(|claimed| claimed.id == job.id),
                     _ => false,
@@ -194,7 +197,7 @@ impl Intake {
                 if unclaimed {
                     links.work_available.do_send(WorkAvailable);
                 }
-                metrics::histogram!("errand_submission_batch_size").record(jobs.len() as f64);
+                crate::telemetry::metrics().submission_batch_size.observe(jobs.len() as f64);
                 for (reply, answer) in replies.into_iter().zip(answers) {
                     // The request may have gone (client hung up): its job is recorded all the same.
                     let _ = reply.send(answer.map_err(RecordError::from));
@@ -228,7 +231,7 @@ impl Handler<Record> for Intake {
 
     fn handle(&mut self, Record(job): Record, ctx: &mut Self::Context) -> Self::Result {
         if let Some(overloaded) = self.overloaded() {
-            metrics::counter!("errand_submissions_shed_total", "reason" => overloaded.reason()).increment(1);
+            crate::telemetry::metrics().submissions_shed.add(overloaded.reason(), 1);
             return Box::pin(std::future::ready(Err(overloaded.into())));
         }
         let (reply, answer) = oneshot::channel();

@@ -246,7 +246,7 @@ impl Handler<SubmitJob> for JobSupervisor {
                 Submission::Debounced(_) => "debounced",
                 Submission::AdmissionConflict(_) => "admission_conflict",
             };
-            metrics::counter!("errand_jobs_submitted_total", "outcome" => outcome).increment(1);
+            crate::telemetry::metrics().jobs_submitted.add(outcome, 1);
             if matches!(submission, Submission::Created(_)) {
                 // External workers may be waiting on any process, and a job
                 // with an admission key was recorded beside the Intake (which

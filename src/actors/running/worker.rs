@@ -247,9 +247,11 @@ impl Actor for JobWorker {
             return self.finish(self.job_type.retry.outcome(self.job.attempt, failure), ctx);
         };
         let (job_type, due_at, context) = (self.job.job_type.clone(), self.job.due_at, self.context());
+        let trace_id =
+            crate::telemetry::traces::attempt_trace_id(Some(&span), self.job.trace.as_ref(), self.job.attempt.into());
         let run = tracing::Instrument::instrument(
             async move {
-                crate::telemetry::record_job_wait(&job_type, due_at);
+                crate::telemetry::record_job_wait(&job_type, due_at, trace_id);
                 handler.run(context).await
             },
             span,

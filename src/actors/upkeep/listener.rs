@@ -52,7 +52,7 @@ impl ListenerHealth {
 
     fn set(&self, listening: bool) {
         self.listening.store(listening, Ordering::Relaxed);
-        metrics::gauge!("errand_listener_connected").set(if listening { 1.0 } else { 0.0 });
+        crate::telemetry::metrics().listener_connected.set(i64::from(listening));
     }
 }
 
@@ -89,7 +89,7 @@ pub fn spawn_listener(database: Arc<Connection>, listeners: Listeners, health: A
                     }
                 }
             }
-            metrics::counter!("errand_listener_reconnects_total").increment(1);
+            crate::telemetry::metrics().listener_reconnects.inc();
             tokio::time::sleep(RECONNECTING.next_delay(failures.max(1))).await;
         }
     });

@@ -170,7 +170,7 @@ async fn prune_history(store: &Store, retentions: &Retentions, now: chrono::Date
     for _ in 0..HISTORY_BATCHES_PER_PASS {
         match store.queue().prune_history(&cutoffs, HISTORY_BATCH).await {
             Ok(deleted) => {
-                metrics::counter!("errand_jobs_pruned_total").increment(deleted);
+                crate::telemetry::metrics().jobs_pruned.inc_by(deleted);
                 if deleted < HISTORY_BATCH as u64 {
                     break;
                 }

@@ -59,8 +59,8 @@ impl Rescuer {
                 Err(error) => return tracing::warn!(%error, "rescuing expired leases failed"),
             };
             let failed = rescued.failed.len() as u64;
-            metrics::counter!("errand_jobs_rescued_total", "outcome" => "requeued").increment(rescued.requeued);
-            metrics::counter!("errand_jobs_rescued_total", "outcome" => "failed").increment(failed);
+            crate::telemetry::metrics().jobs_rescued.add("requeued", rescued.requeued);
+            crate::telemetry::metrics().jobs_rescued.add("failed", failed);
             if rescued.requeued > 0 || failed > 0 {
                 tracing::warn!(requeued = rescued.requeued, failed, "rescued jobs with expired leases");
             }

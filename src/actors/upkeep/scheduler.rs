@@ -55,7 +55,7 @@ impl Scheduler {
                     Ok(fired) => {
                         total.schedules += fired.schedules;
                         total.jobs += fired.jobs;
-                        metrics::counter!("errand_scheduled_jobs_total").increment(fired.jobs as u64);
+                        crate::telemetry::metrics().scheduled_jobs.inc_by(fired.jobs as u64);
                         if fired.schedules < BATCH as usize {
                             break;
                         }

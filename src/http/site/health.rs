@@ -1,7 +1,8 @@
 //! Liveness, readiness and metrics; no token needed. (`/metrics` carries
 //! counts, never tenant or user names: job types and states only.)
 
-use actix_web::{HttpResponse, web};
+use actix_web::http::header;
+use actix_web::{HttpRequest, HttpResponse, web};
 
 use crate::http::AppState;
 use crate::http::support::problem::{AppError, Problem};
@@ -35,24 +36,28 @@ pub async fn readyz(state: web::Data<AppState>) -> Result<HttpResponse, AppError
     }
 }
 
-/// Prometheus text format: submissions, claims, attempt ends, rescues, emails,
-/// open streams, and the queue's depth across all processes (read from the
-/// database at each scrape; left out when the database does not answer).
+/// Submissions, claims, attempt ends, rescues, emails, open streams, and the
+/// queue's depth across all processes (read from the database at each
+/// scrape; left out when the database does not answer). OpenMetrics (with
+/// exemplars naming traces) where `Accept` asks for it, as Prometheus does;
+/// else the Prometheus text format.
 #[utoipa::path(get, path = "/metrics", tag = "operations",
-    responses((status = 200, description = "Prometheus text", content_type = "text/plain", body = String)),
+    responses((status = 200, description = "Prometheus text, or OpenMetrics",
+        content((String = "text/plain"), (String = "application/openmetrics-text")))),
 )]
-pub async fn metrics(state: web::Data<AppState>) -> HttpResponse {
+pub async fn metrics(state: web::Data<AppState>, request: HttpRequest) -> HttpResponse {
     match state.store.queue().depth().await {
         Ok(depth) => {
-            metrics::gauge!("errand_jobs_waiting").set(depth.waiting as f64);
-            metrics::gauge!("errand_jobs_running_all_processes").set(depth.running as f64);
-            metrics::gauge!("errand_oldest_due_job_wait_seconds").set(depth.oldest_due_seconds);
-            metrics::gauge!("errand_paused_scopes", "by" => "operator").set(depth.paused_by_operators as f64);
-            metrics::gauge!("errand_paused_scopes", "by" => "breaker").set(depth.paused_by_breakers as f64);
+            let metrics = crate::telemetry::metrics();
+            metrics.jobs_waiting.set(depth.waiting);
+            metrics.jobs_running_all_processes.set(depth.running);
+            metrics.oldest_due_job_wait_seconds.set(depth.oldest_due_seconds);
+            metrics.paused_scopes.set("operator", depth.paused_by_operators);
+            metrics.paused_scopes.set("breaker", depth.paused_by_breakers);
         }
         Err(error) => tracing::warn!(%error, "metrics: could not read the queue's depth"),
     }
-    HttpResponse::Ok()
-        .content_type("text/plain; version=0.0.4; charset=utf-8")
-        .body(crate::telemetry::prometheus().render())
+    let accept = request.headers().get(header::ACCEPT).and_then(|value| value.to_str().ok());
+    let (content_type, body) = crate::telemetry::metrics::render(accept);
+    HttpResponse::Ok().content_type(content_type).body(body)
 }

@@ -313,7 +313,7 @@ impl ResponseError for AppError {
         };
         if status == StatusCode::TOO_MANY_REQUESTS {
             // Refusals by reason, never by tenant: the label set stays small.
-            metrics::counter!("errand_requests_refused_total", "reason" => code).increment(1);
+            crate::telemetry::metrics().requests_refused.add(code, 1);
         }
         let mut response = HttpResponse::build(status);
         response.insert_header((header::CONTENT_TYPE, HeaderValue::from_static("application/problem+json")));

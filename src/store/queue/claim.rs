@@ -57,6 +57,13 @@ pub struct ClaimedJob {
     pub trace: Option<JobTrace>,
 }
 
+impl ClaimedJob {
+    /// Each job's type and trace, for the claim's span (`telemetry::traces::record_claim`).
+    pub fn traces(jobs: &[Self]) -> impl ExactSizeIterator<Item = (&str, Option<&JobTrace>)> {
+        jobs.iter().map(|job| (job.job_type.as_str(), job.trace.as_ref()))
+    }
+}
+
 /// Job types whose running jobs are limited across all processes.
 #[derive(Debug, Clone, Default)]
 pub struct TypeLimits {

@@ -77,7 +77,7 @@ impl LostClaim {
                     Ok(0) => return,
                     Ok(n) => {
                         tracing::info!(claim = ?self, given_back = n, "a claim whose reply was lost had taken rows; given back");
-                        metrics::counter!("errand_lost_claims_given_back_total", "of" => self.of()).increment(n);
+                        crate::telemetry::metrics().lost_claims_given_back.add(self.of(), n);
                         return;
                     }
                     Err(error) if started.elapsed() >= self.holds_for() => {

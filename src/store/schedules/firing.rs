@@ -294,7 +294,7 @@ impl ScheduleFiring<'_> {
             Some(exceeded) => {
                 let schedule = schedules[job.schedule].id;
                 tracing::info!(%schedule, ?exceeded, "a scheduled occurrence was skipped: its owner is over a quota");
-                metrics::counter!("errand_schedule_occurrences_skipped_total", "reason" => "quota").increment(1);
+                crate::telemetry::metrics().schedule_occurrences_skipped.add("quota", 1);
                 None
             }
         });
@@ -334,7 +334,7 @@ fn occurrence_params(
         Ok(params) => Some(params),
         Err(error) => {
             tracing::warn!(schedule = %schedule.id, %error, "a scheduled occurrence was skipped: its params");
-            metrics::counter!("errand_schedule_occurrences_skipped_total", "reason" => "params").increment(1);
+            crate::telemetry::metrics().schedule_occurrences_skipped.add("params", 1);
             None
         }
     }

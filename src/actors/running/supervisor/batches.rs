@@ -59,7 +59,7 @@ impl Handler<SubmitBatch> for JobSupervisor {
                 BatchSubmission::KeyReused => "key_reused",
                 BatchSubmission::OverQuota(_) => "over_quota",
             };
-            metrics::counter!("errand_batches_submitted_total", "outcome" => outcome).increment(1);
+            crate::telemetry::metrics().batches_submitted.add(outcome, 1);
             if matches!(submission, BatchSubmission::Created(_)) {
                 // Claims waiting on any process (external workers' included) look at once.
                 if let Err(error) = store.queue().announce_work().await {

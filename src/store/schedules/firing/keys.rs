@@ -33,7 +33,7 @@ pub(super) fn admission_key_of(
         Ok(key) => Some(Some(key)),
         Err(missing) => {
             tracing::warn!(schedule = %schedule.id, %missing, "a scheduled occurrence was skipped: its params");
-            metrics::counter!("errand_schedule_occurrences_skipped_total", "reason" => "params").increment(1);
+            crate::telemetry::metrics().schedule_occurrences_skipped.add("params", 1);
             None
         }
     }
@@ -113,7 +113,7 @@ async fn unheld(
             // Held, or taken by an earlier job of this pass.
             if !held.insert(scope) {
                 tracing::info!(schedule = %schedules[job.schedule].id, "a scheduled occurrence was skipped: an unfinished job holds its admission key");
-                metrics::counter!("errand_schedule_occurrences_skipped_total", "reason" => "admission").increment(1);
+                crate::telemetry::metrics().schedule_occurrences_skipped.add("admission", 1);
                 continue;
             }
         }
