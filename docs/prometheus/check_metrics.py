@@ -3,8 +3,8 @@
 
     python3 docs/prometheus/check_metrics.py [--promtool PATH]   (scripts/test runs it)
 
-Reads the metrics errand exports from the `metrics::counter!`, `gauge!` and
-`histogram!` calls under src/ (their names and label names), then fails when
+Reads the metrics errand exports from their registry, src/telemetry/metrics.rs
+(their names, kinds and label names), then fails when
 docs/grafana/errand.json, docs/prometheus/alerts.yml or its unit tests name
 a metric or a label no call makes, a label value that is no string in src/
 (`state="faild"`), or a runbook section docs/operations.md lacks. promtool
@@ -49,7 +49,6 @@ KEYWORDS = {
     "inf",
     "nan",
 }
-MACRO = re.compile(r"metrics::(counter|gauge|histogram)!\(")
 STRING = re.compile(r'"((?:[^"\\]|\\.)*)"')
 
 errors = []
@@ -59,62 +58,47 @@ def fail(where, message):
     errors.append(f"{where}: {message}")
 
 
-def macro_args(text, start):
-    """The text between a macro's parentheses, from `start` (just past its `(`)."""
-    depth, i, in_string = 1, start, False
-    while depth:
-        c = text[i]
-        if in_string:
-            if c == "\\":
-                i += 1
-            elif c == '"':
-                in_string = False
-        elif c == '"':
-            in_string = True
-        elif c == "(":
-            depth += 1
-        elif c == ")":
-            depth -= 1
-        i += 1
-    return text[start : i - 1]
+REGISTRY = ROOT / "src/telemetry/metrics.rs"
+# A registration in `Metrics::new`: `field: labelled|registered|with(&mut r, "name", "help"[, "label" | metric])`.
+REGISTRATION = re.compile(r'(\w+):\s*(labelled|registered|with)\(\s*&mut r,\s*"([a-zA-Z_:][a-zA-Z0-9_:]*)",\s*"[^"]*"\s*(?:,\s*"(\w+)")?')
 
 
 def exported():
-    """{series name: set of label names} errand's /metrics can hold, and every string literal in src/."""
-    metrics, literals, bucketed = {}, set(), set()
+    """{series name: set of label names} errand's /metrics can hold, and every string literal in src/.
+
+    Every metric is a field of `Metrics` in src/telemetry/metrics.rs: its
+    type says its kind (a counter's series gains `_total`, a histogram's
+    are `_bucket`, `_sum` and `_count`), its registration its name and, for
+    a `Labelled` family, its label; a family of several labels is written
+    through `self.<field>.get_or_create(&[("label", …), …])` in that file.
+    """
+    literals = set()
     for path in sorted((ROOT / "src").rglob("*.rs")):
-        text = path.read_text()
-        literals.update(STRING.findall(text))
-        bucketed.update(re.findall(r'Matcher::Full\("([a-z0-9_]+)"', text))
-        for m in MACRO.finditer(text):
-            line = text.count("\n", 0, m.start()) + 1
-            args = macro_args(text, m.end())
-            name = re.match(r'\s*"([a-zA-Z_:][a-zA-Z0-9_:]*)"', args)
-            if not name:
-                fail(
-                    f"{path.relative_to(ROOT)}:{line}",
-                    "a metric whose name is not a string literal; check_metrics.py cannot read it",
-                )
-                continue
-            rest = args[name.end() :]
-            labels = set(re.findall(r'"([a-zA-Z_][a-zA-Z0-9_]*)"\s*=>', rest))
-            for ident in re.findall(r"&\s*([a-z_][a-z0-9_]*)", rest):
-                # `let labels = [("job_type", ...), ("state", ...)];` a few lines above.
-                before = text[: m.start()].splitlines()[-10:]
-                found = [ln for ln in before if re.search(rf"\blet\s+{ident}\s*=\s*\[", ln)]
-                if not found:
-                    fail(f"{path.relative_to(ROOT)}:{line}", f"labels in `{ident}`, which check_metrics.py cannot find")
-                labels.update(re.findall(r'\(\s*"([a-zA-Z_][a-zA-Z0-9_]*)"\s*,', "".join(found)))
-            kind, name = m.group(1), name.group(1)
-            if kind == "histogram" and name in bucketed:
-                series = {f"{name}_bucket": labels | {"le"}, f"{name}_sum": labels, f"{name}_count": labels}
-            elif kind == "histogram":
-                # Without buckets, metrics-exporter-prometheus renders a summary.
-                series = {name: labels | {"quantile"}, f"{name}_sum": labels, f"{name}_count": labels}
-            else:
-                series = {name: labels}
-            for s, ls in series.items():
-                metrics.setdefault(s, set()).update(ls)
+        literals.update(STRING.findall(path.read_text()))
+    text = REGISTRY.read_text()
+    struct = re.search(r"pub struct Metrics \{(.*?)\n\}", text, re.S)
+    fields = dict(re.findall(r"^\s*(?:pub(?:\([a-z]+\))? )?(\w+): (.+),$", struct.group(1), re.M)) if struct else {}
+    metrics = {}
+    for field, _, name, key in REGISTRATION.findall(text):
+        kind = fields.get(field, "")
+        if not kind:
+            fail(REGISTRY.name, f"{name}: registered as `{field}`, which is no field of Metrics")
+            continue
+        labels = {key} if key else set()
+        for m in re.finditer(rf"self\.{field}\s*\.get_or_create\(&\[(.*?)\]\)", text, re.S):
+            labels.update(re.findall(r'\(\s*"([a-zA-Z_][a-zA-Z0-9_]*)"\s*,', m.group(1)))
+        if kind.startswith("Family") and not labels:
+            fail(REGISTRY.name, f"{name}: a family whose labels check_metrics.py cannot find")
+        if "Histogram" in kind:
+            series = {f"{name}_bucket": labels | {"le"}, f"{name}_sum": labels, f"{name}_count": labels}
+        elif "Counter" in kind:
+            series = {f"{name}_total": labels}
+        else:
+            series = {name: labels}
+        for s, ls in series.items():
+            metrics.setdefault(s, set()).update(ls)
+    if not metrics:
+        fail(REGISTRY.name, "no metric registered: check_metrics.py cannot read it")
     metrics["up"] = set()  # Prometheus' own, one per target
     return metrics, literals
 
