@@ -79,20 +79,37 @@ impl HttpPush {
         })
         .to_string();
         let signature = signature(self.secret.expose_secret().as_bytes(), now.as_secs(), body.as_bytes());
+        // The push is a client span of the attempt's, which the app continues
+        // (its `traceparent`); without an exporter, the attempt's trace as it came.
+        let span = tracing::info_span!(
+            "push",
+            otel.name = format!("push {}", self.job_type),
+            otel.kind = "client",
+            otel.status_code = tracing::field::Empty,
+            http.request.method = "POST",
+            server.address = reqwest::Url::parse(&self.url).ok().and_then(|url| url.host_str().map(str::to_owned)),
+            http.response.status_code = tracing::field::Empty,
+        );
+        let trace = crate::telemetry::traces::parent_of(&span).or(ctx.trace);
         let mut request = self
             .client
             .post(&self.url)
             .header("content-type", "application/json")
             .header("errand-signature", signature);
-        if let Some(trace) = &ctx.trace {
+        if let Some(trace) = &trace {
             request = request.header("traceparent", trace.as_str());
         }
-        let sent = request.body(body).send().await;
+        let sent = tracing::Instrument::instrument(request.body(body).send(), span.clone()).await;
         let response = sent.map_err(|e| {
+            span.record("otel.status_code", "error");
             tracing::info!(job = %ctx.job_id, error = %e, "push: the app did not answer");
             JobError::Retryable("the app that runs this job could not be reached".into())
         })?;
         let status = response.status();
+        span.record("http.response.status_code", status.as_u16());
+        if !status.is_success() {
+            span.record("otel.status_code", "error");
+        }
         let Some(text) = capped_text(response).await else {
             return Err(JobError::Permanent(format!("the app's answer is longer than {MAX_ANSWER} bytes")));
         };

@@ -176,6 +176,32 @@ async fn the_claim_that_took_a_job_links_its_recording_and_the_job_s_wait_names_
 }
 
 #[actix_web::test]
+async fn an_http_push_is_a_client_span_of_its_attempt_which_the_app_continues() {
+    let (db, otlp, app) = (TestDb::create().await, Receiver::start([]), Receiver::start([]));
+    let errand = exporting_process(
+        &db,
+        &otlp,
+        &[
+            ("ERRAND_JOB_TYPES__RENDER_INVOICE__HANDLER", "http"),
+            ("ERRAND_JOB_TYPES__RENDER_INVOICE__HTTP__URL", app.url.as_str()),
+            ("ERRAND_JOB_TYPES__RENDER_INVOICE__HTTP__SIGNING_SECRET", "the-apps-own-signing-secret-0123456789"),
+        ],
+    );
+    let alice = token("acme", "alice");
+    let id = submit_traced(&errand, &alice, "render_invoice", json!({})).await;
+    let job = errand.wait_until_finished(&alice, &id, Duration::from_secs(20)).await;
+    assert_eq!(job["status"], "completed", "{job}");
+
+    let attempt = exported(&otlp, CLICK_TRACE, "process render_invoice").await;
+    let push = exported(&otlp, CLICK_TRACE, "push render_invoice").await;
+    assert_eq!(push.parent_span_id, attempt.span_id, "the push is part of its attempt");
+    assert_eq!(push.kind, SpanKind::Client as i32);
+    assert_eq!(attribute(&push, "http.response.status_code").as_deref(), Some("200"));
+    let header = app.received().first().map(|r| r.headers["traceparent"].clone()).unwrap_or_default();
+    assert_eq!(header, format!("00-{CLICK_TRACE}-{}-01", hex::encode(&push.span_id)), "the app continues the push");
+}
+
+#[actix_web::test]
 async fn a_retry_is_a_trace_of_its_own_linked_to_the_click() {
     let (db, otlp) = (TestDb::create().await, Receiver::start([]));
     let errand = exporting_process(&db, &otlp, &[]);
