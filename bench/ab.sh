@@ -8,6 +8,7 @@
 # it took, and the CPU seconds of errand and of the PostgreSQL backends,
 # which tell whether the drain was bound by CPU or by the latency of its
 # pipeline.
+# AB_WHAT=through: the same requests with the jobs run (see through()).
 # AB_WHAT=create: creation through the API, an API-only process (the jobs
 # wait), errand-loadgen's create phase with <jobs> requests from 32 clients
 # (build it first: cargo build --release --features bench --bin errand-loadgen),
@@ -69,6 +70,29 @@ create() {
   kill -TERM "$errand_pid"; wait "$errand_pid" 2>/dev/null || true; errand_pid=""
   # CPU per request (µs) steadies a comparison that throughput alone, on a noisy machine, does not.
   echo "$label $line errand_cpu_us_per_req=$(((${fields% *} + ${fields#* }) * 10000 / jobs)) postgres_cpu_us_per_req=$(((pg1 - pg0) * 10000 / jobs))"
+  psql "$base/postgres" -Xqc "DROP DATABASE $db WITH (FORCE)"
+}
+# Creation and running together: a process with workers, <jobs> requests
+# from 32 clients and their jobs run; from the first request to the last
+# job's end (the loadgen's create and wait phases). What a drain of a
+# backlog inserted by SQL cannot measure: params sealed as they are
+# recorded, then opened as they are claimed.
+through() {
+  local errand=$1 label=$2 fifo line cfg envs t0 t1
+  psql "$base/postgres" -Xqc "CREATE DATABASE $db"
+  side "$label"
+  env "${envs[@]}" "$errand" --config "$cfg" migrate >/dev/null
+  side_sql "$label"
+  fifo=$(mktemp -u); mkfifo "$fifo"
+  env "${envs[@]}" ERRAND_HTTP__BIND=127.0.0.1:0 "$errand" --config "$cfg" serve >"$fifo" 2>/dev/null &
+  errand_pid=$!
+  read -r line <"$fifo"; rm -f "$fifo"
+  t0=$(date +%s%N)
+  line=$("${CARGO_TARGET_DIR:-target}/release/errand-loadgen" --url "http://${line##* }" --secret "$SECRET" \
+    --run-id "ab-$label-$RANDOM" --phases create,wait --requests "$jobs")
+  t1=$(date +%s%N)
+  kill -TERM "$errand_pid"; wait "$errand_pid" 2>/dev/null || true; errand_pid=""
+  echo "$label $line through_jobs_per_s=$((jobs * 1000000000 / (t1 - t0)))"
   psql "$base/postgres" -Xqc "DROP DATABASE $db WITH (FORCE)"
 }
 drain() {

@@ -218,8 +218,7 @@ async fn rotate(settings: Settings) -> Result<(), AnyError> {
     let ring = settings.keyring().map_err(|why| format!("encryption.keys: {why}"))?;
     let current = ring.current().to_owned();
     let store = Store::connect(settings.database.url.expose_secret(), 2)?.with_keyring(ring);
-    let keys = store.tenant_keys().expect("given a keyring just now");
-    let (rewrapped, sealed) = keys.rotate(store.pool()).await?;
+    let (rewrapped, sealed) = store.rotate_keys().await?;
     println!("rewrapped {rewrapped} data key(s) under {current}; sealed {sealed} webhook secret(s) kept in clear");
     Ok(())
 }

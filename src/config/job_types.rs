@@ -70,6 +70,12 @@ pub struct JobTypeSettings {
     /// personal data: `params`, `result` (its file too). Nothing when absent.
     #[serde(default)]
     pub redact: Vec<RedactedField>,
+    /// Its params are kept sealed (AES-256-GCM under the tenant's data key,
+    /// see `[encryption]`), in its jobs and schedules alike: unreadable in
+    /// the database and its backups without errand's keys, and gone for
+    /// good with the tenant's key. Operators cannot search them.
+    #[serde(default)]
+    pub encrypt: bool,
     /// How soon its jobs run beside their tenant's others of the same class
     /// (interactive, scheduled, bulk): -4 to 4, higher sooner.
     #[serde(default)]

@@ -168,6 +168,11 @@ impl Settings {
         types.filter_map(|(name, t)| t.breaker_after.map(|after| (name.clone(), after.get()))).collect()
     }
 
+    /// The job types whose params are kept sealed (`encrypt = true`).
+    pub fn sealed_types(&self) -> std::collections::HashSet<String> {
+        self.job_types.iter().filter(|(_, t)| t.encrypt).map(|(name, _)| name.clone()).collect()
+    }
+
     fn validate_server(&self) -> Result<(), ConfigError> {
         let (http, auth) = (&self.http, &self.auth);
         check(

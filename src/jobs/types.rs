@@ -54,6 +54,8 @@ pub struct JobType {
     schema: Option<jsonschema::Validator>,
     /// What operators without the `operator:sensitive` scope do not see.
     pub redact: Vec<RedactedField>,
+    /// Its params are kept sealed at rest (`encrypt = true`).
+    pub encrypt: bool,
     /// Users may schedule it, at most once per this (`None`: not schedulable).
     pub schedulable_every: Option<Duration>,
     /// How it moves its jobs within their class (see `domain::priority`).
@@ -109,6 +111,14 @@ impl JobType {
         }
         if let Some(field) = unreadable_number_at(params) {
             return Err(ParamsError { field, reason: "the number is too large to be stored and read back".into() });
+        }
+        // What a sealed value is kept as: never a submission's own.
+        if params.get(crate::domain::sealing::SEALED_MEMBER).is_some() {
+            let member = crate::domain::sealing::SEALED_MEMBER;
+            return Err(ParamsError {
+                field: format!("/{member}"),
+                reason: format!("`{member}` is errand's own name"),
+            });
         }
         let Some(schema) = &self.schema else {
             return Ok(());
@@ -237,6 +247,7 @@ impl JobTypes {
                 params_schema: s.params_schema.clone(),
                 schema,
                 redact: s.redact.clone(),
+                encrypt: s.encrypt,
                 schedulable_every: s.schedulable.then_some(s.min_schedule_interval),
                 priority: s.priority,
                 formats: s.export.as_ref().map(|e| e.formats.clone()).unwrap_or_default(),
@@ -281,6 +292,11 @@ impl JobTypes {
     pub fn params_redacted(&self) -> Vec<String> {
         let redacts = |t: &&Arc<JobType>| t.redact.contains(&RedactedField::Params);
         self.types.values().filter(redacts).map(|t| t.name.clone()).collect()
+    }
+
+    /// The types whose params are kept sealed: no search reads them.
+    pub fn params_sealed(&self) -> Vec<String> {
+        self.types.values().filter(|t| t.encrypt).map(|t| t.name.clone()).collect()
     }
 
     pub fn get(&self, name: &str) -> Option<&Arc<JobType>> {

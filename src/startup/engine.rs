@@ -63,6 +63,7 @@ impl Engine {
             .with_email_outbox(settings.email.enabled)
             .with_notification_rules(settings.notification_rules())
             .with_breakers(settings.breakers())
+            .with_sealed_types(settings.sealed_types())
             .with_quotas(settings.quotas())
             .with_keyring(settings.keyring().map_err(|why| invalid("encryption.keys", why))?);
         let storage = storage_from(settings)?;

@@ -157,6 +157,8 @@ pub struct CallerBatches<'a> {
     pub(super) batch_caps: &'a quota::BatchCaps,
     pub(super) quotas: &'a crate::domain::Quotas,
     pub(super) rules: &'a crate::domain::NotificationRules,
+    /// Seals the children's params (of a type that keeps them sealed), and opens them.
+    pub(super) sealer: crate::store::Sealer,
 }
 
 impl CallerBatches<'_> {
@@ -176,6 +178,10 @@ impl CallerBatches<'_> {
         let caps = if self.quotas.enforced() { self.batch_caps.as_text() } else { "" };
         let attempts = i32::try_from(batch.max_attempts).unwrap_or(i32::MAX);
         let trace = batch.trace.as_ref().map(TraceParent::as_str);
+        let mut items = Vec::with_capacity(batch.items.len());
+        for item in &batch.items {
+            items.push(self.sealer.seal(tenant, &batch.job_type, item).await?.unwrap_or_else(|| item.clone()));
+        }
         let params: [&(dyn ToSql + Sync); 13] = [
             &id.0,
             &tenant,
@@ -184,7 +190,7 @@ impl CallerBatches<'_> {
             &batch.key.as_str(),
             &fingerprint.0.as_slice(),
             &batch.job_type,
-            &batch.items,
+            &items,
             &prints,
             &attempts,
             &caps,
@@ -267,17 +273,20 @@ impl CallerBatches<'_> {
     /// order, read page by page as the stream is polled (a report may list
     /// thousands, and its reader may stop reading).
     pub fn not_completed(&self, id: BatchId) -> impl Stream<Item = Result<UnfinishedChild, StoreError>> + use<> {
-        let pool = self.pool.clone();
+        let (pool, sealer) = (self.pool.clone(), self.sealer.clone());
         let (tenant, user) = (self.caller.tenant.to_string(), self.caller.user.to_string());
         let pages = futures_util::stream::try_unfold(Some(uuid::Uuid::nil()), move |after| {
-            let (pool, tenant, user) = (pool.clone(), tenant.clone(), user.clone());
+            let (pool, sealer, tenant, user) = (pool.clone(), sealer.clone(), tenant.clone(), user.clone());
             async move {
                 let Some(after) = after else { return Ok(None) };
                 let client = pool.get().await?;
                 let statement = client.prepare_cached(NOT_COMPLETED).await?;
                 let rows = client.query(&statement, &[&tenant, &user, &id.0, &after, &REPORT_PAGE]).await?;
                 drop(client);
-                let children = rows.iter().map(child_from_row).collect::<Result<Vec<_>, _>>()?;
+                let mut children = rows.iter().map(child_from_row).collect::<Result<Vec<_>, _>>()?;
+                for child in &mut children {
+                    sealer.open_for_view(&tenant, &mut child.params).await?;
+                }
                 let full = i64::try_from(children.len()).is_ok_and(|n| n == REPORT_PAGE);
                 let next = children.last().filter(|_| full).map(|child| child.job.0);
                 Ok::<_, StoreError>(Some((

@@ -88,11 +88,12 @@ impl JobPage {
 pub struct CallerJobs<'a> {
     pub(super) pool: crate::store::TenantPool,
     pub(super) caller: &'a Caller,
+    pub(super) sealer: crate::store::Sealer,
 }
 
 impl<'a> CallerJobs<'a> {
-    pub(super) fn new(pool: crate::store::TenantPool, caller: &'a Caller) -> Self {
-        Self { pool, caller }
+    pub(super) fn new(pool: crate::store::TenantPool, caller: &'a Caller, sealer: crate::store::Sealer) -> Self {
+        Self { pool, caller, sealer }
     }
 
     /// The caller's job `id`, or `None` whether it is missing or someone else's.
@@ -102,7 +103,9 @@ impl<'a> CallerJobs<'a> {
 
     async fn get_once(&self, id: JobId) -> Result<Option<Job>, StoreError> {
         let rows = self.pool.read(GET_OWN, &[&self.caller.tenant.as_str(), &self.caller.user.as_str(), &id.0]).await?;
-        rows.first().map(held_job_from_row).transpose()
+        let mut job = rows.first().map(held_job_from_row).transpose()?;
+        self.sealer.open_jobs(job.as_mut_slice()).await?;
+        Ok(job)
     }
 
     /// The latest progress of each of the caller's running jobs that reported any.
@@ -137,7 +140,8 @@ impl<'a> CallerJobs<'a> {
                 ],
             )
             .await?;
-        let jobs = rows.iter().map(held_job_from_row).collect::<Result<Vec<_>, _>>()?;
+        let mut jobs = rows.iter().map(held_job_from_row).collect::<Result<Vec<_>, _>>()?;
+        self.sealer.open_jobs(&mut jobs).await?;
         Ok(JobPage::of(jobs, filter.limit))
     }
 }

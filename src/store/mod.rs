@@ -57,6 +57,7 @@ pub use operator::timeline::{Attempt, AttemptOutcome, JobTimeline, SentEmail, Se
 pub use operator::{AttemptError, JobQuery, OperatorJobs, QueueCount, RetryOutcome};
 pub use pool::error::StoreError;
 pub(crate) use pool::error::retry_if_connection_lost;
+pub use pool::keys::{Sealer, TenantKeys};
 pub use pool::tenant_scope::CALLER_ROLE;
 use pool::tenant_scope::TenantPool;
 pub use pool::{CANCEL_CHANNEL, NOTIFICATION_CHANNEL, PROGRESS_CHANNEL, WORK_CHANNEL};
@@ -73,7 +74,6 @@ pub use schedules::owners::{People, Sighting};
 pub use schedules::{CallerSchedules, NewSchedule, Overlap, PausedBy, Schedule, ScheduleCreation};
 pub use webhooks::deliveries::{DeliveryOutcome, DeliverySubject, WebhookDelivery, WebhookOutbox};
 pub use webhooks::preferences::{TenantWebhookPreferences, WebhookCategory};
-pub use webhooks::sealed::TenantKeys;
 pub use webhooks::{DeliveryRecord, Redelivery, Registered, TenantWebhooks, WebhookEndpoint};
 
 use crate::domain::{Caller, NotificationRules, Operator, Quotas, UserId};
@@ -103,22 +103,24 @@ pub struct Store {
     /// What seals secrets at rest (`None`: this store seals none, e.g. a
     /// migration's; registering a webhook then fails).
     keys: Option<Arc<TenantKeys>>,
+    /// The job types whose params are kept sealed (see [`Sealer`]).
+    sealed_types: Arc<std::collections::HashSet<String>>,
 }
 
 impl Store {
     /// The completion emails waiting to be sent (the Mailer's side).
     pub fn outbox(&self) -> Outbox<'_> {
-        Outbox::new(&self.pool)
+        Outbox::new(&self.pool, self.sealer())
     }
 
     /// The jobs of the caller's user in the caller's tenant.
     pub fn jobs_for<'a>(&'a self, caller: &'a Caller) -> CallerJobs<'a> {
-        CallerJobs::new(TenantPool::new(&self.pool, &caller.tenant), caller)
+        CallerJobs::new(TenantPool::new(&self.pool, &caller.tenant), caller, self.sealer())
     }
 
     /// Every tenant's jobs, for an operator (proved by an operator token).
     pub fn jobs_for_operator<'a>(&'a self, operator: &'a Operator) -> OperatorJobs<'a> {
-        OperatorJobs { pool: &self.pool, operator, endings: &self.endings }
+        OperatorJobs { pool: &self.pool, operator, endings: &self.endings, sealer: self.sealer() }
     }
 
     /// Tenants' own history retentions, for an operator.
@@ -128,23 +130,24 @@ impl Store {
 
     /// Every tenant's schedules, as an operator manages them.
     pub fn schedules_managed_by_operator(&self, operator: &Operator) -> ManagedSchedules<'_> {
-        ManagedSchedules { pool: &self.pool, tenant: None, by: operator.name.to_string() }
+        ManagedSchedules { pool: &self.pool, tenant: None, by: operator.name.to_string(), sealer: self.sealer() }
     }
 
     /// The schedules of the tenant admin `admin`'s own tenant.
     pub fn schedules_managed_by_tenant_admin(&self, admin: &Caller) -> ManagedSchedules<'_> {
-        ManagedSchedules { pool: &self.pool, tenant: Some(admin.tenant.clone()), by: tenant_admin_name(admin) }
+        let by = tenant_admin_name(admin);
+        ManagedSchedules { pool: &self.pool, tenant: Some(admin.tenant.clone()), by, sealer: self.sealer() }
     }
 
     /// The erasure of `scope` (any tenant's), by an operator who may act.
     pub fn erasure_by_operator(&self, operator: &Operator, scope: ErasureScope) -> Erasure<'_> {
-        Erasure { pool: &self.pool, by: operator.name.to_string(), scope }
+        Erasure { pool: &self.pool, keys: self.keys.as_deref(), by: operator.name.to_string(), scope }
     }
 
     /// The erasure of `user` of the tenant admin `admin`'s own tenant.
     pub fn erasure_by_tenant_admin(&self, admin: &Caller, user: UserId) -> Erasure<'_> {
         let scope = ErasureScope { tenant: admin.tenant.clone(), user: Some(user) };
-        Erasure { pool: &self.pool, by: tenant_admin_name(admin), scope }
+        Erasure { pool: &self.pool, keys: self.keys.as_deref(), by: tenant_admin_name(admin), scope }
     }
 
     /// How the queue stands, for an operator.
@@ -169,12 +172,18 @@ impl Store {
 
     /// Recording new jobs, each for its own caller.
     pub fn submissions(&self) -> Submissions<'_> {
-        Submissions { pool: &self.pool, quotas: &self.quotas, batch_caps: &self.batch_caps, endings: &self.endings }
+        Submissions {
+            pool: &self.pool,
+            quotas: &self.quotas,
+            batch_caps: &self.batch_caps,
+            endings: &self.endings,
+            sealer: self.sealer(),
+        }
     }
 
     /// The schedules of the caller's user in the caller's tenant.
     pub fn schedules_for<'a>(&'a self, caller: &'a Caller) -> CallerSchedules<'a> {
-        CallerSchedules { pool: TenantPool::new(&self.pool, &caller.tenant), caller }
+        CallerSchedules { pool: TenantPool::new(&self.pool, &caller.tenant), caller, sealer: self.sealer() }
     }
 
     /// When people signed in, for the sightings this process gathered (and
@@ -185,7 +194,7 @@ impl Store {
 
     /// Every tenant's due schedules, for a process's scheduler.
     pub fn schedule_firing(&self) -> ScheduleFiring<'_> {
-        ScheduleFiring { pool: &self.pool, quotas: &self.quotas, batch_caps: &self.batch_caps }
+        ScheduleFiring { pool: &self.pool, quotas: &self.quotas, batch_caps: &self.batch_caps, sealer: self.sealer() }
     }
 
     /// The batches of the caller's user in the caller's tenant.
@@ -196,6 +205,7 @@ impl Store {
             batch_caps: &self.batch_caps,
             quotas: &self.quotas,
             rules: &self.endings.rules,
+            sealer: self.sealer(),
         }
     }
 
@@ -216,7 +226,7 @@ impl Store {
 
     /// The webhook deliveries waiting to be made (the WebhookSender's side).
     pub fn webhook_outbox(&self) -> WebhookOutbox<'_> {
-        WebhookOutbox { pool: &self.pool, keys: self.keys.as_deref() }
+        WebhookOutbox { pool: &self.pool, keys: self.keys.as_deref(), sealer: self.sealer() }
     }
 
     /// The webhook endpoints of `tenant` (for its admins).
@@ -234,7 +244,7 @@ impl Store {
 
     /// The worker side of the job table.
     pub fn queue(&self) -> Queue<'_> {
-        Queue { pool: &self.pool, endings: &self.endings }
+        Queue { pool: &self.pool, endings: &self.endings, sealer: self.sealer() }
     }
 }
 

@@ -44,6 +44,7 @@ impl Store {
             quotas: Arc::new(quotas),
             target: Arc::new(target),
             keys: None,
+            sealed_types: Arc::default(),
         })
     }
 
@@ -88,6 +89,27 @@ impl Store {
     /// What seals secrets at rest, if this store was given a keyring.
     pub fn tenant_keys(&self) -> Option<&crate::store::TenantKeys> {
         self.keys.as_deref()
+    }
+
+    /// Makes the store keep the params of `types` sealed (`encrypt = true`).
+    pub fn with_sealed_types(mut self, types: std::collections::HashSet<String>) -> Self {
+        self.sealed_types = Arc::new(types);
+        self
+    }
+
+    /// Which params are kept sealed, and with what keys.
+    pub fn sealer(&self) -> crate::store::Sealer {
+        crate::store::Sealer { pool: self.pool.clone(), keys: self.keys.clone(), types: self.sealed_types.clone() }
+    }
+
+    /// Rewraps every data key under the current key-encryption key, and
+    /// seals every webhook secret still in clear: `errand keys rotate`.
+    /// Answers (data keys rewrapped, secrets sealed).
+    pub async fn rotate_keys(&self) -> Result<(u64, u64), crate::store::StoreError> {
+        let keys = self.keys.as_deref().ok_or_else(|| crate::store::StoreError::Corrupt("no keyring".into()))?;
+        let rewrapped = keys.rewrap_all(&self.pool).await?;
+        let sealed = crate::store::webhooks::sealed::seal_secrets_in_clear(keys, &self.pool).await?;
+        Ok((rewrapped, sealed))
     }
 
     /// Makes every submission keep to `quotas` (none are kept otherwise).

@@ -44,6 +44,7 @@ mod resumable_exports;
 mod s3;
 mod schedule_dates;
 mod schedules;
+mod sealed_params;
 mod shutdown;
 mod submit;
 mod tls;

@@ -519,9 +519,8 @@ async fn a_webhook_secret_is_kept_sealed_under_its_tenant_s_key_rotated_to_a_new
     // A new key first: the rotation rewraps acme's data key under it and seals globex's secret.
     let ring = Keyring::new(&[v2.clone(), v1], b"unused here: both keys are configured").unwrap();
     let store = errand::store::Store::connect(&app.db.url, 2).unwrap().with_keyring(ring);
-    let keys = store.tenant_keys().unwrap();
-    assert_eq!(keys.rotate(store.pool()).await.unwrap(), (1, 1));
-    assert_eq!(keys.rotate(store.pool()).await.unwrap(), (0, 0), "nothing left to do");
+    assert_eq!(store.rotate_keys().await.unwrap(), (1, 1));
+    assert_eq!(store.rotate_keys().await.unwrap(), (0, 0), "nothing left to do");
     // v1 may now go: v2 alone opens what v1 sealed.
     let only_v2 = Keyring::new(&[v2], b"unused here").unwrap();
     let open = |tenant: &'static str| {

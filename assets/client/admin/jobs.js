@@ -138,9 +138,17 @@ export function mount(container, { api, params, canAct }) {
       el('td', {}, truncated(job.error_message, ERROR_SHOWN)));
   }
 
+  // A params search never reads some types' params: say which, so "no match" is not misread.
+  function notSearched(page) {
+    const types = page.params_not_searched || [];
+    return types.length
+      ? [el('p', { class: 'hint', text: `Params of ${types.join(', ')} are not searched: sealed at rest, or kept from you.` })]
+      : [];
+  }
+
   function render(page, focusId) {
     if (!page.jobs.length) {
-      results.replaceChildren(el('p', { class: 'empty', text: 'No jobs match.' }), pager('/jobs', params, null));
+      results.replaceChildren(...notSearched(page), el('p', { class: 'empty', text: 'No jobs match.' }), pager('/jobs', params, null));
       return;
     }
     const headings = [...(canAct ? [''] : []), 'Job', 'Type', 'Tenant', 'User', 'Status', 'Priority', 'Attempts', 'Created', 'Error'];
@@ -153,6 +161,7 @@ export function mount(container, { api, params, canAct }) {
       ? el('th', { scope: 'col' }, el('span', { class: 'visually-hidden', text: 'Selected' }))
       : el('th', { scope: 'col', text })))));
     results.replaceChildren(
+      ...notSearched(page),
       el('table', { class: 'grid jobs', 'aria-label': 'Jobs' }, thead, tbody),
       pager('/jobs', params, page.next_cursor));
     if (focusId) roving.focusRow([...tbody.rows].find((tr) => tr.dataset.jobId === focusId));

@@ -219,11 +219,13 @@ impl Handler<SubmitJob> for JobSupervisor {
                 })
                 .transpose()?;
             let (admission_key, on_conflict) = admission.unzip();
+            let sealed_params = store.sealer().seal(msg.caller.tenant.as_str(), &job_type.name, &msg.params).await?;
             let job = NewJob {
                 caller: msg.caller,
                 key: msg.key,
                 job_type: job_type.name.clone(),
                 params: msg.params,
+                sealed_params,
                 max_attempts: job_type.retry.max_attempts,
                 priority: crate::domain::priority(crate::domain::Origin::Interactive, job_type.priority, msg.priority),
                 format,

@@ -1,5 +1,6 @@
-//! Envelope encryption of what errand keeps secret at rest (today: webhook
-//! endpoints' signing secrets). Each tenant has a data key of its own,
+//! Envelope encryption of what errand keeps secret at rest: webhook
+//! endpoints' signing secrets, and the params of job types that ask for it
+//! (`encrypt = true`), kept as a JSON envelope ([`envelope`]). Each tenant has a data key of its own,
 //! random, which seals its values (AES-256-GCM, a random nonce each, the
 //! tenant and the value's purpose bound in as associated data, so a sealed
 //! value moved to another tenant's row or column does not open). A data key
@@ -31,6 +32,8 @@ pub enum Purpose {
     DataKey,
     /// A webhook endpoint's signing secret.
     WebhookSecret,
+    /// A job's (or a schedule's) params, as JSON text.
+    Params,
 }
 
 impl Purpose {
@@ -38,8 +41,28 @@ impl Purpose {
         match self {
             Self::DataKey => "errand data key",
             Self::WebhookSecret => "errand webhook secret",
+            Self::Params => "errand params",
         }
     }
+}
+
+/// The one member of the JSON object that holds a sealed value in a JSON
+/// column (`jobs.params`, `schedules.params`): `{"errand:sealed": "<base64>"}`.
+/// Submissions may not use it (`domain::params`), so no value in clear is
+/// ever taken for a sealed one.
+pub const SEALED_MEMBER: &str = "errand:sealed";
+
+/// `sealed` as a JSON column keeps it.
+pub fn envelope(sealed: &[u8]) -> serde_json::Value {
+    serde_json::json!({ SEALED_MEMBER: STANDARD.encode(sealed) })
+}
+
+/// What `value` holds sealed, if it is an [`envelope`]: `Some(Err)` for one
+/// whose content is not base64.
+pub fn enveloped(value: &serde_json::Value) -> Option<Result<Vec<u8>, SealError>> {
+    let object = value.as_object().filter(|object| object.len() == 1)?;
+    let text = object.get(SEALED_MEMBER)?.as_str()?;
+    Some(STANDARD.decode(text).map_err(|_| SealError("a sealed value is not base64".into())))
 }
 
 /// A value that would not open: tampered with, of another tenant or
@@ -215,6 +238,27 @@ impl Keyring {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_envelope_is_one_member_and_nothing_else_is_taken_for_one() {
+        let ring = Keyring::new(&[], b"a secret of at least thirty-two bytes!!").unwrap();
+        let acme = ring.new_data_key("acme").key;
+        let sealed = acme.seal(br#"{"customer":"ada"}"#, Purpose::Params);
+        let kept = envelope(&sealed);
+        assert!(!kept.to_string().contains("ada"));
+        let opened = acme.open(&enveloped(&kept).unwrap().unwrap(), Purpose::Params).unwrap();
+        assert_eq!(opened, br#"{"customer":"ada"}"#);
+        assert!(acme.open(&sealed, Purpose::WebhookSecret).is_err(), "bound to its purpose");
+        for clear in [
+            serde_json::json!({"customer": "ada"}),
+            serde_json::json!({SEALED_MEMBER: "AAAA", "other": 1}),
+            serde_json::json!({SEALED_MEMBER: 3}),
+            serde_json::json!("errand:sealed"),
+        ] {
+            assert!(enveloped(&clear).is_none(), "{clear}");
+        }
+        assert!(enveloped(&serde_json::json!({SEALED_MEMBER: "not base64!"})).unwrap().is_err());
+    }
 
     fn key_text(version: &str, byte: u8) -> String {
         format!("{version}:{}", STANDARD.encode([byte; KEY_LEN]))

@@ -116,8 +116,17 @@ fn redact(job: &mut Job, operator: &Operator, state: &AppState) -> Vec<RedactedF
 }
 
 /// The job types whose params `operator` may not search by (see [`redact`]).
+/// The job types whose params an operator's `param` filter does not
+/// search: those sealed at rest (whose params the database cannot read),
+/// and those kept from an operator without `operator:sensitive`.
 pub(super) fn unsearchable_params(operator: &Operator, state: &AppState) -> Vec<String> {
-    if operator.sees_sensitive { Vec::new() } else { state.job_types.params_redacted() }
+    let mut types = state.job_types.params_sealed();
+    if !operator.sees_sensitive {
+        types.extend(state.job_types.params_redacted());
+    }
+    types.sort();
+    types.dedup();
+    types
 }
 
 #[derive(Deserialize)]
@@ -140,6 +149,10 @@ pub struct AdminListQuery {
 pub struct AdminJobList {
     jobs: Vec<AdminJobView>,
     next_cursor: Option<String>,
+    /// With a `param` filter: the job types whose params it did not search
+    /// (sealed at rest, or kept from this operator); their jobs never match it.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    params_not_searched: Vec<String>,
 }
 
 /// `GET /admin/jobs`: any tenant's jobs, newest first.
@@ -176,11 +189,13 @@ pub async fn list(
         limit: pagination::limit(q.limit)?,
         params_unsearchable: unsearchable_params(&operator, &state),
     };
+    let params_not_searched = if query.param.is_some() { query.params_unsearchable.clone() } else { Vec::new() };
     let page = state.store.jobs_for_operator(&operator).list(&query).await?;
     let views = page.jobs.into_iter().map(|job| AdminJobView::new(job, None, &operator, &state));
     Ok(HttpResponse::Ok().json(AdminJobList {
         jobs: futures_util::future::try_join_all(views).await?,
         next_cursor: page.next_before.map(|id| pagination::encode_cursor(id.0)),
+        params_not_searched,
     }))
 }
 

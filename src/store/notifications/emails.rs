@@ -89,11 +89,13 @@ WHERE id = $1 AND state = 'sending' AND attempts = $2";
 /// The outbox.
 pub struct Outbox<'a> {
     pool: &'a Pool,
+    /// What opens the sealed params of the jobs the emails tell of.
+    sealer: crate::store::Sealer,
 }
 
 impl<'a> Outbox<'a> {
-    pub(in crate::store) fn new(pool: &'a Pool) -> Self {
-        Self { pool }
+    pub(in crate::store) fn new(pool: &'a Pool, sealer: crate::store::Sealer) -> Self {
+        Self { pool, sealer }
     }
 
     /// Claims up to `limit` due emails for `lock`: if this process dies while
@@ -106,7 +108,11 @@ impl<'a> Outbox<'a> {
         let claim = Uuid::new_v4();
         let rows = client.query(&statement, &[&limit, &(lock.as_secs_f64() * 1000.0), &claim]).await;
         let rows = LostClaim::Emails { claim, lock }.settle(self.pool, rows)?;
-        rows.iter().map(email_from_row).collect()
+        let mut emails = rows.iter().map(email_from_row).collect::<Result<Vec<_>, _>>()?;
+        for email in &mut emails {
+            self.sealer.open_for_view(email.tenant.as_str(), &mut email.params).await?;
+        }
+        Ok(emails)
     }
 
     /// The server accepted the email: it is sent, with the server's answer.

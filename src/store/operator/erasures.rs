@@ -200,6 +200,8 @@ INSERT INTO operator_actions (operator, action, filter, affected) VALUES ($1, 'e
 /// when the door is opened.
 pub struct Erasure<'a> {
     pub(in crate::store) pool: &'a Pool,
+    /// Told that a tenant's data key is shredded.
+    pub(in crate::store) keys: Option<&'a crate::store::TenantKeys>,
     /// Who erases, as the audit names them.
     pub(in crate::store) by: String,
     pub(in crate::store) scope: ErasureScope,
@@ -257,6 +259,9 @@ impl Erasure<'_> {
         let (tenant, user) = self.scope.params();
         let client = self.pool.get().await?;
         client.execute(&client.prepare_cached(DELETE_REST).await?, &[&tenant, &user]).await?;
+        if let (Some(keys), None) = (self.keys, user) {
+            keys.forget(tenant);
+        }
         let (audited, affected) = (self.scope.audited(), i32::try_from(found.total()).unwrap_or(i32::MAX));
         client.execute(&client.prepare_cached(AUDIT).await?, &[&self.by, &audited, &affected]).await?;
         Ok(())

@@ -162,6 +162,7 @@ pub struct OperatorJobs<'a> {
     pub(super) pool: &'a Pool,
     pub(super) operator: &'a Operator,
     pub(super) endings: &'a crate::store::Endings,
+    pub(super) sealer: crate::store::Sealer,
 }
 
 impl OperatorJobs<'_> {
@@ -194,7 +195,8 @@ impl OperatorJobs<'_> {
             &unsuccessful,
         ];
         let rows = client.query(&statement, &params).await?;
-        let jobs = rows.iter().map(held_job_from_row).collect::<Result<Vec<_>, _>>()?;
+        let mut jobs = rows.iter().map(held_job_from_row).collect::<Result<Vec<_>, _>>()?;
+        self.sealer.open_jobs(&mut jobs).await?;
         Ok(JobPage::of(jobs, query.limit))
     }
 
@@ -206,7 +208,8 @@ impl OperatorJobs<'_> {
         };
         let errors = client.query(&client.prepare_cached(ATTEMPT_ERRORS).await?, &[&id.0]).await?;
         let errors = errors.iter().map(attempt_error_from_row).collect::<Result<_, _>>()?;
-        let job = Job { held_by: row.try_get("held_by")?, ..held_job_from_row(&row)? };
+        let mut job = Job { held_by: row.try_get("held_by")?, ..held_job_from_row(&row)? };
+        self.sealer.open_for_view(job.tenant.as_str(), &mut job.params).await?;
         Ok(Some((job, errors)))
     }
 

@@ -5,10 +5,12 @@
 //! writes (`writable.rs`); the processes sharing the database
 //! (`processes.rs`), and the NOTIFY channels they talk on; what errand
 //! needs of the server's autovacuum (`server.rs`); the caller doors'
-//! tenant-scoped transactions (`tenant_scope.rs`).
+//! tenant-scoped transactions (`tenant_scope.rs`); each tenant's data key,
+//! and which params are kept sealed with it (`keys.rs`).
 
 pub mod connect;
 pub mod error;
+pub mod keys;
 pub mod processes;
 pub mod server;
 pub mod sessions;

@@ -41,6 +41,12 @@ impl TenantPool {
         Self { pool: pool.clone(), tenant: tenant.clone() }
     }
 
+    /// The pool under the scope, for what is no tenant's rows (the tenant's
+    /// data key, read by `keys.rs` on a connection of its own).
+    pub(in crate::store) fn unscoped(&self) -> &Pool {
+        &self.pool
+    }
+
     /// A connection in a transaction that sees and writes only the tenant's
     /// rows. [`Scoped::commit`] ends it; dropped, it is rolled back.
     pub async fn get(&self) -> Result<Scoped, StoreError> {

@@ -80,9 +80,13 @@ impl Submissions<'_> {
         match self.decide(job, on_conflict).await? {
             Decided::Answered(submission) => Ok(*submission),
             Decided::Met(id, answer) => {
-                let found = CallerJobs::new(crate::store::TenantPool::new(self.pool, &job.caller.tenant), &job.caller)
-                    .get(id)
-                    .await?;
+                let found = CallerJobs::new(
+                    crate::store::TenantPool::new(self.pool, &job.caller.tenant),
+                    &job.caller,
+                    self.sealer.clone(),
+                )
+                .get(id)
+                .await?;
                 found.map(answer).ok_or_else(|| StoreError::Corrupt(format!("job {id} vanished after it was joined")))
             }
         }
@@ -98,7 +102,8 @@ impl Submissions<'_> {
             // A retry of the same request (its idempotency key) is a replay, first.
             let find = tx.prepare_cached(FIND_BY_KEY).await?;
             if let Some(row) = tx.query_opt(&find, &[&tenant, &user, &idempotency]).await? {
-                return submission_from_row(&row, &job.fingerprint()).map(|answer| Decided::Answered(Box::new(answer)));
+                return submission_from_row(&row, job, &job.fingerprint())
+                    .map(|answer| Decided::Answered(Box::new(answer)));
             }
             let holder = self.holder(&tx, job, key).await?;
             let mut job = job.clone();
@@ -112,8 +117,11 @@ impl Submissions<'_> {
                 (Some(holder), OnConflict::Join) => return Ok(Decided::Met(holder.job, Submission::Joined)),
                 (Some(holder), OnConflict::Debounce { debounce, max_delay }) if holder.waiting => {
                     let (wait, longest) = (millis(debounce), millis(max_delay));
-                    tx.execute(&tx.prepare_cached(DEBOUNCE).await?, &[&holder.job.0, &wait, &longest, &job.params])
-                        .await?;
+                    tx.execute(
+                        &tx.prepare_cached(DEBOUNCE).await?,
+                        &[&holder.job.0, &wait, &longest, job.kept_params()],
+                    )
+                    .await?;
                     tx.commit().await?;
                     return Ok(Decided::Met(holder.job, Submission::Debounced));
                 }

@@ -250,8 +250,9 @@ impl Queue<'_> {
         Ok(Claim { jobs: self.claimed_jobs(&rows).await?, next_after_tenant })
     }
 
-    /// The jobs in a claim's rows of kind `job`. One that cannot be read is
-    /// failed (see `fail_unreadable`) rather than failing the claim.
+    /// The jobs in a claim's rows of kind `job`, their sealed params opened.
+    /// One that cannot be read (or whose params do not open) is failed (see
+    /// `fail_unreadable`) rather than failing the claim.
     pub(in crate::store) async fn claimed_jobs(&self, rows: &[Row]) -> Result<Vec<ClaimedJob>, StoreError> {
         let mut jobs = Vec::with_capacity(rows.len());
         let mut unreadable = Vec::new();
@@ -260,7 +261,11 @@ impl Queue<'_> {
                 continue;
             }
             match claimed_from_row(row) {
-                Ok(job) => jobs.push(job),
+                Ok(mut job) => match self.sealer.open(job.tenant.as_str(), std::mem::take(&mut job.params)).await {
+                    Ok(params) => jobs.push(ClaimedJob { params, ..job }),
+                    Err(error @ StoreError::Corrupt(_)) => unreadable.push((row, error)),
+                    Err(error) => return Err(error),
+                },
                 Err(error) => unreadable.push((row, error)),
             }
         }

@@ -24,6 +24,8 @@ use crate::store::Endings;
 pub struct Queue<'a> {
     pub(super) pool: &'a Pool,
     pub(super) endings: &'a Endings,
+    /// Opens the sealed params of the jobs it claims.
+    pub(super) sealer: crate::store::Sealer,
 }
 
 /// A duration as the float milliseconds errand's statements take.

@@ -123,7 +123,11 @@ pub struct NewJob {
     pub caller: Caller,
     pub key: IdempotencyKey,
     pub job_type: String,
+    /// As the caller sent them (its fingerprint and admission key are of these).
     pub params: serde_json::Value,
+    /// The params as kept, where their type keeps them sealed
+    /// (`Sealer::seal`); `None`: kept as they are.
+    pub sealed_params: Option<serde_json::Value>,
     pub max_attempts: u32,
     /// Its class's and type's, and (interactive jobs) the request's: see
     /// `jobs.priority` in `migrations/V1__baseline.sql`.
@@ -189,6 +193,11 @@ impl NewJob {
         (self.caller.tenant.as_str(), self.caller.user.as_str(), self.key.as_str())
     }
 
+    /// Its params as the job's row keeps them.
+    pub(in crate::store) fn kept_params(&self) -> &serde_json::Value {
+        self.sealed_params.as_ref().unwrap_or(&self.params)
+    }
+
     fn max_attempts_sql(&self) -> i32 {
         i32::try_from(self.max_attempts).unwrap_or(i32::MAX)
     }
@@ -203,6 +212,8 @@ pub struct Submissions<'a> {
     pub(in crate::store) batch_caps: &'a quota::BatchCaps,
     /// What ending a job writes (for claimed jobs that must be failed at once).
     pub(in crate::store) endings: &'a crate::store::Endings,
+    /// Opens the sealed params of the jobs claimed beside submissions.
+    pub(in crate::store) sealer: crate::store::Sealer,
 }
 
 impl Submissions<'_> {
@@ -351,7 +362,7 @@ impl<'a> InsertBatch<'a> {
             keys: order.iter().map(|&i| jobs[i].key.as_str()).collect(),
             prints: order.iter().map(|&i| fingerprints[i].0.to_vec()).collect(),
             types: order.iter().map(|&i| jobs[i].job_type.as_str()).collect(),
-            params: order.iter().map(|&i| &jobs[i].params).collect(),
+            params: order.iter().map(|&i| jobs[i].kept_params()).collect(),
             attempts: order.iter().map(|&i| jobs[i].max_attempts_sql()).collect(),
             priorities: order.iter().map(|&i| jobs[i].priority).collect(),
             nth_of_owner: nth_of_owner(order.iter().map(|&i| &jobs[i].caller)),
@@ -417,14 +428,21 @@ impl<'a> InsertBatch<'a> {
                     client.query_one(&client.prepare_cached(FIND_BY_KEY).await?, &[&tenant, &user, &key]).await?
                 }
             };
-            answers.push(submission_from_row(&row, &self.fingerprints[i]));
+            answers.push(submission_from_row(&row, job, &self.fingerprints[i]));
         }
         Ok(answers)
     }
 }
 
-pub(in crate::store) fn submission_from_row(row: &Row, fingerprint: &Fingerprint) -> Result<Submission, StoreError> {
-    let job = job_from_row(row)?;
+/// The answer to `submitted` (whose `fingerprint` is given), from the row
+/// its key names. The job's params are the submission's own: the same
+/// fingerprint means the same params, and the row's may be sealed.
+pub(in crate::store) fn submission_from_row(
+    row: &Row,
+    submitted: &NewJob,
+    fingerprint: &Fingerprint,
+) -> Result<Submission, StoreError> {
+    let job = crate::domain::Job { params: submitted.params.clone(), ..job_from_row(row)? };
     let stored: &[u8] = row.try_get("fingerprint")?;
     let created: bool = row.try_get("created")?;
     Ok(match (created, stored == fingerprint.0) {

@@ -179,6 +179,10 @@ pub struct ScheduleFiring<'a> {
     pub(in crate::store) pool: &'a Pool,
     pub(in crate::store) quotas: &'a Quotas,
     pub(in crate::store) batch_caps: &'a BatchCaps,
+    /// Opens the schedules' sealed params, and seals their jobs'. (Params
+    /// that do not open are null: the occurrence is skipped, as one whose
+    /// params do not resolve is.)
+    pub(in crate::store) sealer: crate::store::Sealer,
 }
 
 impl ScheduleFiring<'_> {
@@ -194,9 +198,10 @@ impl ScheduleFiring<'_> {
         let mut nexts: Vec<Option<Occurrence>> = Vec::with_capacity(rows.len());
         let mut cancels: Vec<JobId> = Vec::new();
         for row in &rows {
-            let schedule = schedule_from_row(row)?;
+            let mut schedule = schedule_from_row(row)?;
             let owner: (String, String, Option<String>) =
                 (row.try_get("tenant_id")?, row.try_get("user_id")?, row.try_get("user_email")?);
+            self.sealer.open_for_view(&owner.0, &mut schedule.params).await?;
             let unfinished_before: bool = row.try_get("last_unfinished")?;
             let recurrence = Recurrence::parse(&schedule.cron, &schedule.timezone);
             let (fire, next) = match (&recurrence, schedule.next) {
@@ -245,7 +250,7 @@ impl ScheduleFiring<'_> {
         }
         let jobs = keys_settled(&tx, jobs, cancels, &schedules, &owners).await?;
         let jobs = self.within_quotas(&tx, jobs, &schedules, &owners).await?;
-        let recorded = record_jobs(&tx, &jobs, &schedules, &owners, terms).await?;
+        let recorded = record_jobs(&tx, &jobs, &schedules, &owners, terms, &self.sealer).await?;
         let mut last_jobs: Vec<Option<Uuid>> = vec![None; schedules.len()];
         for job in jobs.iter().filter(|j| recorded.contains(&j.id)) {
             last_jobs[job.schedule] = Some(job.id);
@@ -347,9 +352,15 @@ async fn record_jobs(
     schedules: &[Schedule],
     owners: &[(String, String, Option<String>)],
     terms: &FiringTerms<'_>,
+    sealer: &crate::store::Sealer,
 ) -> Result<Vec<Uuid>, StoreError> {
     if jobs.is_empty() {
         return Ok(Vec::new());
+    }
+    let mut sealed = Vec::with_capacity(jobs.len());
+    for job in jobs {
+        let job_type = &schedules[job.schedule].job_type;
+        sealed.push(sealer.seal(&owners[job.schedule].0, job_type, &job.params).await?);
     }
     let n = jobs.len();
     let (mut ids, mut tenants, mut users, mut emails) =
@@ -363,7 +374,7 @@ async fn record_jobs(
     let mut traces: Vec<Option<&str>> = Vec::with_capacity(n);
     let admission_keys: Vec<Option<&str>> =
         jobs.iter().map(|job| job.admission_key.as_ref().map(AdmissionKey::as_str)).collect();
-    for job in jobs {
+    for (job, sealed) in jobs.iter().zip(&sealed) {
         let (schedule, (tenant, user, email)) = (&schedules[job.schedule], &owners[job.schedule]);
         ids.push(job.id);
         tenants.push(tenant.as_str());
@@ -372,7 +383,7 @@ async fn record_jobs(
         keys.push(job.key.as_str());
         fingerprints.push(Fingerprint::of_job(&schedule.job_type, schedule.format, &job.params).0.to_vec());
         types.push(schedule.job_type.as_str());
-        params.push(&job.params);
+        params.push(sealed.as_ref().unwrap_or(&job.params));
         formats.push(schedule.format.map(ExportFormat::as_str));
         traces.push(schedule.trace.as_ref().map(TraceParent::as_str));
         let made_with = terms.types.get(&schedule.job_type);

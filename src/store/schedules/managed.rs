@@ -62,6 +62,8 @@ pub struct ManagedSchedules<'a> {
     pub(in crate::store) tenant: Option<TenantId>,
     /// Who acts, as the audit names them.
     pub(in crate::store) by: String,
+    /// Opens the schedules' sealed params.
+    pub(in crate::store) sealer: crate::store::Sealer,
 }
 
 /// The most schedules one listing answers.
@@ -79,7 +81,12 @@ impl ManagedSchedules<'_> {
         let user = user.map(UserId::as_str);
         let client = self.pool.get().await?;
         let rows = client.query(&client.prepare_cached(LIST).await?, &[&tenant, &user, &MANAGED_LIST_LIMIT]).await?;
-        rows.iter().map(owned_from_row).collect()
+        drop(client);
+        let mut schedules = rows.iter().map(owned_from_row).collect::<Result<Vec<_>, _>>()?;
+        for owned in &mut schedules {
+            self.sealer.open_for_view(owned.tenant.as_str(), &mut owned.schedule.params).await?;
+        }
+        Ok(schedules)
     }
 
     /// Pauses schedule `id`, if it is one of these; answers it.
@@ -87,7 +94,12 @@ impl ManagedSchedules<'_> {
         let tenant = self.tenant.as_ref().map(TenantId::as_str);
         let client = self.pool.get().await?;
         let row = client.query_opt(&client.prepare_cached(PAUSE).await?, &[&tenant, &id.0, &self.by]).await?;
-        row.as_ref().map(owned_from_row).transpose()
+        drop(client);
+        let mut owned = row.as_ref().map(owned_from_row).transpose()?;
+        if let Some(owned) = &mut owned {
+            self.sealer.open_for_view(owned.tenant.as_str(), &mut owned.schedule.params).await?;
+        }
+        Ok(owned)
     }
 
     /// Deletes schedule `id`, if it is one of these (its jobs stay); whether it was.

@@ -207,18 +207,35 @@ const DELETE_OWN: &str = "DELETE FROM schedules WHERE tenant_id = $1 AND user_id
 pub struct CallerSchedules<'a> {
     pub(super) pool: crate::store::TenantPool,
     pub(super) caller: &'a Caller,
+    /// Seals the params of a type that keeps them sealed, and opens them.
+    pub(super) sealer: crate::store::Sealer,
 }
 
 impl CallerSchedules<'_> {
+    /// The schedule of `row`, its params opened.
+    async fn schedule_of(&self, row: &Row) -> Result<Schedule, StoreError> {
+        let mut schedule = schedule_from_row(row)?;
+        self.sealer.open_for_view(self.caller.tenant.as_str(), &mut schedule.params).await?;
+        Ok(schedule)
+    }
+
+    /// `params` of a `job_type` schedule as its row keeps them.
+    async fn kept(&self, job_type: &str, params: &Value) -> Result<Value, StoreError> {
+        let sealed = self.sealer.seal(self.caller.tenant.as_str(), job_type, params).await?;
+        Ok(sealed.unwrap_or_else(|| params.clone()))
+    }
+
     /// Records `new` unless the caller's key names a schedule already, or
     /// they have `limit` schedules.
     pub async fn create(&self, new: &NewSchedule, limit: u32) -> Result<ScheduleCreation, StoreError> {
         let (tenant, user) = (self.caller.tenant.as_str(), self.caller.user.as_str());
+        // (Sealed before the transaction: a request holds one connection at a time.)
+        let kept = self.kept(&new.job_type, &new.params).await?;
         let tx = self.pool.get().await?;
         tx.execute(&tx.prepare_cached(LOCK_OWNER).await?, &[&tenant, &user]).await?;
         let found = tx.query_opt(&tx.prepare_cached(FIND_BY_KEY).await?, &[&tenant, &user, &new.key.as_str()]).await?;
         if let Some(row) = found {
-            let schedule = schedule_from_row(&row)?;
+            let schedule = self.schedule_of(&row).await?;
             return Ok(if schedule.fingerprint == new.fingerprint.0 {
                 ScheduleCreation::Replayed(schedule)
             } else {
@@ -240,7 +257,7 @@ impl CallerSchedules<'_> {
             &new.key.as_str(),
             &new.fingerprint.0.as_slice(),
             &new.job_type,
-            &new.params,
+            &kept,
             &new.cron,
             &new.timezone,
             &new.ends_at,
@@ -256,14 +273,17 @@ impl CallerSchedules<'_> {
         let row = tx.query_one(&tx.prepare_cached(INSERT).await?, &params).await?;
         self.seen(&tx).await?;
         tx.commit().await?;
-        Ok(ScheduleCreation::Created(schedule_from_row(&row)?))
+        Ok(ScheduleCreation::Created(self.schedule_of(&row).await?))
     }
 
     pub async fn get(&self, id: ScheduleId) -> Result<Option<Schedule>, StoreError> {
         let (tenant, user) = (self.caller.tenant.as_str(), self.caller.user.as_str());
         let client = self.pool.get().await?;
         let row = client.query_opt(&client.prepare_cached(GET_OWN).await?, &[&tenant, &user, &id.0]).await?;
-        row.as_ref().map(schedule_from_row).transpose()
+        match row {
+            Some(row) => Ok(Some(self.schedule_of(&row).await?)),
+            None => Ok(None),
+        }
     }
 
     /// A page of the caller's schedules, newest first, older than `before`,
@@ -277,7 +297,10 @@ impl CallerSchedules<'_> {
         let client = self.pool.get().await?;
         let (before, fetch) = (before.map(|id| id.0), i64::from(limit) + 1);
         let rows = client.query(&client.prepare_cached(LIST_OWN).await?, &[&tenant, &user, &before, &fetch]).await?;
-        let schedules = rows.iter().map(schedule_from_row).collect::<Result<Vec<_>, _>>()?;
+        let mut schedules = Vec::with_capacity(rows.len());
+        for row in &rows {
+            schedules.push(self.schedule_of(row).await?);
+        }
         Ok(crate::store::jobs::keyset_page(schedules, limit, |s| s.id))
     }
 
@@ -293,18 +316,19 @@ impl CallerSchedules<'_> {
         let Some(row) = tx.query_opt(&tx.prepare_cached(LOCK_OWN).await?, &[&tenant, &user, &id.0]).await? else {
             return Ok(None);
         };
-        let changed = match change(schedule_from_row(&row)?) {
+        let changed = match change(self.schedule_of(&row).await?) {
             Ok(changed) => changed,
             Err(refused) => return Ok(Some(Err(refused))),
         };
         let (missed, catch_up_limit) = missed_columns(changed.missed);
         let (next_at, next_local, second) = next_columns(changed.next);
         let format = changed.format.map(ExportFormat::as_str);
+        let kept = self.kept(&changed.job_type, &changed.params).await?;
         let params: [&(dyn tokio_postgres::types::ToSql + Sync); 15] = [
             &tenant,
             &user,
             &id.0,
-            &changed.params,
+            &kept,
             &changed.cron,
             &changed.timezone,
             &changed.ends_at,
@@ -324,7 +348,7 @@ impl CallerSchedules<'_> {
             self.seen(&tx).await?;
         }
         tx.commit().await?;
-        Ok(Some(Ok(schedule_from_row(&row)?)))
+        Ok(Some(Ok(self.schedule_of(&row).await?)))
     }
 
     /// Records the caller as seen now (see `owners::SEEN_NOW`).

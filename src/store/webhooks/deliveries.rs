@@ -143,7 +143,9 @@ FROM disabled";
 pub struct WebhookOutbox<'a> {
     pub(in crate::store) pool: &'a Pool,
     /// What opens the endpoints' sealed secrets.
-    pub(in crate::store) keys: Option<&'a super::sealed::TenantKeys>,
+    pub(in crate::store) keys: Option<&'a crate::store::TenantKeys>,
+    /// What opens the sealed params of the jobs told of.
+    pub(in crate::store) sealer: crate::store::Sealer,
 }
 
 impl WebhookOutbox<'_> {
@@ -177,7 +179,7 @@ impl WebhookOutbox<'_> {
         let details = client.query(&client.prepare_cached(CLAIMED).await?, &[&ids, &endpoints, &jobs]).await?;
         let mut details: HashMap<Uuid, &tokio_postgres::Row> =
             details.iter().map(|row| Ok((row.try_get("delivery_id")?, row))).collect::<Result<_, StoreError>>()?;
-        claimed
+        let mut deliveries = claimed
             .iter()
             .filter_map(|row| {
                 let id: Uuid = row.try_get("delivery_id").ok()?;
@@ -199,7 +201,13 @@ impl WebhookOutbox<'_> {
                     trace: crate::store::jobs::job_trace_from_row(detail)?,
                 })
             })
-            .collect()
+            .collect::<Result<Vec<_>, StoreError>>()?;
+        for delivery in &mut deliveries {
+            if let DeliverySubject::Job(job) = &mut delivery.about {
+                self.sealer.open_for_view(job.tenant.as_str(), &mut job.params).await?;
+            }
+        }
+        Ok(deliveries)
     }
 
     /// The endpoint's secret, opened (see `sealed.rs`).

@@ -121,7 +121,7 @@ const REMOVE: &str = "DELETE FROM webhook_endpoints WHERE tenant_id = $1 AND id 
 pub struct TenantWebhooks<'a> {
     pub(super) pool: crate::store::TenantPool,
     pub(super) tenant: &'a TenantId,
-    pub(super) keys: Option<&'a sealed::TenantKeys>,
+    pub(super) keys: Option<&'a crate::store::TenantKeys>,
 }
 
 impl TenantWebhooks<'_> {
@@ -136,7 +136,7 @@ impl TenantWebhooks<'_> {
     ) -> Result<Registered, StoreError> {
         let keys = self.keys.ok_or_else(|| StoreError::Corrupt("this store seals no secrets: no keyring".into()))?;
         let client = self.pool.get().await?;
-        let sealed = keys.seal_secret(&*client, self.tenant.as_str(), secret).await?;
+        let sealed = sealed::seal_secret(keys, self.pool.unscoped(), self.tenant.as_str(), secret).await?;
         let statement = client.prepare_cached(REGISTER).await?;
         let cap = i64::try_from(limit).unwrap_or(i64::MAX);
         let params: [&(dyn tokio_postgres::types::ToSql + Sync); 6] =

@@ -219,6 +219,7 @@ pub fn new_job(tenant: &str, user: &str, key: &str, job_type: &str, params: Valu
         key: IdempotencyKey::parse(key).unwrap(),
         job_type: job_type.into(),
         params,
+        sealed_params: None,
         max_attempts: 3,
         priority: 0,
         format: None,

@@ -1,0 +1,155 @@
+//! Params of a job type that keeps them sealed (`encrypt = true`): in the
+//! database (jobs, schedules, a batch's children) they are an envelope
+//! under the tenant's data key, unreadable without errand's keys; the
+//! owner, the handler, the emails and webhooks, and operators see them
+//! whole.
+
+use std::time::Duration;
+
+use errand::jobs::{HandlerFuture, JobContext, JobHandler, JobOutput};
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+use crate::helpers::*;
+use crate::schedules::{at, fire};
+
+const WITHIN: Duration = Duration::from_secs(20);
+/// What must never be readable in the database.
+const SECRET: &str = "ada.lovelace@example.com";
+
+/// Answers the params it was given, as its result.
+struct Echo;
+
+impl JobHandler for Echo {
+    fn run(&self, ctx: JobContext) -> HandlerFuture {
+        Box::pin(async move { Ok(JobOutput { result: Some(json!({"seen": ctx.params})) }) })
+    }
+}
+
+/// `report` keeps its params sealed (and may be scheduled); `plain` does not.
+async fn sealed_app() -> TestApp {
+    TestApp::builder()
+        .job_type("report", Echo)
+        .job_type("plain", Echo)
+        .configure(|s| {
+            let report = s.job_types.get_mut("report").unwrap();
+            report.encrypt = true;
+            report.schedulable = true;
+            s.schedules.owner_inactive_after = None;
+        })
+        .spawn()
+        .await
+}
+
+/// How `table`'s row `id` keeps its params.
+async fn kept(app: &TestApp, table: &str, id: &str) -> String {
+    let id: uuid::Uuid = id.parse().unwrap();
+    app.db.scalar(&format!("SELECT params::text FROM {table} WHERE id = $1"), &[&id]).await
+}
+
+fn assert_sealed(kept: &str) {
+    assert!(kept.starts_with(r#"{"errand:sealed": ""#) && !kept.contains("ada"), "{kept}");
+}
+
+#[actix_web::test]
+async fn a_sealed_type_s_params_are_an_envelope_in_the_database_and_whole_to_everyone_errand_shows_them_to() {
+    let app = sealed_app().await;
+    let alice = token("acme", "alice");
+    let params = json!({"customer": SECRET});
+    let response = app.submit(&alice, "report", "monthly", params.clone()).await;
+    assert_eq!(response.status(), StatusCode::ACCEPTED);
+    let id = id_of(response).await;
+    assert_sealed(&kept(&app, "jobs", &id).await);
+
+    let job = app.wait_until_finished(&alice, &id, WITHIN).await;
+    assert_eq!(job["status"], "completed", "{job}");
+    assert_eq!(job["params"], params, "the owner sees them whole");
+    assert_eq!(job["result"]["seen"], params, "the handler was given them whole");
+    let listed: Value = app.get(&alice, "/jobs").await.json().await.unwrap();
+    assert_eq!(listed["jobs"][0]["params"], params);
+    // The same request again is a replay: the same job, the same params.
+    let again = app.submit(&alice, "report", "monthly", params.clone()).await;
+    assert_eq!(again.status(), StatusCode::OK);
+    assert_eq!(again.json::<Value>().await.unwrap()["params"], params);
+    let olga = operator_token("olga");
+    let seen: Value = app.get(&olga, &format!("/admin/jobs/{id}")).await.json().await.unwrap();
+    assert_eq!(seen["params"], params, "operators see them whole");
+    // The database cannot search them: a params search says so, and finds nothing.
+    let search: Value =
+        app.get(&olga, "/admin/jobs?param=customer=ada.lovelace@example.com").await.json().await.unwrap();
+    assert_eq!(
+        (search["jobs"].as_array().map(Vec::len), &search["params_not_searched"]),
+        (Some(0), &json!(["report"]))
+    );
+
+    // A type that does not seal keeps them as they are.
+    let plain = app.create(&alice, "plain", params.clone()).await;
+    assert_eq!(serde_json::from_str::<Value>(&kept(&app, "jobs", &plain).await).unwrap(), params);
+    // Moved to another tenant's job, sealed params do not open: they show as null.
+    let globex = app.create(&token("globex", "gil"), "plain", json!({})).await;
+    let (from, to): (uuid::Uuid, uuid::Uuid) = (id.parse().unwrap(), globex.parse().unwrap());
+    app.db
+        .client()
+        .await
+        .execute("UPDATE jobs SET params = (SELECT params FROM jobs WHERE id = $1) WHERE id = $2", &[&from, &to])
+        .await
+        .unwrap();
+    assert_eq!(app.job(&token("globex", "gil"), &globex).await["params"], Value::Null);
+}
+
+#[actix_web::test]
+async fn a_sealed_type_s_schedules_and_batch_children_keep_their_params_sealed_too() {
+    let app = sealed_app().await;
+    let alice = token("acme", "alice");
+    let params = json!({"customer": SECRET});
+
+    let made = app
+        .http
+        .post(format!("{}/schedules/report", app.address))
+        .bearer_auth(&alice)
+        .header("Idempotency-Key", "weekly")
+        .json(&json!({"params": params, "cron": "@weekly", "timezone": "UTC"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(made.status(), StatusCode::CREATED);
+    let made: Value = made.json().await.unwrap();
+    let schedule = made["id"].as_str().unwrap();
+    assert_eq!(made["params"], params);
+    assert_sealed(&kept(&app, "schedules", schedule).await);
+    let shown: Value = app.get(&alice, &format!("/schedules/{schedule}")).await.json().await.unwrap();
+    assert_eq!(shown["params"], params);
+    assert_eq!(fire(&app, at(&made["next_run_at"]) + chrono::TimeDelta::seconds(1)).await, 1);
+    let scheduled: uuid::Uuid =
+        app.db.scalar("SELECT id FROM jobs WHERE schedule_id = $1", &[&schedule.parse::<uuid::Uuid>().unwrap()]).await;
+    assert_sealed(&kept(&app, "jobs", &scheduled.to_string()).await);
+    let job = app.wait_until_finished(&alice, &scheduled.to_string(), WITHIN).await;
+    assert_eq!(job["result"]["seen"], params, "the scheduled job's handler was given them whole");
+
+    let batch = app.submit_batch(&alice, "report", "both", json!([params, {"customer": "bob"}])).await;
+    assert_eq!(batch.status(), StatusCode::ACCEPTED);
+    let batch = id_of(batch).await;
+    let children: Vec<String> = app
+        .db
+        .client()
+        .await
+        .query("SELECT params::text FROM jobs WHERE batch_id = $1", &[&batch.parse::<uuid::Uuid>().unwrap()])
+        .await
+        .unwrap()
+        .iter()
+        .map(|row| row.get(0))
+        .collect();
+    assert_eq!(children.len(), 2);
+    children.iter().for_each(|kept| assert_sealed(kept));
+}
+
+#[actix_web::test]
+async fn params_may_not_hold_errand_s_own_envelope() {
+    let app = sealed_app().await;
+    let alice = token("acme", "alice");
+    for job_type in ["report", "plain"] {
+        let response = app.submit(&alice, job_type, "forged", json!({"errand:sealed": "AAAA"})).await;
+        let problem = assert_problem(response, StatusCode::UNPROCESSABLE_ENTITY, "invalid_params").await;
+        assert_eq!(problem["field"], "/errand:sealed", "{job_type}");
+    }
+}
