@@ -35,6 +35,8 @@ use crate::store::{Completion, EndedAttempt, Ender, Rescued, Store, StoreError};
 pub struct Complete {
     pub completion: Completion,
     pub tenant: TenantId,
+    /// The job's type: whether its result is kept sealed.
+    pub job_type: String,
 }
 
 /// An external worker ends the attempt it holds under `lease`. Idempotent
@@ -268,11 +270,36 @@ impl Actor for Completer {
 }
 
 impl Handler<Complete> for Completer {
-    type Result = ResponseFuture<Result<Recorded, CompletionFailed>>;
+    type Result = ResponseActFuture<Self, Result<Recorded, CompletionFailed>>;
 
-    fn handle(&mut self, Complete { completion, tenant }: Complete, ctx: &mut Self::Context) -> Self::Result {
-        Box::pin(self.record(completion, Some(&tenant), ctx))
+    fn handle(
+        &mut self,
+        Complete { completion, tenant, job_type }: Complete,
+        _ctx: &mut Self::Context,
+    ) -> Self::Result {
+        let store = self.store.clone();
+        let kept = async move {
+            let outcome = kept_outcome(&store, &tenant, &job_type, completion.outcome).await?;
+            Ok::<_, CompletionFailed>((Completion { outcome, ..completion }, tenant))
+        };
+        Box::pin(kept.into_actor(self).then(move |kept, act, ctx| {
+            let recorded = kept.map(|(completion, tenant)| act.record(completion, Some(&tenant), ctx));
+            async move { recorded?.await }.into_actor(act)
+        }))
     }
+}
+
+/// `outcome` as the end statement keeps it: a completion's result sealed
+/// where its type keeps results sealed (`Sealer::seal_result`).
+async fn kept_outcome(
+    store: &Store,
+    tenant: &TenantId,
+    job_type: &str,
+    outcome: Outcome,
+) -> Result<Outcome, CompletionFailed> {
+    let Outcome::Completed { result: Some(result) } = outcome else { return Ok(outcome) };
+    let kept = store.sealer().seal_result(tenant.as_str(), job_type, &result).await?;
+    Ok(Outcome::Completed { result: Some(kept.unwrap_or(result)) })
 }
 
 impl Handler<EndAttempt> for Completer {
@@ -282,6 +309,15 @@ impl Handler<EndAttempt> for Completer {
         let (store, job_types) = (self.store.clone(), self.job_types.clone());
         let outcome = async move {
             Ok::<_, CompletionFailed>(match end {
+                // A result to seal: the running attempt says whose job it is, and of what type.
+                WorkerEnd::Completed { result: Some(result) } if store.sealer().seals_any() => {
+                    let outcome = Outcome::Completed { result: Some(result) };
+                    match store.queue().running_attempt(id, lease).await? {
+                        Some(running) => kept_outcome(&store, &running.tenant, &running.job_type, outcome).await?,
+                        // Fenced off: nothing will be written.
+                        None => outcome,
+                    }
+                }
                 WorkerEnd::Completed { result } => Outcome::Completed { result },
                 // The attempt's number and type decide, as for errand's own
                 // workers; an attempt no longer running is fenced off anyway.

@@ -168,3 +168,28 @@ impl Storage {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_result_file_is_what_a_sealed_result_keeps_in_clear() {
+        let file = ResultFile {
+            storage_key: "k".into(),
+            size_bytes: 1,
+            row_count: 1,
+            content_type: "text/csv".into(),
+            file_name: "a.csv".into(),
+            expires_at: chrono::Utc::now(),
+            expired: false,
+        };
+        let members = serde_json::to_value(file).unwrap();
+        let names: Vec<&str> = members.as_object().unwrap().keys().map(String::as_str).collect();
+        let mut kept = crate::domain::sealing::FILE_RECORD.to_vec();
+        kept.sort_unstable();
+        let mut names = names;
+        names.sort_unstable();
+        assert_eq!(names, kept, "errand's statements read these in clear (`sealing::FILE_RECORD`)");
+    }
+}

@@ -285,7 +285,7 @@ impl CallerBatches<'_> {
                 drop(client);
                 let mut children = rows.iter().map(child_from_row).collect::<Result<Vec<_>, _>>()?;
                 for child in &mut children {
-                    sealer.open_for_view(&tenant, &mut child.params).await?;
+                    sealer.open_for_view(&tenant, &mut child.params, crate::domain::sealing::Purpose::Params).await?;
                 }
                 let full = i64::try_from(children.len()).is_ok_and(|n| n == REPORT_PAGE);
                 let next = children.last().filter(|_| full).map(|child| child.job.0);

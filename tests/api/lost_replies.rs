@@ -188,6 +188,7 @@ async fn an_end_tried_again_after_its_answer_was_lost_is_told_it_was_recorded_be
         Complete {
             completion: Completion { id: job.id, lease: job.lease, outcome, ender: Ender::Worker },
             tenant: job.tenant.clone(),
+            job_type: job.job_type.clone(),
         }
     };
     // Once on the completer's one connection first, whose statements are then

@@ -1,8 +1,8 @@
-//! Params of a job type that keeps them sealed (`encrypt = true`): in the
-//! database (jobs, schedules, a batch's children) they are an envelope
-//! under the tenant's data key, unreadable without errand's keys; the
-//! owner, the handler, the emails and webhooks, and operators see them
-//! whole.
+//! Params and results of a job type that keeps them sealed (`encrypt =
+//! true`): in the database (jobs, schedules, a batch's children) they are
+//! an envelope under the tenant's data key, unreadable without errand's
+//! keys (a result's file record stays in clear beside it); the owner, the
+//! handler, the emails and webhooks, and operators see them whole.
 
 use std::time::Duration;
 
@@ -36,6 +36,7 @@ async fn sealed_app() -> TestApp {
             report.encrypt = true;
             report.schedulable = true;
             s.schedules.owner_inactive_after = None;
+            s.webhooks.allow_hosts = vec!["127.0.0.1".into()];
         })
         .spawn()
         .await
@@ -43,18 +44,27 @@ async fn sealed_app() -> TestApp {
 
 /// How `table`'s row `id` keeps its params.
 async fn kept(app: &TestApp, table: &str, id: &str) -> String {
-    let id: uuid::Uuid = id.parse().unwrap();
-    app.db.scalar(&format!("SELECT params::text FROM {table} WHERE id = $1"), &[&id]).await
+    kept_column(app, table, "params", id).await
 }
 
+async fn kept_column(app: &TestApp, table: &str, column: &str, id: &str) -> String {
+    let id: uuid::Uuid = id.parse().unwrap();
+    app.db.scalar(&format!("SELECT {column}::text FROM {table} WHERE id = $1"), &[&id]).await
+}
+
+/// (`lovelace` is too long to turn up in the base64 of a seal by chance.)
 fn assert_sealed(kept: &str) {
-    assert!(kept.starts_with(r#"{"errand:sealed": ""#) && !kept.contains("ada"), "{kept}");
+    let kept: Value = serde_json::from_str(kept).unwrap();
+    assert!(kept["errand:sealed"].is_string() && !kept.to_string().contains("lovelace"), "{kept}");
 }
 
 #[actix_web::test]
 async fn a_sealed_type_s_params_are_an_envelope_in_the_database_and_whole_to_everyone_errand_shows_them_to() {
     let app = sealed_app().await;
-    let alice = token("acme", "alice");
+    let (alice, hooks) = (token("acme", "alice"), Receiver::start([]));
+    let endpoint = json!({"url": hooks.url, "events": ["job.completed"]});
+    let registered = app.post_json(&tenant_admin_token("acme", "ada"), "/webhooks", endpoint).await;
+    assert_eq!(registered.status(), StatusCode::CREATED);
     let params = json!({"customer": SECRET});
     let response = app.submit(&alice, "report", "monthly", params.clone()).await;
     assert_eq!(response.status(), StatusCode::ACCEPTED);
@@ -64,16 +74,22 @@ async fn a_sealed_type_s_params_are_an_envelope_in_the_database_and_whole_to_eve
     let job = app.wait_until_finished(&alice, &id, WITHIN).await;
     assert_eq!(job["status"], "completed", "{job}");
     assert_eq!(job["params"], params, "the owner sees them whole");
-    assert_eq!(job["result"]["seen"], params, "the handler was given them whole");
+    assert_eq!(job["result"]["seen"], params, "the handler was given them whole, and its result is shown whole");
+    assert_sealed(&kept_column(&app, "jobs", "result", &id).await);
+    eventually(WITHIN, "the job's webhook", || async { !hooks.received().is_empty() }).await;
+    let told: Value = serde_json::from_slice(&hooks.received()[0].body).unwrap();
+    let told = told.to_string();
+    assert!(told.matches(SECRET).count() == 2 && !told.contains("errand:sealed"), "params and result whole: {told}");
     let listed: Value = app.get(&alice, "/jobs").await.json().await.unwrap();
     assert_eq!(listed["jobs"][0]["params"], params);
     // The same request again is a replay: the same job, the same params.
     let again = app.submit(&alice, "report", "monthly", params.clone()).await;
     assert_eq!(again.status(), StatusCode::OK);
-    assert_eq!(again.json::<Value>().await.unwrap()["params"], params);
+    let again: Value = again.json().await.unwrap();
+    assert_eq!((&again["params"], &again["result"]["seen"]), (&params, &params));
     let olga = operator_token("olga");
     let seen: Value = app.get(&olga, &format!("/admin/jobs/{id}")).await.json().await.unwrap();
-    assert_eq!(seen["params"], params, "operators see them whole");
+    assert_eq!((&seen["params"], &seen["result"]["seen"]), (&params, &params), "operators see them whole");
     // The database cannot search them: a params search says so, and finds nothing.
     let search: Value =
         app.get(&olga, "/admin/jobs?param=customer=ada.lovelace@example.com").await.json().await.unwrap();
@@ -152,4 +168,47 @@ async fn params_may_not_hold_errand_s_own_envelope() {
         let problem = assert_problem(response, StatusCode::UNPROCESSABLE_ENTITY, "invalid_params").await;
         assert_eq!(problem["field"], "/errand:sealed", "{job_type}");
     }
+}
+
+#[actix_web::test]
+async fn an_external_worker_s_result_is_sealed_beside_the_file_record_errand_reads() {
+    let dir = std::env::temp_dir().join(format!("errand-sealed-{}", uuid::Uuid::new_v4().simple()));
+    let results = dir.clone();
+    let app = TestApp::builder()
+        .configure(move |s| {
+            let mut external = errand::config::JobTypeSettings::new("external".to_owned().into());
+            external.encrypt = true;
+            s.job_types.insert("render_invoice".into(), external);
+            s.storage.local_dir = results;
+        })
+        .spawn()
+        .await;
+    let (worker, alice) = (crate::worker_api::worker_token(&["render_invoice"]), token("acme", "alice"));
+    let id = app.create(&alice, "render_invoice", json!({"customer": SECRET})).await;
+    let claimed: Value = app.post_json(&worker, "/worker/v1/claim", json!({"wait": 5})).await.json().await.unwrap();
+    let job = &claimed["jobs"][0];
+    assert_eq!(job["params"]["customer"], SECRET, "the worker is given the params whole");
+    let lease = job["lease_id"].as_str().unwrap();
+    let url = format!("{}/worker/v1/jobs/{id}/result?lease_id={lease}&file_name=invoice.pdf", app.address);
+    let put = app.http.put(url).bearer_auth(&worker).header("content-type", "application/pdf").body(vec![7u8; 1000]);
+    assert_eq!(put.send().await.unwrap().status(), StatusCode::OK);
+    let done = json!({"lease_id": lease, "result": {"pages": 3, "billed_to": SECRET}});
+    assert_eq!(app.post_json(&worker, &format!("/worker/v1/jobs/{id}/complete"), done).await.status(), StatusCode::OK);
+
+    let kept: Value = serde_json::from_str(&kept_column(&app, "jobs", "result", &id).await).unwrap();
+    assert_sealed(&kept.to_string());
+    assert_eq!((kept["content_type"].as_str(), kept["size_bytes"].as_u64()), (Some("application/pdf"), Some(1000)));
+    assert!(kept["storage_key"].is_string() && kept.get("pages").is_none(), "{kept}");
+    let job = app.job(&alice, &id).await;
+    assert_eq!((job["result"]["pages"].as_u64(), job["result"]["billed_to"].as_str()), (Some(3), Some(SECRET)));
+    let download = app.fetch_signed(job["result_url"].as_str().expect("a signed URL")).await;
+    assert_eq!(download.bytes().await.unwrap().len(), 1000);
+    // errand's own name is not a worker's to use.
+    let forged = app.create(&alice, "render_invoice", json!({})).await;
+    let claimed: Value = app.post_json(&worker, "/worker/v1/claim", json!({"wait": 5})).await.json().await.unwrap();
+    let lease = claimed["jobs"][0]["lease_id"].as_str().unwrap();
+    let done = json!({"lease_id": lease, "result": {"errand:sealed": "AAAA"}});
+    let refused = app.post_json(&worker, &format!("/worker/v1/jobs/{forged}/complete"), done).await;
+    assert_eq!(refused.status(), StatusCode::BAD_REQUEST);
+    let _ = std::fs::remove_dir_all(dir);
 }

@@ -162,10 +162,10 @@ impl JobSupervisor {
         let (completer, slots) = (self.deps.completer.clone(), self.deps.slots.clone());
         let outcome = Outcome::Failed { error: format!("job type {:?} is not configured", job.job_type) };
         let completion = Completion { id: job.id, lease: job.lease, outcome, ender: Ender::Worker };
-        let tenant = job.tenant;
+        let (tenant, job_type) = (job.tenant, job.job_type);
         ctx.spawn(
             async move {
-                match completer.send(Complete { completion, tenant }).await {
+                match completer.send(Complete { completion, tenant, job_type }).await {
                     Ok(Ok(_)) => {}
                     // The lease will expire and the rescuer will end the job.
                     Ok(Err(error)) => tracing::warn!(%error, job = %job.id, "could not fail a job of an unknown type"),
@@ -235,10 +235,14 @@ impl Handler<SubmitJob> for JobSupervisor {
             };
             // A job with an admission key is decided under its key's lock,
             // in a transaction of its own; the others are batched.
-            let submission = match on_conflict {
+            let mut submission = match on_conflict {
                 Some(on_conflict) => store.submissions().submit_admitted(&job, on_conflict).await?,
                 None => intake.send(Record(job)).await??,
             };
+            // A replay answers the job as it stands: its result opened (its params are the request's own).
+            if let Submission::Replayed(job) = &mut submission {
+                store.sealer().open_job(job).await?;
+            }
             let outcome = match &submission {
                 Submission::Created(_) => "created",
                 Submission::Replayed(_) => "replayed",

@@ -188,14 +188,16 @@ impl JobWorker {
         // keeping its lease, until it is written, but needs no slot for that.
         self.links.slots.do_send(WorkerSlot::Released);
         let completion = Completion { id: self.job.id, lease: self.job.lease, outcome, ender: Ender::Worker };
-        let (completer, tenant) = (self.links.completer.clone(), self.job.tenant.clone());
+        let (completer, tenant, job_type) =
+            (self.links.completer.clone(), self.job.tenant.clone(), self.job.job_type.clone());
         // The handler has run: giving up would leave the job to the rescuer,
         // to run again. So the end is kept and tried until the database
         // answers, which also says whether the lease is still ours (the
         // LeaseKeeper renews it meanwhile, as soon as the database is back).
         async move {
             for attempt in 1u32.. {
-                match completer.send(Complete { completion: completion.clone(), tenant: tenant.clone() }).await {
+                let end = Complete { completion: completion.clone(), tenant: tenant.clone(), job_type: job_type.clone() };
+                match completer.send(end).await {
                     Ok(Ok(ended)) => return Some(ended),
                     Ok(Err(error)) if attempt <= 3 || attempt.is_power_of_two() => {
                         tracing::warn!(%error, job = %completion.id, attempt, "could not record the attempt; trying again")

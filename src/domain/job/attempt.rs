@@ -76,6 +76,9 @@ pub fn foreign_result_refusal(result: &serde_json::Map<String, Value>) -> Option
     if ["storage_key", "expires_at"].iter().any(|field| result.contains_key(*field)) {
         return Some("a result may hold neither `storage_key` nor `expires_at`: errand sets them for an uploaded file");
     }
+    if result.contains_key(crate::domain::sealing::SEALED_MEMBER) {
+        return Some("a result may not hold `errand:sealed`: it is errand's own name");
+    }
     let nul = result.iter().any(|(key, value)| key.contains('\0') || holds_nul(value));
     nul.then_some("a result may not hold NUL")
 }

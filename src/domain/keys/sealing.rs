@@ -34,6 +34,8 @@ pub enum Purpose {
     WebhookSecret,
     /// A job's (or a schedule's) params, as JSON text.
     Params,
+    /// What a job's result holds beside its file record, as JSON text.
+    Result,
 }
 
 impl Purpose {
@@ -42,27 +44,52 @@ impl Purpose {
             Self::DataKey => "errand data key",
             Self::WebhookSecret => "errand webhook secret",
             Self::Params => "errand params",
+            Self::Result => "errand result",
         }
     }
 }
 
-/// The one member of the JSON object that holds a sealed value in a JSON
-/// column (`jobs.params`, `schedules.params`): `{"errand:sealed": "<base64>"}`.
-/// Submissions may not use it (`domain::params`), so no value in clear is
-/// ever taken for a sealed one.
+/// The member of a JSON object that holds what is sealed of it, in a JSON
+/// column: params, `{"errand:sealed": "<base64>"}`; a result, its file
+/// record in clear beside it. Params and results from outside may not use
+/// it (`JobType::validate_params`, `foreign_result_refusal`), so no value in
+/// clear is ever taken for a sealed one.
 pub const SEALED_MEMBER: &str = "errand:sealed";
 
-/// `sealed` as a JSON column keeps it.
-pub fn envelope(sealed: &[u8]) -> serde_json::Value {
-    serde_json::json!({ SEALED_MEMBER: STANDARD.encode(sealed) })
+/// The members of a result that are its file record (`storage::ResultFile`):
+/// errand's own statements read them (the end's expiry, the pruner, an
+/// erasure), so a sealed result keeps them in clear beside what it seals.
+pub const FILE_RECORD: [&str; 7] =
+    ["storage_key", "size_bytes", "row_count", "content_type", "file_name", "expires_at", "expired"];
+
+/// `clear` (members kept in clear; none for params) with `sealed` beside them.
+pub fn envelope(mut clear: serde_json::Map<String, serde_json::Value>, sealed: &[u8]) -> serde_json::Value {
+    clear.insert(SEALED_MEMBER.to_owned(), serde_json::Value::String(STANDARD.encode(sealed)));
+    serde_json::Value::Object(clear)
 }
 
 /// What `value` holds sealed, if it is an [`envelope`]: `Some(Err)` for one
 /// whose content is not base64.
 pub fn enveloped(value: &serde_json::Value) -> Option<Result<Vec<u8>, SealError>> {
-    let object = value.as_object().filter(|object| object.len() == 1)?;
-    let text = object.get(SEALED_MEMBER)?.as_str()?;
+    let text = value.as_object()?.get(SEALED_MEMBER)?.as_str()?;
     Some(STANDARD.decode(text).map_err(|_| SealError("a sealed value is not base64".into())))
+}
+
+/// An [`envelope`] with what it sealed (`opened`) put back: the members
+/// kept in clear and, for an object, its members beside them.
+pub fn unveiled(kept: serde_json::Value, opened: serde_json::Value) -> serde_json::Value {
+    let serde_json::Value::Object(mut clear) = kept else { return opened };
+    clear.remove(SEALED_MEMBER);
+    match opened {
+        _ if clear.is_empty() => opened,
+        serde_json::Value::Object(members) => {
+            for (name, value) in members {
+                clear.entry(name).or_insert(value);
+            }
+            serde_json::Value::Object(clear)
+        }
+        other => other,
+    }
 }
 
 /// A value that would not open: tampered with, of another tenant or
@@ -240,24 +267,30 @@ mod tests {
     use super::*;
 
     #[test]
-    fn an_envelope_is_one_member_and_nothing_else_is_taken_for_one() {
+    fn an_envelope_is_its_own_member_and_nothing_else_is_taken_for_one() {
         let ring = Keyring::new(&[], b"a secret of at least thirty-two bytes!!").unwrap();
         let acme = ring.new_data_key("acme").key;
         let sealed = acme.seal(br#"{"customer":"ada"}"#, Purpose::Params);
-        let kept = envelope(&sealed);
+        let kept = envelope(serde_json::Map::new(), &sealed);
         assert!(!kept.to_string().contains("ada"));
         let opened = acme.open(&enveloped(&kept).unwrap().unwrap(), Purpose::Params).unwrap();
         assert_eq!(opened, br#"{"customer":"ada"}"#);
         assert!(acme.open(&sealed, Purpose::WebhookSecret).is_err(), "bound to its purpose");
         for clear in [
             serde_json::json!({"customer": "ada"}),
-            serde_json::json!({SEALED_MEMBER: "AAAA", "other": 1}),
             serde_json::json!({SEALED_MEMBER: 3}),
             serde_json::json!("errand:sealed"),
         ] {
             assert!(enveloped(&clear).is_none(), "{clear}");
         }
         assert!(enveloped(&serde_json::json!({SEALED_MEMBER: "not base64!"})).unwrap().is_err());
+        // A result: its file record in clear, the rest sealed beside it, and put back together.
+        let file = serde_json::json!({"storage_key": "k", "size_bytes": 3});
+        let kept = envelope(file.as_object().unwrap().clone(), b"sealed");
+        assert_eq!((kept["storage_key"].as_str(), enveloped(&kept).unwrap().unwrap()), (Some("k"), b"sealed".to_vec()));
+        let whole = unveiled(kept, serde_json::json!({"pages": 2}));
+        assert_eq!(whole, serde_json::json!({"storage_key": "k", "size_bytes": 3, "pages": 2}));
+        assert_eq!(unveiled(serde_json::json!({SEALED_MEMBER: "x"}), serde_json::json!(7)), serde_json::json!(7));
     }
 
     fn key_text(version: &str, byte: u8) -> String {

@@ -110,7 +110,11 @@ impl<'a> Outbox<'a> {
         let rows = LostClaim::Emails { claim, lock }.settle(self.pool, rows)?;
         let mut emails = rows.iter().map(email_from_row).collect::<Result<Vec<_>, _>>()?;
         for email in &mut emails {
-            self.sealer.open_for_view(email.tenant.as_str(), &mut email.params).await?;
+            use crate::domain::sealing::Purpose;
+            self.sealer.open_for_view(email.tenant.as_str(), &mut email.params, Purpose::Params).await?;
+            if let Some(result) = &mut email.result {
+                self.sealer.open_for_view(email.tenant.as_str(), result, Purpose::Result).await?;
+            }
         }
         Ok(emails)
     }

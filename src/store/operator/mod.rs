@@ -209,7 +209,7 @@ impl OperatorJobs<'_> {
         let errors = client.query(&client.prepare_cached(ATTEMPT_ERRORS).await?, &[&id.0]).await?;
         let errors = errors.iter().map(attempt_error_from_row).collect::<Result<_, _>>()?;
         let mut job = Job { held_by: row.try_get("held_by")?, ..held_job_from_row(&row)? };
-        self.sealer.open_for_view(job.tenant.as_str(), &mut job.params).await?;
+        self.sealer.open_job(&mut job).await?;
         Ok(Some((job, errors)))
     }
 

@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use deadpool_postgres::{Client, Pool};
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::domain::sealing::{self, DataKey, Keyring, Purpose};
 use crate::store::StoreError;
@@ -149,8 +149,8 @@ impl TenantKeys {
     }
 }
 
-/// Which job types' params are kept sealed, and the keys they are sealed
-/// with: the one rule every door that writes or reads params keeps to.
+/// Which job types' params and results are kept sealed, and the keys they
+/// are sealed with: the one rule every door that writes or reads them keeps to.
 #[derive(Clone)]
 pub struct Sealer {
     pub(in crate::store) pool: Pool,
@@ -159,51 +159,97 @@ pub struct Sealer {
 }
 
 impl Sealer {
-    /// Whether `job_type`'s params are kept sealed.
+    /// Whether `job_type`'s params and results are kept sealed.
     pub fn seals(&self, job_type: &str) -> bool {
         self.types.contains(job_type)
     }
 
+    /// Whether any type's are.
+    pub fn seals_any(&self) -> bool {
+        !self.types.is_empty()
+    }
+
     /// `params` of a job (or schedule) of `tenant` and `job_type`, as kept:
-    /// sealed for a type that seals them, `None` (kept as they are) for another.
+    /// sealed whole for a type that seals them, `None` (kept as they are)
+    /// for another.
     pub async fn seal(&self, tenant: &str, job_type: &str, params: &Value) -> Result<Option<Value>, StoreError> {
         if !self.seals(job_type) {
             return Ok(None);
         }
-        let keys = self.keys.as_deref().ok_or_else(|| StoreError::Corrupt("params to seal, and no keyring".into()))?;
-        let key = keys.key_for(&self.pool, tenant).await?;
-        Ok(Some(sealing::envelope(&key.seal(params.to_string().as_bytes(), Purpose::Params))))
+        let sealed = self.sealed(tenant, params, Purpose::Params).await?;
+        Ok(Some(sealing::envelope(Map::new(), &sealed)))
     }
 
-    /// Opens `params` of `tenant` in place, for a view: params whose seal
-    /// does not open show as null (and are logged), as params that no
-    /// longer decode do, rather than failing a whole list.
-    pub async fn open_for_view(&self, tenant: &str, params: &mut Value) -> Result<(), StoreError> {
-        if sealing::enveloped(params).is_none() {
+    /// A job's `result`, as kept: for a type that seals it, its file record
+    /// in clear (`sealing::FILE_RECORD`) and the rest sealed beside it;
+    /// `None` (kept as it is) for another type, or a result that is a file
+    /// record alone (an export's).
+    pub async fn seal_result(&self, tenant: &str, job_type: &str, result: &Value) -> Result<Option<Value>, StoreError> {
+        if !self.seals(job_type) {
+            return Ok(None);
+        }
+        let (clear, rest) = match result {
+            Value::Object(members) => {
+                let (clear, rest): (Map<String, Value>, Map<String, Value>) =
+                    members.clone().into_iter().partition(|(name, _)| sealing::FILE_RECORD.contains(&name.as_str()));
+                if rest.is_empty() {
+                    return Ok(None);
+                }
+                (clear, Value::Object(rest))
+            }
+            other => (Map::new(), other.clone()),
+        };
+        let sealed = self.sealed(tenant, &rest, Purpose::Result).await?;
+        Ok(Some(sealing::envelope(clear, &sealed)))
+    }
+
+    async fn sealed(&self, tenant: &str, value: &Value, purpose: Purpose) -> Result<Vec<u8>, StoreError> {
+        let keys = self.keys.as_deref().ok_or_else(|| StoreError::Corrupt("values to seal, and no keyring".into()))?;
+        let key = keys.key_for(&self.pool, tenant).await?;
+        Ok(key.seal(value.to_string().as_bytes(), purpose))
+    }
+
+    /// Opens a job's params and result in place, for a view (see [`Self::open_for_view`]).
+    pub async fn open_job(&self, job: &mut crate::domain::Job) -> Result<(), StoreError> {
+        self.open_for_view(job.tenant.as_str(), &mut job.params, Purpose::Params).await?;
+        if let Some(result) = &mut job.result {
+            self.open_for_view(job.tenant.as_str(), result, Purpose::Result).await?;
+        }
+        Ok(())
+    }
+
+    /// [`Self::open_job`] for each of `jobs`.
+    pub async fn open_jobs(&self, jobs: &mut [crate::domain::Job]) -> Result<(), StoreError> {
+        for job in jobs {
+            self.open_job(job).await?;
+        }
+        Ok(())
+    }
+
+    /// Opens `kept` (params or a result of `tenant`, as `purpose` says) in
+    /// place, for a view: a value whose seal does not open shows as null
+    /// (and is logged), as params that no longer decode do, rather than
+    /// failing a whole list.
+    pub async fn open_for_view(&self, tenant: &str, kept: &mut Value, purpose: Purpose) -> Result<(), StoreError> {
+        if sealing::enveloped(kept).is_none() {
             return Ok(());
         }
-        match self.open(tenant, std::mem::take(params)).await {
-            Ok(opened) => *params = opened,
-            Err(error @ StoreError::Corrupt(_)) => tracing::warn!(%error, "sealed params do not open: shown as null"),
+        match self.open(tenant, std::mem::take(kept), purpose).await {
+            Ok(opened) => *kept = opened,
+            Err(error @ StoreError::Corrupt(_)) => {
+                tracing::warn!(%error, "a sealed value does not open: shown as null")
+            }
             Err(error) => return Err(error),
         }
         Ok(())
     }
 
-    /// [`Self::open_for_view`] for each of `jobs`.
-    pub async fn open_jobs(&self, jobs: &mut [crate::domain::Job]) -> Result<(), StoreError> {
-        for job in jobs {
-            self.open_for_view(job.tenant.as_str(), &mut job.params).await?;
-        }
-        Ok(())
-    }
-
-    /// Params as kept, opened: a sealed envelope whatever its type says now
-    /// (a type no longer sealed still reads what it sealed), anything else
-    /// as it is.
-    pub async fn open(&self, tenant: &str, kept: Value) -> Result<Value, StoreError> {
+    /// A kept value, opened: what an envelope holds, whatever its type says
+    /// now (a type no longer sealed still reads what it sealed), put back
+    /// beside what it kept in clear; anything else as it is.
+    pub async fn open(&self, tenant: &str, kept: Value, purpose: Purpose) -> Result<Value, StoreError> {
         let Some(sealed) = sealing::enveloped(&kept) else { return Ok(kept) };
-        let corrupt = |why: &str| StoreError::Corrupt(format!("sealed params of tenant {tenant:?}: {why}"));
+        let corrupt = |why: &str| StoreError::Corrupt(format!("a sealed value of tenant {tenant:?}: {why}"));
         let sealed = sealed.map_err(|e| corrupt(&e.0))?;
         let keys = self.keys.as_deref().ok_or_else(|| corrupt("this store has no keyring"))?;
         let mut opened = Err(corrupt("its tenant has no data key (erased?)"));
@@ -211,12 +257,13 @@ impl Sealer {
         // made anew since: the second try reads the tenant's key again.
         for _ in 0..2 {
             let Some(key) = keys.existing_key(&self.pool, tenant).await? else { break };
-            opened = key.open(&sealed, Purpose::Params).map_err(|e| corrupt(&e.0));
+            opened = key.open(&sealed, purpose).map_err(|e| corrupt(&e.0));
             if opened.is_ok() {
                 break;
             }
             keys.forget(tenant);
         }
-        serde_json::from_slice(&opened?).map_err(|e| corrupt(&e.to_string()))
+        let opened: Value = serde_json::from_slice(&opened?).map_err(|e| corrupt(&e.to_string()))?;
+        Ok(sealing::unveiled(kept, opened))
     }
 }

@@ -261,7 +261,11 @@ impl Queue<'_> {
                 continue;
             }
             match claimed_from_row(row) {
-                Ok(mut job) => match self.sealer.open(job.tenant.as_str(), std::mem::take(&mut job.params)).await {
+                Ok(mut job) => match self
+                    .sealer
+                    .open(job.tenant.as_str(), std::mem::take(&mut job.params), crate::domain::sealing::Purpose::Params)
+                    .await
+                {
                     Ok(params) => jobs.push(ClaimedJob { params, ..job }),
                     Err(error @ StoreError::Corrupt(_)) => unreadable.push((row, error)),
                     Err(error) => return Err(error),

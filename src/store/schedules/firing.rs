@@ -201,7 +201,7 @@ impl ScheduleFiring<'_> {
             let mut schedule = schedule_from_row(row)?;
             let owner: (String, String, Option<String>) =
                 (row.try_get("tenant_id")?, row.try_get("user_id")?, row.try_get("user_email")?);
-            self.sealer.open_for_view(&owner.0, &mut schedule.params).await?;
+            self.sealer.open_for_view(&owner.0, &mut schedule.params, crate::domain::sealing::Purpose::Params).await?;
             let unfinished_before: bool = row.try_get("last_unfinished")?;
             let recurrence = Recurrence::parse(&schedule.cron, &schedule.timezone);
             let (fire, next) = match (&recurrence, schedule.next) {

@@ -84,7 +84,13 @@ impl ManagedSchedules<'_> {
         drop(client);
         let mut schedules = rows.iter().map(owned_from_row).collect::<Result<Vec<_>, _>>()?;
         for owned in &mut schedules {
-            self.sealer.open_for_view(owned.tenant.as_str(), &mut owned.schedule.params).await?;
+            self.sealer
+                .open_for_view(
+                    owned.tenant.as_str(),
+                    &mut owned.schedule.params,
+                    crate::domain::sealing::Purpose::Params,
+                )
+                .await?;
         }
         Ok(schedules)
     }
@@ -97,7 +103,13 @@ impl ManagedSchedules<'_> {
         drop(client);
         let mut owned = row.as_ref().map(owned_from_row).transpose()?;
         if let Some(owned) = &mut owned {
-            self.sealer.open_for_view(owned.tenant.as_str(), &mut owned.schedule.params).await?;
+            self.sealer
+                .open_for_view(
+                    owned.tenant.as_str(),
+                    &mut owned.schedule.params,
+                    crate::domain::sealing::Purpose::Params,
+                )
+                .await?;
         }
         Ok(owned)
     }

@@ -215,7 +215,9 @@ impl CallerSchedules<'_> {
     /// The schedule of `row`, its params opened.
     async fn schedule_of(&self, row: &Row) -> Result<Schedule, StoreError> {
         let mut schedule = schedule_from_row(row)?;
-        self.sealer.open_for_view(self.caller.tenant.as_str(), &mut schedule.params).await?;
+        self.sealer
+            .open_for_view(self.caller.tenant.as_str(), &mut schedule.params, crate::domain::sealing::Purpose::Params)
+            .await?;
         Ok(schedule)
     }
 

@@ -204,7 +204,7 @@ impl WebhookOutbox<'_> {
             .collect::<Result<Vec<_>, StoreError>>()?;
         for delivery in &mut deliveries {
             if let DeliverySubject::Job(job) = &mut delivery.about {
-                self.sealer.open_for_view(job.tenant.as_str(), &mut job.params).await?;
+                self.sealer.open_job(job).await?;
             }
         }
         Ok(deliveries)
