@@ -272,11 +272,12 @@ impl Actor for Completer {
 impl Handler<Complete> for Completer {
     type Result = ResponseActFuture<Self, Result<Recorded, CompletionFailed>>;
 
-    fn handle(
-        &mut self,
-        Complete { completion, tenant, job_type }: Complete,
-        _ctx: &mut Self::Context,
-    ) -> Self::Result {
+    fn handle(&mut self, Complete { completion, tenant, job_type }: Complete, ctx: &mut Self::Context) -> Self::Result {
+        let sealed = matches!(completion.outcome, Outcome::Completed { result: Some(_) })
+            && self.store.sealer().seals(&job_type);
+        if !sealed {
+            return Box::pin(actix::fut::wrap_future(self.record(completion, Some(&tenant), ctx)));
+        }
         let store = self.store.clone();
         let kept = async move {
             let outcome = kept_outcome(&store, &tenant, &job_type, completion.outcome).await?;

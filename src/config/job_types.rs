@@ -70,10 +70,11 @@ pub struct JobTypeSettings {
     /// personal data: `params`, `result` (its file too). Nothing when absent.
     #[serde(default)]
     pub redact: Vec<RedactedField>,
-    /// Its params are kept sealed (AES-256-GCM under the tenant's data key,
-    /// see `[encryption]`), in its jobs and schedules alike: unreadable in
+    /// Its params and results are kept sealed (AES-256-GCM under the
+    /// tenant's data key, see `[encryption]`), in its jobs, schedules and
+    /// batches alike (a result's file record stays in clear): unreadable in
     /// the database and its backups without errand's keys, and gone for
-    /// good with the tenant's key. Operators cannot search them.
+    /// good with the tenant's key. Operators cannot search its params.
     #[serde(default)]
     pub encrypt: bool,
     /// How soon its jobs run beside their tenant's others of the same class

@@ -168,7 +168,7 @@ impl Settings {
         types.filter_map(|(name, t)| t.breaker_after.map(|after| (name.clone(), after.get()))).collect()
     }
 
-    /// The job types whose params are kept sealed (`encrypt = true`).
+    /// The job types whose params and results are kept sealed (`encrypt = true`).
     pub fn sealed_types(&self) -> std::collections::HashSet<String> {
         self.job_types.iter().filter(|(_, t)| t.encrypt).map(|(name, _)| name.clone()).collect()
     }

@@ -54,7 +54,7 @@ pub struct JobType {
     schema: Option<jsonschema::Validator>,
     /// What operators without the `operator:sensitive` scope do not see.
     pub redact: Vec<RedactedField>,
-    /// Its params are kept sealed at rest (`encrypt = true`).
+    /// Its params and results are kept sealed at rest (`encrypt = true`).
     pub encrypt: bool,
     /// Users may schedule it, at most once per this (`None`: not schedulable).
     pub schedulable_every: Option<Duration>,

@@ -103,24 +103,24 @@ pub struct Store {
     /// What seals secrets at rest (`None`: this store seals none, e.g. a
     /// migration's; registering a webhook then fails).
     keys: Option<Arc<TenantKeys>>,
-    /// The job types whose params are kept sealed (see [`Sealer`]).
-    sealed_types: Arc<std::collections::HashSet<String>>,
+    /// Which job types' params and results are kept sealed, and with `keys`.
+    sealer: Sealer,
 }
 
 impl Store {
     /// The completion emails waiting to be sent (the Mailer's side).
     pub fn outbox(&self) -> Outbox<'_> {
-        Outbox::new(&self.pool, self.sealer())
+        Outbox::new(&self.pool, self.sealer.clone())
     }
 
     /// The jobs of the caller's user in the caller's tenant.
     pub fn jobs_for<'a>(&'a self, caller: &'a Caller) -> CallerJobs<'a> {
-        CallerJobs::new(TenantPool::new(&self.pool, &caller.tenant), caller, self.sealer())
+        CallerJobs::new(TenantPool::new(&self.pool, &caller.tenant), caller, self.sealer.clone())
     }
 
     /// Every tenant's jobs, for an operator (proved by an operator token).
     pub fn jobs_for_operator<'a>(&'a self, operator: &'a Operator) -> OperatorJobs<'a> {
-        OperatorJobs { pool: &self.pool, operator, endings: &self.endings, sealer: self.sealer() }
+        OperatorJobs { pool: &self.pool, operator, endings: &self.endings, sealer: self.sealer.clone() }
     }
 
     /// Tenants' own history retentions, for an operator.
@@ -130,13 +130,13 @@ impl Store {
 
     /// Every tenant's schedules, as an operator manages them.
     pub fn schedules_managed_by_operator(&self, operator: &Operator) -> ManagedSchedules<'_> {
-        ManagedSchedules { pool: &self.pool, tenant: None, by: operator.name.to_string(), sealer: self.sealer() }
+        ManagedSchedules { pool: &self.pool, tenant: None, by: operator.name.to_string(), sealer: self.sealer.clone() }
     }
 
     /// The schedules of the tenant admin `admin`'s own tenant.
     pub fn schedules_managed_by_tenant_admin(&self, admin: &Caller) -> ManagedSchedules<'_> {
         let by = tenant_admin_name(admin);
-        ManagedSchedules { pool: &self.pool, tenant: Some(admin.tenant.clone()), by, sealer: self.sealer() }
+        ManagedSchedules { pool: &self.pool, tenant: Some(admin.tenant.clone()), by, sealer: self.sealer.clone() }
     }
 
     /// The erasure of `scope` (any tenant's), by an operator who may act.
@@ -177,13 +177,13 @@ impl Store {
             quotas: &self.quotas,
             batch_caps: &self.batch_caps,
             endings: &self.endings,
-            sealer: self.sealer(),
+            sealer: self.sealer.clone(),
         }
     }
 
     /// The schedules of the caller's user in the caller's tenant.
     pub fn schedules_for<'a>(&'a self, caller: &'a Caller) -> CallerSchedules<'a> {
-        CallerSchedules { pool: TenantPool::new(&self.pool, &caller.tenant), caller, sealer: self.sealer() }
+        CallerSchedules { pool: TenantPool::new(&self.pool, &caller.tenant), caller, sealer: self.sealer.clone() }
     }
 
     /// When people signed in, for the sightings this process gathered (and
@@ -194,7 +194,12 @@ impl Store {
 
     /// Every tenant's due schedules, for a process's scheduler.
     pub fn schedule_firing(&self) -> ScheduleFiring<'_> {
-        ScheduleFiring { pool: &self.pool, quotas: &self.quotas, batch_caps: &self.batch_caps, sealer: self.sealer() }
+        ScheduleFiring {
+            pool: &self.pool,
+            quotas: &self.quotas,
+            batch_caps: &self.batch_caps,
+            sealer: self.sealer.clone(),
+        }
     }
 
     /// The batches of the caller's user in the caller's tenant.
@@ -205,7 +210,7 @@ impl Store {
             batch_caps: &self.batch_caps,
             quotas: &self.quotas,
             rules: &self.endings.rules,
-            sealer: self.sealer(),
+            sealer: self.sealer.clone(),
         }
     }
 
@@ -226,7 +231,7 @@ impl Store {
 
     /// The webhook deliveries waiting to be made (the WebhookSender's side).
     pub fn webhook_outbox(&self) -> WebhookOutbox<'_> {
-        WebhookOutbox { pool: &self.pool, keys: self.keys.as_deref(), sealer: self.sealer() }
+        WebhookOutbox { pool: &self.pool, keys: self.keys.as_deref(), sealer: self.sealer.clone() }
     }
 
     /// The webhook endpoints of `tenant` (for its admins).
@@ -244,7 +249,7 @@ impl Store {
 
     /// The worker side of the job table.
     pub fn queue(&self) -> Queue<'_> {
-        Queue { pool: &self.pool, endings: &self.endings, sealer: self.sealer() }
+        Queue { pool: &self.pool, endings: &self.endings, sealer: self.sealer.clone() }
     }
 }
 

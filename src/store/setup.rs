@@ -37,6 +37,7 @@ impl Store {
     fn new(url: &str, size: usize, writes: bool, io_on: Option<tokio::runtime::Handle>) -> Result<Self, UrlError> {
         let (pool, target) = pool::build(url, size, writes, io_on)?;
         let quotas = Quotas::off();
+        let sealer = crate::store::Sealer { pool: pool.clone(), keys: None, types: Arc::default() };
         Ok(Self {
             pool,
             endings: Arc::new(Endings::default()),
@@ -44,7 +45,7 @@ impl Store {
             quotas: Arc::new(quotas),
             target: Arc::new(target),
             keys: None,
-            sealed_types: Arc::default(),
+            sealer,
         })
     }
 
@@ -83,6 +84,7 @@ impl Store {
     /// Makes the store seal secrets at rest with `ring` (see `webhooks/sealed.rs`).
     pub fn with_keyring(mut self, ring: crate::domain::sealing::Keyring) -> Self {
         self.keys = Some(Arc::new(crate::store::TenantKeys::new(ring)));
+        self.sealer.keys = self.keys.clone();
         self
     }
 
@@ -91,15 +93,15 @@ impl Store {
         self.keys.as_deref()
     }
 
-    /// Makes the store keep the params of `types` sealed (`encrypt = true`).
+    /// Makes the store keep the params and results of `types` sealed (`encrypt = true`).
     pub fn with_sealed_types(mut self, types: std::collections::HashSet<String>) -> Self {
-        self.sealed_types = Arc::new(types);
+        self.sealer.types = Arc::new(types);
         self
     }
 
-    /// Which params are kept sealed, and with what keys.
-    pub fn sealer(&self) -> crate::store::Sealer {
-        crate::store::Sealer { pool: self.pool.clone(), keys: self.keys.clone(), types: self.sealed_types.clone() }
+    /// Which params and results are kept sealed, and with what keys.
+    pub fn sealer(&self) -> &crate::store::Sealer {
+        &self.sealer
     }
 
     /// Rewraps every data key under the current key-encryption key, and

@@ -115,7 +115,6 @@ fn redact(job: &mut Job, operator: &Operator, state: &AppState) -> Vec<RedactedF
     job_type.redact.clone()
 }
 
-/// The job types whose params `operator` may not search by (see [`redact`]).
 /// The job types whose params an operator's `param` filter does not
 /// search: those sealed at rest (whose params the database cannot read),
 /// and those kept from an operator without `operator:sensitive`.

@@ -1,7 +1,7 @@
 //! Each tenant's data key (`domain::sealing`): kept wrapped in
 //! `tenant_keys`, made the first time the tenant has something to seal, and
 //! what seals with it: webhook secrets (`webhooks/sealed.rs`) and the params
-//! of the job types that ask for it ([`Sealer`]).
+//! and results of the job types that ask for it ([`Sealer`]).
 //!
 //! Opened data keys are kept in memory by their wrapped form, which the
 //! database holds: a key shredded and made anew, or rewrapped, is a new
