@@ -3,7 +3,10 @@
 //! configured job types. The HTTP side talks to it through the parts it
 //! hands over ([`Engine::into_parts`]).
 
+use std::sync::Arc;
+
 use actix::prelude::*;
+use futures_util::future::BoxFuture;
 use secrecy::ExposeSecret;
 use sha2::{Digest, Sha256};
 
@@ -14,13 +17,14 @@ use crate::actors::{
     spawn_listener,
 };
 use crate::config::{ConfigError, Settings, StorageBackend, invalid};
+use crate::domain::sealing::DataKey;
 use crate::domain::tokens::TokenIssuer;
 use crate::http::AppParts;
 use crate::jobs::{ExportEnv, HandlerRegistry, JobTypes, PushEnv};
 use crate::outbound::links::JobLinks;
 use crate::outbound::mail::SmtpMailer;
 use crate::startup::{StartupError, Ticks};
-use crate::storage::{LocalStorage, S3Storage, Storage};
+use crate::storage::{LocalStorage, S3Storage, Storage, StorageError};
 use crate::store::{ClaimSpec, ScheduledType, Store};
 
 /// A started engine: its actors run until the system stops.
@@ -66,7 +70,7 @@ impl Engine {
             .with_sealed_types(settings.sealed_types())
             .with_quotas(settings.quotas())
             .with_keyring(settings.keyring().map_err(|why| invalid("encryption.keys", why))?);
-        let storage = storage_from(settings)?;
+        let storage = storage_from(settings, &store)?;
         let job_types = job_types_from(settings, &handlers, &storage)?;
         let owner_url = settings.database.migration_url.as_ref().map(|url| url.expose_secret());
         let applied = crate::store::migrations::migrate_as(&store, owner_url).await?;
@@ -279,16 +283,35 @@ fn job_types_from(
 }
 
 /// The configured result storage. The local backend signs its URLs with
-/// `storage.signing_key`, or a key derived from the JWT secret.
-fn storage_from(settings: &Settings) -> Result<Storage, ConfigError> {
+/// `storage.signing_key`, or a key derived from the JWT secret, and keeps
+/// its files sealed under their tenants' keys (the store's).
+fn storage_from(settings: &Settings, store: &Store) -> Result<Storage, ConfigError> {
     let key = match &settings.storage.signing_key {
         Some(key) => key.expose_secret().as_bytes().to_vec(),
         None => Sha256::digest(format!("errand-files\0{}", settings.auth.jwt_secret.expose_secret())).to_vec(),
     };
     Ok(match (settings.storage.backend, &settings.storage.s3) {
         (StorageBackend::S3, Some(s3)) => Storage::S3(S3Storage::new(s3).map_err(|e| invalid("storage.s3", e))?),
-        _ => Storage::Local(LocalStorage::new(settings.storage.local_dir.clone(), &settings.http.public_base_url, key)),
+        _ => Storage::Local(
+            LocalStorage::new(settings.storage.local_dir.clone(), &settings.http.public_base_url, key)
+                .with_keys(Arc::new(TenantFileKeys(store.sealer().clone()))),
+        ),
     })
+}
+
+/// The tenants' data keys, as the local backend asks for them.
+struct TenantFileKeys(crate::store::Sealer);
+
+impl crate::storage::sealed_file::FileKeys for TenantFileKeys {
+    fn key_for<'a>(&'a self, tenant: &'a str) -> BoxFuture<'a, Result<Arc<DataKey>, StorageError>> {
+        Box::pin(async move { self.0.tenant_key(tenant).await.map_err(|e| StorageError::Remote(e.to_string())) })
+    }
+
+    fn existing_key<'a>(&'a self, tenant: &'a str) -> BoxFuture<'a, Result<Option<Arc<DataKey>>, StorageError>> {
+        Box::pin(
+            async move { self.0.existing_tenant_key(tenant).await.map_err(|e| StorageError::Remote(e.to_string())) },
+        )
+    }
 }
 
 /// The signer of links in emails: `email.link_secret`, or a key derived from

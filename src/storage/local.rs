@@ -1,16 +1,23 @@
 //! The `local` backend: a directory on this machine, downloads served by
 //! errand under `/files/<key>?expires=&name=&sig=`, where `sig` is an HMAC
 //! over the key, the expiry and the file name. A tampered or expired URL is
-//! refused; a valid one gives exactly the one object it names.
+//! refused; a valid one gives exactly the one object it names. Given the
+//! tenants' keys (`with_keys`), files are kept sealed (`sealed_file.rs`).
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use futures_util::stream::BoxStream;
 
 use crate::domain::signing::{Label, SigningKey};
 use actix_web::web::Bytes;
 use futures_util::{Stream, StreamExt};
 use tokio::io::AsyncWriteExt;
 
+use super::sealed_file::{self, FileKeys};
 use super::{ObjectKey, StorageError, StoredObject, Upload};
 use crate::config::HttpUrl;
 
@@ -23,6 +30,8 @@ pub struct LocalStorage {
     root: PathBuf,
     public_base_url: HttpUrl,
     signing_key: SigningKey,
+    /// The tenants' keys, which files are sealed with (`None`: kept as written).
+    keys: Option<Arc<dyn FileKeys>>,
 }
 
 /// Why a signed file URL was refused.
@@ -40,6 +49,7 @@ pub enum SignedFileError {
 pub struct VerifiedFile {
     pub path: PathBuf,
     pub file_name: String,
+    key: ObjectKey,
 }
 
 /// A file being written: removed when dropped before it was kept, whether
@@ -68,7 +78,42 @@ impl Drop for PartialFile {
 
 impl LocalStorage {
     pub fn new(root: PathBuf, public_base_url: &HttpUrl, signing_key: Vec<u8>) -> Self {
-        Self { root, public_base_url: public_base_url.clone(), signing_key: SigningKey::new(signing_key) }
+        let signing_key = SigningKey::new(signing_key);
+        Self { root, public_base_url: public_base_url.clone(), signing_key, keys: None }
+    }
+
+    /// Keeps the files this backend writes sealed under their tenants' keys.
+    pub fn with_keys(mut self, keys: Arc<dyn FileKeys>) -> Self {
+        self.keys = Some(keys);
+        self
+    }
+
+    /// The key that seals `key`'s file, if files are sealed: its tenant's,
+    /// named by the object's key (`tenants/<base64url(tenant)>/…`).
+    async fn sealing_key(&self, key: &ObjectKey) -> Result<Option<Arc<crate::domain::sealing::DataKey>>, StorageError> {
+        let Some(keys) = &self.keys else { return Ok(None) };
+        let tenant = tenant_of(key).ok_or_else(|| StorageError::Remote(format!("no tenant in {:?}", key.as_str())))?;
+        Ok(Some(keys.key_for(&tenant).await?))
+    }
+
+    /// `file`'s content, opened if it is sealed.
+    pub async fn read(
+        &self,
+        file: &VerifiedFile,
+    ) -> Result<BoxStream<'static, Result<Bytes, StorageError>>, StorageError> {
+        let mut opened = tokio::io::BufReader::new(tokio::fs::File::open(&file.path).await?);
+        let mut start = vec![0u8; sealed_file::MAGIC.len()];
+        let read = read_up_to(&mut opened, &mut start).await?;
+        if !sealed_file::is_sealed(&start[..read]) {
+            let rest = tokio_util::io::ReaderStream::new(opened).map(|chunk| chunk.map_err(StorageError::from));
+            let start = futures_util::stream::once(std::future::ready(Ok(Bytes::from(start[..read].to_vec()))));
+            return Ok(Box::pin(start.chain(rest)));
+        }
+        let keys = self.keys.as_ref().ok_or_else(|| StorageError::Remote("a sealed file, and no keys".into()))?;
+        let tenant = tenant_of(&file.key).ok_or_else(|| StorageError::Remote("a sealed file of no tenant".into()))?;
+        let key =
+            keys.existing_key(&tenant).await?.ok_or_else(|| StorageError::Remote("its tenant's key is gone".into()))?;
+        Ok(Box::pin(sealed_file::opened(opened, key)))
     }
 
     fn path_of(&self, key: &ObjectKey) -> PathBuf {
@@ -95,11 +140,30 @@ impl LocalStorage {
         // COPY sends a message per row: buffer, or every row would be a
         // trip to the blocking pool that tokio's file I/O runs on.
         let mut file = tokio::io::BufWriter::with_capacity(WRITE_BUFFER, tokio::fs::File::create(&partial.path).await?);
+        let sealing = self.sealing_key(key).await?;
         let mut size = 0u64;
+        // Sealed: whole chunks as they fill, the last one at the end.
+        let mut pending = Vec::new();
+        if sealing.is_some() {
+            file.write_all(sealed_file::MAGIC).await?;
+        }
         while let Some(chunk) = body.next().await {
             let chunk = chunk.map_err(|e| StorageError::Source(e.to_string()))?;
             size += chunk.len() as u64;
-            file.write_all(&chunk).await?;
+            match &sealing {
+                None => file.write_all(&chunk).await?,
+                Some(data_key) => {
+                    pending.extend_from_slice(&chunk);
+                    if pending.len() >= sealed_file::CHUNK {
+                        let whole = pending.len() - pending.len() % sealed_file::CHUNK;
+                        file.write_all(&sealed_file::seal(data_key, &pending[..whole], false)).await?;
+                        pending.drain(..whole);
+                    }
+                }
+            }
+        }
+        if let Some(data_key) = &sealing {
+            file.write_all(&sealed_file::seal(data_key, &pending, false)).await?;
         }
         file.flush().await?;
         file.get_ref().sync_all().await?;
@@ -127,8 +191,13 @@ impl LocalStorage {
     /// its lease and writes late writes its own file, past what was recorded
     /// of it; the completion takes of each segment what was recorded.
     pub(super) async fn upload_part(&self, upload: &mut Upload, part: Vec<u8>) -> Result<String, StorageError> {
+        let part = match self.sealing_key(&upload.object_key()).await? {
+            // The object's first part begins the sealed file.
+            Some(data_key) => sealed_file::seal(&data_key, &part, upload.parts.is_empty()),
+            None => part,
+        };
         let segment = upload.segment.get_or_insert_with(|| uuid::Uuid::new_v4().simple().to_string()).clone();
-        let recorded: u64 = upload.parts.iter().filter(|p| p.etag == segment).map(|p| p.bytes).sum();
+        let recorded: u64 = self.stored_parts(upload).filter(|(etag, _)| *etag == segment).map(|(_, n)| n).sum();
         let path = self.parts_dir(upload).join(&segment);
         tokio::task::spawn_blocking(move || -> std::io::Result<()> {
             use std::io::{Seek, Write};
@@ -146,7 +215,7 @@ impl LocalStorage {
 
     pub(super) async fn upload_is_whole(&self, upload: &Upload) -> Result<bool, StorageError> {
         let dir = self.parts_dir(upload);
-        for (segment, bytes) in segments(upload) {
+        for (segment, bytes) in segments(self.stored_parts(upload)) {
             match tokio::fs::metadata(dir.join(segment)).await {
                 Ok(meta) if meta.len() >= bytes => {}
                 Ok(_) => return Ok(false),
@@ -165,7 +234,8 @@ impl LocalStorage {
     pub(super) async fn complete_upload(&self, upload: &Upload) -> Result<(), StorageError> {
         let path = self.path_of(&upload.object_key());
         let dir = self.parts_dir(upload);
-        let segments: Vec<(PathBuf, u64)> = segments(upload).into_iter().map(|(s, n)| (dir.join(s), n)).collect();
+        let segments: Vec<(PathBuf, u64)> =
+            segments(self.stored_parts(upload)).into_iter().map(|(s, n)| (dir.join(s), n)).collect();
         let Some((first, _)) = segments.first().cloned() else {
             return Err(StorageError::Remote("an upload of no parts".into()));
         };
@@ -184,6 +254,16 @@ impl LocalStorage {
         tokio::fs::rename(&first, &path).await?;
         tokio::fs::remove_dir_all(&dir).await?;
         Ok(())
+    }
+
+    /// Each recorded part's segment and the bytes it takes on disk (sealed,
+    /// what its length says sealing made of it).
+    fn stored_parts<'a>(&self, upload: &'a Upload) -> impl Iterator<Item = (&'a str, u64)> + use<'a> {
+        let sealed = self.keys.is_some();
+        upload.parts.iter().map(move |part| {
+            let bytes = if sealed { sealed_file::sealed_len(part.bytes, part.number == 1) } else { part.bytes };
+            (part.etag.as_str(), bytes)
+        })
     }
 
     pub(super) async fn abort_upload(&self, upload: &Upload) -> Result<(), StorageError> {
@@ -247,7 +327,7 @@ impl LocalStorage {
         if !is_inside(&self.root, &path) || !tokio::fs::try_exists(&path).await.unwrap_or(false) {
             return Err(SignedFileError::Gone);
         }
-        Ok(VerifiedFile { path, file_name: file_name.to_owned() })
+        Ok(VerifiedFile { path, file_name: file_name.to_owned(), key: ObjectKey::from_stored(key.to_owned()) })
     }
 }
 
@@ -259,16 +339,36 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
-/// An upload's segments in order, each with its recorded bytes.
-fn segments(upload: &Upload) -> Vec<(&str, u64)> {
+/// An upload's segments in order, each with its recorded bytes, from its
+/// parts' (segment, bytes on disk).
+fn segments<'a>(parts: impl Iterator<Item = (&'a str, u64)>) -> Vec<(&'a str, u64)> {
     let mut segments: Vec<(&str, u64)> = Vec::new();
-    for part in &upload.parts {
+    for (etag, part_bytes) in parts {
         match segments.last_mut() {
-            Some((segment, bytes)) if *segment == part.etag => *bytes += part.bytes,
-            _ => segments.push((&part.etag, part.bytes)),
+            Some((segment, bytes)) if *segment == etag => *bytes += part_bytes,
+            _ => segments.push((etag, part_bytes)),
         }
     }
     segments
+}
+
+/// The tenant an object's key names (`tenants/<base64url(tenant)>/…`).
+fn tenant_of(key: &ObjectKey) -> Option<String> {
+    let encoded = key.as_str().strip_prefix("tenants/")?.split('/').next()?;
+    String::from_utf8(URL_SAFE_NO_PAD.decode(encoded).ok()?).ok()
+}
+
+/// Reads into `buffer` until it is full or the file ends; answers how much was read.
+async fn read_up_to(file: &mut (impl tokio::io::AsyncRead + Unpin), buffer: &mut [u8]) -> std::io::Result<usize> {
+    use tokio::io::AsyncReadExt;
+    let mut read = 0;
+    while read < buffer.len() {
+        match file.read(&mut buffer[read..]).await? {
+            0 => break,
+            n => read += n,
+        }
+    }
+    Ok(read)
 }
 
 /// Keys come from errand, but a path is only served from inside the root.

@@ -7,6 +7,7 @@
 
 mod local;
 mod s3;
+pub mod sealed_file;
 mod upload;
 
 use std::time::Duration;

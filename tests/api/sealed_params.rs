@@ -202,7 +202,11 @@ async fn an_external_worker_s_result_is_sealed_beside_the_file_record_errand_rea
     let job = app.job(&alice, &id).await;
     assert_eq!((job["result"]["pages"].as_u64(), job["result"]["billed_to"].as_str()), (Some(3), Some(SECRET)));
     let download = app.fetch_signed(job["result_url"].as_str().expect("a signed URL")).await;
-    assert_eq!(download.bytes().await.unwrap().len(), 1000);
+    assert_eq!(download.bytes().await.unwrap().as_ref(), [7u8; 1000].as_slice(), "downloaded whole");
+    // On disk the file is sealed under the tenant's key (every tenant's, on the local backend).
+    let on_disk = std::fs::read(dir.join(kept["storage_key"].as_str().unwrap())).unwrap();
+    assert!(on_disk.starts_with(errand::storage::sealed_file::MAGIC), "sealed on disk");
+    assert!(!on_disk.windows(16).any(|w| w == [7u8; 16]), "no run of the content in clear");
     // errand's own name is not a worker's to use.
     let forged = app.create(&alice, "render_invoice", json!({})).await;
     let claimed: Value = app.post_json(&worker, "/worker/v1/claim", json!({"wait": 5})).await.json().await.unwrap();

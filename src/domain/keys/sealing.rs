@@ -36,6 +36,8 @@ pub enum Purpose {
     Params,
     /// What a job's result holds beside its file record, as JSON text.
     Result,
+    /// A chunk of a result file on the local backend (`storage::sealed_file`).
+    File,
 }
 
 impl Purpose {
@@ -45,6 +47,7 @@ impl Purpose {
             Self::WebhookSecret => "errand webhook secret",
             Self::Params => "errand params",
             Self::Result => "errand result",
+            Self::File => "errand file",
         }
     }
 }

@@ -169,6 +169,19 @@ impl Sealer {
         !self.types.is_empty()
     }
 
+    /// `tenant`'s data key, made if it has none: what else errand seals for
+    /// the tenant seals with it (its result files on the local backend).
+    pub async fn tenant_key(&self, tenant: &str) -> Result<Arc<DataKey>, StoreError> {
+        let keys = self.keys.as_deref().ok_or_else(|| StoreError::Corrupt("no keyring".into()))?;
+        keys.key_for(&self.pool, tenant).await
+    }
+
+    /// `tenant`'s data key, if it has one (an erased tenant has none).
+    pub async fn existing_tenant_key(&self, tenant: &str) -> Result<Option<Arc<DataKey>>, StoreError> {
+        let keys = self.keys.as_deref().ok_or_else(|| StoreError::Corrupt("no keyring".into()))?;
+        keys.existing_key(&self.pool, tenant).await
+    }
+
     /// `params` of a job (or schedule) of `tenant` and `job_type`, as kept:
     /// sealed whole for a type that seals them, `None` (kept as they are)
     /// for another.
