@@ -475,6 +475,11 @@ pub struct StorageSettings {
     /// The directory of the `local` backend.
     #[serde_inline_default(".errand/results".into())]
     pub local_dir: PathBuf,
+    /// The local backend keeps its files sealed under their tenants' data
+    /// keys (`storage::sealed_file`); off where the disk is encrypted
+    /// otherwise and the CPU is wanted elsewhere. Files are read either way.
+    #[serde_inline_default(true)]
+    pub seal_files: bool,
     /// The bucket of the `s3` backend.
     #[serde(default)]
     pub s3: Option<S3Settings>,

@@ -284,7 +284,8 @@ fn job_types_from(
 
 /// The configured result storage. The local backend signs its URLs with
 /// `storage.signing_key`, or a key derived from the JWT secret, and keeps
-/// its files sealed under their tenants' keys (the store's).
+/// its files sealed under their tenants' keys (the store's) unless
+/// `storage.seal_files` is off (it still reads sealed ones then).
 fn storage_from(settings: &Settings, store: &Store) -> Result<Storage, ConfigError> {
     let key = match &settings.storage.signing_key {
         Some(key) => key.expose_secret().as_bytes().to_vec(),
@@ -292,10 +293,11 @@ fn storage_from(settings: &Settings, store: &Store) -> Result<Storage, ConfigErr
     };
     Ok(match (settings.storage.backend, &settings.storage.s3) {
         (StorageBackend::S3, Some(s3)) => Storage::S3(S3Storage::new(s3).map_err(|e| invalid("storage.s3", e))?),
-        _ => Storage::Local(
-            LocalStorage::new(settings.storage.local_dir.clone(), &settings.http.public_base_url, key)
-                .with_keys(Arc::new(TenantFileKeys(store.sealer().clone()))),
-        ),
+        _ => {
+            let local = LocalStorage::new(settings.storage.local_dir.clone(), &settings.http.public_base_url, key)
+                .with_keys(Arc::new(TenantFileKeys(store.sealer().clone())));
+            Storage::Local(if settings.storage.seal_files { local } else { local.writing_in_clear() })
+        }
     })
 }
 

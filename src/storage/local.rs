@@ -30,8 +30,10 @@ pub struct LocalStorage {
     root: PathBuf,
     public_base_url: HttpUrl,
     signing_key: SigningKey,
-    /// The tenants' keys, which files are sealed with (`None`: kept as written).
+    /// The tenants' keys, which files are read with (those sealed).
     keys: Option<Arc<dyn FileKeys>>,
+    /// New files are sealed (given keys).
+    sealing: bool,
 }
 
 /// Why a signed file URL was refused.
@@ -79,19 +81,26 @@ impl Drop for PartialFile {
 impl LocalStorage {
     pub fn new(root: PathBuf, public_base_url: &HttpUrl, signing_key: Vec<u8>) -> Self {
         let signing_key = SigningKey::new(signing_key);
-        Self { root, public_base_url: public_base_url.clone(), signing_key, keys: None }
+        Self { root, public_base_url: public_base_url.clone(), signing_key, keys: None, sealing: false }
     }
 
     /// Keeps the files this backend writes sealed under their tenants' keys.
     pub fn with_keys(mut self, keys: Arc<dyn FileKeys>) -> Self {
         self.keys = Some(keys);
+        self.sealing = true;
+        self
+    }
+
+    /// Writes new files in clear (`storage.seal_files = false`); sealed ones are still read.
+    pub fn writing_in_clear(mut self) -> Self {
+        self.sealing = false;
         self
     }
 
     /// The key that seals `key`'s file, if files are sealed: its tenant's,
     /// named by the object's key (`tenants/<base64url(tenant)>/…`).
     async fn sealing_key(&self, key: &ObjectKey) -> Result<Option<Arc<crate::domain::sealing::DataKey>>, StorageError> {
-        let Some(keys) = &self.keys else { return Ok(None) };
+        let Some(keys) = self.keys.as_ref().filter(|_| self.sealing) else { return Ok(None) };
         let tenant = tenant_of(key).ok_or_else(|| StorageError::Remote(format!("no tenant in {:?}", key.as_str())))?;
         Ok(Some(keys.key_for(&tenant).await?))
     }
@@ -259,7 +268,7 @@ impl LocalStorage {
     /// Each recorded part's segment and the bytes it takes on disk (sealed,
     /// what its length says sealing made of it).
     fn stored_parts<'a>(&self, upload: &'a Upload) -> impl Iterator<Item = (&'a str, u64)> + use<'a> {
-        let sealed = self.keys.is_some();
+        let sealed = self.sealing;
         upload.parts.iter().map(move |part| {
             let bytes = if sealed { sealed_file::sealed_len(part.bytes, part.number == 1) } else { part.bytes };
             (part.etag.as_str(), bytes)

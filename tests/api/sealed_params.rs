@@ -216,3 +216,45 @@ async fn an_external_worker_s_result_is_sealed_beside_the_file_record_errand_rea
     assert_eq!(refused.status(), StatusCode::BAD_REQUEST);
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[actix_web::test]
+async fn with_seal_files_off_new_files_are_written_in_clear_and_sealed_ones_still_read() {
+    let dir = std::env::temp_dir().join(format!("errand-clear-{}", uuid::Uuid::new_v4().simple()));
+    let (results, again) = (dir.clone(), dir.clone());
+    let external = |s: &mut errand::config::Settings| {
+        s.job_types.insert("render_invoice".into(), errand::config::JobTypeSettings::new("external".to_owned().into()));
+    };
+    let sealing =
+        TestApp::builder().configure(external).configure(move |s| s.storage.local_dir = results).spawn().await;
+    let (worker, alice) = (crate::worker_api::worker_token(&["render_invoice"]), token("acme", "alice"));
+    let sealed = uploaded(&sealing, &worker, &alice, b"sealed content").await;
+    let clear = TestApp::builder()
+        .on(sealing.db.shared())
+        .configure(external)
+        .configure(move |s| {
+            s.storage.local_dir = again;
+            s.storage.seal_files = false;
+        })
+        .spawn()
+        .await;
+    let written = uploaded(&clear, &worker, &alice, b"clear content").await;
+    let on_disk = std::fs::read(dir.join(written["result"]["storage_key"].as_str().unwrap())).unwrap();
+    assert_eq!(on_disk, b"clear content");
+    for (job, content) in [(&sealed, b"sealed content".as_slice()), (&written, b"clear content".as_slice())] {
+        let url = clear.job(&alice, job["id"].as_str().unwrap()).await["result_url"].as_str().unwrap().to_owned();
+        assert_eq!(clear.fetch_signed(&url).await.bytes().await.unwrap().as_ref(), content);
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// A `render_invoice` job whose external worker uploaded `body` and completed it; answers the job.
+async fn uploaded(app: &TestApp, worker: &str, owner: &str, body: &'static [u8]) -> Value {
+    let id = app.create(owner, "render_invoice", json!({})).await;
+    let claimed: Value = app.post_json(worker, "/worker/v1/claim", json!({"wait": 5})).await.json().await.unwrap();
+    let lease = claimed["jobs"][0]["lease_id"].as_str().unwrap().to_owned();
+    let url = format!("{}/worker/v1/jobs/{id}/result?lease_id={lease}&file_name=f.txt", app.address);
+    assert_eq!(app.http.put(url).bearer_auth(worker).body(body).send().await.unwrap().status(), StatusCode::OK);
+    let done = json!({"lease_id": lease});
+    assert_eq!(app.post_json(worker, &format!("/worker/v1/jobs/{id}/complete"), done).await.status(), StatusCode::OK);
+    app.job(owner, &id).await
+}
