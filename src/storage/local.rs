@@ -200,11 +200,8 @@ impl LocalStorage {
     /// its lease and writes late writes its own file, past what was recorded
     /// of it; the completion takes of each segment what was recorded.
     pub(super) async fn upload_part(&self, upload: &mut Upload, part: Vec<u8>) -> Result<String, StorageError> {
-        let part = match self.sealing_key(&upload.object_key()).await? {
-            // The object's first part begins the sealed file.
-            Some(data_key) => sealed_file::seal(&data_key, &part, upload.parts.is_empty()),
-            None => part,
-        };
+        // The object's first part begins a sealed file.
+        let (sealing, first) = (self.sealing_key(&upload.object_key()).await?, upload.parts.is_empty());
         let segment = upload.segment.get_or_insert_with(|| uuid::Uuid::new_v4().simple().to_string()).clone();
         let recorded: u64 = self.stored_parts(upload).filter(|(etag, _)| *etag == segment).map(|(_, n)| n).sum();
         let path = self.parts_dir(upload).join(&segment);
@@ -214,7 +211,14 @@ impl LocalStorage {
             // What a failed write left past the recorded parts goes.
             file.set_len(recorded)?;
             file.seek(std::io::SeekFrom::End(0))?;
-            file.write_all(&part)?;
+            match sealing {
+                Some(data_key) => {
+                    let mut out = std::io::BufWriter::new(&mut file);
+                    sealed_file::write_sealed(&mut out, &data_key, &part, first)?;
+                    out.flush()?;
+                }
+                None => file.write_all(&part)?,
+            }
             file.sync_data()
         })
         .await

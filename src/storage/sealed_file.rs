@@ -43,15 +43,27 @@ pub trait FileKeys: Send + Sync {
 /// magic) sealed with `key`.
 pub fn seal(key: &DataKey, plaintext: &[u8], first: bool) -> Vec<u8> {
     let mut sealed = Vec::with_capacity(usize::try_from(sealed_len(plaintext.len() as u64, first)).unwrap_or(0));
+    write_sealed(&mut sealed, key, plaintext, first).expect("a Vec takes every write");
+    sealed
+}
+
+/// [`seal`] into `out` a chunk at a time: no more than a chunk sealed is
+/// held beside `plaintext` (a part of an upload may be many megabytes).
+pub fn write_sealed(
+    out: &mut impl std::io::Write,
+    key: &DataKey,
+    plaintext: &[u8],
+    first: bool,
+) -> std::io::Result<()> {
     if first {
-        sealed.extend_from_slice(MAGIC);
+        out.write_all(MAGIC)?;
     }
     for chunk in plaintext.chunks(CHUNK) {
         let body = key.seal(chunk, Purpose::File);
-        sealed.extend_from_slice(&u32::try_from(body.len()).unwrap_or(u32::MAX).to_be_bytes());
-        sealed.extend_from_slice(&body);
+        out.write_all(&u32::try_from(body.len()).unwrap_or(u32::MAX).to_be_bytes())?;
+        out.write_all(&body)?;
     }
-    sealed
+    Ok(())
 }
 
 /// How many bytes [`seal`] writes for `plaintext` bytes.
