@@ -82,15 +82,9 @@ impl ManagedSchedules<'_> {
         let client = self.pool.get().await?;
         let rows = client.query(&client.prepare_cached(LIST).await?, &[&tenant, &user, &MANAGED_LIST_LIMIT]).await?;
         drop(client);
-        let mut schedules = rows.iter().map(owned_from_row).collect::<Result<Vec<_>, _>>()?;
-        for owned in &mut schedules {
-            self.sealer
-                .open_for_view(
-                    owned.tenant.as_str(),
-                    &mut owned.schedule.params,
-                    crate::domain::sealing::Purpose::Params,
-                )
-                .await?;
+        let mut schedules = Vec::with_capacity(rows.len());
+        for row in &rows {
+            schedules.push(self.owned(row).await?);
         }
         Ok(schedules)
     }
@@ -101,16 +95,17 @@ impl ManagedSchedules<'_> {
         let client = self.pool.get().await?;
         let row = client.query_opt(&client.prepare_cached(PAUSE).await?, &[&tenant, &id.0, &self.by]).await?;
         drop(client);
-        let mut owned = row.as_ref().map(owned_from_row).transpose()?;
-        if let Some(owned) = &mut owned {
-            self.sealer
-                .open_for_view(
-                    owned.tenant.as_str(),
-                    &mut owned.schedule.params,
-                    crate::domain::sealing::Purpose::Params,
-                )
-                .await?;
+        match row {
+            Some(row) => Ok(Some(self.owned(&row).await?)),
+            None => Ok(None),
         }
+    }
+
+    /// The schedule of `row`, its params opened.
+    async fn owned(&self, row: &tokio_postgres::Row) -> Result<OwnedSchedule, StoreError> {
+        let mut owned = owned_from_row(row)?;
+        let params = crate::domain::sealing::Purpose::Params;
+        self.sealer.open_for_view(owned.tenant.as_str(), &mut owned.schedule.params, params).await?;
         Ok(owned)
     }
 
