@@ -89,7 +89,7 @@ WHERE id = $1 AND state = 'sending' AND attempts = $2";
 /// The outbox.
 pub struct Outbox<'a> {
     pool: &'a Pool,
-    /// What opens the sealed params of the jobs the emails tell of.
+    /// What opens the sealed params and results of the jobs the emails tell of.
     sealer: crate::store::Sealer,
 }
 

@@ -144,7 +144,7 @@ pub struct WebhookOutbox<'a> {
     pub(in crate::store) pool: &'a Pool,
     /// What opens the endpoints' sealed secrets.
     pub(in crate::store) keys: Option<&'a crate::store::TenantKeys>,
-    /// What opens the sealed params of the jobs told of.
+    /// What opens the sealed params and results of the jobs told of.
     pub(in crate::store) sealer: crate::store::Sealer,
 }
 
