@@ -131,7 +131,6 @@ impl Handler<ClaimForWorker> for Broker {
                     continue;
                 }
                 if !jobs.is_empty() || now >= deadline {
-                    crate::telemetry::record_claimed("worker", jobs.len());
                     for job in &jobs {
                         let trace_id =
                             crate::telemetry::traces::attempt_trace_id(None, job.trace.as_ref(), job.attempt.into());
@@ -154,7 +153,7 @@ impl Handler<ClaimRound> for Broker {
         let claim = async move { store.queue().claim(&spec.request(max, &after_tenant)).await };
         Box::pin(claim.into_actor(self).map(move |claim, act, _| {
             let claim = claim?;
-            crate::telemetry::traces::record_claim("worker", started, ClaimedJob::traces(&claim.jobs));
+            crate::telemetry::record_claimed("worker", started, ClaimedJob::traces(&claim.jobs));
             act.after_tenant.clone_from(&claim.next_after_tenant);
             Ok((claim.jobs, !claim.next_after_tenant.is_empty()))
         }))

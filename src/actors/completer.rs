@@ -24,7 +24,7 @@ use tokio::sync::oneshot;
 use crate::actors::delivery::notifier::JobFinished;
 use crate::domain::{Failure, JobId, JobState, LeaseId, Outcome, TenantId, storable};
 use crate::jobs::JobTypes;
-use crate::store::{Completion, EndedAttempt, Ender, Rescued, Store, StoreError};
+use crate::store::{Completion, EndedAttempt, Ender, Rescued, RunningAttempt, Store, StoreError};
 
 /// Record the end of an attempt of one of errand's own workers, a job of
 /// `tenant`. Idempotent for the same lease: a worker that retries after an
@@ -47,6 +47,11 @@ pub struct EndAttempt {
     pub id: JobId,
     pub lease: LeaseId,
     pub end: WorkerEnd,
+    /// The attempt as the worker API read it under `lease` (checking the
+    /// worker's types): its type and number decide what a failure means,
+    /// its tenant and type whether a result is sealed. `None`: no longer
+    /// running under the lease (the end is fenced off).
+    pub running: Option<RunningAttempt>,
 }
 
 /// How an external worker says its attempt ended.
@@ -306,24 +311,20 @@ async fn kept_outcome(
 impl Handler<EndAttempt> for Completer {
     type Result = ResponseActFuture<Self, Result<Recorded, CompletionFailed>>;
 
-    fn handle(&mut self, EndAttempt { id, lease, end }: EndAttempt, _ctx: &mut Self::Context) -> Self::Result {
+    fn handle(&mut self, EndAttempt { id, lease, end, running }: EndAttempt, _ctx: &mut Self::Context) -> Self::Result {
         let (store, job_types) = (self.store.clone(), self.job_types.clone());
         let outcome = async move {
-            Ok::<_, CompletionFailed>(match end {
-                // A result to seal: the running attempt says whose job it is, and of what type.
-                WorkerEnd::Completed { result: Some(result) } if store.sealer().seals_any() => {
-                    let outcome = Outcome::Completed { result: Some(result) };
-                    match store.queue().running_attempt(id, lease).await? {
-                        Some(running) => kept_outcome(&store, &running.tenant, &running.job_type, outcome).await?,
-                        // Fenced off: nothing will be written.
-                        None => outcome,
-                    }
+            Ok::<_, CompletionFailed>(match (end, running) {
+                // Its result sealed where its type keeps results sealed.
+                (WorkerEnd::Completed { result }, Some(running)) => {
+                    let outcome = Outcome::Completed { result };
+                    kept_outcome(&store, &running.tenant, &running.job_type, outcome).await?
                 }
-                WorkerEnd::Completed { result } => Outcome::Completed { result },
+                // Fenced off: nothing will be written.
+                (WorkerEnd::Completed { result }, None) => Outcome::Completed { result },
                 // The attempt's number and type decide, as for errand's own
                 // workers; an attempt no longer running is fenced off anyway.
-                WorkerEnd::Failed(failure) => {
-                    let running = store.queue().running_attempt(id, lease).await?;
+                (WorkerEnd::Failed(failure), running) => {
                     let policy = running.and_then(|r| Some((job_types.get(&r.job_type)?.retry, r.attempt)));
                     match policy {
                         Some((retry, attempt)) => retry.outcome(attempt, failure),

@@ -158,7 +158,7 @@ pub struct CallerBatches<'a> {
     pub(super) quotas: &'a crate::domain::Quotas,
     pub(super) rules: &'a crate::domain::NotificationRules,
     /// Seals the children's params (of a type that keeps them sealed), and opens them.
-    pub(super) sealer: crate::store::Sealer,
+    pub(super) sealer: &'a crate::store::Sealer,
 }
 
 impl CallerBatches<'_> {

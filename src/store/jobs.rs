@@ -88,11 +88,11 @@ impl JobPage {
 pub struct CallerJobs<'a> {
     pub(super) pool: crate::store::TenantPool,
     pub(super) caller: &'a Caller,
-    pub(super) sealer: crate::store::Sealer,
+    pub(super) sealer: &'a crate::store::Sealer,
 }
 
 impl<'a> CallerJobs<'a> {
-    pub(super) fn new(pool: crate::store::TenantPool, caller: &'a Caller, sealer: crate::store::Sealer) -> Self {
+    pub(super) fn new(pool: crate::store::TenantPool, caller: &'a Caller, sealer: &'a crate::store::Sealer) -> Self {
         Self { pool, caller, sealer }
     }
 

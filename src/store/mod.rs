@@ -110,17 +110,17 @@ pub struct Store {
 impl Store {
     /// The completion emails waiting to be sent (the Mailer's side).
     pub fn outbox(&self) -> Outbox<'_> {
-        Outbox::new(&self.pool, self.sealer.clone())
+        Outbox::new(&self.pool, &self.sealer)
     }
 
     /// The jobs of the caller's user in the caller's tenant.
     pub fn jobs_for<'a>(&'a self, caller: &'a Caller) -> CallerJobs<'a> {
-        CallerJobs::new(TenantPool::new(&self.pool, &caller.tenant), caller, self.sealer.clone())
+        CallerJobs::new(TenantPool::new(&self.pool, &caller.tenant), caller, &self.sealer)
     }
 
     /// Every tenant's jobs, for an operator (proved by an operator token).
     pub fn jobs_for_operator<'a>(&'a self, operator: &'a Operator) -> OperatorJobs<'a> {
-        OperatorJobs { pool: &self.pool, operator, endings: &self.endings, sealer: self.sealer.clone() }
+        OperatorJobs { pool: &self.pool, operator, endings: &self.endings, sealer: &self.sealer }
     }
 
     /// Tenants' own history retentions, for an operator.
@@ -130,13 +130,13 @@ impl Store {
 
     /// Every tenant's schedules, as an operator manages them.
     pub fn schedules_managed_by_operator(&self, operator: &Operator) -> ManagedSchedules<'_> {
-        ManagedSchedules { pool: &self.pool, tenant: None, by: operator.name.to_string(), sealer: self.sealer.clone() }
+        ManagedSchedules { pool: &self.pool, tenant: None, by: operator.name.to_string(), sealer: &self.sealer }
     }
 
     /// The schedules of the tenant admin `admin`'s own tenant.
     pub fn schedules_managed_by_tenant_admin(&self, admin: &Caller) -> ManagedSchedules<'_> {
         let by = tenant_admin_name(admin);
-        ManagedSchedules { pool: &self.pool, tenant: Some(admin.tenant.clone()), by, sealer: self.sealer.clone() }
+        ManagedSchedules { pool: &self.pool, tenant: Some(admin.tenant.clone()), by, sealer: &self.sealer }
     }
 
     /// The erasure of `scope` (any tenant's), by an operator who may act.
@@ -177,13 +177,13 @@ impl Store {
             quotas: &self.quotas,
             batch_caps: &self.batch_caps,
             endings: &self.endings,
-            sealer: self.sealer.clone(),
+            sealer: &self.sealer,
         }
     }
 
     /// The schedules of the caller's user in the caller's tenant.
     pub fn schedules_for<'a>(&'a self, caller: &'a Caller) -> CallerSchedules<'a> {
-        CallerSchedules { pool: TenantPool::new(&self.pool, &caller.tenant), caller, sealer: self.sealer.clone() }
+        CallerSchedules { pool: TenantPool::new(&self.pool, &caller.tenant), caller, sealer: &self.sealer }
     }
 
     /// When people signed in, for the sightings this process gathered (and
@@ -194,12 +194,7 @@ impl Store {
 
     /// Every tenant's due schedules, for a process's scheduler.
     pub fn schedule_firing(&self) -> ScheduleFiring<'_> {
-        ScheduleFiring {
-            pool: &self.pool,
-            quotas: &self.quotas,
-            batch_caps: &self.batch_caps,
-            sealer: self.sealer.clone(),
-        }
+        ScheduleFiring { pool: &self.pool, quotas: &self.quotas, batch_caps: &self.batch_caps, sealer: &self.sealer }
     }
 
     /// The batches of the caller's user in the caller's tenant.
@@ -210,7 +205,7 @@ impl Store {
             batch_caps: &self.batch_caps,
             quotas: &self.quotas,
             rules: &self.endings.rules,
-            sealer: self.sealer.clone(),
+            sealer: &self.sealer,
         }
     }
 
@@ -231,7 +226,7 @@ impl Store {
 
     /// The webhook deliveries waiting to be made (the WebhookSender's side).
     pub fn webhook_outbox(&self) -> WebhookOutbox<'_> {
-        WebhookOutbox { pool: &self.pool, keys: self.keys.as_deref(), sealer: self.sealer.clone() }
+        WebhookOutbox { pool: &self.pool, keys: self.keys.as_deref(), sealer: &self.sealer }
     }
 
     /// The webhook endpoints of `tenant` (for its admins).
@@ -249,7 +244,7 @@ impl Store {
 
     /// The worker side of the job table.
     pub fn queue(&self) -> Queue<'_> {
-        Queue { pool: &self.pool, endings: &self.endings, sealer: self.sealer.clone() }
+        Queue { pool: &self.pool, endings: &self.endings, sealer: &self.sealer }
     }
 }
 

@@ -68,11 +68,19 @@ pub fn record_job_wait(job_type: &str, due_at: chrono::DateTime<chrono::Utc>, tr
 static CLAIMED: AtomicU64 = AtomicU64::new(0);
 static ATTEMPTS_ENDED: AtomicU64 = AtomicU64::new(0);
 
-/// `n` jobs claimed, by the dispatcher, beside a submission or for an external worker
-/// (the claim's span, where it is one: [`traces::record_claim`]).
-pub fn record_claimed(by: &'static str, n: usize) {
-    metrics().jobs_claimed.add(by, n as u64);
-    CLAIMED.fetch_add(n as u64, Ordering::Relaxed);
+/// `jobs` (each its type and trace) claimed by the dispatcher, beside
+/// submissions or for an external worker, in a claim that began at
+/// `started`: counted, and the claim's span where spans are exported
+/// ([`traces::record_claim`]).
+pub fn record_claimed<'a>(
+    by: &'static str,
+    started: std::time::SystemTime,
+    jobs: impl ExactSizeIterator<Item = (&'a str, Option<&'a crate::domain::JobTrace>)>,
+) {
+    let n = jobs.len() as u64;
+    metrics().jobs_claimed.add(by, n);
+    CLAIMED.fetch_add(n, Ordering::Relaxed);
+    traces::record_claim(by, started, jobs);
 }
 
 /// One attempt of a job of `job_type` ended in `state`.

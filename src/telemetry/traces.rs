@@ -221,7 +221,7 @@ pub fn attempt_trace_id(attempt_span: Option<&Span>, trace: Option<&JobTrace>, a
 /// are exported: OpenTelemetry's messaging `receive`, a trace of its own
 /// (one claim serves many clicks) linked to each job's recording. A claim
 /// that took nothing is no span.
-pub fn record_claim<'a>(
+pub(super) fn record_claim<'a>(
     by: &'static str,
     started: SystemTime,
     jobs: impl ExactSizeIterator<Item = (&'a str, Option<&'a JobTrace>)>,

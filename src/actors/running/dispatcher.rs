@@ -150,8 +150,7 @@ impl Dispatcher {
                     Ok(claim) => {
                         let jobs = claim.jobs;
                         act.after_tenant = claim.next_after_tenant;
-                        crate::telemetry::record_claimed("dispatcher", jobs.len());
-                        crate::telemetry::traces::record_claim("dispatcher", started, ClaimedJob::traces(&jobs));
+                        crate::telemetry::record_claimed("dispatcher", started, ClaimedJob::traces(&jobs));
                         let full = jobs.len() == free;
                         act.last_claim_full = full;
                         act.claimed_ahead.hold(jobs, Instant::now());
@@ -371,7 +370,6 @@ impl Handler<SlotsUsed> for Dispatcher {
     type Result = ();
 
     fn handle(&mut self, SlotsUsed { lent, claimed }: SlotsUsed, _ctx: &mut Self::Context) {
-        crate::telemetry::record_claimed("submission", claimed.len());
         self.lent = self.lent.saturating_sub(lent);
         // Started first, so that a drain cannot see zero running in between
         // (a loan is never larger than the slots free, so each has one).

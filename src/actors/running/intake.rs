@@ -185,7 +185,7 @@ impl Intake {
                     None => (store.submissions().submit_many(&jobs).await, Vec::new()),
                 };
                 // (The claim's span is the whole statement's, which recorded the jobs too.)
-                crate::telemetry::traces::record_claim("submission", started, ClaimedJob::traces(&claimed));
+                crate::telemetry::record_claimed("submission", started, ClaimedJob::traces(&claimed));
                 let unclaimed = answers.iter().any(|answer| match answer {
                     Ok(Submission::Created(job)) => !claimed.iter().any(|claimed| claimed.id == job.id),
                     _ => false,

@@ -250,10 +250,10 @@ pub async fn complete(
     }
     let result = body.result.map(Value::Object);
     let lease = LeaseId(body.lease_id);
-    super::check_type_held(&state, &worker, id, lease).await?;
-    confirm_presigned_upload(&state, id, lease).await?;
+    let running = super::check_type_held(&state, &worker, id, lease).await?;
+    confirm_presigned_upload(&state, id, lease, running.as_ref()).await?;
     // A file uploaded for this attempt joins the result where the end is recorded.
-    end(&state, EndAttempt { id, lease, end: WorkerEnd::Completed { result } }).await
+    end(&state, EndAttempt { id, lease, end: WorkerEnd::Completed { result }, running }).await
 }
 
 /// `POST /worker/v1/jobs/{id}/fail`: the attempt failed; it runs again after
@@ -273,9 +273,10 @@ pub async fn fail(
 ) -> Result<HttpResponse, AppError> {
     let id = job_id(&path)?;
     let body: FailBody = read_json(body).await?;
-    super::check_type_held(&state, &worker, id, LeaseId(body.lease_id)).await?;
+    let lease = LeaseId(body.lease_id);
+    let running = super::check_type_held(&state, &worker, id, lease).await?;
     let failure = if body.retryable { Failure::Retryable(body.error) } else { Failure::Permanent(body.error) };
-    end(&state, EndAttempt { id, lease: LeaseId(body.lease_id), end: WorkerEnd::Failed(failure) }).await
+    end(&state, EndAttempt { id, lease, end: WorkerEnd::Failed(failure), running }).await
 }
 
 /// Records an end through the Completer; answers how the job stands, or 409.

@@ -14,6 +14,7 @@ use crate::http::job_id;
 use crate::http::support::body::json as read_json;
 use crate::http::support::problem::{AppError, Problem, WorkerCallProblems};
 use crate::storage::{ObjectKey, ResultFile};
+use crate::store::RunningAttempt;
 
 #[derive(Deserialize)]
 pub struct UploadQuery {
@@ -159,10 +160,16 @@ pub async fn upload_url(
 
 /// Before a completion: a file the worker was to PUT through a presigned URL
 /// must be there; it is then kept as an uploaded file, with its size.
-pub(super) async fn confirm_presigned_upload(state: &AppState, id: JobId, lease: LeaseId) -> Result<(), AppError> {
+/// `running` is the attempt as the completion read it under `lease`.
+pub(super) async fn confirm_presigned_upload(
+    state: &AppState,
+    id: JobId,
+    lease: LeaseId,
+    running: Option<&RunningAttempt>,
+) -> Result<(), AppError> {
     let queue = state.store.queue();
-    let Some(running) = queue.running_attempt(id, lease).await? else { return Ok(()) };
-    let Some(Value::Object(mut pending)) = running.uploaded else { return Ok(()) };
+    let Some(running) = running else { return Ok(()) };
+    let Some(Value::Object(mut pending)) = running.uploaded.clone() else { return Ok(()) };
     if pending.remove("pending").is_none() {
         return Ok(());
     }

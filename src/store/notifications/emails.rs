@@ -90,11 +90,11 @@ WHERE id = $1 AND state = 'sending' AND attempts = $2";
 pub struct Outbox<'a> {
     pool: &'a Pool,
     /// What opens the sealed params and results of the jobs the emails tell of.
-    sealer: crate::store::Sealer,
+    sealer: &'a crate::store::Sealer,
 }
 
 impl<'a> Outbox<'a> {
-    pub(in crate::store) fn new(pool: &'a Pool, sealer: crate::store::Sealer) -> Self {
+    pub(in crate::store) fn new(pool: &'a Pool, sealer: &'a crate::store::Sealer) -> Self {
         Self { pool, sealer }
     }
 

@@ -162,7 +162,7 @@ pub struct OperatorJobs<'a> {
     pub(super) pool: &'a Pool,
     pub(super) operator: &'a Operator,
     pub(super) endings: &'a crate::store::Endings,
-    pub(super) sealer: crate::store::Sealer,
+    pub(super) sealer: &'a crate::store::Sealer,
 }
 
 impl OperatorJobs<'_> {

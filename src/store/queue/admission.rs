@@ -83,7 +83,7 @@ impl Submissions<'_> {
                 let found = CallerJobs::new(
                     crate::store::TenantPool::new(self.pool, &job.caller.tenant),
                     &job.caller,
-                    self.sealer.clone(),
+                    self.sealer,
                 )
                 .get(id)
                 .await?;

@@ -160,7 +160,7 @@ impl Submissions<'_> {
                 return (Err(lost.settle_error(self.pool, error.into())), Ok(Vec::new()));
             }
         };
-        let queue = Queue { pool: self.pool, endings: self.endings, sealer: self.sealer.clone() };
+        let queue = Queue { pool: self.pool, endings: self.endings, sealer: self.sealer };
         let claimed = queue.claimed_jobs(&claimed).await;
         let answers = match rows {
             Ok(rows) => batch.answers(client, rows).await,

@@ -25,7 +25,7 @@ pub struct Queue<'a> {
     pub(super) pool: &'a Pool,
     pub(super) endings: &'a Endings,
     /// Opens the sealed params of the jobs it claims.
-    pub(super) sealer: crate::store::Sealer,
+    pub(super) sealer: &'a crate::store::Sealer,
 }
 
 /// A duration as the float milliseconds errand's statements take.

@@ -213,7 +213,7 @@ pub struct Submissions<'a> {
     /// What ending a job writes (for claimed jobs that must be failed at once).
     pub(in crate::store) endings: &'a crate::store::Endings,
     /// Opens the sealed params of the jobs claimed beside submissions.
-    pub(in crate::store) sealer: crate::store::Sealer,
+    pub(in crate::store) sealer: &'a crate::store::Sealer,
 }
 
 impl Submissions<'_> {

@@ -182,7 +182,7 @@ pub struct ScheduleFiring<'a> {
     /// Opens the schedules' sealed params, and seals their jobs'. (Params
     /// that do not open are null: the occurrence is skipped, as one whose
     /// params do not resolve is.)
-    pub(in crate::store) sealer: crate::store::Sealer,
+    pub(in crate::store) sealer: &'a crate::store::Sealer,
 }
 
 impl ScheduleFiring<'_> {
@@ -250,7 +250,7 @@ impl ScheduleFiring<'_> {
         }
         let jobs = keys_settled(&tx, jobs, cancels, &schedules, &owners).await?;
         let jobs = self.within_quotas(&tx, jobs, &schedules, &owners).await?;
-        let recorded = record_jobs(&tx, &jobs, &schedules, &owners, terms, &self.sealer).await?;
+        let recorded = record_jobs(&tx, &jobs, &schedules, &owners, terms, self.sealer).await?;
         let mut last_jobs: Vec<Option<Uuid>> = vec![None; schedules.len()];
         for job in jobs.iter().filter(|j| recorded.contains(&j.id)) {
             last_jobs[job.schedule] = Some(job.id);

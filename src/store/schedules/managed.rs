@@ -63,7 +63,7 @@ pub struct ManagedSchedules<'a> {
     /// Who acts, as the audit names them.
     pub(in crate::store) by: String,
     /// Opens the schedules' sealed params.
-    pub(in crate::store) sealer: crate::store::Sealer,
+    pub(in crate::store) sealer: &'a crate::store::Sealer,
 }
 
 /// The most schedules one listing answers.

@@ -208,7 +208,7 @@ pub struct CallerSchedules<'a> {
     pub(super) pool: crate::store::TenantPool,
     pub(super) caller: &'a Caller,
     /// Seals the params of a type that keeps them sealed, and opens them.
-    pub(super) sealer: crate::store::Sealer,
+    pub(super) sealer: &'a crate::store::Sealer,
 }
 
 impl CallerSchedules<'_> {

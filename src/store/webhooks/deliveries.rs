@@ -145,7 +145,7 @@ pub struct WebhookOutbox<'a> {
     /// What opens the endpoints' sealed secrets.
     pub(in crate::store) keys: Option<&'a crate::store::TenantKeys>,
     /// What opens the sealed params and results of the jobs told of.
-    pub(in crate::store) sealer: crate::store::Sealer,
+    pub(in crate::store) sealer: &'a crate::store::Sealer,
 }
 
 impl WebhookOutbox<'_> {
