@@ -12,7 +12,7 @@
 --    4. Counts of unfinished jobs, and the quotas checked on them
 --    5. Attempts that failed
 --    6. Notifications, and people's preferences about them
---    7. Completion emails
+--    7. Completion emails and Web Push
 --    8. Webhooks: endpoints, deliveries, the tenants' preferences
 --    9. Batches
 --   10. Schedules
@@ -1153,22 +1153,27 @@ CREATE TABLE notification_preferences (
     category   text NOT NULL,
     in_app     boolean,
     email      boolean,
+    -- Web Push to the user's subscribed devices (`push_subscriptions`).
+    push       boolean,
     updated_at timestamptz NOT NULL DEFAULT now(),
     PRIMARY KEY (tenant_id, user_id, category)
 );
 
 -- Whether the end of a job of category `category` reaches user `user` of
--- `tenant` in the app and by email, under `rules`:
--- {"in_app": bool, "email": bool, "required": [category, …]} (the defaults,
--- and the categories no one can turn off). Read in the statement that ends
--- the job, so a change counts from the next end on, with no cache to wait out.
+-- `tenant` in the app, by email and by Web Push (to the devices they
+-- subscribed, if any), under `rules`:
+-- {"in_app": bool, "email": bool, "push": bool, "required": [category, …]}
+-- (the defaults, and the categories no one can turn off). Read in the
+-- statement that ends the job, so a change counts from the next end on,
+-- with no cache to wait out.
 CREATE FUNCTION errand_channels(tenant text, "user" text, category text, rules jsonb)
-RETURNS TABLE (in_app boolean, email boolean)
+RETURNS TABLE (in_app boolean, email boolean, push boolean)
 LANGUAGE sql STABLE
 AS $$
     -- (`errand_channels.category` is the argument: a bare name would be p's column.)
     SELECT r.required OR coalesce(p.in_app, (rules->>'in_app')::boolean, true),
-           r.required OR coalesce(p.email, (rules->>'email')::boolean, true)
+           r.required OR coalesce(p.email, (rules->>'email')::boolean, true),
+           r.required OR coalesce(p.push, (rules->>'push')::boolean, true)
     FROM (SELECT coalesce(rules->'required' ? errand_channels.category, false) AS required) r
     LEFT JOIN notification_preferences p
            ON p.tenant_id = tenant AND p.user_id = "user" AND p.category = errand_channels.category
@@ -1181,7 +1186,7 @@ LANGUAGE sql IMMUTABLE
 RETURN coalesce(rules->'categories'->>job_type, job_type);
 
 
--- 7. Completion emails -------------------------------------------------------
+-- 7. Completion emails and Web Push ------------------------------------------
 
 -- A completion email's state (life cycle at `email_outbox`).
 CREATE TYPE email_state AS ENUM ('pending', 'sending', 'sent', 'failed');
@@ -1222,6 +1227,61 @@ CREATE TABLE email_outbox (
 );
 
 CREATE INDEX email_outbox_due ON email_outbox (next_attempt_at) WHERE state IN ('pending', 'sending');
+
+-- Web Push (RFC 8030): the devices people subscribed (`POST
+-- /me/push-subscriptions`), each a push service's endpoint and the keys its
+-- messages are encrypted to (RFC 8291). At most `push.max_subscriptions_per_user`
+-- per user (the insert counts them under a lock of the user's, see
+-- `store/notifications/push.rs`). A push service's 404 or 410 for one
+-- deletes it: the browser dropped it.
+CREATE TABLE push_subscriptions (
+    id         uuid PRIMARY KEY DEFAULT errand_uuid_v7(),
+    tenant_id  text NOT NULL,
+    user_id    text NOT NULL,
+    endpoint   text NOT NULL,
+    -- The browser's P-256 public key and its 16-byte auth secret, base64url
+    -- as the browser's PushSubscription gives them.
+    p256dh     text NOT NULL,
+    auth       text NOT NULL,
+    user_agent text,
+    created_at timestamptz NOT NULL DEFAULT now(),
+    -- A device subscribes again with the same endpoint: the same row.
+    CONSTRAINT push_subscription_once UNIQUE (tenant_id, user_id, endpoint)
+);
+
+-- Web Push messages, one per job end and subscribed device, written in the
+-- statement that ends the job (beside its email) and delivered by the
+-- PushSender; the life cycle of `email_outbox`. `subscription_id` becomes
+-- NULL when the device's subscription is deleted: what is still pending
+-- for it is then given up on, and what was sent stays in the job's log.
+CREATE TABLE push_outbox (
+    id              uuid PRIMARY KEY DEFAULT errand_uuid_v7(),
+    subscription_id uuid REFERENCES push_subscriptions (id) ON DELETE SET NULL,
+    job_id          uuid NOT NULL REFERENCES jobs (id),
+    run             integer NOT NULL,
+    tenant_id       text NOT NULL,
+    user_id         text NOT NULL,
+    -- The in-app notification of the same end (the push's `tag`, so that the
+    -- open tab's toast and the push are one), when there is one.
+    notification_id uuid,
+    job_type        text NOT NULL,
+    job_status      text NOT NULL CHECK (job_status IN ('completed', 'failed', 'cancelled')),
+    state           email_state NOT NULL DEFAULT 'pending',
+    attempts        integer NOT NULL DEFAULT 0,
+    next_attempt_at timestamptz NOT NULL DEFAULT now(),
+    last_error      text,
+    -- The push service's status code for the last attempt.
+    response_status integer,
+    created_at      timestamptz NOT NULL DEFAULT now(),
+    sent_at         timestamptz,
+    claim_id        uuid,
+    CONSTRAINT push_sent_iff_sent_at CHECK ((state = 'sent') = (sent_at IS NOT NULL)),
+    -- At most one message per job end and device.
+    CONSTRAINT push_outbox_once_per_run UNIQUE (job_id, run, subscription_id)
+);
+
+CREATE INDEX push_outbox_due ON push_outbox (next_attempt_at) WHERE state IN ('pending', 'sending');
+CREATE INDEX push_outbox_subscription ON push_outbox (subscription_id);
 
 
 -- 8. Webhooks ----------------------------------------------------------------
@@ -1853,7 +1913,7 @@ DECLARE
     t text;
 BEGIN
     FOREACH t IN ARRAY ARRAY['jobs', 'job_queue', 'unfinished_counts', 'notifications', 'notification_preferences',
-                             'email_outbox', 'webhook_endpoints', 'webhook_deliveries', 'webhook_preferences',
+                             'email_outbox', 'push_subscriptions', 'push_outbox', 'webhook_endpoints', 'webhook_deliveries', 'webhook_preferences',
                              'batches', 'schedules', 'people', 'stream_tickets', 'tenant_keys']
     LOOP
         EXECUTE format('ALTER TABLE %I ENABLE ROW LEVEL SECURITY', t);

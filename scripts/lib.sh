@@ -194,6 +194,27 @@ errand_install_promtool() {
   export ERRAND_TEST_PROMTOOL=${ERRAND_TEST_PROMTOOL:-/usr/bin/promtool}
 }
 
+# Installs the pinned packages of the Web Push tests' push service stub
+# (tools/pushstub/requirements.txt) into a virtualenv under the tools cache
+# and exports ERRAND_TEST_PUSH_PYTHON, the python that runs tools/pushstub/stub.py.
+errand_install_pushstub() {
+  local tools=${ERRAND_TOOLS_DIR:-$HOME/.cache/errand-tools}
+  local dir
+  if ! command -v python3 >/dev/null 2>&1; then
+    errand_log "python3 (with venv) is needed for the Web Push tests: apt-get install python3 python3-venv"
+    return 1
+  fi
+  dir="$tools/pushstub-$(sha256sum tools/pushstub/requirements.txt | cut -c1-12)"
+  if [ ! -x "$dir/bin/python" ] || ! "$dir/bin/python" -c 'import http_ece' 2>/dev/null; then
+    errand_log "installing the push service stub's packages into $dir"
+    rm -rf "$dir"
+    python3 -m venv "$dir" || { errand_log "python3 -m venv failed: apt-get install python3-venv"; return 1; }
+    "$dir/bin/pip" install --quiet --disable-pip-version-check -r tools/pushstub/requirements.txt \
+      || { errand_log "pip install of the push stub's packages failed"; return 1; }
+  fi
+  export ERRAND_TEST_PUSH_PYTHON="$dir/bin/python"
+}
+
 # Installs the pinned schemathesis (tools/schemathesis/requirements.txt) into a
 # virtualenv under the tools cache and exports ERRAND_TEST_SCHEMATHESIS, the
 # `st` command the API contract test runs against a real errand.

@@ -33,6 +33,11 @@ enum Command {
         #[command(subcommand)]
         command: KeysCommand,
     },
+    /// Web Push (`[push]`).
+    Push {
+        #[command(subcommand)]
+        command: PushCommand,
+    },
     /// Demo data for the shipped export job types.
     Demo {
         #[command(subcommand)]
@@ -89,6 +94,14 @@ enum KeysCommand {
 }
 
 #[derive(Subcommand)]
+enum PushCommand {
+    /// Print a new VAPID key pair, as `[push]` settings: errand's identity
+    /// to push services. Keep the private key secret; changing the pair
+    /// makes every device subscribe again.
+    Keys,
+}
+
+#[derive(Subcommand)]
 enum DemoCommand {
     /// Create and fill the `sales` and `creator_earnings` tables (tenants `demo-1` … `demo-N`).
     Seed {
@@ -102,6 +115,10 @@ enum DemoCommand {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // A key pair needs nothing else: no configuration is read.
+    if let Command::Push { command: PushCommand::Keys } = &cli.command {
+        return exit_code(push_keys());
+    }
     // A token needs only the secret: from the environment it works in any
     // directory, without a configuration file.
     // (A link also needs `http.public_base_url`: it reads the configuration.)
@@ -155,6 +172,7 @@ fn run(command: Command, settings: Settings) -> Result<(), AnyError> {
         Command::Serve => actix_web::rt::System::new().block_on(serve(settings)),
         Command::Migrate => actix_web::rt::System::new().block_on(migrate(settings)),
         Command::Keys { command: KeysCommand::Rotate } => actix_web::rt::System::new().block_on(rotate(settings)),
+        Command::Push { command: PushCommand::Keys } => push_keys(),
         Command::Demo { command: DemoCommand::Seed { tenants, rows } } => {
             actix_web::rt::System::new().block_on(seed(settings, tenants, rows))
         }
@@ -197,6 +215,15 @@ fn exit_code(result: Result<(), AnyError>) -> ExitCode {
 }
 
 type AnyError = Box<dyn std::error::Error>;
+
+/// Prints a new VAPID key pair as the `[push]` settings that hold it.
+fn push_keys() -> Result<(), AnyError> {
+    let (public, private) = errand::outbound::web_push::VapidKey::generate()?;
+    println!("# errand's VAPID key pair, for [push] (the private key is a secret: keep it out of version control)");
+    println!("vapid_public_key = \"{public}\"");
+    println!("vapid_private_key = \"{private}\"");
+    Ok(())
+}
 
 async fn serve(settings: Settings) -> Result<(), AnyError> {
     let app = Application::build(settings, HandlerRegistry::builtin()).await?;

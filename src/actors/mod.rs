@@ -39,9 +39,10 @@ pub use broker::{Broker, ClaimForWorker, Leased, RenewWorkerLease, Renewed, Repo
 pub use completer::{Complete, Completer, CompletionFailed, EndAttempt, Recorded, Rescue, WorkerEnd};
 pub use delivery::mailer::{MailDue, Mailer};
 pub use delivery::notifier::{
-    CatchUp, JobFinished, NotificationsCommitted, Notifier, ProgressCommitted, StreamLimits, StreamWakes, Subscribe,
-    TooManyStreams,
+    CatchUp, JobFinished, NotificationsCommitted, Notifier, OutboxSenders, ProgressCommitted, StreamLimits,
+    StreamWakes, Subscribe, TooManyStreams,
 };
+pub use delivery::push_sender::{PushDue, PushSender};
 pub use delivery::webhook_sender::{ResultUrls, WebhookSender};
 pub use running::dispatcher::{Dispatcher, DispatcherSettings, Drain};
 pub use running::intake::{

@@ -10,6 +10,7 @@
 mod http_url;
 mod job_types;
 pub mod postgres;
+mod push;
 mod sections;
 mod values;
 
@@ -18,6 +19,7 @@ pub use job_types::{
     ConflictName, DebounceSetting, ExportSettings, HandlerKind, JobTypeSettings, OnConflictSetting, PushSettings,
     RedactedField,
 };
+pub use push::WebPushSettings;
 pub use sections::{
     AuthSettings, BatchSettings, DatabaseSettings, EmailSettings, EncryptionSettings, HistorySettings, HttpSettings,
     LogFormat, LogSettings, NotificationSettings, OWNER_INACTIVE_AFTER, OperatorAuthSettings, OverloadSettings,
@@ -61,6 +63,9 @@ pub struct Settings {
     pub overload: OverloadSettings,
     #[serde(default)]
     pub webhooks: WebhookSettings,
+    /// Web Push to people's devices.
+    #[serde(default)]
+    pub push: WebPushSettings,
     #[serde(default)]
     pub batches: BatchSettings,
     #[serde(default)]
@@ -112,6 +117,8 @@ impl Settings {
                     .list_separator(",")
                     .with_list_parse_key("notifications.preferences.required")
                     .with_list_parse_key("webhooks.allow_hosts")
+                    .with_list_parse_key("push.allow_hosts")
+                    .with_list_parse_key("push.private_hosts")
                     .with_list_parse_key("encryption.keys")
                     .source(Some(setting_variables())),
             )
@@ -128,6 +135,7 @@ impl Settings {
         self.validate_server()?;
         self.validate_loops()?;
         self.validate_email_and_storage()?;
+        self.push.validate()?;
         if let Some(page) = self.telemetry.trace_page("0af7651916cd43dd8448eb211c80319c") {
             let is_web = url::Url::parse(&page).is_ok_and(|url| matches!(url.scheme(), "http" | "https"));
             let has_id = self.telemetry.trace_url.as_ref().is_some_and(|url| url.contains("{trace_id}"));
@@ -159,7 +167,9 @@ impl Settings {
             .map(|(name, job_type)| (name.clone(), job_type.category.clone().unwrap_or_else(|| name.clone())))
             .collect();
         let p = &self.notifications.preferences;
-        crate::domain::NotificationRules::new(categories, p.required.iter().cloned().collect(), p.in_app, p.email)
+        let rules =
+            crate::domain::NotificationRules::new(categories, p.required.iter().cloned().collect(), p.in_app, p.email);
+        if self.push.enabled { rules.with_push(p.push) } else { rules }
     }
 
     /// Each job type with a breaker, and its `breaker_after`.

@@ -460,6 +460,10 @@ pub struct PreferenceSettings {
     /// Whether ends reach people by email until they choose.
     #[serde_inline_default(true)]
     pub email: bool,
+    /// Whether ends reach people's subscribed devices by Web Push until they
+    /// choose (when `[push]` is enabled).
+    #[serde_inline_default(true)]
+    pub push: bool,
     /// Categories no one can turn off (e.g. security alerts).
     #[serde(default)]
     pub required: Vec<String>,

@@ -15,16 +15,20 @@ pub enum Channel {
     /// The feed and live streams.
     InApp,
     Email,
+    /// Web Push to the devices the owner subscribed (offered only when
+    /// `[push]` is enabled).
+    Push,
 }
 
 impl Channel {
-    pub const ALL: [Channel; 2] = [Channel::InApp, Channel::Email];
+    pub const ALL: [Channel; 3] = [Channel::InApp, Channel::Email, Channel::Push];
 
     /// The channel's name in the API.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::InApp => "in_app",
             Self::Email => "email",
+            Self::Push => "push",
         }
     }
 
@@ -39,16 +43,31 @@ pub struct NotificationRules {
     /// Each job type's category.
     categories: BTreeMap<String, String>,
     required: BTreeSet<String>,
+    /// Whether this errand offers Web Push.
+    push: bool,
     /// The same, as the database's `errand_channels` and `errand_category` take them.
     as_sql: Value,
 }
 
 impl NotificationRules {
     /// `categories`: each job type's category; `required`: the categories no
-    /// one can turn off; `in_app`, `email`: each channel until a user chooses.
+    /// one can turn off; `in_app`, `email`: each channel until a user
+    /// chooses. Web Push is not offered until [`Self::with_push`].
     pub fn new(categories: BTreeMap<String, String>, required: BTreeSet<String>, in_app: bool, email: bool) -> Self {
         let as_sql = json!({ "categories": categories, "required": required, "in_app": in_app, "email": email });
-        Self { categories, required, as_sql }
+        Self { categories, required, push: false, as_sql }
+    }
+
+    /// Offers Web Push, on (`default`) for a subscribed device until its owner chooses.
+    pub fn with_push(mut self, default: bool) -> Self {
+        self.push = true;
+        self.as_sql["push"] = Value::Bool(default);
+        self
+    }
+
+    /// The channels people choose among here.
+    pub fn channels(&self) -> impl Iterator<Item = Channel> + '_ {
+        Channel::ALL.into_iter().filter(|channel| *channel != Channel::Push || self.push)
     }
 
     /// Every job type in its own category, every channel on, none required.

@@ -79,6 +79,8 @@ pub struct HandlerSettings {
     pub outbound: crate::outbound::policy::OutboundPolicy,
     /// Endpoints one tenant may register.
     pub max_webhook_endpoints: usize,
+    /// Web Push subscriptions' rules, when push is enabled.
+    pub push: Option<notifications::push::PushRules>,
     /// Items one batch may have.
     pub max_batch_items: usize,
     /// Schedules one user may have.
@@ -104,6 +106,7 @@ impl HandlerSettings {
             },
             outbound: crate::outbound::policy::OutboundPolicy::new(settings.webhooks.allow_hosts.iter().cloned()),
             max_webhook_endpoints: settings.webhooks.max_endpoints_per_tenant.get(),
+            push: notifications::push::PushRules::of(&settings.push),
             max_batch_items: settings.batches.max_items.get(),
             max_schedules_per_user: settings.schedules.max_per_user.get(),
             body_timeout: settings.http.body_timeout,

@@ -12,9 +12,9 @@ use sha2::{Digest, Sha256};
 
 use crate::actors::{
     Broker, Completer, Dispatcher, DispatcherSettings, Intake, IntakeLinks, LeaseKeeper, ListenerHealth, Listeners,
-    Mailer, Notifier, PUBLISH_EVERY, ProgressWriter, Pruner, Rescuer, ResultUrls, Retentions, Scheduler, Shedding,
-    Sightings, SightingsWriter, StreamLimits, SupervisorDeps, SupervisorRegistry, TotalsPublisher, WebhookSender,
-    spawn_listener,
+    Mailer, Notifier, OutboxSenders, PUBLISH_EVERY, ProgressWriter, Pruner, PushSender, Rescuer, ResultUrls,
+    Retentions, Scheduler, Shedding, Sightings, SightingsWriter, StreamLimits, SupervisorDeps, SupervisorRegistry,
+    TotalsPublisher, WebhookSender, spawn_listener,
 };
 use crate::config::{ConfigError, Settings, StorageBackend, invalid};
 use crate::domain::sealing::DataKey;
@@ -65,6 +65,7 @@ impl Engine {
     pub async fn start(settings: &Settings, handlers: HandlerRegistry) -> Result<Self, StartupError> {
         let store = Store::connect(settings.database.url.expose_secret(), settings.database.pool_size)?
             .with_email_outbox(settings.email.enabled)
+            .with_push_outbox(settings.push.enabled)
             .with_notification_rules(settings.notification_rules())
             .with_breakers(settings.breakers())
             .with_sealed_types(settings.sealed_types())
@@ -144,12 +145,21 @@ impl Delivery {
         } else {
             None
         };
+        let pusher = match settings.push.vapid()? {
+            Some(vapid) => {
+                let (push, lifetime) = (settings.push.clone(), settings.storage.retention);
+                let sender = PushSender::new(store.clone(), vapid, push, job_types.clone(), links.clone(), lifetime)
+                    .map_err(|e| invalid("push", e.to_string()))?;
+                Some(sender.start().recipient())
+            }
+            None => None,
+        };
         let stream_limits = StreamLimits {
             per_user: settings.notifications.max_streams_per_user.get(),
             per_tenant: settings.notifications.max_streams_per_tenant.get(),
             per_process: settings.notifications.max_streams.get(),
         };
-        let notifier = Notifier::new(mailer, stream_limits).start();
+        let notifier = Notifier::new(OutboxSenders { mailer, pusher }, stream_limits).start();
         let completer = Completer::new(store.clone(), notifier.clone().recipient(), job_types.clone()).start();
         Ok(Self { links, notifier, completer })
     }

@@ -6,7 +6,7 @@
 //! * `<rows>_for(caller)`: one user of one tenant ([`Store::jobs_for`],
 //!   [`Store::batches_for`], [`Store::schedules_for`],
 //!   [`Store::notifications_for`], [`Store::preferences_for`],
-//!   [`Store::tickets_for`]). There is no other way to read a caller's rows,
+//!   [`Store::push_subscriptions_for`], [`Store::tickets_for`]). There is no other way to read a caller's rows,
 //!   so an unscoped read cannot be written by accident.
 //! * `<rows>_for_tenant(tenant)`: a tenant's own settings, for its admins
 //!   ([`Store::webhooks_for_tenant`], [`Store::webhook_preferences_for_tenant`]).
@@ -15,7 +15,7 @@
 //! * the process's own sides, named for what they hold: [`Store::submissions`]
 //!   (recording jobs, each under its own caller's key), [`Store::queue`]
 //!   (claims, fenced ends, rescue, pruning: claimed work, never a caller's
-//!   view), [`Store::outbox`], [`Store::webhook_outbox`],
+//!   view), [`Store::outbox`], [`Store::push_outbox`], [`Store::webhook_outbox`],
 //!   [`Store::schedule_firing`] and [`Store::people`].
 //!
 //! How a `Store` is made (`setup.rs`) and its pool (`pool/`) are apart.
@@ -40,7 +40,11 @@ pub use crate::config::postgres::{Connection, UrlError};
 pub use batches::{Batch, BatchSubmission, CallerBatches, NewBatch, UnfinishedChild};
 pub use jobs::{CallerJobs, JobFilter, JobPage};
 pub use notifications::emails::{Outbox, OutboxEmail};
-pub use notifications::preferences::{CallerPreferences, CategoryPreferences};
+pub use notifications::preferences::{CallerPreferences, CategoryPreferences, ChannelChoices};
+pub use notifications::push::{
+    CallerPushSubscriptions, NewPushSubscription, OutboxPush, PushDevice, PushOutbox, PushOutcome, PushSubscription,
+    Subscribed,
+};
 pub use notifications::tickets::{CallerTickets, TooManyTickets};
 pub use notifications::{
     CallerNotifications, NewerPage, Notification, NotificationKind, NotificationPage, NotificationSubject,
@@ -79,11 +83,13 @@ pub use webhooks::{DeliveryRecord, Redelivery, Registered, TenantWebhooks, Webho
 use crate::domain::{Caller, NotificationRules, Operator, Quotas, UserId};
 
 /// What the statements that end jobs write for each job's owner, besides
-/// its notification: its completion email (when the outbox is on), and both
-/// as the owner's notification preferences allow.
+/// its notification: its completion email (when the outbox is on), its Web
+/// Push messages (when push is on), and all as the owner's notification
+/// preferences allow.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Endings {
     email_outbox: bool,
+    push_outbox: bool,
     rules: NotificationRules,
     /// The job types with a breaker, and beside them their `breaker_after`.
     breaker_types: Vec<String>,
@@ -111,6 +117,11 @@ impl Store {
     /// The completion emails waiting to be sent (the Mailer's side).
     pub fn outbox(&self) -> Outbox<'_> {
         Outbox::new(&self.pool, &self.sealer)
+    }
+
+    /// The Web Push messages waiting to be sent (the PushSender's side).
+    pub fn push_outbox(&self) -> PushOutbox<'_> {
+        PushOutbox { pool: &self.pool, sealer: &self.sealer }
     }
 
     /// The jobs of the caller's user in the caller's tenant.
@@ -212,6 +223,11 @@ impl Store {
     /// The notifications of the caller's user in the caller's tenant.
     pub fn notifications_for<'a>(&'a self, caller: &'a Caller) -> CallerNotifications<'a> {
         CallerNotifications::new(TenantPool::new(&self.pool, &caller.tenant), caller)
+    }
+
+    /// The devices the caller's user in the caller's tenant subscribed to Web Push.
+    pub fn push_subscriptions_for<'a>(&'a self, caller: &'a Caller) -> CallerPushSubscriptions<'a> {
+        CallerPushSubscriptions { pool: TenantPool::new(&self.pool, &caller.tenant), caller }
     }
 
     /// The unused stream tickets of the caller's user in the caller's tenant.

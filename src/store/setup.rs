@@ -60,6 +60,13 @@ impl Store {
         self
     }
 
+    /// Makes the statements that end jobs also queue Web Push messages to
+    /// their owners' subscribed devices.
+    pub fn with_push_outbox(mut self, enabled: bool) -> Self {
+        Arc::make_mut(&mut self.endings).push_outbox = enabled;
+        self
+    }
+
     /// Makes the statements that end jobs keep to `rules` and each owner's
     /// preferences (every channel on for everyone otherwise).
     pub fn with_notification_rules(mut self, rules: NotificationRules) -> Self {

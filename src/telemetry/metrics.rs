@@ -77,6 +77,8 @@ pub struct Metrics {
     pub webhook_endpoints_disabled: Counter,
     /// Emails, by result.
     pub emails: Labelled<Counter>,
+    /// Web Push messages, by result (`sent`, `deferred`, `refused`, `gone`).
+    pub pushes: Labelled<Counter>,
     /// A schedule's occurrences that made no job, by reason.
     pub schedule_occurrences_skipped: Labelled<Counter>,
     pub scheduled_jobs: Counter,
@@ -124,6 +126,7 @@ impl Metrics {
             webhooks: labelled(&mut r, "errand_webhooks", "Webhook delivery tries, by result", "result"),
             webhook_endpoints_disabled: registered(&mut r, "errand_webhook_endpoints_disabled", "Endpoints disabled"),
             emails: labelled(&mut r, "errand_emails", "Emails, by result", "result"),
+            pushes: labelled(&mut r, "errand_pushes", "Web Push messages, by result", "result"),
             schedule_occurrences_skipped: labelled(
                 &mut r,
                 "errand_schedule_occurrences_skipped",

@@ -50,6 +50,7 @@ mod submit;
 mod tls;
 mod traces;
 mod unsubscribe;
+mod web_push;
 mod webhook_deliveries;
 mod webhooks;
 mod work;

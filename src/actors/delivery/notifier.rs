@@ -16,6 +16,7 @@ use actix::prelude::*;
 use tokio::sync::mpsc;
 
 use crate::actors::delivery::mailer::MailDue;
+use crate::actors::delivery::push_sender::PushDue;
 use crate::domain::{Caller, OwnerTag, TenantId};
 use crate::store::EndedAttempt;
 
@@ -95,13 +96,20 @@ pub struct Notifier {
     /// stream is), for the tenant's cap.
     by_tenant: HashMap<TenantId, Vec<mpsc::Sender<()>>>,
     limits: StreamLimits,
-    /// The email channel, when email is enabled.
-    mailer: Option<Recipient<MailDue>>,
+    /// The outboxes' senders to wake when a job ends.
+    senders: OutboxSenders,
+}
+
+/// The senders of the outboxes a job's end may have written to, those enabled.
+#[derive(Default)]
+pub struct OutboxSenders {
+    pub mailer: Option<Recipient<MailDue>>,
+    pub pusher: Option<Recipient<PushDue>>,
 }
 
 impl Notifier {
-    pub fn new(mailer: Option<Recipient<MailDue>>, limits: StreamLimits) -> Self {
-        Self { streams: HashMap::new(), by_tenant: HashMap::new(), limits, mailer }
+    pub fn new(senders: OutboxSenders, limits: StreamLimits) -> Self {
+        Self { streams: HashMap::new(), by_tenant: HashMap::new(), limits, senders }
     }
 
     fn open_streams(&self) -> usize {
@@ -159,8 +167,11 @@ impl Handler<JobFinished> for Notifier {
 
     fn handle(&mut self, JobFinished(ended): JobFinished, _ctx: &mut Self::Context) {
         tracing::debug!(job = %ended.job, tenant = %ended.tenant, state = ?ended.state, "job finished");
-        if let Some(mailer) = &self.mailer {
+        if let Some(mailer) = &self.senders.mailer {
             mailer.do_send(MailDue);
+        }
+        if let Some(pusher) = &self.senders.pusher {
+            pusher.do_send(PushDue);
         }
         self.wake(OwnerTag::of(&ended.tenant, &ended.user), Wake::Feed);
     }

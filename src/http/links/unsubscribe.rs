@@ -55,7 +55,8 @@ pub async fn confirm(path: web::Path<String>, state: web::Data<AppState>) -> Res
         return required(category, &state);
     }
     crate::http::support::request_id::record_caller(&holder.caller);
-    state.store.preferences_for(&holder.caller).choose(category, None, Some(false)).await?;
+    let email_off = crate::store::ChannelChoices { email: Some(false), ..Default::default() };
+    state.store.preferences_for(&holder.caller).choose(category, email_off).await?;
     page_with(
         StatusCode::OK,
         "You are unsubscribed",

@@ -2,6 +2,7 @@
 //! (Server-Sent Events). Every read goes through the caller's scope.
 
 pub mod preferences;
+pub mod push;
 
 use actix_web::{FromRequest, HttpRequest, HttpResponse, Responder, web};
 use actix_web_lab::sse;
@@ -305,8 +306,9 @@ pub async fn stream(
     Ok(sse::Sse::from_infallible_receiver(receiver).with_keep_alive(state.settings.stream.keep_alive))
 }
 
-/// `/notifications` (the feed, read-marks, the live stream) and the
-/// caller's preferences, `/me/notification-preferences`.
+/// `/notifications` (the feed, read-marks, the live stream), the caller's
+/// preferences, `/me/notification-preferences`, and their Web Push
+/// devices, `/me/push-subscriptions`.
 pub fn routes(r: &mut Routes) {
     r.get("/notifications", list)
         .post("/notifications/read-all", mark_all_read)
@@ -314,5 +316,9 @@ pub fn routes(r: &mut Routes) {
         .get("/notifications/stream", stream)
         .post("/notifications/{id}/read", mark_read)
         .get("/me/notification-preferences", preferences::list)
+        .resource("/me/push-subscriptions", "GET, POST", |res| {
+            res.route(web::get().to(push::list)).route(web::post().to(push::subscribe))
+        })
+        .resource("/me/push-subscriptions/{id}", "DELETE", |res| res.route(web::delete().to(push::unsubscribe)))
         .resource("/me/notification-preferences/{category}", "PUT", |res| res.route(web::put().to(preferences::set)));
 }

@@ -9,7 +9,7 @@ use serde_json::Value;
 use crate::domain::{Caller, Channel, NotificationRules};
 use crate::http::AppState;
 use crate::http::support::problem::{AppError, Problem, UserRouteProblems};
-use crate::store::CategoryPreferences;
+use crate::store::{CategoryPreferences, ChannelChoices};
 
 /// A category's channels as they stand for the caller.
 #[derive(Serialize, utoipa::ToSchema)]
@@ -17,19 +17,22 @@ pub struct CategoryView {
     category: String,
     /// No one can turn it off (configured).
     required: bool,
-    /// `in_app` (the feed and live streams) and `email`: whether a job's end reaches the caller there.
+    /// `in_app` (the feed and live streams), `email` and, where errand offers Web Push, `push`
+    /// (the devices the caller subscribed): whether a job's end reaches the caller there.
     #[schema(value_type = Object)]
     channels: serde_json::Map<String, Value>,
 }
 
-impl From<CategoryPreferences> for CategoryView {
-    fn from(p: CategoryPreferences) -> Self {
-        let channels = Channel::ALL
-            .into_iter()
+impl CategoryView {
+    /// `p` with the channels `rules` offer.
+    fn of(p: CategoryPreferences, rules: &NotificationRules) -> Self {
+        let channels = rules
+            .channels()
             .map(|channel| {
                 let on = match channel {
                     Channel::InApp => p.in_app,
                     Channel::Email => p.email,
+                    Channel::Push => p.push,
                 };
                 (channel.as_str().to_owned(), Value::Bool(on))
             })
@@ -52,14 +55,15 @@ pub async fn list(caller: Caller, state: web::Data<AppState>) -> Result<HttpResp
     let rules = state.store.notification_rules();
     let categories: Vec<&str> = rules.categories().into_iter().collect();
     let standing = state.store.preferences_for(&caller).standing(&categories).await?;
-    Ok(HttpResponse::Ok().json(PreferencesView { categories: standing.into_iter().map(CategoryView::from).collect() }))
+    let categories = standing.into_iter().map(|p| CategoryView::of(p, rules)).collect();
+    Ok(HttpResponse::Ok().json(PreferencesView { categories }))
 }
 
 /// `PUT /me/notification-preferences/{category}`: changes some of the
 /// caller's channels for one category; those left out stay as they were.
 #[utoipa::path(put, path = "/me/notification-preferences/{category}", tag = "notifications",
     params(("category" = String, Path, description = "A category of the configured job types")),
-    request_body(content = Object, description = "Channels to change: `in_app` and/or `email`, each `true` or `false`, e.g. `{\"email\": false}`"),
+    request_body(content = Object, description = "Channels to change: `in_app`, `email` and (where offered) `push`, each `true` or `false`, e.g. `{\"email\": false}`"),
     responses((status = 200, description = "The category as it now stands", body = CategoryView),
         (status = 400, description = "A body that is not a JSON object (`bad_request`)", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "An unknown category or channel, a value that is not a boolean, or turning off a required category (`invalid_preference`)", body = Problem, content_type = "application/problem+json"),
@@ -72,19 +76,18 @@ pub async fn set(
 ) -> Result<HttpResponse, AppError> {
     let category = known_category(path.into_inner(), state.store.notification_rules())?;
     let changes = crate::http::support::body::json_object(body).await?;
-    let (mut in_app, mut email) = (None, None);
+    let rules = state.store.notification_rules();
+    let mut choices = ChannelChoices::default();
     for (name, value) in changes {
-        let channel = Channel::parse(&name).ok_or_else(|| {
-            AppError::InvalidPreference(format!("there is no channel {name:?}; there are: in_app, email"))
+        let channel = Channel::parse(&name).filter(|channel| rules.channels().any(|offered| offered == *channel));
+        let channel = channel.ok_or_else(|| {
+            let offered: Vec<&str> = rules.channels().map(Channel::as_str).collect();
+            AppError::InvalidPreference(format!("there is no channel {name:?}; there are: {}", offered.join(", ")))
         })?;
-        let on = choice(&category, &name, &value, state.store.notification_rules())?;
-        match channel {
-            Channel::InApp => in_app = Some(on),
-            Channel::Email => email = Some(on),
-        }
+        choices.choose(channel, choice(&category, &name, &value, rules)?);
     }
-    let standing = state.store.preferences_for(&caller).choose(&category, in_app, email).await?;
-    Ok(HttpResponse::Ok().json(CategoryView::from(standing)))
+    let standing = state.store.preferences_for(&caller).choose(&category, choices).await?;
+    Ok(HttpResponse::Ok().json(CategoryView::of(standing, rules)))
 }
 
 /// `category`, if the configured job types use it; else the 422 that lists them.

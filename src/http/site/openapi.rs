@@ -22,6 +22,7 @@ use crate::jobs::JobTypes;
         links::schedule_pause::ask, links::schedule_pause::confirm,
         notifications::list, notifications::mark_read, notifications::mark_all_read,
         notifications::stream_ticket, notifications::stream, notifications::preferences::list, notifications::preferences::set,
+        notifications::push::list, notifications::push::subscribe, notifications::push::unsubscribe,
         links::unsubscribe::ask, links::unsubscribe::confirm, webhooks::register, webhooks::list, webhooks::remove,
         webhooks::deliveries, webhooks::redeliver, webhooks::preferences::list, webhooks::preferences::set,
         health::healthz, health::readyz, health::metrics,

@@ -63,6 +63,10 @@ pub enum AppError {
     #[error("{0}")]
     InvalidWebhook(String),
     #[error("{0}")]
+    InvalidPushSubscription(String),
+    #[error("this errand does not offer Web Push (push.enabled is off)")]
+    PushNotEnabled,
+    #[error("{0}")]
     InvalidBatch(String),
     #[error("{field}: {reason}")]
     InvalidSchedule { field: &'static str, reason: String },
@@ -119,6 +123,10 @@ impl AppError {
             Self::Forbidden(_) => ("forbidden", S::FORBIDDEN, "Forbidden"),
             Self::InvalidPreference(_) => ("invalid_preference", S::UNPROCESSABLE_ENTITY, "Invalid preference"),
             Self::InvalidWebhook(_) => ("invalid_webhook", S::UNPROCESSABLE_ENTITY, "Invalid webhook"),
+            Self::InvalidPushSubscription(_) => {
+                ("invalid_push_subscription", S::UNPROCESSABLE_ENTITY, "Invalid push subscription")
+            }
+            Self::PushNotEnabled => ("push_not_enabled", S::NOT_FOUND, "Web Push not enabled"),
             Self::InvalidBatch(_) => ("invalid_batch", S::UNPROCESSABLE_ENTITY, "Invalid batch"),
             Self::InvalidSchedule { .. } => ("invalid_schedule", S::UNPROCESSABLE_ENTITY, "Invalid schedule"),
             Self::NotSchedulable(_) => {

@@ -4,6 +4,7 @@
 
 pub mod emails;
 pub mod preferences;
+pub mod push;
 pub mod tickets;
 
 use chrono::{DateTime, Utc};

@@ -13,22 +13,45 @@ pub struct CategoryPreferences {
     pub required: bool,
     pub in_app: bool,
     pub email: bool,
+    /// Web Push, to the devices the user subscribed.
+    pub push: bool,
 }
 
 /// How each category in `$3` stands for user `$2` of tenant `$1` under the rules `$4`.
 const STANDING: &str = "
-SELECT c.category, w.in_app, w.email
+SELECT c.category, w.in_app, w.email, w.push
 FROM unnest($3::text[]) AS c (category)
 CROSS JOIN LATERAL errand_channels($1, $2, c.category, $4) w
 ORDER BY c.category";
 
 /// Records user `$2` of tenant `$1`'s choices for category `$3`: `$4` in
-/// the app, `$5` by email (NULL: as before).
+/// the app, `$5` by email, `$6` by Web Push (NULL: as before).
 const CHOOSE: &str = "
-INSERT INTO notification_preferences AS p (tenant_id, user_id, category, in_app, email)
-VALUES ($1, $2, $3, $4, $5)
+INSERT INTO notification_preferences AS p (tenant_id, user_id, category, in_app, email, push)
+VALUES ($1, $2, $3, $4, $5, $6)
 ON CONFLICT (tenant_id, user_id, category) DO UPDATE
-SET in_app = coalesce(EXCLUDED.in_app, p.in_app), email = coalesce(EXCLUDED.email, p.email), updated_at = now()";
+SET in_app = coalesce(EXCLUDED.in_app, p.in_app), email = coalesce(EXCLUDED.email, p.email),
+    push = coalesce(EXCLUDED.push, p.push), updated_at = now()";
+
+/// A change to some of a category's channels (`None`: as before).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ChannelChoices {
+    pub in_app: Option<bool>,
+    pub email: Option<bool>,
+    pub push: Option<bool>,
+}
+
+impl ChannelChoices {
+    /// Sets `channel` to `on`.
+    pub fn choose(&mut self, channel: crate::domain::Channel, on: bool) {
+        use crate::domain::Channel;
+        *match channel {
+            Channel::InApp => &mut self.in_app,
+            Channel::Email => &mut self.email,
+            Channel::Push => &mut self.push,
+        } = Some(on);
+    }
+}
 
 /// The notification preferences of the caller's user in the caller's tenant.
 pub struct CallerPreferences<'a> {
@@ -51,6 +74,7 @@ impl CallerPreferences<'_> {
                     required: self.rules.is_required(&category),
                     in_app: row.try_get("in_app")?,
                     email: row.try_get("email")?,
+                    push: row.try_get("push")?,
                     category,
                 })
             })
@@ -60,17 +84,13 @@ impl CallerPreferences<'_> {
     /// Records the caller's choices for `category` (`None`: as before) and
     /// answers how it then stands. Turning a required category off is the
     /// caller's to refuse before this.
-    pub async fn choose(
-        &self,
-        category: &str,
-        in_app: Option<bool>,
-        email: Option<bool>,
-    ) -> Result<CategoryPreferences, StoreError> {
+    pub async fn choose(&self, category: &str, choices: ChannelChoices) -> Result<CategoryPreferences, StoreError> {
         {
             let client = self.pool.get().await?;
             let statement = client.prepare_cached(CHOOSE).await?;
             let (tenant, user) = (self.caller.tenant.as_str(), self.caller.user.as_str());
-            client.execute(&statement, &[&tenant, &user, &category, &in_app, &email]).await?;
+            let ChannelChoices { in_app, email, push } = choices;
+            client.execute(&statement, &[&tenant, &user, &category, &in_app, &email, &push]).await?;
             client.commit().await?;
         }
         let mut standing = self.standing(&[category]).await?;

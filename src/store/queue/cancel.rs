@@ -51,8 +51,9 @@ FOR UPDATE OF q";
 /// Ends the waiting job `$1` as `cancelled` by `$2` (`owner`, `operator`
 /// or `superseded`), with its notification (`errand_cancel_kind`: an
 /// owner's cancel and a supersede are told to the owner's streams only; an
-/// operator's is a `job_completed`, and an email when `$3`, as far as the
-/// owner's preferences under the rules `$4` allow), announced to the owner's streams.
+/// operator's is a `job_completed`, and an email when `$3` and Web Push
+/// messages when `$5`, as far as the owner's preferences under the rules
+/// `$4` allow), announced to the owner's streams.
 const END_WAITING: &str = "
 WITH dequeued AS (
     DELETE FROM job_queue WHERE job_id = $1 AND state IN ('available', 'retryable')
@@ -66,7 +67,7 @@ WITH dequeued AS (
     RETURNING j.id, j.tenant_id, j.user_id, j.user_email, j.job_type, j.error_message, j.run, j.batch_id,
               errand_cancel_kind($2) AS kind
 ), wanted AS (
-    SELECT f.*, w.in_app, w.email
+    SELECT f.*, w.in_app, w.email, w.push
     FROM finished f
     CROSS JOIN LATERAL errand_channels(f.tenant_id, f.user_id, errand_category(f.job_type, $4), $4) w
 ), notified AS (
@@ -77,12 +78,20 @@ WITH dequeued AS (
     -- children are told of together, by the batch's notification.
     WHERE kind <> 'job_completed' OR (in_app AND batch_id IS NULL)
     ON CONFLICT (job_id, run, kind) DO NOTHING
-    RETURNING tenant_id, user_id
+    RETURNING id, job_id, tenant_id, user_id
 ), emailed AS (
     INSERT INTO email_outbox (job_id, run, tenant_id, user_id, recipient, job_type, job_status, error_message)
     SELECT id, run, tenant_id, user_id, user_email, job_type, 'cancelled', error_message FROM wanted
     WHERE $3 AND kind = 'job_completed' AND user_email IS NOT NULL AND email AND batch_id IS NULL
     ON CONFLICT (job_id, run) DO NOTHING
+), pushed AS (  -- one Web Push message per device the owner subscribed, when $5
+    INSERT INTO push_outbox (subscription_id, job_id, run, tenant_id, user_id, notification_id, job_type, job_status)
+    SELECT s.id, w.id, w.run, w.tenant_id, w.user_id, n.id, w.job_type, 'cancelled'
+    FROM wanted w
+    JOIN push_subscriptions s ON s.tenant_id = w.tenant_id AND s.user_id = w.user_id
+    LEFT JOIN notified n ON n.job_id = w.id
+    WHERE $5 AND w.push AND w.kind = 'job_completed' AND w.batch_id IS NULL
+    ON CONFLICT (job_id, run, subscription_id) DO NOTHING
 ), hooked AS (  -- the tenant's webhook deliveries (see errand_queue_webhooks)
     SELECT errand_queue_webhooks(array_agg(tenant_id), array_agg(id), array_agg(run), array_agg('cancelled'::text),
                                  array_agg(errand_webhook_category(job_type, $4))) AS queued
@@ -144,8 +153,9 @@ pub(in crate::store) async fn cancel_locked(
     match state {
         Some(JobState::Available | JobState::Retryable) => {
             let end = tx.prepare_cached(END_WAITING).await?;
-            let (email_outbox, rules) = endings.map_or((false, None), |e| (e.email_outbox, Some(e.rules.as_sql())));
-            tx.query(&end, &[&id.0, &by.as_sql(), &email_outbox, &rules]).await?;
+            let (email_outbox, rules, push_outbox) =
+                endings.map_or((false, None, false), |e| (e.email_outbox, Some(e.rules.as_sql()), e.push_outbox));
+            tx.query(&end, &[&id.0, &by.as_sql(), &email_outbox, &rules, &push_outbox]).await?;
         }
         Some(JobState::Running) => {
             let ask = tx.prepare_cached(ASK_TO_STOP).await?;

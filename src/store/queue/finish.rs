@@ -5,8 +5,9 @@
 //! `running` under the lease the ender names (and, for a rescue, only once
 //! that lease has expired). A worker whose lease was taken away changes
 //! nothing. A terminal end deletes the queue row, writes the job record's
-//! final state, its one notification and (with email on) its one outbox
-//! email, all in the same statement; and the statement announces the batch's
+//! final state, its one notification, (with email on) its one outbox email
+//! and (with Web Push on) its one message per subscribed device, all in the
+//! same statement; and the statement announces the batch's
 //! notifications with one NOTIFY per 400 distinct owners (NOTIFY takes a
 //! cluster-wide lock at commit, so never one per job).
 
@@ -64,7 +65,7 @@ pub struct Rescued {
 /// write outbox emails; `$9` the notification preferences' rules (each
 /// owner's choices are read here, so a change counts from the next end on);
 /// `$10` the job types with a breaker and `$11` their `breaker_after` (see
-/// `job_breakers`). Returns each attempt that was still its ender's.
+/// `job_breakers`); `$12` whether to write Web Push messages. Returns each attempt that was still its ender's.
 /// The owner tag is `OwnerTag` in `domain/ids.rs`: who to wake, not what happened.
 ///
 /// A job whose cancel was asked for (`cancel_requested_by`) never runs
@@ -169,7 +170,7 @@ WITH input AS (
               CASE WHEN j.state = 'cancelled' THEN errand_cancel_kind(e.cancel_requested_by) ELSE 'job_completed' END
                   AS kind
 ), wanted AS (
-    SELECT f.*, w.in_app, w.email
+    SELECT f.*, w.in_app, w.email, w.push
     FROM finished f
     CROSS JOIN LATERAL errand_channels(f.tenant_id, f.user_id, errand_category(f.job_type, $9), $9) w
 ), errors_kept AS (
@@ -187,12 +188,20 @@ WITH input AS (
     -- together, by the batch's notification.
     WHERE (in_app AND batch_id IS NULL) OR kind <> 'job_completed'
     ON CONFLICT (job_id, run, kind) DO NOTHING
-    RETURNING tenant_id, user_id
+    RETURNING id, job_id, tenant_id, user_id
 ), emailed AS (
     INSERT INTO email_outbox (job_id, run, tenant_id, user_id, recipient, job_type, job_status, error_message)
     SELECT id, run, tenant_id, user_id, user_email, job_type, state::text, error_message FROM wanted
     WHERE $8 AND email AND user_email IS NOT NULL AND kind = 'job_completed' AND batch_id IS NULL
     ON CONFLICT (job_id, run) DO NOTHING
+), pushed AS (  -- one Web Push message per device the owner subscribed, when $12
+    INSERT INTO push_outbox (subscription_id, job_id, run, tenant_id, user_id, notification_id, job_type, job_status)
+    SELECT s.id, w.id, w.run, w.tenant_id, w.user_id, n.id, w.job_type, w.state::text
+    FROM wanted w
+    JOIN push_subscriptions s ON s.tenant_id = w.tenant_id AND s.user_id = w.user_id
+    LEFT JOIN notified n ON n.job_id = w.id
+    WHERE $12 AND w.push AND w.kind = 'job_completed' AND w.batch_id IS NULL
+    ON CONFLICT (job_id, run, subscription_id) DO NOTHING
 ), hooked AS (  -- the tenant's webhook deliveries (see errand_queue_webhooks)
     SELECT errand_queue_webhooks(array_agg(tenant_id), array_agg(id), array_agg(run), array_agg(state::text),
                                  array_agg(errand_webhook_category(job_type, $9))) AS queued
@@ -251,7 +260,7 @@ impl Queue<'_> {
         }
         let client = self.pool.get().await?;
         let statement = client.prepare_cached(FINISH_FENCED).await?;
-        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 11] = [
+        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 12] = [
             &ids,
             &leases,
             &states,
@@ -263,6 +272,7 @@ impl Queue<'_> {
             self.endings.rules.as_sql(),
             &self.endings.breaker_types,
             &self.endings.breaker_after,
+            &self.endings.push_outbox,
         ];
         let rows = client.query(&statement, &params).await?;
         rows.iter().map(ended_from_row).collect()

@@ -1,6 +1,6 @@
 //! Claims whose reply was lost.
 //!
-//! A claim of jobs or of emails commits on its own. If its connection breaks
+//! A claim of jobs, emails, webhook deliveries or push messages commits on its own. If its connection breaks
 //! after the server committed it but before its rows arrived (a failover, a
 //! network cut), the claimer cannot tell whether it holds anything: the rows
 //! would stay claimed by a process that never runs them until their lease or
@@ -34,6 +34,8 @@ pub(in crate::store) enum LostClaim {
     Emails { claim: Uuid, lock: Duration },
     /// Webhook deliveries, locked for `lock`.
     Webhooks { claim: Uuid, lock: Duration },
+    /// Web Push messages, locked for `lock`.
+    Pushes { claim: Uuid, lock: Duration },
 }
 
 /// Gives back the emails claim $1 took, as if that claim never happened.
@@ -45,6 +47,12 @@ WHERE claim_id = $1 AND state = 'sending'";
 /// Gives back the webhook deliveries claim $1 took, as if that claim never happened.
 const GIVE_BACK_WEBHOOKS: &str = "
 UPDATE webhook_deliveries
+SET state = 'pending', attempts = attempts - 1, next_attempt_at = now(), claim_id = NULL
+WHERE claim_id = $1 AND state = 'sending'";
+
+/// Gives back the Web Push messages claim $1 took, as if that claim never happened.
+const GIVE_BACK_PUSHES: &str = "
+UPDATE push_outbox
 SET state = 'pending', attempts = attempts - 1, next_attempt_at = now(), claim_id = NULL
 WHERE claim_id = $1 AND state = 'sending'";
 
@@ -102,6 +110,10 @@ impl LostClaim {
                 let client = pool.get().await?;
                 Ok(client.execute(GIVE_BACK_WEBHOOKS, &[&claim]).await?)
             }
+            Self::Pushes { claim, .. } => {
+                let client = pool.get().await?;
+                Ok(client.execute(GIVE_BACK_PUSHES, &[&claim]).await?)
+            }
         }
     }
 
@@ -109,7 +121,7 @@ impl LostClaim {
     fn holds_for(&self) -> Duration {
         match *self {
             Self::Jobs { lease, .. } => lease,
-            Self::Emails { lock, .. } | Self::Webhooks { lock, .. } => lock,
+            Self::Emails { lock, .. } | Self::Webhooks { lock, .. } | Self::Pushes { lock, .. } => lock,
         }
     }
 
@@ -118,6 +130,7 @@ impl LostClaim {
             Self::Jobs { .. } => "jobs",
             Self::Emails { .. } => "emails",
             Self::Webhooks { .. } => "webhooks",
+            Self::Pushes { .. } => "pushes",
         }
     }
 }
