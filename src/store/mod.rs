@@ -57,7 +57,9 @@ pub use operator::overview::{FINISHED_COUNT_CAP, FinishedCounts, OperatorOvervie
 pub use operator::pauses::{NewPause, OperatorPauses, Pause, Paused};
 pub use operator::quotas::{Caps, NearQuota, NearestQuotas, QuotaOverrides, TenantQuota};
 pub use operator::retention::{Retention, TenantRetention, TenantRetentions};
-pub use operator::timeline::{Attempt, AttemptOutcome, JobTimeline, SentEmail, SentNotification, SentWebhook};
+pub use operator::timeline::{
+    Attempt, AttemptOutcome, JobTimeline, SentEmail, SentNotification, SentPush, SentWebhook,
+};
 pub use operator::{AttemptError, JobQuery, OperatorJobs, QueueCount, RetryOutcome};
 pub use pool::error::StoreError;
 pub(crate) use pool::error::retry_if_connection_lost;

@@ -92,6 +92,23 @@ async fn a_device_its_push_service_no_longer_knows_is_unsubscribed_and_a_busy_se
     let gone = "SELECT response_status FROM push_outbox WHERE state = 'failed' AND subscription_id IS NULL";
     assert_eq!(app.db.scalar::<Option<i32>>(gone, &[]).await, Some(410), "its message kept, with the answer");
     assert_eq!(push.attempts("gone").await, 1, "never tried again");
+
+    let detail: Value = app.get(&operator_token("olga"), &format!("/admin/jobs/{id}")).await.json().await.unwrap();
+    let mut log: Vec<(Value, Value, Value, Value)> = detail["history"]["pushes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (p["service"].clone(), p["state"].clone(), p["attempts"].clone(), p["response_status"].clone()))
+        .collect();
+    log.sort_by_key(|entry| entry.1.to_string());
+    assert_eq!(
+        log,
+        [
+            (Value::Null, json!("failed"), json!(1), json!(410)),
+            (json!("127.0.0.1"), json!("sent"), json!(2), json!(201)),
+        ],
+        "the console's delivery log: {detail}"
+    );
 }
 
 #[actix_web::test]
@@ -171,4 +188,26 @@ async fn the_push_channel_is_in_the_preferences_and_turned_off_sends_nothing() {
     assert!(!grid.to_string().contains("\"push\""), "no push channel where push is off: {grid}");
     let refused = without_push.put_json(&alice, "/me/notification-preferences/sleep", json!({"push": true})).await;
     assert_problem(refused, StatusCode::UNPROCESSABLE_ENTITY, "invalid_preference").await;
+}
+
+#[actix_web::test]
+async fn an_erased_person_s_devices_and_messages_are_counted_then_gone() {
+    let push = PushService::start();
+    let app = TestApp::builder().configure(push_on).spawn().await;
+    let (alice, bob) = (token("t1", "alice"), token("t1", "bob"));
+    for (caller, device) in [(&alice, "alices"), (&bob, "bobs")] {
+        assert_eq!(subscribe(&app, caller, push.subscription(device).await).await.status(), StatusCode::CREATED);
+        let id = app.create(caller, "sleep", json!({"ms": 1})).await;
+        app.wait_until_finished(caller, &id, WITHIN).await;
+    }
+    outbox_settled(&app).await;
+    let admin = tenant_admin_token("t1", "ada");
+    let erased = app.post_json(&admin, "/tenant/erasures", json!({"user": "alice"})).await;
+    assert_eq!(erased.status(), StatusCode::OK);
+    let erased: Value = erased.json().await.unwrap();
+    assert_eq!((&erased["found"]["push_subscriptions"], &erased["found"]["push_messages"]), (&json!(1), &json!(1)));
+    let left = "SELECT (SELECT count(*) FROM push_subscriptions WHERE user_id = $1)
+                     + (SELECT count(*) FROM push_outbox WHERE user_id = $1)";
+    assert_eq!(app.db.scalar::<i64>(left, &[&"alice"]).await, 0, "nothing of hers");
+    assert_eq!(app.db.scalar::<i64>(left, &[&"bob"]).await, 2, "his device and message stay");
 }

@@ -2,7 +2,7 @@
  * @file One job (`#/jobs/<id>`, `/client/admin/job.js`): who it belongs to, its params, result and
  * error, every attempt (who claimed it, under which lease, how it ended,
  * what its handler logged),
- * the notifications, emails and webhook deliveries its ends made, and the
+ * the notifications, emails, push messages and webhook deliveries its ends made, and the
  * operator actions taken on it; Retry and Cancel for operators who may act.
  * While the job is unfinished the view follows it by a short poll.
  */
@@ -114,6 +114,11 @@ function historySections(history) {
     section('Emails', list(h.emails, (rows) => table('Emails', [
       ['Recipient', (m) => m.recipient], ['Run', (m) => m.run], ['State', (m) => m.state], ['Attempts', (m) => m.attempts],
       ['Last error', (m) => m.last_error], ['Created', (m) => timeAgo(m.created_at)], ['Sent', (m) => (m.sent_at ? timeAgo(m.sent_at) : null)],
+    ], rows))),
+    section('Push messages', list(h.pushes, (rows) => table('Push messages', [
+      ['Push service', (p) => p.service ?? 'unsubscribed'], ['Run', (p) => p.run], ['State', (p) => p.state],
+      ['Attempts', (p) => p.attempts], ['Last status', (p) => p.response_status], ['Last error', (p) => p.last_error],
+      ['Created', (p) => timeAgo(p.created_at)], ['Sent', (p) => (p.sent_at ? timeAgo(p.sent_at) : null)],
     ], rows))),
     section('Webhook deliveries', list(h.webhooks, (rows) => table('Webhook deliveries', [
       ['Endpoint', (w) => mono(w.endpoint_id)], ['Run', (w) => w.run], ['Event', (w) => w.event], ['State', (w) => w.state],

@@ -52,19 +52,19 @@ pub struct AdminJobView {
     #[schema(value_type = Option<Vec<Object>>)]
     attempt_errors: Option<Vec<AttemptError>>,
     /// What became of the job (`GET /admin/jobs/{id}` only): `attempts`,
-    /// `notifications`, `emails`, `webhooks` and `actions`.
+    /// `notifications`, `emails`, `pushes`, `webhooks` and `actions`.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<Object>)]
     history: Option<JobHistory>,
 }
 
-/// A job's attempts, the notifications, emails and webhook deliveries its
+/// A job's attempts, the notifications, emails, push messages and webhook deliveries its
 /// ends made, and the operator actions taken on it.
 #[derive(Serialize)]
 struct JobHistory {
     /// `attempts`: `{run, attempt, outcome (running, failed, completed,
     /// cancelled), started_at, ended_at, lease_id, lease_owner,
-    /// lease_expires_at, error, progress}`; `notifications`, `emails`, `webhooks`.
+    /// lease_expires_at, error, progress}`; `notifications`, `emails`, `pushes`, `webhooks`.
     #[serde(flatten)]
     timeline: JobTimeline,
     /// The newest hundred.

@@ -63,6 +63,10 @@ pub struct Inventory {
     /// Completion emails, sent or waiting in the outbox.
     pub emails: i64,
     pub webhook_deliveries: i64,
+    /// Web Push messages, sent or waiting.
+    pub push_messages: i64,
+    /// Devices subscribed to Web Push.
+    pub push_subscriptions: i64,
     pub batches: i64,
     pub schedules: i64,
     /// Notification preferences, one per category chosen.
@@ -84,6 +88,8 @@ impl Inventory {
             self.notifications,
             self.emails,
             self.webhook_deliveries,
+            self.push_messages,
+            self.push_subscriptions,
             self.batches,
             self.schedules,
             self.preferences,
@@ -111,6 +117,9 @@ SELECT
     (SELECT count(*) FROM notifications WHERE tenant_id = $1 AND ($2::text IS NULL OR user_id = $2)) AS notifications,
     (SELECT count(*) FROM email_outbox WHERE job_id IN (SELECT id FROM owned)) AS emails,
     (SELECT count(*) FROM webhook_deliveries WHERE job_id IN (SELECT id FROM owned)) AS webhook_deliveries,
+    (SELECT count(*) FROM push_outbox WHERE job_id IN (SELECT id FROM owned)) AS push_messages,
+    (SELECT count(*) FROM push_subscriptions WHERE tenant_id = $1 AND ($2::text IS NULL OR user_id = $2))
+        AS push_subscriptions,
     (SELECT count(*) FROM batches WHERE tenant_id = $1 AND ($2::text IS NULL OR user_id = $2)) AS batches,
     (SELECT count(*) FROM schedules WHERE tenant_id = $1 AND ($2::text IS NULL OR user_id = $2)) AS schedules,
     (SELECT count(*) FROM notification_preferences WHERE tenant_id = $1 AND ($2::text IS NULL OR user_id = $2))
@@ -162,7 +171,7 @@ WITH doomed AS (
 DELETE FROM batches WHERE id IN (SELECT id FROM doomed)";
 
 /// Step 5: the rest kept per person (notices, schedules, preferences,
-/// tickets, when they last signed in; the endpoints they registered keep working, their author
+/// push devices, tickets, when they last signed in; the endpoints they registered keep working, their author
 /// forgotten), and for a whole tenant its own rows.
 const DELETE_REST: &str = "
 WITH notices AS (
@@ -171,6 +180,8 @@ WITH notices AS (
     DELETE FROM schedules WHERE tenant_id = $1 AND ($2::text IS NULL OR user_id = $2)
 ), preferences AS (
     DELETE FROM notification_preferences WHERE tenant_id = $1 AND ($2::text IS NULL OR user_id = $2)
+), devices AS (
+    DELETE FROM push_subscriptions WHERE tenant_id = $1 AND ($2::text IS NULL OR user_id = $2)
 ), tickets AS (
     DELETE FROM stream_tickets WHERE tenant_id = $1 AND ($2::text IS NULL OR user_id = $2)
 ), sign_ins AS (
@@ -222,6 +233,8 @@ impl Erasure<'_> {
             notifications: row.try_get("notifications")?,
             emails: row.try_get("emails")?,
             webhook_deliveries: row.try_get("webhook_deliveries")?,
+            push_messages: row.try_get("push_messages")?,
+            push_subscriptions: row.try_get("push_subscriptions")?,
             batches: row.try_get("batches")?,
             schedules: row.try_get("schedules")?,
             preferences: row.try_get("preferences")?,

@@ -78,6 +78,24 @@ pub struct SentEmail {
     pub sent_at: Option<DateTime<Utc>>,
 }
 
+/// A Web Push message a run's end queued for one device, and where the outbox has it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SentPush {
+    pub id: Uuid,
+    /// The device (absent once it was unsubscribed).
+    pub subscription_id: Option<Uuid>,
+    /// The push service's host.
+    pub service: Option<String>,
+    pub run: i32,
+    pub state: String,
+    pub attempts: i32,
+    /// The push service's status code at the last attempt (absent: no answer).
+    pub response_status: Option<i32>,
+    pub last_error: Option<String>,
+    pub created_at: DateTime<Utc>,
+    pub sent_at: Option<DateTime<Utc>>,
+}
+
 /// A webhook delivery a run's end queued, and where the outbox has it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SentWebhook {
@@ -99,6 +117,7 @@ pub struct JobTimeline {
     pub attempts: Vec<Attempt>,
     pub notifications: Vec<SentNotification>,
     pub emails: Vec<SentEmail>,
+    pub pushes: Vec<SentPush>,
     pub webhooks: Vec<SentWebhook>,
     /// The trace of the request that recorded the job (shown as a link).
     #[serde(skip)]
@@ -134,6 +153,12 @@ SELECT
      FROM (SELECT id, run, recipient, state::text AS state, attempts, last_error, created_at, sent_at
            FROM email_outbox WHERE job_id = $1) e)
         AS emails,
+    (SELECT coalesce(jsonb_agg(to_jsonb(p) ORDER BY p.id), '[]')
+     FROM (SELECT o.id, o.subscription_id, substring(s.endpoint FROM '^[a-z]+://([^/:?#]+)') AS service, o.run,
+                  o.state::text AS state, o.attempts, o.response_status, o.last_error, o.created_at, o.sent_at
+           FROM push_outbox o LEFT JOIN push_subscriptions s ON s.id = o.subscription_id
+           WHERE o.job_id = $1) p)
+        AS pushes,
     (SELECT coalesce(jsonb_agg(to_jsonb(w) ORDER BY w.id), '[]')
      FROM (SELECT id, endpoint_id, run, event, state::text AS state, attempts, last_status, last_error,
                   created_at, delivered_at
@@ -156,6 +181,7 @@ impl OperatorJobs<'_> {
         let Json(mut attempts): Json<Vec<Attempt>> = row.try_get("attempts")?;
         let Json(notifications) = row.try_get("notifications")?;
         let Json(emails) = row.try_get("emails")?;
+        let Json(pushes) = row.try_get("pushes")?;
         let Json(webhooks) = row.try_get("webhooks")?;
         for line in client.query(&client.prepare_cached(LOGS).await?, &[&id.0]).await? {
             let (run, attempt): (i32, i32) = (line.try_get("run")?, line.try_get("attempt")?);
@@ -175,6 +201,6 @@ impl OperatorJobs<'_> {
             });
         }
         let trace = row.try_get::<_, Option<&str>>("traceparent")?.and_then(TraceParent::parse);
-        Ok(JobTimeline { attempts, notifications, emails, webhooks, trace })
+        Ok(JobTimeline { attempts, notifications, emails, pushes, webhooks, trace })
     }
 }

@@ -34,6 +34,8 @@ macro_rules! forget_jobs {
     DELETE FROM notifications WHERE job_id IN (SELECT id FROM doomed)
 ), forgotten_emails AS (
     DELETE FROM email_outbox WHERE job_id IN (SELECT id FROM doomed)
+), forgotten_pushes AS (
+    DELETE FROM push_outbox WHERE job_id IN (SELECT id FROM doomed)
 ), forgotten_deliveries AS (
     DELETE FROM webhook_deliveries WHERE job_id IN (SELECT id FROM doomed)
 ), forgotten_errors AS (
