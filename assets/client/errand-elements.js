@@ -6,7 +6,8 @@
  * `base.js`), built with the helpers both apps share (`./core/`).
  *
  * - `<errand-bell>`: the unread count (always the server's) and a dropdown
- *   feed with "Mark read" per entry and "Mark all read".
+ *   feed with "Mark read" per entry and "Mark all read"; and "Notify me on
+ *   this device" (Web Push), where the browser can and errand offers it.
  * - `<errand-export-button type="export_sales_report">`: submits its closest
  *   `<form>`'s fields once per intent, shows progress, then a download link
  *   or the error. Its light DOM is the button's label.
@@ -21,7 +22,7 @@
  *   Delete. errand's refusal of a field is shown beside the form.
  * - `<errand-preferences>`: the user's notification preferences, a table
  *   with a row per category of job and a checkbox per channel (in app,
- *   email), saved on change; a required category's are checked and disabled.
+ *   email, and push where errand offers it), saved on change; a required category's are checked and disabled.
  *
  * Each needs a client: `element.client = new Errand({ token })`. It starts
  * once it is both in the document and given a client, and stops (closing its

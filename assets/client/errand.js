@@ -32,6 +32,7 @@ import { ENDED_STATUSES } from './core/job-status.js';
 import { JOB_END_EVENTS, NotificationStream } from './core/notification-stream.js';
 import { queryString } from './core/query.js';
 import { Transport } from './core/transport.js';
+import { browserSubscription, pushSupported, registerWorker, subscribeBrowser } from './core/web-push.js';
 
 export { ErrandError } from './core/problem.js';
 export { NOTIFICATION_EVENTS } from './core/notification-stream.js';
@@ -56,6 +57,8 @@ export class Errand {
   #listeners = new Set();
   /** @type {NotificationStream|null} one stream, shared by every subscriber */
   #stream = null;
+  /** @type {string} where errand is ('' for this page's origin) */
+  #baseUrl;
 
   /**
    * @param {object} options
@@ -67,6 +70,7 @@ export class Errand {
   constructor({ token, baseUrl = '', storage = defaultStorage(), fetch = globalThis.fetch.bind(globalThis) }) {
     if (typeof token !== 'function') throw new TypeError('Errand needs a token callback');
     this.#transport = new Transport({ baseUrl, token, fetch });
+    this.#baseUrl = baseUrl.replace(/\/+$/, '');
     this.#intents = new IntentStore(storage);
   }
 
@@ -184,7 +188,7 @@ export class Errand {
    * say, is not undone. Retried like a read: it sets a value, so sending it
    * twice is the same as once.
    * @param {string} category a category of the configured job types, e.g. `exports`
-   * @param {'in_app'|'email'} channel
+   * @param {'in_app'|'email'|'push'} channel
    * @param {boolean} on
    * @returns {Promise<{category: string, required: boolean, channels: {in_app: boolean, email: boolean}}>} the category as it now stands
    * @throws {ErrandError} `invalid_preference` for an unknown category or channel, or turning off a required category
@@ -192,6 +196,74 @@ export class Errand {
   setPreference(category, channel, on) {
     const path = `/me/notification-preferences/${encodeURIComponent(category)}`;
     return this.#transport.request('PUT', path, { body: { [channel]: on }, retries: 2 });
+  }
+
+  /**
+   * `GET /me/push-subscriptions`: the devices the caller subscribed to Web
+   * Push, and errand's VAPID public key.
+   * @returns {Promise<{vapid_public_key: string, subscriptions: {id: string, endpoint: string, user_agent: string|null, created_at: string}[]}>}
+   * @throws {ErrandError} `push_not_enabled` where errand does not offer Web Push
+   */
+  pushSubscriptions() {
+    return this.#transport.request('GET', '/me/push-subscriptions', { retries: 2 });
+  }
+
+  /**
+   * Whether job ends reach this device by Web Push: `unsupported` (this
+   * browser cannot), `not_offered` (errand does not), `off` or `on` (this
+   * browser is subscribed and errand has the subscription).
+   * @param {{serviceWorker?: string}} [options] the worker's URL, as `enablePush` takes it
+   * @returns {Promise<'unsupported'|'not_offered'|'off'|'on'>}
+   */
+  async pushState({ serviceWorker } = {}) {
+    if (!pushSupported()) return 'unsupported';
+    let devices;
+    try {
+      devices = await this.pushSubscriptions();
+    } catch (error) {
+      if (error.code === 'push_not_enabled') return 'not_offered';
+      throw error;
+    }
+    const subscription = await browserSubscription(this.#workerUrl(serviceWorker));
+    return subscription && devices.subscriptions.some((d) => d.endpoint === subscription.endpoint) ? 'on' : 'off';
+  }
+
+  /**
+   * Turns Web Push on for this device: registers errand's service worker,
+   * asks the person's permission, subscribes the browser with errand's VAPID
+   * key and gives errand the subscription (`POST /me/push-subscriptions`).
+   * Safe to call again: the same subscription is the same device.
+   * @param {{serviceWorker?: string}} [options] the worker's URL: errand's
+   *   `/client/errand-sw.js` by default; a page on another origin serves a copy of its own
+   * @returns {Promise<object>} the device as errand keeps it
+   * @throws {DOMException} `NotAllowedError` when the person refused notifications
+   * @throws {ErrandError} `push_not_enabled`, `invalid_push_subscription` (e.g. at the cap on devices)
+   */
+  async enablePush({ serviceWorker } = {}) {
+    if (!pushSupported()) throw new DOMException('this browser cannot receive Web Push', 'NotSupportedError');
+    const { vapid_public_key: key } = await this.pushSubscriptions();
+    const subscription = await subscribeBrowser(await registerWorker(this.#workerUrl(serviceWorker)), key);
+    return this.#transport.request('POST', '/me/push-subscriptions', { body: subscription.toJSON(), retries: 2 });
+  }
+
+  /**
+   * Turns Web Push off for this device: errand forgets it and the browser unsubscribes.
+   * @param {{serviceWorker?: string}} [options] as `enablePush` takes it
+   * @returns {Promise<void>}
+   */
+  async disablePush({ serviceWorker } = {}) {
+    const subscription = pushSupported() ? await browserSubscription(this.#workerUrl(serviceWorker)) : null;
+    if (!subscription) return;
+    const { subscriptions } = await this.pushSubscriptions();
+    for (const device of subscriptions.filter((d) => d.endpoint === subscription.endpoint)) {
+      await this.#transport.request('DELETE', `/me/push-subscriptions/${encodeURIComponent(device.id)}`, { retries: 2 });
+    }
+    await subscription.unsubscribe();
+  }
+
+  /** The service worker's absolute URL: `url`, or errand's own. */
+  #workerUrl(url) {
+    return new URL(url ?? `${this.#baseUrl}/client/errand-sw.js`, globalThis.location.href).href;
   }
 
   /**

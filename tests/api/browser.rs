@@ -2,7 +2,8 @@
 //! Debian's headless Chromium with playwright-core (both installed by
 //! `scripts/test`) through the demo page, the client and its components,
 //! and the operators' console (`admin.test.mjs`),
-//! against errand processes and a maildev that the scripts start themselves
+//! against errand processes, a maildev and a Web Push service stub that the
+//! scripts start themselves
 //! (they restart errand mid-test), on a database made here. Node's test
 //! runner reports each scenario; this test passes when all of them do.
 

@@ -140,6 +140,42 @@ class MailServer {
   }
 }
 
+/**
+ * The Web Push tests' push service (tools/pushstub/stub.py, run by
+ * ERRAND_TEST_PUSH_PYTHON): it hands out devices' subscriptions, and checks
+ * and decrypts what errand sends them.
+ */
+class PushService {
+  static async start(python) {
+    const service = new PushService();
+    service.child = track(spawn(python, [path.join(repoRoot, 'tools/pushstub/stub.py')], { stdio: ['ignore', 'pipe', 'inherit'] }));
+    const [port] = await once(createInterface({ input: service.child.stdout }), 'line');
+    service.url = `http://127.0.0.1:${port.trim()}`;
+    return service;
+  }
+
+  /** A browser's `PushSubscription.toJSON()` for `device`. */
+  async subscription(device) {
+    return (await fetch(`${this.url}/subscription/${device}`)).json();
+  }
+
+  /** Waits until `n` messages were taken (checked and decrypted); returns them. */
+  waitFor(n, timeoutMs = 15_000) {
+    return eventually(`${n} push messages`, async () => {
+      const messages = await (await fetch(`${this.url}/messages`)).json();
+      return messages.length >= n && messages;
+    }, { timeoutMs, intervalMs: 100 });
+  }
+
+  async refused() {
+    return (await fetch(`${this.url}/refused`)).json();
+  }
+
+  async stop() {
+    await terminate(this.child, 2_000);
+  }
+}
+
 /** Calls errand's API as one user, with a token from `errand token`. */
 export class ApiUser {
   constructor(baseUrl, token) {
@@ -190,10 +226,10 @@ export class Harness {
    * every run): for a test file that needs no demo data and shares the
    * database with one that does.
    */
-  static async start({ seed = true } = {}) {
+  static async start({ seed = true, push = false } = {}) {
     const harness = new Harness();
     try {
-      await harness.#start({ seed });
+      await harness.#start({ seed, push });
     } catch (error) {
       await harness.stop();
       throw error;
@@ -201,7 +237,7 @@ export class Harness {
     return harness;
   }
 
-  async #start({ seed }) {
+  async #start({ seed, push }) {
     this.bin = requireEnv('ERRAND_BIN', 'the errand binary to test');
     const databaseUrl = requireEnv('DATABASE_URL', 'a fresh empty database for this run');
     const maildev = requireEnv('ERRAND_TEST_MAILDEV', 'maildev, installed by scripts/test');
@@ -237,12 +273,29 @@ export class Harness {
       ERRAND_JOB_TYPES__SLEEP__BACKOFF_MAX: '100ms',
       RUST_LOG: 'warn',
     };
+    if (push) await this.#startPush();
     if (seed) await this.#errandCommand(['demo', 'seed', '--config', configPath, '--tenants', '2', '--rows', '2000']);
     this.errand = await new ErrandProcess(this.bin, this.env, port).start();
     const { chromium } = await import(path.join(playwrightDir, 'node_modules/playwright-core/index.mjs'));
     this.browser = await chromium.launch({
       executablePath: process.env.ERRAND_TEST_CHROMIUM || '/usr/bin/chromium',
       args: ['--no-sandbox', '--disable-dev-shm-usage', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
+    });
+  }
+
+  /** Web Push on, to a push service of the test's own (`this.push`), under a fresh VAPID pair. */
+  async #startPush() {
+    this.push = await PushService.start(requireEnv('ERRAND_TEST_PUSH_PYTHON', 'the push stub\'s python, installed by scripts/test'));
+    const keys = await this.#errandCommand(['push', 'keys']);
+    const value = (name) => keys.match(new RegExp(`^${name} = "([^"]+)"$`, 'm'))[1];
+    Object.assign(this.env, {
+      ERRAND_PUSH__ENABLED: 'true',
+      ERRAND_PUSH__VAPID_PUBLIC_KEY: value('vapid_public_key'),
+      ERRAND_PUSH__VAPID_PRIVATE_KEY: value('vapid_private_key'),
+      ERRAND_PUSH__SUBJECT: 'mailto:ops@example.com',
+      ERRAND_PUSH__ALLOW_HOSTS: '127.0.0.1',
+      ERRAND_PUSH__PRIVATE_HOSTS: '127.0.0.1',
+      ERRAND_PUSH__POLL_INTERVAL: '200ms',
     });
   }
 
@@ -310,6 +363,7 @@ export class Harness {
     await this.browser?.close().catch(() => {});
     await this.errand?.stop();
     await this.mail?.stop();
+    await this.push?.stop();
     for (const child of running.values()) await terminate(child, 2_000);
     if (this.resultsDir) await rm(this.resultsDir, { recursive: true, force: true });
   }

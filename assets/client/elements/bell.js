@@ -45,6 +45,8 @@ const BELL_CSS = `
   li.failed .body { color: var(--errand-danger, #b91c1c); }
   li button { font-size: 0.8rem; padding: 0.25rem 0.6rem; white-space: nowrap; }
   .empty, .error { padding: 1rem; color: var(--errand-muted, #6b7280); }
+  .push { display: flex; align-items: center; gap: 0.5rem; padding: 0.75rem 1rem; font-size: 0.875rem;
+    border-top: 1px solid var(--errand-border, #e5e7eb); }
   .error { color: var(--errand-danger, #b91c1c); }
 `;
 
@@ -71,6 +73,9 @@ export class ErrandBell extends ClientElement {
   #empty;
   #error;
   #announcer;
+  /** "Notify me on this device": shown where the browser can take Web Push and errand offers it. */
+  #push;
+  #pushBox;
   #unsubscribe = null;
   /** @type {Map<string, object>} notifications by id */
   #items = new Map();
@@ -102,12 +107,16 @@ export class ErrandBell extends ClientElement {
     this.#error = el('p', { class: 'error', role: 'alert', hidden: true });
     this.#panel = el('div', { id: 'panel', class: 'panel', part: 'panel', role: 'dialog', 'aria-labelledby': 'heading', hidden: true },
       el('div', { class: 'head' }, this.#heading, this.#markAll), this.#error, this.#empty, this.#list);
+    this.#pushBox = el('input', { type: 'checkbox', class: 'push-toggle' });
+    this.#push = el('label', { class: 'push', hidden: true }, this.#pushBox, 'Notify me on this device');
+    this.#panel.append(this.#push);
     this.#announcer = el('div', { class: 'sr-only', 'aria-live': 'polite' });
     root.append(this.#toggle, this.#panel, this.#announcer);
     this.#showCount();
 
     this.#toggle.addEventListener('click', () => (this.isOpen ? this.close() : this.open()));
     this.#markAll.addEventListener('click', () => this.#markAllRead());
+    this.#pushBox.addEventListener('change', () => this.#setPush(this.#pushBox.checked));
     root.addEventListener('keydown', (event) => {
       if (event.key === 'Escape' && this.isOpen) {
         event.stopPropagation();
@@ -154,6 +163,37 @@ export class ErrandBell extends ClientElement {
   start(client) {
     this.#unsubscribe = client.subscribe((event) => this.#onEvent(client, event));
     this.#refresh(client);
+    this.#showPush(client);
+  }
+
+  /** Shows "Notify me on this device" as this device stands, where it can be offered at all. */
+  async #showPush(client) {
+    let state;
+    try {
+      state = await client.pushState();
+    } catch {
+      state = 'unsupported';
+    }
+    if (!this.isCurrent(client)) return;
+    this.#push.hidden = state !== 'on' && state !== 'off';
+    this.#pushBox.checked = state === 'on';
+  }
+
+  /** Turns Web Push on or off for this device; on failure the box shows what still holds. */
+  async #setPush(on) {
+    const client = this.client;
+    if (!client) return;
+    this.#pushBox.disabled = true;
+    try {
+      if (on) await client.enablePush();
+      else await client.disablePush();
+      this.#error.hidden = true;
+    } catch (error) {
+      this.#pushBox.checked = !on;
+      this.#showError(on ? `Could not turn on notifications on this device: ${error.message}` : `Could not turn them off: ${error.message}`);
+    } finally {
+      this.#pushBox.disabled = false;
+    }
   }
 
   stop() {

@@ -5,10 +5,11 @@
 import { el } from '../core/dom.js';
 import { ClientElement, SHARED_SHEET, sheet } from './base.js';
 
-/** The channels errand knows, in column order, with their headings. */
+/** The channels errand knows, in column order, with their headings (a column shows where errand offers its channel). */
 const CHANNELS = [
   { channel: 'in_app', label: 'In app' },
   { channel: 'email', label: 'Email' },
+  { channel: 'push', label: 'Push' },
 ];
 
 const PREFERENCES_CSS = `
@@ -53,6 +54,9 @@ export class ErrandPreferences extends ClientElement {
   #table;
   #rows;
   #state;
+  #head;
+  /** The channels errand offers, as the last load found them. */
+  #channels = CHANNELS;
   #stateText;
   #retry;
   /** Checkboxes whose change is being saved: an answer for their row must not overwrite them. */
@@ -65,14 +69,9 @@ export class ErrandPreferences extends ClientElement {
     const root = this.attachShadow({ mode: 'open' });
     root.adoptedStyleSheets = [SHARED_SHEET, PREFERENCES_SHEET];
     this.#rows = el('tbody');
-    const headings = CHANNELS.map(({ label }) => el('th', { scope: 'col', class: 'channel' }, label));
+    this.#head = el('thead');
     this.#table = el('table', { part: 'table', hidden: true },
-      el('caption', { class: 'sr-only' }, 'Notification preferences'),
-      el('thead', {}, el('tr', {},
-        el('th', { scope: 'col' }, 'Category'),
-        ...headings,
-        el('th', { scope: 'col' }, el('span', { class: 'sr-only' }, 'Status')))),
-      this.#rows);
+      el('caption', { class: 'sr-only' }, 'Notification preferences'), this.#head, this.#rows);
     this.#stateText = el('span', { role: 'status' });
     this.#retry = el('button', { type: 'button', hidden: true }, 'Try again');
     this.#state = el('p', { class: 'state' }, this.#stateText, this.#retry);
@@ -107,6 +106,11 @@ export class ErrandPreferences extends ClientElement {
     }
     if (!this.isCurrent(client) || load !== this.#loads) return;
     this.#saving.clear();
+    this.#channels = CHANNELS.filter(({ channel }) => categories.some((entry) => channel in entry.channels));
+    this.#head.replaceChildren(el('tr', {},
+      el('th', { scope: 'col' }, 'Category'),
+      ...this.#channels.map(({ label }) => el('th', { scope: 'col', class: 'channel' }, label)),
+      el('th', { scope: 'col' }, el('span', { class: 'sr-only' }, 'Status'))));
     this.#rows.replaceChildren(...categories.map((entry) => this.#row(client, entry)));
     this.#table.hidden = categories.length === 0;
     this.#showState(categories.length === 0 ? 'No job sends notifications.' : '');
@@ -116,7 +120,7 @@ export class ErrandPreferences extends ClientElement {
   #row(client, entry) {
     const row = el('tr', { 'data-category': entry.category });
     const note = entry.required ? el('span', { class: 'note' }, 'required') : null;
-    const toggles = CHANNELS.map(({ channel, label }) => {
+    const toggles = this.#channels.map(({ channel, label }) => {
       const input = el('input', { type: 'checkbox', part: 'toggle', 'data-channel': channel });
       input.addEventListener('change', () => this.#save(client, row, input));
       const name = `${label} for ${entry.category}${entry.required ? ' (required)' : ''}`;
