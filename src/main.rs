@@ -218,7 +218,7 @@ type AnyError = Box<dyn std::error::Error>;
 
 /// Prints a new VAPID key pair as the `[push]` settings that hold it.
 fn push_keys() -> Result<(), AnyError> {
-    let (public, private) = errand::outbound::web_push::VapidKey::generate()?;
+    let (public, private) = errand::domain::keys::vapid::VapidKey::generate()?;
     println!("# errand's VAPID key pair, for [push] (the private key is a secret: keep it out of version control)");
     println!("vapid_public_key = \"{public}\"");
     println!("vapid_private_key = \"{private}\"");

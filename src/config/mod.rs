@@ -19,7 +19,7 @@ pub use job_types::{
     ConflictName, DebounceSetting, ExportSettings, HandlerKind, JobTypeSettings, OnConflictSetting, PushSettings,
     RedactedField,
 };
-pub use push::WebPushSettings;
+pub use push::{PushServices, WebPushSettings};
 pub use sections::{
     AuthSettings, BatchSettings, DatabaseSettings, EmailSettings, EncryptionSettings, HistorySettings, HttpSettings,
     LogFormat, LogSettings, NotificationSettings, OWNER_INACTIVE_AFTER, OperatorAuthSettings, OverloadSettings,

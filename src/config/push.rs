@@ -12,7 +12,8 @@ use serde_inline_default::serde_inline_default;
 use super::values::duration_text;
 use super::{ConfigError, invalid};
 use crate::domain::RetryPolicy;
-use crate::outbound::web_push::{PushServices, VapidKey};
+use crate::domain::keys::vapid::VapidKey;
+use url::Url;
 
 /// The browsers' push services (Chrome and other Chromium browsers, Firefox,
 /// Safari, Edge): where endpoints may point unless `allow_hosts` says otherwise.
@@ -136,5 +137,48 @@ impl WebPushSettings {
             Some((_, key, why)) => Err(invalid(key, why)),
             None => Ok(()),
         }
+    }
+}
+
+/// The push services errand sends to (`[push] allow_hosts`): an endpoint on
+/// any other host is refused when a device subscribes. A pattern is a host
+/// name, or `*.` and a domain for any host below it.
+#[derive(Debug, Clone)]
+pub struct PushServices {
+    patterns: Vec<String>,
+}
+
+impl PushServices {
+    pub fn new(patterns: impl IntoIterator<Item = String>) -> Self {
+        Self { patterns: patterns.into_iter().map(|p| p.to_ascii_lowercase()).collect() }
+    }
+
+    /// Whether `endpoint` is on one of the push services' hosts.
+    pub fn allows(&self, endpoint: &Url) -> bool {
+        let Some(host) = endpoint.host_str().map(str::to_ascii_lowercase) else { return false };
+        let host = host.trim_start_matches('[').trim_end_matches(']');
+        self.patterns.iter().any(|pattern| match pattern.strip_prefix("*.") {
+            Some(domain) => host.strip_suffix(domain).is_some_and(|below| below.ends_with('.') && below.len() > 1),
+            None => pattern.trim_start_matches('[').trim_end_matches(']') == host,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_push_services_hosts_are_allowed() {
+        let services = PushServices::new(["fcm.googleapis.com".into(), "*.notify.windows.com".into()]);
+        let allows = |url: &str| services.allows(&Url::parse(url).unwrap());
+        assert!(allows("https://fcm.googleapis.com/fcm/send/x"));
+        assert!(allows("https://FCM.googleapis.com/fcm/send/x"));
+        assert!(allows("https://wns2-par02p.notify.windows.com/w/?token=x"));
+        assert!(!allows("https://notify.windows.com/w/"), "the wildcard is for hosts below the domain");
+        assert!(!allows("https://evilnotify.windows.com.attacker.example/w/"));
+        assert!(!allows("https://xnotify.windows.com/w/"));
+        assert!(!allows("https://fcm.googleapis.com.attacker.example/"));
+        assert!(!allows("https://127.0.0.1/"));
     }
 }

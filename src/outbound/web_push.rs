@@ -1,137 +1,27 @@
-//! Web Push, errand's side of it: a message to a browser's push service
-//! (RFC 8030), its payload encrypted to the subscription's keys as RFC 8291
-//! specifies (`aes128gcm`, RFC 8188), and errand identified to the push
-//! service by a VAPID token (RFC 8292). The keys are the configuration's
-//! (`[push] vapid_public_key`, `vapid_private_key`; `errand push keys`
-//! makes a pair); the browser subscribed with the public one.
+//! Web Push messages: the payload encrypted to a subscription's keys as
+//! RFC 8291 specifies (`aes128gcm`, RFC 8188), for a browser's push service
+//! (RFC 8030). errand's own key, which identifies it to push services
+//! (VAPID), is `domain::keys::vapid`'s.
 //!
-//! Cryptography is ring's (ECDH P-256, HKDF-SHA-256, AES-128-GCM, ECDSA
-//! P-256), already in the tree through rustls; the VAPID token is a JWT made
-//! by `jsonwebtoken`.
+//! Cryptography is ring's (ECDH P-256, HKDF-SHA-256, AES-128-GCM), already
+//! in the tree through rustls.
 
-use base64::Engine;
-use base64::engine::general_purpose::{URL_SAFE, URL_SAFE_NO_PAD};
 use ring::rand::{SecureRandom, SystemRandom};
-use ring::{aead, agreement, hkdf, signature};
-use url::Url;
+use ring::{aead, agreement, hkdf};
 
-/// Why a key or a message could not be made.
+use crate::domain::keys::vapid::base64url_bytes as decode;
+
+/// Why a subscription's keys or a message could not be made.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum WebPushError {
     #[error("{0}")]
     InvalidKey(String),
     #[error("the payload could not be encrypted")]
     Encryption,
-    #[error("the VAPID token could not be signed: {0}")]
-    Signing(String),
 }
 
-/// The bytes of base64url text, padded or not (browsers and libraries differ).
-fn decode(text: &str) -> Option<Vec<u8>> {
-    let text = text.trim();
-    URL_SAFE_NO_PAD.decode(text.trim_end_matches('=')).ok().or_else(|| URL_SAFE.decode(text).ok())
-}
-
-/// The PKCS#8 document ring writes for a P-256 key, around its private
-/// scalar and public point: errand keeps the raw forms (what `web-push`
-/// libraries print and take) and makes the document from them.
-const PKCS8_BEFORE_SCALAR: [u8; 36] = [
-    0x30, 0x81, 0x87, 0x02, 0x01, 0x00, 0x30, 0x13, 0x06, 0x07, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x02, 0x01, 0x06, 0x08,
-    0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x07, 0x04, 0x6d, 0x30, 0x6b, 0x02, 0x01, 0x01, 0x04, 0x20,
-];
-const PKCS8_BEFORE_POINT: [u8; 5] = [0xa1, 0x44, 0x03, 0x42, 0x00];
-const SCALAR_LEN: usize = 32;
+/// A P-256 public key's length, uncompressed (`04`, x, y).
 const POINT_LEN: usize = 65;
-
-fn pkcs8(scalar: &[u8], point: &[u8]) -> Vec<u8> {
-    [&PKCS8_BEFORE_SCALAR[..], scalar, &PKCS8_BEFORE_POINT[..], point].concat()
-}
-
-/// errand's VAPID key pair and the contact it gives push services.
-#[derive(Clone)]
-pub struct VapidKey {
-    /// The private key as PKCS#8, which the JWT signer takes.
-    signing: jsonwebtoken::EncodingKey,
-    /// The public key, base64url, as browsers subscribe with it.
-    public: String,
-    subject: String,
-}
-
-impl std::fmt::Debug for VapidKey {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("VapidKey").field("public", &self.public).field("subject", &self.subject).finish()
-    }
-}
-
-impl VapidKey {
-    /// The pair from its base64url forms (the uncompressed public point, the
-    /// private scalar), with `subject` (a `mailto:` or `https:` URL a push
-    /// service may contact). Refused unless they are one P-256 pair.
-    pub fn new(public: &str, private: &str, subject: &str) -> Result<Self, WebPushError> {
-        let invalid = |why: &str| WebPushError::InvalidKey(why.to_owned());
-        let point = decode(public).filter(|p| p.len() == POINT_LEN && p[0] == 4);
-        let point = point.ok_or_else(|| invalid("vapid_public_key must be a P-256 public key: 65 bytes, base64url"))?;
-        let scalar = decode(private).filter(|s| s.len() == SCALAR_LEN);
-        let scalar =
-            scalar.ok_or_else(|| invalid("vapid_private_key must be a P-256 private key: 32 bytes, base64url"))?;
-        let document = pkcs8(&scalar, &point);
-        signature::EcdsaKeyPair::from_pkcs8(
-            &signature::ECDSA_P256_SHA256_FIXED_SIGNING,
-            &document,
-            &SystemRandom::new(),
-        )
-        .map_err(|_| invalid("vapid_private_key is not the private key of vapid_public_key"))?;
-        let subject_ok = subject.starts_with("mailto:") || Url::parse(subject).is_ok_and(|u| u.scheme() == "https");
-        if !subject_ok {
-            return Err(invalid("subject must be a mailto: or https: URL (RFC 8292)"));
-        }
-        Ok(Self {
-            signing: jsonwebtoken::EncodingKey::from_ec_der(&document),
-            public: URL_SAFE_NO_PAD.encode(&point),
-            subject: subject.to_owned(),
-        })
-    }
-
-    /// A new pair: (public, private), base64url.
-    pub fn generate() -> Result<(String, String), WebPushError> {
-        let rng = SystemRandom::new();
-        let failed = |_| WebPushError::Signing("no key pair could be generated".into());
-        let document = signature::EcdsaKeyPair::generate_pkcs8(&signature::ECDSA_P256_SHA256_FIXED_SIGNING, &rng)
-            .map_err(failed)?;
-        let bytes = document.as_ref();
-        let scalar_at = PKCS8_BEFORE_SCALAR.len();
-        let point_at = scalar_at + SCALAR_LEN + PKCS8_BEFORE_POINT.len();
-        // The document is ring's own template; read back what it holds.
-        if bytes.len() != point_at + POINT_LEN || bytes[..scalar_at] != PKCS8_BEFORE_SCALAR {
-            return Err(WebPushError::Signing("ring wrote an unexpected key document".into()));
-        }
-        let (scalar, point) = (&bytes[scalar_at..scalar_at + SCALAR_LEN], &bytes[point_at..]);
-        Ok((URL_SAFE_NO_PAD.encode(point), URL_SAFE_NO_PAD.encode(scalar)))
-    }
-
-    /// The public key browsers subscribe with (`applicationServerKey`).
-    pub fn public_key(&self) -> &str {
-        &self.public
-    }
-
-    /// The `Authorization` header for a message to `endpoint` (RFC 8292):
-    /// a token for the push service's origin, valid 12 hours from `now`
-    /// (seconds since the epoch; at most 24 hours are allowed).
-    pub fn authorization(&self, endpoint: &Url, now: u64) -> Result<String, WebPushError> {
-        #[derive(serde::Serialize)]
-        struct Claims<'a> {
-            aud: &'a str,
-            exp: u64,
-            sub: &'a str,
-        }
-        let origin = endpoint.origin().ascii_serialization();
-        let claims = Claims { aud: &origin, exp: now + 12 * 3600, sub: &self.subject };
-        let header = jsonwebtoken::Header::new(jsonwebtoken::Algorithm::ES256);
-        let token =
-            jsonwebtoken::encode(&header, &claims, &self.signing).map_err(|e| WebPushError::Signing(e.to_string()))?;
-        Ok(format!("vapid t={token}, k={}", self.public))
-    }
-}
 
 /// A subscription's keys: the browser's P-256 public key and auth secret.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -196,30 +86,6 @@ impl SubscriptionKeys {
     }
 }
 
-/// The push services errand sends to (`[push] allow_hosts`): an endpoint on
-/// any other host is refused when a device subscribes. A pattern is a host
-/// name, or `*.` and a domain for any host below it.
-#[derive(Debug, Clone)]
-pub struct PushServices {
-    patterns: Vec<String>,
-}
-
-impl PushServices {
-    pub fn new(patterns: impl IntoIterator<Item = String>) -> Self {
-        Self { patterns: patterns.into_iter().map(|p| p.to_ascii_lowercase()).collect() }
-    }
-
-    /// Whether `endpoint` is on one of the push services' hosts.
-    pub fn allows(&self, endpoint: &Url) -> bool {
-        let Some(host) = endpoint.host_str().map(str::to_ascii_lowercase) else { return false };
-        let host = host.trim_start_matches('[').trim_end_matches(']');
-        self.patterns.iter().any(|pattern| match pattern.strip_prefix("*.") {
-            Some(domain) => host.strip_suffix(domain).is_some_and(|below| below.ends_with('.') && below.len() > 1),
-            None => pattern.trim_start_matches('[').trim_end_matches(']') == host,
-        })
-    }
-}
-
 /// The record size the header declares: the most a push service must take
 /// (RFC 8291 section 4), and more than any payload errand sends.
 const RECORD_SIZE: u32 = 4096;
@@ -243,55 +109,11 @@ fn expand<const N: usize>(prk: &hkdf::Prk, info: &[u8]) -> Result<[u8; N], ring:
 
 #[cfg(test)]
 mod tests {
+    use base64::Engine;
+    use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+
     use super::*;
-
-    #[test]
-    fn a_generated_pair_is_accepted_and_another_s_private_key_is_not() {
-        let (public, private) = VapidKey::generate().unwrap();
-        let key = VapidKey::new(&public, &private, "mailto:ops@example.com").unwrap();
-        assert_eq!(key.public_key(), public);
-        let (_, other_private) = VapidKey::generate().unwrap();
-        let mismatch = VapidKey::new(&public, &other_private, "mailto:ops@example.com").unwrap_err();
-        assert!(mismatch.to_string().contains("not the private key"), "{mismatch}");
-        let subject = VapidKey::new(&public, &private, "ops@example.com").unwrap_err();
-        assert!(subject.to_string().contains("mailto:"), "{subject}");
-    }
-
-    #[test]
-    fn the_token_names_the_push_service_s_origin_and_the_key() {
-        let (public, private) = VapidKey::generate().unwrap();
-        let key = VapidKey::new(&public, &private, "https://errand.example.com").unwrap();
-        let endpoint = Url::parse("https://fcm.googleapis.com/fcm/send/abc?x=1").unwrap();
-        let header = key.authorization(&endpoint, 1_700_000_000).unwrap();
-        let (token, k) = header.strip_prefix("vapid t=").unwrap().split_once(", k=").unwrap();
-        assert_eq!(k, public);
-        let claims = token.split('.').nth(1).unwrap();
-        let claims: serde_json::Value = serde_json::from_slice(&URL_SAFE_NO_PAD.decode(claims).unwrap()).unwrap();
-        assert_eq!(claims["aud"], "https://fcm.googleapis.com");
-        assert_eq!(claims["exp"], 1_700_000_000 + 12 * 3600);
-        assert_eq!(claims["sub"], "https://errand.example.com");
-        let mut validation = jsonwebtoken::Validation::new(jsonwebtoken::Algorithm::ES256);
-        validation.set_audience(&["https://fcm.googleapis.com"]);
-        validation.validate_exp = false;
-        let point = URL_SAFE_NO_PAD.decode(&public).unwrap();
-        let (x, y) = (URL_SAFE_NO_PAD.encode(&point[1..33]), URL_SAFE_NO_PAD.encode(&point[33..]));
-        let verifying = jsonwebtoken::DecodingKey::from_ec_components(&x, &y).unwrap();
-        jsonwebtoken::decode::<serde_json::Value>(token, &verifying, &validation).unwrap();
-    }
-
-    #[test]
-    fn only_the_push_services_hosts_are_allowed() {
-        let services = PushServices::new(["fcm.googleapis.com".into(), "*.notify.windows.com".into()]);
-        let allows = |url: &str| services.allows(&Url::parse(url).unwrap());
-        assert!(allows("https://fcm.googleapis.com/fcm/send/x"));
-        assert!(allows("https://FCM.googleapis.com/fcm/send/x"));
-        assert!(allows("https://wns2-par02p.notify.windows.com/w/?token=x"));
-        assert!(!allows("https://notify.windows.com/w/"), "the wildcard is for hosts below the domain");
-        assert!(!allows("https://evilnotify.windows.com.attacker.example/w/"));
-        assert!(!allows("https://xnotify.windows.com/w/"));
-        assert!(!allows("https://fcm.googleapis.com.attacker.example/"));
-        assert!(!allows("https://127.0.0.1/"));
-    }
+    use crate::domain::keys::vapid::VapidKey;
 
     #[test]
     fn subscription_keys_must_be_a_point_on_the_curve_and_a_16_byte_secret() {

@@ -25,10 +25,11 @@ use url::Url;
 use crate::actors::delivery::until_recorded::until_answered;
 use crate::config::WebPushSettings;
 use crate::domain::JobState;
+use crate::domain::keys::vapid::VapidKey;
 use crate::jobs::JobTypes;
 use crate::outbound::links::JobLinks;
 use crate::outbound::policy::{OutboundPolicy, refusal_in};
-use crate::outbound::web_push::{MAX_PAYLOAD, SubscriptionKeys, VapidKey};
+use crate::outbound::web_push::{MAX_PAYLOAD, SubscriptionKeys};
 use crate::store::{OutboxPush, PushOutcome, Store};
 
 /// There may be push messages due.

@@ -1,5 +1,7 @@
 //! errand's keys: what it signs with ([`signing`]: links, downloads,
-//! webhooks) and what it seals with ([`sealing`]: secrets kept at rest).
+//! webhooks), what it seals with ([`sealing`]: secrets kept at rest), and
+//! what identifies it to push services ([`vapid`]).
 
 pub mod sealing;
 pub mod signing;
+pub mod vapid;

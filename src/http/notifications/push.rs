@@ -11,11 +11,12 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
+use crate::config::PushServices;
 use crate::domain::Caller;
 use crate::http::AppState;
 use crate::http::support::problem::{AppError, Problem, UserRouteProblems};
 use crate::outbound::policy::OutboundPolicy;
-use crate::outbound::web_push::{PushServices, SubscriptionKeys};
+use crate::outbound::web_push::SubscriptionKeys;
 use crate::store::{NewPushSubscription, PushSubscription, Subscribed};
 
 /// What the routes need of `[push]`, when it is enabled.

@@ -75,7 +75,7 @@ impl Drop for PushService {
 /// Settings with Web Push on: a fresh VAPID pair, the stub's host allowed
 /// (and exempt from the outbound rules, being on loopback), quick retries.
 pub fn push_on(s: &mut Settings) {
-    let (public, private) = errand::outbound::web_push::VapidKey::generate().unwrap();
+    let (public, private) = errand::domain::keys::vapid::VapidKey::generate().unwrap();
     s.push.enabled = true;
     s.push.vapid_public_key = Some(public);
     s.push.vapid_private_key = Some(private.into());
