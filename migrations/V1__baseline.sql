@@ -1120,6 +1120,11 @@ CREATE TABLE notifications (
     error_message text,
     created_at    timestamptz NOT NULL DEFAULT now(),
     read_at       timestamptz,
+    -- Seen: the bell was opened while it was in the feed (its badge counts
+    -- the unseen); read implies seen. Archived: out of the feed and its
+    -- counts, listed apart (`GET /notifications?status=archived`).
+    seen_at       timestamptz,
+    archived_at   timestamptz,
     run           integer NOT NULL DEFAULT 1,
     -- The batch that finished (its foreign key is in `batches`' section).
     batch_id      uuid,

@@ -145,13 +145,42 @@ export class Errand {
   }
 
   /**
-   * `GET /notifications`: the caller's feed, newest first, with the server's `unread_count`.
-   * @param {{unreadOnly?: boolean, limit?: number, cursor?: string}} [query]
-   * @returns {Promise<{notifications: object[], unread_count: number, next_cursor: string|null}>}
+   * `GET /notifications`: the caller's feed, newest first, with the server's
+   * `unread_count` and `unseen_count` (archived notifications aside).
+   * @param {{status?: 'all'|'unread'|'unseen'|'archived', unreadOnly?: boolean, limit?: number, cursor?: string}} [query]
+   *   `status` picks which (default: every one not archived); `unreadOnly` is `status: 'unread'`
+   * @returns {Promise<{notifications: object[], unread_count: number, unseen_count: number, next_cursor: string|null}>}
    */
-  notifications({ unreadOnly, limit, cursor } = {}) {
-    const query = queryString({ unread_only: unreadOnly || undefined, limit, cursor });
+  notifications({ status, unreadOnly, limit, cursor } = {}) {
+    const query = queryString({ status: status ?? (unreadOnly ? 'unread' : undefined), limit, cursor });
     return this.#transport.request('GET', `/notifications${query}`, { retries: 2 });
+  }
+
+  /**
+   * `POST /notifications/seen`: the person opened the feed: every unseen
+   * notification is seen (read or not), and the badge's count is zero.
+   * @returns {Promise<{marked_seen: number}>}
+   */
+  markSeen() {
+    return this.#transport.request('POST', '/notifications/seen', { retries: 2 });
+  }
+
+  /**
+   * `POST /notifications/{id}/archive`: out of the feed and its counts
+   * (`notifications({status: 'archived'})` lists it).
+   * @param {string} id a notification's id
+   * @returns {Promise<void>}
+   */
+  async archive(id) {
+    await this.#transport.request('POST', `/notifications/${encodeURIComponent(id)}/archive`, { retries: 2 });
+  }
+
+  /**
+   * `POST /notifications/archive-read`: archives every read notification.
+   * @returns {Promise<{archived: number}>}
+   */
+  archiveRead() {
+    return this.#transport.request('POST', '/notifications/archive-read', { retries: 2 });
   }
 
   /**
@@ -344,8 +373,9 @@ export class Errand {
    *   progress (`{done, total, message, updated_at}`, about once a second);
    * - `{type: 'batch_progress', batchId, counts}` when a running batch's
    *   counts change (`{total, completed, failed, cancelled, status}`);
-   * - `{type: 'unread_count', unreadCount}` when it opens and whenever the
-   *   count changes anywhere (another tab's mark-read included);
+   * - `{type: 'unread_count', unreadCount, unseenCount}` when it opens and
+   *   whenever a count changes anywhere (another tab's mark-read, seen or
+   *   archive included); the bell's badge shows `unseenCount`;
    * - `{type: 'closed', error, retryInMs}` when it dropped; it reconnects by
    *   itself, backing off (0.5 s doubling to 30 s, full jitter).
    *

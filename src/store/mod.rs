@@ -47,7 +47,8 @@ pub use notifications::push::{
 };
 pub use notifications::tickets::{CallerTickets, TooManyTickets};
 pub use notifications::{
-    CallerNotifications, NewerPage, Notification, NotificationKind, NotificationPage, NotificationSubject,
+    CallerNotifications, FeedCounts, FeedFilter, NewerPage, Notification, NotificationKind, NotificationPage,
+    NotificationSubject,
 };
 pub use operator::actions::{ActionPage, ActionQuery, OperatorAction, OperatorAudit};
 pub use operator::bulk::{BULK_STEP, BulkAction, BulkFilter, BulkStep};

@@ -19,6 +19,7 @@ mod email;
 mod export_formats;
 mod exports;
 mod failover;
+mod feed_marks;
 mod helpers;
 mod job_detail;
 mod jwks;

@@ -46,7 +46,8 @@ export class NotificationStream {
   #lastEventId = null;
   #seen = new Set();
   #isOpen = false;
-  #unreadCount = null;
+  /** @type {{unreadCount: number, unseenCount: number}|null} the counts last heard */
+  #counts = null;
 
   /**
    * Starts at once.
@@ -72,7 +73,7 @@ export class NotificationStream {
   replayState(onEvent) {
     queueMicrotask(() => {
       if (this.#isOpen) onEvent({ type: 'open' });
-      if (this.#unreadCount !== null) onEvent({ type: 'unread_count', unreadCount: this.#unreadCount });
+      if (this.#counts !== null) onEvent({ type: 'unread_count', ...this.#counts });
     });
   }
 
@@ -139,8 +140,10 @@ export class NotificationStream {
     if (id !== undefined) this.#lastEventId = id || this.#lastEventId;
     if (data === null) return;
     if (type === 'unread_count') {
-      this.#unreadCount = JSON.parse(data).unread_count;
-      this.#emit({ type: 'unread_count', unreadCount: this.#unreadCount });
+      const counts = JSON.parse(data);
+      // An errand from before unseen counts sends the unread count alone: nothing is seen then but by reading.
+      this.#counts = { unreadCount: counts.unread_count, unseenCount: counts.unseen_count ?? counts.unread_count };
+      this.#emit({ type: 'unread_count', ...this.#counts });
     } else if (NOTIFICATION_EVENTS.has(type)) {
       const notification = JSON.parse(data);
       if (this.#seen.has(notification.id)) return;

@@ -32,6 +32,7 @@ const BELL_CSS = `
   }
   h2 { font-size: 1rem; margin: 0; }
   .head button { font-size: 0.85rem; padding: 0.3rem 0.7rem; }
+  .actions, .entry-actions { display: flex; gap: 0.4rem; flex-wrap: wrap; justify-content: flex-end; }
   ul { list-style: none; margin: 0; padding: 0; }
   li { display: grid; grid-template-columns: 0.6rem 1fr auto; gap: 0.6rem; padding: 0.75rem 1rem; align-items: start; }
   li + li { border-top: 1px solid var(--errand-border, #e5e7eb); }
@@ -57,11 +58,12 @@ const BELL_ICON = `<svg viewBox="0 0 24 24" aria-hidden="true" fill="none" strok
 const BELL_SHEET = sheet(BELL_CSS);
 
 /**
- * `<errand-bell>`: a button with the unread count and a dropdown feed.
- * Reflects the count in the `unread-count` attribute (read-only, e.g. for
- * `errand-bell[unread-count="0"]` selectors). The count is never computed
- * here: it is the server's, from the stream's `unread_count` events or the
- * `unread_count` of a feed read.
+ * `<errand-bell>`: a button with the count of new (unseen) notifications and
+ * a dropdown feed; opening it marks them seen (not read). Reflects the
+ * counts in the `unseen-count` and `unread-count` attributes (read-only,
+ * e.g. for `errand-bell[unread-count="0"]` selectors). The counts are never
+ * computed here: they are the server's, from the stream's `unread_count`
+ * events or a feed read's `unread_count` and `unseen_count`.
  */
 export class ErrandBell extends ClientElement {
   #toggle;
@@ -81,13 +83,17 @@ export class ErrandBell extends ClientElement {
   #items = new Map();
   /** @type {Map<string, Promise<object>>} jobs of the entries, read for their links */
   #jobs = new Map();
-  #unreadCount = null;
+  /** @type {{unread: number, unseen: number}|null} the server's counts, once known */
+  #counts = null;
+  #archiveRead;
   /** Bumped by every count from the stream, so an older feed read cannot overwrite a newer count. */
   #streamCounts = 0;
   /** The read marks may have changed elsewhere since the feed was read. */
   #stale = true;
   /** Feed reads started: only the latest one's answer is drawn, never an older one arriving late. */
   #reads = 0;
+  /** @type {Map<string, number>} entries the stream brought, with the feed read under way when each came */
+  #arrivals = new Map();
   #closeOnOutside = (event) => {
     if (!event.composedPath().includes(this)) this.close({ restoreFocus: false });
   };
@@ -102,11 +108,13 @@ export class ErrandBell extends ClientElement {
     this.#toggle.append(this.#badge);
     this.#heading = el('h2', { id: 'heading', tabindex: '-1' }, 'Notifications');
     this.#markAll = el('button', { class: 'mark-all', type: 'button' }, 'Mark all read');
+    this.#archiveRead = el('button', { class: 'archive-read', type: 'button' }, 'Archive read');
     this.#list = el('ul', { 'aria-labelledby': 'heading' });
     this.#empty = el('p', { class: 'empty' }, 'Nothing yet: finished jobs show up here.');
     this.#error = el('p', { class: 'error', role: 'alert', hidden: true });
     this.#panel = el('div', { id: 'panel', class: 'panel', part: 'panel', role: 'dialog', 'aria-labelledby': 'heading', hidden: true },
-      el('div', { class: 'head' }, this.#heading, this.#markAll), this.#error, this.#empty, this.#list);
+      el('div', { class: 'head' }, this.#heading, el('span', { class: 'actions' }, this.#markAll, this.#archiveRead)),
+      this.#error, this.#empty, this.#list);
     this.#pushBox = el('input', { type: 'checkbox', class: 'push-toggle' });
     this.#push = el('label', { class: 'push', hidden: true }, this.#pushBox, 'Notify me on this device');
     this.#panel.append(this.#push);
@@ -116,6 +124,7 @@ export class ErrandBell extends ClientElement {
 
     this.#toggle.addEventListener('click', () => (this.isOpen ? this.close() : this.open()));
     this.#markAll.addEventListener('click', () => this.#markAllRead());
+    this.#archiveRead.addEventListener('click', () => this.#bulk((client) => client.archiveRead(), 'archive them'));
     this.#pushBox.addEventListener('change', () => this.#setPush(this.#pushBox.checked));
     root.addEventListener('keydown', (event) => {
       if (event.key === 'Escape' && this.isOpen) {
@@ -133,7 +142,12 @@ export class ErrandBell extends ClientElement {
 
   /** The server's unread count, once known. */
   get unreadCount() {
-    return this.#unreadCount;
+    return this.#counts?.unread ?? null;
+  }
+
+  /** The server's count of notifications not seen yet (the badge's), once known. */
+  get unseenCount() {
+    return this.#counts?.unseen ?? null;
   }
 
   /** Whether the dropdown is open. */
@@ -149,6 +163,16 @@ export class ErrandBell extends ClientElement {
     this.#render();
     this.#heading.focus();
     if (this.#stale && this.client) this.#refresh(this.client);
+    if (this.#counts?.unseen) this.#markSeen();
+  }
+
+  /** The person saw the feed: errand marks it seen, and the stream brings the count of none. */
+  async #markSeen() {
+    try {
+      await this.client?.markSeen();
+    } catch (error) {
+      this.#showError(`Could not mark them seen: ${error.message}`);
+    }
   }
 
   /** Closes the dropdown; focus returns to the bell unless told otherwise. */
@@ -201,7 +225,7 @@ export class ErrandBell extends ClientElement {
     this.#unsubscribe = null;
     this.#items.clear();
     this.#jobs.clear();
-    this.#unreadCount = null;
+    this.#counts = null;
     this.#showCount();
     this.#render();
   }
@@ -209,7 +233,8 @@ export class ErrandBell extends ClientElement {
   #onEvent(client, event) {
     if (event.type === 'unread_count') {
       this.#streamCounts++;
-      this.#setCount(event.unreadCount);
+      this.#setCount({ unread: event.unreadCount, unseen: event.unseenCount });
+      if (this.isOpen && event.unseenCount > 0) this.#markSeen(); // new ones arrived while the person looks
       // Someone may have marked entries read (or new ones came): the open list reads again.
       this.#stale = true;
       if (this.isOpen) this.#refresh(client);
@@ -217,6 +242,7 @@ export class ErrandBell extends ClientElement {
       const notification = event.notification;
       if (this.#items.has(notification.id)) return;
       this.#items.set(notification.id, notification);
+      this.#arrivals.set(notification.id, this.#reads);
       this.#announcer.textContent = `New notification: ${notification.title}`;
       this.#render();
     } else if (event.type === 'open') {
@@ -235,9 +261,12 @@ export class ErrandBell extends ClientElement {
       if (!this.isCurrent(client) || read !== this.#reads) return;
       const newest = page.notifications[0]?.id ?? '';
       // Keep what the stream brought after this page was read; replace the rest.
-      const later = [...this.#items.values()].filter((n) => n.id > newest);
+      // Only what came while this read was under way: a newer entry the read
+      // left out for another reason (archived, here or in another tab) goes.
+      const later = [...this.#items.values()].filter((n) => n.id > newest && this.#arrivals.get(n.id) === read);
+      this.#arrivals.clear();
       this.#items = new Map([...later, ...page.notifications].map((n) => [n.id, n]));
-      if (this.#streamCounts === countsBefore) this.#setCount(page.unread_count);
+      if (this.#streamCounts === countsBefore) this.#setCount({ unread: page.unread_count, unseen: page.unseen_count });
       this.#error.hidden = true;
     } catch (error) {
       if (read !== this.#reads) return;
@@ -247,44 +276,45 @@ export class ErrandBell extends ClientElement {
     this.#render();
   }
 
-  async #markRead(id) {
+  #markRead(id) {
+    this.#bulk((client) => client.markRead(id), 'mark it read');
+  }
+
+  /** Asks errand for `change` (a mark or an archive), then reads the feed again; `what` names it in an error. */
+  async #bulk(change, what) {
     const client = this.client;
     if (!client) return;
     try {
-      await client.markRead(id);
+      await change(client);
     } catch (error) {
-      this.#showError(`Could not mark it read: ${error.message}`);
+      this.#showError(`Could not ${what}: ${error.message}`);
       return;
     }
     await this.#refresh(client);
   }
 
-  async #markAllRead() {
-    const client = this.client;
-    if (!client || this.#markAll.getAttribute('aria-disabled') === 'true') return;
-    try {
-      await client.markAllRead();
-    } catch (error) {
-      this.#showError(`Could not mark them read: ${error.message}`);
-      return;
-    }
-    await this.#refresh(client);
+  #markAllRead() {
+    if (this.#markAll.getAttribute('aria-disabled') === 'true') return;
+    this.#bulk((client) => client.markAllRead(), 'mark them read');
   }
 
-  #setCount(count) {
-    this.#unreadCount = count;
+  #setCount(counts) {
+    this.#counts = counts;
     this.#showCount();
   }
 
   #showCount() {
-    const count = this.#unreadCount;
-    this.#badge.hidden = !count;
-    this.#badge.textContent = count > 99 ? '99+' : String(count ?? '');
-    if (count === null) this.removeAttribute('unread-count');
-    else this.setAttribute('unread-count', String(count));
-    this.#toggle.setAttribute('aria-label', count ? `Notifications, ${count} unread` : 'Notifications');
+    const { unread = null, unseen = null } = this.#counts ?? {};
+    this.#badge.hidden = !unseen;
+    this.#badge.textContent = unseen > 99 ? '99+' : String(unseen ?? '');
+    for (const [name, count] of [['unread-count', unread], ['unseen-count', unseen]]) {
+      if (count === null) this.removeAttribute(name);
+      else this.setAttribute(name, String(count));
+    }
+    const label = [unseen && `${unseen} new`, unread && `${unread} unread`].filter(Boolean).join(', ');
+    this.#toggle.setAttribute('aria-label', label ? `Notifications, ${label}` : 'Notifications');
     // aria-disabled, not disabled: a disabled button would drop the focus it holds.
-    this.#markAll.setAttribute('aria-disabled', String(!count));
+    this.#markAll.setAttribute('aria-disabled', String(!unread));
   }
 
   #showError(message) {
@@ -324,10 +354,16 @@ export class ErrandBell extends ClientElement {
         el('p', { class: 'title' }, unread ? el('span', { class: 'sr-only' }, 'Unread: ') : null, notification.title),
         el('p', { class: 'body' }, notification.body),
         meta),
-      unread ? el('button', { type: 'button', class: 'mark-read', 'aria-label': `Mark read: ${notification.title}` }, 'Mark read') : el('span'));
+      el('span', { class: 'entry-actions' },
+        unread ? el('button', { type: 'button', class: 'mark-read', 'aria-label': `Mark read: ${notification.title}` }, 'Mark read') : null,
+        el('button', { type: 'button', class: 'archive', 'aria-label': `Archive: ${notification.title}` }, 'Archive')));
     item.querySelector('.mark-read')?.addEventListener('click', () => {
       item.focus(); // the button goes away: keep the focus on its entry
       this.#markRead(notification.id);
+    });
+    item.querySelector('.archive').addEventListener('click', () => {
+      this.#heading.focus(); // the entry goes away: the focus stays in the dropdown
+      this.#bulk((client) => client.archive(notification.id), 'archive it');
     });
     // A completed job may have a file: its link comes with a fresh signed URL from the job.
     if (!failed && notification.job_id && this.client) this.#addDownloadLink(this.client, notification.job_id, meta);

@@ -13,7 +13,7 @@ use super::NotificationView;
 use crate::actors::StreamWakes;
 use crate::domain::{BatchCounts, BatchId, Caller, JobId, NotificationId};
 use crate::jobs::JobTypes;
-use crate::store::Store;
+use crate::store::{FeedCounts, Store};
 
 /// A live stream also re-reads this far behind its newest sent notification:
 /// ids are taken when a row is written, so two ends committing at nearly the
@@ -39,8 +39,8 @@ pub(super) struct LiveFeed {
     sent: VecDeque<NotificationId>,
     /// The newest notification sent (or present when the stream opened).
     newest: Option<NotificationId>,
-    /// The unread count last sent.
-    unread_count: Option<i64>,
+    /// The counts last sent.
+    counts: Option<FeedCounts>,
     /// The progress last sent, per running job.
     progress_sent: HashMap<JobId, serde_json::Value>,
     /// The counts last sent, per running batch.
@@ -65,7 +65,7 @@ impl LiveFeed {
             caller,
             sent: VecDeque::new(),
             newest,
-            unread_count: None,
+            counts: None,
             progress_sent: HashMap::new(),
             batch_counts_sent: HashMap::new(),
             closing,
@@ -82,7 +82,7 @@ impl LiveFeed {
             let mut open = Ok(true);
             if feed_woken {
                 open = match self.send_unsent(&events).await {
-                    Ok(true) => self.send_unread_count(&events).await,
+                    Ok(true) => self.send_counts(&events).await,
                     other => other,
                 };
             }
@@ -157,21 +157,23 @@ impl LiveFeed {
         Ok(true)
     }
 
-    /// Sends the caller's unread count when it differs from the one last
-    /// sent (and once when the stream opens), as an `unread_count` event
-    /// without an id: the latest count is all that matters, so it is never
-    /// replayed. A read-mark anywhere wakes the stream as a new notification
-    /// does, so every open tab shows the server's count.
-    async fn send_unread_count(&mut self, events: &mpsc::Sender<sse::Event>) -> Result<bool, crate::store::StoreError> {
-        let count = self.store.notifications_for(&self.caller).unread_count().await?;
-        if self.unread_count == Some(count) {
+    /// Sends the caller's unread and unseen counts when they differ from
+    /// those last sent (and once when the stream opens), as an
+    /// `unread_count` event without an id: the latest counts are all that
+    /// matter, so they are never replayed. A read, seen or archive mark
+    /// anywhere wakes the stream as a new notification does, so every open
+    /// tab shows the server's counts.
+    async fn send_counts(&mut self, events: &mpsc::Sender<sse::Event>) -> Result<bool, crate::store::StoreError> {
+        let counts = self.store.notifications_for(&self.caller).counts().await?;
+        if self.counts == Some(counts) {
             return Ok(true);
         }
-        let data = sse::Data::new(serde_json::json!({ "unread_count": count }).to_string()).event("unread_count");
+        let json = serde_json::json!({ "unread_count": counts.unread, "unseen_count": counts.unseen });
+        let data = sse::Data::new(json.to_string()).event("unread_count");
         if events.send(data.into()).await.is_err() {
             return Ok(false);
         }
-        self.unread_count = Some(count);
+        self.counts = Some(counts);
         Ok(true)
     }
 

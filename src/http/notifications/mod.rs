@@ -16,7 +16,7 @@ use crate::domain::{BatchCounts, BatchId, Caller, JobId, JobState, NotificationI
 use crate::http::support::pagination::{self, rfc3339};
 use crate::http::support::problem::{AppError, Problem, Unauthenticated, UserRouteProblems};
 use crate::jobs::JobTypes;
-use crate::store::{Notification, NotificationKind, NotificationSubject};
+use crate::store::{FeedFilter, Notification, NotificationKind, NotificationSubject};
 
 mod live;
 
@@ -69,6 +69,10 @@ pub struct NotificationView {
     body: String,
     created_at: String,
     read_at: Option<String>,
+    /// When the caller opened the bell while it was in the feed (read implies seen).
+    seen_at: Option<String>,
+    /// When the caller archived it: out of the feed and its counts.
+    archived_at: Option<String>,
 }
 
 impl NotificationView {
@@ -87,6 +91,8 @@ impl NotificationView {
             body: String::new(),
             created_at: rfc3339(n.created_at),
             read_at: n.read_at.map(rfc3339),
+            seen_at: n.seen_at.map(rfc3339),
+            archived_at: n.archived_at.map(rfc3339),
         };
         (view.title, view.body) = match n.subject {
             NotificationSubject::Job { job, job_type, status, error_message, schedule } => {
@@ -156,15 +162,38 @@ impl NotificationView {
 #[derive(Deserialize)]
 pub struct FeedQuery {
     unread_only: Option<bool>,
+    status: Option<String>,
     limit: Option<u32>,
     cursor: Option<String>,
+}
+
+impl FeedQuery {
+    /// Which notifications the query asks for: `status`, or `unread_only` (the older way to ask for unread ones).
+    fn filter(&self) -> Result<FeedFilter, AppError> {
+        let filter = match &self.status {
+            None if self.unread_only == Some(true) => FeedFilter::Unread,
+            None => FeedFilter::All,
+            Some(status) => FeedFilter::parse(status).ok_or_else(|| {
+                AppError::BadRequest(format!("status must be all, unread, unseen or archived, not {status:?}"))
+            })?,
+        };
+        if self.status.is_some() && self.unread_only == Some(true) && filter != FeedFilter::Unread {
+            return Err(AppError::BadRequest(
+                "unread_only=true asks for unread notifications: use status alone".into(),
+            ));
+        }
+        Ok(filter)
+    }
 }
 
 /// A page of the caller's feed.
 #[derive(Serialize, utoipa::ToSchema)]
 pub struct FeedPage {
     notifications: Vec<NotificationView>,
+    /// Unread notifications, archived ones aside.
     unread_count: i64,
+    /// Unseen ones (the bell was not opened since they came), archived ones aside: the bell's badge.
+    unseen_count: i64,
     /// Pass as `cursor` for the next page; absent on the last.
     next_cursor: Option<String>,
 }
@@ -175,6 +204,18 @@ pub struct MarkedRead {
     marked_read: u64,
 }
 
+/// How many notifications `seen` marked.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct MarkedSeen {
+    marked_seen: u64,
+}
+
+/// How many notifications `archive-read` archived.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct Archived {
+    archived: u64,
+}
+
 /// A ticket for `GET /notifications/stream?ticket=…`.
 #[derive(Serialize, utoipa::ToSchema)]
 pub struct StreamTicket {
@@ -183,13 +224,14 @@ pub struct StreamTicket {
     expires_in: u64,
 }
 
-/// `GET /notifications`: the caller's feed, newest first, with `unread_count`.
+/// `GET /notifications`: the caller's feed, newest first, with `unread_count` and `unseen_count`.
 #[utoipa::path(get, path = "/notifications", tag = "notifications",
-    params(("unread_only" = Option<bool>, Query, description = "Only unread notifications"),
+    params(("status" = Option<String>, Query, description = "`all` (the default: every one not archived), `unread`, `unseen` or `archived`"),
+        ("unread_only" = Option<bool>, Query, description = "Only unread notifications (as `status=unread`)"),
         ("limit" = Option<u32>, Query, minimum = 1, maximum = 100, description = "1 to 100, default 20"),
         ("cursor" = Option<String>, Query, pattern = "^[A-Za-z0-9_-]{21}[AQgw]$", description = "`next_cursor` of the previous page")),
     responses((status = 200, description = "A page of the feed", body = FeedPage),
-        (status = 400, description = "Bad limit or cursor (`bad_request`)", body = Problem, content_type = "application/problem+json"),
+        (status = 400, description = "Bad status, limit or cursor (`bad_request`)", body = Problem, content_type = "application/problem+json"),
         UserRouteProblems))]
 pub async fn list(
     caller: Caller,
@@ -199,10 +241,11 @@ pub async fn list(
     let query = query.into_inner();
     let limit = pagination::limit(query.limit)?;
     let before = query.cursor.as_deref().map(pagination::decode_cursor).transpose()?.map(NotificationId);
-    let page = state.store.notifications_for(&caller).list(query.unread_only.unwrap_or(false), before, limit).await?;
+    let page = state.store.notifications_for(&caller).list(query.filter()?, before, limit).await?;
     Ok(HttpResponse::Ok().json(FeedPage {
         notifications: page.notifications.into_iter().map(|n| NotificationView::new(n, &state.job_types)).collect(),
-        unread_count: page.unread_count,
+        unread_count: page.counts.unread,
+        unseen_count: page.counts.unseen,
         next_cursor: page.next_before.map(|id| pagination::encode_cursor(id.0)),
     }))
 }
@@ -235,6 +278,46 @@ pub async fn mark_all_read(caller: Caller, state: web::Data<AppState>) -> Result
     Ok(HttpResponse::Ok().json(MarkedRead { marked_read }))
 }
 
+/// `POST /notifications/seen`: the caller opened the bell: every unseen
+/// notification is seen (the badge counts none), read or not.
+#[utoipa::path(post, path = "/notifications/seen", tag = "notifications",
+    responses((status = 200, description = "How many were marked", body = MarkedSeen),
+        UserRouteProblems))]
+pub async fn mark_all_seen(caller: Caller, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
+    let marked_seen = state.store.notifications_for(&caller).mark_all_seen().await?;
+    Ok(HttpResponse::Ok().json(MarkedSeen { marked_seen }))
+}
+
+/// `POST /notifications/{id}/archive`: out of the feed and its counts (listed
+/// with `status=archived`); 204 again for one already archived, 404 whether
+/// missing or someone else's.
+#[utoipa::path(post, path = "/notifications/{id}/archive", tag = "notifications",
+    params(("id" = String, Path, format = Uuid, description = "The notification's id")),
+    responses((status = 204, description = "Archived"),
+        UserRouteProblems,
+        (status = 404, description = "No such notification of the caller (`not_found`)", body = Problem, content_type = "application/problem+json")))]
+pub async fn archive(
+    caller: Caller,
+    path: web::Path<String>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    let id = NotificationId(super::path_id(&path)?);
+    if state.store.notifications_for(&caller).archive(id).await? {
+        Ok(HttpResponse::NoContent().finish())
+    } else {
+        Err(AppError::NotFound)
+    }
+}
+
+/// `POST /notifications/archive-read`: archives every read notification of the caller.
+#[utoipa::path(post, path = "/notifications/archive-read", tag = "notifications",
+    responses((status = 200, description = "How many were archived", body = Archived),
+        UserRouteProblems))]
+pub async fn archive_read(caller: Caller, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
+    let archived = state.store.notifications_for(&caller).archive_read().await?;
+    Ok(HttpResponse::Ok().json(Archived { archived }))
+}
+
 /// `POST /notifications/stream-tickets`: a short-lived ticket for
 /// `GET /notifications/stream?ticket=…`, for browsers' EventSource, which
 /// cannot send an Authorization header. The ticket opens streams only.
@@ -256,7 +339,7 @@ pub struct StreamQuery {
 /// `GET /notifications/stream`: Server-Sent Events, one `job_completed` event
 /// per new notification of the caller, with the notification id as event id,
 /// an `unread_count` event (no id) when the stream opens and whenever the
-/// caller's unread count changes, in this process or any other, and a
+/// caller's unread or unseen count changes, in this process or any other, and a
 /// `job_progress` event (no id; only the latest value) when a running job of
 /// the caller reports progress, or a `batch_progress` event when a running
 /// batch's counts change. A job the caller cancelled themselves comes as a
@@ -267,7 +350,7 @@ pub struct StreamQuery {
 #[utoipa::path(get, path = "/notifications/stream", tag = "notifications",
     params(("ticket" = Option<String>, Query, description = "A stream ticket, for clients that cannot send Authorization"),
         ("Last-Event-ID" = Option<String>, Header, description = "Replay what came after this notification")),
-    responses((status = 200, description = "`job_completed` events (data: a notification, id: its id) `job_cancelled` events (the same, for a job the caller cancelled), `job_superseded` events (the same, for a job a newer request of the caller's replaced), `unread_count` events (data: `{\"unread_count\": n}`, no id) `job_progress` events (data: `{\"job_id\", \"progress\"}`, no id), `batch_progress` events (data: `{\"batch_id\", \"total\", \"completed\", \"failed\", \"cancelled\", \"status\"}`, no id), and `batch_completed` and `webhook_disabled` events (data: a notification, id: its id)", content_type = "text/event-stream", body = String),
+    responses((status = 200, description = "`job_completed` events (data: a notification, id: its id) `job_cancelled` events (the same, for a job the caller cancelled), `job_superseded` events (the same, for a job a newer request of the caller's replaced), `unread_count` events (data: `{\"unread_count\": n, \"unseen_count\": m}`, no id) `job_progress` events (data: `{\"job_id\", \"progress\"}`, no id), `batch_progress` events (data: `{\"batch_id\", \"total\", \"completed\", \"failed\", \"cancelled\", \"status\"}`, no id), and `batch_completed` and `webhook_disabled` events (data: a notification, id: its id)", content_type = "text/event-stream", body = String),
         (status = 401, description = "No valid token or ticket (`unauthorized`)", body = Problem, content_type = "application/problem+json"),
         (status = 429, description = "The caller (or this server) has as many streams open as allowed (`too_many_streams`), or the caller is past a rate limit (`rate_limited`, with the `RateLimit` headers)", body = Problem, content_type = "application/problem+json",
         headers(("Retry-After" = u64, description = "Seconds to wait before opening a stream again")))),
@@ -312,9 +395,12 @@ pub async fn stream(
 pub fn routes(r: &mut Routes) {
     r.get("/notifications", list)
         .post("/notifications/read-all", mark_all_read)
+        .post("/notifications/seen", mark_all_seen)
+        .post("/notifications/archive-read", archive_read)
         .post("/notifications/stream-tickets", stream_ticket)
         .get("/notifications/stream", stream)
         .post("/notifications/{id}/read", mark_read)
+        .post("/notifications/{id}/archive", archive)
         .get("/me/notification-preferences", preferences::list)
         .resource("/me/push-subscriptions", "GET, POST", |res| {
             res.route(web::get().to(push::list)).route(web::post().to(push::subscribe))

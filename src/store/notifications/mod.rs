@@ -13,13 +13,18 @@ use tokio_postgres::Row;
 use crate::domain::{BatchCounts, BatchId, Caller, JobId, JobState, NotificationId, OwnerTag, ScheduleId};
 use crate::store::StoreError;
 
-/// A page of the caller's feed (every kind but `job_cancelled`), newest first, before the
-/// notification $4 if given, unread ones only if $3; $5 rows.
+/// A page of the caller's feed (every kind but the streams-only ones), newest
+/// first, before the notification $4 if given, as filter $3 picks them
+/// (see [`FeedFilter`]); $5 rows.
 const FEED_PAGE: &str = "
 SELECT id, kind, job_id, job_type, job_status, error_message, batch_id, webhook_endpoint_id, details, created_at, read_at,
-       (SELECT j.schedule_id FROM jobs j WHERE j.id = n.job_id) AS schedule_id
+       seen_at, archived_at, (SELECT j.schedule_id FROM jobs j WHERE j.id = n.job_id) AS schedule_id
 FROM notifications n
-WHERE tenant_id = $1 AND user_id = $2 AND kind NOT IN ('job_cancelled', 'job_superseded') AND (NOT $3 OR read_at IS NULL)
+WHERE tenant_id = $1 AND user_id = $2 AND kind NOT IN ('job_cancelled', 'job_superseded')
+  AND CASE $3::text WHEN 'archived' THEN archived_at IS NOT NULL
+                    WHEN 'unread' THEN archived_at IS NULL AND read_at IS NULL
+                    WHEN 'unseen' THEN archived_at IS NULL AND seen_at IS NULL
+                    ELSE archived_at IS NULL END
   AND ($4::uuid IS NULL OR id < $4)
 ORDER BY id DESC
 LIMIT $5";
@@ -27,7 +32,7 @@ LIMIT $5";
 /// The caller's notifications of every kind after $3 (all if NULL), oldest first, $4 rows.
 const NEWER_THAN: &str = "
 SELECT id, kind, job_id, job_type, job_status, error_message, batch_id, webhook_endpoint_id, details, created_at, read_at,
-       (SELECT j.schedule_id FROM jobs j WHERE j.id = n.job_id) AS schedule_id
+       seen_at, archived_at, (SELECT j.schedule_id FROM jobs j WHERE j.id = n.job_id) AS schedule_id
 FROM notifications n
 WHERE tenant_id = $1 AND user_id = $2 AND ($3::uuid IS NULL OR id > $3)
 ORDER BY id
@@ -37,26 +42,46 @@ LIMIT $4";
 const NEWEST: &str = "
 SELECT id FROM notifications WHERE tenant_id = $1 AND user_id = $2 ORDER BY id DESC LIMIT 1";
 
-/// How many of the caller's feed notifications are unread.
-const UNREAD_COUNT: &str = "
-SELECT count(*) AS unread FROM notifications
-WHERE tenant_id = $1 AND user_id = $2 AND kind NOT IN ('job_cancelled', 'job_superseded') AND read_at IS NULL";
+/// How many of the caller's feed notifications (archived ones aside) are unread, and unseen.
+const COUNTS: &str = "
+SELECT count(*) FILTER (WHERE read_at IS NULL) AS unread, count(*) FILTER (WHERE seen_at IS NULL) AS unseen
+FROM notifications
+WHERE tenant_id = $1 AND user_id = $2 AND kind NOT IN ('job_cancelled', 'job_superseded') AND archived_at IS NULL
+  AND (read_at IS NULL OR seen_at IS NULL)";
 
-/// Marks the caller's feed notification $3 read, if it is unread.
+/// Marks the caller's feed notification $3 read (and so seen), if it is unread.
 const MARK_READ: &str = "
-UPDATE notifications SET read_at = now()
+UPDATE notifications SET read_at = now(), seen_at = coalesce(seen_at, now())
 WHERE tenant_id = $1 AND user_id = $2 AND id = $3 AND kind NOT IN ('job_cancelled', 'job_superseded') AND read_at IS NULL";
+
+/// Marks every unseen feed notification of the caller (archived ones aside) seen.
+const MARK_ALL_SEEN: &str = "
+UPDATE notifications SET seen_at = now()
+WHERE tenant_id = $1 AND user_id = $2 AND kind NOT IN ('job_cancelled', 'job_superseded') AND seen_at IS NULL
+  AND archived_at IS NULL";
+
+/// Archives the caller's feed notification $3, if it is not already.
+const ARCHIVE: &str = "
+UPDATE notifications SET archived_at = now()
+WHERE tenant_id = $1 AND user_id = $2 AND id = $3 AND kind NOT IN ('job_cancelled', 'job_superseded')
+  AND archived_at IS NULL";
+
+/// Archives every read feed notification of the caller not archived yet.
+const ARCHIVE_READ: &str = "
+UPDATE notifications SET archived_at = now()
+WHERE tenant_id = $1 AND user_id = $2 AND kind NOT IN ('job_cancelled', 'job_superseded') AND read_at IS NOT NULL
+  AND archived_at IS NULL";
 
 /// Whether the caller has the feed notification $3 (read or not).
 const EXISTS: &str = "
 SELECT 1 FROM notifications WHERE tenant_id = $1 AND user_id = $2 AND id = $3 AND kind NOT IN ('job_cancelled', 'job_superseded')";
 
-/// Marks every unread feed notification of the caller read.
+/// Marks every unread feed notification of the caller read (and so seen).
 const MARK_ALL_READ: &str = "
-UPDATE notifications SET read_at = now()
+UPDATE notifications SET read_at = now(), seen_at = coalesce(seen_at, now())
 WHERE tenant_id = $1 AND user_id = $2 AND kind NOT IN ('job_cancelled', 'job_superseded') AND read_at IS NULL";
 
-/// Wakes the streams of owner tag $2 on channel $1 (a read-mark changes their count).
+/// Wakes the streams of owner tag $2 on channel $1 (a read, seen or archive mark changes their counts).
 const ANNOUNCE: &str = "SELECT pg_notify($1, $2)";
 
 /// What a notification tells.
@@ -138,14 +163,52 @@ pub struct Notification {
     pub subject: NotificationSubject,
     pub created_at: DateTime<Utc>,
     pub read_at: Option<DateTime<Utc>>,
+    /// The bell was opened while it was in the feed (read implies seen).
+    pub seen_at: Option<DateTime<Utc>>,
+    pub archived_at: Option<DateTime<Utc>>,
 }
 
-/// One page of the feed, newest first, with the caller's unread count.
+/// Which of the caller's feed a page lists: archived notifications are
+/// apart from the rest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FeedFilter {
+    /// Every notification not archived.
+    All,
+    Unread,
+    Unseen,
+    Archived,
+}
+
+impl FeedFilter {
+    /// The filter's name in the API (`status=`), as `FEED_PAGE` takes it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::All => "all",
+            Self::Unread => "unread",
+            Self::Unseen => "unseen",
+            Self::Archived => "archived",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Self> {
+        [Self::All, Self::Unread, Self::Unseen, Self::Archived].into_iter().find(|f| f.as_str() == name)
+    }
+}
+
+/// How many of the caller's feed notifications (archived ones aside) are
+/// unread, and unseen: the badge's count is the second.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FeedCounts {
+    pub unread: i64,
+    pub unseen: i64,
+}
+
+/// One page of the feed, newest first, with the caller's counts.
 #[derive(Debug)]
 pub struct NotificationPage {
     pub notifications: Vec<Notification>,
     pub next_before: Option<NotificationId>,
-    pub unread_count: i64,
+    pub counts: FeedCounts,
 }
 
 /// Notifications newer than a point, oldest first, one page.
@@ -176,16 +239,16 @@ impl<'a> CallerNotifications<'a> {
     /// A page of the feed, newest first (keyset on the v7 id).
     pub async fn list(
         &self,
-        unread_only: bool,
+        filter: FeedFilter,
         before: Option<NotificationId>,
         limit: u32,
     ) -> Result<NotificationPage, StoreError> {
-        crate::store::retry_if_connection_lost(|| self.list_once(unread_only, before, limit)).await
+        crate::store::retry_if_connection_lost(|| self.list_once(filter, before, limit)).await
     }
 
     async fn list_once(
         &self,
-        unread_only: bool,
+        filter: FeedFilter,
         before: Option<NotificationId>,
         limit: u32,
     ) -> Result<NotificationPage, StoreError> {
@@ -193,8 +256,9 @@ impl<'a> CallerNotifications<'a> {
         let (tenant, user) = self.owner();
         let statement = client.prepare_cached(FEED_PAGE).await?;
         let fetch = i64::from(limit) + 1;
-        let mut rows =
-            client.query(&statement, &[&tenant, &user, &unread_only, &before.map(|id| id.0), &fetch]).await?;
+        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 5] =
+            [&tenant, &user, &filter.as_str(), &before.map(|id| id.0), &fetch];
+        let mut rows = client.query(&statement, &params).await?;
         // The page and its cursor go by rows, whatever kinds are left out.
         let next_before = if rows.len() > limit as usize {
             rows.truncate(limit as usize);
@@ -203,8 +267,8 @@ impl<'a> CallerNotifications<'a> {
             None
         };
         let notifications = notifications_from_rows(&rows)?;
-        let unread_count = self.unread_count_on(&client).await?;
-        Ok(NotificationPage { notifications, next_before, unread_count })
+        let counts = self.counts_on(&client).await?;
+        Ok(NotificationPage { notifications, next_before, counts })
     }
 
     /// Notifications newer than `after` (all when `None`), oldest first: what a
@@ -232,18 +296,17 @@ impl<'a> CallerNotifications<'a> {
         Ok(newest.map(|row| row.try_get("id").map(NotificationId)).transpose()?)
     }
 
-    /// How many of the caller's notifications are unread.
-    pub async fn unread_count(&self) -> Result<i64, StoreError> {
+    /// How many of the caller's notifications are unread, and unseen.
+    pub async fn counts(&self) -> Result<FeedCounts, StoreError> {
         let (tenant, user) = self.owner();
-        let rows = self.pool.read(UNREAD_COUNT, &[&tenant, &user]).await?;
-        let row = rows.first().ok_or_else(|| StoreError::Corrupt("a count read back no row".into()))?;
-        Ok(row.try_get("unread")?)
+        let rows = self.pool.read(COUNTS, &[&tenant, &user]).await?;
+        counts_from_row(rows.first().ok_or_else(|| StoreError::Corrupt("a count read back no row".into()))?)
     }
 
-    async fn unread_count_on(&self, client: &deadpool_postgres::Client) -> Result<i64, StoreError> {
+    async fn counts_on(&self, client: &deadpool_postgres::Client) -> Result<FeedCounts, StoreError> {
         let (tenant, user) = self.owner();
-        let statement = client.prepare_cached(UNREAD_COUNT).await?;
-        Ok(client.query_one(&statement, &[&tenant, &user]).await?.try_get("unread")?)
+        let statement = client.prepare_cached(COUNTS).await?;
+        counts_from_row(&client.query_one(&statement, &[&tenant, &user]).await?)
     }
 
     /// Marks one notification read; `false` if the caller has no such notification.
@@ -262,9 +325,41 @@ impl<'a> CallerNotifications<'a> {
 
     /// Marks every unread notification of the caller read; returns how many.
     pub async fn mark_all_read(&self) -> Result<u64, StoreError> {
+        self.mark_all(MARK_ALL_READ).await
+    }
+
+    /// Marks every unseen notification of the caller seen (the bell was
+    /// opened); returns how many.
+    pub async fn mark_all_seen(&self) -> Result<u64, StoreError> {
+        self.mark_all(MARK_ALL_SEEN).await
+    }
+
+    /// Archives every read notification of the caller; returns how many.
+    pub async fn archive_read(&self) -> Result<u64, StoreError> {
+        self.mark_all(ARCHIVE_READ).await
+    }
+
+    /// Archives one notification (again: nothing changes); `false` if the
+    /// caller has no such notification.
+    pub async fn archive(&self, id: NotificationId) -> Result<bool, StoreError> {
         let client = self.pool.get().await?;
         let (tenant, user) = self.owner();
-        let statement = client.prepare_cached(MARK_ALL_READ).await?;
+        let archive = client.prepare_cached(ARCHIVE).await?;
+        if client.execute(&archive, &[&tenant, &user, &id.0]).await? == 1 {
+            self.announce_read(&client).await?;
+            client.commit().await?;
+            return Ok(true);
+        }
+        let exists = client.prepare_cached(EXISTS).await?;
+        Ok(client.query_opt(&exists, &[&tenant, &user, &id.0]).await?.is_some())
+    }
+
+    /// Runs one of the marks of every matching notification of the caller
+    /// (`MARK_ALL_READ`, `MARK_ALL_SEEN`, `ARCHIVE_READ`), announcing a change.
+    async fn mark_all(&self, mark: &str) -> Result<u64, StoreError> {
+        let client = self.pool.get().await?;
+        let (tenant, user) = self.owner();
+        let statement = client.prepare_cached(mark).await?;
         let marked = client.execute(&statement, &[&tenant, &user]).await?;
         if marked > 0 {
             self.announce_read(&client).await?;
@@ -344,5 +439,11 @@ fn notification_from_row(row: &Row, kind: NotificationKind) -> Result<Notificati
         subject,
         created_at: row.try_get("created_at")?,
         read_at: row.try_get("read_at")?,
+        seen_at: row.try_get("seen_at")?,
+        archived_at: row.try_get("archived_at")?,
     })
+}
+
+fn counts_from_row(row: &Row) -> Result<FeedCounts, StoreError> {
+    Ok(FeedCounts { unread: row.try_get("unread")?, unseen: row.try_get("unseen")? })
 }
