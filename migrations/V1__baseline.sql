@@ -1168,20 +1168,63 @@ CREATE TABLE notification_preferences (
 -- `tenant` in the app, by email and by Web Push (to the devices they
 -- subscribed, if any), under `rules`:
 -- {"in_app": bool, "email": bool, "push": bool, "required": [category, …]}
--- (the defaults, and the categories no one can turn off). Read in the
--- statement that ends the job, so a change counts from the next end on,
+-- (the defaults, and the categories no one can turn off), and whether the
+-- category is required (its emails and pushes ignore quiet hours). Read in
+-- the statement that ends the job, so a change counts from the next end on,
 -- with no cache to wait out.
 CREATE FUNCTION errand_channels(tenant text, "user" text, category text, rules jsonb)
-RETURNS TABLE (in_app boolean, email boolean, push boolean)
+RETURNS TABLE (in_app boolean, email boolean, push boolean, required boolean)
 LANGUAGE sql STABLE
 AS $$
     -- (`errand_channels.category` is the argument: a bare name would be p's column.)
     SELECT r.required OR coalesce(p.in_app, (rules->>'in_app')::boolean, true),
            r.required OR coalesce(p.email, (rules->>'email')::boolean, true),
-           r.required OR coalesce(p.push, (rules->>'push')::boolean, true)
+           r.required OR coalesce(p.push, (rules->>'push')::boolean, true),
+           r.required
     FROM (SELECT coalesce(rules->'required' ? errand_channels.category, false) AS required) r
     LEFT JOIN notification_preferences p
            ON p.tenant_id = tenant AND p.user_id = "user" AND p.category = errand_channels.category
+$$;
+
+-- Each person's quiet hours, in their time zone: from `quiet_start` to
+-- `quiet_end` (local times; across midnight when the start is later) their
+-- emails and Web Push wait. Set through `PUT /me/notification-settings`.
+-- Only people who set something have a row.
+CREATE TABLE notification_settings (
+    tenant_id   text NOT NULL,
+    user_id     text NOT NULL,
+    -- IANA, e.g. Europe/Paris (checked against PostgreSQL's own list when set).
+    timezone    text NOT NULL,
+    quiet_start time,
+    quiet_end   time,
+    updated_at  timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (tenant_id, user_id),
+    -- Both or neither, and not the same time (an empty or a whole day: neither is meant).
+    CONSTRAINT quiet_hours_whole CHECK (CASE WHEN quiet_start IS NULL THEN quiet_end IS NULL
+                                             ELSE quiet_end IS NOT NULL AND quiet_start <> quiet_end END)
+);
+
+-- When an email or a push to user `user` of `tenant` may go, if it were sent
+-- at `at`: `at` itself, or the end of the quiet hours `at` falls in (the
+-- next local `quiet_end`, in the person's zone). The statements that end
+-- jobs write it as the outbox row's `next_attempt_at`, so a quiet hour is a
+-- wait of the row's, and no scheduler of its own.
+CREATE FUNCTION errand_quiet_until(tenant text, "user" text, at timestamptz) RETURNS timestamptz
+LANGUAGE sql STABLE
+AS $$
+    SELECT coalesce((
+        SELECT CASE
+            WHEN s.quiet_start < s.quiet_end AND l.t >= s.quiet_start AND l.t < s.quiet_end
+                THEN (l.d + s.quiet_end) AT TIME ZONE s.timezone
+            WHEN s.quiet_start > s.quiet_end AND l.t >= s.quiet_start
+                THEN (l.d + 1 + s.quiet_end) AT TIME ZONE s.timezone
+            WHEN s.quiet_start > s.quiet_end AND l.t < s.quiet_end
+                THEN (l.d + s.quiet_end) AT TIME ZONE s.timezone
+        END
+        FROM notification_settings s
+        CROSS JOIN LATERAL (SELECT (at AT TIME ZONE s.timezone)::date AS d, (at AT TIME ZONE s.timezone)::time AS t) l
+        WHERE s.tenant_id = tenant AND s.user_id = "user" AND s.quiet_start IS NOT NULL
+    ), at)
 $$;
 
 -- A job type's category under `rules` ({"categories": {job type: category}}):
@@ -1918,6 +1961,7 @@ DECLARE
     t text;
 BEGIN
     FOREACH t IN ARRAY ARRAY['jobs', 'job_queue', 'unfinished_counts', 'notifications', 'notification_preferences',
+                             'notification_settings',
                              'email_outbox', 'push_subscriptions', 'push_outbox', 'webhook_endpoints', 'webhook_deliveries', 'webhook_preferences',
                              'batches', 'schedules', 'people', 'stream_tickets', 'tenant_keys']
     LOOP

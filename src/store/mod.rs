@@ -6,7 +6,8 @@
 //! * `<rows>_for(caller)`: one user of one tenant ([`Store::jobs_for`],
 //!   [`Store::batches_for`], [`Store::schedules_for`],
 //!   [`Store::notifications_for`], [`Store::preferences_for`],
-//!   [`Store::push_subscriptions_for`], [`Store::tickets_for`]). There is no other way to read a caller's rows,
+//!   [`Store::notification_settings_for`], [`Store::push_subscriptions_for`],
+//!   [`Store::tickets_for`]). There is no other way to read a caller's rows,
 //!   so an unscoped read cannot be written by accident.
 //! * `<rows>_for_tenant(tenant)`: a tenant's own settings, for its admins
 //!   ([`Store::webhooks_for_tenant`], [`Store::webhook_preferences_for_tenant`]).
@@ -45,6 +46,7 @@ pub use notifications::push::{
     CallerPushSubscriptions, NewPushSubscription, OutboxPush, PushDevice, PushOutbox, PushOutcome, PushSubscription,
     Subscribed,
 };
+pub use notifications::settings::{CallerNotificationSettings, NotificationSettings, QuietHours, SettingsRefused};
 pub use notifications::tickets::{CallerTickets, TooManyTickets};
 pub use notifications::{
     CallerNotifications, FeedCounts, FeedFilter, NewerPage, Notification, NotificationKind, NotificationPage,
@@ -226,6 +228,11 @@ impl Store {
     /// The notifications of the caller's user in the caller's tenant.
     pub fn notifications_for<'a>(&'a self, caller: &'a Caller) -> CallerNotifications<'a> {
         CallerNotifications::new(TenantPool::new(&self.pool, &caller.tenant), caller)
+    }
+
+    /// The time zone and quiet hours of the caller's user in the caller's tenant.
+    pub fn notification_settings_for<'a>(&'a self, caller: &'a Caller) -> CallerNotificationSettings<'a> {
+        CallerNotificationSettings { pool: TenantPool::new(&self.pool, &caller.tenant), caller }
     }
 
     /// The devices the caller's user in the caller's tenant subscribed to Web Push.

@@ -37,6 +37,7 @@ mod processes;
 mod progress;
 mod push;
 mod queue;
+mod quiet_hours;
 mod quotas;
 mod ramps;
 mod rate_limits;

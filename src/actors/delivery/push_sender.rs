@@ -52,11 +52,23 @@ pub struct PushSender {
     again: bool,
 }
 
+/// One attempt made, to record.
+struct Attempted {
+    push: OutboxPush,
+    outcome: PushOutcome,
+    /// The device, when its push service said it is gone.
+    gone: Option<uuid::Uuid>,
+}
+
 /// What sending needs.
 struct Sender {
     store: Store,
     client: reqwest::Client,
     vapid: VapidKey,
+    /// VAPID headers by push service origin, with when each stops being
+    /// reused: a token is good for 12 hours, and signing one per message
+    /// cost more than the message's encryption.
+    tokens: std::sync::Mutex<std::collections::HashMap<String, (String, u64)>>,
     job_types: JobTypes,
     links: JobLinks,
     /// How long a job's link works when it has no file that says.
@@ -83,7 +95,8 @@ impl PushSender {
             .user_agent(concat!("errand-push/", env!("CARGO_PKG_VERSION")))
             .build()?;
         let poll_interval = settings.poll_interval;
-        let sender = Sender { store, client, vapid, job_types, links, link_lifetime, settings };
+        let tokens = std::sync::Mutex::default();
+        let sender = Sender { store, client, vapid, tokens, job_types, links, link_lifetime, settings };
         Ok(Self { sender: std::sync::Arc::new(sender), poll_interval, sending: false, again: false })
     }
 
@@ -104,7 +117,8 @@ impl PushSender {
                 }
             };
             let count = due.len();
-            join_all(due.into_iter().map(|push| sender.deliver(push))).await;
+            let attempts = join_all(due.into_iter().map(|push| sender.attempt_counted(push))).await;
+            sender.record(attempts).await;
             count
         }
         .into_actor(self)
@@ -119,8 +133,8 @@ impl PushSender {
 }
 
 impl Sender {
-    /// Sends one message and records what became of it.
-    async fn deliver(&self, push: OutboxPush) {
+    /// Sends one message: what became of it, and whether its device is gone.
+    async fn attempt_counted(&self, push: OutboxPush) -> Attempted {
         let (outcome, gone) = self.attempt(&push).await;
         let result = match (&outcome, gone) {
             (_, true) => "gone",
@@ -129,11 +143,25 @@ impl Sender {
             (PushOutcome::Failed { .. }, _) => "refused",
         };
         crate::telemetry::metrics().pushes.add(result, 1);
+        let gone = if gone { push.device.as_ref().map(|d| d.subscription) } else { None };
+        Attempted { push, outcome, gone }
+    }
+
+    /// Records what became of a batch's attempts, in one statement (a crash
+    /// before it sends the batch again: a device shows a notice again under
+    /// the same tag, which replaces the one shown), then forgets the devices
+    /// whose push service said they are gone.
+    async fn record(&self, attempts: Vec<Attempted>) {
+        if attempts.is_empty() {
+            return;
+        }
+        let gone: Vec<uuid::Uuid> = attempts.iter().filter_map(|a| a.gone).collect();
+        let recorded: Vec<(OutboxPush, PushOutcome)> = attempts.into_iter().map(|a| (a.push, a.outcome)).collect();
         let outbox = self.store.push_outbox();
-        let what = format!("the push message of job {}", push.job);
-        until_answered(&what, || outbox.record(&push, &outcome)).await;
-        if let (true, Some(device)) = (gone, &push.device) {
-            until_answered(&what, || outbox.forget_device(device.subscription)).await;
+        let what = format!("{} push messages", recorded.len());
+        until_answered(&what, || outbox.record(&recorded)).await;
+        if !gone.is_empty() {
+            until_answered(&what, || outbox.forget_devices(&gone)).await;
         }
     }
 
@@ -148,12 +176,8 @@ impl Sender {
                 (Err(error), _) => return refused(format!("the endpoint is not a URL: {error}")),
                 (_, Err(error)) => return refused(error.to_string()),
             };
-        let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default().as_secs();
         let request = self.notice(push).and_then(|payload| {
-            Ok((
-                keys.encrypt(&payload).map_err(|e| e.to_string())?,
-                self.vapid.authorization(&endpoint, now).map_err(|e| e.to_string())?,
-            ))
+            Ok((keys.encrypt(&payload).map_err(|e| e.to_string())?, self.authorization(&endpoint)?))
         });
         let (body, authorization) = match request {
             Ok(request) => request,
@@ -192,6 +216,23 @@ impl Sender {
                 (PushOutcome::Failed { status: Some(code), error }, false)
             }
         }
+    }
+
+    /// The VAPID header for `endpoint`'s push service: the one made for its
+    /// origin while it has more than an hour to go, else a new one.
+    fn authorization(&self, endpoint: &Url) -> Result<String, String> {
+        let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default().as_secs();
+        let origin = endpoint.origin().ascii_serialization();
+        let mut tokens = self.tokens.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((header, reuse_until)) = tokens.get(&origin)
+            && now < *reuse_until
+        {
+            return Ok(header.clone());
+        }
+        let header = self.vapid.authorization(endpoint, now).map_err(|e| e.to_string())?;
+        // Valid 12 hours from `now`; reused for 11, so no push service sees one about to expire.
+        tokens.insert(origin, (header.clone(), now + 11 * 3600));
+        Ok(header)
     }
 
     /// Another attempt after backoff, or failed when out of attempts.

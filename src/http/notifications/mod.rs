@@ -3,6 +3,7 @@
 
 pub mod preferences;
 pub mod push;
+pub mod settings;
 
 use actix_web::{FromRequest, HttpRequest, HttpResponse, Responder, web};
 use actix_web_lab::sse;
@@ -390,8 +391,9 @@ pub async fn stream(
 }
 
 /// `/notifications` (the feed, read-marks, the live stream), the caller's
-/// preferences, `/me/notification-preferences`, and their Web Push
-/// devices, `/me/push-subscriptions`.
+/// preferences, `/me/notification-preferences`, their time zone and quiet
+/// hours, `/me/notification-settings`, and their Web Push devices,
+/// `/me/push-subscriptions`.
 pub fn routes(r: &mut Routes) {
     r.get("/notifications", list)
         .post("/notifications/read-all", mark_all_read)
@@ -402,6 +404,9 @@ pub fn routes(r: &mut Routes) {
         .post("/notifications/{id}/read", mark_read)
         .post("/notifications/{id}/archive", archive)
         .get("/me/notification-preferences", preferences::list)
+        .resource("/me/notification-settings", "GET, PUT", |res| {
+            res.route(web::get().to(settings::get)).route(web::put().to(settings::set))
+        })
         .resource("/me/push-subscriptions", "GET, POST", |res| {
             res.route(web::get().to(push::list)).route(web::post().to(push::subscribe))
         })

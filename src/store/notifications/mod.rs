@@ -5,6 +5,7 @@
 pub mod emails;
 pub mod preferences;
 pub mod push;
+pub mod settings;
 pub mod tickets;
 
 use chrono::{DateTime, Utc};

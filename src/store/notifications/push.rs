@@ -3,7 +3,7 @@
 //! outbox from the PushSender's side ([`PushOutbox`]). Messages are written
 //! only by the statements that end jobs (`finish.rs`, `cancel.rs`), one per
 //! end and subscribed device; every record is fenced on (state `sending`,
-//! this attempt), as the email outbox's are.
+//! this attempt), as the email outbox's are, and a batch's are one statement.
 
 use std::time::Duration;
 
@@ -170,19 +170,21 @@ SELECT c.id, c.subscription_id, c.job_id, c.notification_id, c.job_type, c.job_s
 FROM claimed c JOIN jobs j ON j.id = c.job_id
 LEFT JOIN push_subscriptions s ON s.id = c.subscription_id";
 
-/// Ends message `$1`'s send number `$2`, if still this sender's, as `$3`
+/// Ends the sends `$1` (numbers `$2`) still this sender's, each as `$3`
 /// (`sent`, `pending` again in `$6` ms, or `failed`), with the push
 /// service's status `$4` and the error `$5`.
 const RECORD: &str = "
-UPDATE push_outbox
-SET state = $3::text::email_state, response_status = $4, last_error = $5,
-    sent_at = CASE WHEN $3 = 'sent' THEN now() END,
-    next_attempt_at = now() + coalesce($6::float8, 0) * interval '1 millisecond'
-WHERE id = $1 AND state = 'sending' AND attempts = $2";
+UPDATE push_outbox o
+SET state = i.state::email_state, response_status = i.status, last_error = i.error,
+    sent_at = CASE WHEN i.state = 'sent' THEN now() END,
+    next_attempt_at = now() + coalesce(i.delay_ms, 0) * interval '1 millisecond'
+FROM unnest($1::uuid[], $2::integer[], $3::text[], $4::integer[], $5::text[], $6::float8[])
+    AS i (id, attempt, state, status, error, delay_ms)
+WHERE o.id = i.id AND o.state = 'sending' AND o.attempts = i.attempt";
 
-/// The push service no longer knows the device: forget it (its messages
-/// still waiting lose their device, see `push_outbox.subscription_id`).
-const FORGET_DEVICE: &str = "DELETE FROM push_subscriptions WHERE id = $1";
+/// The push service no longer knows the devices `$1`: forget them (their
+/// messages still waiting lose their device, see `push_outbox.subscription_id`).
+const FORGET_DEVICES: &str = "DELETE FROM push_subscriptions WHERE id = ANY ($1)";
 
 /// What became of one attempt of a message.
 #[derive(Debug, Clone)]
@@ -219,27 +221,39 @@ impl PushOutbox<'_> {
         Ok(pushes)
     }
 
-    /// Records what became of `push`'s attempt; `false` if it was no longer
-    /// this sender's (its lock ran out and another took it).
-    pub async fn record(&self, push: &OutboxPush, outcome: &PushOutcome) -> Result<bool, StoreError> {
-        let (state, status, error, delay_ms) = match outcome {
-            PushOutcome::Sent { status } => ("sent", Some(*status), None, None),
-            PushOutcome::Retry { status, error, delay } => {
-                ("pending", *status, Some(error.as_str()), Some(delay.as_secs_f64() * 1000.0))
-            }
-            PushOutcome::Failed { status, error } => ("failed", *status, Some(error.as_str()), None),
-        };
-        let status = status.map(i32::from);
+    /// Records what became of each attempt, in one statement; those no
+    /// longer this sender's (their lock ran out and another took them) are
+    /// left as they are.
+    pub async fn record(&self, attempts: &[(OutboxPush, PushOutcome)]) -> Result<(), StoreError> {
+        let n = attempts.len();
+        let (mut ids, mut numbers, mut states) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
+        let (mut statuses, mut errors, mut delays) =
+            (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
+        for (push, outcome) in attempts {
+            let (state, status, error, delay_ms) = match outcome {
+                PushOutcome::Sent { status } => ("sent", Some(*status), None, None),
+                PushOutcome::Retry { status, error, delay } => {
+                    ("pending", *status, Some(error.as_str()), Some(delay.as_secs_f64() * 1000.0))
+                }
+                PushOutcome::Failed { status, error } => ("failed", *status, Some(error.as_str()), None),
+            };
+            ids.push(push.id);
+            numbers.push(push.attempt);
+            states.push(state);
+            statuses.push(status.map(i32::from));
+            errors.push(error);
+            delays.push(delay_ms);
+        }
         let client = self.pool.get().await?;
         let statement = client.prepare_cached(RECORD).await?;
-        let params: [&(dyn ToSql + Sync); 6] = [&push.id, &push.attempt, &state, &status, &error, &delay_ms];
-        Ok(client.execute(&statement, &params).await? == 1)
+        client.execute(&statement, &[&ids, &numbers, &states, &statuses, &errors, &delays]).await?;
+        Ok(())
     }
 
-    /// Forgets the device `subscription`: its push service said it is gone.
-    pub async fn forget_device(&self, subscription: Uuid) -> Result<(), StoreError> {
+    /// Forgets the devices `subscriptions`: their push service said they are gone.
+    pub async fn forget_devices(&self, subscriptions: &[Uuid]) -> Result<(), StoreError> {
         let client = self.pool.get().await?;
-        client.execute(&client.prepare_cached(FORGET_DEVICE).await?, &[&subscription]).await?;
+        client.execute(&client.prepare_cached(FORGET_DEVICES).await?, &[&subscriptions]).await?;
         Ok(())
     }
 }

@@ -69,7 +69,7 @@ pub struct Inventory {
     pub push_subscriptions: i64,
     pub batches: i64,
     pub schedules: i64,
-    /// Notification preferences, one per category chosen.
+    /// Notification preferences, one per category chosen, and the time zone and quiet hours if set.
     pub preferences: i64,
     pub stream_tickets: i64,
     /// When they last signed in, with their email (`people`).
@@ -123,6 +123,7 @@ SELECT
     (SELECT count(*) FROM batches WHERE tenant_id = $1 AND ($2::text IS NULL OR user_id = $2)) AS batches,
     (SELECT count(*) FROM schedules WHERE tenant_id = $1 AND ($2::text IS NULL OR user_id = $2)) AS schedules,
     (SELECT count(*) FROM notification_preferences WHERE tenant_id = $1 AND ($2::text IS NULL OR user_id = $2))
+      + (SELECT count(*) FROM notification_settings WHERE tenant_id = $1 AND ($2::text IS NULL OR user_id = $2))
         AS preferences,
     (SELECT count(*) FROM stream_tickets WHERE tenant_id = $1 AND ($2::text IS NULL OR user_id = $2)) AS stream_tickets,
     (SELECT count(*) FROM people WHERE tenant_id = $1 AND ($2::text IS NULL OR user_id = $2)) AS sign_ins,
@@ -180,6 +181,8 @@ WITH notices AS (
     DELETE FROM schedules WHERE tenant_id = $1 AND ($2::text IS NULL OR user_id = $2)
 ), preferences AS (
     DELETE FROM notification_preferences WHERE tenant_id = $1 AND ($2::text IS NULL OR user_id = $2)
+), settings AS (
+    DELETE FROM notification_settings WHERE tenant_id = $1 AND ($2::text IS NULL OR user_id = $2)
 ), devices AS (
     DELETE FROM push_subscriptions WHERE tenant_id = $1 AND ($2::text IS NULL OR user_id = $2)
 ), tickets AS (

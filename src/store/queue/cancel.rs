@@ -67,7 +67,7 @@ WITH dequeued AS (
     RETURNING j.id, j.tenant_id, j.user_id, j.user_email, j.job_type, j.error_message, j.run, j.batch_id,
               errand_cancel_kind($2) AS kind
 ), wanted AS (
-    SELECT f.*, w.in_app, w.email, w.push
+    SELECT f.*, w.in_app, w.email, w.push, w.required
     FROM finished f
     CROSS JOIN LATERAL errand_channels(f.tenant_id, f.user_id, errand_category(f.job_type, $4), $4) w
 ), notified AS (
@@ -80,13 +80,18 @@ WITH dequeued AS (
     ON CONFLICT (job_id, run, kind) DO NOTHING
     RETURNING id, job_id, tenant_id, user_id
 ), emailed AS (
-    INSERT INTO email_outbox (job_id, run, tenant_id, user_id, recipient, job_type, job_status, error_message)
-    SELECT id, run, tenant_id, user_id, user_email, job_type, 'cancelled', error_message FROM wanted
+    INSERT INTO email_outbox (job_id, run, tenant_id, user_id, recipient, job_type, job_status, error_message,
+                              next_attempt_at)
+    SELECT id, run, tenant_id, user_id, user_email, job_type, 'cancelled', error_message,
+           CASE WHEN required THEN now() ELSE errand_quiet_until(tenant_id, user_id, now()) END
+    FROM wanted
     WHERE $3 AND kind = 'job_completed' AND user_email IS NOT NULL AND email AND batch_id IS NULL
     ON CONFLICT (job_id, run) DO NOTHING
 ), pushed AS (  -- one Web Push message per device the owner subscribed, when $5
-    INSERT INTO push_outbox (subscription_id, job_id, run, tenant_id, user_id, notification_id, job_type, job_status)
-    SELECT s.id, w.id, w.run, w.tenant_id, w.user_id, n.id, w.job_type, 'cancelled'
+    INSERT INTO push_outbox (subscription_id, job_id, run, tenant_id, user_id, notification_id, job_type, job_status,
+                             next_attempt_at)
+    SELECT s.id, w.id, w.run, w.tenant_id, w.user_id, n.id, w.job_type, 'cancelled',
+           CASE WHEN w.required THEN now() ELSE errand_quiet_until(w.tenant_id, w.user_id, now()) END
     FROM wanted w
     JOIN push_subscriptions s ON s.tenant_id = w.tenant_id AND s.user_id = w.user_id
     LEFT JOIN notified n ON n.job_id = w.id

@@ -170,7 +170,7 @@ WITH input AS (
               CASE WHEN j.state = 'cancelled' THEN errand_cancel_kind(e.cancel_requested_by) ELSE 'job_completed' END
                   AS kind
 ), wanted AS (
-    SELECT f.*, w.in_app, w.email, w.push
+    SELECT f.*, w.in_app, w.email, w.push, w.required
     FROM finished f
     CROSS JOIN LATERAL errand_channels(f.tenant_id, f.user_id, errand_category(f.job_type, $9), $9) w
 ), errors_kept AS (
@@ -190,13 +190,18 @@ WITH input AS (
     ON CONFLICT (job_id, run, kind) DO NOTHING
     RETURNING id, job_id, tenant_id, user_id
 ), emailed AS (
-    INSERT INTO email_outbox (job_id, run, tenant_id, user_id, recipient, job_type, job_status, error_message)
-    SELECT id, run, tenant_id, user_id, user_email, job_type, state::text, error_message FROM wanted
+    INSERT INTO email_outbox (job_id, run, tenant_id, user_id, recipient, job_type, job_status, error_message,
+                              next_attempt_at)
+    SELECT id, run, tenant_id, user_id, user_email, job_type, state::text, error_message,
+           CASE WHEN required THEN now() ELSE errand_quiet_until(tenant_id, user_id, now()) END
+    FROM wanted
     WHERE $8 AND email AND user_email IS NOT NULL AND kind = 'job_completed' AND batch_id IS NULL
     ON CONFLICT (job_id, run) DO NOTHING
 ), pushed AS (  -- one Web Push message per device the owner subscribed, when $12
-    INSERT INTO push_outbox (subscription_id, job_id, run, tenant_id, user_id, notification_id, job_type, job_status)
-    SELECT s.id, w.id, w.run, w.tenant_id, w.user_id, n.id, w.job_type, w.state::text
+    INSERT INTO push_outbox (subscription_id, job_id, run, tenant_id, user_id, notification_id, job_type, job_status,
+                             next_attempt_at)
+    SELECT s.id, w.id, w.run, w.tenant_id, w.user_id, n.id, w.job_type, w.state::text,
+           CASE WHEN w.required THEN now() ELSE errand_quiet_until(w.tenant_id, w.user_id, now()) END
     FROM wanted w
     JOIN push_subscriptions s ON s.tenant_id = w.tenant_id AND s.user_id = w.user_id
     LEFT JOIN notified n ON n.job_id = w.id
