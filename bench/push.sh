@@ -5,10 +5,12 @@
 #   bench/push.sh [errand binary] [pairs=3] [jobs=40000]
 # Drain side, alternating: bench/drain.sh's backlog of <jobs> no-op jobs
 # over 32 tenants (each tenant's jobs are one user's), one process; A with
-# push off, B with push on and each of the 32 users one device subscribed
-# at the sink, so that every end writes a push_outbox row and the
-# PushSender sends it beside the drain. Prints jobs/s, and for B how many
-# messages had gone out when the last job ended.
+# push off; B with push on and each of the 32 users one device subscribed
+# at the sink, every one in quiet hours, so that every end writes a
+# push_outbox row and none is sent during the drain (what writing the row
+# costs); C as B out of quiet hours, so that the PushSender sends each
+# message beside the drain (what the whole of Web Push costs it). Prints
+# jobs/s, and how many messages had gone out when the last job ended.
 # Delivery side: <jobs> job ends already recorded, each with its message
 # due, and an errand process that runs no jobs (global_limit 0): only the
 # PushSender works. Timed on the database's clock from just before errand
@@ -54,13 +56,21 @@ SELECT 'tenant-' || t, 'bench', :'endpoint' || t, :'key', 'AAECAwQFBgcICQoLDA0OD
 FROM generate_series(0, 31) AS t;
 SQL
 }
-# A drain, side $1: A push off, B push on with every user subscribed.
+# Every bench user in quiet hours from an hour ago to an hour from now.
+quiet_all() {
+  q "INSERT INTO notification_settings (tenant_id, user_id, timezone, quiet_start, quiet_end)
+     SELECT 'tenant-' || t, 'bench', 'UTC', (now() AT TIME ZONE 'UTC' - interval '1 hour')::time,
+            (now() AT TIME ZONE 'UTC' + interval '1 hour')::time
+     FROM generate_series(0, 31) AS t" >/dev/null
+}
+# A drain, side $1: A push off; B push on, every user subscribed and quiet; C as B, not quiet.
 drain() {
   local side=$1 started line sent settings=()
   psql "$base/postgres" -Xqc "CREATE DATABASE $db"
   env "${envs[@]}" "$errand" migrate >/dev/null
   errand_drain_insert "$url" "$n" 32 noop '{}'
-  if [ "$side" = B ]; then subscribe_all; settings=("${push_on[@]}"); fi
+  if [ "$side" != A ]; then subscribe_all; settings=("${push_on[@]}"); fi
+  if [ "$side" = B ]; then quiet_all; fi
   started=$(q "SELECT clock_timestamp()")
   env "${envs[@]}" "${settings[@]}" ERRAND_HTTP__BIND=127.0.0.1:0 "$errand" serve >/dev/null 2>&1 &
   errand_pid=$!
@@ -104,6 +114,7 @@ SQL
 for ((i = 1; i <= pairs; i++)); do
   drain A
   drain B
+  drain C
 done
 for ((i = 1; i <= pairs; i++)); do
   deliveries

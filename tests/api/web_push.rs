@@ -89,7 +89,8 @@ async fn a_device_its_push_service_no_longer_knows_is_unsubscribed_and_a_busy_se
         listed["subscriptions"].as_array().unwrap().iter().map(|s| s["endpoint"].as_str().unwrap()).collect();
     assert_eq!(endpoints.len(), 1, "{listed}");
     assert!(endpoints[0].ends_with("/push/busy"), "the gone device was unsubscribed: {listed}");
-    let gone = "SELECT response_status FROM push_outbox WHERE state = 'failed' AND subscription_id IS NULL";
+    let gone = "SELECT response_status FROM push_outbox o WHERE state = 'failed'
+                AND NOT EXISTS (SELECT 1 FROM push_subscriptions s WHERE s.id = o.subscription_id)";
     assert_eq!(app.db.scalar::<Option<i32>>(gone, &[]).await, Some(410), "its message kept, with the answer");
     assert_eq!(push.attempts("gone").await, 1, "never tried again");
 

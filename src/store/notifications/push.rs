@@ -165,7 +165,7 @@ WITH due AS (
     WHERE o.id = due.id
     RETURNING o.id, o.subscription_id, o.job_id, o.notification_id, o.job_type, o.job_status, o.attempts
 )
-SELECT c.id, c.subscription_id, c.job_id, c.notification_id, c.job_type, c.job_status, c.attempts,
+SELECT c.id, s.id AS subscription_id, c.job_id, c.notification_id, c.job_type, c.job_status, c.attempts,
        s.endpoint, s.p256dh, s.auth, j.tenant_id, j.user_id, j.error_message, j.result, j.finished_at
 FROM claimed c JOIN jobs j ON j.id = c.job_id
 LEFT JOIN push_subscriptions s ON s.id = c.subscription_id";
@@ -183,7 +183,7 @@ FROM unnest($1::uuid[], $2::integer[], $3::text[], $4::integer[], $5::text[], $6
 WHERE o.id = i.id AND o.state = 'sending' AND o.attempts = i.attempt";
 
 /// The push service no longer knows the devices `$1`: forget them (their
-/// messages still waiting lose their device, see `push_outbox.subscription_id`).
+/// messages still waiting find no device when claimed, and are given up on).
 const FORGET_DEVICES: &str = "DELETE FROM push_subscriptions WHERE id = ANY ($1)";
 
 /// What became of one attempt of a message.

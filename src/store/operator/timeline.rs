@@ -154,7 +154,7 @@ SELECT
            FROM email_outbox WHERE job_id = $1) e)
         AS emails,
     (SELECT coalesce(jsonb_agg(to_jsonb(p) ORDER BY p.id), '[]')
-     FROM (SELECT o.id, o.subscription_id, substring(s.endpoint FROM '^[a-z]+://([^/:?#]+)') AS service, o.run,
+     FROM (SELECT o.id, s.id AS subscription_id, substring(s.endpoint FROM '^[a-z]+://([^/:?#]+)') AS service, o.run,
                   o.state::text AS state, o.attempts, o.response_status, o.last_error, o.created_at, o.sent_at
            FROM push_outbox o LEFT JOIN push_subscriptions s ON s.id = o.subscription_id
            WHERE o.job_id = $1) p)
