@@ -1250,7 +1250,10 @@ CREATE TYPE email_state AS ENUM ('pending', 'sending', 'sent', 'failed');
 -- (state pending or sending, next_attempt_at due) finds both kinds of work.
 CREATE TABLE email_outbox (
     id              uuid PRIMARY KEY DEFAULT errand_uuid_v7(),
-    job_id          uuid NOT NULL REFERENCES jobs (id),
+    -- The job whose end it tells, or the batch whose last child ended
+    -- (`batch_id`, whose foreign key is in `batches`' section).
+    job_id          uuid REFERENCES jobs (id),
+    batch_id        uuid,
     tenant_id       text NOT NULL,
     user_id         text NOT NULL,
     recipient       text NOT NULL,
@@ -1270,8 +1273,9 @@ CREATE TABLE email_outbox (
     -- by its id (see `job_queue.claim_id`).
     claim_id        uuid,
     CONSTRAINT email_sent_iff_sent_at CHECK ((state = 'sent') = (sent_at IS NOT NULL)),
-    -- At most one email per job and run.
-    CONSTRAINT email_outbox_once_per_run UNIQUE (job_id, run)
+    -- At most one email per job and run (and per batch: see `batches`).
+    CONSTRAINT email_outbox_once_per_run UNIQUE (job_id, run),
+    CONSTRAINT email_outbox_subject CHECK ((job_id IS NULL) <> (batch_id IS NULL))
 );
 
 CREATE INDEX email_outbox_due ON email_outbox (next_attempt_at) WHERE state IN ('pending', 'sending');
@@ -1610,6 +1614,14 @@ CREATE TABLE batches (
     created_at      timestamptz NOT NULL DEFAULT now(),
     -- When the last child ended; NULL again while a retried child runs.
     finished_at     timestamptz,
+    -- The email its end sends, as the configuration had it when the batch
+    -- was made (the trigger below cannot read the configuration): the
+    -- children's category, the email channel's default (NULL: email was
+    -- off, or the owner had no address: no email), and whether the
+    -- category is required. The owner's own choice is read when it ends.
+    category        text NOT NULL DEFAULT '',
+    email_default   boolean,
+    email_required  boolean NOT NULL DEFAULT false,
     CONSTRAINT batches_idempotency_key_unique UNIQUE (tenant_id, user_id, idempotency_key),
     CONSTRAINT batches_counts_within_total CHECK (completed + failed + cancelled <= total),
     CONSTRAINT batches_finished_iff_counted
@@ -1629,11 +1641,14 @@ ALTER TABLE jobs ADD CONSTRAINT jobs_batch_id_fkey FOREIGN KEY (batch_id) REFERE
 CREATE INDEX jobs_batch ON jobs (batch_id, id) WHERE batch_id IS NOT NULL;
 
 ALTER TABLE notifications ADD CONSTRAINT notifications_batch_id_fkey FOREIGN KEY (batch_id) REFERENCES batches (id);
+ALTER TABLE email_outbox ADD CONSTRAINT email_outbox_batch_id_fkey FOREIGN KEY (batch_id) REFERENCES batches (id);
+-- Exactly one email per batch, whoever ends its last child and however often.
+CREATE UNIQUE INDEX email_outbox_once_per_batch ON email_outbox (batch_id) WHERE batch_id IS NOT NULL;
 -- Exactly one notification per batch, whoever ends its last child and however often.
 CREATE UNIQUE INDEX notifications_once_per_batch ON notifications (batch_id) WHERE kind = 'batch_completed';
 
 -- Counts the children a statement ended (or, for an operator's retry, took
--- back out of an end state) on their batches, and notifies each batch's
+-- back out of an end state) on their batches, and tells each batch's
 -- owner when its last child ends. The batches' rows are locked in id order,
 -- so two statements ending children of the same batches cannot deadlock on
 -- them; under READ COMMITTED the update adds to the newest committed counts,
@@ -1664,7 +1679,21 @@ BEGIN
                                THEN coalesce(b.finished_at, now()) END
         FROM moved m, locked l
         WHERE b.id = m.batch_id AND l.id = b.id
-        RETURNING b.id, b.tenant_id, b.user_id, b.job_type, b.total, b.completed, b.failed, b.cancelled, b.finished_at
+        RETURNING b.id, b.tenant_id, b.user_id, b.user_email, b.job_type, b.total, b.completed, b.failed, b.cancelled,
+                  b.finished_at, b.category, b.email_default, b.email_required
+    ), emailed AS (
+        -- Its email, as far as the owner's choice for the category allows
+        -- (read now, as a job's end reads it), after their quiet hours.
+        INSERT INTO email_outbox (batch_id, tenant_id, user_id, recipient, job_type, job_status, next_attempt_at)
+        SELECT c.id, c.tenant_id, c.user_id, c.user_email, c.job_type,
+               CASE WHEN c.completed = c.total THEN 'completed' ELSE 'failed' END,
+               CASE WHEN c.email_required THEN now() ELSE errand_quiet_until(c.tenant_id, c.user_id, now()) END
+        FROM counted c
+        LEFT JOIN notification_preferences p
+               ON p.tenant_id = c.tenant_id AND p.user_id = c.user_id AND p.category = c.category
+        WHERE c.finished_at IS NOT NULL AND c.email_default IS NOT NULL AND c.user_email IS NOT NULL
+          AND (c.email_required OR coalesce(p.email, c.email_default))
+        ON CONFLICT (batch_id) WHERE batch_id IS NOT NULL DO NOTHING
     ), notified AS (
         INSERT INTO notifications (tenant_id, user_id, kind, batch_id, job_type, details)
         SELECT tenant_id, user_id, 'batch_completed', id, job_type,

@@ -45,6 +45,8 @@ pub struct NotificationRules {
     required: BTreeSet<String>,
     /// Whether this errand offers Web Push.
     push: bool,
+    /// Whether ends reach people by email until they choose.
+    email: bool,
     /// The same, as the database's `errand_channels` and `errand_category` take them.
     as_sql: Value,
 }
@@ -55,7 +57,12 @@ impl NotificationRules {
     /// chooses. Web Push is not offered until [`Self::with_push`].
     pub fn new(categories: BTreeMap<String, String>, required: BTreeSet<String>, in_app: bool, email: bool) -> Self {
         let as_sql = json!({ "categories": categories, "required": required, "in_app": in_app, "email": email });
-        Self { categories, required, push: false, as_sql }
+        Self { categories, required, push: false, email, as_sql }
+    }
+
+    /// Whether ends reach people by email until they choose.
+    pub fn email_default(&self) -> bool {
+        self.email
     }
 
     /// Offers Web Push, on (`default`) for a subscribed device until its owner chooses.

@@ -9,7 +9,7 @@ use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
 use minijinja::{Environment, context};
 
 use crate::config::{EmailSettings, SmtpSecurity};
-use crate::domain::{JobId, JobState, ScheduleId, TenantId, UserId};
+use crate::domain::{BatchCounts, BatchId, JobId, JobState, ScheduleId, TenantId, UserId};
 use crate::outbound::links::JobLinks;
 use crate::storage::ResultFile;
 
@@ -34,6 +34,28 @@ pub struct CompletionEmail<'a> {
     pub finished_at: Option<chrono::DateTime<chrono::Utc>>,
     /// The schedule that made the job: its id, expression and time zone.
     pub schedule: Option<(ScheduleId, &'a str, &'a str)>,
+}
+
+/// What a batch's email says: how its children ended.
+pub struct BatchEmail<'a> {
+    pub batch: BatchId,
+    pub tenant: &'a TenantId,
+    pub user: &'a UserId,
+    pub recipient: &'a str,
+    /// The children's type's name.
+    pub display_name: &'a str,
+    pub category: &'a str,
+    pub unsubscribable: bool,
+    pub counts: BatchCounts,
+}
+
+/// Where a rendered email goes, and what names it.
+struct Envelope<'a> {
+    recipient: &'a str,
+    category: &'a str,
+    unsubscribe: Option<String>,
+    /// The Message-ID's local part (the sender's domain is added).
+    message_id: String,
 }
 
 /// Why an email could not be built or sent.
@@ -98,6 +120,16 @@ impl SmtpMailer {
             .and_then(|()| {
                 templates.add_template("body.html", include_str!("../../templates/email/job_completed.html"))
             })
+            .and_then(|()| {
+                let subject = include_str!("../../templates/email/batch_completed.subject.txt");
+                templates.add_template("batch/subject.txt", subject)
+            })
+            .and_then(|()| {
+                templates.add_template("batch/body.txt", include_str!("../../templates/email/batch_completed.txt"))
+            })
+            .and_then(|()| {
+                templates.add_template("batch/body.html", include_str!("../../templates/email/batch_completed.html"))
+            })
             .map_err(|e| invalid(&e))?;
         Ok(Self {
             transport: builder.build(),
@@ -115,7 +147,6 @@ impl SmtpMailer {
     /// [`JobLinks`]); and a Message-ID derived from the job, so that a resend
     /// after a crash is recognisably the same message.
     pub fn render(&self, email: &CompletionEmail<'_>) -> Result<Message, MailError> {
-        let invalid = |e: &dyn std::fmt::Display| MailError::Invalid(e.to_string());
         let failed = email.status == JobState::Failed;
         let cancelled = email.status == JobState::Cancelled;
         let file = ResultFile::of(email.result).filter(|_| email.status == JobState::Completed);
@@ -143,13 +174,54 @@ impl SmtpMailer {
             schedule => email.schedule.map(|(_, cron, zone)| format!("{cron} ({zone})")),
             pause_link => email.schedule.map(|(id, _, _)| self.links.pause_link(email.tenant, email.user, id)),
         };
-        let render =
-            |name: &str| self.templates.get_template(name).and_then(|t| t.render(&ctx)).map_err(|e| invalid(&e));
+        let message_id = match email.run {
+            1 => format!("job-{}", email.job),
+            run => format!("job-{}-{run}", email.job),
+        };
+        let envelope = Envelope { recipient: email.recipient, category: email.category, unsubscribe, message_id };
+        self.message("", &ctx, envelope)
+    }
+
+    /// The email of a batch whose last child ended: how its children ended,
+    /// and a Message-ID derived from the batch.
+    pub fn render_batch(&self, email: &BatchEmail<'_>) -> Result<Message, MailError> {
+        let c = email.counts;
+        let mut outcome = vec![format!("{} completed", c.completed)];
+        if c.failed > 0 {
+            outcome.push(format!("{} failed", c.failed));
+        }
+        if c.cancelled > 0 {
+            outcome.push(format!("{} cancelled", c.cancelled));
+        }
+        let unsubscribe =
+            email.unsubscribable.then(|| self.links.unsubscribe_link(email.tenant, email.user, email.category));
+        let ctx = context! {
+            display_name => email.display_name,
+            total => c.total,
+            completed => c.completed,
+            outcome => outcome.join(", "),
+            batch_id => email.batch.to_string(),
+            unsubscribe => unsubscribe.clone(),
+        };
+        let message_id = format!("batch-{}", email.batch);
+        let envelope = Envelope { recipient: email.recipient, category: email.category, unsubscribe, message_id };
+        self.message("batch/", &ctx, envelope)
+    }
+
+    /// The message of the templates under `prefix` in `ctx`, to `envelope`'s
+    /// recipient, listed under its category, with a one-click unsubscribe
+    /// when it has a link.
+    fn message(&self, prefix: &str, ctx: &minijinja::Value, envelope: Envelope<'_>) -> Result<Message, MailError> {
+        let invalid = |e: &dyn std::fmt::Display| MailError::Invalid(e.to_string());
+        let render = |name: &str| {
+            let template = self.templates.get_template(&format!("{prefix}{name}"));
+            template.and_then(|t| t.render(ctx)).map_err(|e| invalid(&e))
+        };
         let subject = render("subject.txt")?;
-        let to: Mailbox = email.recipient.parse().map_err(|e| invalid(&e))?;
+        let to: Mailbox = envelope.recipient.parse().map_err(|e| invalid(&e))?;
         let mut message =
-            Message::builder().raw_header(header("List-Id", format!("<{}.{}>", email.category, self.domain)));
-        if let Some(link) = unsubscribe {
+            Message::builder().raw_header(header("List-Id", format!("<{}.{}>", envelope.category, self.domain)));
+        if let Some(link) = envelope.unsubscribe {
             // RFC 8058: a mailbox provider's one-click unsubscribe POSTs
             // `List-Unsubscribe=One-Click` to the link; a GET changes nothing.
             message = message
@@ -160,10 +232,7 @@ impl SmtpMailer {
             .from(self.from.clone())
             .to(to)
             .subject(subject.trim())
-            .message_id(Some(match email.run {
-                1 => format!("<job-{}@{}>", email.job, self.domain),
-                run => format!("<job-{}-{run}@{}>", email.job, self.domain),
-            }))
+            .message_id(Some(format!("<{}@{}>", envelope.message_id, self.domain)))
             .multipart(MultiPart::alternative_plain_html(render("body.txt")?, render("body.html")?))
             .map_err(|e| invalid(&e))
     }

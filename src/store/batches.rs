@@ -19,12 +19,14 @@ use crate::store::queue::quota::{self, Submitter};
 /// $9), each of $10 attempts at most, unless the key already names a batch.
 /// The quota caps $11 (empty: none) are checked by the counting trigger on
 /// the children queued, as for any submission (`submit.rs`): a batch over a
-/// cap records nothing. The children carry the request's trace $13.
+/// cap records nothing. The children carry the request's trace $13. Its end's
+/// email: the category $14, the email default $15 (NULL: none), required $16.
 /// Answers the batch if it was recorded.
 const CREATE: &str = "
 WITH batch AS (
-    INSERT INTO batches (id, tenant_id, user_id, user_email, idempotency_key, fingerprint, job_type, total)
-    SELECT $1, $2, $3, $4, $5, $6, $7, cardinality($8::jsonb[])
+    INSERT INTO batches (id, tenant_id, user_id, user_email, idempotency_key, fingerprint, job_type, total,
+                         category, email_default, email_required)
+    SELECT $1, $2, $3, $4, $5, $6, $7, cardinality($8::jsonb[]), $14, $15, $16
     WHERE (SELECT set_config('errand.quota_caps', $11::text, true)) IS NOT NULL
     ON CONFLICT (tenant_id, user_id, idempotency_key) DO NOTHING
     RETURNING id, tenant_id, user_id, user_email, job_type, total, completed, failed, cancelled, created_at,
@@ -157,6 +159,8 @@ pub struct CallerBatches<'a> {
     pub(super) batch_caps: &'a quota::BatchCaps,
     pub(super) quotas: &'a crate::domain::Quotas,
     pub(super) rules: &'a crate::domain::NotificationRules,
+    /// Whether a batch's end is emailed (`[email] enabled`), as its owner's choice allows.
+    pub(super) email_outbox: bool,
     /// Seals the children's params (of a type that keeps them sealed), and opens them.
     pub(super) sealer: &'a crate::store::Sealer,
 }
@@ -182,7 +186,11 @@ impl CallerBatches<'_> {
         for item in &batch.items {
             items.push(self.sealer.seal(tenant, &batch.job_type, item).await?.unwrap_or_else(|| item.clone()));
         }
-        let params: [&(dyn ToSql + Sync); 13] = [
+        // Its end's email as the configuration has it now (see `batches.email_default`).
+        let category = self.rules.category_of(&batch.job_type);
+        let email_default = (self.email_outbox && self.caller.email.is_some()).then(|| self.rules.email_default());
+        let required = self.rules.is_required(category);
+        let params: [&(dyn ToSql + Sync); 16] = [
             &id.0,
             &tenant,
             &user,
@@ -196,6 +204,9 @@ impl CallerBatches<'_> {
             &caps,
             &batch.priority,
             &trace,
+            &category,
+            &email_default,
+            &required,
         ];
         let client = self.pool.get().await?;
         match client.query_opt(&client.prepare_cached(CREATE).await?, &params).await {

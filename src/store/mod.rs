@@ -40,7 +40,7 @@ use deadpool_postgres::Pool;
 pub use crate::config::postgres::{Connection, UrlError};
 pub use batches::{Batch, BatchSubmission, CallerBatches, NewBatch, UnfinishedChild};
 pub use jobs::{CallerJobs, JobFilter, JobPage};
-pub use notifications::emails::{Outbox, OutboxEmail};
+pub use notifications::emails::{EmailAbout, JobEmail, Outbox, OutboxEmail};
 pub use notifications::preferences::{CallerPreferences, CategoryPreferences, ChannelChoices};
 pub use notifications::push::{
     CallerPushSubscriptions, NewPushSubscription, OutboxPush, PushDevice, PushOutbox, PushOutcome, PushSubscription,
@@ -221,6 +221,7 @@ impl Store {
             batch_caps: &self.batch_caps,
             quotas: &self.quotas,
             rules: &self.endings.rules,
+            email_outbox: self.endings.email_outbox,
             sealer: &self.sealer,
         }
     }

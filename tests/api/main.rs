@@ -8,6 +8,7 @@
 mod admission;
 mod attempt_logs;
 mod auth;
+mod batch_email;
 mod batches;
 mod bodies;
 mod browser;

@@ -18,9 +18,10 @@ use tracing::Instrument;
 
 use crate::actors::delivery::until_recorded::until_answered;
 use crate::config::EmailSettings;
+use crate::domain::NotificationRules;
 use crate::jobs::JobTypes;
-use crate::outbound::mail::{CompletionEmail, MailError, SmtpMailer};
-use crate::store::{OutboxEmail, Store};
+use crate::outbound::mail::{BatchEmail, CompletionEmail, MailError, SmtpMailer};
+use crate::store::{EmailAbout, OutboxEmail, Store};
 
 /// There may be emails due.
 #[derive(Debug, Clone, Copy, Message)]
@@ -79,21 +80,61 @@ impl Mailer {
     }
 }
 
-/// Sends one email and records the outcome, in a span of the job's trace.
+/// Sends one email and records the outcome, in a span of its job's trace.
 async fn deliver(store: &Store, smtp: &SmtpMailer, job_types: &JobTypes, settings: &EmailSettings, email: OutboxEmail) {
     let span = tracing::info_span!(
         parent: None,
         "email",
-        job = %email.job,
+        email = %email.id,
         tenant = %email.tenant,
         attempt = email.attempt,
         otel.name = "send email",
         otel.kind = "client",
         otel.status_code = tracing::field::Empty,
     );
-    crate::telemetry::traces::join_job_trace(&span, email.trace.as_ref(), email.job_attempts.into());
+    if let EmailAbout::Job(job) = &email.about {
+        crate::telemetry::traces::join_job_trace(&span, job.trace.as_ref(), job.job_attempts.into());
+    }
     send(store, smtp, job_types, settings, email, &span).instrument(span.clone()).await;
 }
+
+/// The email's message, rendered for its job or its batch.
+fn render(smtp: &SmtpMailer, rules: &NotificationRules, job_types: &JobTypes, email: &OutboxEmail) -> Rendered {
+    let display_name = job_types.display_name(&email.job_type);
+    let category = rules.category_of(&email.job_type);
+    let unsubscribable = !rules.is_required(category);
+    let (tenant, user, recipient) = (&email.tenant, &email.user, email.recipient.as_str());
+    match &email.about {
+        EmailAbout::Job(job) => smtp.render(&CompletionEmail {
+            job: job.job,
+            run: job.run,
+            tenant,
+            user,
+            recipient,
+            display_name: &display_name,
+            category,
+            unsubscribable,
+            status: job.job_status,
+            error_message: job.error_message.as_deref(),
+            params: &job.params,
+            result: job.result.as_ref(),
+            finished_at: job.finished_at,
+            schedule: job.schedule.as_ref().map(|(id, cron, zone)| (*id, cron.as_str(), zone.as_str())),
+        }),
+        EmailAbout::Batch { batch, counts } => smtp.render_batch(&BatchEmail {
+            batch: *batch,
+            tenant,
+            user,
+            recipient,
+            display_name: &display_name,
+            category,
+            unsubscribable,
+            counts: *counts,
+        }),
+    }
+}
+
+type Rendered = Result<lettre::Message, MailError>;
 
 async fn send(
     store: &Store,
@@ -103,26 +144,7 @@ async fn send(
     email: OutboxEmail,
     span: &tracing::Span,
 ) {
-    let display_name = job_types.display_name(&email.job_type);
-    let rules = store.notification_rules();
-    let category = rules.category_of(&email.job_type);
-    let content = CompletionEmail {
-        job: email.job,
-        run: email.run,
-        tenant: &email.tenant,
-        user: &email.user,
-        recipient: &email.recipient,
-        display_name: &display_name,
-        category,
-        unsubscribable: !rules.is_required(category),
-        status: email.job_status,
-        error_message: email.error_message.as_deref(),
-        params: &email.params,
-        result: email.result.as_ref(),
-        finished_at: email.finished_at,
-        schedule: email.schedule.as_ref().map(|(id, cron, zone)| (*id, cron.as_str(), zone.as_str())),
-    };
-    let sent = match smtp.render(&content) {
+    let sent = match render(smtp, store.notification_rules(), job_types, &email) {
         Ok(message) => smtp.send(message).await,
         Err(error) => Err(error),
     };
@@ -136,11 +158,14 @@ async fn send(
     if sent.is_err() {
         span.record("otel.status_code", "error");
     }
-    let what = format!("the email of job {}", email.job);
+    let what = match &email.about {
+        EmailAbout::Job(job) => format!("the email of job {}", job.job),
+        EmailAbout::Batch { batch, .. } => format!("the email of batch {batch}"),
+    };
     match sent {
         Ok(response) => until_answered(&what, || outbox.record_sent(&email, &response)).await,
         Err(error @ (MailError::Invalid(_) | MailError::Rejected(_))) => {
-            tracing::warn!(%error, job = %email.job, "email refused; not retrying");
+            tracing::warn!(%error, email = %what, "email refused; not retrying");
             let error = error.to_string();
             until_answered(&what, || outbox.record_failed(&email, &error)).await
         }
@@ -148,11 +173,11 @@ async fn send(
             let attempt = u32::try_from(email.attempt).unwrap_or(u32::MAX);
             let policy = settings.retry_policy();
             if policy.allows_another(attempt) {
-                tracing::info!(%error, job = %email.job, attempt, "email not sent; will retry");
+                tracing::info!(%error, email = %what, attempt, "email not sent; will retry");
                 let (error, delay) = (error.to_string(), policy.next_delay(attempt));
                 until_answered(&what, || outbox.record_retry(&email, &error, delay)).await
             } else {
-                tracing::warn!(%error, job = %email.job, attempt, "email not sent; out of attempts");
+                tracing::warn!(%error, email = %what, attempt, "email not sent; out of attempts");
                 let error = error.to_string();
                 until_answered(&what, || outbox.record_failed(&email, &error)).await
             }

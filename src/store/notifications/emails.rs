@@ -12,29 +12,47 @@ use tokio_postgres::Row;
 use tokio_postgres::types::ToSql;
 use uuid::Uuid;
 
-use crate::domain::{JobId, JobState, JobTrace, ScheduleId, TenantId, UserId};
+use crate::domain::{BatchCounts, BatchId, JobId, JobState, JobTrace, ScheduleId, TenantId, UserId};
 use crate::store::StoreError;
 use crate::store::queue::lost_claims::LostClaim;
 
-/// An email to send now, with what it tells of its job.
+/// An email to send now, with what it tells of its job or its batch.
 #[derive(Debug, Clone)]
 pub struct OutboxEmail {
     pub id: Uuid,
-    pub job: JobId,
-    /// Which run of the job ended (2 and up after operators' retries).
-    pub run: i32,
     pub tenant: TenantId,
     pub user: UserId,
     pub recipient: String,
+    /// The job's type, or the batch's children's.
     pub job_type: String,
+    /// This delivery attempt, 1-based.
+    pub attempt: i32,
+    pub about: EmailAbout,
+}
+
+/// What an email tells of.
+#[derive(Debug, Clone)]
+pub enum EmailAbout {
+    Job(JobEmail),
+    /// A batch whose last child ended: how its children ended.
+    Batch {
+        batch: BatchId,
+        counts: BatchCounts,
+    },
+}
+
+/// A job's end, as its email tells it.
+#[derive(Debug, Clone)]
+pub struct JobEmail {
+    pub job: JobId,
+    /// Which run of the job ended (2 and up after operators' retries).
+    pub run: i32,
     pub job_status: JobState,
     pub error_message: Option<String>,
     pub params: serde_json::Value,
     /// The job's result (a file's size, rows and expiry, for exports).
     pub result: Option<serde_json::Value>,
     pub finished_at: Option<DateTime<Utc>>,
-    /// This delivery attempt, 1-based.
-    pub attempt: i32,
     /// The schedule that made the job, while it exists: its id, expression and zone.
     pub schedule: Option<(ScheduleId, String, String)>,
     /// The trace of the request that recorded the job, and the attempts the
@@ -44,9 +62,10 @@ pub struct OutboxEmail {
 }
 
 /// Claims due emails (locked by their state and lock time, so a crash
-/// mid-send makes them due again), with their job's owner, params and result.
-/// (The job row outlives its email: both are pruned together, the job last.)
-/// The claim's id is $3 (see `lost_claims.rs`).
+/// mid-send makes them due again), with their job's params and result, or
+/// their batch's counts. (The job or batch row outlives its email: both are
+/// pruned together, the job or batch last.) The claim's id is $3 (see
+/// `lost_claims.rs`).
 const CLAIM_DUE: &str = "
 WITH due AS (
     SELECT id FROM email_outbox
@@ -59,12 +78,15 @@ WITH due AS (
         claim_id = $3
     FROM due
     WHERE o.id = due.id
-    RETURNING o.id, o.job_id, o.run, o.recipient, o.job_type, o.job_status, o.error_message, o.attempts
+    RETURNING o.id, o.job_id, o.batch_id, o.tenant_id, o.user_id, o.run, o.recipient, o.job_type, o.job_status,
+              o.error_message, o.attempts
 )
-SELECT c.id, c.job_id, c.run, c.recipient, c.job_type, c.job_status, c.error_message, c.attempts,
-       j.tenant_id, j.user_id, j.params, j.result, j.finished_at, s.id AS schedule_id, s.cron, s.timezone,
-       j.traceparent, errand_trace_linked(j.run, j.scheduled_for) AS trace_linked, j.attempt AS job_attempts
-FROM claimed c JOIN jobs j ON j.id = c.job_id
+SELECT c.id, c.job_id, c.batch_id, c.tenant_id, c.user_id, c.run, c.recipient, c.job_type, c.job_status,
+       c.error_message, c.attempts, j.params, j.result, j.finished_at, s.id AS schedule_id, s.cron, s.timezone,
+       j.traceparent, errand_trace_linked(j.run, j.scheduled_for) AS trace_linked, j.attempt AS job_attempts,
+       b.total, b.completed, b.failed, b.cancelled
+FROM claimed c LEFT JOIN jobs j ON j.id = c.job_id
+LEFT JOIN batches b ON b.id = c.batch_id
 LEFT JOIN schedules s ON s.id = j.schedule_id";
 
 /// Ends email $1's send number $2, if still this sender's: the server
@@ -111,8 +133,9 @@ impl<'a> Outbox<'a> {
         let mut emails = rows.iter().map(email_from_row).collect::<Result<Vec<_>, _>>()?;
         for email in &mut emails {
             use crate::domain::sealing::Purpose;
-            self.sealer.open_for_view(email.tenant.as_str(), &mut email.params, Purpose::Params).await?;
-            if let Some(result) = &mut email.result {
+            let EmailAbout::Job(job) = &mut email.about else { continue };
+            self.sealer.open_for_view(email.tenant.as_str(), &mut job.params, Purpose::Params).await?;
+            if let Some(result) = &mut job.result {
                 self.sealer.open_for_view(email.tenant.as_str(), result, Purpose::Result).await?;
             }
         }
@@ -145,21 +168,44 @@ impl<'a> Outbox<'a> {
 }
 
 fn email_from_row(row: &Row) -> Result<OutboxEmail, StoreError> {
-    let status: String = row.try_get("job_status")?;
+    let about = match row.try_get::<_, Option<Uuid>>("batch_id")? {
+        Some(batch) => {
+            let count = |name: &str| -> Result<u32, StoreError> {
+                let n: i32 = row.try_get(name)?;
+                u32::try_from(n).map_err(|_| StoreError::Corrupt(format!("a batch's {name} count is {n}")))
+            };
+            let counts = BatchCounts {
+                total: count("total")?,
+                completed: count("completed")?,
+                failed: count("failed")?,
+                cancelled: count("cancelled")?,
+            };
+            EmailAbout::Batch { batch: BatchId(batch), counts }
+        }
+        None => EmailAbout::Job(job_email_from_row(row)?),
+    };
     Ok(OutboxEmail {
         id: row.try_get("id")?,
-        job: JobId(row.try_get("job_id")?),
-        run: row.try_get("run")?,
         tenant: TenantId::parse(row.try_get::<_, String>("tenant_id")?)?,
         user: UserId::parse(row.try_get::<_, String>("user_id")?)?,
         recipient: row.try_get("recipient")?,
         job_type: row.try_get("job_type")?,
+        attempt: row.try_get("attempts")?,
+        about,
+    })
+}
+
+fn job_email_from_row(row: &Row) -> Result<JobEmail, StoreError> {
+    let status: String = row.try_get("job_status")?;
+    let job: Option<Uuid> = row.try_get("job_id")?;
+    Ok(JobEmail {
+        job: JobId(job.ok_or_else(|| StoreError::Corrupt("an email of neither a job nor a batch".into()))?),
+        run: row.try_get("run")?,
         job_status: status.parse::<JobState>()?,
         error_message: row.try_get("error_message")?,
-        params: row.try_get("params")?,
+        params: row.try_get::<_, Option<serde_json::Value>>("params")?.unwrap_or_default(),
         result: row.try_get("result")?,
         finished_at: row.try_get("finished_at")?,
-        attempt: row.try_get("attempts")?,
         schedule: match row.try_get::<_, Option<Uuid>>("schedule_id")? {
             Some(id) => Some((ScheduleId(id), row.try_get("cron")?, row.try_get("timezone")?)),
             None => None,

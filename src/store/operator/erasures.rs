@@ -168,6 +168,8 @@ WITH doomed AS (
     LIMIT $3
 ), forgotten_notifications AS (
     DELETE FROM notifications WHERE batch_id IN (SELECT id FROM doomed)
+), forgotten_emails AS (
+    DELETE FROM email_outbox WHERE batch_id IN (SELECT id FROM doomed)
 )
 DELETE FROM batches WHERE id IN (SELECT id FROM doomed)";
 

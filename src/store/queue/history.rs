@@ -122,6 +122,8 @@ WITH doomed AS (
     FOR UPDATE SKIP LOCKED
 ), forgotten_notifications AS (
     DELETE FROM notifications WHERE batch_id IN (SELECT id FROM doomed)
+), forgotten_emails AS (
+    DELETE FROM email_outbox WHERE batch_id IN (SELECT id FROM doomed)
 ), forgotten_notices AS (
     DELETE FROM notifications
     WHERE id IN (SELECT id FROM notifications WHERE kind IN ('webhook_disabled', 'schedule_paused') AND id < $1
