@@ -26,6 +26,19 @@ pub enum BatchStatus {
 }
 
 impl BatchCounts {
+    /// How the children ended, as people read it: "37 completed, 3 failed"
+    /// (the bell's notice and the batch's email say the same).
+    pub fn outcome(&self) -> String {
+        let mut parts = vec![format!("{} completed", self.completed)];
+        if self.failed > 0 {
+            parts.push(format!("{} failed", self.failed));
+        }
+        if self.cancelled > 0 {
+            parts.push(format!("{} cancelled", self.cancelled));
+        }
+        parts.join(", ")
+    }
+
     /// Children that ended, however.
     pub fn ended(&self) -> u32 {
         self.completed + self.failed + self.cancelled

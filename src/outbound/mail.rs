@@ -186,20 +186,13 @@ impl SmtpMailer {
     /// and a Message-ID derived from the batch.
     pub fn render_batch(&self, email: &BatchEmail<'_>) -> Result<Message, MailError> {
         let c = email.counts;
-        let mut outcome = vec![format!("{} completed", c.completed)];
-        if c.failed > 0 {
-            outcome.push(format!("{} failed", c.failed));
-        }
-        if c.cancelled > 0 {
-            outcome.push(format!("{} cancelled", c.cancelled));
-        }
         let unsubscribe =
             email.unsubscribable.then(|| self.links.unsubscribe_link(email.tenant, email.user, email.category));
         let ctx = context! {
             display_name => email.display_name,
             total => c.total,
             completed => c.completed,
-            outcome => outcome.join(", "),
+            outcome => c.outcome(),
             batch_id => email.batch.to_string(),
             unsubscribe => unsubscribe.clone(),
         };

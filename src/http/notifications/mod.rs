@@ -1,6 +1,7 @@
 //! `/notifications`: the in-app feed, read-marks, and the live stream
 //! (Server-Sent Events). Every read goes through the caller's scope.
 
+pub mod marks;
 pub mod preferences;
 pub mod push;
 pub mod settings;
@@ -129,16 +130,10 @@ impl NotificationView {
             NotificationSubject::Batch { batch, job_type, counts } => {
                 let name = types.display_name(&job_type);
                 let title = format!("Your batch of {} {name} jobs is done", counts.total);
-                let mut parts = vec![format!("{} completed", counts.completed)];
-                if counts.failed > 0 {
-                    parts.push(format!("{} failed", counts.failed));
-                }
-                if counts.cancelled > 0 {
-                    parts.push(format!("{} cancelled", counts.cancelled));
-                }
                 let report = if counts.completed < counts.total { "; the report lists the others" } else { "" };
+                let body = format!("{}{report}.", counts.outcome());
                 (view.batch_id, view.job_type, view.counts) = (Some(batch), Some(job_type), Some(counts));
-                (title, format!("{}{report}.", parts.join(", ")))
+                (title, body)
             }
             NotificationSubject::WebhookDisabled { endpoint, url, reason } => {
                 view.webhook_id = Some(endpoint);
@@ -199,24 +194,6 @@ pub struct FeedPage {
     next_cursor: Option<String>,
 }
 
-/// How many notifications `read-all` marked.
-#[derive(Serialize, utoipa::ToSchema)]
-pub struct MarkedRead {
-    marked_read: u64,
-}
-
-/// How many notifications `seen` marked.
-#[derive(Serialize, utoipa::ToSchema)]
-pub struct MarkedSeen {
-    marked_seen: u64,
-}
-
-/// How many notifications `archive-read` archived.
-#[derive(Serialize, utoipa::ToSchema)]
-pub struct Archived {
-    archived: u64,
-}
-
 /// A ticket for `GET /notifications/stream?ticket=…`.
 #[derive(Serialize, utoipa::ToSchema)]
 pub struct StreamTicket {
@@ -249,74 +226,6 @@ pub async fn list(
         unseen_count: page.counts.unseen,
         next_cursor: page.next_before.map(|id| pagination::encode_cursor(id.0)),
     }))
-}
-
-/// `POST /notifications/{id}/read`: 204, or 404 whether missing or someone else's.
-#[utoipa::path(post, path = "/notifications/{id}/read", tag = "notifications",
-    params(("id" = String, Path, format = Uuid, description = "The notification's id")),
-    responses((status = 204, description = "Marked read"),
-        UserRouteProblems,
-        (status = 404, description = "No such notification of the caller (`not_found`)", body = Problem, content_type = "application/problem+json")))]
-pub async fn mark_read(
-    caller: Caller,
-    path: web::Path<String>,
-    state: web::Data<AppState>,
-) -> Result<HttpResponse, AppError> {
-    let id = NotificationId(super::path_id(&path)?);
-    if state.store.notifications_for(&caller).mark_read(id).await? {
-        Ok(HttpResponse::NoContent().finish())
-    } else {
-        Err(AppError::NotFound)
-    }
-}
-
-/// `POST /notifications/read-all`: marks every unread notification of the caller read.
-#[utoipa::path(post, path = "/notifications/read-all", tag = "notifications",
-    responses((status = 200, description = "How many were marked", body = MarkedRead),
-        UserRouteProblems))]
-pub async fn mark_all_read(caller: Caller, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
-    let marked_read = state.store.notifications_for(&caller).mark_all_read().await?;
-    Ok(HttpResponse::Ok().json(MarkedRead { marked_read }))
-}
-
-/// `POST /notifications/seen`: the caller opened the bell: every unseen
-/// notification is seen (the badge counts none), read or not.
-#[utoipa::path(post, path = "/notifications/seen", tag = "notifications",
-    responses((status = 200, description = "How many were marked", body = MarkedSeen),
-        UserRouteProblems))]
-pub async fn mark_all_seen(caller: Caller, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
-    let marked_seen = state.store.notifications_for(&caller).mark_all_seen().await?;
-    Ok(HttpResponse::Ok().json(MarkedSeen { marked_seen }))
-}
-
-/// `POST /notifications/{id}/archive`: out of the feed and its counts (listed
-/// with `status=archived`); 204 again for one already archived, 404 whether
-/// missing or someone else's.
-#[utoipa::path(post, path = "/notifications/{id}/archive", tag = "notifications",
-    params(("id" = String, Path, format = Uuid, description = "The notification's id")),
-    responses((status = 204, description = "Archived"),
-        UserRouteProblems,
-        (status = 404, description = "No such notification of the caller (`not_found`)", body = Problem, content_type = "application/problem+json")))]
-pub async fn archive(
-    caller: Caller,
-    path: web::Path<String>,
-    state: web::Data<AppState>,
-) -> Result<HttpResponse, AppError> {
-    let id = NotificationId(super::path_id(&path)?);
-    if state.store.notifications_for(&caller).archive(id).await? {
-        Ok(HttpResponse::NoContent().finish())
-    } else {
-        Err(AppError::NotFound)
-    }
-}
-
-/// `POST /notifications/archive-read`: archives every read notification of the caller.
-#[utoipa::path(post, path = "/notifications/archive-read", tag = "notifications",
-    responses((status = 200, description = "How many were archived", body = Archived),
-        UserRouteProblems))]
-pub async fn archive_read(caller: Caller, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
-    let archived = state.store.notifications_for(&caller).archive_read().await?;
-    Ok(HttpResponse::Ok().json(Archived { archived }))
 }
 
 /// `POST /notifications/stream-tickets`: a short-lived ticket for
@@ -396,13 +305,13 @@ pub async fn stream(
 /// `/me/push-subscriptions`.
 pub fn routes(r: &mut Routes) {
     r.get("/notifications", list)
-        .post("/notifications/read-all", mark_all_read)
-        .post("/notifications/seen", mark_all_seen)
-        .post("/notifications/archive-read", archive_read)
+        .post("/notifications/read-all", marks::mark_all_read)
+        .post("/notifications/seen", marks::mark_all_seen)
+        .post("/notifications/archive-read", marks::archive_read)
         .post("/notifications/stream-tickets", stream_ticket)
         .get("/notifications/stream", stream)
-        .post("/notifications/{id}/read", mark_read)
-        .post("/notifications/{id}/archive", archive)
+        .post("/notifications/{id}/read", marks::mark_read)
+        .post("/notifications/{id}/archive", marks::archive)
         .get("/me/notification-preferences", preferences::list)
         .resource("/me/notification-settings", "GET, PUT", |res| {
             res.route(web::get().to(settings::get)).route(web::put().to(settings::set))

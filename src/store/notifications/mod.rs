@@ -1,8 +1,9 @@
-//! Reads and read-marks of one caller's notifications: tenant and user are
+//! Reads of one caller's notifications, and their marks (`marks.rs`): tenant and user are
 //! bound into every statement from the [`Caller`]. Notifications are written
 //! only by the statements that end jobs (see `finish.rs`, `cancel.rs`).
 
 pub mod emails;
+mod marks;
 pub mod preferences;
 pub mod push;
 pub mod settings;
@@ -11,7 +12,7 @@ pub mod tickets;
 use chrono::{DateTime, Utc};
 use tokio_postgres::Row;
 
-use crate::domain::{BatchCounts, BatchId, Caller, JobId, JobState, NotificationId, OwnerTag, ScheduleId};
+use crate::domain::{BatchCounts, BatchId, Caller, JobId, JobState, NotificationId, ScheduleId};
 use crate::store::StoreError;
 
 /// A page of the caller's feed (every kind but the streams-only ones), newest
@@ -49,41 +50,6 @@ SELECT count(*) FILTER (WHERE read_at IS NULL) AS unread, count(*) FILTER (WHERE
 FROM notifications
 WHERE tenant_id = $1 AND user_id = $2 AND kind NOT IN ('job_cancelled', 'job_superseded') AND archived_at IS NULL
   AND (read_at IS NULL OR seen_at IS NULL)";
-
-/// Marks the caller's feed notification $3 read (and so seen), if it is unread.
-const MARK_READ: &str = "
-UPDATE notifications SET read_at = now(), seen_at = coalesce(seen_at, now())
-WHERE tenant_id = $1 AND user_id = $2 AND id = $3 AND kind NOT IN ('job_cancelled', 'job_superseded') AND read_at IS NULL";
-
-/// Marks every unseen feed notification of the caller (archived ones aside) seen.
-const MARK_ALL_SEEN: &str = "
-UPDATE notifications SET seen_at = now()
-WHERE tenant_id = $1 AND user_id = $2 AND kind NOT IN ('job_cancelled', 'job_superseded') AND seen_at IS NULL
-  AND archived_at IS NULL";
-
-/// Archives the caller's feed notification $3, if it is not already.
-const ARCHIVE: &str = "
-UPDATE notifications SET archived_at = now()
-WHERE tenant_id = $1 AND user_id = $2 AND id = $3 AND kind NOT IN ('job_cancelled', 'job_superseded')
-  AND archived_at IS NULL";
-
-/// Archives every read feed notification of the caller not archived yet.
-const ARCHIVE_READ: &str = "
-UPDATE notifications SET archived_at = now()
-WHERE tenant_id = $1 AND user_id = $2 AND kind NOT IN ('job_cancelled', 'job_superseded') AND read_at IS NOT NULL
-  AND archived_at IS NULL";
-
-/// Whether the caller has the feed notification $3 (read or not).
-const EXISTS: &str = "
-SELECT 1 FROM notifications WHERE tenant_id = $1 AND user_id = $2 AND id = $3 AND kind NOT IN ('job_cancelled', 'job_superseded')";
-
-/// Marks every unread feed notification of the caller read (and so seen).
-const MARK_ALL_READ: &str = "
-UPDATE notifications SET read_at = now(), seen_at = coalesce(seen_at, now())
-WHERE tenant_id = $1 AND user_id = $2 AND kind NOT IN ('job_cancelled', 'job_superseded') AND read_at IS NULL";
-
-/// Wakes the streams of owner tag $2 on channel $1 (a read, seen or archive mark changes their counts).
-const ANNOUNCE: &str = "SELECT pg_notify($1, $2)";
 
 /// What a notification tells.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -308,76 +274,6 @@ impl<'a> CallerNotifications<'a> {
         let (tenant, user) = self.owner();
         let statement = client.prepare_cached(COUNTS).await?;
         counts_from_row(&client.query_one(&statement, &[&tenant, &user]).await?)
-    }
-
-    /// Marks one notification read; `false` if the caller has no such notification.
-    pub async fn mark_read(&self, id: NotificationId) -> Result<bool, StoreError> {
-        let client = self.pool.get().await?;
-        let (tenant, user) = self.owner();
-        let mark = client.prepare_cached(MARK_READ).await?;
-        if client.execute(&mark, &[&tenant, &user, &id.0]).await? == 1 {
-            self.announce_read(&client).await?;
-            client.commit().await?;
-            return Ok(true);
-        }
-        let exists = client.prepare_cached(EXISTS).await?;
-        Ok(client.query_opt(&exists, &[&tenant, &user, &id.0]).await?.is_some())
-    }
-
-    /// Marks every unread notification of the caller read; returns how many.
-    pub async fn mark_all_read(&self) -> Result<u64, StoreError> {
-        self.mark_all(MARK_ALL_READ).await
-    }
-
-    /// Marks every unseen notification of the caller seen (the bell was
-    /// opened); returns how many.
-    pub async fn mark_all_seen(&self) -> Result<u64, StoreError> {
-        self.mark_all(MARK_ALL_SEEN).await
-    }
-
-    /// Archives every read notification of the caller; returns how many.
-    pub async fn archive_read(&self) -> Result<u64, StoreError> {
-        self.mark_all(ARCHIVE_READ).await
-    }
-
-    /// Archives one notification (again: nothing changes); `false` if the
-    /// caller has no such notification.
-    pub async fn archive(&self, id: NotificationId) -> Result<bool, StoreError> {
-        let client = self.pool.get().await?;
-        let (tenant, user) = self.owner();
-        let archive = client.prepare_cached(ARCHIVE).await?;
-        if client.execute(&archive, &[&tenant, &user, &id.0]).await? == 1 {
-            self.announce_read(&client).await?;
-            client.commit().await?;
-            return Ok(true);
-        }
-        let exists = client.prepare_cached(EXISTS).await?;
-        Ok(client.query_opt(&exists, &[&tenant, &user, &id.0]).await?.is_some())
-    }
-
-    /// Runs one of the marks of every matching notification of the caller
-    /// (`MARK_ALL_READ`, `MARK_ALL_SEEN`, `ARCHIVE_READ`), announcing a change.
-    async fn mark_all(&self, mark: &str) -> Result<u64, StoreError> {
-        let client = self.pool.get().await?;
-        let (tenant, user) = self.owner();
-        let statement = client.prepare_cached(mark).await?;
-        let marked = client.execute(&statement, &[&tenant, &user]).await?;
-        if marked > 0 {
-            self.announce_read(&client).await?;
-            client.commit().await?;
-        }
-        Ok(marked)
-    }
-
-    /// Tells every process's open streams of the caller that the unread
-    /// count changed (the same announcement as a new notification: streams
-    /// woken by it send what is new and the count), so every open tab and
-    /// device shows the count the server has.
-    async fn announce_read(&self, client: &deadpool_postgres::Client) -> Result<(), StoreError> {
-        let owner = OwnerTag::of(&self.caller.tenant, &self.caller.user);
-        let statement = client.prepare_cached(ANNOUNCE).await?;
-        client.execute(&statement, &[&crate::store::NOTIFICATION_CHANNEL, &owner.as_str()]).await?;
-        Ok(())
     }
 }
 
