@@ -130,6 +130,7 @@ async fn a_subscription_must_be_a_push_service_s_with_a_browser_s_keys_and_each_
         (with_endpoint("https://attacker.example/push/x"), "not a push service"),
         (with_endpoint("https://127.0.0.2/push/x"), "an allowed host at a private address"),
         (with_endpoint("http://127.0.0.2/push/x"), "plain http"),
+        (with_endpoint(&format!("{}?{}", good["endpoint"].as_str().unwrap(), "x".repeat(2100))), "too long"),
         (
             json!({"endpoint": good["endpoint"], "keys": {"p256dh": "AAAA", "auth": good["keys"]["auth"]}}),
             "a short key",

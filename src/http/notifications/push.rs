@@ -19,6 +19,9 @@ use crate::outbound::policy::OutboundPolicy;
 use crate::outbound::web_push::SubscriptionKeys;
 use crate::store::{NewPushSubscription, PushSubscription, Subscribed};
 
+/// The longest endpoint taken: push services' are a few hundred bytes.
+const MAX_ENDPOINT_BYTES: usize = 2048;
+
 /// What the routes need of `[push]`, when it is enabled.
 #[derive(Clone, Debug)]
 pub struct PushRules {
@@ -128,6 +131,9 @@ pub async fn subscribe(
     let rules = rules(&state)?;
     let new: NewSubscription = crate::http::support::body::json(body).await?;
     let invalid = AppError::InvalidPushSubscription;
+    if new.endpoint.len() > MAX_ENDPOINT_BYTES {
+        return Err(invalid(format!("endpoint: longer than {MAX_ENDPOINT_BYTES} bytes, which no push service's is")));
+    }
     let endpoint =
         rules.outbound.check(&new.endpoint).await.map_err(|refused| invalid(format!("endpoint: {refused}")))?;
     if !rules.services.allows(&endpoint) {
