@@ -230,3 +230,27 @@ async fn webhook_deliveries_taken_by_a_claim_whose_answer_was_lost_are_due_again
     let deliveries = store.webhook_outbox().claim_due(10, lock, &Default::default(), 8).await.unwrap();
     assert_eq!((deliveries.len(), deliveries[0].attempt), (1, 1), "its first attempt");
 }
+
+#[tokio::test]
+async fn push_messages_taken_by_a_claim_whose_answer_was_lost_are_due_again_at_once() {
+    let (db, store) = migrated_store().await;
+    let store = store.with_push_outbox(true);
+    let device = "INSERT INTO push_subscriptions (tenant_id, user_id, endpoint, p256dh, auth) \
+                  VALUES ('acme', 'u', 'https://fcm.googleapis.com/fcm/send/x', 'key', 'auth')";
+    db.client().await.batch_execute(device).await.unwrap();
+    store.submissions().submit(&new_job("acme", "u", "k", "noop", json!({}))).await.unwrap();
+    claim_and_complete(&store).await;
+    log_states(&db, "push_outbox").await;
+    let (behind, cutter) = store_behind_cutter(&db).await;
+    let lock = Duration::from_secs(90);
+
+    cutter.arm();
+    assert!(behind.push_outbox().claim_due(10, lock).await.is_err());
+    let due = "SELECT count(*) FROM push_outbox \
+               WHERE state = 'pending' AND attempts = 0 AND next_attempt_at <= now() AND claim_id IS NULL";
+    eventually(GIVEN_BACK_WITHIN, "the message is due again", || async { db.scalar::<i64>(due, &[]).await == 1 })
+        .await;
+    assert_eq!(logged_states(&db).await, ["sending", "pending"]);
+    let messages = store.push_outbox().claim_due(10, lock).await.unwrap();
+    assert_eq!((messages.len(), messages[0].attempt), (1, 1), "its first send");
+}
