@@ -32,18 +32,27 @@ pub struct SubscriptionKeys {
 
 impl SubscriptionKeys {
     /// The keys from their base64url forms, if they are keys a message can
-    /// be encrypted to (a point on the curve; a 16-byte secret).
+    /// be encrypted to (a point on the curve; a 16-byte secret): a device's,
+    /// as it subscribes.
     pub fn parse(p256dh: &str, auth: &str) -> Result<Self, WebPushError> {
+        let keys = Self::decode(p256dh, auth)?;
+        // A point off the curve fails the key agreement: find out now, not at the first message.
+        let off_curve = |_| WebPushError::InvalidKey("keys.p256dh is not a point on the P-256 curve".into());
+        keys.encrypt(b"").map_err(off_curve)?;
+        Ok(keys)
+    }
+
+    /// The keys from their base64url forms, of the right lengths, as stored
+    /// once [`Self::parse`] took them: not agreed with again (a message's
+    /// own agreement fails on a point off the curve anyway).
+    pub fn decode(p256dh: &str, auth: &str) -> Result<Self, WebPushError> {
         let invalid = |why: &str| WebPushError::InvalidKey(why.to_owned());
         let p256dh = decode(p256dh)
             .filter(|p| p.len() == POINT_LEN && p[0] == 4)
             .ok_or_else(|| invalid("keys.p256dh must be a P-256 public key: 65 bytes, base64url"))?;
         let auth =
             decode(auth).filter(|a| a.len() == 16).ok_or_else(|| invalid("keys.auth must be 16 bytes, base64url"))?;
-        let keys = Self { p256dh, auth };
-        // A point off the curve fails the key agreement: find out now, not at the first message.
-        keys.encrypt(b"").map_err(|_| invalid("keys.p256dh is not a point on the P-256 curve"))?;
-        Ok(keys)
+        Ok(Self { p256dh, auth })
     }
 
     /// `payload` as the body of a push message to these keys (RFC 8291):

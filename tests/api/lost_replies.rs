@@ -248,8 +248,7 @@ async fn push_messages_taken_by_a_claim_whose_answer_was_lost_are_due_again_at_o
     assert!(behind.push_outbox().claim_due(10, lock).await.is_err());
     let due = "SELECT count(*) FROM push_outbox \
                WHERE state = 'pending' AND attempts = 0 AND next_attempt_at <= now() AND claim_id IS NULL";
-    eventually(GIVEN_BACK_WITHIN, "the message is due again", || async { db.scalar::<i64>(due, &[]).await == 1 })
-        .await;
+    eventually(GIVEN_BACK_WITHIN, "the message is due again", || async { db.scalar::<i64>(due, &[]).await == 1 }).await;
     assert_eq!(logged_states(&db).await, ["sending", "pending"]);
     let messages = store.push_outbox().claim_due(10, lock).await.unwrap();
     assert_eq!((messages.len(), messages[0].attempt), (1, 1), "its first send");

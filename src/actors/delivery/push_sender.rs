@@ -171,7 +171,7 @@ impl Sender {
         let refused = |error: String| (PushOutcome::Failed { status: None, error }, false);
         let Some(device) = &push.device else { return refused("the device was unsubscribed".into()) };
         let (endpoint, keys) =
-            match (Url::parse(&device.endpoint), SubscriptionKeys::parse(&device.p256dh, &device.auth)) {
+            match (Url::parse(&device.endpoint), SubscriptionKeys::decode(&device.p256dh, &device.auth)) {
                 (Ok(endpoint), Ok(keys)) => (endpoint, keys),
                 (Err(error), _) => return refused(format!("the endpoint is not a URL: {error}")),
                 (_, Err(error)) => return refused(error.to_string()),

@@ -121,9 +121,11 @@ fn subscription_from_row(row: &Row) -> Result<PushSubscription, StoreError> {
 }
 
 /// A message to send now: to which device, and what it tells of its job.
+/// (Its key: the job, the run and the subscription.)
 #[derive(Debug, Clone)]
 pub struct OutboxPush {
-    pub id: Uuid,
+    pub run: i32,
+    pub subscription: Uuid,
     /// This delivery attempt, 1-based.
     pub attempt: i32,
     /// The device, while it is subscribed: its endpoint and keys.
@@ -153,7 +155,7 @@ pub struct PushDevice {
 /// their device and their job's end. The claim's id is $3 (`lost_claims.rs`).
 const CLAIM_DUE: &str = "
 WITH due AS (
-    SELECT id FROM push_outbox
+    SELECT job_id, run, subscription_id FROM push_outbox
     WHERE state IN ('pending', 'sending') AND next_attempt_at <= now()
     ORDER BY next_attempt_at LIMIT $1
     FOR UPDATE SKIP LOCKED
@@ -162,25 +164,28 @@ WITH due AS (
     SET state = 'sending', attempts = o.attempts + 1, next_attempt_at = now() + $2 * interval '1 millisecond',
         claim_id = $3
     FROM due
-    WHERE o.id = due.id
-    RETURNING o.id, o.subscription_id, o.job_id, o.notification_id, o.job_type, o.job_status, o.attempts
+    WHERE o.job_id = due.job_id AND o.run = due.run AND o.subscription_id = due.subscription_id
+    RETURNING o.job_id, o.run, o.subscription_id, o.notification_id, o.job_type, o.job_status, o.attempts
 )
-SELECT c.id, s.id AS subscription_id, c.job_id, c.notification_id, c.job_type, c.job_status, c.attempts,
+SELECT c.job_id, c.run, c.subscription_id, c.notification_id, c.job_type, c.job_status, c.attempts,
        s.endpoint, s.p256dh, s.auth, j.tenant_id, j.user_id, j.error_message, j.result, j.finished_at
 FROM claimed c JOIN jobs j ON j.id = c.job_id
 LEFT JOIN push_subscriptions s ON s.id = c.subscription_id";
 
-/// Ends the sends `$1` (numbers `$2`) still this sender's, each as `$3`
-/// (`sent`, `pending` again in `$6` ms, or `failed`), with the push
-/// service's status `$4` and the error `$5`.
+/// Ends the sends of messages (`$1` jobs, `$2` runs, `$3` subscriptions;
+/// numbers `$4`) still this sender's, each as `$5` (`sent`, `pending` again
+/// in `$8` ms, or `failed`), with the push service's status `$6` and the
+/// error `$7`.
 const RECORD: &str = "
 UPDATE push_outbox o
 SET state = i.state::email_state, response_status = i.status, last_error = i.error,
     sent_at = CASE WHEN i.state = 'sent' THEN now() END,
     next_attempt_at = now() + coalesce(i.delay_ms, 0) * interval '1 millisecond'
-FROM unnest($1::uuid[], $2::integer[], $3::text[], $4::integer[], $5::text[], $6::float8[])
-    AS i (id, attempt, state, status, error, delay_ms)
-WHERE o.id = i.id AND o.state = 'sending' AND o.attempts = i.attempt";
+FROM unnest($1::uuid[], $2::integer[], $3::uuid[], $4::integer[], $5::text[], $6::integer[], $7::text[],
+            $8::float8[])
+    AS i (job_id, run, subscription_id, attempt, state, status, error, delay_ms)
+WHERE o.job_id = i.job_id AND o.run = i.run AND o.subscription_id = i.subscription_id
+  AND o.state = 'sending' AND o.attempts = i.attempt";
 
 /// The push service no longer knows the devices `$1`: forget them (their
 /// messages still waiting find no device when claimed, and are given up on).
@@ -226,7 +231,8 @@ impl PushOutbox<'_> {
     /// left as they are.
     pub async fn record(&self, attempts: &[(OutboxPush, PushOutcome)]) -> Result<(), StoreError> {
         let n = attempts.len();
-        let (mut ids, mut numbers, mut states) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
+        let (mut jobs, mut runs, mut devices) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
+        let (mut numbers, mut states) = (Vec::with_capacity(n), Vec::with_capacity(n));
         let (mut statuses, mut errors, mut delays) =
             (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
         for (push, outcome) in attempts {
@@ -237,7 +243,9 @@ impl PushOutbox<'_> {
                 }
                 PushOutcome::Failed { status, error } => ("failed", *status, Some(error.as_str()), None),
             };
-            ids.push(push.id);
+            jobs.push(push.job.0);
+            runs.push(push.run);
+            devices.push(push.subscription);
             numbers.push(push.attempt);
             states.push(state);
             statuses.push(status.map(i32::from));
@@ -246,7 +254,8 @@ impl PushOutbox<'_> {
         }
         let client = self.pool.get().await?;
         let statement = client.prepare_cached(RECORD).await?;
-        client.execute(&statement, &[&ids, &numbers, &states, &statuses, &errors, &delays]).await?;
+        let params: [&(dyn ToSql + Sync); 8] = [&jobs, &runs, &devices, &numbers, &states, &statuses, &errors, &delays];
+        client.execute(&statement, &params).await?;
         Ok(())
     }
 
@@ -269,7 +278,8 @@ fn push_from_row(row: &Row) -> Result<OutboxPush, StoreError> {
         None => None,
     };
     Ok(OutboxPush {
-        id: row.try_get("id")?,
+        run: row.try_get("run")?,
+        subscription: row.try_get("subscription_id")?,
         attempt: row.try_get("attempts")?,
         device,
         job: JobId(row.try_get("job_id")?),

@@ -81,7 +81,6 @@ pub struct SentEmail {
 /// A Web Push message a run's end queued for one device, and where the outbox has it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SentPush {
-    pub id: Uuid,
     /// The device (absent once it was unsubscribed).
     pub subscription_id: Option<Uuid>,
     /// The push service's host.
@@ -153,8 +152,8 @@ SELECT
      FROM (SELECT id, run, recipient, state::text AS state, attempts, last_error, created_at, sent_at
            FROM email_outbox WHERE job_id = $1) e)
         AS emails,
-    (SELECT coalesce(jsonb_agg(to_jsonb(p) ORDER BY p.id), '[]')
-     FROM (SELECT o.id, s.id AS subscription_id, substring(s.endpoint FROM '^[a-z]+://([^/:?#]+)') AS service, o.run,
+    (SELECT coalesce(jsonb_agg(to_jsonb(p) ORDER BY p.created_at), '[]')
+     FROM (SELECT s.id AS subscription_id, substring(s.endpoint FROM '^[a-z]+://([^/:?#]+)') AS service, o.run,
                   o.state::text AS state, o.attempts, o.response_status, o.last_error, o.created_at, o.sent_at
            FROM push_outbox o LEFT JOIN push_subscriptions s ON s.id = o.subscription_id
            WHERE o.job_id = $1) p)
