@@ -12,7 +12,7 @@ use serde_inline_default::serde_inline_default;
 use super::values::duration_text;
 use super::{ConfigError, invalid};
 use crate::domain::RetryPolicy;
-use crate::domain::keys::vapid::VapidKey;
+use crate::domain::keys::vapid::{VapidError, VapidKey};
 use url::Url;
 
 /// The browsers' push services (Chrome and other Chromium browsers, Firefox,
@@ -107,10 +107,10 @@ impl WebPushSettings {
             .as_deref()
             .ok_or_else(|| invalid("push.subject", "must be set when push.enabled: a mailto: or https: URL"))?;
         VapidKey::new(public, private.expose_secret(), subject).map(Some).map_err(|error| {
-            let key = match error.to_string() {
-                why if why.starts_with("vapid_public_key") => "push.vapid_public_key",
-                why if why.starts_with("subject") => "push.subject",
-                _ => "push.vapid_private_key",
+            let key = match error {
+                VapidError::PublicKey => "push.vapid_public_key",
+                VapidError::Subject => "push.subject",
+                VapidError::PrivateKey | VapidError::NotAPair | VapidError::Signing(_) => "push.vapid_private_key",
             };
             invalid(key, error.to_string())
         })
@@ -167,6 +167,28 @@ impl PushServices {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_missing_or_bad_vapid_setting_is_named() {
+        let named = |settings: &WebPushSettings| match settings.vapid() {
+            Err(ConfigError::Invalid { key, .. }) => key,
+            other => panic!("refused: {other:?}"),
+        };
+        let mut settings = WebPushSettings { enabled: true, ..WebPushSettings::default() };
+        assert_eq!(named(&settings), "push.vapid_public_key");
+        let (public, private) = VapidKey::generate().unwrap();
+        let (_, other_private) = VapidKey::generate().unwrap();
+        settings.vapid_public_key = Some(public.clone());
+        settings.vapid_private_key = Some(other_private.into());
+        settings.subject = Some("mailto:ops@example.com".into());
+        assert_eq!(named(&settings), "push.vapid_private_key");
+        settings.vapid_private_key = Some(private.into());
+        settings.subject = Some("ops@example.com".into());
+        assert_eq!(named(&settings), "push.subject");
+        settings.subject = Some("https://errand.example.com".into());
+        assert_eq!(settings.vapid().unwrap().unwrap().public_key(), public);
+        assert!(WebPushSettings::default().vapid().unwrap().is_none(), "off: no key needed");
+    }
 
     #[test]
     fn only_the_push_services_hosts_are_allowed() {

@@ -13,8 +13,14 @@ use url::Url;
 /// Why a key could not be read, or a token signed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum VapidError {
-    #[error("{0}")]
-    InvalidKey(String),
+    #[error("must be a P-256 public key: 65 bytes, base64url")]
+    PublicKey,
+    #[error("must be a P-256 private key: 32 bytes, base64url")]
+    PrivateKey,
+    #[error("is not the private key of vapid_public_key")]
+    NotAPair,
+    #[error("must be a mailto: or https: URL (RFC 8292)")]
+    Subject,
     #[error("the VAPID token could not be signed: {0}")]
     Signing(String),
 }
@@ -62,22 +68,19 @@ impl VapidKey {
     /// private scalar), with `subject` (a `mailto:` or `https:` URL a push
     /// service may contact). Refused unless they are one P-256 pair.
     pub fn new(public: &str, private: &str, subject: &str) -> Result<Self, VapidError> {
-        let invalid = |why: &str| VapidError::InvalidKey(why.to_owned());
         let point = base64url_bytes(public).filter(|p| p.len() == POINT_LEN && p[0] == 4);
-        let point = point.ok_or_else(|| invalid("vapid_public_key must be a P-256 public key: 65 bytes, base64url"))?;
-        let scalar = base64url_bytes(private).filter(|s| s.len() == SCALAR_LEN);
-        let scalar =
-            scalar.ok_or_else(|| invalid("vapid_private_key must be a P-256 private key: 32 bytes, base64url"))?;
+        let point = point.ok_or(VapidError::PublicKey)?;
+        let scalar = base64url_bytes(private).filter(|s| s.len() == SCALAR_LEN).ok_or(VapidError::PrivateKey)?;
         let document = pkcs8(&scalar, &point);
         signature::EcdsaKeyPair::from_pkcs8(
             &signature::ECDSA_P256_SHA256_FIXED_SIGNING,
             &document,
             &SystemRandom::new(),
         )
-        .map_err(|_| invalid("vapid_private_key is not the private key of vapid_public_key"))?;
+        .map_err(|_| VapidError::NotAPair)?;
         let subject_ok = subject.starts_with("mailto:") || Url::parse(subject).is_ok_and(|u| u.scheme() == "https");
         if !subject_ok {
-            return Err(invalid("subject must be a mailto: or https: URL (RFC 8292)"));
+            return Err(VapidError::Subject);
         }
         Ok(Self {
             signing: jsonwebtoken::EncodingKey::from_ec_der(&document),
@@ -138,9 +141,10 @@ mod tests {
         assert_eq!(key.public_key(), public);
         let (_, other_private) = VapidKey::generate().unwrap();
         let mismatch = VapidKey::new(&public, &other_private, "mailto:ops@example.com").unwrap_err();
-        assert!(mismatch.to_string().contains("not the private key"), "{mismatch}");
-        let subject = VapidKey::new(&public, &private, "ops@example.com").unwrap_err();
-        assert!(subject.to_string().contains("mailto:"), "{subject}");
+        assert_eq!(mismatch, VapidError::NotAPair);
+        assert_eq!(VapidKey::new(&public, &private, "ops@example.com").unwrap_err(), VapidError::Subject);
+        assert_eq!(VapidKey::new(&private, &private, "mailto:a@b.c").unwrap_err(), VapidError::PublicKey);
+        assert_eq!(VapidKey::new(&public, &public, "mailto:a@b.c").unwrap_err(), VapidError::PrivateKey);
     }
 
     #[test]
