@@ -1227,6 +1227,13 @@ AS $$
     ), at)
 $$;
 
+-- When an email or a push of a job's end (or a batch's) to user `user` of
+-- `tenant` may go: now for a required category, else once their quiet hours
+-- end. The one rule every statement that writes the outboxes keeps.
+CREATE FUNCTION errand_send_at(tenant text, "user" text, required boolean) RETURNS timestamptz
+LANGUAGE sql STABLE
+RETURN CASE WHEN required THEN now() ELSE errand_quiet_until(tenant, "user", now()) END;
+
 -- A job type's category under `rules` ({"categories": {job type: category}}):
 -- its own name when the rules do not say (a type no longer configured).
 CREATE FUNCTION errand_category(job_type text, rules jsonb) RETURNS text
@@ -1687,7 +1694,7 @@ BEGIN
         INSERT INTO email_outbox (batch_id, tenant_id, user_id, recipient, job_type, job_status, next_attempt_at)
         SELECT c.id, c.tenant_id, c.user_id, c.user_email, c.job_type,
                CASE WHEN c.completed = c.total THEN 'completed' ELSE 'failed' END,
-               CASE WHEN c.email_required THEN now() ELSE errand_quiet_until(c.tenant_id, c.user_id, now()) END
+               errand_send_at(c.tenant_id, c.user_id, c.email_required)
         FROM counted c
         LEFT JOIN notification_preferences p
                ON p.tenant_id = c.tenant_id AND p.user_id = c.user_id AND p.category = c.category

@@ -194,45 +194,43 @@ errand_install_promtool() {
   export ERRAND_TEST_PROMTOOL=${ERRAND_TEST_PROMTOOL:-/usr/bin/promtool}
 }
 
-# Installs the pinned packages of the Web Push tests' push service stub
-# (tools/pushstub/requirements.txt) into a virtualenv under the tools cache
-# and exports ERRAND_TEST_PUSH_PYTHON, the python that runs tools/pushstub/stub.py.
-errand_install_pushstub() {
+# Installs the packages pinned in <src>/requirements.txt into a virtualenv
+# under the tools cache, one per requirements file's hash, unless <bin> is
+# there already, and prints the virtualenv's folder; <why> says what needs it.
+# A failed install leaves nothing behind, so the next run tries again.
+errand_pip_tool() {
+  local name=$1 src=$2 bin=$3 why=$4
   local tools=${ERRAND_TOOLS_DIR:-$HOME/.cache/errand-tools}
   local dir
   if ! command -v python3 >/dev/null 2>&1; then
-    errand_log "python3 (with venv) is needed for the Web Push tests: apt-get install python3 python3-venv"
+    errand_log "python3 (with venv) is needed for $why: apt-get install python3 python3-venv"
     return 1
   fi
-  dir="$tools/pushstub-$(sha256sum tools/pushstub/requirements.txt | cut -c1-12)"
-  if [ ! -x "$dir/bin/python" ] || ! "$dir/bin/python" -c 'import http_ece' 2>/dev/null; then
-    errand_log "installing the push service stub's packages into $dir"
+  dir="$tools/$name-$(sha256sum "$src/requirements.txt" | cut -c1-12)"
+  if [ ! -x "$dir/$bin" ]; then
+    errand_log "installing $name into $dir"
     rm -rf "$dir"
     python3 -m venv "$dir" || { errand_log "python3 -m venv failed: apt-get install python3-venv"; return 1; }
-    "$dir/bin/pip" install --quiet --disable-pip-version-check -r tools/pushstub/requirements.txt \
-      || { errand_log "pip install of the push stub's packages failed"; return 1; }
+    "$dir/bin/pip" install --quiet --disable-pip-version-check -r "$src/requirements.txt" \
+      || { rm -rf "$dir"; errand_log "pip install of $name failed"; return 1; }
   fi
+  printf '%s\n' "$dir"
+}
+
+# Installs the pinned packages of the Web Push tests' push service stub
+# (tools/pushstub/requirements.txt) and exports ERRAND_TEST_PUSH_PYTHON, the
+# python that runs tools/pushstub/stub.py.
+errand_install_pushstub() {
+  local dir
+  dir=$(errand_pip_tool pushstub tools/pushstub bin/python "the Web Push tests") || return 1
   export ERRAND_TEST_PUSH_PYTHON="$dir/bin/python"
 }
 
-# Installs the pinned schemathesis (tools/schemathesis/requirements.txt) into a
-# virtualenv under the tools cache and exports ERRAND_TEST_SCHEMATHESIS, the
-# `st` command the API contract test runs against a real errand.
+# Installs the pinned schemathesis (tools/schemathesis/requirements.txt) and
+# exports ERRAND_TEST_SCHEMATHESIS, the `st` command the API contract test
+# runs against a real errand.
 errand_install_schemathesis() {
-  local tools=${ERRAND_TOOLS_DIR:-$HOME/.cache/errand-tools}
-  local hash dir
-  if ! command -v python3 >/dev/null 2>&1; then
-    errand_log "python3 (with venv) is needed to install schemathesis: apt-get install python3 python3-venv"
-    return 1
-  fi
-  hash=$(sha256sum tools/schemathesis/requirements.txt | cut -c1-12)
-  dir="$tools/schemathesis-$hash"
-  if [ ! -x "$dir/bin/st" ]; then
-    errand_log "installing schemathesis into $dir"
-    rm -rf "$dir"
-    python3 -m venv "$dir" || { errand_log "python3 -m venv failed: apt-get install python3-venv"; return 1; }
-    "$dir/bin/pip" install --quiet --disable-pip-version-check -r tools/schemathesis/requirements.txt \
-      || { errand_log "pip install of schemathesis failed"; return 1; }
-  fi
+  local dir
+  dir=$(errand_pip_tool schemathesis tools/schemathesis bin/st "the API contract test") || return 1
   export ERRAND_TEST_SCHEMATHESIS="$dir/bin/st"
 }

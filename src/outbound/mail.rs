@@ -13,20 +13,26 @@ use crate::domain::{BatchCounts, BatchId, JobId, JobState, ScheduleId, TenantId,
 use crate::outbound::links::JobLinks;
 use crate::storage::ResultFile;
 
-/// What an email says, before rendering.
-pub struct CompletionEmail<'a> {
-    pub job: JobId,
-    /// The job's run (2 and up after operators' retries: each run's end is an email of its own).
-    pub run: i32,
+/// Whom an email goes to, and of which job type and category it tells.
+pub struct Addressee<'a> {
     pub tenant: &'a TenantId,
     pub user: &'a UserId,
     pub recipient: &'a str,
+    /// The job type's name (a batch's children's).
     pub display_name: &'a str,
     /// The job type's notification category: the email's list (`List-Id`).
     pub category: &'a str,
     /// Whether its category may be turned off: then the email carries a
     /// one-click unsubscribe (RFC 8058). A required category's may not.
     pub unsubscribable: bool,
+}
+
+/// What a job's email says, before rendering.
+pub struct CompletionEmail<'a> {
+    pub to: Addressee<'a>,
+    pub job: JobId,
+    /// The job's run (2 and up after operators' retries: each run's end is an email of its own).
+    pub run: i32,
     pub status: JobState,
     pub error_message: Option<&'a str>,
     pub params: &'a serde_json::Value,
@@ -38,24 +44,9 @@ pub struct CompletionEmail<'a> {
 
 /// What a batch's email says: how its children ended.
 pub struct BatchEmail<'a> {
+    pub to: Addressee<'a>,
     pub batch: BatchId,
-    pub tenant: &'a TenantId,
-    pub user: &'a UserId,
-    pub recipient: &'a str,
-    /// The children's type's name.
-    pub display_name: &'a str,
-    pub category: &'a str,
-    pub unsubscribable: bool,
     pub counts: BatchCounts,
-}
-
-/// Where a rendered email goes, and what names it.
-struct Envelope<'a> {
-    recipient: &'a str,
-    category: &'a str,
-    unsubscribe: Option<String>,
-    /// The Message-ID's local part (the sender's domain is added).
-    message_id: String,
 }
 
 /// Why an email could not be built or sent.
@@ -155,10 +146,10 @@ impl SmtpMailer {
             Some(file) => file.expires_at,
             None => finished_at + chrono::Duration::from_std(self.link_lifetime).unwrap_or(chrono::Duration::days(7)),
         };
-        let unsubscribe =
-            email.unsubscribable.then(|| self.links.unsubscribe_link(email.tenant, email.user, email.category));
+        let to = &email.to;
+        let unsubscribe = self.unsubscribe_link(to);
         let ctx = context! {
-            display_name => email.display_name,
+            display_name => to.display_name,
             failed => failed,
             cancelled => cancelled,
             error_message => email.error_message.unwrap_or("no reason was recorded"),
@@ -167,54 +158,63 @@ impl SmtpMailer {
             rows => file.as_ref().filter(|f| f.row_count > 0).map(|f| thousands(f.row_count)),
             size => file.as_ref().map(|f| human_size(f.size_bytes)),
             file_name => file.as_ref().map(|f| f.file_name.clone()),
-            link => self.links.link(email.job, email.tenant, email.user, link_expires),
+            link => self.links.link(email.job, to.tenant, to.user, link_expires),
             link_expires => link_expires.format("%-d %B %Y, %H:%M UTC").to_string(),
             job_id => email.job.to_string(),
             unsubscribe => unsubscribe.clone(),
             schedule => email.schedule.map(|(_, cron, zone)| format!("{cron} ({zone})")),
-            pause_link => email.schedule.map(|(id, _, _)| self.links.pause_link(email.tenant, email.user, id)),
+            pause_link => email.schedule.map(|(id, _, _)| self.links.pause_link(to.tenant, to.user, id)),
         };
         let message_id = match email.run {
             1 => format!("job-{}", email.job),
             run => format!("job-{}-{run}", email.job),
         };
-        let envelope = Envelope { recipient: email.recipient, category: email.category, unsubscribe, message_id };
-        self.message("", &ctx, envelope)
+        self.message("", &ctx, to, unsubscribe, &message_id)
     }
 
     /// The email of a batch whose last child ended: how its children ended,
     /// and a Message-ID derived from the batch.
     pub fn render_batch(&self, email: &BatchEmail<'_>) -> Result<Message, MailError> {
-        let c = email.counts;
-        let unsubscribe =
-            email.unsubscribable.then(|| self.links.unsubscribe_link(email.tenant, email.user, email.category));
+        let (c, to) = (email.counts, &email.to);
+        let unsubscribe = self.unsubscribe_link(to);
         let ctx = context! {
-            display_name => email.display_name,
+            display_name => to.display_name,
             total => c.total,
             completed => c.completed,
             outcome => c.outcome(),
             batch_id => email.batch.to_string(),
             unsubscribe => unsubscribe.clone(),
         };
-        let message_id = format!("batch-{}", email.batch);
-        let envelope = Envelope { recipient: email.recipient, category: email.category, unsubscribe, message_id };
-        self.message("batch/", &ctx, envelope)
+        self.message("batch/", &ctx, to, unsubscribe, &format!("batch-{}", email.batch))
     }
 
-    /// The message of the templates under `prefix` in `ctx`, to `envelope`'s
-    /// recipient, listed under its category, with a one-click unsubscribe
-    /// when it has a link.
-    fn message(&self, prefix: &str, ctx: &minijinja::Value, envelope: Envelope<'_>) -> Result<Message, MailError> {
+    /// The one-click unsubscribe link of `to`'s category, unless it is required.
+    fn unsubscribe_link(&self, to: &Addressee<'_>) -> Option<String> {
+        to.unsubscribable.then(|| self.links.unsubscribe_link(to.tenant, to.user, to.category))
+    }
+
+    /// The message of the templates under `prefix` in `ctx`, to `to`, listed
+    /// under its category, with a one-click `unsubscribe` when it has a
+    /// link; `message_id` is the Message-ID's local part (the sender's
+    /// domain is added).
+    fn message(
+        &self,
+        prefix: &str,
+        ctx: &minijinja::Value,
+        to: &Addressee<'_>,
+        unsubscribe: Option<String>,
+        message_id: &str,
+    ) -> Result<Message, MailError> {
         let invalid = |e: &dyn std::fmt::Display| MailError::Invalid(e.to_string());
         let render = |name: &str| {
             let template = self.templates.get_template(&format!("{prefix}{name}"));
             template.and_then(|t| t.render(ctx)).map_err(|e| invalid(&e))
         };
         let subject = render("subject.txt")?;
-        let to: Mailbox = envelope.recipient.parse().map_err(|e| invalid(&e))?;
+        let mailbox: Mailbox = to.recipient.parse().map_err(|e| invalid(&e))?;
         let mut message =
-            Message::builder().raw_header(header("List-Id", format!("<{}.{}>", envelope.category, self.domain)));
-        if let Some(link) = envelope.unsubscribe {
+            Message::builder().raw_header(header("List-Id", format!("<{}.{}>", to.category, self.domain)));
+        if let Some(link) = unsubscribe {
             // RFC 8058: a mailbox provider's one-click unsubscribe POSTs
             // `List-Unsubscribe=One-Click` to the link; a GET changes nothing.
             message = message
@@ -223,9 +223,9 @@ impl SmtpMailer {
         }
         message
             .from(self.from.clone())
-            .to(to)
+            .to(mailbox)
             .subject(subject.trim())
-            .message_id(Some(format!("<{}@{}>", envelope.message_id, self.domain)))
+            .message_id(Some(format!("<{message_id}@{}>", self.domain)))
             .multipart(MultiPart::alternative_plain_html(render("body.txt")?, render("body.html")?))
             .map_err(|e| invalid(&e))
     }

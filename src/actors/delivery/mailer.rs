@@ -16,11 +16,12 @@ use actix::prelude::*;
 use futures_util::future::join_all;
 use tracing::Instrument;
 
+use crate::actors::delivery::rounds::Rounds;
 use crate::actors::delivery::until_recorded::until_answered;
 use crate::config::EmailSettings;
 use crate::domain::NotificationRules;
 use crate::jobs::JobTypes;
-use crate::outbound::mail::{BatchEmail, CompletionEmail, MailError, SmtpMailer};
+use crate::outbound::mail::{Addressee, BatchEmail, CompletionEmail, MailError, SmtpMailer};
 use crate::store::{EmailAbout, OutboxEmail, Store};
 
 /// There may be emails due.
@@ -38,23 +39,18 @@ pub struct Mailer {
     smtp: SmtpMailer,
     job_types: JobTypes,
     settings: EmailSettings,
-    sending: bool,
-    /// Woken while sending: look again afterwards.
-    again: bool,
+    rounds: Rounds,
 }
 
 impl Mailer {
     pub fn new(store: Store, smtp: SmtpMailer, job_types: JobTypes, settings: EmailSettings) -> Self {
-        Self { store, smtp, job_types, settings, sending: false, again: false }
+        Self { store, smtp, job_types, settings, rounds: Rounds::default() }
     }
 
     fn deliver_due(&mut self, ctx: &mut Context<Self>) {
-        if self.sending {
-            self.again = true;
+        if !self.rounds.start() {
             return;
         }
-        self.sending = true;
-        self.again = false;
         let (store, smtp, job_types, settings) =
             (self.store.clone(), self.smtp.clone(), self.job_types.clone(), self.settings.clone());
         async move {
@@ -71,8 +67,7 @@ impl Mailer {
         }
         .into_actor(self)
         .map(|count, act, ctx| {
-            act.sending = false;
-            if act.again || count == BATCH {
+            if act.rounds.end(count, BATCH) {
                 act.deliver_due(ctx);
             }
         })
@@ -102,18 +97,19 @@ async fn deliver(store: &Store, smtp: &SmtpMailer, job_types: &JobTypes, setting
 fn render(smtp: &SmtpMailer, rules: &NotificationRules, job_types: &JobTypes, email: &OutboxEmail) -> Rendered {
     let display_name = job_types.display_name(&email.job_type);
     let category = rules.category_of(&email.job_type);
-    let unsubscribable = !rules.is_required(category);
-    let (tenant, user, recipient) = (&email.tenant, &email.user, email.recipient.as_str());
+    let to = Addressee {
+        tenant: &email.tenant,
+        user: &email.user,
+        recipient: &email.recipient,
+        display_name: &display_name,
+        category,
+        unsubscribable: !rules.is_required(category),
+    };
     match &email.about {
         EmailAbout::Job(job) => smtp.render(&CompletionEmail {
+            to,
             job: job.job,
             run: job.run,
-            tenant,
-            user,
-            recipient,
-            display_name: &display_name,
-            category,
-            unsubscribable,
             status: job.job_status,
             error_message: job.error_message.as_deref(),
             params: &job.params,
@@ -121,16 +117,7 @@ fn render(smtp: &SmtpMailer, rules: &NotificationRules, job_types: &JobTypes, em
             finished_at: job.finished_at,
             schedule: job.schedule.as_ref().map(|(id, cron, zone)| (*id, cron.as_str(), zone.as_str())),
         }),
-        EmailAbout::Batch { batch, counts } => smtp.render_batch(&BatchEmail {
-            batch: *batch,
-            tenant,
-            user,
-            recipient,
-            display_name: &display_name,
-            category,
-            unsubscribable,
-            counts: *counts,
-        }),
+        EmailAbout::Batch { batch, counts } => smtp.render_batch(&BatchEmail { to, batch: *batch, counts: *counts }),
     }
 }
 

@@ -22,6 +22,7 @@ use futures_util::future::join_all;
 use serde_json::json;
 use url::Url;
 
+use crate::actors::delivery::rounds::Rounds;
 use crate::actors::delivery::until_recorded::until_answered;
 use crate::config::WebPushSettings;
 use crate::domain::JobState;
@@ -47,17 +48,15 @@ const BODY_CHARS: usize = 160;
 pub struct PushSender {
     sender: std::sync::Arc<Sender>,
     poll_interval: Duration,
-    sending: bool,
-    /// Woken while sending: look again afterwards.
-    again: bool,
+    rounds: Rounds,
 }
 
 /// One attempt made, to record.
 struct Attempted {
     push: OutboxPush,
     outcome: PushOutcome,
-    /// The device, when its push service said it is gone.
-    gone: Option<uuid::Uuid>,
+    /// Its push service said the device is gone.
+    gone: bool,
 }
 
 /// What sending needs.
@@ -97,16 +96,13 @@ impl PushSender {
         let poll_interval = settings.poll_interval;
         let tokens = std::sync::Mutex::default();
         let sender = Sender { store, client, vapid, tokens, job_types, links, link_lifetime, settings };
-        Ok(Self { sender: std::sync::Arc::new(sender), poll_interval, sending: false, again: false })
+        Ok(Self { sender: std::sync::Arc::new(sender), poll_interval, rounds: Rounds::default() })
     }
 
     fn deliver_due(&mut self, ctx: &mut Context<Self>) {
-        if self.sending {
-            self.again = true;
+        if !self.rounds.start() {
             return;
         }
-        self.sending = true;
-        self.again = false;
         let sender = self.sender.clone();
         async move {
             let due = match sender.store.push_outbox().claim_due(BATCH as i64, SEND_LOCK).await {
@@ -123,8 +119,7 @@ impl PushSender {
         }
         .into_actor(self)
         .map(|count, act, ctx| {
-            act.sending = false;
-            if act.again || count == BATCH {
+            if act.rounds.end(count, BATCH) {
                 act.deliver_due(ctx);
             }
         })
@@ -143,7 +138,6 @@ impl Sender {
             (PushOutcome::Failed { .. }, _) => "refused",
         };
         crate::telemetry::metrics().pushes.add(result, 1);
-        let gone = if gone { push.device.as_ref().map(|d| d.subscription) } else { None };
         Attempted { push, outcome, gone }
     }
 
@@ -155,7 +149,7 @@ impl Sender {
         if attempts.is_empty() {
             return;
         }
-        let gone: Vec<uuid::Uuid> = attempts.iter().filter_map(|a| a.gone).collect();
+        let gone: Vec<uuid::Uuid> = attempts.iter().filter(|a| a.gone).map(|a| a.push.subscription).collect();
         let recorded: Vec<(OutboxPush, PushOutcome)> = attempts.into_iter().map(|a| (a.push, a.outcome)).collect();
         let outbox = self.store.push_outbox();
         let what = format!("{} push messages", recorded.len());

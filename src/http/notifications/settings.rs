@@ -1,6 +1,6 @@
 //! `/me/notification-settings`: the caller's time zone and quiet hours,
 //! during which their emails and Web Push wait (required categories' do
-//! not). Read in the statement that ends each job (`errand_quiet_until`),
+//! not). Read in the statement that ends each job (`errand_send_at`),
 //! so a change counts from the next end on.
 
 use actix_web::{HttpResponse, web};

@@ -142,10 +142,10 @@ pub struct OutboxPush {
     pub finished_at: Option<DateTime<Utc>>,
 }
 
-/// A subscribed device's endpoint and keys, as stored.
+/// A subscribed device's endpoint and keys, as stored (its id is the
+/// message's `subscription`).
 #[derive(Debug, Clone)]
 pub struct PushDevice {
-    pub subscription: Uuid,
     pub endpoint: String,
     pub p256dh: String,
     pub auth: String,
@@ -269,12 +269,7 @@ impl PushOutbox<'_> {
 
 fn push_from_row(row: &Row) -> Result<OutboxPush, StoreError> {
     let device = match row.try_get::<_, Option<String>>("endpoint")? {
-        Some(endpoint) => Some(PushDevice {
-            subscription: row.try_get("subscription_id")?,
-            endpoint,
-            p256dh: row.try_get("p256dh")?,
-            auth: row.try_get("auth")?,
-        }),
+        Some(endpoint) => Some(PushDevice { endpoint, p256dh: row.try_get("p256dh")?, auth: row.try_get("auth")? }),
         None => None,
     };
     Ok(OutboxPush {

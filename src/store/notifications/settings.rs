@@ -1,5 +1,5 @@
 //! One person's notification settings: their time zone and quiet hours,
-//! read by the statements that end jobs (`errand_quiet_until`: an email or
+//! read by the statements that end jobs (`errand_send_at`: an email or
 //! a push due within quiet hours waits for their end). Scoped like their
 //! jobs: reads and changes through [`CallerNotificationSettings`] only.
 

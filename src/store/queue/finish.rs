@@ -193,7 +193,7 @@ WITH input AS (
     INSERT INTO email_outbox (job_id, run, tenant_id, user_id, recipient, job_type, job_status, error_message,
                               next_attempt_at)
     SELECT id, run, tenant_id, user_id, user_email, job_type, state::text, error_message,
-           CASE WHEN required THEN now() ELSE errand_quiet_until(tenant_id, user_id, now()) END
+           errand_send_at(tenant_id, user_id, required)
     FROM wanted
     WHERE $8 AND email AND user_email IS NOT NULL AND kind = 'job_completed' AND batch_id IS NULL
     ON CONFLICT (job_id, run) DO NOTHING
@@ -201,7 +201,7 @@ WITH input AS (
     INSERT INTO push_outbox (subscription_id, job_id, run, tenant_id, user_id, notification_id, job_type, job_status,
                              next_attempt_at)
     SELECT s.id, w.id, w.run, w.tenant_id, w.user_id, n.id, w.job_type, w.state::text,
-           CASE WHEN w.required THEN now() ELSE errand_quiet_until(w.tenant_id, w.user_id, now()) END
+           errand_send_at(w.tenant_id, w.user_id, w.required)
     FROM wanted w
     JOIN push_subscriptions s ON s.tenant_id = w.tenant_id AND s.user_id = w.user_id
     LEFT JOIN notified n ON n.job_id = w.id
