@@ -1160,35 +1160,19 @@ CREATE TABLE notification_preferences (
     email      boolean,
     -- Web Push to the user's subscribed devices (`push_subscriptions`).
     push       boolean,
+    -- The category's emails wait for the user's digest instead of going at
+    -- once (`email_outbox` state `held`): only where they set a digest time
+    -- (`notification_settings.digest_every`); never for a required category.
+    digest     boolean,
     updated_at timestamptz NOT NULL DEFAULT now(),
     PRIMARY KEY (tenant_id, user_id, category)
 );
 
--- Whether the end of a job of category `category` reaches user `user` of
--- `tenant` in the app, by email and by Web Push (to the devices they
--- subscribed, if any), under `rules`:
--- {"in_app": bool, "email": bool, "push": bool, "required": [category, …]}
--- (the defaults, and the categories no one can turn off), and whether the
--- category is required (its emails and pushes ignore quiet hours). Read in
--- the statement that ends the job, so a change counts from the next end on,
--- with no cache to wait out.
-CREATE FUNCTION errand_channels(tenant text, "user" text, category text, rules jsonb)
-RETURNS TABLE (in_app boolean, email boolean, push boolean, required boolean)
-LANGUAGE sql STABLE
-AS $$
-    -- (`errand_channels.category` is the argument: a bare name would be p's column.)
-    SELECT r.required OR coalesce(p.in_app, (rules->>'in_app')::boolean, true),
-           r.required OR coalesce(p.email, (rules->>'email')::boolean, true),
-           r.required OR coalesce(p.push, (rules->>'push')::boolean, true),
-           r.required
-    FROM (SELECT coalesce(rules->'required' ? errand_channels.category, false) AS required) r
-    LEFT JOIN notification_preferences p
-           ON p.tenant_id = tenant AND p.user_id = "user" AND p.category = errand_channels.category
-$$;
-
 -- Each person's quiet hours, in their time zone: from `quiet_start` to
 -- `quiet_end` (local times; across midnight when the start is later) their
--- emails and Web Push wait. Set through `PUT /me/notification-settings`.
+-- emails and Web Push wait. And their digest: every hour, or every day at
+-- `digest_at` (local), one email of what their held emails tell that is
+-- still unread and downloadable. Set through `PUT /me/notification-settings`.
 -- Only people who set something have a row.
 CREATE TABLE notification_settings (
     tenant_id   text NOT NULL,
@@ -1197,12 +1181,53 @@ CREATE TABLE notification_settings (
     timezone    text NOT NULL,
     quiet_start time,
     quiet_end   time,
+    digest_every text CHECK (digest_every IN ('hour', 'day')),
+    digest_at   time,
+    -- The digest's next occurrence (`domain::schedule::Recurrence`, as a
+    -- schedule's): the Scheduler takes due rows with `FOR UPDATE SKIP
+    -- LOCKED`, writes the digest and moves this on in one transaction
+    -- (`store/notifications/digests.rs`).
+    digest_next_at timestamptz,
     updated_at  timestamptz NOT NULL DEFAULT now(),
     PRIMARY KEY (tenant_id, user_id),
     -- Both or neither, and not the same time (an empty or a whole day: neither is meant).
     CONSTRAINT quiet_hours_whole CHECK (CASE WHEN quiet_start IS NULL THEN quiet_end IS NULL
-                                             ELSE quiet_end IS NOT NULL AND quiet_start <> quiet_end END)
+                                             ELSE quiet_end IS NOT NULL AND quiet_start <> quiet_end END),
+    CONSTRAINT digest_whole CHECK ((digest_every IS NULL) = (digest_next_at IS NULL)
+                                   AND (digest_every = 'day') = (digest_at IS NOT NULL))
 );
+
+-- What the Scheduler looks for: digests due.
+CREATE INDEX notification_settings_digest_due ON notification_settings (digest_next_at)
+    WHERE digest_next_at IS NOT NULL;
+
+-- Whether the end of a job of category `category` reaches user `user` of
+-- `tenant` in the app, by email and by Web Push (to the devices they
+-- subscribed, if any), under `rules`:
+-- {"in_app": bool, "email": bool, "push": bool, "required": [category, …]}
+-- (the defaults, and the categories no one can turn off); whether its email
+-- waits for their digest (chosen, and they set a digest time: else it goes
+-- at once); and whether the category is required (its emails and pushes
+-- ignore quiet hours and digests). Read in the statement that ends the job,
+-- so a change counts from the next end on, with no cache to wait out.
+CREATE FUNCTION errand_channels(tenant text, "user" text, category text, rules jsonb)
+RETURNS TABLE (in_app boolean, email boolean, push boolean, digest boolean, required boolean)
+LANGUAGE sql STABLE
+AS $$
+    -- (`errand_channels.category` is the argument: a bare name would be p's column.)
+    SELECT r.required OR coalesce(p.in_app, (rules->>'in_app')::boolean, true),
+           r.required OR coalesce(p.email, (rules->>'email')::boolean, true),
+           r.required OR coalesce(p.push, (rules->>'push')::boolean, true),
+           -- (CASE: the settings are read only for someone who chose a digest.)
+           CASE WHEN p.digest AND NOT r.required
+                THEN EXISTS (SELECT 1 FROM notification_settings s
+                             WHERE s.tenant_id = tenant AND s.user_id = "user" AND s.digest_every IS NOT NULL)
+                ELSE false END,
+           r.required
+    FROM (SELECT coalesce(rules->'required' ? errand_channels.category, false) AS required) r
+    LEFT JOIN notification_preferences p
+           ON p.tenant_id = tenant AND p.user_id = "user" AND p.category = errand_channels.category
+$$;
 
 -- When an email or a push to user `user` of `tenant` may go, if it were sent
 -- at `at`: `at` itself, or the end of the quiet hours `at` falls in (the
@@ -1243,8 +1268,16 @@ RETURN coalesce(rules->'categories'->>job_type, job_type);
 
 -- 7. Completion emails and Web Push ------------------------------------------
 
--- A completion email's state (life cycle at `email_outbox`).
-CREATE TYPE email_state AS ENUM ('pending', 'sending', 'sent', 'failed');
+-- A completion email's state (life cycle at `email_outbox`). `held`,
+-- `digested` and `dropped` are a job's email whose category the person
+-- reads in their digest.
+CREATE TYPE email_state AS ENUM ('pending', 'sending', 'sent', 'failed', 'held', 'digested', 'dropped');
+
+-- A job's email as the statement that ends the job writes it: held for
+-- the person's digest when `digest` (see `errand_channels`), else due.
+CREATE FUNCTION errand_email_state(digest boolean) RETURNS email_state
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+RETURN CASE WHEN digest THEN 'held'::email_state ELSE 'pending'::email_state END;
 
 -- Completion emails, written in the statement that ends the job (when the
 -- job's creator had an email address) and delivered by the Mailer.
@@ -1255,17 +1288,28 @@ CREATE TYPE email_state AS ENUM ('pending', 'sending', 'sent', 'failed');
 --   sending --lock expired (process died mid-send)--> claimable again
 -- A claim sets next_attempt_at to when its lock expires, so one condition
 -- (state pending or sending, next_attempt_at due) finds both kinds of work.
+--
+-- A job's email in a category its person reads as a digest is written
+-- `held` instead, and never claimed. Their digest's occurrence writes one
+-- email of its own (`digest_at`, once per person and occurrence) and moves
+-- each held email to `digested` (its `digest_id`: listed there) or, when
+-- its notification was read or its file is gone, to `dropped`.
 CREATE TABLE email_outbox (
     id              uuid PRIMARY KEY DEFAULT errand_uuid_v7(),
-    -- The job whose end it tells, or the batch whose last child ended
-    -- (`batch_id`, whose foreign key is in `batches`' section).
+    -- The job whose end it tells, the batch whose last child ended
+    -- (`batch_id`, whose foreign key is in `batches`' section), or the
+    -- digest occurrence (`digest_at`).
     job_id          uuid REFERENCES jobs (id),
     batch_id        uuid,
+    digest_at       timestamptz,
+    -- A held email's digest, once told there.
+    digest_id       uuid REFERENCES email_outbox (id) ON DELETE SET NULL,
     tenant_id       text NOT NULL,
     user_id         text NOT NULL,
     recipient       text NOT NULL,
-    job_type        text NOT NULL,
-    job_status      text NOT NULL CHECK (job_status IN ('completed', 'failed', 'cancelled')),
+    -- (A digest's: NULL.)
+    job_type        text,
+    job_status      text CHECK (job_status IN ('completed', 'failed', 'cancelled')),
     error_message   text,
     state           email_state NOT NULL DEFAULT 'pending',
     attempts        integer NOT NULL DEFAULT 0,
@@ -1282,10 +1326,17 @@ CREATE TABLE email_outbox (
     CONSTRAINT email_sent_iff_sent_at CHECK ((state = 'sent') = (sent_at IS NOT NULL)),
     -- At most one email per job and run (and per batch: see `batches`).
     CONSTRAINT email_outbox_once_per_run UNIQUE (job_id, run),
-    CONSTRAINT email_outbox_subject CHECK ((job_id IS NULL) <> (batch_id IS NULL))
+    CONSTRAINT email_outbox_subject CHECK (num_nonnulls(job_id, batch_id, digest_at) = 1
+                                           AND (digest_at IS NOT NULL OR (job_type IS NOT NULL AND job_status IS NOT NULL)))
 );
 
 CREATE INDEX email_outbox_due ON email_outbox (next_attempt_at) WHERE state IN ('pending', 'sending');
+-- A person's emails waiting for their digest.
+CREATE INDEX email_outbox_held ON email_outbox (tenant_id, user_id) WHERE state = 'held';
+-- One digest per person and occurrence; and what each digest lists.
+CREATE UNIQUE INDEX email_outbox_digest_once ON email_outbox (tenant_id, user_id, digest_at)
+    WHERE digest_at IS NOT NULL;
+CREATE INDEX email_outbox_digest_items ON email_outbox (digest_id) WHERE digest_id IS NOT NULL;
 
 -- Web Push (RFC 8030): the devices people subscribed (`POST
 -- /me/push-subscriptions`), each a push service's endpoint and the keys its

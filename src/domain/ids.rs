@@ -125,6 +125,9 @@ pub struct Caller {
     pub user: UserId,
     /// Where completion emails go; `None` means in-app only.
     pub email: Option<String>,
+    /// The token's `zoneinfo` claim (OpenID Connect), when it names an IANA
+    /// zone: the person's time zone until they set one.
+    pub zoneinfo: Option<String>,
 }
 
 /// An operator: someone who runs errand, across tenants (a token whose

@@ -35,7 +35,7 @@ pub use job::priority::{Origin, PRIORITY_RANGE, priority};
 pub use job::retry::RetryPolicy;
 pub use job::trace::{JobTrace, TraceParent};
 pub use job::{Job, JobState, JobStatus, JobTypeName, UnknownState};
-pub use preferences::{Channel, NotificationRules};
+pub use preferences::{Channel, Delivery, DigestEvery, NotificationRules};
 pub use quota::{Cap, QuotaExceeded, QuotaScope, Quotas, TenantCaps, Usage};
 pub use schedule::date_expression::{DateExpressionError, Occasion, holds_date_expressions, resolve_dates};
 pub use schedule::{Firing, Missed, Occurrence, Recurrence, RecurrenceError, firing};

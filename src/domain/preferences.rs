@@ -37,6 +37,43 @@ impl Channel {
     }
 }
 
+/// How a channel brings a category's ends to a person: at once, in their
+/// digest (email only, where they set a digest time), or not at all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Delivery {
+    Instant,
+    Digest,
+    Off,
+}
+
+impl Delivery {
+    /// A channel's setting as the API writes it: `true` or `"instant"`,
+    /// `false` or `"off"`, `"digest"`.
+    pub fn parse(value: &Value) -> Option<Self> {
+        match value {
+            Value::Bool(true) => Some(Self::Instant),
+            Value::Bool(false) => Some(Self::Off),
+            Value::String(name) => match name.as_str() {
+                "instant" => Some(Self::Instant),
+                "digest" => Some(Self::Digest),
+                "off" => Some(Self::Off),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// As the API answers it: `true`, `false` or `"digest"` (a client that
+    /// knows no digest still reads the channel as on).
+    pub fn as_json(self) -> Value {
+        match self {
+            Self::Instant => Value::Bool(true),
+            Self::Off => Value::Bool(false),
+            Self::Digest => Value::String("digest".into()),
+        }
+    }
+}
+
 /// The configured notification preferences' rules.
 #[derive(Debug, Clone)]
 pub struct NotificationRules {
@@ -107,5 +144,73 @@ impl NotificationRules {
 impl Default for NotificationRules {
     fn default() -> Self {
         Self::everything_on()
+    }
+}
+
+/// When a person's digest goes: at the start of every hour, or every day at
+/// a local time; read on their zone's wall clock as a schedule's expression
+/// is (daylight saving included, `domain::schedule`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DigestEvery {
+    Hour,
+    Day(chrono::NaiveTime),
+}
+
+impl DigestEvery {
+    /// The next digest strictly after `now`, in `timezone` (IANA): `None`
+    /// for a zone chrono-tz does not know (the API checked it).
+    pub fn next_after(
+        self,
+        now: chrono::DateTime<chrono::Utc>,
+        timezone: &str,
+    ) -> Option<chrono::DateTime<chrono::Utc>> {
+        use chrono::Timelike;
+        let cron = match self {
+            Self::Hour => "0 * * * *".to_owned(),
+            Self::Day(at) => format!("{} {} * * *", at.minute(), at.hour()),
+        };
+        let recurrence = crate::domain::Recurrence::parse(&cron, timezone).ok()?;
+        recurrence.first_after(now).map(|occurrence| occurrence.at)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::{DateTime, NaiveTime, Utc};
+
+    fn at(text: &str) -> DateTime<Utc> {
+        DateTime::parse_from_rfc3339(text).unwrap().with_timezone(&Utc)
+    }
+
+    #[test]
+    fn a_daily_digest_keeps_its_local_time_across_a_change_of_clocks() {
+        let eight = DigestEvery::Day(NaiveTime::from_hms_opt(8, 0, 0).unwrap());
+        // 08:00 in Paris is 07:00 UTC in winter, 06:00 in summer.
+        assert_eq!(eight.next_after(at("2026-03-28T07:00:00Z"), "Europe/Paris"), Some(at("2026-03-29T06:00:00Z")));
+        assert_eq!(eight.next_after(at("2026-03-28T06:59:00Z"), "Europe/Paris"), Some(at("2026-03-28T07:00:00Z")));
+        assert_eq!(
+            DigestEvery::Hour.next_after(at("2026-07-01T10:00:00Z"), "Asia/Kolkata"),
+            Some(at("2026-07-01T10:30:00Z"))
+        );
+        assert_eq!(eight.next_after(at("2026-07-01T10:00:00Z"), "Mars/Olympus"), None);
+    }
+
+    #[test]
+    fn a_channel_s_setting_reads_as_the_api_writes_it() {
+        for (value, delivery) in [
+            (serde_json::json!(true), Some(Delivery::Instant)),
+            (serde_json::json!("instant"), Some(Delivery::Instant)),
+            (serde_json::json!(false), Some(Delivery::Off)),
+            (serde_json::json!("off"), Some(Delivery::Off)),
+            (serde_json::json!("digest"), Some(Delivery::Digest)),
+            (serde_json::json!("weekly"), None),
+            (serde_json::json!(1), None),
+        ] {
+            assert_eq!(Delivery::parse(&value), delivery, "{value}");
+            if let Some(delivery) = delivery {
+                assert_eq!(Delivery::parse(&delivery.as_json()), Some(delivery), "round trip");
+            }
+        }
     }
 }

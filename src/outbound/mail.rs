@@ -18,8 +18,8 @@ pub struct Addressee<'a> {
     pub tenant: &'a TenantId,
     pub user: &'a UserId,
     pub recipient: &'a str,
-    /// The job type's name (a batch's children's).
-    pub display_name: &'a str,
+    /// The job type's name (a batch's children's; a digest's: none).
+    pub display_name: String,
     /// The job type's notification category: the email's list (`List-Id`).
     pub category: &'a str,
     /// Whether its category may be turned off: then the email carries a
@@ -47,6 +47,24 @@ pub struct BatchEmail<'a> {
     pub to: Addressee<'a>,
     pub batch: BatchId,
     pub counts: BatchCounts,
+}
+
+/// What a person's digest says: the ends it lists, oldest first.
+pub struct DigestEmail<'a> {
+    pub to: Addressee<'a>,
+    /// The digest's outbox id (its Message-ID).
+    pub id: uuid::Uuid,
+    pub items: Vec<DigestEntry<'a>>,
+}
+
+/// A job's end, as a digest lists it.
+pub struct DigestEntry<'a> {
+    pub job: JobId,
+    pub display_name: String,
+    pub status: JobState,
+    pub error_message: Option<&'a str>,
+    pub result: Option<&'a serde_json::Value>,
+    pub finished_at: Option<chrono::DateTime<chrono::Utc>>,
 }
 
 /// Why an email could not be built or sent.
@@ -121,6 +139,13 @@ impl SmtpMailer {
             .and_then(|()| {
                 templates.add_template("batch/body.html", include_str!("../../templates/email/batch_completed.html"))
             })
+            .and_then(|()| {
+                templates.add_template("digest/subject.txt", include_str!("../../templates/email/digest.subject.txt"))
+            })
+            .and_then(|()| templates.add_template("digest/body.txt", include_str!("../../templates/email/digest.txt")))
+            .and_then(|()| {
+                templates.add_template("digest/body.html", include_str!("../../templates/email/digest.html"))
+            })
             .map_err(|e| invalid(&e))?;
         Ok(Self {
             transport: builder.build(),
@@ -141,15 +166,11 @@ impl SmtpMailer {
         let failed = email.status == JobState::Failed;
         let cancelled = email.status == JobState::Cancelled;
         let file = ResultFile::of(email.result).filter(|_| email.status == JobState::Completed);
-        let finished_at = email.finished_at.unwrap_or_else(chrono::Utc::now);
-        let link_expires = match &file {
-            Some(file) => file.expires_at,
-            None => finished_at + chrono::Duration::from_std(self.link_lifetime).unwrap_or(chrono::Duration::days(7)),
-        };
+        let link_expires = self.link_expiry(file.as_ref(), email.finished_at);
         let to = &email.to;
         let unsubscribe = self.unsubscribe_link(to);
         let ctx = context! {
-            display_name => to.display_name,
+            display_name => &to.display_name,
             failed => failed,
             cancelled => cancelled,
             error_message => email.error_message.unwrap_or("no reason was recorded"),
@@ -178,7 +199,7 @@ impl SmtpMailer {
         let (c, to) = (email.counts, &email.to);
         let unsubscribe = self.unsubscribe_link(to);
         let ctx = context! {
-            display_name => to.display_name,
+            display_name => &to.display_name,
             total => c.total,
             completed => c.completed,
             outcome => c.outcome(),
@@ -186,6 +207,52 @@ impl SmtpMailer {
             unsubscribe => unsubscribe.clone(),
         };
         self.message("batch/", &ctx, to, unsubscribe, &format!("batch-{}", email.batch))
+    }
+
+    /// The email of a person's digest: each end with its link (until its
+    /// file's expiry, as a job's email has it), and a Message-ID derived from
+    /// the digest. A digest whose ends were all pruned before it went is
+    /// not sent.
+    pub fn render_digest(&self, email: &DigestEmail<'_>) -> Result<Message, MailError> {
+        if email.items.is_empty() {
+            return Err(MailError::Invalid("nothing left to tell: its jobs were pruned".into()));
+        }
+        let to = &email.to;
+        let items: Vec<minijinja::Value> = email
+            .items
+            .iter()
+            .map(|item| {
+                let file = ResultFile::of(item.result).filter(|_| item.status == JobState::Completed);
+                let link_expires = self.link_expiry(file.as_ref(), item.finished_at);
+                context! {
+                    display_name => &item.display_name,
+                    status => item.status.as_sql(),
+                    error_message => item.error_message.unwrap_or("no reason was recorded"),
+                    size => file.as_ref().map(|f| human_size(f.size_bytes)),
+                    file_name => file.as_ref().map(|f| f.file_name.clone()),
+                    link => self.links.link(item.job, to.tenant, to.user, link_expires),
+                    link_expires => link_expires.format("%-d %B %Y, %H:%M UTC").to_string(),
+                }
+            })
+            .collect();
+        let ctx = context! { count => items.len(), items => items };
+        self.message("digest/", &ctx, to, None, &format!("digest-{}", email.id))
+    }
+
+    /// Until when a job's link works: its file's expiry, else the result
+    /// retention from its end.
+    fn link_expiry(
+        &self,
+        file: Option<&ResultFile>,
+        finished_at: Option<chrono::DateTime<chrono::Utc>>,
+    ) -> chrono::DateTime<chrono::Utc> {
+        match file {
+            Some(file) => file.expires_at,
+            None => {
+                let finished_at = finished_at.unwrap_or_else(chrono::Utc::now);
+                finished_at + chrono::Duration::from_std(self.link_lifetime).unwrap_or(chrono::Duration::days(7))
+            }
+        }
     }
 
     /// The one-click unsubscribe link of `to`'s category, unless it is required.

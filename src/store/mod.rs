@@ -40,7 +40,8 @@ use deadpool_postgres::Pool;
 pub use crate::config::postgres::{Connection, UrlError};
 pub use batches::{Batch, BatchSubmission, CallerBatches, NewBatch, UnfinishedChild};
 pub use jobs::{CallerJobs, JobFilter, JobPage};
-pub use notifications::emails::{EmailAbout, JobEmail, Outbox, OutboxEmail};
+pub use notifications::digests::{Digests, DigestsFired};
+pub use notifications::emails::{DigestItem, EmailAbout, JobEmail, Outbox, OutboxEmail};
 pub use notifications::preferences::{CallerPreferences, CategoryPreferences, ChannelChoices};
 pub use notifications::push::{
     CallerPushSubscriptions, NewPushSubscription, OutboxPush, PushDevice, PushOutbox, PushOutcome, PushSubscription,
@@ -122,6 +123,11 @@ impl Store {
     /// The completion emails waiting to be sent (the Mailer's side).
     pub fn outbox(&self) -> Outbox<'_> {
         Outbox::new(&self.pool, &self.sealer)
+    }
+
+    /// People's digests (the Scheduler's side).
+    pub fn digests(&self) -> Digests<'_> {
+        Digests { pool: &self.pool }
     }
 
     /// The Web Push messages waiting to be sent (the PushSender's side).

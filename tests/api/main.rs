@@ -16,6 +16,7 @@ mod bulk_actions;
 mod cancel;
 mod config;
 mod contract;
+mod digests;
 mod email;
 mod export_formats;
 mod exports;

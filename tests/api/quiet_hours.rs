@@ -34,7 +34,7 @@ async fn quiet_until(app: &TestApp, user: &str, when: DateTime<Utc>) -> DateTime
 async fn quiet_hours_end_at_the_next_local_end_across_midnight_and_a_change_of_clocks() {
     let app = spawn_app().await;
     let alice = token("t1", "alice");
-    let paris = json!({"timezone": "Europe/Paris", "quiet_hours": {"start": "21:00", "end": "08:00"}});
+    let paris = json!({"timezone": "Europe/Paris", "quiet_hours": {"start": "21:00", "end": "08:00"}, "digest": null});
     let set = app.put_json(&alice, SETTINGS, paris.clone()).await;
     assert_eq!(set.status(), StatusCode::OK);
     assert_eq!(set.json::<Value>().await.unwrap(), paris);
@@ -55,7 +55,7 @@ async fn quiet_hours_end_at_the_next_local_end_across_midnight_and_a_change_of_c
     assert_eq!(quiet_until(&app, "alice", at("2026-07-01T04:30:00Z")).await, at("2026-07-01T04:30:00Z"));
     assert_eq!(quiet_until(&app, "bob", at("2026-07-01T03:15:00Z")).await, at("2026-07-01T03:15:00Z"), "none set");
     let bobs: Value = app.get(&token("t1", "bob"), SETTINGS).await.json().await.unwrap();
-    assert_eq!(bobs, json!({"timezone": null, "quiet_hours": null}));
+    assert_eq!(bobs, json!({"timezone": null, "quiet_hours": null, "digest": null}));
 
     for (body, why) in [
         (json!({"quiet_hours": {"start": "21:00", "end": "08:00"}}), "no time zone"),

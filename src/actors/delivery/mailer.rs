@@ -21,7 +21,7 @@ use crate::actors::delivery::until_recorded::until_answered;
 use crate::config::EmailSettings;
 use crate::domain::NotificationRules;
 use crate::jobs::JobTypes;
-use crate::outbound::mail::{Addressee, BatchEmail, CompletionEmail, MailError, SmtpMailer};
+use crate::outbound::mail::{Addressee, BatchEmail, CompletionEmail, DigestEmail, DigestEntry, MailError, SmtpMailer};
 use crate::store::{EmailAbout, OutboxEmail, Store};
 
 /// There may be emails due.
@@ -93,21 +93,11 @@ async fn deliver(store: &Store, smtp: &SmtpMailer, job_types: &JobTypes, setting
     send(store, smtp, job_types, settings, email, &span).instrument(span.clone()).await;
 }
 
-/// The email's message, rendered for its job or its batch.
+/// The email's message, rendered for its job, its batch or its digest.
 fn render(smtp: &SmtpMailer, rules: &NotificationRules, job_types: &JobTypes, email: &OutboxEmail) -> Rendered {
-    let display_name = job_types.display_name(&email.job_type);
-    let category = rules.category_of(&email.job_type);
-    let to = Addressee {
-        tenant: &email.tenant,
-        user: &email.user,
-        recipient: &email.recipient,
-        display_name: &display_name,
-        category,
-        unsubscribable: !rules.is_required(category),
-    };
     match &email.about {
         EmailAbout::Job(job) => smtp.render(&CompletionEmail {
-            to,
+            to: addressee(rules, job_types, email, &job.job_type),
             job: job.job,
             run: job.run,
             status: job.job_status,
@@ -117,7 +107,54 @@ fn render(smtp: &SmtpMailer, rules: &NotificationRules, job_types: &JobTypes, em
             finished_at: job.finished_at,
             schedule: job.schedule.as_ref().map(|(id, cron, zone)| (*id, cron.as_str(), zone.as_str())),
         }),
-        EmailAbout::Batch { batch, counts } => smtp.render_batch(&BatchEmail { to, batch: *batch, counts: *counts }),
+        EmailAbout::Batch { batch, job_type, counts } => smtp.render_batch(&BatchEmail {
+            to: addressee(rules, job_types, email, job_type),
+            batch: *batch,
+            counts: *counts,
+        }),
+        EmailAbout::Digest { items } => {
+            let items = items
+                .iter()
+                .map(|item| DigestEntry {
+                    job: item.job,
+                    display_name: job_types.display_name(&item.job_type),
+                    status: item.job_status,
+                    error_message: item.error_message.as_deref(),
+                    result: item.result.as_ref(),
+                    finished_at: item.finished_at,
+                })
+                .collect();
+            // A digest's list is its own (`List-Id` digest), and it has no
+            // one-click unsubscribe: it spans categories, each of which the
+            // person sets in their preferences.
+            let to = Addressee {
+                tenant: &email.tenant,
+                user: &email.user,
+                recipient: &email.recipient,
+                display_name: String::new(),
+                category: "digest",
+                unsubscribable: false,
+            };
+            smtp.render_digest(&DigestEmail { to, id: email.id, items })
+        }
+    }
+}
+
+/// Whom `email` goes to, telling of a job (or a batch of jobs) of `job_type`.
+fn addressee<'a>(
+    rules: &'a NotificationRules,
+    job_types: &JobTypes,
+    email: &'a OutboxEmail,
+    job_type: &'a str,
+) -> Addressee<'a> {
+    let category = rules.category_of(job_type);
+    Addressee {
+        tenant: &email.tenant,
+        user: &email.user,
+        recipient: &email.recipient,
+        display_name: job_types.display_name(job_type),
+        category,
+        unsubscribable: !rules.is_required(category),
     }
 }
 
@@ -148,6 +185,7 @@ async fn send(
     let what = match &email.about {
         EmailAbout::Job(job) => format!("the email of job {}", job.job),
         EmailAbout::Batch { batch, .. } => format!("the email of batch {batch}"),
+        EmailAbout::Digest { .. } => format!("the digest {}", email.id),
     };
     match sent {
         Ok(response) => until_answered(&what, || outbox.record_sent(&email, &response)).await,

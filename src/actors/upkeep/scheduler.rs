@@ -1,8 +1,9 @@
 //! The Scheduler: every `schedules.poll_interval`, fires the schedules that
-//! are due (see `store/schedule_firing.rs`: the database decides who fires
-//! what, so every process runs one and none leads). A pass that took a full
+//! are due (see `store/schedules/firing.rs`: the database decides who fires
+//! what, so every process runs one and none leads), and people's digests
+//! (`store/notifications/digests.rs`, the same way). A pass that took a full
 //! batch runs again at once; the jobs it records are announced to the
-//! dispatchers as any new job is.
+//! dispatchers as any new job is, and the digests reach the Mailer's next poll.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -62,6 +63,20 @@ impl Scheduler {
                     }
                     Err(error) => {
                         tracing::warn!(%error, "could not fire due schedules");
+                        break;
+                    }
+                }
+            }
+            for _ in 0..PASSES_PER_TURN {
+                match store.digests().fire_due(now.unwrap_or_else(Utc::now), BATCH).await {
+                    Ok(fired) => {
+                        total.digests += fired.emails;
+                        if fired.people < BATCH as usize {
+                            break;
+                        }
+                    }
+                    Err(error) => {
+                        tracing::warn!(%error, "could not write due digests");
                         break;
                     }
                 }

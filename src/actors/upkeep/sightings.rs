@@ -137,6 +137,7 @@ mod tests {
             tenant: TenantId::parse("acme".to_owned()).unwrap(),
             user: UserId::parse(user.to_owned()).unwrap(),
             email: email.map(str::to_owned),
+            zoneinfo: None,
         }
     }
 

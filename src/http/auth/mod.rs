@@ -142,6 +142,7 @@ impl Authenticator {
             tenant: TenantId::parse(claims.tenant).map_err(|_| invalid())?,
             user: UserId::parse(claims.sub).map_err(|_| invalid())?,
             email: None,
+            zoneinfo: None,
         };
         Ok((caller, claims.jti))
     }
@@ -207,6 +208,8 @@ impl Authenticator {
                 }
                 email => email,
             },
+            // A zone chrono-tz does not know is no zone: ignored, not refused.
+            zoneinfo: text("zoneinfo").filter(|zone| zone.parse::<chrono_tz::Tz>().is_ok()),
         };
         Ok((caller, scopes(&claims).any(|scope| scope == TENANT_ADMIN)))
     }

@@ -6,7 +6,7 @@ use actix_web::{HttpResponse, web};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::domain::{Caller, Channel, NotificationRules};
+use crate::domain::{Caller, Channel, Delivery, NotificationRules};
 use crate::http::AppState;
 use crate::http::support::problem::{AppError, Problem, UserRouteProblems};
 use crate::store::{CategoryPreferences, ChannelChoices};
@@ -18,7 +18,8 @@ pub struct CategoryView {
     /// No one can turn it off (configured).
     required: bool,
     /// `in_app` (the feed and live streams), `email` and, where errand offers Web Push, `push`
-    /// (the devices the caller subscribed): whether a job's end reaches the caller there.
+    /// (the devices the caller subscribed): whether a job's end reaches the caller there,
+    /// `true` or `false`; `email` may also be `"digest"` (in the caller's digest email).
     #[schema(value_type = Object)]
     channels: serde_json::Map<String, Value>,
 }
@@ -29,12 +30,13 @@ impl CategoryView {
         let channels = rules
             .channels()
             .map(|channel| {
-                let on = match channel {
-                    Channel::InApp => p.in_app,
-                    Channel::Email => p.email,
-                    Channel::Push => p.push,
+                let delivery = match channel {
+                    Channel::InApp => on_or_off(p.in_app),
+                    Channel::Email if p.email && p.digest => Delivery::Digest,
+                    Channel::Email => on_or_off(p.email),
+                    Channel::Push => on_or_off(p.push),
                 };
-                (channel.as_str().to_owned(), Value::Bool(on))
+                (channel.as_str().to_owned(), delivery.as_json())
             })
             .collect();
         Self { category: p.category, required: p.required, channels }
@@ -63,10 +65,10 @@ pub async fn list(caller: Caller, state: web::Data<AppState>) -> Result<HttpResp
 /// caller's channels for one category; those left out stay as they were.
 #[utoipa::path(put, path = "/me/notification-preferences/{category}", tag = "notifications",
     params(("category" = String, Path, description = "A category of the configured job types")),
-    request_body(content = Object, description = "Channels to change: `in_app`, `email` and (where offered) `push`, each `true` or `false`, e.g. `{\"email\": false}`"),
+    request_body(content = Object, description = "Channels to change: `in_app`, `email` and (where offered) `push`, each `true` (or `\"instant\"`) or `false` (or `\"off\"`), and `email` also `\"digest\"` once the caller set a digest time (`/me/notification-settings`), e.g. `{\"email\": \"digest\"}`"),
     responses((status = 200, description = "The category as it now stands", body = CategoryView),
         (status = 400, description = "A body that is not a JSON object (`bad_request`)", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "An unknown category or channel, a value that is not a boolean, or turning off a required category (`invalid_preference`)", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "An unknown category or channel, a value that is not a setting, turning off a required category, or a digest for another channel than email, for a required category or before a digest time is set (`invalid_preference`)", body = Problem, content_type = "application/problem+json"),
         UserRouteProblems))]
 pub async fn set(
     caller: Caller,
@@ -84,7 +86,11 @@ pub async fn set(
             let offered: Vec<&str> = rules.channels().map(Channel::as_str).collect();
             AppError::InvalidPreference(format!("there is no channel {name:?}; there are: {}", offered.join(", ")))
         })?;
-        choices.choose(channel, choice(&category, &name, &value, rules)?);
+        let delivery = delivery(&category, &name, &value, rules)?;
+        if delivery == Delivery::Digest {
+            digest_allowed(&caller, &state, &category, channel).await?;
+        }
+        choices.choose(channel, delivery);
     }
     let standing = state.store.preferences_for(&caller).choose(&category, choices).await?;
     Ok(HttpResponse::Ok().json(CategoryView::of(standing, rules)))
@@ -101,21 +107,54 @@ pub(in crate::http) fn known_category(category: String, rules: &NotificationRule
     Err(AppError::InvalidPreference(format!("there is no category {category:?}; there are: {known}")))
 }
 
-/// Channel `name`'s new setting for `category`: a boolean, and never off
-/// for a required category.
+fn on_or_off(on: bool) -> Delivery {
+    if on { Delivery::Instant } else { Delivery::Off }
+}
+
+/// Channel `name`'s new setting for `category`: `true`, `false`, or one of
+/// `instant`, `off`, `digest`; never off for a required category.
+fn delivery(category: &str, name: &str, value: &Value, rules: &NotificationRules) -> Result<Delivery, AppError> {
+    let delivery = Delivery::parse(value).ok_or_else(|| {
+        AppError::InvalidPreference(format!(
+            "{name} must be true, false, \"instant\", \"off\" or \"digest\", not {value}"
+        ))
+    })?;
+    if delivery == Delivery::Off && rules.is_required(category) {
+        return Err(AppError::InvalidPreference(format!(
+            "{category} is a required category: its notifications cannot be turned off"
+        )));
+    }
+    Ok(delivery)
+}
+
+/// A digest is for email, of a category that is not required (those go at
+/// once), once the caller set a digest time.
+async fn digest_allowed(caller: &Caller, state: &AppState, category: &str, channel: Channel) -> Result<(), AppError> {
+    let refused = |why: String| Err(AppError::InvalidPreference(why));
+    if channel != Channel::Email {
+        return refused(format!("only email has a digest, not {}", channel.as_str()));
+    }
+    if state.store.notification_rules().is_required(category) {
+        return refused(format!("{category} is a required category: its emails go at once, not in a digest"));
+    }
+    let settings = state.store.notification_settings_for(caller).read().await?;
+    if settings.and_then(|s| s.digest).is_none() {
+        return refused("set a digest time first: PUT /me/notification-settings with \"digest\"".into());
+    }
+    Ok(())
+}
+
+/// Channel `name`'s new setting for `category`, as on or off: `true` or
+/// `false`, and never off for a required category. (The webhook channel's,
+/// which has no digest.)
 pub(in crate::http) fn choice(
     category: &str,
     name: &str,
     value: &Value,
     rules: &NotificationRules,
 ) -> Result<bool, AppError> {
-    let on = value
-        .as_bool()
-        .ok_or_else(|| AppError::InvalidPreference(format!("{name} must be true or false, not {value}")))?;
-    if !on && rules.is_required(category) {
-        return Err(AppError::InvalidPreference(format!(
-            "{category} is a required category: its notifications cannot be turned off"
-        )));
+    if !value.is_boolean() {
+        return Err(AppError::InvalidPreference(format!("{name} must be true or false, not {value}")));
     }
-    Ok(on)
+    Ok(delivery(category, name, value, rules)? != Delivery::Off)
 }

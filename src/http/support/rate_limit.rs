@@ -338,7 +338,12 @@ mod tests {
     use crate::domain::{TenantId, UserId};
 
     fn caller(tenant: &str, user: &str) -> Caller {
-        Caller { tenant: TenantId::parse(tenant).unwrap(), user: UserId::parse(user).unwrap(), email: None }
+        Caller {
+            tenant: TenantId::parse(tenant).unwrap(),
+            user: UserId::parse(user).unwrap(),
+            email: None,
+            zoneinfo: None,
+        }
     }
 
     #[test]

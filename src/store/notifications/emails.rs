@@ -16,15 +16,14 @@ use crate::domain::{BatchCounts, BatchId, JobId, JobState, JobTrace, ScheduleId,
 use crate::store::StoreError;
 use crate::store::queue::lost_claims::LostClaim;
 
-/// An email to send now, with what it tells of its job or its batch.
+/// An email to send now, with what it tells of its job, its batch or the
+/// jobs of a digest.
 #[derive(Debug, Clone)]
 pub struct OutboxEmail {
     pub id: Uuid,
     pub tenant: TenantId,
     pub user: UserId,
     pub recipient: String,
-    /// The job's type, or the batch's children's.
-    pub job_type: String,
     /// This delivery attempt, 1-based.
     pub attempt: i32,
     pub about: EmailAbout,
@@ -37,14 +36,34 @@ pub enum EmailAbout {
     /// A batch whose last child ended: how its children ended.
     Batch {
         batch: BatchId,
+        /// Its children's type.
+        job_type: String,
         counts: BatchCounts,
     },
+    /// A person's digest: the ends it lists, oldest first (none when what
+    /// it listed was pruned before it went).
+    Digest {
+        items: Vec<DigestItem>,
+    },
+}
+
+/// A job's end, as a digest lists it.
+#[derive(Debug, Clone)]
+pub struct DigestItem {
+    pub job: JobId,
+    pub job_type: String,
+    pub job_status: JobState,
+    pub error_message: Option<String>,
+    /// The job's result (its file's record, for exports).
+    pub result: Option<serde_json::Value>,
+    pub finished_at: Option<DateTime<Utc>>,
 }
 
 /// A job's end, as its email tells it.
 #[derive(Debug, Clone)]
 pub struct JobEmail {
     pub job: JobId,
+    pub job_type: String,
     /// Which run of the job ended (2 and up after operators' retries).
     pub run: i32,
     pub job_status: JobState,
@@ -78,16 +97,24 @@ WITH due AS (
         claim_id = $3
     FROM due
     WHERE o.id = due.id
-    RETURNING o.id, o.job_id, o.batch_id, o.tenant_id, o.user_id, o.run, o.recipient, o.job_type, o.job_status,
-              o.error_message, o.attempts
+    RETURNING o.id, o.job_id, o.batch_id, o.digest_at, o.tenant_id, o.user_id, o.run, o.recipient, o.job_type,
+              o.job_status, o.error_message, o.attempts
 )
-SELECT c.id, c.job_id, c.batch_id, c.tenant_id, c.user_id, c.run, c.recipient, c.job_type, c.job_status,
+SELECT c.id, c.job_id, c.batch_id, c.digest_at, c.tenant_id, c.user_id, c.run, c.recipient, c.job_type, c.job_status,
        c.error_message, c.attempts, j.params, j.result, j.finished_at, s.id AS schedule_id, s.cron, s.timezone,
        j.traceparent, errand_trace_linked(j.run, j.scheduled_for) AS trace_linked, j.attempt AS job_attempts,
        b.total, b.completed, b.failed, b.cancelled
 FROM claimed c LEFT JOIN jobs j ON j.id = c.job_id
 LEFT JOIN batches b ON b.id = c.batch_id
 LEFT JOIN schedules s ON s.id = j.schedule_id";
+
+/// What the digests `$1` list, oldest first in each. (A job's result file
+/// record is in clear beside any sealed member: nothing here needs opening.)
+const DIGEST_ITEMS: &str = "
+SELECT o.digest_id, o.job_id, o.job_type, o.job_status, o.error_message, j.result, j.finished_at
+FROM email_outbox o JOIN jobs j ON j.id = o.job_id
+WHERE o.digest_id = ANY($1)
+ORDER BY o.digest_id, o.id";
 
 /// Ends email $1's send number $2, if still this sender's: the server
 /// accepted it, answering $3.
@@ -131,6 +158,7 @@ impl<'a> Outbox<'a> {
         let rows = client.query(&statement, &[&limit, &(lock.as_secs_f64() * 1000.0), &claim]).await;
         let rows = LostClaim::Emails { claim, lock }.settle(self.pool, rows)?;
         let mut emails = rows.iter().map(email_from_row).collect::<Result<Vec<_>, _>>()?;
+        self.list_digests(&mut emails).await?;
         for email in &mut emails {
             use crate::domain::sealing::Purpose;
             let EmailAbout::Job(job) = &mut email.about else { continue };
@@ -140,6 +168,34 @@ impl<'a> Outbox<'a> {
             }
         }
         Ok(emails)
+    }
+
+    /// Fills in what each digest among `emails` lists.
+    async fn list_digests(&self, emails: &mut [OutboxEmail]) -> Result<(), StoreError> {
+        let digests: Vec<Uuid> =
+            emails.iter().filter(|e| matches!(e.about, EmailAbout::Digest { .. })).map(|e| e.id).collect();
+        if digests.is_empty() {
+            return Ok(());
+        }
+        let client = self.pool.get().await?;
+        let rows = client.query(&client.prepare_cached(DIGEST_ITEMS).await?, &[&digests]).await?;
+        for row in &rows {
+            let digest: Uuid = row.try_get("digest_id")?;
+            let Some(EmailAbout::Digest { items }) = emails.iter_mut().find(|e| e.id == digest).map(|e| &mut e.about)
+            else {
+                continue;
+            };
+            let status: String = row.try_get("job_status")?;
+            items.push(DigestItem {
+                job: JobId(row.try_get("job_id")?),
+                job_type: row.try_get("job_type")?,
+                job_status: status.parse::<JobState>()?,
+                error_message: row.try_get("error_message")?,
+                result: row.try_get("result")?,
+                finished_at: row.try_get("finished_at")?,
+            });
+        }
+        Ok(())
     }
 
     /// The server accepted the email: it is sent, with the server's answer.
@@ -168,7 +224,9 @@ impl<'a> Outbox<'a> {
 }
 
 fn email_from_row(row: &Row) -> Result<OutboxEmail, StoreError> {
+    let digest = row.try_get::<_, Option<DateTime<Utc>>>("digest_at")?.is_some();
     let about = match row.try_get::<_, Option<Uuid>>("batch_id")? {
+        _ if digest => EmailAbout::Digest { items: Vec::new() },
         Some(batch) => {
             let count = |name: &str| -> Result<u32, StoreError> {
                 let n: i32 = row.try_get(name)?;
@@ -180,7 +238,7 @@ fn email_from_row(row: &Row) -> Result<OutboxEmail, StoreError> {
                 failed: count("failed")?,
                 cancelled: count("cancelled")?,
             };
-            EmailAbout::Batch { batch: BatchId(batch), counts }
+            EmailAbout::Batch { batch: BatchId(batch), job_type: row.try_get("job_type")?, counts }
         }
         None => EmailAbout::Job(job_email_from_row(row)?),
     };
@@ -189,7 +247,6 @@ fn email_from_row(row: &Row) -> Result<OutboxEmail, StoreError> {
         tenant: TenantId::parse(row.try_get::<_, String>("tenant_id")?)?,
         user: UserId::parse(row.try_get::<_, String>("user_id")?)?,
         recipient: row.try_get("recipient")?,
-        job_type: row.try_get("job_type")?,
         attempt: row.try_get("attempts")?,
         about,
     })
@@ -199,7 +256,8 @@ fn job_email_from_row(row: &Row) -> Result<JobEmail, StoreError> {
     let status: String = row.try_get("job_status")?;
     let job: Option<Uuid> = row.try_get("job_id")?;
     Ok(JobEmail {
-        job: JobId(job.ok_or_else(|| StoreError::Corrupt("an email of neither a job nor a batch".into()))?),
+        job: JobId(job.ok_or_else(|| StoreError::Corrupt("an email of neither a job, a batch nor a digest".into()))?),
+        job_type: row.try_get("job_type")?,
         run: row.try_get("run")?,
         job_status: status.parse::<JobState>()?,
         error_message: row.try_get("error_message")?,

@@ -2,7 +2,7 @@
 //! changes through [`CallerPreferences`] only, which names its caller's
 //! tenant and user in every statement.
 
-use crate::domain::{Caller, NotificationRules};
+use crate::domain::{Caller, Channel, Delivery, NotificationRules};
 use crate::store::StoreError;
 
 /// A category's channels as they stand for a user: their choices, else the defaults.
@@ -13,25 +13,28 @@ pub struct CategoryPreferences {
     pub required: bool,
     pub in_app: bool,
     pub email: bool,
+    /// Emails wait for the user's digest (when `email`).
+    pub digest: bool,
     /// Web Push, to the devices the user subscribed.
     pub push: bool,
 }
 
 /// How each category in `$3` stands for user `$2` of tenant `$1` under the rules `$4`.
 const STANDING: &str = "
-SELECT c.category, w.in_app, w.email, w.push
+SELECT c.category, w.in_app, w.email, w.digest, w.push
 FROM unnest($3::text[]) AS c (category)
 CROSS JOIN LATERAL errand_channels($1, $2, c.category, $4) w
 ORDER BY c.category";
 
 /// Records user `$2` of tenant `$1`'s choices for category `$3`: `$4` in
-/// the app, `$5` by email, `$6` by Web Push (NULL: as before).
+/// the app, `$5` by email, `$6` by Web Push, `$7` emails in the digest
+/// (NULL: as before).
 const CHOOSE: &str = "
-INSERT INTO notification_preferences AS p (tenant_id, user_id, category, in_app, email, push)
-VALUES ($1, $2, $3, $4, $5, $6)
+INSERT INTO notification_preferences AS p (tenant_id, user_id, category, in_app, email, push, digest)
+VALUES ($1, $2, $3, $4, $5, $6, $7)
 ON CONFLICT (tenant_id, user_id, category) DO UPDATE
 SET in_app = coalesce(EXCLUDED.in_app, p.in_app), email = coalesce(EXCLUDED.email, p.email),
-    push = coalesce(EXCLUDED.push, p.push), updated_at = now()";
+    push = coalesce(EXCLUDED.push, p.push), digest = coalesce(EXCLUDED.digest, p.digest), updated_at = now()";
 
 /// A change to some of a category's channels (`None`: as before).
 #[derive(Debug, Clone, Copy, Default)]
@@ -39,17 +42,19 @@ pub struct ChannelChoices {
     pub in_app: Option<bool>,
     pub email: Option<bool>,
     pub push: Option<bool>,
+    /// Emails in the digest (chosen with `email`).
+    pub digest: Option<bool>,
 }
 
 impl ChannelChoices {
-    /// Sets `channel` to `on`.
-    pub fn choose(&mut self, channel: crate::domain::Channel, on: bool) {
-        use crate::domain::Channel;
-        *match channel {
-            Channel::InApp => &mut self.in_app,
-            Channel::Email => &mut self.email,
-            Channel::Push => &mut self.push,
-        } = Some(on);
+    /// Sets `channel` to `delivery` (only email has a digest: the caller checks).
+    pub fn choose(&mut self, channel: Channel, delivery: Delivery) {
+        let on = delivery != Delivery::Off;
+        match channel {
+            Channel::InApp => self.in_app = Some(on),
+            Channel::Push => self.push = Some(on),
+            Channel::Email => (self.email, self.digest) = (Some(on), Some(delivery == Delivery::Digest)),
+        }
     }
 }
 
@@ -74,6 +79,7 @@ impl CallerPreferences<'_> {
                     required: self.rules.is_required(&category),
                     in_app: row.try_get("in_app")?,
                     email: row.try_get("email")?,
+                    digest: row.try_get("digest")?,
                     push: row.try_get("push")?,
                     category,
                 })
@@ -89,8 +95,8 @@ impl CallerPreferences<'_> {
             let client = self.pool.get().await?;
             let statement = client.prepare_cached(CHOOSE).await?;
             let (tenant, user) = (self.caller.tenant.as_str(), self.caller.user.as_str());
-            let ChannelChoices { in_app, email, push } = choices;
-            client.execute(&statement, &[&tenant, &user, &category, &in_app, &email, &push]).await?;
+            let ChannelChoices { in_app, email, push, digest } = choices;
+            client.execute(&statement, &[&tenant, &user, &category, &in_app, &email, &push, &digest]).await?;
             client.commit().await?;
         }
         let mut standing = self.standing(&[category]).await?;

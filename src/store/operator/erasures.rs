@@ -115,7 +115,9 @@ SELECT
     (SELECT count(*) FROM owned WHERE result_expires_at IS NOT NULL) AS files,
     (SELECT count(*) FROM job_attempt_logs WHERE job_id IN (SELECT id FROM owned)) AS attempt_logs,
     (SELECT count(*) FROM notifications WHERE tenant_id = $1 AND ($2::text IS NULL OR user_id = $2)) AS notifications,
-    (SELECT count(*) FROM email_outbox WHERE job_id IN (SELECT id FROM owned)) AS emails,
+    (SELECT count(*) FROM email_outbox WHERE job_id IN (SELECT id FROM owned))
+      + (SELECT count(*) FROM email_outbox
+         WHERE digest_at IS NOT NULL AND tenant_id = $1 AND ($2::text IS NULL OR user_id = $2)) AS emails,
     (SELECT count(*) FROM webhook_deliveries WHERE job_id IN (SELECT id FROM owned)) AS webhook_deliveries,
     (SELECT count(*) FROM push_outbox WHERE job_id IN (SELECT id FROM owned)) AS push_messages,
     (SELECT count(*) FROM push_subscriptions WHERE tenant_id = $1 AND ($2::text IS NULL OR user_id = $2))
@@ -173,12 +175,14 @@ WITH doomed AS (
 )
 DELETE FROM batches WHERE id IN (SELECT id FROM doomed)";
 
-/// Step 5: the rest kept per person (notices, schedules, preferences,
+/// Step 5: the rest kept per person (notices, digests, schedules, preferences,
 /// push devices, tickets, when they last signed in; the endpoints they registered keep working, their author
 /// forgotten), and for a whole tenant its own rows.
 const DELETE_REST: &str = "
 WITH notices AS (
     DELETE FROM notifications WHERE tenant_id = $1 AND ($2::text IS NULL OR user_id = $2)
+), digests AS (
+    DELETE FROM email_outbox WHERE digest_at IS NOT NULL AND tenant_id = $1 AND ($2::text IS NULL OR user_id = $2)
 ), schedules AS (
     DELETE FROM schedules WHERE tenant_id = $1 AND ($2::text IS NULL OR user_id = $2)
 ), preferences AS (

@@ -67,7 +67,7 @@ WITH dequeued AS (
     RETURNING j.id, j.tenant_id, j.user_id, j.user_email, j.job_type, j.error_message, j.run, j.batch_id,
               errand_cancel_kind($2) AS kind
 ), wanted AS (
-    SELECT f.*, w.in_app, w.email, w.push, w.required
+    SELECT f.*, w.in_app, w.email, w.push, w.digest, w.required
     FROM finished f
     CROSS JOIN LATERAL errand_channels(f.tenant_id, f.user_id, errand_category(f.job_type, $4), $4) w
 ), notified AS (
@@ -81,9 +81,9 @@ WITH dequeued AS (
     RETURNING id, job_id, tenant_id, user_id
 ), emailed AS (
     INSERT INTO email_outbox (job_id, run, tenant_id, user_id, recipient, job_type, job_status, error_message,
-                              next_attempt_at)
+                              next_attempt_at, state)
     SELECT id, run, tenant_id, user_id, user_email, job_type, 'cancelled', error_message,
-           errand_send_at(tenant_id, user_id, required)
+           errand_send_at(tenant_id, user_id, required), errand_email_state(digest)
     FROM wanted
     WHERE $3 AND kind = 'job_completed' AND user_email IS NOT NULL AND email AND batch_id IS NULL
     ON CONFLICT (job_id, run) DO NOTHING

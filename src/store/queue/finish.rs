@@ -170,7 +170,7 @@ WITH input AS (
               CASE WHEN j.state = 'cancelled' THEN errand_cancel_kind(e.cancel_requested_by) ELSE 'job_completed' END
                   AS kind
 ), wanted AS (
-    SELECT f.*, w.in_app, w.email, w.push, w.required
+    SELECT f.*, w.in_app, w.email, w.push, w.digest, w.required
     FROM finished f
     CROSS JOIN LATERAL errand_channels(f.tenant_id, f.user_id, errand_category(f.job_type, $9), $9) w
 ), errors_kept AS (
@@ -191,9 +191,9 @@ WITH input AS (
     RETURNING id, job_id, tenant_id, user_id
 ), emailed AS (
     INSERT INTO email_outbox (job_id, run, tenant_id, user_id, recipient, job_type, job_status, error_message,
-                              next_attempt_at)
+                              next_attempt_at, state)
     SELECT id, run, tenant_id, user_id, user_email, job_type, state::text, error_message,
-           errand_send_at(tenant_id, user_id, required)
+           errand_send_at(tenant_id, user_id, required), errand_email_state(digest)
     FROM wanted
     WHERE $8 AND email AND user_email IS NOT NULL AND kind = 'job_completed' AND batch_id IS NULL
     ON CONFLICT (job_id, run) DO NOTHING

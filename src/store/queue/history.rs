@@ -110,7 +110,8 @@ WHERE retention IS NOT NULL GROUP BY tenant_id";
 /// Deletes up to `$3` batches created before the UUID v7 bound `$1` and
 /// finished before `$2` whose children are all pruned, with their
 /// notifications; up to `$3` `webhook_disabled` and `schedule_paused`
-/// notices made before `$1`;
+/// notices made before `$1`; up to `$3` digests written before `$1` and
+/// done with (what they listed forgets them, `digest_id` emptied);
 /// and up to `$3` webhook deliveries of pauses (`type.paused`, of no job)
 /// made before `$1`.
 const PRUNE_BATCHES_AND_NOTICES: &str = "
@@ -127,6 +128,10 @@ WITH doomed AS (
 ), forgotten_notices AS (
     DELETE FROM notifications
     WHERE id IN (SELECT id FROM notifications WHERE kind IN ('webhook_disabled', 'schedule_paused') AND id < $1
+                 ORDER BY id LIMIT $3)
+), forgotten_digests AS (
+    DELETE FROM email_outbox
+    WHERE id IN (SELECT id FROM email_outbox WHERE digest_at IS NOT NULL AND id < $1 AND state IN ('sent', 'failed')
                  ORDER BY id LIMIT $3)
 ), forgotten_pause_deliveries AS (
     DELETE FROM webhook_deliveries

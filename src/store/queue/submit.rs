@@ -463,6 +463,7 @@ mod tests {
             tenant: TenantId::parse(tenant).unwrap(),
             user: UserId::parse(user).unwrap(),
             email: None,
+            zoneinfo: None,
         };
         let callers =
             [caller("acme", "alice"), caller("acme", "alice"), caller("acme", "bob"), caller("globex", "bob")];

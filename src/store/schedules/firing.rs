@@ -159,6 +159,8 @@ pub struct Fired {
     pub schedules: usize,
     /// Jobs recorded.
     pub jobs: usize,
+    /// Digest emails written (`notifications/digests.rs`, fired beside schedules).
+    pub digests: usize,
 }
 
 /// A job an occurrence makes.
@@ -265,7 +267,7 @@ impl ScheduleFiring<'_> {
         }
         tx.execute(&tx.prepare_cached(MOVE_ON).await?, &[&ids, &at, &local, &second, &last_jobs]).await?;
         tx.commit().await?;
-        Ok(Fired { schedules: schedules.len(), jobs: recorded.len() })
+        Ok(Fired { schedules: schedules.len(), jobs: recorded.len(), digests: 0 })
     }
 
     /// The jobs their owners' quotas have room for, decided as a batch of

@@ -213,7 +213,12 @@ pub fn claim_request(owner: Uuid, limits: &errand::store::TypeLimits) -> errand:
 /// A job for the store to record: `user` of `tenant` asks for `job_type` under `key`.
 pub fn new_job(tenant: &str, user: &str, key: &str, job_type: &str, params: Value) -> errand::store::NewJob {
     use errand::domain::{Caller, IdempotencyKey, TenantId, UserId};
-    let caller = Caller { tenant: TenantId::parse(tenant).unwrap(), user: UserId::parse(user).unwrap(), email: None };
+    let caller = Caller {
+        tenant: TenantId::parse(tenant).unwrap(),
+        user: UserId::parse(user).unwrap(),
+        email: None,
+        zoneinfo: None,
+    };
     errand::store::NewJob {
         caller,
         key: IdempotencyKey::parse(key).unwrap(),
