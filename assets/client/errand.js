@@ -202,9 +202,10 @@ export class Errand {
 
   /**
    * `GET /me/notification-preferences`: per category of job, whether its
-   * ends reach the caller in the app and by email, and whether it is
+   * ends reach the caller in the app, by email (at once, `true`, or in their
+   * digest, `'digest'`) and by Web Push where offered, and whether it is
    * required (configured: cannot be turned off).
-   * @returns {Promise<{categories: {category: string, required: boolean, channels: {in_app: boolean, email: boolean}}[]}>}
+   * @returns {Promise<{categories: {category: string, required: boolean, channels: {in_app: boolean, email: boolean|'digest', push?: boolean}}[]}>}
    *   one entry per category, in name order
    */
   preferences() {
@@ -218,13 +219,35 @@ export class Errand {
    * twice is the same as once.
    * @param {string} category a category of the configured job types, e.g. `exports`
    * @param {'in_app'|'email'|'push'} channel
-   * @param {boolean} on
-   * @returns {Promise<{category: string, required: boolean, channels: {in_app: boolean, email: boolean}}>} the category as it now stands
-   * @throws {ErrandError} `invalid_preference` for an unknown category or channel, or turning off a required category
+   * @param {boolean|'instant'|'digest'|'off'} on `'digest'`: email only, once a digest time is set
+   * @returns {Promise<{category: string, required: boolean, channels: {in_app: boolean, email: boolean|'digest', push?: boolean}}>} the category as it now stands
+   * @throws {ErrandError} `invalid_preference` for an unknown category or channel, turning off a required
+   *   category, or a digest before a digest time is set
    */
   setPreference(category, channel, on) {
     const path = `/me/notification-preferences/${encodeURIComponent(category)}`;
     return this.#transport.request('PUT', path, { body: { [channel]: on }, retries: 2 });
+  }
+
+  /**
+   * `GET /me/notification-settings`: the caller's time zone (their token's
+   * `zoneinfo` claim until they set one), quiet hours and digest time.
+   * @returns {Promise<{timezone: string|null, quiet_hours: {start: string, end: string}|null, digest: {every: 'hour'|'day', at?: string}|null}>}
+   */
+  notificationSettings() {
+    return this.#transport.request('GET', '/me/notification-settings', { retries: 2 });
+  }
+
+  /**
+   * `PUT /me/notification-settings`: sets them whole (what is left out is
+   * none; without a digest, what a digest held is sent at once).
+   * @param {{timezone?: string, quiet_hours?: {start: string, end: string}|null, digest?: {every: 'hour'|'day', at?: string}|null}} settings
+   *   times `HH:MM`, local to `timezone` (IANA, e.g. `Europe/Paris`)
+   * @returns {Promise<{timezone: string, quiet_hours: {start: string, end: string}|null, digest: {every: 'hour'|'day', at?: string}|null}>}
+   * @throws {ErrandError} `invalid_preference` for no or an unknown zone, or a time that is not `HH:MM`
+   */
+  setNotificationSettings(settings) {
+    return this.#transport.request('PUT', '/me/notification-settings', { body: settings, retries: 2 });
   }
 
   /**

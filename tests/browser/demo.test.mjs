@@ -341,7 +341,7 @@ test('a change errand refuses puts the checkbox back, and its row says why', { t
   await preferenceCategories(page);
   // The page cannot send a value errand refuses for a category it lets people change:
   // the request is rewritten on its way, so that errand's own 422 comes back.
-  await page.route(`**${PREFERENCES}/noop`, (route) => route.continue({ postData: JSON.stringify({ in_app: 'off' }) }));
+  await page.route(`**${PREFERENCES}/noop`, (route) => route.continue({ postData: JSON.stringify({ in_app: 'sometimes' }) }));
   const refused = page.waitForResponse((r) => r.url().endsWith(`${PREFERENCES}/noop`));
   const inApp = preferenceToggle(page, 'noop', 'In app');
   await inApp.click();
@@ -351,6 +351,27 @@ test('a change errand refuses puts the checkbox back, and its row says why', { t
   assert.equal(await inApp.isDisabled(), false);
   const noop = (await api.get(PREFERENCES)).categories.find((entry) => entry.category === 'noop');
   assert.deepEqual(noop.channels, { in_app: true, email: true });
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test('an email read as a digest shows as on, in digest; unchecking turns it off', { timeout: 30_000 }, async () => {
+  const context = await harness.browser.newContext();
+  const api = await harness.api('ivy');
+  await api.request('PUT', '/me/notification-settings', { body: { timezone: 'UTC', digest: { every: 'hour' } } });
+  await api.request('PUT', `${PREFERENCES}/${EXPORT}`, { body: { email: 'digest' } });
+  const { page, problems } = await openSignedIn(harness, context, 'ivy');
+  await preferenceCategories(page);
+  const email = preferenceToggle(page, EXPORT, 'Email');
+  const note = page.locator(`errand-preferences tr[data-category="${EXPORT}"] [data-digest="email"]`);
+  assert.equal(await email.isChecked(), true, 'a digest is on');
+  await note.getByText('in digest').waitFor();
+  assert.equal(await page.locator('errand-preferences [data-digest="email"]:not([hidden])').count(), 1, 'that category only');
+  await email.uncheck();
+  await preferenceMessage(page, EXPORT).getByText('Saved').waitFor();
+  await note.waitFor({ state: 'hidden' });
+  const exports = (await api.get(PREFERENCES)).categories.find((entry) => entry.category === EXPORT);
+  assert.equal(exports.channels.email, false);
   assert.deepEqual(problems, []);
   await context.close();
 });

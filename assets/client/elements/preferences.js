@@ -34,6 +34,7 @@ const PREFERENCES_CSS = `
     margin-left: 0.5rem; padding: 0 0.45rem; border: 1px solid var(--errand-border, #e5e7eb); border-radius: 999px;
     font-size: 0.75rem; font-weight: 500; color: var(--errand-muted, #6b7280);
   }
+  .digest { display: block; font-size: 0.72rem; color: var(--errand-muted, #6b7280); }
   .message { font-size: 0.85rem; color: var(--errand-muted, #6b7280); }
   .message.failed, .state.failed { color: var(--errand-danger, #b91c1c); }
   .state { margin: 0.5rem 0; color: var(--errand-muted, #6b7280); }
@@ -44,7 +45,10 @@ const PREFERENCES_SHEET = sheet(PREFERENCES_CSS);
 
 /**
  * `<errand-preferences>`: the user's notification preferences, one row per
- * category of job and one checkbox per channel. A change is saved at once
+ * category of job and one checkbox per channel; an email channel read as a
+ * digest is checked and says "in digest" (unchecking turns it off, checking
+ * it again sends at once: the digest is chosen through the API, where its
+ * time is set). A change is saved at once
  * (the checkbox disabled meanwhile) and the row then shows what errand
  * answered, or, if errand refused, the checkbox goes back and the row says
  * why. A required category's checkboxes are checked and disabled: errand
@@ -124,7 +128,8 @@ export class ErrandPreferences extends ClientElement {
       const input = el('input', { type: 'checkbox', part: 'toggle', 'data-channel': channel });
       input.addEventListener('change', () => this.#save(client, row, input));
       const name = `${label} for ${entry.category}${entry.required ? ' (required)' : ''}`;
-      return el('td', { class: 'channel' }, el('label', {}, input, el('span', { class: 'sr-only' }, name)));
+      const digest = el('span', { class: 'digest', 'data-digest': channel, hidden: true }, 'in digest');
+      return el('td', { class: 'channel' }, el('label', {}, input, el('span', { class: 'sr-only' }, name)), digest);
     });
     row.append(
       el('th', { scope: 'row' }, el('span', { class: 'name' }, entry.category), note),
@@ -140,8 +145,10 @@ export class ErrandPreferences extends ClientElement {
     row.classList.toggle('required', entry.required);
     for (const input of row.querySelectorAll('input[data-channel]')) {
       if (this.#saving.has(input)) continue;
-      input.checked = entry.required || Boolean(entry.channels[input.dataset.channel]);
+      const value = entry.channels[input.dataset.channel];
+      input.checked = entry.required || Boolean(value);
       input.disabled = entry.required;
+      row.querySelector(`[data-digest="${input.dataset.channel}"]`).hidden = value !== 'digest';
     }
   }
 

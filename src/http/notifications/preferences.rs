@@ -115,9 +115,8 @@ fn on_or_off(on: bool) -> Delivery {
 /// `instant`, `off`, `digest`; never off for a required category.
 fn delivery(category: &str, name: &str, value: &Value, rules: &NotificationRules) -> Result<Delivery, AppError> {
     let delivery = Delivery::parse(value).ok_or_else(|| {
-        AppError::InvalidPreference(format!(
-            "{name} must be true, false, \"instant\", \"off\" or \"digest\", not {value}"
-        ))
+        let digest = if name == Channel::Email.as_str() { ", or \"digest\"" } else { "" };
+        AppError::InvalidPreference(format!("{name} must be true or false (\"instant\", \"off\"){digest}, not {value}"))
     })?;
     if delivery == Delivery::Off && rules.is_required(category) {
         return Err(AppError::InvalidPreference(format!(
