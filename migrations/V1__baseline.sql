@@ -1168,6 +1168,21 @@ CREATE TABLE notification_preferences (
     PRIMARY KEY (tenant_id, user_id, category)
 );
 
+-- A tenant's defaults for its users, per category (`PUT
+-- /tenant/notification-defaults/{category}`, by its admins, audited): what
+-- a user who has not chosen gets, before the configuration's defaults.
+-- NULL: the configuration's. A required category is on whatever they say.
+CREATE TABLE tenant_notification_defaults (
+    tenant_id  text NOT NULL,
+    category   text NOT NULL,
+    in_app     boolean,
+    email      boolean,
+    push       boolean,
+    digest     boolean,
+    updated_at timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (tenant_id, category)
+);
+
 -- Each person's quiet hours, in their time zone: from `quiet_start` to
 -- `quiet_end` (local times; across midnight when the start is later) their
 -- emails and Web Push wait. And their digest: every hour, or every day at
@@ -1205,21 +1220,23 @@ CREATE INDEX notification_settings_digest_due ON notification_settings (digest_n
 -- `tenant` in the app, by email and by Web Push (to the devices they
 -- subscribed, if any), under `rules`:
 -- {"in_app": bool, "email": bool, "push": bool, "required": [category, …]}
--- (the defaults, and the categories no one can turn off); whether its email
--- waits for their digest (chosen, and they set a digest time: else it goes
--- at once); and whether the category is required (its emails and pushes
--- ignore quiet hours and digests). Read in the statement that ends the job,
--- so a change counts from the next end on, with no cache to wait out.
+-- (the configured defaults, and the categories no one can turn off); whether
+-- its email waits for their digest (chosen, and they set a digest time:
+-- else it goes at once); and whether the category is required (its emails
+-- and pushes ignore quiet hours and digests). Each channel: required, else
+-- the user's choice, else their tenant's default, else the configuration's.
+-- Read in the statement that ends the job, so a change counts from the next
+-- end on, with no cache to wait out.
 CREATE FUNCTION errand_channels(tenant text, "user" text, category text, rules jsonb)
 RETURNS TABLE (in_app boolean, email boolean, push boolean, digest boolean, required boolean)
 LANGUAGE sql STABLE
 AS $$
     -- (`errand_channels.category` is the argument: a bare name would be p's column.)
-    SELECT r.required OR coalesce(p.in_app, (rules->>'in_app')::boolean, true),
-           r.required OR coalesce(p.email, (rules->>'email')::boolean, true),
-           r.required OR coalesce(p.push, (rules->>'push')::boolean, true),
+    SELECT r.required OR coalesce(p.in_app, t.in_app, (rules->>'in_app')::boolean, true),
+           r.required OR coalesce(p.email, t.email, (rules->>'email')::boolean, true),
+           r.required OR coalesce(p.push, t.push, (rules->>'push')::boolean, true),
            -- (CASE: the settings are read only for someone who chose a digest.)
-           CASE WHEN p.digest AND NOT r.required
+           CASE WHEN coalesce(p.digest, t.digest) AND NOT r.required
                 THEN EXISTS (SELECT 1 FROM notification_settings s
                              WHERE s.tenant_id = tenant AND s.user_id = "user" AND s.digest_every IS NOT NULL)
                 ELSE false END,
@@ -1227,6 +1244,8 @@ AS $$
     FROM (SELECT coalesce(rules->'required' ? errand_channels.category, false) AS required) r
     LEFT JOIN notification_preferences p
            ON p.tenant_id = tenant AND p.user_id = "user" AND p.category = errand_channels.category
+    LEFT JOIN tenant_notification_defaults t
+           ON t.tenant_id = tenant AND t.category = errand_channels.category
 $$;
 
 -- When an email or a push to user `user` of `tenant` may go, if it were sent
@@ -1749,8 +1768,9 @@ BEGIN
         FROM counted c
         LEFT JOIN notification_preferences p
                ON p.tenant_id = c.tenant_id AND p.user_id = c.user_id AND p.category = c.category
+        LEFT JOIN tenant_notification_defaults t ON t.tenant_id = c.tenant_id AND t.category = c.category
         WHERE c.finished_at IS NOT NULL AND c.email_default IS NOT NULL AND c.user_email IS NOT NULL
-          AND (c.email_required OR coalesce(p.email, c.email_default))
+          AND (c.email_required OR coalesce(p.email, t.email, c.email_default))
         ON CONFLICT (batch_id) WHERE batch_id IS NOT NULL DO NOTHING
     ), notified AS (
         INSERT INTO notifications (tenant_id, user_id, kind, batch_id, job_type, details)
@@ -1892,7 +1912,8 @@ CREATE TABLE operator_actions (
     at       timestamptz NOT NULL DEFAULT now(),
     operator text NOT NULL,
     action   text NOT NULL CHECK (action IN ('retry', 'cancel', 'bulk_retry', 'bulk_cancel', 'set_quotas', 'pause', 'resume', 'hold',
-                                       'release', 'erase', 'schedule_pause', 'schedule_delete', 'set_retention')),
+                                       'release', 'erase', 'schedule_pause', 'schedule_delete', 'set_retention',
+                                       'notification_defaults')),
     job_id   uuid,
     filter   jsonb,
     affected integer NOT NULL,
@@ -2056,7 +2077,7 @@ DECLARE
     t text;
 BEGIN
     FOREACH t IN ARRAY ARRAY['jobs', 'job_queue', 'unfinished_counts', 'notifications', 'notification_preferences',
-                             'notification_settings',
+                             'notification_settings', 'tenant_notification_defaults',
                              'email_outbox', 'push_subscriptions', 'push_outbox', 'webhook_endpoints', 'webhook_deliveries', 'webhook_preferences',
                              'batches', 'schedules', 'people', 'stream_tickets', 'tenant_keys']
     LOOP

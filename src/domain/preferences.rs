@@ -63,6 +63,11 @@ impl Delivery {
         }
     }
 
+    /// On at once, or off.
+    pub fn on_or_off(on: bool) -> Self {
+        if on { Self::Instant } else { Self::Off }
+    }
+
     /// As the API answers it: `true`, `false` or `"digest"` (a client that
     /// knows no digest still reads the channel as on).
     pub fn as_json(self) -> Value {

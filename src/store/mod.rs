@@ -10,7 +10,8 @@
 //!   [`Store::tickets_for`]). There is no other way to read a caller's rows,
 //!   so an unscoped read cannot be written by accident.
 //! * `<rows>_for_tenant(tenant)`: a tenant's own settings, for its admins
-//!   ([`Store::webhooks_for_tenant`], [`Store::webhook_preferences_for_tenant`]).
+//!   ([`Store::webhooks_for_tenant`], [`Store::webhook_preferences_for_tenant`],
+//!   [`Store::notification_defaults_for_tenant_admin`]).
 //! * `<rows>_for_operator(operator)`: every tenant, only with an
 //!   [`Operator`] (proved by an operator token; each action audited).
 //! * the process's own sides, named for what they hold: [`Store::submissions`]
@@ -40,6 +41,7 @@ use deadpool_postgres::Pool;
 pub use crate::config::postgres::{Connection, UrlError};
 pub use batches::{Batch, BatchSubmission, CallerBatches, NewBatch, UnfinishedChild};
 pub use jobs::{CallerJobs, JobFilter, JobPage};
+pub use notifications::defaults::{DefaultChoices, Source, TenantNotificationDefaults};
 pub use notifications::digests::{Digests, DigestsFired};
 pub use notifications::emails::{DigestItem, EmailAbout, JobEmail, Outbox, OutboxEmail};
 pub use notifications::preferences::{CallerPreferences, CategoryPreferences, ChannelChoices};
@@ -265,6 +267,17 @@ impl Store {
     /// The webhook endpoints of `tenant` (for its admins).
     pub fn webhooks_for_tenant<'a>(&'a self, tenant: &'a crate::domain::TenantId) -> TenantWebhooks<'a> {
         TenantWebhooks { pool: TenantPool::new(&self.pool, tenant), tenant, keys: self.keys.as_deref() }
+    }
+
+    /// The default notification preferences of the tenant admin `admin`'s
+    /// tenant, for its users (changes audited as `admin`'s).
+    pub fn notification_defaults_for_tenant_admin<'a>(&'a self, admin: &'a Caller) -> TenantNotificationDefaults<'a> {
+        TenantNotificationDefaults {
+            pool: TenantPool::new(&self.pool, &admin.tenant),
+            tenant: &admin.tenant,
+            rules: &self.endings.rules,
+            by: tenant_admin_name(admin),
+        }
     }
 
     /// The webhook channel's preferences of `tenant` (for its admins).

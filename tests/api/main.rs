@@ -51,6 +51,7 @@ mod schedules;
 mod sealed_params;
 mod shutdown;
 mod submit;
+mod tenant_defaults;
 mod tls;
 mod traces;
 mod unsubscribe;

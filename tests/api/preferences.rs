@@ -42,7 +42,8 @@ async fn every_category_is_listed_with_its_defaults_and_whether_it_is_required()
     let listed = preferences(&app, &token("acme", "alice")).await;
     assert_eq!(
         entry(&listed, "bulk"),
-        &json!({"category": "bulk", "required": false, "channels": {"in_app": true, "email": true}})
+        &json!({"category": "bulk", "required": false, "channels": {"in_app": true, "email": true},
+                "sources": {"in_app": "config", "email": "config"}})
     );
     assert_eq!(entry(&listed, "alerts")["required"], true);
     // A type without a category of its own is in its own name's.

@@ -322,7 +322,9 @@ test('the preferences grid lists the categories; Email turned off is saved, read
 
   // What errand stores, read by the same user outside the page: only that channel of that category changed.
   const after = (await api.get(PREFERENCES)).categories;
-  const expected = before.map((entry) => (entry.category === EXPORT ? { ...entry, channels: { ...entry.channels, email: false } } : entry));
+  const expected = before.map((entry) => (entry.category === EXPORT
+    ? { ...entry, channels: { ...entry.channels, email: false }, sources: { ...entry.sources, email: 'user' } }
+    : entry));
   assert.deepEqual(after, expected);
 
   await page.reload();

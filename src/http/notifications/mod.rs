@@ -1,6 +1,7 @@
 //! `/notifications`: the in-app feed, read-marks, and the live stream
 //! (Server-Sent Events). Every read goes through the caller's scope.
 
+pub mod defaults;
 pub mod marks;
 pub mod preferences;
 pub mod push;
@@ -320,5 +321,7 @@ pub fn routes(r: &mut Routes) {
             res.route(web::get().to(push::list)).route(web::post().to(push::subscribe))
         })
         .resource("/me/push-subscriptions/{id}", "DELETE", |res| res.route(web::delete().to(push::unsubscribe)))
-        .resource("/me/notification-preferences/{category}", "PUT", |res| res.route(web::put().to(preferences::set)));
+        .resource("/me/notification-preferences/{category}", "PUT", |res| res.route(web::put().to(preferences::set)))
+        .get("/tenant/notification-defaults", defaults::list)
+        .resource("/tenant/notification-defaults/{category}", "PUT", |res| res.route(web::put().to(defaults::set)));
 }

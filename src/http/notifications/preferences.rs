@@ -11,7 +11,8 @@ use crate::http::AppState;
 use crate::http::support::problem::{AppError, Problem, UserRouteProblems};
 use crate::store::{CategoryPreferences, ChannelChoices};
 
-/// A category's channels as they stand for the caller.
+/// A category's channels as they stand for the caller (or, at
+/// `/tenant/notification-defaults`, for the tenant's users who chose nothing).
 #[derive(Serialize, utoipa::ToSchema)]
 pub struct CategoryView {
     category: String,
@@ -22,24 +23,22 @@ pub struct CategoryView {
     /// `true` or `false`; `email` may also be `"digest"` (in the caller's digest email).
     #[schema(value_type = Object)]
     channels: serde_json::Map<String, Value>,
+    /// Whose word each channel's setting is: `required`, `user` (the caller's
+    /// choice), `tenant` (the tenant's default) or `config`.
+    #[schema(value_type = Object)]
+    sources: serde_json::Map<String, Value>,
 }
 
 impl CategoryView {
     /// `p` with the channels `rules` offer.
-    fn of(p: CategoryPreferences, rules: &NotificationRules) -> Self {
-        let channels = rules
-            .channels()
-            .map(|channel| {
-                let delivery = match channel {
-                    Channel::InApp => on_or_off(p.in_app),
-                    Channel::Email if p.email && p.digest => Delivery::Digest,
-                    Channel::Email => on_or_off(p.email),
-                    Channel::Push => on_or_off(p.push),
-                };
-                (channel.as_str().to_owned(), delivery.as_json())
-            })
-            .collect();
-        Self { category: p.category, required: p.required, channels }
+    pub(in crate::http) fn of(p: CategoryPreferences, rules: &NotificationRules) -> Self {
+        let offered = p.channels.iter().filter(|(channel, ..)| rules.channels().any(|c| c == *channel));
+        let (mut channels, mut sources) = (serde_json::Map::new(), serde_json::Map::new());
+        for (channel, delivery, source) in offered {
+            channels.insert(channel.as_str().to_owned(), delivery.as_json());
+            sources.insert(channel.as_str().to_owned(), Value::from(source.as_str()));
+        }
+        Self { category: p.category, required: p.required, channels, sources }
     }
 }
 
@@ -81,11 +80,7 @@ pub async fn set(
     let rules = state.store.notification_rules();
     let mut choices = ChannelChoices::default();
     for (name, value) in changes {
-        let channel = Channel::parse(&name).filter(|channel| rules.channels().any(|offered| offered == *channel));
-        let channel = channel.ok_or_else(|| {
-            let offered: Vec<&str> = rules.channels().map(Channel::as_str).collect();
-            AppError::InvalidPreference(format!("there is no channel {name:?}; there are: {}", offered.join(", ")))
-        })?;
+        let channel = offered_channel(&name, rules)?;
         let delivery = delivery(&category, &name, &value, rules)?;
         if delivery == Delivery::Digest {
             digest_allowed(&caller, &state, &category, channel).await?;
@@ -94,6 +89,15 @@ pub async fn set(
     }
     let standing = state.store.preferences_for(&caller).choose(&category, choices).await?;
     Ok(HttpResponse::Ok().json(CategoryView::of(standing, rules)))
+}
+
+/// Channel `name`, if errand offers it here; else the 422 that lists those it does.
+pub(in crate::http) fn offered_channel(name: &str, rules: &NotificationRules) -> Result<Channel, AppError> {
+    let channel = Channel::parse(name).filter(|channel| rules.channels().any(|offered| offered == *channel));
+    channel.ok_or_else(|| {
+        let offered: Vec<&str> = rules.channels().map(Channel::as_str).collect();
+        AppError::InvalidPreference(format!("there is no channel {name:?}; there are: {}", offered.join(", ")))
+    })
 }
 
 /// `category`, if the configured job types use it; else the 422 that lists them.
@@ -107,13 +111,14 @@ pub(in crate::http) fn known_category(category: String, rules: &NotificationRule
     Err(AppError::InvalidPreference(format!("there is no category {category:?}; there are: {known}")))
 }
 
-fn on_or_off(on: bool) -> Delivery {
-    if on { Delivery::Instant } else { Delivery::Off }
-}
-
 /// Channel `name`'s new setting for `category`: `true`, `false`, or one of
 /// `instant`, `off`, `digest`; never off for a required category.
-fn delivery(category: &str, name: &str, value: &Value, rules: &NotificationRules) -> Result<Delivery, AppError> {
+pub(in crate::http) fn delivery(
+    category: &str,
+    name: &str,
+    value: &Value,
+    rules: &NotificationRules,
+) -> Result<Delivery, AppError> {
     let delivery = Delivery::parse(value).ok_or_else(|| {
         let digest = if name == Channel::Email.as_str() { ", or \"digest\"" } else { "" };
         AppError::InvalidPreference(format!("{name} must be true or false (\"instant\", \"off\"){digest}, not {value}"))
@@ -129,16 +134,29 @@ fn delivery(category: &str, name: &str, value: &Value, rules: &NotificationRules
 /// A digest is for email, of a category that is not required (those go at
 /// once), once the caller set a digest time.
 async fn digest_allowed(caller: &Caller, state: &AppState, category: &str, channel: Channel) -> Result<(), AppError> {
-    let refused = |why: String| Err(AppError::InvalidPreference(why));
-    if channel != Channel::Email {
-        return refused(format!("only email has a digest, not {}", channel.as_str()));
-    }
-    if state.store.notification_rules().is_required(category) {
-        return refused(format!("{category} is a required category: its emails go at once, not in a digest"));
-    }
+    digest_offered(category, channel, state.store.notification_rules())?;
     let settings = state.store.notification_settings_for(caller).read().await?;
     if settings.and_then(|s| s.digest).is_none() {
-        return refused("set a digest time first: PUT /me/notification-settings with \"digest\"".into());
+        return Err(AppError::InvalidPreference(
+            "set a digest time first: PUT /me/notification-settings with \"digest\"".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// A digest is for email, of a category that is not required (those go at once).
+pub(in crate::http) fn digest_offered(
+    category: &str,
+    channel: Channel,
+    rules: &NotificationRules,
+) -> Result<(), AppError> {
+    if channel != Channel::Email {
+        return Err(AppError::InvalidPreference(format!("only email has a digest, not {}", channel.as_str())));
+    }
+    if rules.is_required(category) {
+        return Err(AppError::InvalidPreference(format!(
+            "{category} is a required category: its emails go at once, not in a digest"
+        )));
     }
     Ok(())
 }

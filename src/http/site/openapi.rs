@@ -25,6 +25,7 @@ use crate::jobs::JobTypes;
         notifications::stream_ticket, notifications::stream, notifications::preferences::list, notifications::preferences::set,
         notifications::push::list, notifications::push::subscribe, notifications::push::unsubscribe,
         notifications::settings::get, notifications::settings::set,
+        notifications::defaults::list, notifications::defaults::set,
         links::unsubscribe::ask, links::unsubscribe::confirm, webhooks::register, webhooks::list, webhooks::remove,
         webhooks::deliveries, webhooks::redeliver, webhooks::preferences::list, webhooks::preferences::set,
         health::healthz, health::readyz, health::metrics,

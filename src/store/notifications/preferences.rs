@@ -4,26 +4,54 @@
 
 use crate::domain::{Caller, Channel, Delivery, NotificationRules};
 use crate::store::StoreError;
+use crate::store::notifications::defaults::Source;
 
-/// A category's channels as they stand for a user: their choices, else the defaults.
+/// A category's channels as they stand for a user (their choices, else
+/// their tenant's defaults, else the configuration's), or for a tenant's
+/// users who chose nothing.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CategoryPreferences {
     pub category: String,
     /// No one can turn it off.
     pub required: bool,
-    pub in_app: bool,
-    pub email: bool,
-    /// Emails wait for the user's digest (when `email`).
-    pub digest: bool,
-    /// Web Push, to the devices the user subscribed.
-    pub push: bool,
+    /// Each channel, in the order of [`Channel::ALL`]: its setting, and whose word it is.
+    pub channels: [(Channel, Delivery, Source); 3],
 }
 
-/// How each category in `$3` stands for user `$2` of tenant `$1` under the rules `$4`.
+impl CategoryPreferences {
+    /// The category of `row` (`category`; `in_app`, `email`, `digest`,
+    /// `push` as `errand_channels` answers them; `user_*` and `tenant_*`:
+    /// whether the user or the tenant set each channel) under `rules`.
+    pub(in crate::store) fn from_row(row: &tokio_postgres::Row, rules: &NotificationRules) -> Result<Self, StoreError> {
+        let category: String = row.try_get("category")?;
+        let required = rules.is_required(&category);
+        let standing = |channel: Channel, delivery: Delivery| -> Result<(Channel, Delivery, Source), StoreError> {
+            let (user, tenant) = (format!("user_{}", channel.as_str()), format!("tenant_{}", channel.as_str()));
+            Ok((channel, delivery, Source::of(required, row.try_get(user.as_str())?, row.try_get(tenant.as_str())?)))
+        };
+        let email = match (row.try_get::<_, bool>("email")?, row.try_get::<_, bool>("digest")?) {
+            (true, true) if !required => Delivery::Digest,
+            (on, _) => Delivery::on_or_off(on),
+        };
+        let channels = [
+            standing(Channel::InApp, Delivery::on_or_off(row.try_get("in_app")?))?,
+            standing(Channel::Email, email)?,
+            standing(Channel::Push, Delivery::on_or_off(row.try_get("push")?))?,
+        ];
+        Ok(Self { category, required, channels })
+    }
+}
+
+/// How each category in `$3` stands for user `$2` of tenant `$1` under the
+/// rules `$4`, and which channels the user and the tenant set.
 const STANDING: &str = "
-SELECT c.category, w.in_app, w.email, w.digest, w.push
+SELECT c.category, w.in_app, w.email, w.digest, w.push,
+       p.in_app IS NOT NULL AS user_in_app, p.email IS NOT NULL AS user_email, p.push IS NOT NULL AS user_push,
+       t.in_app IS NOT NULL AS tenant_in_app, t.email IS NOT NULL AS tenant_email, t.push IS NOT NULL AS tenant_push
 FROM unnest($3::text[]) AS c (category)
 CROSS JOIN LATERAL errand_channels($1, $2, c.category, $4) w
+LEFT JOIN notification_preferences p ON p.tenant_id = $1 AND p.user_id = $2 AND p.category = c.category
+LEFT JOIN tenant_notification_defaults t ON t.tenant_id = $1 AND t.category = c.category
 ORDER BY c.category";
 
 /// Records user `$2` of tenant `$1`'s choices for category `$3`: `$4` in
@@ -72,19 +100,7 @@ impl CallerPreferences<'_> {
         let statement = client.prepare_cached(STANDING).await?;
         let (tenant, user) = (self.caller.tenant.as_str(), self.caller.user.as_str());
         let rows = client.query(&statement, &[&tenant, &user, &categories, self.rules.as_sql()]).await?;
-        rows.iter()
-            .map(|row| {
-                let category: String = row.try_get("category")?;
-                Ok(CategoryPreferences {
-                    required: self.rules.is_required(&category),
-                    in_app: row.try_get("in_app")?,
-                    email: row.try_get("email")?,
-                    digest: row.try_get("digest")?,
-                    push: row.try_get("push")?,
-                    category,
-                })
-            })
-            .collect()
+        rows.iter().map(|row| CategoryPreferences::from_row(row, self.rules)).collect()
     }
 
     /// Records the caller's choices for `category` (`None`: as before) and

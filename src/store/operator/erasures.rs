@@ -126,6 +126,7 @@ SELECT
     (SELECT count(*) FROM schedules WHERE tenant_id = $1 AND ($2::text IS NULL OR user_id = $2)) AS schedules,
     (SELECT count(*) FROM notification_preferences WHERE tenant_id = $1 AND ($2::text IS NULL OR user_id = $2))
       + (SELECT count(*) FROM notification_settings WHERE tenant_id = $1 AND ($2::text IS NULL OR user_id = $2))
+      + (SELECT count(*) FROM tenant_notification_defaults WHERE tenant_id = $1 AND $2::text IS NULL)
         AS preferences,
     (SELECT count(*) FROM stream_tickets WHERE tenant_id = $1 AND ($2::text IS NULL OR user_id = $2)) AS stream_tickets,
     (SELECT count(*) FROM people WHERE tenant_id = $1 AND ($2::text IS NULL OR user_id = $2)) AS sign_ins,
@@ -201,6 +202,8 @@ WITH notices AS (
     DELETE FROM webhook_endpoints WHERE tenant_id = $1 AND $2::text IS NULL
 ), webhook_choices AS (
     DELETE FROM webhook_preferences WHERE tenant_id = $1 AND $2::text IS NULL
+), tenant_defaults AS (
+    DELETE FROM tenant_notification_defaults WHERE tenant_id = $1 AND $2::text IS NULL
 ), quotas AS (
     DELETE FROM tenant_quotas WHERE tenant_id = $1 AND $2::text IS NULL
 ), pauses AS (
