@@ -1183,6 +1183,20 @@ CREATE TABLE tenant_notification_defaults (
     PRIMARY KEY (tenant_id, category)
 );
 
+-- A tenant's branding, set by its admins (`PUT /tenant/branding`, audited):
+-- the sender name, name, logo, colour and footer of its users' emails. Plain
+-- text, shown escaped, never as markup; the footer's only variable is
+-- `{name}`. NULL: errand's own.
+CREATE TABLE tenant_branding (
+    tenant_id     text PRIMARY KEY,
+    name          text CHECK (length(name) <= 100),
+    logo_url      text CHECK (logo_url LIKE 'https://%' AND length(logo_url) <= 2048),
+    primary_color text CHECK (primary_color ~ '^#[0-9a-f]{6}$'),
+    from_name     text CHECK (length(from_name) <= 100),
+    footer        text CHECK (length(footer) <= 500),
+    updated_at    timestamptz NOT NULL DEFAULT now()
+);
+
 -- Each person's quiet hours, in their time zone: from `quiet_start` to
 -- `quiet_end` (local times; across midnight when the start is later) their
 -- emails and Web Push wait. And their digest: every hour, or every day at
@@ -1913,7 +1927,7 @@ CREATE TABLE operator_actions (
     operator text NOT NULL,
     action   text NOT NULL CHECK (action IN ('retry', 'cancel', 'bulk_retry', 'bulk_cancel', 'set_quotas', 'pause', 'resume', 'hold',
                                        'release', 'erase', 'schedule_pause', 'schedule_delete', 'set_retention',
-                                       'notification_defaults')),
+                                       'notification_defaults', 'set_branding')),
     job_id   uuid,
     filter   jsonb,
     affected integer NOT NULL,
@@ -2077,7 +2091,7 @@ DECLARE
     t text;
 BEGIN
     FOREACH t IN ARRAY ARRAY['jobs', 'job_queue', 'unfinished_counts', 'notifications', 'notification_preferences',
-                             'notification_settings', 'tenant_notification_defaults',
+                             'notification_settings', 'tenant_notification_defaults', 'tenant_branding',
                              'email_outbox', 'push_subscriptions', 'push_outbox', 'webhook_endpoints', 'webhook_deliveries', 'webhook_preferences',
                              'batches', 'schedules', 'people', 'stream_tickets', 'tenant_keys']
     LOOP

@@ -9,7 +9,7 @@ use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
 use minijinja::{Environment, context};
 
 use crate::config::{EmailSettings, SmtpSecurity};
-use crate::domain::{BatchCounts, BatchId, JobId, JobState, ScheduleId, TenantId, UserId};
+use crate::domain::{BatchCounts, BatchId, Branding, JobId, JobState, ScheduleId, TenantId, UserId};
 use crate::outbound::links::JobLinks;
 use crate::storage::ResultFile;
 
@@ -25,6 +25,8 @@ pub struct Addressee<'a> {
     /// Whether its category may be turned off: then the email carries a
     /// one-click unsubscribe (RFC 8058). A required category's may not.
     pub unsubscribable: bool,
+    /// How the recipient's tenant presents itself.
+    pub branding: &'a Branding,
 }
 
 /// What a job's email says, before rendering.
@@ -273,12 +275,26 @@ impl SmtpMailer {
         message_id: &str,
     ) -> Result<Message, MailError> {
         let invalid = |e: &dyn std::fmt::Display| MailError::Invalid(e.to_string());
+        let brand = to.branding;
+        let ctx = context! {
+            sender => brand.name.as_deref().unwrap_or("errand"),
+            brand_name => &brand.name,
+            brand_logo => &brand.logo_url,
+            brand_color => &brand.primary_color,
+            brand_footer => brand.footer_text(),
+            ..ctx.clone()
+        };
         let render = |name: &str| {
             let template = self.templates.get_template(&format!("{prefix}{name}"));
-            template.and_then(|t| t.render(ctx)).map_err(|e| invalid(&e))
+            template.and_then(|t| t.render(&ctx)).map_err(|e| invalid(&e))
         };
         let subject = render("subject.txt")?;
         let mailbox: Mailbox = to.recipient.parse().map_err(|e| invalid(&e))?;
+        // The tenant's name for the sender; the address stays errand's (its SPF and DKIM).
+        let from = match &to.branding.from_name {
+            Some(name) => Mailbox::new(Some(name.clone()), self.from.email.clone()),
+            None => self.from.clone(),
+        };
         let mut message =
             Message::builder().raw_header(header("List-Id", format!("<{}.{}>", to.category, self.domain)));
         if let Some(link) = unsubscribe {
@@ -289,7 +305,7 @@ impl SmtpMailer {
                 .raw_header(header("List-Unsubscribe-Post", "List-Unsubscribe=One-Click".into()));
         }
         message
-            .from(self.from.clone())
+            .from(from)
             .to(mailbox)
             .subject(subject.trim())
             .message_id(Some(format!("<{message_id}@{}>", self.domain)))

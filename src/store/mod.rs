@@ -11,7 +11,7 @@
 //!   so an unscoped read cannot be written by accident.
 //! * `<rows>_for_tenant(tenant)`: a tenant's own settings, for its admins
 //!   ([`Store::webhooks_for_tenant`], [`Store::webhook_preferences_for_tenant`],
-//!   [`Store::notification_defaults_for_tenant_admin`]).
+//!   [`Store::notification_defaults_for_tenant_admin`], [`Store::branding_for_tenant_admin`]).
 //! * `<rows>_for_operator(operator)`: every tenant, only with an
 //!   [`Operator`] (proved by an operator token; each action audited).
 //! * the process's own sides, named for what they hold: [`Store::submissions`]
@@ -41,10 +41,11 @@ use deadpool_postgres::Pool;
 pub use crate::config::postgres::{Connection, UrlError};
 pub use batches::{Batch, BatchSubmission, CallerBatches, NewBatch, UnfinishedChild};
 pub use jobs::{CallerJobs, JobFilter, JobPage};
-pub use notifications::defaults::{DefaultChoices, Source, TenantNotificationDefaults};
+pub use notifications::branding::TenantBranding;
+pub use notifications::defaults::{DefaultChoices, TenantNotificationDefaults};
 pub use notifications::digests::{Digests, DigestsFired};
 pub use notifications::emails::{DigestItem, EmailAbout, JobEmail, Outbox, OutboxEmail};
-pub use notifications::preferences::{CallerPreferences, CategoryPreferences, ChannelChoices};
+pub use notifications::preferences::{CallerPreferences, CategoryPreferences, ChannelChoices, Source};
 pub use notifications::push::{
     CallerPushSubscriptions, NewPushSubscription, OutboxPush, PushDevice, PushOutbox, PushOutcome, PushSubscription,
     Subscribed,
@@ -276,6 +277,15 @@ impl Store {
             pool: TenantPool::new(&self.pool, &admin.tenant),
             tenant: &admin.tenant,
             rules: &self.endings.rules,
+            by: tenant_admin_name(admin),
+        }
+    }
+
+    /// The branding of the tenant admin `admin`'s tenant (changes audited as `admin`'s).
+    pub fn branding_for_tenant_admin<'a>(&'a self, admin: &'a Caller) -> TenantBranding<'a> {
+        TenantBranding {
+            pool: TenantPool::new(&self.pool, &admin.tenant),
+            tenant: &admin.tenant,
             by: tenant_admin_name(admin),
         }
     }

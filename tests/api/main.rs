@@ -11,6 +11,7 @@ mod auth;
 mod batch_email;
 mod batches;
 mod bodies;
+mod branding;
 mod browser;
 mod bulk_actions;
 mod cancel;

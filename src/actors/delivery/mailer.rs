@@ -134,6 +134,7 @@ fn render(smtp: &SmtpMailer, rules: &NotificationRules, job_types: &JobTypes, em
                 display_name: String::new(),
                 category: "digest",
                 unsubscribable: false,
+                branding: &email.branding,
             };
             smtp.render_digest(&DigestEmail { to, id: email.id, items })
         }
@@ -155,6 +156,7 @@ fn addressee<'a>(
         display_name: job_types.display_name(job_type),
         category,
         unsubscribable: !rules.is_required(category),
+        branding: &email.branding,
     }
 }
 

@@ -14,7 +14,7 @@ use crate::store::{ActionQuery, OperatorAction};
 
 /// The actions an operator (or, for erasures and schedules, a tenant admin)
 /// can take, as recorded (`operator_actions.action`).
-const ACTIONS: [&str; 14] = [
+const ACTIONS: [&str; 15] = [
     "retry",
     "cancel",
     "bulk_retry",
@@ -29,6 +29,7 @@ const ACTIONS: [&str; 14] = [
     "schedule_delete",
     "set_retention",
     "notification_defaults",
+    "set_branding",
 ];
 
 #[derive(Deserialize)]
@@ -55,7 +56,7 @@ pub struct ActionList {
 /// `GET /admin/actions`: operators' actions, newest first.
 #[utoipa::path(get, path = "/admin/actions", tag = "operators",
     params(("operator" = Option<String>, Query, description = "Only this operator's (the token's `sub`)"),
-        ("action" = Option<String>, Query, pattern = "^(retry|cancel|bulk_retry|bulk_cancel|set_quotas|pause|resume|hold|release|erase|schedule_pause|schedule_delete|set_retention|notification_defaults)$", description = "retry, cancel, bulk_retry, bulk_cancel, set_quotas, pause, resume, hold, release, erase, schedule_pause, schedule_delete, set_retention or notification_defaults"),
+        ("action" = Option<String>, Query, pattern = "^(retry|cancel|bulk_retry|bulk_cancel|set_quotas|pause|resume|hold|release|erase|schedule_pause|schedule_delete|set_retention|notification_defaults|set_branding)$", description = "retry, cancel, bulk_retry, bulk_cancel, set_quotas, pause, resume, hold, release, erase, schedule_pause, schedule_delete, set_retention, notification_defaults or set_branding"),
         ("job" = Option<String>, Query, format = Uuid, description = "Only actions on this job"),
         ("since" = Option<String>, Query, format = DateTime, description = "Taken at or after (RFC 3339)"),
         ("until" = Option<String>, Query, format = DateTime, description = "Taken before (RFC 3339)"),

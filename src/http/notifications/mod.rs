@@ -1,6 +1,7 @@
 //! `/notifications`: the in-app feed, read-marks, and the live stream
 //! (Server-Sent Events). Every read goes through the caller's scope.
 
+pub mod branding;
 pub mod defaults;
 pub mod marks;
 pub mod preferences;
@@ -322,6 +323,9 @@ pub fn routes(r: &mut Routes) {
         })
         .resource("/me/push-subscriptions/{id}", "DELETE", |res| res.route(web::delete().to(push::unsubscribe)))
         .resource("/me/notification-preferences/{category}", "PUT", |res| res.route(web::put().to(preferences::set)))
+        .resource("/tenant/branding", "GET, PUT", |res| {
+            res.route(web::get().to(branding::get)).route(web::put().to(branding::set))
+        })
         .get("/tenant/notification-defaults", defaults::list)
         .resource("/tenant/notification-defaults/{category}", "PUT", |res| res.route(web::put().to(defaults::set)));
 }

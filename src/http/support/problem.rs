@@ -64,6 +64,8 @@ pub enum AppError {
     InvalidWebhook(String),
     #[error("{0}")]
     InvalidPushSubscription(String),
+    #[error(transparent)]
+    InvalidBranding(#[from] crate::domain::BrandingError),
     #[error("this errand does not offer Web Push (push.enabled is off)")]
     PushNotEnabled,
     #[error("{0}")]
@@ -126,6 +128,7 @@ impl AppError {
             Self::InvalidPushSubscription(_) => {
                 ("invalid_push_subscription", S::UNPROCESSABLE_ENTITY, "Invalid push subscription")
             }
+            Self::InvalidBranding(_) => ("invalid_branding", S::UNPROCESSABLE_ENTITY, "Invalid branding"),
             Self::PushNotEnabled => ("push_not_enabled", S::NOT_FOUND, "Web Push not enabled"),
             Self::InvalidBatch(_) => ("invalid_batch", S::UNPROCESSABLE_ENTITY, "Invalid batch"),
             Self::InvalidSchedule { .. } => ("invalid_schedule", S::UNPROCESSABLE_ENTITY, "Invalid schedule"),

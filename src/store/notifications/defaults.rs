@@ -8,41 +8,6 @@ use crate::domain::{Channel, Delivery, NotificationRules, TenantId};
 use crate::store::StoreError;
 use crate::store::notifications::preferences::CategoryPreferences;
 
-/// Whose word a channel's setting is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Source {
-    /// The category is required: on, whatever anyone chose.
-    Required,
-    /// The person's own choice.
-    User,
-    /// Their tenant's default.
-    Tenant,
-    /// The configuration's default (`[notifications.preferences]`).
-    Config,
-}
-
-impl Source {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Required => "required",
-            Self::User => "user",
-            Self::Tenant => "tenant",
-            Self::Config => "config",
-        }
-    }
-
-    /// The source of a setting that `user` and `tenant` may have set, for a
-    /// category that is `required` or not.
-    pub fn of(required: bool, user: bool, tenant: bool) -> Self {
-        match (required, user, tenant) {
-            (true, _, _) => Self::Required,
-            (false, true, _) => Self::User,
-            (false, false, true) => Self::Tenant,
-            (false, false, false) => Self::Config,
-        }
-    }
-}
-
 /// How each category in `$2` stands by default for tenant `$1`'s users
 /// under the rules `$3` (as for a user who chose nothing: the empty string
 /// is no user's id), and which channels the tenant set. (A digest is the

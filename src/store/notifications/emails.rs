@@ -12,8 +12,9 @@ use tokio_postgres::Row;
 use tokio_postgres::types::ToSql;
 use uuid::Uuid;
 
-use crate::domain::{BatchCounts, BatchId, JobId, JobState, JobTrace, ScheduleId, TenantId, UserId};
+use crate::domain::{BatchCounts, BatchId, Branding, JobId, JobState, JobTrace, ScheduleId, TenantId, UserId};
 use crate::store::StoreError;
+use crate::store::notifications::branding::branding_from_row;
 use crate::store::queue::lost_claims::LostClaim;
 
 /// An email to send now, with what it tells of its job, its batch or the
@@ -27,6 +28,8 @@ pub struct OutboxEmail {
     /// This delivery attempt, 1-based.
     pub attempt: i32,
     pub about: EmailAbout,
+    /// How the tenant presents itself (as its admins set it when the email was claimed).
+    pub branding: Branding,
 }
 
 /// What an email tells of.
@@ -103,9 +106,12 @@ WITH due AS (
 SELECT c.id, c.job_id, c.batch_id, c.digest_at, c.tenant_id, c.user_id, c.run, c.recipient, c.job_type, c.job_status,
        c.error_message, c.attempts, j.params, j.result, j.finished_at, s.id AS schedule_id, s.cron, s.timezone,
        j.traceparent, errand_trace_linked(j.run, j.scheduled_for) AS trace_linked, j.attempt AS job_attempts,
-       b.total, b.completed, b.failed, b.cancelled
+       b.total, b.completed, b.failed, b.cancelled,
+       tb.name AS brand_name, tb.logo_url AS brand_logo_url, tb.primary_color AS brand_primary_color,
+       tb.from_name AS brand_from_name, tb.footer AS brand_footer
 FROM claimed c LEFT JOIN jobs j ON j.id = c.job_id
 LEFT JOIN batches b ON b.id = c.batch_id
+LEFT JOIN tenant_branding tb ON tb.tenant_id = c.tenant_id
 LEFT JOIN schedules s ON s.id = j.schedule_id";
 
 /// What the digests `$1` list, oldest first in each. (A job's result file
@@ -249,6 +255,7 @@ fn email_from_row(row: &Row) -> Result<OutboxEmail, StoreError> {
         recipient: row.try_get("recipient")?,
         attempt: row.try_get("attempts")?,
         about,
+        branding: branding_from_row(row)?,
     })
 }
 

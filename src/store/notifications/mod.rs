@@ -2,6 +2,7 @@
 //! bound into every statement from the [`Caller`]. Notifications are written
 //! only by the statements that end jobs (see `finish.rs`, `cancel.rs`).
 
+pub mod branding;
 pub mod defaults;
 pub mod digests;
 pub mod emails;

@@ -4,7 +4,41 @@
 
 use crate::domain::{Caller, Channel, Delivery, NotificationRules};
 use crate::store::StoreError;
-use crate::store::notifications::defaults::Source;
+
+/// Whose word a channel's setting is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    /// The category is required: on, whatever anyone chose.
+    Required,
+    /// The person's own choice.
+    User,
+    /// Their tenant's default.
+    Tenant,
+    /// The configuration's default (`[notifications.preferences]`).
+    Config,
+}
+
+impl Source {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Required => "required",
+            Self::User => "user",
+            Self::Tenant => "tenant",
+            Self::Config => "config",
+        }
+    }
+
+    /// The source of a setting that `user` and `tenant` may have set, for a
+    /// category that is `required` or not.
+    pub fn of(required: bool, user: bool, tenant: bool) -> Self {
+        match (required, user, tenant) {
+            (true, _, _) => Self::Required,
+            (false, true, _) => Self::User,
+            (false, false, true) => Self::Tenant,
+            (false, false, false) => Self::Config,
+        }
+    }
+}
 
 /// A category's channels as they stand for a user (their choices, else
 /// their tenant's defaults, else the configuration's), or for a tenant's

@@ -204,6 +204,8 @@ WITH notices AS (
     DELETE FROM webhook_preferences WHERE tenant_id = $1 AND $2::text IS NULL
 ), tenant_defaults AS (
     DELETE FROM tenant_notification_defaults WHERE tenant_id = $1 AND $2::text IS NULL
+), branding AS (
+    DELETE FROM tenant_branding WHERE tenant_id = $1 AND $2::text IS NULL
 ), quotas AS (
     DELETE FROM tenant_quotas WHERE tenant_id = $1 AND $2::text IS NULL
 ), pauses AS (
