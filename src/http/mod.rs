@@ -60,6 +60,8 @@ pub struct AppState {
     pub listener: std::sync::Arc<ListenerHealth>,
     /// Who signed in (for schedules: `actors::upkeep::sightings`).
     pub sightings: std::sync::Arc<Sightings>,
+    /// What renders emails, where email is enabled (the templates' previews).
+    pub emails: Option<crate::outbound::mail::SmtpMailer>,
     pub settings: HandlerSettings,
 }
 
@@ -130,6 +132,7 @@ pub struct AppParts {
     pub closing_streams: tokio_util::sync::CancellationToken,
     pub listener: std::sync::Arc<ListenerHealth>,
     pub sightings: std::sync::Arc<Sightings>,
+    pub emails: Option<crate::outbound::mail::SmtpMailer>,
 }
 
 impl AppState {
@@ -150,6 +153,7 @@ impl AppState {
             completer: parts.completer,
             listener: parts.listener,
             sightings: parts.sightings,
+            emails: parts.emails,
             rate_limits: support::rate_limit::RateLimits::new(support::rate_limit::Budgets {
                 per_user: settings.rate_limits.per_user.0,
                 creates_per_user: settings.rate_limits.creates_per_user.0,

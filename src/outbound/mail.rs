@@ -14,6 +14,7 @@ use crate::outbound::links::JobLinks;
 use crate::storage::ResultFile;
 
 /// Whom an email goes to, and of which job type and category it tells.
+#[derive(Clone)]
 pub struct Addressee<'a> {
     pub tenant: &'a TenantId,
     pub user: &'a UserId,
@@ -69,6 +70,32 @@ pub struct DigestEntry<'a> {
     pub finished_at: Option<chrono::DateTime<chrono::Utc>>,
 }
 
+/// What a kind of email renders: its templates (`{prefix}subject.txt`,
+/// `body.txt`, `body.html`), what they are given, its one-click unsubscribe
+/// link, and its Message-ID's local part.
+pub(super) struct Draft {
+    prefix: &'static str,
+    ctx: minijinja::Value,
+    unsubscribe: Option<String>,
+    message_id: String,
+}
+
+/// An email as its templates render it, before it is a message (what a
+/// preview shows).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Composed {
+    /// The sender, e.g. `Acme reports <errand@example.com>`.
+    #[serde(serialize_with = "as_text")]
+    pub from: Mailbox,
+    pub subject: String,
+    pub text: String,
+    pub html: String,
+}
+
+fn as_text<S: serde::Serializer>(mailbox: &Mailbox, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.collect_str(mailbox)
+}
+
 /// Why an email could not be built or sent.
 #[derive(Debug, thiserror::Error)]
 pub enum MailError {
@@ -82,6 +109,21 @@ pub enum MailError {
     #[error("the email could not be sent now: {0}")]
     Transient(String),
 }
+
+/// The templates, by the name each kind of email renders (`{prefix}{part}`,
+/// see `SmtpMailer::message`); `.html` ones are escaped as HTML.
+const TEMPLATES: [(&str, &str); 10] = [
+    ("layout.html", include_str!("../../templates/email/layout.html")),
+    ("subject.txt", include_str!("../../templates/email/job_completed.subject.txt")),
+    ("body.txt", include_str!("../../templates/email/job_completed.txt")),
+    ("body.html", include_str!("../../templates/email/job_completed.html")),
+    ("batch/subject.txt", include_str!("../../templates/email/batch_completed.subject.txt")),
+    ("batch/body.txt", include_str!("../../templates/email/batch_completed.txt")),
+    ("batch/body.html", include_str!("../../templates/email/batch_completed.html")),
+    ("digest/subject.txt", include_str!("../../templates/email/digest.subject.txt")),
+    ("digest/body.txt", include_str!("../../templates/email/digest.txt")),
+    ("digest/body.html", include_str!("../../templates/email/digest.html")),
+];
 
 /// A header lettre has no type for.
 fn header(name: &'static str, value: String) -> HeaderValue {
@@ -125,30 +167,9 @@ impl SmtpMailer {
             builder = builder.credentials(Credentials::new(user.clone(), password));
         }
         let mut templates = Environment::new();
-        templates
-            .add_template("subject.txt", include_str!("../../templates/email/job_completed.subject.txt"))
-            .and_then(|()| templates.add_template("body.txt", include_str!("../../templates/email/job_completed.txt")))
-            .and_then(|()| {
-                templates.add_template("body.html", include_str!("../../templates/email/job_completed.html"))
-            })
-            .and_then(|()| {
-                let subject = include_str!("../../templates/email/batch_completed.subject.txt");
-                templates.add_template("batch/subject.txt", subject)
-            })
-            .and_then(|()| {
-                templates.add_template("batch/body.txt", include_str!("../../templates/email/batch_completed.txt"))
-            })
-            .and_then(|()| {
-                templates.add_template("batch/body.html", include_str!("../../templates/email/batch_completed.html"))
-            })
-            .and_then(|()| {
-                templates.add_template("digest/subject.txt", include_str!("../../templates/email/digest.subject.txt"))
-            })
-            .and_then(|()| templates.add_template("digest/body.txt", include_str!("../../templates/email/digest.txt")))
-            .and_then(|()| {
-                templates.add_template("digest/body.html", include_str!("../../templates/email/digest.html"))
-            })
-            .map_err(|e| invalid(&e))?;
+        for (name, source) in TEMPLATES {
+            templates.add_template(name, source).map_err(|e| invalid(&e))?;
+        }
         Ok(Self {
             transport: builder.build(),
             domain: from.email.domain().to_owned(),
@@ -165,6 +186,28 @@ impl SmtpMailer {
     /// [`JobLinks`]); and a Message-ID derived from the job, so that a resend
     /// after a crash is recognisably the same message.
     pub fn render(&self, email: &CompletionEmail<'_>) -> Result<Message, MailError> {
+        self.message(&self.job_draft(email), &email.to)
+    }
+
+    /// The email of a batch whose last child ended: how its children ended,
+    /// and a Message-ID derived from the batch.
+    pub fn render_batch(&self, email: &BatchEmail<'_>) -> Result<Message, MailError> {
+        self.message(&self.batch_draft(email), &email.to)
+    }
+
+    /// The email of a person's digest: each end with its link (until its
+    /// file's expiry, as a job's email has it), and a Message-ID derived from
+    /// the digest. A digest whose ends were all pruned before it went is
+    /// not sent.
+    pub fn render_digest(&self, email: &DigestEmail<'_>) -> Result<Message, MailError> {
+        if email.items.is_empty() {
+            return Err(MailError::Invalid("nothing left to tell: its jobs were pruned".into()));
+        }
+        self.message(&self.digest_draft(email), &email.to)
+    }
+
+    /// [`Self::render`]'s templates and what they are given.
+    pub(super) fn job_draft(&self, email: &CompletionEmail<'_>) -> Draft {
         let failed = email.status == JobState::Failed;
         let cancelled = email.status == JobState::Cancelled;
         let file = ResultFile::of(email.result).filter(|_| email.status == JobState::Completed);
@@ -192,12 +235,11 @@ impl SmtpMailer {
             1 => format!("job-{}", email.job),
             run => format!("job-{}-{run}", email.job),
         };
-        self.message("", &ctx, to, unsubscribe, &message_id)
+        Draft { prefix: "", ctx, unsubscribe, message_id }
     }
 
-    /// The email of a batch whose last child ended: how its children ended,
-    /// and a Message-ID derived from the batch.
-    pub fn render_batch(&self, email: &BatchEmail<'_>) -> Result<Message, MailError> {
+    /// [`Self::render_batch`]'s templates and what they are given.
+    pub(super) fn batch_draft(&self, email: &BatchEmail<'_>) -> Draft {
         let (c, to) = (email.counts, &email.to);
         let unsubscribe = self.unsubscribe_link(to);
         let ctx = context! {
@@ -208,17 +250,11 @@ impl SmtpMailer {
             batch_id => email.batch.to_string(),
             unsubscribe => unsubscribe.clone(),
         };
-        self.message("batch/", &ctx, to, unsubscribe, &format!("batch-{}", email.batch))
+        Draft { prefix: "batch/", ctx, unsubscribe, message_id: format!("batch-{}", email.batch) }
     }
 
-    /// The email of a person's digest: each end with its link (until its
-    /// file's expiry, as a job's email has it), and a Message-ID derived from
-    /// the digest. A digest whose ends were all pruned before it went is
-    /// not sent.
-    pub fn render_digest(&self, email: &DigestEmail<'_>) -> Result<Message, MailError> {
-        if email.items.is_empty() {
-            return Err(MailError::Invalid("nothing left to tell: its jobs were pruned".into()));
-        }
+    /// [`Self::render_digest`]'s templates and what they are given.
+    pub(super) fn digest_draft(&self, email: &DigestEmail<'_>) -> Draft {
         let to = &email.to;
         let items: Vec<minijinja::Value> = email
             .items
@@ -238,7 +274,7 @@ impl SmtpMailer {
             })
             .collect();
         let ctx = context! { count => items.len(), items => items };
-        self.message("digest/", &ctx, to, None, &format!("digest-{}", email.id))
+        Draft { prefix: "digest/", ctx, unsubscribe: None, message_id: format!("digest-{}", email.id) }
     }
 
     /// Until when a job's link works: its file's expiry, else the result
@@ -262,18 +298,8 @@ impl SmtpMailer {
         to.unsubscribable.then(|| self.links.unsubscribe_link(to.tenant, to.user, to.category))
     }
 
-    /// The message of the templates under `prefix` in `ctx`, to `to`, listed
-    /// under its category, with a one-click `unsubscribe` when it has a
-    /// link; `message_id` is the Message-ID's local part (the sender's
-    /// domain is added).
-    fn message(
-        &self,
-        prefix: &str,
-        ctx: &minijinja::Value,
-        to: &Addressee<'_>,
-        unsubscribe: Option<String>,
-        message_id: &str,
-    ) -> Result<Message, MailError> {
+    /// What `draft`'s templates say to `to`, in its tenant's branding.
+    pub(super) fn compose(&self, draft: &Draft, to: &Addressee<'_>) -> Result<Composed, MailError> {
         let invalid = |e: &dyn std::fmt::Display| MailError::Invalid(e.to_string());
         let brand = to.branding;
         let ctx = context! {
@@ -282,22 +308,31 @@ impl SmtpMailer {
             brand_logo => &brand.logo_url,
             brand_color => &brand.primary_color,
             brand_footer => brand.footer_text(),
-            ..ctx.clone()
+            ..draft.ctx.clone()
         };
         let render = |name: &str| {
-            let template = self.templates.get_template(&format!("{prefix}{name}"));
+            let template = self.templates.get_template(&format!("{}{name}", draft.prefix));
             template.and_then(|t| t.render(&ctx)).map_err(|e| invalid(&e))
         };
-        let subject = render("subject.txt")?;
-        let mailbox: Mailbox = to.recipient.parse().map_err(|e| invalid(&e))?;
         // The tenant's name for the sender; the address stays errand's (its SPF and DKIM).
-        let from = match &to.branding.from_name {
+        let from = match &brand.from_name {
             Some(name) => Mailbox::new(Some(name.clone()), self.from.email.clone()),
             None => self.from.clone(),
         };
+        let subject = render("subject.txt")?.trim().to_owned();
+        Ok(Composed { from, subject, text: render("body.txt")?, html: render("body.html")? })
+    }
+
+    /// The message of `draft` to `to`, listed under its category, with a
+    /// one-click unsubscribe when it has a link, and its Message-ID (the
+    /// sender's domain added).
+    fn message(&self, draft: &Draft, to: &Addressee<'_>) -> Result<Message, MailError> {
+        let invalid = |e: &dyn std::fmt::Display| MailError::Invalid(e.to_string());
+        let Composed { from, subject, text, html } = self.compose(draft, to)?;
+        let mailbox: Mailbox = to.recipient.parse().map_err(|e| invalid(&e))?;
         let mut message =
             Message::builder().raw_header(header("List-Id", format!("<{}.{}>", to.category, self.domain)));
-        if let Some(link) = unsubscribe {
+        if let Some(link) = &draft.unsubscribe {
             // RFC 8058: a mailbox provider's one-click unsubscribe POSTs
             // `List-Unsubscribe=One-Click` to the link; a GET changes nothing.
             message = message
@@ -307,9 +342,9 @@ impl SmtpMailer {
         message
             .from(from)
             .to(mailbox)
-            .subject(subject.trim())
-            .message_id(Some(format!("<{message_id}@{}>", self.domain)))
-            .multipart(MultiPart::alternative_plain_html(render("body.txt")?, render("body.html")?))
+            .subject(subject)
+            .message_id(Some(format!("<{}@{}>", draft.message_id, self.domain)))
+            .multipart(MultiPart::alternative_plain_html(text, html))
             .map_err(|e| invalid(&e))
     }
 

@@ -6,6 +6,7 @@
 
 pub mod links;
 pub mod mail;
+pub mod mail_preview;
 pub mod policy;
 pub mod web_push;
 pub mod webhook_signature;

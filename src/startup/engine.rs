@@ -42,11 +42,14 @@ pub struct Engine {
     pub listener: std::sync::Arc<ListenerHealth>,
     /// Who signed in: the HTTP side gathers, the SightingsWriter writes.
     pub sightings: std::sync::Arc<Sightings>,
+    /// What renders emails (where email is enabled): the Mailer's, and the previews'.
+    pub emails: Option<SmtpMailer>,
 }
 
 /// Who tells people, and the one door every attempt's end goes through.
 struct Delivery {
     links: JobLinks,
+    emails: Option<SmtpMailer>,
     notifier: Addr<Notifier>,
     completer: Addr<Completer>,
 }
@@ -109,6 +112,7 @@ impl Engine {
             ticks,
             listener,
             sightings,
+            emails: delivery.emails,
         })
     }
 
@@ -126,6 +130,7 @@ impl Engine {
             closing_streams,
             listener: self.listener,
             sightings: self.sightings,
+            emails: self.emails,
         }
     }
 }
@@ -137,14 +142,16 @@ impl Delivery {
             .map_err(|e| invalid("webhooks", e.to_string()))?
             .start();
         let links = job_links_from(settings);
-        let mailer = if settings.email.enabled {
-            let smtp = SmtpMailer::new(&settings.email, links.clone(), settings.storage.retention)
-                .map_err(|e| invalid("email", e.to_string()))?;
-            let mailer = Mailer::new(store.clone(), smtp, job_types.clone(), settings.email.clone()).start();
-            Some(mailer.recipient())
-        } else {
-            None
+        let emails = match settings.email.enabled {
+            true => Some(
+                SmtpMailer::new(&settings.email, links.clone(), settings.storage.retention)
+                    .map_err(|e| invalid("email", e.to_string()))?,
+            ),
+            false => None,
         };
+        let mailer = emails.as_ref().map(|smtp| {
+            Mailer::new(store.clone(), smtp.clone(), job_types.clone(), settings.email.clone()).start().recipient()
+        });
         let pusher = match settings.push.vapid()? {
             Some(vapid) => {
                 let (push, lifetime) = (settings.push.clone(), settings.storage.retention);
@@ -161,7 +168,7 @@ impl Delivery {
         };
         let notifier = Notifier::new(OutboxSenders { mailer, pusher }, stream_limits).start();
         let completer = Completer::new(store.clone(), notifier.clone().recipient(), job_types.clone()).start();
-        Ok(Self { links, notifier, completer })
+        Ok(Self { links, emails, notifier, completer })
     }
 }
 

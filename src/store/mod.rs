@@ -89,7 +89,7 @@ pub use webhooks::deliveries::{DeliveryOutcome, DeliverySubject, WebhookDelivery
 pub use webhooks::preferences::{TenantWebhookPreferences, WebhookCategory};
 pub use webhooks::{DeliveryRecord, Redelivery, Registered, TenantWebhooks, WebhookEndpoint};
 
-use crate::domain::{Caller, NotificationRules, Operator, Quotas, UserId};
+use crate::domain::{Caller, NotificationRules, Operator, Quotas, TenantId, UserId};
 
 /// What the statements that end jobs write for each job's owner, besides
 /// its notification: its completion email (when the outbox is on), its Web
@@ -288,6 +288,11 @@ impl Store {
             tenant: &admin.tenant,
             by: tenant_admin_name(admin),
         }
+    }
+
+    /// The branding of `tenant`, as the operator `operator` sees it.
+    pub fn branding_for_operator<'a>(&'a self, operator: &Operator, tenant: &'a TenantId) -> TenantBranding<'a> {
+        TenantBranding { pool: TenantPool::new(&self.pool, tenant), tenant, by: operator.name.to_string() }
     }
 
     /// The webhook channel's preferences of `tenant` (for its admins).

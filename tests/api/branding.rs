@@ -82,3 +82,43 @@ async fn only_a_tenant_admin_sets_branding_and_only_plain_text_a_colour_and_a_pu
     let read: Value = app.get(&admin, BRANDING).await.json().await.unwrap();
     assert_eq!(read, json!({"name": null, "logo_url": null, "primary_color": null, "from_name": null, "footer": null}));
 }
+
+#[actix_web::test]
+async fn a_tenant_admin_and_an_operator_preview_every_email_in_the_tenant_s_branding() {
+    let app = TestApp::builder().configure(email_to(free_port())).spawn().await;
+    let admin = tenant_admin_token("acme", "ada");
+    let branding = json!({"name": "Acme", "primary_color": "#aa0000", "from_name": "Acme Reports"});
+    assert_eq!(app.put_json(&admin, BRANDING, branding).await.status(), StatusCode::OK);
+    for (kind, says) in [
+        ("job_completed", "is ready"),
+        ("job_failed", "the reporting database did not answer"),
+        ("batch_completed", "3 completed, 2 failed"),
+        ("digest", "since your last digest"),
+    ] {
+        let shown = app.get(&admin, &format!("/tenant/templates/preview?kind={kind}")).await;
+        assert_eq!(shown.status(), StatusCode::OK, "{kind}");
+        let shown: Value = shown.json().await.unwrap();
+        assert_eq!(shown["from"], "Acme Reports <errand@example.com>", "{kind}");
+        assert!(shown["subject"].as_str().is_some_and(|s| !s.is_empty()), "{kind}: {shown}");
+        assert!(shown["text"].as_str().unwrap().contains(says), "{kind}: {shown}");
+        let html = shown["html"].as_str().unwrap();
+        assert!(html.contains("Acme"), "{kind}: the tenant's name: {html}");
+        // Its colour on what the reader is asked to click (a failure's button stays grey; a batch's has none).
+        assert_eq!(html.contains("#aa0000"), ["job_completed", "digest"].contains(&kind), "{kind}: {html}");
+    }
+    let operator = operator_viewer_token("olga");
+    let theirs: Value =
+        app.get(&operator, "/admin/templates/preview?tenant=acme&kind=digest").await.json().await.unwrap();
+    assert_eq!(theirs["from"], "Acme Reports <errand@example.com>");
+    let plain: Value =
+        app.get(&operator, "/admin/templates/preview?tenant=globex&kind=digest").await.json().await.unwrap();
+    assert!(!plain["html"].as_str().unwrap().contains("Acme"), "another tenant's: errand's own");
+
+    let unknown = app.get(&admin, "/tenant/templates/preview?kind=welcome").await;
+    assert_problem(unknown, StatusCode::BAD_REQUEST, "bad_request").await;
+    let user = app.get(&token("acme", "alice"), "/tenant/templates/preview?kind=digest").await;
+    assert_problem(user, StatusCode::FORBIDDEN, "forbidden").await;
+    let no_email = spawn_app().await;
+    let off = no_email.get(&admin, "/tenant/templates/preview?kind=digest").await;
+    assert_problem(off, StatusCode::NOT_FOUND, "email_not_enabled").await;
+}

@@ -1,14 +1,16 @@
 //! `/tenant/branding`: how a tenant's users' emails present it (sender
 //! name, name, logo, colour, footer), set by its admins, audited. Tenant
 //! copy is plain text (`domain::Branding::checked`), shown escaped; the
-//! logo is checked like a webhook's URL (https, public addresses).
+//! logo is checked like a webhook's URL (https, public addresses). Its
+//! admins and operators preview each email in it.
 
 use actix_web::{HttpResponse, web};
 
-use crate::domain::{Branding, BrandingError};
+use crate::domain::{Branding, BrandingError, Operator, TenantId};
 use crate::http::AppState;
 use crate::http::auth::TenantAdmin;
-use crate::http::support::problem::{AppError, Problem, UserRouteProblems};
+use crate::http::support::problem::{AppError, OperatorReadProblems, Problem, UserRouteProblems};
+use crate::outbound::mail_preview::{PreviewFor, PreviewKind};
 
 /// `GET /tenant/branding`: what the admin's tenant set (nulls: errand's own).
 #[utoipa::path(get, path = "/tenant/branding", tag = "tenant admins",
@@ -45,4 +47,56 @@ pub async fn set(
     }
     state.store.branding_for_tenant_admin(&admin).write(&branding).await?;
     Ok(HttpResponse::Ok().json(branding))
+}
+
+/// Which email to preview, and (for operators) whose.
+#[derive(serde::Deserialize)]
+pub struct PreviewQuery {
+    kind: String,
+    tenant: Option<String>,
+}
+
+/// `GET /tenant/templates/preview?kind=`: an email as the admin's tenant's users get it, with sample content.
+#[utoipa::path(get, path = "/tenant/templates/preview", tag = "tenant admins",
+    params(("kind" = String, Query, description = "job_completed, job_failed, batch_completed or digest")),
+    responses((status = 200, description = "`{from, subject, text, html}`, rendered in the tenant's branding", body = Object),
+        (status = 400, description = "An unknown kind (`bad_request`)", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Not a tenant admin's token (`forbidden`)", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "errand sends no email here (`email_not_enabled`)", body = Problem, content_type = "application/problem+json"),
+        UserRouteProblems))]
+pub async fn preview_for_tenant_admin(
+    TenantAdmin(admin): TenantAdmin,
+    query: web::Query<PreviewQuery>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    let branding = state.store.branding_for_tenant_admin(&admin).read().await?;
+    preview(&state, &query.kind, &PreviewFor { tenant: &admin.tenant, user: &admin.user, branding: &branding })
+}
+
+/// `GET /admin/templates/preview?tenant=&kind=`: an email as a tenant's users get it, with sample content.
+#[utoipa::path(get, path = "/admin/templates/preview", tag = "operators",
+    params(("tenant" = String, Query, description = "Whose branding"),
+        ("kind" = String, Query, description = "job_completed, job_failed, batch_completed or digest")),
+    responses((status = 200, description = "`{from, subject, text, html}`, rendered in the tenant's branding", body = Object),
+        (status = 400, description = "No or an invalid tenant, or an unknown kind (`bad_request`)", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "errand sends no email here (`email_not_enabled`)", body = Problem, content_type = "application/problem+json"),
+        OperatorReadProblems))]
+pub async fn preview_for_operator(
+    operator: Operator,
+    query: web::Query<PreviewQuery>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    let tenant = query.tenant.clone().ok_or_else(|| AppError::BadRequest("tenant: whose branding to show".into()))?;
+    let tenant = TenantId::parse(tenant).map_err(|e| AppError::BadRequest(format!("tenant: {e}")))?;
+    let branding = state.store.branding_for_operator(&operator, &tenant).read().await?;
+    preview(&state, &query.kind, &PreviewFor { tenant: &tenant, user: &operator.name, branding: &branding })
+}
+
+/// `kind`'s email with sample content for `viewer`.
+fn preview(state: &AppState, kind: &str, viewer: &PreviewFor<'_>) -> Result<HttpResponse, AppError> {
+    let kind = PreviewKind::parse(kind)
+        .ok_or_else(|| AppError::BadRequest(format!("kind: one of {}", PreviewKind::NAMES.join(", "))))?;
+    let emails = state.emails.as_ref().ok_or(AppError::EmailNotEnabled)?;
+    let composed = emails.preview(kind, viewer).map_err(|e| AppError::Internal(e.to_string()))?;
+    Ok(HttpResponse::Ok().json(composed))
 }

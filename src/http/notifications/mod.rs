@@ -326,6 +326,8 @@ pub fn routes(r: &mut Routes) {
         .resource("/tenant/branding", "GET, PUT", |res| {
             res.route(web::get().to(branding::get)).route(web::put().to(branding::set))
         })
+        .get("/tenant/templates/preview", branding::preview_for_tenant_admin)
+        .get("/admin/templates/preview", branding::preview_for_operator)
         .get("/tenant/notification-defaults", defaults::list)
         .resource("/tenant/notification-defaults/{category}", "PUT", |res| res.route(web::put().to(defaults::set)));
 }

@@ -68,6 +68,8 @@ pub enum AppError {
     InvalidBranding(#[from] crate::domain::BrandingError),
     #[error("this errand does not offer Web Push (push.enabled is off)")]
     PushNotEnabled,
+    #[error("this errand sends no email (email.enabled is off)")]
+    EmailNotEnabled,
     #[error("{0}")]
     InvalidBatch(String),
     #[error("{field}: {reason}")]
@@ -130,6 +132,7 @@ impl AppError {
             }
             Self::InvalidBranding(_) => ("invalid_branding", S::UNPROCESSABLE_ENTITY, "Invalid branding"),
             Self::PushNotEnabled => ("push_not_enabled", S::NOT_FOUND, "Web Push not enabled"),
+            Self::EmailNotEnabled => ("email_not_enabled", S::NOT_FOUND, "Email not enabled"),
             Self::InvalidBatch(_) => ("invalid_batch", S::UNPROCESSABLE_ENTITY, "Invalid batch"),
             Self::InvalidSchedule { .. } => ("invalid_schedule", S::UNPROCESSABLE_ENTITY, "Invalid schedule"),
             Self::NotSchedulable(_) => {
