@@ -1262,35 +1262,43 @@ AS $$
            ON t.tenant_id = tenant AND t.category = errand_channels.category
 $$;
 
--- When an email or a push to user `user` of `tenant` may go, if it were sent
--- at `at`: `at` itself, or the end of the quiet hours `at` falls in (the
--- next local `quiet_end`, in the person's zone). The statements that end
--- jobs write it as the outbox row's `next_attempt_at`, so a quiet hour is a
--- wait of the row's, and no scheduler of its own.
+-- When an email or a push may go, if it were sent at `at`, to someone in
+-- time zone `zone` whose quiet hours run from `quiet_start` to `quiet_end`
+-- (local; across midnight when the start is later; NULL: none): `at`
+-- itself, or the end of the quiet hours `at` falls in (the next local
+-- `quiet_end`, on the person's wall clock across a change of clocks). An
+-- expression of its arguments alone, so PostgreSQL inlines it into the
+-- statements that end jobs (a function that read the settings itself ran
+-- as a call of its own for every message: measured, bench/push.sh).
+CREATE FUNCTION errand_quiet_end(at timestamptz, zone text, quiet_start time, quiet_end time) RETURNS timestamptz
+LANGUAGE sql STABLE
+RETURN CASE
+    WHEN quiet_start < quiet_end AND (at AT TIME ZONE zone)::time >= quiet_start
+                                 AND (at AT TIME ZONE zone)::time < quiet_end
+        THEN ((at AT TIME ZONE zone)::date + quiet_end) AT TIME ZONE zone
+    WHEN quiet_start > quiet_end AND (at AT TIME ZONE zone)::time >= quiet_start
+        THEN ((at AT TIME ZONE zone)::date + 1 + quiet_end) AT TIME ZONE zone
+    WHEN quiet_start > quiet_end AND (at AT TIME ZONE zone)::time < quiet_end
+        THEN ((at AT TIME ZONE zone)::date + quiet_end) AT TIME ZONE zone
+    ELSE at
+END;
+
+-- The same for user `user` of `tenant`, reading their settings (for a
+-- digest, a release of what a digest held, and the tests).
 CREATE FUNCTION errand_quiet_until(tenant text, "user" text, at timestamptz) RETURNS timestamptz
 LANGUAGE sql STABLE
 AS $$
-    SELECT coalesce((
-        SELECT CASE
-            WHEN s.quiet_start < s.quiet_end AND l.t >= s.quiet_start AND l.t < s.quiet_end
-                THEN (l.d + s.quiet_end) AT TIME ZONE s.timezone
-            WHEN s.quiet_start > s.quiet_end AND l.t >= s.quiet_start
-                THEN (l.d + 1 + s.quiet_end) AT TIME ZONE s.timezone
-            WHEN s.quiet_start > s.quiet_end AND l.t < s.quiet_end
-                THEN (l.d + s.quiet_end) AT TIME ZONE s.timezone
-        END
-        FROM notification_settings s
-        CROSS JOIN LATERAL (SELECT (at AT TIME ZONE s.timezone)::date AS d, (at AT TIME ZONE s.timezone)::time AS t) l
-        WHERE s.tenant_id = tenant AND s.user_id = "user" AND s.quiet_start IS NOT NULL
-    ), at)
+    SELECT coalesce((SELECT errand_quiet_end(at, s.timezone, s.quiet_start, s.quiet_end)
+                     FROM notification_settings s WHERE s.tenant_id = tenant AND s.user_id = "user"), at)
 $$;
 
--- When an email or a push of a job's end (or a batch's) to user `user` of
--- `tenant` may go: now for a required category, else once their quiet hours
--- end. The one rule every statement that writes the outboxes keeps.
-CREATE FUNCTION errand_send_at(tenant text, "user" text, required boolean) RETURNS timestamptz
+-- When an email or a push of a job's end (or a batch's) may go: now for a
+-- required category, else once the person's quiet hours end (their
+-- settings' zone and hours, joined by the statement: NULL when they set
+-- none). The one rule every statement that writes the outboxes keeps.
+CREATE FUNCTION errand_send_at(required boolean, zone text, quiet_start time, quiet_end time) RETURNS timestamptz
 LANGUAGE sql STABLE
-RETURN CASE WHEN required THEN now() ELSE errand_quiet_until(tenant, "user", now()) END;
+RETURN CASE WHEN required THEN now() ELSE errand_quiet_end(now(), zone, quiet_start, quiet_end) END;
 
 -- A job type's category under `rules` ({"categories": {job type: category}}):
 -- its own name when the rules do not say (a type no longer configured).
@@ -1778,8 +1786,9 @@ BEGIN
         INSERT INTO email_outbox (batch_id, tenant_id, user_id, recipient, job_type, job_status, next_attempt_at)
         SELECT c.id, c.tenant_id, c.user_id, c.user_email, c.job_type,
                CASE WHEN c.completed = c.total THEN 'completed' ELSE 'failed' END,
-               errand_send_at(c.tenant_id, c.user_id, c.email_required)
+               errand_send_at(c.email_required, ns.timezone, ns.quiet_start, ns.quiet_end)
         FROM counted c
+        LEFT JOIN notification_settings ns ON ns.tenant_id = c.tenant_id AND ns.user_id = c.user_id
         LEFT JOIN notification_preferences p
                ON p.tenant_id = c.tenant_id AND p.user_id = c.user_id AND p.category = c.category
         LEFT JOIN tenant_notification_defaults t ON t.tenant_id = c.tenant_id AND t.category = c.category

@@ -82,19 +82,21 @@ WITH dequeued AS (
 ), emailed AS (
     INSERT INTO email_outbox (job_id, run, tenant_id, user_id, recipient, job_type, job_status, error_message,
                               next_attempt_at, state)
-    SELECT id, run, tenant_id, user_id, user_email, job_type, 'cancelled', error_message,
-           errand_send_at(tenant_id, user_id, required), errand_email_state(digest)
-    FROM wanted
+    SELECT w.id, w.run, w.tenant_id, w.user_id, w.user_email, w.job_type, 'cancelled', w.error_message,
+           errand_send_at(w.required, ns.timezone, ns.quiet_start, ns.quiet_end), errand_email_state(w.digest)
+    FROM wanted w
+    LEFT JOIN notification_settings ns ON ns.tenant_id = w.tenant_id AND ns.user_id = w.user_id
     WHERE $3 AND kind = 'job_completed' AND user_email IS NOT NULL AND email AND batch_id IS NULL
     ON CONFLICT (job_id, run) DO NOTHING
 ), pushed AS (  -- one Web Push message per device the owner subscribed, when $5
     INSERT INTO push_outbox (subscription_id, job_id, run, tenant_id, user_id, notification_id, job_type, job_status,
                              next_attempt_at)
     SELECT s.id, w.id, w.run, w.tenant_id, w.user_id, n.id, w.job_type, 'cancelled',
-           errand_send_at(w.tenant_id, w.user_id, w.required)
+           errand_send_at(w.required, ns.timezone, ns.quiet_start, ns.quiet_end)
     FROM wanted w
     JOIN push_subscriptions s ON s.tenant_id = w.tenant_id AND s.user_id = w.user_id
     LEFT JOIN notified n ON n.job_id = w.id
+    LEFT JOIN notification_settings ns ON ns.tenant_id = w.tenant_id AND ns.user_id = w.user_id
     WHERE $5 AND w.push AND w.kind = 'job_completed' AND w.batch_id IS NULL
     ON CONFLICT (job_id, run, subscription_id) DO NOTHING
 ), hooked AS (  -- the tenant's webhook deliveries (see errand_queue_webhooks)
