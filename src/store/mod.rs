@@ -290,6 +290,11 @@ impl Store {
         }
     }
 
+    /// What `tenant` set as its branding (for the pages its users' links open).
+    pub async fn branding_of(&self, tenant: &TenantId) -> Result<crate::domain::Branding, StoreError> {
+        TenantBranding { pool: TenantPool::new(&self.pool, tenant), tenant, by: String::new() }.read().await
+    }
+
     /// The branding of `tenant`, as the operator `operator` sees it.
     pub fn branding_for_operator<'a>(&'a self, operator: &Operator, tenant: &'a TenantId) -> TenantBranding<'a> {
         TenantBranding { pool: TenantPool::new(&self.pool, tenant), tenant, by: operator.name.to_string() }

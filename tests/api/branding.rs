@@ -45,6 +45,13 @@ async fn a_tenant_s_emails_carry_its_branding_as_text_and_another_tenant_s_do_no
         text.contains("Sent for Acme <b>Corp</b>. <script>alert(1)</script>"),
         "the footer, {{name}} filled: {text}"
     );
+    // The page its link opens is the tenant's too.
+    let link = text.split_whitespace().find(|word| word.contains("/links/jobs/")).expect("a link").to_owned();
+    let page = app.open_link(&link).await;
+    assert_eq!(page.status(), StatusCode::OK);
+    let page = page.text().await.unwrap();
+    assert!(page.contains("Acme &lt;b&gt;Corp&lt;&#x2f;b&gt;") && page.contains("#aa0000"), "{page}");
+    assert!(!page.contains("<b>Corp"), "{page}");
 
     let bob = token_for("globex", "bob", "bob@example.com");
     let theirs = app.create(&bob, "noop", json!({})).await;

@@ -6,11 +6,19 @@ use actix_web::HttpResponse;
 use actix_web::http::{StatusCode, header};
 use minijinja::{Environment, context};
 
+use crate::domain::Branding;
 use crate::http::support::problem::AppError;
 
 /// Inline styles only, nothing fetched; forms post to errand itself.
 const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; \
      form-action 'self'; frame-ancestors 'none'";
+
+/// The same, and the tenant's logo (https only, as its branding allows).
+const CONTENT_SECURITY_POLICY_WITH_LOGO: &str = "default-src 'none'; style-src 'unsafe-inline'; img-src https:; \
+     base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+
+/// errand's own colour, where a tenant set none.
+const ERRAND_COLOR: &str = "#2563eb";
 
 static PAGES: std::sync::LazyLock<Environment<'static>> = std::sync::LazyLock::new(|| {
     let mut pages = Environment::new();
@@ -25,6 +33,8 @@ pub struct Extras<'a> {
     pub form: Option<(&'a str, &'a str)>,
     /// A link: its URL and its text.
     pub link: Option<(&'a str, &'a str)>,
+    /// The tenant's branding (its name or logo at the head, its colour).
+    pub brand: Option<&'a Branding>,
 }
 
 /// A page for a person: a heading and a sentence, escaped.
@@ -36,13 +46,19 @@ pub fn page(status: StatusCode, title: &str, message: &str) -> Result<HttpRespon
 pub fn page_with(status: StatusCode, title: &str, message: &str, extras: Extras<'_>) -> Result<HttpResponse, AppError> {
     let (form_action, button) = extras.form.unzip();
     let (link, link_text) = extras.link.unzip();
+    let brand = extras.brand.cloned().unwrap_or_default();
+    let color = brand.primary_color.as_deref().unwrap_or(ERRAND_COLOR);
+    let (brand_name, brand_logo) = (&brand.name, &brand.logo_url);
     let html = PAGES
         .get_template("page.html")
-        .and_then(|t| t.render(context! { title, message, form_action, button, link, link_text }))
+        .and_then(|t| {
+            t.render(context! { title, message, form_action, button, link, link_text, color, brand_name, brand_logo })
+        })
         .map_err(|e| AppError::Internal(e.to_string()))?;
+    let policy = if brand_logo.is_some() { CONTENT_SECURITY_POLICY_WITH_LOGO } else { CONTENT_SECURITY_POLICY };
     Ok(HttpResponse::build(status)
         .content_type("text/html; charset=utf-8")
-        .insert_header((header::CONTENT_SECURITY_POLICY, CONTENT_SECURITY_POLICY))
+        .insert_header((header::CONTENT_SECURITY_POLICY, policy))
         .insert_header((header::CACHE_CONTROL, "private, no-store"))
         .insert_header((header::REFERRER_POLICY, "no-referrer"))
         .body(html))

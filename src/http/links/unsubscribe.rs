@@ -37,7 +37,7 @@ pub async fn ask(path: web::Path<String>, state: web::Data<AppState>) -> Result<
         &format!(
             "You will no longer get an email when a job of the category {category} ends. It still shows in the app."
         ),
-        Extras { form: Some((&action, "Unsubscribe")), link: preferences_link(&state) },
+        Extras { form: Some((&action, "Unsubscribe")), link: preferences_link(&state), ..Extras::default() },
     )
 }
 
