@@ -78,7 +78,7 @@ pub use queue::Queue;
 pub use queue::attempts::{QueueDepth, RunningAttempt};
 pub use queue::cancel::{CancelOutcome, CancelledBy};
 pub use queue::claim::{BatchClaim, Claim, ClaimRequest, ClaimSpec, ClaimedJob, TypeLimits};
-pub use queue::finish::{Completion, EndedAttempt, Ender, Rescued};
+pub use queue::finish::{Completion, EndedAttempt, Ender, OutboxDue, Rescued};
 pub use queue::history::HistoryCutoffs;
 pub use queue::submit::{NewJob, Submission, Submissions};
 pub use schedules::firing::{Fired, FiringTerms, ParamsCheck, ScheduleFiring, ScheduledType};

@@ -167,10 +167,13 @@ impl Handler<JobFinished> for Notifier {
 
     fn handle(&mut self, JobFinished(ended): JobFinished, _ctx: &mut Self::Context) {
         tracing::debug!(job = %ended.job, tenant = %ended.tenant, state = ?ended.state, "job finished");
-        if let Some(mailer) = &self.senders.mailer {
+        // Only when the end left something to send now: a message held for
+        // quiet hours or a digest is found by the sender's poll when due, and
+        // waking it for nothing costs a claim statement per end.
+        if let Some(mailer) = self.senders.mailer.as_ref().filter(|_| ended.outbox_due.emails) {
             mailer.do_send(MailDue);
         }
-        if let Some(pusher) = &self.senders.pusher {
+        if let Some(pusher) = self.senders.pusher.as_ref().filter(|_| ended.outbox_due.pushes) {
             pusher.do_send(PushDue);
         }
         self.wake(OwnerTag::of(&ended.tenant, &ended.user), Wake::Feed);

@@ -85,10 +85,66 @@ pub fn document(job_types: &JobTypes) -> Value {
         }
         doc["paths"][format!("/jobs/{}", job_type.name)] = json!({ "post": operation });
     }
+    unique_operation_ids(&mut doc);
     doc
+}
+
+/// Gives each operation that shares its `operationId` (utoipa takes the
+/// handler's name: `get`, `list`, `set` in many modules) one of its own,
+/// from its method and path: `get_jobs_by_id`. Clients and tools find an
+/// operation by its id (OpenAPI requires them unique; schemathesis' links
+/// went to whichever `get` came last).
+fn unique_operation_ids(doc: &mut Value) {
+    let Some(paths) = doc["paths"].as_object_mut() else { return };
+    let mut uses = std::collections::HashMap::<String, usize>::new();
+    for operation in paths.values().filter_map(Value::as_object).flat_map(|ops| ops.values()) {
+        if let Some(id) = operation["operationId"].as_str() {
+            *uses.entry(id.to_owned()).or_default() += 1;
+        }
+    }
+    for (path, operations) in paths.iter_mut() {
+        let Some(operations) = operations.as_object_mut() else { continue };
+        for (method, operation) in operations.iter_mut() {
+            let shared = operation["operationId"].as_str().is_some_and(|id| uses.get(id).copied().unwrap_or(0) > 1);
+            if shared {
+                operation["operationId"] = json!(operation_id_of(method, path));
+            }
+        }
+    }
+}
+
+/// `get /jobs/{id}/cancel` as `get_jobs_by_id_cancel`.
+fn operation_id_of(method: &str, path: &str) -> String {
+    let segments = path.split('/').filter(|s| !s.is_empty()).map(|segment| match segment.strip_prefix('{') {
+        Some(parameter) => format!("by_{}", parameter.trim_end_matches('}')),
+        None => segment.replace(['-', '.'], "_"),
+    });
+    std::iter::once(method.to_owned()).chain(segments).collect::<Vec<_>>().join("_")
 }
 
 /// The OpenAPI document (no token needed: it describes, it does not serve data).
 pub async fn json(state: actix_web::web::Data<crate::http::AppState>) -> actix_web::HttpResponse {
     actix_web::HttpResponse::Ok().content_type(actix_web::http::header::ContentType::json()).body(state.openapi.clone())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_operation_id_is_its_own() {
+        let doc = document(&JobTypes::default());
+        let mut seen = std::collections::HashSet::new();
+        for operations in doc["paths"].as_object().unwrap().values() {
+            for operation in operations.as_object().unwrap().values() {
+                let id = operation["operationId"].as_str().unwrap().to_owned();
+                assert!(seen.insert(id.clone()), "{id} twice");
+            }
+        }
+        assert_eq!(operation_id_of("get", "/jobs/{id}"), "get_jobs_by_id");
+        assert_eq!(
+            operation_id_of("put", "/me/notification-preferences/{category}"),
+            "put_me_notification_preferences_by_category"
+        );
+    }
 }

@@ -49,6 +49,16 @@ pub struct EndedAttempt {
     pub job_type: String,
     pub state: JobState,
     pub error_message: Option<String>,
+    /// The statement that ended it wrote an email, or a Web Push message,
+    /// due now (not held for quiet hours or a digest): the sender has work.
+    pub outbox_due: OutboxDue,
+}
+
+/// Whether an ending statement left the senders something to send now.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct OutboxDue {
+    pub emails: bool,
+    pub pushes: bool,
 }
 
 /// What a rescue pass did.
@@ -65,7 +75,9 @@ pub struct Rescued {
 /// write outbox emails; `$9` the notification preferences' rules (each
 /// owner's choices are read here, so a change counts from the next end on);
 /// `$10` the job types with a breaker and `$11` their `breaker_after` (see
-/// `job_breakers`); `$12` whether to write Web Push messages. Returns each attempt that was still its ender's.
+/// `job_breakers`); `$12` whether to write Web Push messages. Returns each
+/// attempt that was still its ender's, and whether the statement wrote an
+/// email or a push due now (what the senders are woken for).
 /// The owner tag is `OwnerTag` in `domain/ids.rs`: who to wake, not what happened.
 ///
 /// A job whose cancel was asked for (`cancel_requested_by`) never runs
@@ -198,6 +210,7 @@ WITH input AS (
     LEFT JOIN notification_settings ns ON ns.tenant_id = w.tenant_id AND ns.user_id = w.user_id
     WHERE $8 AND email AND user_email IS NOT NULL AND kind = 'job_completed' AND batch_id IS NULL
     ON CONFLICT (job_id, run) DO NOTHING
+    RETURNING state = 'pending' AND next_attempt_at <= now() AS due
 ), pushed AS (  -- one Web Push message per device the owner subscribed, when $12
     INSERT INTO push_outbox (subscription_id, job_id, run, tenant_id, user_id, notification_id, job_type, job_status,
                              next_attempt_at)
@@ -209,6 +222,7 @@ WITH input AS (
     LEFT JOIN notification_settings ns ON ns.tenant_id = w.tenant_id AND ns.user_id = w.user_id
     WHERE $12 AND w.push AND w.kind = 'job_completed' AND w.batch_id IS NULL
     ON CONFLICT (job_id, run, subscription_id) DO NOTHING
+    RETURNING next_attempt_at <= now() AS due
 ), hooked AS (  -- the tenant's webhook deliveries (see errand_queue_webhooks)
     SELECT errand_queue_webhooks(array_agg(tenant_id), array_agg(id), array_agg(run), array_agg(state::text),
                                  array_agg(errand_webhook_category(job_type, $9))) AS queued
@@ -224,7 +238,9 @@ WITH input AS (
 -- runs only when something reads it.)
 SELECT e.job_id, e.tenant_id, e.user_id, e.job_type, e.state, e.error,
        (SELECT count(*) FROM announced) AS announcements,
-       (SELECT queued FROM hooked) + (SELECT coalesce(sum(queued), 0) FROM told_paused) AS webhooks
+       (SELECT queued FROM hooked) + (SELECT coalesce(sum(queued), 0) FROM told_paused) AS webhooks,
+       (SELECT coalesce(bool_or(due), false) FROM emailed) AS emails_due,
+       (SELECT coalesce(bool_or(due), false) FROM pushed) AS pushes_due
 FROM ended e";
 
 /// Running attempts whose lease expired, oldest expiry first.
@@ -330,5 +346,6 @@ fn ended_from_row(row: &Row) -> Result<EndedAttempt, StoreError> {
         job_type: row.try_get("job_type")?,
         state: row.try_get("state")?,
         error_message: row.try_get("error")?,
+        outbox_due: OutboxDue { emails: row.try_get("emails_due")?, pushes: row.try_get("pushes_due")? },
     })
 }
