@@ -52,6 +52,12 @@ async fn a_tenant_s_emails_carry_its_branding_as_text_and_another_tenant_s_do_no
     let page = page.text().await.unwrap();
     assert!(page.contains("Acme &lt;b&gt;Corp&lt;&#x2f;b&gt;") && page.contains("#aa0000"), "{page}");
     assert!(!page.contains("<b>Corp"), "{page}");
+    let unsubscribe = text.split_whitespace().find(|word| word.contains("/unsubscribe/")).expect("an unsubscribe link");
+    let path = unsubscribe.split_once("/unsubscribe/").map(|(_, token)| token).unwrap();
+    let asked = app.http.get(format!("{}/unsubscribe/{path}", app.address)).send().await.unwrap();
+    assert_eq!(asked.status(), StatusCode::OK);
+    let asked = asked.text().await.unwrap();
+    assert!(asked.contains("Acme &lt;b&gt;Corp") && asked.contains("#aa0000"), "the unsubscribe page too: {asked}");
 
     let bob = token_for("globex", "bob", "bob@example.com");
     let theirs = app.create(&bob, "noop", json!({})).await;

@@ -10,9 +10,9 @@
 use actix_web::http::{StatusCode, header};
 use actix_web::{HttpRequest, HttpResponse, web};
 
-use crate::domain::{Branding, JobState};
+use crate::domain::JobState;
 use crate::http::AppState;
-use crate::http::links::pages::{Extras, page, page_with};
+use crate::http::links::pages::{Pages, page};
 use crate::http::support::problem::AppError;
 use crate::outbound::links::{LinkError, LinkQuery};
 use crate::storage::ResultFile;
@@ -52,14 +52,9 @@ pub async fn open(
         }
     };
     crate::http::support::request_id::record_caller(&holder.caller);
-    // The page is the tenant's as its emails are; errand's own if its branding cannot be read.
-    let brand = state.store.branding_of(&holder.caller.tenant).await.unwrap_or_else(|error| {
-        tracing::warn!(%error, "could not read the tenant's branding; the page is errand's own");
-        Branding::default()
-    });
-    let page = |status, title: &str, message: &str| {
-        page_with(status, title, message, Extras { brand: Some(&brand), ..Extras::default() })
-    };
+    // The page is the tenant's as its emails are.
+    let pages = Pages::of(&state, &holder.caller.tenant).await;
+    let page = |status, title: &str, message: &str| pages.page(status, title, message);
     let job = state.store.jobs_for(&holder.caller).get(holder.job).await?;
     let Some(job) = job else {
         return page(

@@ -6,7 +6,8 @@ use actix_web::HttpResponse;
 use actix_web::http::{StatusCode, header};
 use minijinja::{Environment, context};
 
-use crate::domain::Branding;
+use crate::domain::{Branding, TenantId};
+use crate::http::AppState;
 use crate::http::support::problem::AppError;
 
 /// Inline styles only, nothing fetched; forms post to errand itself.
@@ -62,6 +63,40 @@ pub fn page_with(status: StatusCode, title: &str, message: &str, extras: Extras<
         .insert_header((header::CACHE_CONTROL, "private, no-store"))
         .insert_header((header::REFERRER_POLICY, "no-referrer"))
         .body(html))
+}
+
+/// The pages of one tenant's links (what its users' emails link to), in
+/// its branding: its name or logo, its colour.
+pub struct Pages {
+    brand: Branding,
+}
+
+impl Pages {
+    /// `tenant`'s pages; errand's own if its branding cannot be read now (a
+    /// page is not refused for its colours).
+    pub async fn of(state: &AppState, tenant: &TenantId) -> Self {
+        let brand = state.store.branding_of(tenant).await.unwrap_or_else(|error| {
+            tracing::warn!(%error, "could not read the tenant's branding; the page is errand's own");
+            Branding::default()
+        });
+        Self { brand }
+    }
+
+    /// [`page`], in the tenant's branding.
+    pub fn page(&self, status: StatusCode, title: &str, message: &str) -> Result<HttpResponse, AppError> {
+        self.page_with(status, title, message, Extras::default())
+    }
+
+    /// [`page_with`], in the tenant's branding.
+    pub fn page_with(
+        &self,
+        status: StatusCode,
+        title: &str,
+        message: &str,
+        extras: Extras<'_>,
+    ) -> Result<HttpResponse, AppError> {
+        page_with(status, title, message, Extras { brand: Some(&self.brand), ..extras })
+    }
 }
 
 /// The page of a signed link that does not verify and does not expire

@@ -10,7 +10,7 @@ use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, web};
 
 use crate::http::AppState;
-use crate::http::links::pages::{Extras, invalid_link, page, page_with};
+use crate::http::links::pages::{Extras, Pages, invalid_link};
 use crate::http::support::problem::AppError;
 
 /// Asks whether to pause: a page with a button that POSTs.
@@ -21,17 +21,18 @@ use crate::http::support::problem::AppError;
         (status = 410, description = "The schedule was deleted: a page", content_type = "text/html")))]
 pub async fn ask(path: web::Path<String>, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
     let Ok((caller, id)) = state.links.verify_pause(&path) else { return invalid_link() };
-    let Some(schedule) = state.store.schedules_for(&caller).get(id).await? else { return gone() };
+    let pages = Pages::of(&state, &caller.tenant).await;
+    let Some(schedule) = state.store.schedules_for(&caller).get(id).await? else { return gone(&pages) };
     let action = format!("/schedules/pause/{path}");
     let when = format!("{} ({})", schedule.cron, schedule.timezone);
     if schedule.paused.is_some() {
-        return page(
+        return pages.page(
             StatusCode::OK,
             "This schedule is paused",
             &format!("Your schedule {when} makes no jobs until resumed."),
         );
     }
-    page_with(
+    pages.page_with(
         StatusCode::OK,
         "Pause this schedule?",
         &format!("Your {} schedule {when} will make no more jobs until you resume it.", schedule.job_type),
@@ -48,6 +49,7 @@ pub async fn ask(path: web::Path<String>, state: web::Data<AppState>) -> Result<
 pub async fn confirm(path: web::Path<String>, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
     let Ok((caller, id)) = state.links.verify_pause(&path) else { return invalid_link() };
     crate::http::support::request_id::record_caller(&caller);
+    let pages = Pages::of(&state, &caller.tenant).await;
     let paused = state
         .store
         .schedules_for(&caller)
@@ -57,16 +59,16 @@ pub async fn confirm(path: web::Path<String>, state: web::Data<AppState>) -> Res
         })
         .await?;
     match paused {
-        Some(Ok(schedule)) => page(
+        Some(Ok(schedule)) => pages.page(
             StatusCode::OK,
             "Your schedule is paused",
             &format!("It makes no jobs until you resume it: {} ({}).", schedule.cron, schedule.timezone),
         ),
         Some(Err(never)) => match never {},
-        None => gone(),
+        None => gone(&pages),
     }
 }
 
-fn gone() -> Result<HttpResponse, AppError> {
-    page(StatusCode::GONE, "This schedule no longer exists", "It was deleted: it makes no more jobs.")
+fn gone(pages: &Pages) -> Result<HttpResponse, AppError> {
+    pages.page(StatusCode::GONE, "This schedule no longer exists", "It was deleted: it makes no more jobs.")
 }

@@ -11,7 +11,7 @@ use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, web};
 
 use crate::http::AppState;
-use crate::http::links::pages::{Extras, invalid_link, page_with};
+use crate::http::links::pages::{Extras, Pages, invalid_link};
 use crate::http::support::problem::AppError;
 
 /// The link every page has: where people choose which emails they get.
@@ -26,12 +26,12 @@ fn preferences_link(state: &AppState) -> Option<(&str, &str)> {
         (status = 403, description = "A tampered or foreign link: a page", content_type = "text/html")))]
 pub async fn ask(path: web::Path<String>, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
     let Ok(holder) = state.links.verify_unsubscribe(&path) else { return invalid_link() };
-    let category = &holder.category;
+    let (category, pages) = (&holder.category, Pages::of(&state, &holder.caller.tenant).await);
     if state.store.notification_rules().is_required(category) {
-        return required(category, &state);
+        return required(category, &state, &pages);
     }
     let action = format!("/unsubscribe/{path}");
-    page_with(
+    pages.page_with(
         StatusCode::OK,
         &format!("Stop emails about {category}?"),
         &format!(
@@ -50,14 +50,14 @@ pub async fn ask(path: web::Path<String>, state: web::Data<AppState>) -> Result<
         (status = 422, description = "A required category, which cannot be turned off: a page", content_type = "text/html")))]
 pub async fn confirm(path: web::Path<String>, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
     let Ok(holder) = state.links.verify_unsubscribe(&path) else { return invalid_link() };
-    let category = &holder.category;
+    let (category, pages) = (&holder.category, Pages::of(&state, &holder.caller.tenant).await);
     if state.store.notification_rules().is_required(category) {
-        return required(category, &state);
+        return required(category, &state, &pages);
     }
     crate::http::support::request_id::record_caller(&holder.caller);
     let email_off = crate::store::ChannelChoices { email: Some(false), ..Default::default() };
     state.store.preferences_for(&holder.caller).choose(category, email_off).await?;
-    page_with(
+    pages.page_with(
         StatusCode::OK,
         "You are unsubscribed",
         &format!("You will no longer get an email when a job of the category {category} ends."),
@@ -65,8 +65,8 @@ pub async fn confirm(path: web::Path<String>, state: web::Data<AppState>) -> Res
     )
 }
 
-fn required(category: &str, state: &AppState) -> Result<HttpResponse, AppError> {
-    page_with(
+fn required(category: &str, state: &AppState, pages: &Pages) -> Result<HttpResponse, AppError> {
+    pages.page_with(
         StatusCode::UNPROCESSABLE_ENTITY,
         "These emails cannot be turned off",
         &format!("Emails about {category} are required."),
