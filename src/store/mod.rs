@@ -290,14 +290,10 @@ impl Store {
         }
     }
 
-    /// What `tenant` set as its branding (for the pages its users' links open).
+    /// What `tenant` set as its branding (for its pages, and the previews of
+    /// its emails; only its admins change it, `branding_for_tenant_admin`).
     pub async fn branding_of(&self, tenant: &TenantId) -> Result<crate::domain::Branding, StoreError> {
         TenantBranding { pool: TenantPool::new(&self.pool, tenant), tenant, by: String::new() }.read().await
-    }
-
-    /// The branding of `tenant`, as the operator `operator` sees it.
-    pub fn branding_for_operator<'a>(&'a self, operator: &Operator, tenant: &'a TenantId) -> TenantBranding<'a> {
-        TenantBranding { pool: TenantPool::new(&self.pool, tenant), tenant, by: operator.name.to_string() }
     }
 
     /// The webhook channel's preferences of `tenant` (for its admins).

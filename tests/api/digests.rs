@@ -7,7 +7,6 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use errand::actors::FireDue;
-use errand::config::{HandlerKind, JobTypeSettings, Settings};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
@@ -17,22 +16,9 @@ const WITHIN: Duration = Duration::from_secs(30);
 const SETTINGS: &str = "/me/notification-settings";
 const NOOP: &str = "/me/notification-preferences/noop";
 
-/// `alert` jobs in `alerts`, a required category.
-fn with_alerts(s: &mut Settings) {
-    let mut alert = JobTypeSettings::new(HandlerKind::Registered("noop".into()));
-    alert.category = Some("alerts".into());
-    s.job_types.insert("alert".into(), alert);
-    s.notifications.preferences.required = vec!["alerts".into()];
-}
-
 /// Fires what is due as of `now`; answers how many digests were written.
 async fn fire(app: &TestApp, now: DateTime<Utc>) -> usize {
     app.ticks.fire_schedules.send(FireDue { now }).await.unwrap().digests
-}
-
-/// The state of the email of `job`'s end.
-async fn email_state(app: &TestApp, job: &str) -> String {
-    app.db.scalar("SELECT state::text FROM email_outbox WHERE job_id = $1::text::uuid", &[&job]).await
 }
 
 async fn noop_done(app: &TestApp, token: &str) -> String {
@@ -56,7 +42,7 @@ async fn a_digest_lists_once_what_is_still_unread_and_downloadable_and_marks_wha
     let (read, expired, told) =
         (noop_done(&app, &alice).await, noop_done(&app, &alice).await, noop_done(&app, &alice).await);
     for job in [&read, &expired, &told] {
-        assert_eq!(email_state(&app, job).await, "held", "no email of its own");
+        assert_eq!(app.db.email_state(job).await, "held", "no email of its own");
     }
     let notice = app.notifications_of(&alice, "job_completed").await;
     let read_notice = notice.iter().find(|n| n["job_id"] == read.as_str()).unwrap()["id"].as_str().unwrap().to_owned();
@@ -82,9 +68,9 @@ async fn a_digest_lists_once_what_is_still_unread_and_downloadable_and_marks_wha
     assert!(!text.contains(&read) && !text.contains(&expired), "neither the read nor the expired one: {text}");
     let id = mail.header(email, "Message-ID").await.unwrap();
     assert!(id.starts_with("<digest-"), "{id}");
-    assert_eq!(email_state(&app, &read).await, "dropped");
-    assert_eq!(email_state(&app, &expired).await, "dropped");
-    assert_eq!(email_state(&app, &told).await, "digested");
+    assert_eq!(app.db.email_state(&read).await, "dropped");
+    assert_eq!(app.db.email_state(&expired).await, "dropped");
+    assert_eq!(app.db.email_state(&told).await, "digested");
     let listed = "SELECT count(*) FROM email_outbox o JOIN email_outbox d ON d.id = o.digest_id
                   WHERE o.job_id = $1::text::uuid AND d.digest_at = $2";
     assert_eq!(app.db.scalar::<i64>(listed, &[&told, &next]).await, 1, "listed in that occurrence's digest");
@@ -128,7 +114,7 @@ async fn a_digest_is_for_an_optional_category_s_email_once_a_time_is_set_and_tur
     }
     assert_eq!(app.put_json(&alice, NOOP, json!({"email": "digest"})).await.status(), StatusCode::OK);
     let held = noop_done(&app, &alice).await;
-    assert_eq!(email_state(&app, &held).await, "held");
+    assert_eq!(app.db.email_state(&held).await, "held");
 
     // No digest any more: what it held goes on its own, and the category's
     // emails go at once again.
@@ -140,7 +126,7 @@ async fn a_digest_is_for_an_optional_category_s_email_once_a_time_is_set_and_tur
     let noop = standing["categories"].as_array().unwrap().iter().find(|c| c["category"] == "noop").unwrap();
     assert_eq!(noop["channels"]["email"], true, "{noop}");
     let instant = noop_done(&app, &alice).await;
-    assert_ne!(email_state(&app, &instant).await, "held", "at once again");
+    assert_ne!(app.db.email_state(&instant).await, "held", "at once again");
     mail.assert_all_sent(&app.db, 2).await;
 }
 

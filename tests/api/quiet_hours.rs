@@ -5,7 +5,6 @@
 use std::time::Duration;
 
 use chrono::{DateTime, Timelike, Utc};
-use errand::config::{HandlerKind, JobTypeSettings, Settings};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
@@ -13,14 +12,6 @@ use crate::helpers::*;
 
 const WITHIN: Duration = Duration::from_secs(30);
 const SETTINGS: &str = "/me/notification-settings";
-
-/// `noop` jobs in their own category; `alert` jobs in `alerts`, which is required.
-fn with_alerts(s: &mut Settings) {
-    let mut alert = JobTypeSettings::new(HandlerKind::Registered("noop".into()));
-    alert.category = Some("alerts".into());
-    s.job_types.insert("alert".into(), alert);
-    s.notifications.preferences.required = vec!["alerts".into()];
-}
 
 fn at(text: &str) -> DateTime<Utc> {
     DateTime::parse_from_rfc3339(text).unwrap().with_timezone(&Utc)

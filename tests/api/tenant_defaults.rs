@@ -5,7 +5,6 @@
 
 use std::time::Duration;
 
-use errand::config::{HandlerKind, JobTypeSettings, Settings};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
@@ -13,14 +12,6 @@ use crate::helpers::*;
 
 const WITHIN: Duration = Duration::from_secs(30);
 const DEFAULTS: &str = "/tenant/notification-defaults";
-
-/// `alert` jobs in `alerts`, a required category.
-fn with_alerts(s: &mut Settings) {
-    let mut alert = JobTypeSettings::new(HandlerKind::Registered("noop".into()));
-    alert.category = Some("alerts".into());
-    s.job_types.insert("alert".into(), alert);
-    s.notifications.preferences.required = vec!["alerts".into()];
-}
 
 /// `category`'s entry in a `{"categories": [...]}` answer.
 async fn entry(app: &TestApp, token: &str, path: &str, category: &str) -> Value {
@@ -108,8 +99,7 @@ async fn only_a_tenant_admin_sets_defaults_and_only_to_what_a_user_could_choose(
     let (held, sent) = (app.create(&alice, "noop", json!({})).await, app.create(&bob, "noop", json!({})).await);
     app.wait_until_finished(&alice, &held, WITHIN).await;
     app.wait_until_finished(&bob, &sent, WITHIN).await;
-    let state = "SELECT state::text FROM email_outbox WHERE job_id = $1::text::uuid";
-    assert_eq!(app.db.scalar::<String>(state, &[&held]).await, "held");
-    assert_ne!(app.db.scalar::<String>(state, &[&sent]).await, "held");
+    assert_eq!(app.db.email_state(&held).await, "held");
+    assert_ne!(app.db.email_state(&sent).await, "held");
     assert_eq!(entry(&app, &alice, "/me/notification-preferences", "noop").await["channels"]["email"], "digest");
 }

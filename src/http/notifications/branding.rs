@@ -69,7 +69,7 @@ pub async fn preview_for_tenant_admin(
     query: web::Query<PreviewQuery>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
-    let branding = state.store.branding_for_tenant_admin(&admin).read().await?;
+    let branding = state.store.branding_of(&admin.tenant).await?;
     preview(&state, &query.kind, &PreviewFor { tenant: &admin.tenant, user: &admin.user, branding: &branding })
 }
 
@@ -88,7 +88,7 @@ pub async fn preview_for_operator(
 ) -> Result<HttpResponse, AppError> {
     let tenant = query.tenant.clone().ok_or_else(|| AppError::BadRequest("tenant: whose branding to show".into()))?;
     let tenant = TenantId::parse(tenant).map_err(|e| AppError::BadRequest(format!("tenant: {e}")))?;
-    let branding = state.store.branding_for_operator(&operator, &tenant).read().await?;
+    let branding = state.store.branding_of(&tenant).await?;
     preview(&state, &query.kind, &PreviewFor { tenant: &tenant, user: &operator.name, branding: &branding })
 }
 

@@ -90,20 +90,15 @@ impl TenantNotificationDefaults<'_> {
     pub async fn choose(&self, category: &str, choices: DefaultChoices) -> Result<CategoryPreferences, StoreError> {
         {
             let client = self.pool.get().await?;
-            let (mut changed, mut values) = (Vec::new(), [None::<bool>; 4]);
-            for (channel, choice) in
-                [(Channel::InApp, choices.in_app), (Channel::Email, choices.email), (Channel::Push, choices.push)]
-            {
-                let Some(delivery) = choice else { continue };
-                changed.push(channel.as_str());
-                let on = delivery.map(|d| d != Delivery::Off);
-                match channel {
-                    Channel::InApp => values[0] = on,
-                    Channel::Email => (values[1], values[3]) = (on, delivery.map(|d| d == Delivery::Digest)),
-                    Channel::Push => values[2] = on,
-                }
-            }
-            let [in_app, email, push, digest] = values;
+            let DefaultChoices { in_app, email, push } = choices;
+            let changed: Vec<&str> = [(Channel::InApp, in_app), (Channel::Email, email), (Channel::Push, push)]
+                .into_iter()
+                .filter_map(|(channel, choice)| choice.map(|_| channel.as_str()))
+                .collect();
+            // A channel given back to the configuration is NULL; `email` and `digest` go together.
+            let on = |choice: Option<Option<Delivery>>| choice.flatten().map(|d| d != Delivery::Off);
+            let digest = email.flatten().map(|d| d == Delivery::Digest);
+            let (in_app, email, push) = (on(in_app), on(email), on(push));
             let statement = client.prepare_cached(CHOOSE).await?;
             let tenant = self.tenant.as_str();
             client

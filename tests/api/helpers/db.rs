@@ -108,6 +108,12 @@ impl TestDb {
         let id = Uuid::parse_str(job).unwrap();
         self.scalar("SELECT count(*) FROM notifications WHERE job_id = $1", &[&id]).await
     }
+
+    /// The state of the outbox email of a job's end (`held`, `pending`, `sent`, …).
+    pub async fn email_state(&self, job: &str) -> String {
+        let id = Uuid::parse_str(job).unwrap();
+        self.scalar("SELECT state::text FROM email_outbox WHERE job_id = $1", &[&id]).await
+    }
 }
 
 impl Drop for TestDb {

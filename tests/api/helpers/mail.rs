@@ -111,6 +111,16 @@ pub fn email_to(smtp_port: u16) -> impl FnOnce(&mut Settings) {
     }
 }
 
+/// `alert` jobs (no-ops) in `alerts`, a required category: what no one can
+/// turn off, and what quiet hours, digests and tenant defaults leave alone.
+pub fn with_alerts(s: &mut Settings) {
+    use errand::config::{HandlerKind, JobTypeSettings};
+    let mut alert = JobTypeSettings::new(HandlerKind::Registered("noop".into()));
+    alert.category = Some("alerts".into());
+    s.job_types.insert("alert".into(), alert);
+    s.notifications.preferences.required = vec!["alerts".into()];
+}
+
 /// A token whose `email` claim is `email`.
 pub fn token_for(tenant: &str, user: &str, email: &str) -> String {
     token_with(UserClaims {
