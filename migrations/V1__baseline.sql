@@ -82,6 +82,11 @@ CREATE TABLE jobs (
     user_id           text NOT NULL,
     -- Captured from the caller's token when the job is created; used for the completion email.
     user_email        text,
+    -- The owner's language when the job was asked for (`domain::Locale`: a
+    -- shipped catalogue's tag, from their token, their browser or the
+    -- default), copied onto its notifications: its feed entry, email and
+    -- push say the same in it. English for rows written by hand.
+    locale            text NOT NULL DEFAULT 'en',
     -- The batch the job is a child of (see `batches`, where its foreign key
     -- and index are).
     batch_id          uuid,
@@ -1131,6 +1136,9 @@ CREATE TABLE notifications (
     -- No foreign key: the notice outlives an endpoint its admin then removes.
     webhook_endpoint_id uuid,
     details       jsonb,
+    -- The language it is told in (its job's, batch's or schedule's; the
+    -- default for an admin's notice), whenever it is read or sent.
+    locale        text NOT NULL DEFAULT 'en',
     -- Exactly one notification of a kind per job and run, whoever finishes it and however often.
     CONSTRAINT notifications_once_per_run UNIQUE (job_id, run, kind),
     CONSTRAINT notifications_subject CHECK (CASE kind
@@ -1699,6 +1707,8 @@ CREATE TABLE batches (
     tenant_id       text NOT NULL,
     user_id         text NOT NULL,
     user_email      text,
+    -- The owner's language, for its children (as `jobs.locale`).
+    locale          text NOT NULL DEFAULT 'en',
     -- As for jobs: one batch per (tenant, user, key); the fingerprint is of
     -- the job type and the items, so a key reused for other items is refused.
     idempotency_key text NOT NULL,
@@ -1779,7 +1789,7 @@ BEGIN
         FROM moved m, locked l
         WHERE b.id = m.batch_id AND l.id = b.id
         RETURNING b.id, b.tenant_id, b.user_id, b.user_email, b.job_type, b.total, b.completed, b.failed, b.cancelled,
-                  b.finished_at, b.category, b.email_default, b.email_required
+                  b.finished_at, b.category, b.email_default, b.email_required, b.locale
     ), emailed AS (
         -- Its email, as far as the owner's choice for the category allows
         -- (read now, as a job's end reads it), after their quiet hours.
@@ -1796,9 +1806,10 @@ BEGIN
           AND (c.email_required OR coalesce(p.email, t.email, c.email_default))
         ON CONFLICT (batch_id) WHERE batch_id IS NOT NULL DO NOTHING
     ), notified AS (
-        INSERT INTO notifications (tenant_id, user_id, kind, batch_id, job_type, details)
+        INSERT INTO notifications (tenant_id, user_id, kind, batch_id, job_type, details, locale)
         SELECT tenant_id, user_id, 'batch_completed', id, job_type,
-               jsonb_build_object('total', total, 'completed', completed, 'failed', failed, 'cancelled', cancelled)
+               jsonb_build_object('total', total, 'completed', completed, 'failed', failed, 'cancelled', cancelled),
+               locale
         FROM counted WHERE finished_at IS NOT NULL
         ON CONFLICT (batch_id) WHERE kind = 'batch_completed' DO NOTHING
         RETURNING tenant_id, user_id
@@ -1838,6 +1849,8 @@ CREATE TABLE schedules (
     user_id         text NOT NULL,
     -- From the creator's token, for the jobs' emails (as `jobs.user_email`).
     user_email      text,
+    -- The creator's language, for its jobs (as `jobs.locale`).
+    locale          text NOT NULL DEFAULT 'en',
     -- As for jobs: one schedule per (tenant, user, key); the fingerprint is of
     -- the request, so a key reused for another schedule is refused.
     idempotency_key text NOT NULL,

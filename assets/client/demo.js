@@ -5,6 +5,9 @@
  * The page's content security policy allows no inline script or style, so
  * everything here works by DOM properties and classes. The sign-in link and
  * the token's claims are read as the console reads them (`./core/token.js`).
+ * `?locale=fr` shows the components in that language (the client's
+ * `locale`); without it errand picks one from the browser's languages.
+ * The page's own text stays English.
  */
 
 import { Errand } from './errand.js';
@@ -30,8 +33,8 @@ function showSignedOut(reason) {
 function signOut(client) {
   client?.forgetIntents();
   sessionStorage.removeItem(TOKEN_KEY);
-  // A fresh page: every stream and component of the old session goes with it.
-  location.replace('/');
+  // A fresh page: every stream and component of the old session goes with it (in the same language).
+  location.replace(`/${location.search}`);
 }
 
 /** Sets the export form's range to the past twelve months (the demo data's range). */
@@ -105,6 +108,7 @@ function main() {
   if (isExpired(claims)) return showSignedOut('Your sign-in has expired: make a new link.');
 
   const client = new Errand({
+    locale: new URLSearchParams(location.search).get('locale') ?? undefined,
     token: async () => {
       const current = sessionStorage.getItem(TOKEN_KEY);
       if (!current || isExpired(claimsOf(current) ?? {})) {

@@ -28,6 +28,13 @@
  * once it is both in the document and given a client, and stops (closing its
  * share of the live stream, if it listens to it) when removed.
  *
+ * Words: every text is a message of errand's catalogue for the client's
+ * language (`new Errand({ token, locale: 'fr' })`, else the browser's
+ * `Accept-Language`), read once per client (`client.messages()`); an
+ * element stays hidden until its client's messages are here, and writes
+ * numbers and dates in their `locale`. The catalogues are
+ * `templates/locales/<tag>/elements.ftl` (docs/browser.md, "Languages").
+ *
  * Styling: shadow DOM, with these custom properties (inherited, so set them
  * on the elements or any ancestor):
  *   --errand-font          font family (default: inherit)

@@ -25,10 +25,15 @@
  * answers (`./core/problem.js`) each live in a module of their own under
  * `./core/`. Pages import `Errand`, `ErrandError`, `NOTIFICATION_EVENTS`
  * and `newIdempotencyKey` from here, never from `./core/`.
+ *
+ * The web components' words come from errand too: `messages()` reads the
+ * catalogue of the client's `locale` (`GET /i18n/elements`) once, and
+ * `./core/messages.js` writes texts with it.
  */
 
 import { IntentStore, defaultStorage, newIdempotencyKey, stableJson } from './core/idempotency.js';
 import { ENDED_STATUSES } from './core/job-status.js';
+import { Messages } from './core/messages.js';
 import { JOB_END_EVENTS, NotificationStream } from './core/notification-stream.js';
 import { queryString } from './core/query.js';
 import { Transport } from './core/transport.js';
@@ -59,19 +64,57 @@ export class Errand {
   #stream = null;
   /** @type {string} where errand is ('' for this page's origin) */
   #baseUrl;
+  /** @type {string|undefined} the language asked for the components' words (undefined: the browser's) */
+  #locale;
+  /** @type {Promise<Messages>|null} the components' words, read once (null again after a failed read) */
+  #messages = null;
 
   /**
    * @param {object} options
    * @param {() => Promise<string>|string} options.token returns the current bearer JWT; asked before every request
    * @param {string} [options.baseUrl] where errand is, e.g. `https://errand.example.com`; default: this page's origin
    * @param {Storage} [options.storage] where intents are kept; default `sessionStorage` (per tab, survives reloads)
+   * @param {string} [options.locale] the language of the web components' words, a BCP 47 tag such as `fr`;
+   *   default: errand picks one from the browser's `Accept-Language` (else its own default)
    * @param {typeof fetch} [options.fetch] for tests
    */
-  constructor({ token, baseUrl = '', storage = defaultStorage(), fetch = globalThis.fetch.bind(globalThis) }) {
+  constructor({ token, baseUrl = '', storage = defaultStorage(), locale, fetch = globalThis.fetch.bind(globalThis) }) {
     if (typeof token !== 'function') throw new TypeError('Errand needs a token callback');
     this.#transport = new Transport({ baseUrl, token, fetch });
     this.#baseUrl = baseUrl.replace(/\/+$/, '');
     this.#intents = new IntentStore(storage);
+    this.#locale = locale || undefined;
+  }
+
+  /** The language asked for in the options, or undefined (errand picks one). */
+  get locale() {
+    return this.#locale;
+  }
+
+  /**
+   * The web components' words in this client's language: `GET
+   * /i18n/elements?locale=…` (public: no token is sent), read once per
+   * client and shared by every element; read again after a failure. errand
+   * answers with the language it has nearest the one asked (or the
+   * browser's `Accept-Language` when none is), and that is the `locale`
+   * numbers and dates are written in.
+   * @returns {Promise<{locale: string|undefined, t: (id: string, vars?: object) => string,
+   *   plural: (id: string, n: number, vars?: object) => string, parts: (id: string, vars?: object) => Array<string|Node>,
+   *   has: (id: string) => boolean, number: (n: number) => string}>} a `Messages` (`./core/messages.js`)
+   * @throws {ErrandError} when errand could not give them (the elements then show each text's id)
+   */
+  messages() {
+    if (!this.#messages) {
+      const query = this.#locale ? `?locale=${encodeURIComponent(this.#locale)}` : '';
+      const loading = this.#transport
+        .request('GET', `/i18n/elements${query}`, { retries: 2, bearer: false, cache: 'default' })
+        .then((answer) => new Messages(answer?.locale ?? this.#locale, answer?.messages ?? {}));
+      this.#messages = loading;
+      loading.catch(() => {
+        if (this.#messages === loading) this.#messages = null;
+      });
+    }
+    return this.#messages;
   }
 
   /**

@@ -3,6 +3,7 @@
 //! settings of their own (`[export]` for `sql_export`, `[http]` for `http`).
 //! `jobs::JobTypes` turns them into running job types.
 
+use std::collections::BTreeMap;
 use std::num::NonZeroU32;
 use std::time::Duration;
 
@@ -38,6 +39,10 @@ pub struct JobTypeSettings {
     /// to the type's name with spaces for underscores.
     #[serde(default)]
     pub display_name: Option<String>,
+    /// The same in other languages, by shipped locale: `{ fr = "export des
+    /// ventes" }`; `display_name` where a language has none.
+    #[serde(default)]
+    pub display_names: BTreeMap<String, String>,
     /// The notification category its ends belong to, which people choose
     /// to hear of or not (see `[notifications.preferences]`); its own name
     /// when absent.

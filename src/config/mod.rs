@@ -22,9 +22,9 @@ pub use job_types::{
 pub use push::{PushServices, WebPushSettings};
 pub use sections::{
     AuthSettings, BatchSettings, DatabaseSettings, EmailSettings, EncryptionSettings, HistorySettings, HttpSettings,
-    LogFormat, LogSettings, NotificationSettings, OWNER_INACTIVE_AFTER, OperatorAuthSettings, OverloadSettings,
-    PreferenceSettings, QuotaSettings, RateLimitSettings, S3Settings, ScheduleSettings, SmtpSecurity, StorageBackend,
-    StorageSettings, TelemetrySettings, WebhookSettings, WorkerSettings,
+    I18nSettings, LogFormat, LogSettings, NotificationSettings, OWNER_INACTIVE_AFTER, OperatorAuthSettings,
+    OverloadSettings, PreferenceSettings, QuotaSettings, RateLimitSettings, S3Settings, ScheduleSettings, SmtpSecurity,
+    StorageBackend, StorageSettings, TelemetrySettings, WebhookSettings, WorkerSettings,
 };
 pub use values::{CountCap, LongSecret, PostgresUrl};
 
@@ -74,6 +74,8 @@ pub struct Settings {
     pub telemetry: TelemetrySettings,
     #[serde(default)]
     pub encryption: EncryptionSettings,
+    #[serde(default)]
+    pub i18n: I18nSettings,
     /// Job types by name: what `POST /jobs/{type}` accepts.
     pub job_types: BTreeMap<String, JobTypeSettings>,
 }
@@ -142,6 +144,21 @@ impl Settings {
             check(is_web && has_id, "telemetry.trace_url", "must be an http(s) URL with {trace_id} in it")?;
         }
         self.keyring().map_err(|why| invalid("encryption.keys", why))?;
+        let shipped = || crate::domain::Locale::all().map(|l| l.as_str()).collect::<Vec<_>>().join(", ");
+        check(
+            crate::domain::Locale::parse(&self.i18n.default_locale).is_some(),
+            "i18n.default_locale",
+            format!("no catalogue for {:?}; errand ships {}", self.i18n.default_locale, shipped()),
+        )?;
+        for (name, job_type) in &self.job_types {
+            for tag in job_type.display_names.keys() {
+                check(
+                    crate::domain::Locale::parse(tag).is_some(),
+                    format!("job_types.{name}.display_names.{tag}"),
+                    format!("no catalogue for {tag:?}; errand ships {}", shipped()),
+                )?;
+            }
+        }
         check(!self.job_types.is_empty(), "job_types", "configure at least one job type")?;
         for (name, job_type) in &self.job_types {
             validate_job_type(name, job_type)?;

@@ -120,6 +120,11 @@ pub struct AuthSettings {
     pub user_claim: String,
     #[serde_inline_default("email".into())]
     pub email_claim: String,
+    /// The claim naming the person's language (OpenID Connect's `locale`,
+    /// e.g. `fr-CA`); their browser's `Accept-Language` where the token has
+    /// none, then `[i18n] default_locale`.
+    #[serde_inline_default("locale".into())]
+    pub locale_claim: String,
     /// Where operators' tokens come from, when not from the same issuer and
     /// audience as users'.
     #[serde(default)]
@@ -322,6 +327,31 @@ pub struct HistorySettings {
     #[serde_inline_default(Duration::from_secs(365 * 24 * 3600))]
     #[serde(with = "duration_text")]
     pub audit_retention: Duration,
+}
+
+/// `[i18n]`: the languages errand speaks to people in.
+#[serde_inline_default]
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct I18nSettings {
+    /// The language of people who ask for none errand ships (a tag of
+    /// `templates/locales/`: `en`, `fr`).
+    #[serde_inline_default("en".into())]
+    pub default_locale: String,
+}
+
+impl Default for I18nSettings {
+    fn default() -> Self {
+        Self { default_locale: "en".into() }
+    }
+}
+
+impl I18nSettings {
+    /// The default locale (English where it names none shipped, which
+    /// `Settings::validate` refuses at start).
+    pub fn default_locale(&self) -> crate::domain::Locale {
+        crate::domain::Locale::parse(&self.default_locale).unwrap_or(crate::domain::Locale::ENGLISH)
+    }
 }
 
 /// The live notification stream.

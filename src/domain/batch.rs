@@ -26,17 +26,14 @@ pub enum BatchStatus {
 }
 
 impl BatchCounts {
-    /// How the children ended, as people read it: "37 completed, 3 failed"
-    /// (the bell's notice and the batch's email say the same).
-    pub fn outcome(&self) -> String {
-        let mut parts = vec![format!("{} completed", self.completed)];
-        if self.failed > 0 {
-            parts.push(format!("{} failed", self.failed));
-        }
-        if self.cancelled > 0 {
-            parts.push(format!("{} cancelled", self.cancelled));
-        }
-        parts.join(", ")
+    /// How the children ended, as people read it in `locale`: "37
+    /// completed, 3 failed" (the bell's notice and the batch's email say the same).
+    pub fn outcome(&self, locale: crate::domain::Locale) -> String {
+        let n = |count: u32| crate::domain::Arg::from(u64::from(count));
+        locale.say(
+            "batch-outcome",
+            &[("completed", n(self.completed)), ("failed", n(self.failed)), ("cancelled", n(self.cancelled))],
+        )
     }
 
     /// Children that ended, however.

@@ -128,6 +128,11 @@ pub struct Caller {
     /// The token's `zoneinfo` claim (OpenID Connect), when it names an IANA
     /// zone: the person's time zone until they set one.
     pub zoneinfo: Option<String>,
+    /// The language errand speaks to them in: their token's locale claim,
+    /// else their `Accept-Language`, else the default (recorded with what
+    /// they make, see `Locale`). A caller that a link or a stream ticket
+    /// names has English here: nothing is made in their name by those.
+    pub locale: crate::domain::Locale,
 }
 
 /// An operator: someone who runs errand, across tenants (a token whose

@@ -35,7 +35,9 @@ pub use job::priority::{Origin, PRIORITY_RANGE, priority};
 pub use job::retry::RetryPolicy;
 pub use job::trace::{JobTrace, TraceParent};
 pub use job::{Job, JobState, JobStatus, JobTypeName, UnknownState};
-pub use notifications::{Branding, BrandingError, Channel, Delivery, DigestEvery, NotificationRules};
+pub use notifications::{
+    Arg, Branding, BrandingError, Channel, Delivery, DigestEvery, Locale, NotificationRules, Unsaid,
+};
 pub use quota::{Cap, QuotaExceeded, QuotaScope, Quotas, TenantCaps, Usage};
 pub use schedule::date_expression::{DateExpressionError, Occasion, holds_date_expressions, resolve_dates};
 pub use schedule::{Firing, Missed, Occurrence, Recurrence, RecurrenceError, firing};

@@ -144,7 +144,7 @@ impl AppState {
             notifier: parts.notifier,
             store: parts.store,
             job_types: parts.job_types,
-            auth: auth::Authenticator::new(&settings.auth)?,
+            auth: auth::Authenticator::new(&settings.auth, settings.i18n.default_locale())?,
             storage: parts.storage,
             links: parts.links,
             openapi,

@@ -42,6 +42,8 @@ pub struct JobType {
     pub name: String,
     /// For people: "sales report export".
     pub display_name: String,
+    /// The same in other languages, by locale tag (`display_names` in config).
+    pub display_names: std::collections::BTreeMap<String, String>,
     /// What runs its jobs in errand; `None` for `handler = "external"`:
     /// workers outside errand claim them through the worker API.
     pub handler: Option<Arc<dyn JobHandler>>,
@@ -240,6 +242,7 @@ impl JobTypes {
             let job_type = JobType {
                 name: name.clone(),
                 display_name,
+                display_names: s.display_names.clone(),
                 handler,
                 retry: s.retry_policy(),
                 timeout: s.timeout,
@@ -259,9 +262,13 @@ impl JobTypes {
         Ok(Self { types: Arc::new(types) })
     }
 
-    /// How people are told about jobs of type `name` (also for types no longer configured).
-    pub fn display_name(&self, name: &str) -> String {
-        self.get(name).map(|t| t.display_name.clone()).unwrap_or_else(|| default_display_name(name))
+    /// How people who read `locale` are told about jobs of type `name`
+    /// (also for types no longer configured).
+    pub fn display_name(&self, name: &str, locale: crate::domain::Locale) -> String {
+        match self.get(name) {
+            Some(t) => t.display_names.get(locale.as_str()).unwrap_or(&t.display_name).clone(),
+            None => default_display_name(name),
+        }
     }
 
     /// Every configured type, by name.

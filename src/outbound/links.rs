@@ -99,7 +99,10 @@ impl JobLinks {
         let job = uuid::Uuid::parse_str(job).map(JobId).map_err(|_| LinkError::Invalid)?;
         let tenant = TenantId::parse(query.tenant.clone()).map_err(|_| LinkError::Invalid)?;
         let user = UserId::parse(query.user.clone()).map_err(|_| LinkError::Invalid)?;
-        Ok(LinkHolder { job, caller: Caller { tenant, user, email: None, zoneinfo: None } })
+        Ok(LinkHolder {
+            job,
+            caller: Caller { tenant, user, email: None, zoneinfo: None, locale: crate::domain::Locale::default() },
+        })
     }
 
     /// The link that turns off `category`'s emails for `tenant`'s `user`.
@@ -146,7 +149,7 @@ impl JobLinks {
         }
         let tenant = TenantId::parse(tenant).map_err(|_| LinkError::Invalid)?;
         let user = UserId::parse(user).map_err(|_| LinkError::Invalid)?;
-        Ok((Caller { tenant, user, email: None, zoneinfo: None }, third))
+        Ok((Caller { tenant, user, email: None, zoneinfo: None, locale: crate::domain::Locale::default() }, third))
     }
 
     fn signature(&self, job: &str, tenant: &str, user: &str, expires: i64) -> String {

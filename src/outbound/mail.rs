@@ -9,7 +9,7 @@ use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
 use minijinja::{Environment, context};
 
 use crate::config::{EmailSettings, SmtpSecurity};
-use crate::domain::{BatchCounts, BatchId, Branding, JobId, JobState, ScheduleId, TenantId, UserId};
+use crate::domain::{Arg, BatchCounts, BatchId, Branding, JobId, JobState, Locale, ScheduleId, TenantId, UserId};
 use crate::outbound::links::JobLinks;
 use crate::storage::ResultFile;
 
@@ -28,6 +28,10 @@ pub struct Addressee<'a> {
     pub unsubscribable: bool,
     /// How the recipient's tenant presents itself.
     pub branding: &'a Branding,
+    /// The language the email is written in, and the recipient's time zone
+    /// for its dates.
+    pub locale: Locale,
+    pub zone: chrono_tz::Tz,
 }
 
 /// What a job's email says, before rendering.
@@ -213,19 +217,21 @@ impl SmtpMailer {
         let file = ResultFile::of(email.result).filter(|_| email.status == JobState::Completed);
         let link_expires = self.link_expiry(file.as_ref(), email.finished_at);
         let to = &email.to;
+        let locale = to.locale;
         let unsubscribe = self.unsubscribe_link(to);
+        let rows = |n: u64| locale.say("email-rows", &[("count", n.into()), ("rows", locale.count(n).into())]);
         let ctx = context! {
             display_name => &to.display_name,
             failed => failed,
             cancelled => cancelled,
-            error_message => email.error_message.unwrap_or("no reason was recorded"),
+            error_message => email.error_message.map_or_else(|| locale.say("no-reason", &[]), str::to_owned),
             params => param_lines(email.params),
             // Files uploaded by external workers have no rows to count.
-            rows => file.as_ref().filter(|f| f.row_count > 0).map(|f| thousands(f.row_count)),
-            size => file.as_ref().map(|f| human_size(f.size_bytes)),
+            rows => file.as_ref().filter(|f| f.row_count > 0).map(|f| rows(f.row_count)),
+            size => file.as_ref().map(|f| locale.size(f.size_bytes)),
             file_name => file.as_ref().map(|f| f.file_name.clone()),
             link => self.links.link(email.job, to.tenant, to.user, link_expires),
-            link_expires => link_expires.format("%-d %B %Y, %H:%M UTC").to_string(),
+            link_expires => locale.date_time(link_expires, to.zone),
             job_id => email.job.to_string(),
             unsubscribe => unsubscribe.clone(),
             schedule => email.schedule.map(|(_, cron, zone)| format!("{cron} ({zone})")),
@@ -246,7 +252,7 @@ impl SmtpMailer {
             display_name => &to.display_name,
             total => c.total,
             completed => c.completed,
-            outcome => c.outcome(),
+            outcome => c.outcome(to.locale),
             batch_id => email.batch.to_string(),
             unsubscribe => unsubscribe.clone(),
         };
@@ -256,6 +262,7 @@ impl SmtpMailer {
     /// [`Self::render_digest`]'s templates and what they are given.
     pub(super) fn digest_draft(&self, email: &DigestEmail<'_>) -> Draft {
         let to = &email.to;
+        let locale = to.locale;
         let items: Vec<minijinja::Value> = email
             .items
             .iter()
@@ -265,11 +272,11 @@ impl SmtpMailer {
                 context! {
                     display_name => &item.display_name,
                     status => item.status.as_sql(),
-                    error_message => item.error_message.unwrap_or("no reason was recorded"),
-                    size => file.as_ref().map(|f| human_size(f.size_bytes)),
+                    error_message => item.error_message.map_or_else(|| locale.say("no-reason", &[]), str::to_owned),
+                    size => file.as_ref().map(|f| locale.size(f.size_bytes)),
                     file_name => file.as_ref().map(|f| f.file_name.clone()),
                     link => self.links.link(item.job, to.tenant, to.user, link_expires),
-                    link_expires => link_expires.format("%-d %B %Y, %H:%M UTC").to_string(),
+                    link_expires => locale.date_time(link_expires, to.zone),
                 }
             })
             .collect();
@@ -303,6 +310,8 @@ impl SmtpMailer {
         let invalid = |e: &dyn std::fmt::Display| MailError::Invalid(e.to_string());
         let brand = to.branding;
         let ctx = context! {
+            t => words(to.locale),
+            lang => to.locale.as_str(),
             sender => brand.name.as_deref().unwrap_or("errand"),
             brand_name => &brand.name,
             brand_logo => &brand.logo_url,
@@ -374,61 +383,38 @@ fn param_lines(params: &serde_json::Value) -> Vec<(String, String)> {
         .collect()
 }
 
-/// `1234567` as "1,234,567".
-fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, digit) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
+/// The templates' `t("id", name=value, …)`: message `id` of `locale`'s
+/// catalogue (English's where it lacks one). A message no catalogue has, or
+/// one given the wrong variables, fails the rendering: the template tests
+/// render every email in every locale.
+fn words(locale: Locale) -> minijinja::Value {
+    minijinja::Value::from_function(move |id: &str, kwargs: minijinja::value::Kwargs| {
+        let mut args = Vec::new();
+        for name in kwargs.args() {
+            let value: minijinja::Value = kwargs.get(name)?;
+            let arg = match value.as_i64() {
+                Some(n) => Arg::from(n),
+                None => Arg::from(value.to_string()),
+            };
+            args.push((name, arg));
         }
-        out.push(digit);
-    }
-    out
-}
-
-/// A size as people read it: "812 bytes", "1.2 MB" (powers of 1000, as file managers show).
-fn human_size(bytes: u64) -> String {
-    const UNITS: [&str; 4] = ["kB", "MB", "GB", "TB"];
-    if bytes < 1000 {
-        return format!("{bytes} bytes");
-    }
-    let mut size = bytes as f64 / 1000.0;
-    let mut unit = 0;
-    // 999.96 kB would print as "1000.0 kB": move up a unit first.
-    while size >= 999.95 && unit < UNITS.len() - 1 {
-        size /= 1000.0;
-        unit += 1;
-    }
-    format!("{size:.1} {}", UNITS[unit])
+        locale
+            .try_say(id, &args)
+            .or_else(|_| Locale::ENGLISH.try_say(id, &args))
+            .map_err(|unsaid| minijinja::Error::new(minijinja::ErrorKind::InvalidOperation, unsaid.to_string()))
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use proptest::prelude::*;
 
     #[test]
-    fn sizes_and_counts_read_as_people_write_them() {
-        assert_eq!(human_size(812), "812 bytes");
-        assert_eq!(human_size(1_234_567), "1.2 MB");
-        assert_eq!(human_size(999_999_999), "1.0 GB");
-        assert_eq!(thousands(0), "0");
-        assert_eq!(thousands(1_234_567), "1,234,567");
+    fn params_read_as_labelled_lines() {
         let params = serde_json::json!({"date_from": "2026-01-01", "limit": 5});
         assert_eq!(
             param_lines(&params),
             vec![("Date from".to_owned(), "2026-01-01".to_owned()), ("Limit".to_owned(), "5".to_owned())]
         );
-    }
-
-    proptest! {
-        #[test]
-        fn thousands_only_adds_commas_every_three_digits(n in any::<u64>()) {
-            let written = thousands(n);
-            prop_assert_eq!(written.replace(',', ""), n.to_string());
-            prop_assert!(written.split(',').skip(1).all(|group| group.len() == 3));
-            prop_assert!((1..=3).contains(&written.split(',').next().unwrap().len()));
-        }
     }
 }

@@ -7,7 +7,7 @@
 use serde_json::json;
 use uuid::Uuid;
 
-use crate::domain::{BatchCounts, BatchId, Branding, JobId, JobState, TenantId, UserId};
+use crate::domain::{BatchCounts, BatchId, Branding, JobId, JobState, Locale, TenantId, UserId};
 use crate::outbound::mail::{
     Addressee, BatchEmail, CompletionEmail, Composed, DigestEmail, DigestEntry, MailError, SmtpMailer,
 };
@@ -36,6 +36,7 @@ pub struct PreviewFor<'a> {
     pub tenant: &'a TenantId,
     pub user: &'a UserId,
     pub branding: &'a Branding,
+    pub locale: Locale,
 }
 
 impl SmtpMailer {
@@ -49,6 +50,8 @@ impl SmtpMailer {
             category: "exports",
             unsubscribable: false,
             branding: viewer.branding,
+            locale: viewer.locale,
+            zone: chrono_tz::UTC,
         };
         let now = chrono::Utc::now();
         let file = json!({

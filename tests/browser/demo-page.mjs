@@ -5,12 +5,15 @@
 /**
  * Opens the demo page in a new tab of `context`, signed in as `user` through
  * an `errand token --link` link, once the bell knows the unread count.
+ * `query` is the page's own, e.g. `?locale=fr` (the components' language).
  * Returns the page and the list its problems are collected into.
  */
-export async function openSignedIn(harness, context, user) {
+export async function openSignedIn(harness, context, user, { query = '' } = {}) {
   const page = await context.newPage();
   const problems = watchProblems(page);
-  await page.goto(await harness.signInLink(user));
+  const link = new URL(await harness.signInLink(user));
+  link.search = query;
+  await page.goto(link.href);
   await bellReady(page);
   return { page, problems };
 }

@@ -4,8 +4,9 @@
  * its own elements (`<time>` with the other form as its title).
  *
  * Two relative forms live here on purpose, one per audience: the web
- * components speak to any user, in the browser's language ("3 minutes
- * ago", `relativeTimeWords`); the operators' console is compact and in one
+ * components speak to any user, in the language of their words (the
+ * `locale` of `Errand#messages()`: "3 minutes ago", "il y a 3 minutes",
+ * `relativeTimeWords`); the operators' console is compact and in one
  * locale, so its tests and screenshots read alike ("3 min ago",
  * `relativeAge`). Counts in the console are `en-US` for the same reason.
  */
@@ -28,9 +29,9 @@ export function plural(n, word) {
   return `${formatNumber(n)} ${word}${n === 1 ? '' : 's'}`;
 }
 
-/** A local date and time, to the second, in the browser's language; `—` for no time. */
-export function formatTime(iso) {
-  return iso ? new Date(iso).toLocaleString() : '—';
+/** A local date and time, to the second, in `locale` (default: the browser's language); `—` for no time. */
+export function formatTime(iso, locale = undefined) {
+  return iso ? new Date(iso).toLocaleString(locale) : '—';
 }
 
 /** A length of time, roughly: `42 s`, `3 min`, `2 h 5 min`, `4 d`. */
@@ -51,10 +52,10 @@ export function relativeAge(iso) {
   return seconds >= 0 ? `${formatDuration(seconds)} ago` : `in ${formatDuration(-seconds)}`;
 }
 
-/** The components' relative time, in the browser's language: "3 minutes ago", "yesterday". */
-export function relativeTimeWords(iso) {
+/** The components' relative time in `locale` (their words'; default: the browser's): "3 minutes ago", "yesterday". */
+export function relativeTimeWords(iso, locale = undefined) {
   const seconds = Math.round((new Date(iso).getTime() - Date.now()) / 1000);
-  const format = new Intl.RelativeTimeFormat(undefined, { numeric: 'auto' });
+  const format = new Intl.RelativeTimeFormat(locale, { numeric: 'auto' });
   const [value, unit] =
     Math.abs(seconds) < 60 ? [seconds, 'second'] : Math.abs(seconds) < 3600 ? [Math.round(seconds / 60), 'minute']
       : Math.abs(seconds) < 86400 ? [Math.round(seconds / 3600), 'hour'] : [Math.round(seconds / 86400), 'day'];

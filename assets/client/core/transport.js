@@ -28,8 +28,11 @@ export class Transport {
     this.#fetch = fetch;
   }
 
-  /** Sends one request, retrying network errors, 503s and 429s `retries` times; JSON answer or null. */
-  async request(method, path, { body, headers = {}, retries = 0, onRetry }) {
+  /**
+   * Sends one request, retrying network errors, 503s and 429s `retries` times; JSON answer or null.
+   * `bearer: false` sends no token (a public route); `cache` is `fetch`'s (`no-store` unless told).
+   */
+  async request(method, path, { body, headers = {}, retries = 0, onRetry, bearer = true, cache = 'no-store' }) {
     for (let attempt = 0; ; attempt++) {
       try {
         const init = { method, headers: { Accept: 'application/json', ...headers } };
@@ -37,7 +40,7 @@ export class Transport {
           init.headers['Content-Type'] = 'application/json';
           init.body = JSON.stringify(body);
         }
-        const response = await this.open(path, init.headers, undefined, init);
+        const response = await this.open(path, init.headers, undefined, init, { bearer, cache });
         return response.status === 204 ? null : await response.json();
       } catch (error) {
         const transient = error instanceof ErrandError && [0, 429, 503].includes(error.status) && !isLasting(error);
@@ -54,15 +57,16 @@ export class Transport {
   }
 
   /**
-   * A successful response to `path` (with the bearer token unless `bearer` is false: a stream ticket in the URL authorises it), or an ErrandError.
+   * A successful response to `path` (with the bearer token unless `bearer` is false: a stream ticket in the URL
+   * authorises it, or the route is public), or an ErrandError. `cache` is `fetch`'s, `no-store` unless told.
    * An error of `token()` itself goes to the caller as it is: it is the host
    * app's (signed out, say), and no retry here would mend it.
    */
-  async open(path, headers, signal, init = { method: 'GET' }, { bearer = true } = {}) {
+  async open(path, headers, signal, init = { method: 'GET' }, { bearer = true, cache = 'no-store' } = {}) {
     const withAuth = bearer ? { ...headers, Authorization: `Bearer ${await this.#token()}` } : { ...headers };
     let response;
     try {
-      response = await this.#fetch(this.#baseUrl + path, { ...init, headers: withAuth, signal, cache: 'no-store' });
+      response = await this.#fetch(this.#baseUrl + path, { ...init, headers: withAuth, signal, cache });
     } catch (cause) {
       if (cause?.name === 'AbortError') throw cause;
       throw new ErrandError({ status: 0, code: 'unreachable', title: 'errand could not be reached' }, { cause });

@@ -34,7 +34,7 @@ const BELL_CSS = `
   .head button { font-size: 0.85rem; padding: 0.3rem 0.7rem; }
   .actions, .entry-actions { display: flex; gap: 0.4rem; flex-wrap: wrap; justify-content: flex-end; }
   ul { list-style: none; margin: 0; padding: 0; }
-  li { display: grid; grid-template-columns: 0.6rem 1fr auto; gap: 0.6rem; padding: 0.75rem 1rem; align-items: start; }
+  li { display: grid; grid-template-columns: 0.6rem 1fr fit-content(50%); gap: 0.6rem; padding: 0.75rem 1rem; align-items: start; }
   li + li { border-top: 1px solid var(--errand-border, #e5e7eb); }
   .dot { width: 0.5rem; height: 0.5rem; margin-top: 0.4rem; border-radius: 50%; }
   li.unread .dot { background: var(--errand-accent, #2563eb); }
@@ -106,25 +106,25 @@ export class ErrandBell extends ClientElement {
     this.#toggle = el('button', { class: 'toggle', part: 'button', 'aria-expanded': 'false', 'aria-controls': 'panel' });
     this.#toggle.innerHTML = BELL_ICON;
     this.#toggle.append(this.#badge);
-    this.#heading = el('h2', { id: 'heading', tabindex: '-1' }, 'Notifications');
-    this.#markAll = el('button', { class: 'mark-all', type: 'button' }, 'Mark all read');
-    this.#archiveRead = el('button', { class: 'archive-read', type: 'button' }, 'Archive read');
+    this.#heading = this.words(el('h2', { id: 'heading', tabindex: '-1' }), 'ui-bell-heading');
+    this.#markAll = this.words(el('button', { class: 'mark-all', type: 'button' }), 'ui-bell-mark-all-read');
+    this.#archiveRead = this.words(el('button', { class: 'archive-read', type: 'button' }), 'ui-bell-archive-read');
     this.#list = el('ul', { 'aria-labelledby': 'heading' });
-    this.#empty = el('p', { class: 'empty' }, 'Nothing yet: finished jobs show up here.');
+    this.#empty = this.words(el('p', { class: 'empty' }), 'ui-bell-empty');
     this.#error = el('p', { class: 'error', role: 'alert', hidden: true });
     this.#panel = el('div', { id: 'panel', class: 'panel', part: 'panel', role: 'dialog', 'aria-labelledby': 'heading', hidden: true },
       el('div', { class: 'head' }, this.#heading, el('span', { class: 'actions' }, this.#markAll, this.#archiveRead)),
       this.#error, this.#empty, this.#list);
     this.#pushBox = el('input', { type: 'checkbox', class: 'push-toggle' });
-    this.#push = el('label', { class: 'push', hidden: true }, this.#pushBox, 'Notify me on this device');
+    this.#push = el('label', { class: 'push', hidden: true }, this.#pushBox, this.words(el('span'), 'ui-bell-push'));
     this.#panel.append(this.#push);
     this.#announcer = el('div', { class: 'sr-only', 'aria-live': 'polite' });
     root.append(this.#toggle, this.#panel, this.#announcer);
-    this.#showCount();
+    this.whenWords(() => this.#showCount());
 
     this.#toggle.addEventListener('click', () => (this.isOpen ? this.close() : this.open()));
     this.#markAll.addEventListener('click', () => this.#markAllRead());
-    this.#archiveRead.addEventListener('click', () => this.#bulk((client) => client.archiveRead(), 'archive them'));
+    this.#archiveRead.addEventListener('click', () => this.#bulk((client) => client.archiveRead(), 'ui-bell-error-archive-read'));
     this.#pushBox.addEventListener('change', () => this.#setPush(this.#pushBox.checked));
     root.addEventListener('keydown', (event) => {
       if (event.key === 'Escape' && this.isOpen) {
@@ -171,7 +171,7 @@ export class ErrandBell extends ClientElement {
     try {
       await this.client?.markSeen();
     } catch (error) {
-      this.#showError(`Could not mark them seen: ${error.message}`);
+      this.#showError(this.t('ui-bell-error-mark-seen', { error: error.message }));
     }
   }
 
@@ -214,7 +214,7 @@ export class ErrandBell extends ClientElement {
       this.#error.hidden = true;
     } catch (error) {
       this.#pushBox.checked = !on;
-      this.#showError(on ? `Could not turn on notifications on this device: ${error.message}` : `Could not turn them off: ${error.message}`);
+      this.#showError(this.t(on ? 'ui-bell-error-push-on' : 'ui-bell-error-push-off', { error: error.message }));
     } finally {
       this.#pushBox.disabled = false;
     }
@@ -243,7 +243,7 @@ export class ErrandBell extends ClientElement {
       if (this.#items.has(notification.id)) return;
       this.#items.set(notification.id, notification);
       this.#arrivals.set(notification.id, this.#reads);
-      this.#announcer.textContent = `New notification: ${notification.title}`;
+      this.#announcer.textContent = this.t('ui-bell-announce', { title: notification.title });
       this.#render();
     } else if (event.type === 'open') {
       this.#stale = true;
@@ -271,23 +271,23 @@ export class ErrandBell extends ClientElement {
     } catch (error) {
       if (read !== this.#reads) return;
       this.#stale = true;
-      this.#showError(`Could not load notifications: ${error.message}`);
+      this.#showError(this.t('ui-bell-error-load', { error: error.message }));
     }
     this.#render();
   }
 
   #markRead(id) {
-    this.#bulk((client) => client.markRead(id), 'mark it read');
+    this.#bulk((client) => client.markRead(id), 'ui-bell-error-mark-read');
   }
 
-  /** Asks errand for `change` (a mark or an archive), then reads the feed again; `what` names it in an error. */
-  async #bulk(change, what) {
+  /** Asks errand for `change` (a mark or an archive), then reads the feed again; `failed` is the message of its error. */
+  async #bulk(change, failed) {
     const client = this.client;
     if (!client) return;
     try {
       await change(client);
     } catch (error) {
-      this.#showError(`Could not ${what}: ${error.message}`);
+      this.#showError(this.t(failed, { error: error.message }));
       return;
     }
     await this.#refresh(client);
@@ -295,7 +295,7 @@ export class ErrandBell extends ClientElement {
 
   #markAllRead() {
     if (this.#markAll.getAttribute('aria-disabled') === 'true') return;
-    this.#bulk((client) => client.markAllRead(), 'mark them read');
+    this.#bulk((client) => client.markAllRead(), 'ui-bell-error-mark-all-read');
   }
 
   #setCount(counts) {
@@ -311,8 +311,10 @@ export class ErrandBell extends ClientElement {
       if (count === null) this.removeAttribute(name);
       else this.setAttribute(name, String(count));
     }
-    const label = [unseen && `${unseen} new`, unread && `${unread} unread`].filter(Boolean).join(', ');
-    this.#toggle.setAttribute('aria-label', label ? `Notifications, ${label}` : 'Notifications');
+    const counts = { new: unseen ? this.plural('ui-bell-new', unseen) : null, unread: unread ? this.plural('ui-bell-unread', unread) : null };
+    const label = counts.new && counts.unread ? 'ui-bell-label-new-unread'
+      : counts.new ? 'ui-bell-label-new' : counts.unread ? 'ui-bell-label-unread' : 'ui-bell-label';
+    this.#toggle.setAttribute('aria-label', this.t(label, counts));
     // aria-disabled, not disabled: a disabled button would drop the focus it holds.
     this.#markAll.setAttribute('aria-disabled', String(!unread));
   }
@@ -347,23 +349,25 @@ export class ErrandBell extends ClientElement {
   #entry(notification) {
     const unread = !notification.read_at;
     const failed = notification.job_status === 'failed';
-    const meta = el('p', { class: 'meta' }, timeElement(notification.created_at));
+    const meta = el('p', { class: 'meta' }, timeElement(notification.created_at, this.messages.locale));
     const item = el('li', { 'data-id': notification.id, 'data-version': entryVersion(notification), tabindex: '-1', class: [unread && 'unread', failed && 'failed'].filter(Boolean).join(' ') },
       el('span', { class: 'dot', 'aria-hidden': 'true' }),
       el('div', {},
-        el('p', { class: 'title' }, unread ? el('span', { class: 'sr-only' }, 'Unread: ') : null, notification.title),
+        el('p', { class: 'title' }, unread ? [el('span', { class: 'sr-only' }, this.t('ui-bell-entry-unread')), ' '] : null, notification.title),
         el('p', { class: 'body' }, notification.body),
         meta),
       el('span', { class: 'entry-actions' },
-        unread ? el('button', { type: 'button', class: 'mark-read', 'aria-label': `Mark read: ${notification.title}` }, 'Mark read') : null,
-        el('button', { type: 'button', class: 'archive', 'aria-label': `Archive: ${notification.title}` }, 'Archive')));
+        unread ? el('button', { type: 'button', class: 'mark-read', 'aria-label': this.t('ui-bell-mark-read-label', { title: notification.title }) },
+          this.t('ui-bell-mark-read')) : null,
+        el('button', { type: 'button', class: 'archive', 'aria-label': this.t('ui-bell-archive-label', { title: notification.title }) },
+          this.t('ui-bell-archive'))));
     item.querySelector('.mark-read')?.addEventListener('click', () => {
       item.focus(); // the button goes away: keep the focus on its entry
       this.#markRead(notification.id);
     });
     item.querySelector('.archive').addEventListener('click', () => {
       this.#heading.focus(); // the entry goes away: the focus stays in the dropdown
-      this.#bulk((client) => client.archive(notification.id), 'archive it');
+      this.#bulk((client) => client.archive(notification.id), 'ui-bell-error-archive');
     });
     // A completed job may have a file: its link comes with a fresh signed URL from the job.
     if (!failed && notification.job_id && this.client) this.#addDownloadLink(this.client, notification.job_id, meta);
@@ -378,9 +382,9 @@ export class ErrandBell extends ClientElement {
         this.#jobs.delete(jobId);
         return this.#addDownloadLink(client, jobId, meta);
       }
-      const link = downloadLink(client, job, { class: 'download' });
+      const link = downloadLink(client, this.messages, job, { class: 'download' });
       if (link) meta.append(link);
-      else if (job.result?.expired) meta.append(el('span', {}, 'The file has expired'));
+      else if (job.result?.expired) meta.append(el('span', {}, this.t('ui-bell-file-expired')));
     } catch {
       this.#jobs.delete(jobId); // no link this time; the next render tries again
     }

@@ -65,11 +65,11 @@ export class ErrandExportButton extends ClientElement {
     super();
     const root = this.attachShadow({ mode: 'open' });
     root.adoptedStyleSheets = [SHARED_SHEET, EXPORT_SHEET];
-    this.#start = el('button', { class: 'start', part: 'button', type: 'button' }, el('slot', {}, 'Export'));
+    this.#start = el('button', { class: 'start', part: 'button', type: 'button' }, this.words(el('slot'), 'ui-export-button'));
     this.#status = el('span', { class: 'status', role: 'status' });
     this.#progress = el('progress', { max: '1', hidden: true });
     this.#result = el('span', { class: 'result' });
-    this.#again = el('button', { class: 'again', type: 'button', hidden: true }, 'New export');
+    this.#again = el('button', { class: 'again', type: 'button', hidden: true });
     root.append(el('div', { class: 'row' }, this.#start, this.#status, this.#progress, this.#result, this.#again));
     this.#start.addEventListener('click', () => this.#submit());
     this.#again.addEventListener('click', () => {
@@ -109,7 +109,7 @@ export class ErrandExportButton extends ClientElement {
     const jobId = client.intentJobId(this.intent);
     if (jobId) {
       this.#jobId = jobId;
-      this.#showWorking('Processing…');
+      this.#showWorking(this.t('ui-export-processing'));
       this.#check(client, jobId);
     } else {
       this.#showIdle();
@@ -129,12 +129,12 @@ export class ErrandExportButton extends ClientElement {
     if (this.#form && !this.#form.reportValidity()) return;
     // Disabled at once: a double-click's second click lands on a disabled button.
     this.#start.disabled = true;
-    this.#showWorking('Starting…');
+    this.#showWorking(this.t('ui-export-starting'));
     try {
       // Busy (a quota or rate limit, errand overloaded): say so, and when the next try is.
       const onRetry = ({ inMs, error }) => {
-        const why = error.status === 0 ? 'Connection lost' : 'Busy';
-        if (this.isCurrent(client)) this.#showWorking(`${why}, retrying in ${Math.max(1, Math.round(inMs / 1000))} s…`);
+        const why = error.status === 0 ? 'ui-retry-offline' : 'ui-retry-busy';
+        if (this.isCurrent(client)) this.#showWorking(this.t(why, { seconds: Math.max(1, Math.round(inMs / 1000)) }));
       };
       const job = await client.createJob(this.type, formParams(this.#form), { intent: this.intent, onRetry });
       if (!this.isCurrent(client)) return;
@@ -172,21 +172,22 @@ export class ErrandExportButton extends ClientElement {
     this.#shown = shown;
     const hadFocus = this.shadowRoot.activeElement !== null;
     if (job.status === 'completed') {
-      const link = downloadLink(client, job, { class: 'download', part: 'link' });
-      this.#showEnded(link ? 'Ready.' : 'Done.', link ?? (job.result?.expired ? 'The file has expired.' : ''));
+      const link = downloadLink(client, this.messages, job, { class: 'download', part: 'link' });
+      this.#showEnded(this.t(link ? 'ui-export-ready' : 'ui-export-done'), link ?? (job.result?.expired ? this.t('ui-export-file-expired') : ''));
       if (hadFocus) (link ?? this.#again).focus();
     } else if (job.status === 'failed') {
-      this.#showEnded(`Failed: ${job.error_message ?? 'no reason was given'}`, '');
+      const reason = job.error_message;
+      this.#showEnded(reason ? this.t('ui-export-failed', { reason }) : this.t('ui-export-failed-no-reason'), '');
       this.#status.classList.add('failed');
-      this.#again.textContent = 'Try again';
+      this.#again.textContent = this.t('ui-export-try-again');
       this.#againSubmits = true;
       if (hadFocus) this.#again.focus();
     } else if (job.status === 'cancelled') {
-      this.#showEnded('Cancelled.', '');
+      this.#showEnded(this.t('ui-export-cancelled'), '');
       if (hadFocus) this.#again.focus();
     } else if (job.state === 'paused') {
       // It waits for the operators, not for a worker: say so, not "Processing…".
-      this.#showWorking(job.paused_reason ?? 'Paused.');
+      this.#showWorking(job.paused_reason ?? this.t('ui-export-paused'));
     } else {
       // Completion and progress both come from the stream (`job_progress`).
       this.#showProgress(job.progress);
@@ -194,7 +195,7 @@ export class ErrandExportButton extends ClientElement {
   }
 
   #showProgress(progress) {
-    this.#showWorking(processingText(progress), progress?.total ? progress.done / progress.total : null);
+    this.#showWorking(processingText(this.messages, progress), progress?.total ? progress.done / progress.total : null);
   }
 
   #showIdle() {
@@ -235,18 +236,18 @@ export class ErrandExportButton extends ClientElement {
     this.#status.classList.toggle('sr-only', Boolean(result));
     this.#progress.hidden = true;
     this.#result.replaceChildren(result);
-    this.#again.textContent = 'New export';
+    this.#again.textContent = this.t('ui-export-again');
     this.#againSubmits = false;
     this.#again.hidden = false;
   }
 }
 
 /** "Processing… 40 %", or what the handler said, or how much is done when the total is unknown. */
-function processingText(progress) {
-  if (!progress) return 'Processing…';
-  if (progress.total) return `Processing… ${Math.round((100 * progress.done) / progress.total)} %`;
-  if (progress.message) return `Processing… ${progress.message}`;
-  return `Processing… ${progress.done.toLocaleString()} done`;
+function processingText(messages, progress) {
+  if (!progress) return messages.t('ui-export-processing');
+  if (progress.total) return messages.t('ui-export-processing-percent', { percent: Math.round((100 * progress.done) / progress.total) });
+  if (progress.message) return messages.t('ui-export-processing-message', { message: progress.message });
+  return messages.t('ui-export-processing-done', { done: progress.done });
 }
 
 if (!customElements.get('errand-export-button')) customElements.define('errand-export-button', ErrandExportButton);

@@ -5,11 +5,11 @@
 import { el } from '../core/dom.js';
 import { ClientElement, SHARED_SHEET, sheet } from './base.js';
 
-/** The channels errand knows, in column order, with their headings (a column shows where errand offers its channel). */
+/** The channels errand knows, in column order, with their headings' messages (a column shows where errand offers its channel). */
 const CHANNELS = [
-  { channel: 'in_app', label: 'In app' },
-  { channel: 'email', label: 'Email' },
-  { channel: 'push', label: 'Push' },
+  { channel: 'in_app', label: 'ui-preferences-channel-in-app' },
+  { channel: 'email', label: 'ui-preferences-channel-email' },
+  { channel: 'push', label: 'ui-preferences-channel-push' },
 ];
 
 const PREFERENCES_CSS = `
@@ -75,9 +75,9 @@ export class ErrandPreferences extends ClientElement {
     this.#rows = el('tbody');
     this.#head = el('thead');
     this.#table = el('table', { part: 'table', hidden: true },
-      el('caption', { class: 'sr-only' }, 'Notification preferences'), this.#head, this.#rows);
+      this.words(el('caption', { class: 'sr-only' }), 'ui-preferences-caption'), this.#head, this.#rows);
     this.#stateText = el('span', { role: 'status' });
-    this.#retry = el('button', { type: 'button', hidden: true }, 'Try again');
+    this.#retry = this.words(el('button', { type: 'button', hidden: true }), 'ui-preferences-retry');
     this.#state = el('p', { class: 'state' }, this.#stateText, this.#retry);
     root.append(this.#state, this.#table);
     this.#retry.addEventListener('click', () => {
@@ -100,35 +100,36 @@ export class ErrandPreferences extends ClientElement {
   /** Reads every category's preferences and draws the table anew. */
   async #load(client) {
     const load = ++this.#loads;
-    this.#showState('Loading…');
+    this.#showState(this.t('ui-preferences-loading'));
     let categories;
     try {
       ({ categories } = await client.preferences());
     } catch (error) {
-      if (this.isCurrent(client) && load === this.#loads) this.#showState(`Could not load the preferences: ${error.message}`, { failed: true });
+      if (this.isCurrent(client) && load === this.#loads) this.#showState(this.t('ui-preferences-error-load', { error: error.message }), { failed: true });
       return;
     }
     if (!this.isCurrent(client) || load !== this.#loads) return;
     this.#saving.clear();
     this.#channels = CHANNELS.filter(({ channel }) => categories.some((entry) => channel in entry.channels));
     this.#head.replaceChildren(el('tr', {},
-      el('th', { scope: 'col' }, 'Category'),
-      ...this.#channels.map(({ label }) => el('th', { scope: 'col', class: 'channel' }, label)),
-      el('th', { scope: 'col' }, el('span', { class: 'sr-only' }, 'Status'))));
+      el('th', { scope: 'col' }, this.t('ui-preferences-category')),
+      ...this.#channels.map(({ label }) => el('th', { scope: 'col', class: 'channel' }, this.t(label))),
+      el('th', { scope: 'col' }, el('span', { class: 'sr-only' }, this.t('ui-preferences-status')))));
     this.#rows.replaceChildren(...categories.map((entry) => this.#row(client, entry)));
     this.#table.hidden = categories.length === 0;
-    this.#showState(categories.length === 0 ? 'No job sends notifications.' : '');
+    this.#showState(categories.length === 0 ? this.t('ui-preferences-none') : '');
   }
 
   /** A category's row: its name (and "required"), a labelled checkbox per channel, and where its saves report. */
   #row(client, entry) {
     const row = el('tr', { 'data-category': entry.category });
-    const note = entry.required ? el('span', { class: 'note' }, 'required') : null;
+    const note = entry.required ? el('span', { class: 'note' }, this.t('ui-preferences-required')) : null;
     const toggles = this.#channels.map(({ channel, label }) => {
       const input = el('input', { type: 'checkbox', part: 'toggle', 'data-channel': channel });
       input.addEventListener('change', () => this.#save(client, row, input));
-      const name = `${label} for ${entry.category}${entry.required ? ' (required)' : ''}`;
-      const digest = el('span', { class: 'digest', 'data-digest': channel, hidden: true }, 'in digest');
+      const name = this.t(entry.required ? 'ui-preferences-toggle-required' : 'ui-preferences-toggle',
+        { channel: this.t(label), category: entry.category });
+      const digest = el('span', { class: 'digest', 'data-digest': channel, hidden: true }, this.t('ui-preferences-in-digest'));
       return el('td', { class: 'channel' }, el('label', {}, input, el('span', { class: 'sr-only' }, name)), digest);
     });
     row.append(
@@ -159,7 +160,7 @@ export class ErrandPreferences extends ClientElement {
     // Disabled until errand answers: a second click cannot race the first.
     this.#saving.add(input);
     input.disabled = true;
-    showMessage(row, 'Saving…');
+    showMessage(row, this.t('ui-preferences-saving'));
     let entry = null;
     let failure = null;
     try {
@@ -171,7 +172,7 @@ export class ErrandPreferences extends ClientElement {
     input.disabled = false;
     if (entry) {
       this.#showEntry(row, entry);
-      showMessage(row, 'Saved');
+      showMessage(row, this.t('ui-preferences-saved'));
     } else {
       input.checked = !on;
       showMessage(row, failure.message, { failed: true });

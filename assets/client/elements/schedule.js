@@ -83,35 +83,42 @@ export class ErrandSchedule extends ClientElement {
     super();
     const root = this.attachShadow({ mode: 'open' });
     root.adoptedStyleSheets = [SHARED_SHEET, SCHEDULE_SHEET];
-    const option = (value, text, selected = false) => el('option', { value, selected }, text);
+    // Every text is a message (`words`), written once the client's messages are here.
+    const option = (value, id, selected = false) => this.words(el('option', { value, selected }), id);
+    const weekday = (day) => {
+      const node = el('option', { value: day });
+      this.whenWords((messages) => { node.textContent = weekdayName(day, messages.locale); });
+      return node;
+    };
     const zones = Intl.supportedValuesOf?.('timeZone') ?? [];
-    this.#toggle = el('button', { type: 'button', part: 'button', 'aria-expanded': 'false', 'aria-controls': 'form' }, 'Repeat every…');
-    this.#submit = el('button', { type: 'submit', class: 'submit' }, 'Schedule');
-    const cancel = el('button', { type: 'button' }, 'Cancel');
+    this.#toggle = this.words(el('button', { type: 'button', part: 'button', 'aria-expanded': 'false', 'aria-controls': 'form' }), 'ui-schedule-open');
+    this.#submit = this.words(el('button', { type: 'submit', class: 'submit' }), 'ui-schedule-submit');
+    const cancel = this.words(el('button', { type: 'button' }), 'ui-schedule-cancel');
     // Labelled by `for`, not by nesting: a label around a select would take the chosen option into its name.
-    const field = (text, control, className = null) =>
-      el('div', { class: ['field', className].filter(Boolean).join(' ') }, el('label', { for: control.id }, text), control);
-    this.#form = el('form', { id: 'form', class: 'form', hidden: true, 'aria-label': 'Repeat every…' },
-      field('Repeat', el('select', { id: 'every', name: 'every' },
-        option('day', 'Every day'), option('week', 'Every week', true), option('month', 'Every month'))),
-      field('Weekday', el('select', { id: 'weekday', name: 'weekday' }, ...WEEKDAYS.map((d) => option(d, weekdayName(d)))), 'week'),
-      field('Day of the month', el('input', {
-        id: 'monthday', name: 'monthday', type: 'number', min: 1, max: 28, value: 1, required: true, title: '1 to 28: every month has it',
-      }), 'month'),
-      field('Time', el('input', { id: 'time', name: 'time', type: 'time', value: '08:00', required: true })),
-      field('Time zone', el('input', {
+    const field = (id, control, className = null) =>
+      el('div', { class: ['field', className].filter(Boolean).join(' ') }, this.words(el('label', { for: control.id }), id), control);
+    this.#form = this.words(el('form', { id: 'form', class: 'form', hidden: true }), 'ui-schedule-open', 'aria-label');
+    this.#form.append(
+      field('ui-schedule-field-every', el('select', { id: 'every', name: 'every' },
+        option('day', 'ui-schedule-every-day'), option('week', 'ui-schedule-every-week', true), option('month', 'ui-schedule-every-month'))),
+      field('ui-schedule-field-weekday', el('select', { id: 'weekday', name: 'weekday' }, ...WEEKDAYS.map(weekday)), 'week'),
+      field('ui-schedule-field-monthday', this.words(el('input', {
+        id: 'monthday', name: 'monthday', type: 'number', min: 1, max: 28, value: 1, required: true,
+      }), 'ui-schedule-monthday-hint', 'title'), 'month'),
+      field('ui-schedule-field-time', el('input', { id: 'time', name: 'time', type: 'time', value: '08:00', required: true })),
+      field('ui-schedule-field-timezone', el('input', {
         id: 'timezone', name: 'timezone', list: 'zones', required: true, autocomplete: 'off', spellcheck: 'false',
       })),
       el('datalist', { id: 'zones' }, ...zones.map((zone) => el('option', { value: zone }))),
-      field('Dates', el('select', { id: 'dates', name: 'dates', title: 'Which dates each run exports' },
-        option('', 'As in the form', true), ...DATE_PRESETS.map(({ value, label }) => option(value, label)))),
+      field('ui-schedule-field-dates', this.words(el('select', { id: 'dates', name: 'dates' },
+        option('', 'ui-schedule-dates-form', true), ...DATE_PRESETS.map(({ value, label }) => option(value, label))), 'ui-schedule-dates-hint', 'title')),
       this.#submit, cancel);
     this.#problem = el('p', { class: 'problem', id: 'problem', role: 'alert' });
     this.#made = el('span', { role: 'status' });
     this.#madeControls = el('span', { class: 'controls' });
     this.#result = el('p', { class: 'result', hidden: true }, this.#made, this.#madeControls);
     this.#rows = el('ul', { 'aria-labelledby': 'heading' });
-    this.#list = el('div', { hidden: true }, el('p', { class: 'heading', id: 'heading' }, 'Schedules'), this.#rows);
+    this.#list = el('div', { hidden: true }, this.words(el('p', { class: 'heading', id: 'heading' }), 'ui-schedule-heading'), this.#rows);
     root.append(this.#toggle, this.#form, this.#problem, this.#result, this.#list);
 
     this.#toggle.addEventListener('click', () => this.#open(this.#form.hidden));
@@ -201,11 +208,11 @@ export class ErrandSchedule extends ClientElement {
     this.#keySentFor = request;
     // Disabled at once: a double-click's second click lands on a disabled button.
     this.#submit.disabled = true;
-    this.#submit.textContent = 'Scheduling…';
+    this.#submit.textContent = this.t('ui-schedule-scheduling');
     this.#showProblem(null);
     const onRetry = ({ inMs, error }) => {
-      const why = error.status === 0 ? 'Connection lost' : 'Busy';
-      if (this.isCurrent(client)) this.#submit.textContent = `${why}, retrying in ${Math.max(1, Math.round(inMs / 1000))} s…`;
+      const why = error.status === 0 ? 'ui-retry-offline' : 'ui-retry-busy';
+      if (this.isCurrent(client)) this.#submit.textContent = this.t(why, { seconds: Math.max(1, Math.round(inMs / 1000)) });
     };
     try {
       const schedule = await client.createSchedule(this.type, body, { idempotencyKey: this.#key, onRetry });
@@ -220,7 +227,7 @@ export class ErrandSchedule extends ClientElement {
       (this.#form.querySelector('[aria-invalid="true"]:not(:disabled)') ?? this.#submit).focus();
     } finally {
       this.#submit.disabled = false;
-      this.#submit.textContent = 'Schedule';
+      this.#submit.textContent = this.t('ui-schedule-submit');
     }
   }
 
@@ -232,7 +239,7 @@ export class ErrandSchedule extends ClientElement {
     }
     const field = error?.problem?.field;
     const text = error?.message ?? '';
-    this.#problem.textContent = field && !text.includes(field) ? `${field}: ${text}` : text;
+    this.#problem.textContent = field && !text.includes(field) ? this.t('ui-schedule-problem-field', { field, problem: text }) : text;
     for (const name of this.#controlsFor(field)) {
       this.#field(name).setAttribute('aria-invalid', 'true');
       this.#field(name).setAttribute('aria-describedby', 'problem');
@@ -252,7 +259,8 @@ export class ErrandSchedule extends ClientElement {
   /** "Scheduled: next run …" with the schedule's Pause and Delete, or "Deleted." once it is gone. */
   #showMade(client, schedule) {
     this.#madeSchedule = schedule;
-    this.#made.replaceChildren(...(schedule ? ['Scheduled: ', ...whenText(schedule)] : ['Deleted.']));
+    const made = schedule ? this.messages.parts('ui-schedule-made', { when: whenText(schedule, this.messages) }) : [this.t('ui-schedule-deleted')];
+    this.#made.replaceChildren(...made);
     this.#madeControls.replaceChildren(...(schedule ? this.#controls(client, schedule) : []));
     this.#result.hidden = false;
   }
@@ -269,14 +277,14 @@ export class ErrandSchedule extends ClientElement {
         if (!(cursor = next)) break;
       }
     } catch (error) {
-      if (this.isCurrent(client) && load === this.#loads) this.#showProblem(new Error(`Could not load the schedules: ${error.message}`));
+      if (this.isCurrent(client) && load === this.#loads) this.#showProblem(new Error(this.t('ui-schedule-error-load', { error: error.message })));
       return;
     }
     if (!this.isCurrent(client) || load !== this.#loads) return;
     this.#rows.replaceChildren(...mine.map((schedule) => el('li', { 'data-id': schedule.id },
-      el('span', { class: 'what', id: `what-${schedule.id}` }, describeRecurrence(schedule)),
-      el('span', { class: 'params' }, paramsText(schedule.params, this.#range())),
-      el('span', { class: 'when' }, ...whenText(schedule)),
+      el('span', { class: 'what', id: `what-${schedule.id}` }, describeRecurrence(schedule, this.messages)),
+      el('span', { class: 'params' }, paramsText(schedule.params, this.#range(), this.messages)),
+      el('span', { class: 'when' }, ...whenText(schedule, this.messages)),
       ...this.#controls(client, schedule))));
     this.#list.hidden = mine.length === 0;
   }
@@ -284,8 +292,8 @@ export class ErrandSchedule extends ClientElement {
   /** Pause (or Resume) and Delete buttons for `schedule`. */
   #controls(client, schedule) {
     const attributes = { type: 'button', 'data-id': schedule.id, 'aria-describedby': `what-${schedule.id}` };
-    const pause = el('button', { ...attributes, class: 'pause' }, schedule.paused ? 'Resume' : 'Pause');
-    const remove = el('button', { ...attributes, class: 'delete' }, 'Delete');
+    const pause = el('button', { ...attributes, class: 'pause' }, this.t(schedule.paused ? 'ui-schedule-resume' : 'ui-schedule-pause'));
+    const remove = el('button', { ...attributes, class: 'delete' }, this.t('ui-schedule-delete'));
     pause.addEventListener('click', () => this.#act(client, schedule, schedule.paused ? 'resume' : 'pause', [pause, remove]));
     remove.addEventListener('click', () => this.#act(client, schedule, 'delete', [pause, remove]));
     return [pause, remove];

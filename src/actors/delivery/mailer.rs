@@ -117,7 +117,7 @@ fn render(smtp: &SmtpMailer, rules: &NotificationRules, job_types: &JobTypes, em
                 .iter()
                 .map(|item| DigestEntry {
                     job: item.job,
-                    display_name: job_types.display_name(&item.job_type),
+                    display_name: job_types.display_name(&item.job_type, email.locale),
                     status: item.job_status,
                     error_message: item.error_message.as_deref(),
                     result: item.result.as_ref(),
@@ -135,6 +135,8 @@ fn render(smtp: &SmtpMailer, rules: &NotificationRules, job_types: &JobTypes, em
                 category: "digest",
                 unsubscribable: false,
                 branding: &email.branding,
+                locale: email.locale,
+                zone: email.zone,
             };
             smtp.render_digest(&DigestEmail { to, id: email.id, items })
         }
@@ -153,10 +155,12 @@ fn addressee<'a>(
         tenant: &email.tenant,
         user: &email.user,
         recipient: &email.recipient,
-        display_name: job_types.display_name(job_type),
+        display_name: job_types.display_name(job_type, email.locale),
         category,
         unsubscribable: !rules.is_required(category),
         branding: &email.branding,
+        locale: email.locale,
+        zone: email.zone,
     }
 }
 

@@ -243,18 +243,20 @@ impl Sender {
     /// The notice, as the payload the device decrypts: a title, a short
     /// body, the job's signed link, and the tag its in-app toast has too.
     fn notice(&self, push: &OutboxPush) -> Result<Vec<u8>, String> {
-        let name = self.job_types.display_name(&push.job_type);
+        let locale = push.locale;
+        let name = self.job_types.display_name(&push.job_type, locale);
+        let named = [("name", crate::domain::Arg::from(name.as_str()))];
         let file =
             crate::storage::ResultFile::of(push.result.as_ref()).filter(|_| push.job_status == JobState::Completed);
         let (title, body) = match push.job_status {
             JobState::Completed => (
-                format!("Your {name} is ready"),
-                file.as_ref().map_or_else(|| "Open it to see the result.".to_owned(), |f| f.file_name.clone()),
+                locale.say("job-ready", &named),
+                file.as_ref().map_or_else(|| locale.say("push-open-result", &[]), |f| f.file_name.clone()),
             ),
             JobState::Cancelled => {
-                (format!("Your {name} was cancelled"), push.error_message.clone().unwrap_or_default())
+                (locale.say("job-cancelled", &named), push.error_message.clone().unwrap_or_default())
             }
-            _ => (format!("Your {name} failed"), push.error_message.clone().unwrap_or_default()),
+            _ => (locale.say("job-failed", &named), push.error_message.clone().unwrap_or_default()),
         };
         let finished_at = push.finished_at.unwrap_or_else(chrono::Utc::now);
         let expires = match &file {

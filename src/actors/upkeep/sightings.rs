@@ -138,6 +138,7 @@ mod tests {
             user: UserId::parse(user.to_owned()).unwrap(),
             email: email.map(str::to_owned),
             zoneinfo: None,
+            locale: crate::domain::Locale::default(),
         }
     }
 

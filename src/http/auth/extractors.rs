@@ -70,7 +70,8 @@ impl FromRequest for TenantAdmin {
 /// A tenant's user, authenticated, with a request of their rate limits spent
 /// (its standing left on the request for the `RateLimit` headers).
 async fn user(auth: &Authenticator, header: Option<String>, request: &HttpRequest) -> Result<(Caller, bool), AppError> {
-    let (caller, admin) = auth.user(header.as_deref()).await?;
+    let accept_language = request.headers().get(header::ACCEPT_LANGUAGE).and_then(|value| value.to_str().ok());
+    let (caller, admin) = auth.user(header.as_deref(), accept_language).await?;
     crate::http::support::request_id::record_caller(&caller);
     if let Some(state) = request.app_data::<web::Data<AppState>>() {
         spend_a_request(state, &caller, request)?;

@@ -20,7 +20,7 @@ use serde_json::{Map, Value};
 
 use crate::config::AuthSettings;
 use crate::domain::tokens::TokenIssuer;
-use crate::domain::{Caller, Operator, TenantId, UserId};
+use crate::domain::{Caller, Locale, Operator, TenantId, UserId};
 use crate::http::auth::jwks::JwksKeys;
 use crate::http::support::problem::AppError;
 
@@ -55,6 +55,7 @@ struct ClaimNames {
     tenant: String,
     user: String,
     email: String,
+    locale: String,
 }
 
 /// Checks tokens and stream tickets. Each kind of key accepts only its own
@@ -74,10 +75,12 @@ pub struct Authenticator {
     key: Arc<DecodingKey>,
     ticket_validation: Arc<Validation>,
     issuer: Arc<TokenIssuer>,
+    /// The language of people whose token and browser name none errand ships.
+    default_locale: Locale,
 }
 
 impl Authenticator {
-    pub fn new(settings: &AuthSettings) -> Result<Self, jsonwebtoken::errors::Error> {
+    pub fn new(settings: &AuthSettings, default_locale: Locale) -> Result<Self, jsonwebtoken::errors::Error> {
         let secret = secrecy::ExposeSecret::expose_secret(&settings.jwt_secret);
         let mut base = Validation::new(Algorithm::HS256);
         base.set_required_spec_claims(&["exp"]);
@@ -105,6 +108,7 @@ impl Authenticator {
             tenant: settings.tenant_claim.clone(),
             user: settings.user_claim.clone(),
             email: settings.email_claim.clone(),
+            locale: settings.locale_claim.clone(),
         };
         Ok(Self {
             api_keys: Arc::new(api_keys),
@@ -114,7 +118,13 @@ impl Authenticator {
             key: Arc::new(key),
             ticket_validation: Arc::new(ticket_validation),
             issuer: Arc::new(TokenIssuer::new(secret)?),
+            default_locale,
         })
+    }
+
+    /// The language of people who name none errand ships.
+    pub fn default_locale(&self) -> Locale {
+        self.default_locale
     }
 
     /// A short-lived ticket that lets `caller` open a notification stream,
@@ -143,6 +153,7 @@ impl Authenticator {
             user: UserId::parse(claims.sub).map_err(|_| invalid())?,
             email: None,
             zoneinfo: None,
+            locale: crate::domain::Locale::default(),
         };
         Ok((caller, claims.jti))
     }
@@ -184,11 +195,17 @@ impl Authenticator {
     /// The caller an `Authorization: Bearer` API token names. A token of
     /// another kind (an operator's) is no user of any tenant: 403.
     pub async fn caller(&self, authorization: Option<&str>) -> Result<Caller, AppError> {
-        Ok(self.user(authorization).await?.0)
+        Ok(self.user(authorization, None).await?.0)
     }
 
-    /// [`Self::caller`], and whether the token's `scope` holds `tenant_admin`.
-    async fn user(&self, authorization: Option<&str>) -> Result<(Caller, bool), AppError> {
+    /// [`Self::caller`], and whether the token's `scope` holds `tenant_admin`;
+    /// the caller's language from the token's locale claim, else the
+    /// request's `accept_language`, else the default.
+    async fn user(
+        &self,
+        authorization: Option<&str>,
+        accept_language: Option<&str>,
+    ) -> Result<(Caller, bool), AppError> {
         let claims = self.claims(authorization, &self.validation).await?;
         if let Some(kind) = self.special(&claims)? {
             return Err(AppError::Forbidden(format!("{kind} tokens cannot use the routes of a tenant's users")));
@@ -210,6 +227,11 @@ impl Authenticator {
             },
             // A zone chrono-tz does not know is no zone: ignored, not refused.
             zoneinfo: text("zoneinfo").filter(|zone| zone.parse::<chrono_tz::Tz>().is_ok()),
+            // A tag errand has no catalogue for (or no tag) is no choice: the browser's is next.
+            locale: text(&names.locale)
+                .and_then(|tag| Locale::negotiate([tag.as_str()]))
+                .or_else(|| accept_language.and_then(Locale::from_accept_language))
+                .unwrap_or(self.default_locale),
         };
         Ok((caller, scopes(&claims).any(|scope| scope == TENANT_ADMIN)))
     }

@@ -10,9 +10,9 @@
 use actix_web::http::{StatusCode, header};
 use actix_web::{HttpRequest, HttpResponse, web};
 
-use crate::domain::JobState;
+use crate::domain::{Arg, JobState};
 use crate::http::AppState;
-use crate::http::links::pages::{Pages, page};
+use crate::http::links::pages::Pages;
 use crate::http::support::problem::AppError;
 use crate::outbound::links::{LinkError, LinkQuery};
 use crate::storage::ResultFile;
@@ -36,53 +36,47 @@ pub async fn open(
     let query = web::Query::<LinkQuery>::from_query(req.query_string()).map_err(|_| LinkError::Invalid);
     let holder = match query.and_then(|q| state.links.verify(&path, &q, chrono::Utc::now())) {
         Ok(holder) => holder,
-        Err(LinkError::Invalid) => {
-            return page(
-                StatusCode::FORBIDDEN,
-                "This link is not valid",
-                "It may have been changed or cut short. Open the link from the email again, or ask the person who sent it.",
-            );
-        }
-        Err(LinkError::Expired) => {
-            return page(
-                StatusCode::FORBIDDEN,
-                "This link has expired",
-                "Its result is no longer kept. Run the job again to get a fresh one.",
-            );
+        Err(refused) => {
+            let pages = Pages::errands(&state, &req);
+            let (title, why) = match refused {
+                LinkError::Invalid => ("page-link-invalid", "page-link-invalid-why"),
+                LinkError::Expired => ("page-link-expired", "page-link-expired-why"),
+            };
+            return pages.page(StatusCode::FORBIDDEN, &pages.say(title, &[]), &pages.say(why, &[]));
         }
     };
     crate::http::support::request_id::record_caller(&holder.caller);
     // The page is the tenant's as its emails are.
-    let pages = Pages::of(&state, &holder.caller.tenant).await;
+    let pages = Pages::of(&state, &holder.caller.tenant, &req).await;
+    let say = |id: &str, args: &[(&str, Arg<'_>)]| pages.say(id, args);
     let page = |status, title: &str, message: &str| pages.page(status, title, message);
     let job = state.store.jobs_for(&holder.caller).get(holder.job).await?;
     let Some(job) = job else {
-        return page(
-            StatusCode::GONE,
-            "This job is no longer kept",
-            "Its history was removed at the end of its retention.",
-        );
+        return page(StatusCode::GONE, &say("page-job-gone", &[]), &say("page-job-gone-why", &[]));
     };
-    let name = state.job_types.display_name(&job.job_type);
+    let name = state.job_types.display_name(&job.job_type, pages.locale());
+    let named = [("name", Arg::from(name.as_str()))];
     match job.state {
         JobState::Completed => match ResultFile::of(job.result.as_ref()) {
-            Some(file) if file.is_expired() => page(
-                StatusCode::GONE,
-                &format!("Your {name} is no longer available"),
-                "Its file was deleted at the end of its retention. Run the job again to get a fresh one.",
-            ),
+            Some(file) if file.is_expired() => {
+                page(StatusCode::GONE, &say("page-file-gone", &named), &say("page-file-gone-why", &[]))
+            }
             Some(file) => Ok(HttpResponse::SeeOther()
                 .insert_header((header::LOCATION, state.download_url(&file).await?))
                 .finish()),
-            None => page(StatusCode::OK, &format!("Your {name} is done"), "It finished successfully."),
+            None => page(StatusCode::OK, &say("page-job-done", &named), &say("page-job-done-why", &[])),
         },
         JobState::Failed => {
-            let reason = job.error_message.as_deref().unwrap_or("no reason was recorded");
-            page(StatusCode::OK, &format!("Your {name} failed"), &format!("What went wrong: {reason}"))
+            let reason = job.error_message.unwrap_or_else(|| say("no-reason", &[]));
+            page(
+                StatusCode::OK,
+                &say("job-failed", &named),
+                &say("email-what-went-wrong", &[("reason", reason.into())]),
+            )
         }
-        JobState::Cancelled => page(StatusCode::OK, &format!("Your {name} was cancelled"), "It will not run."),
+        JobState::Cancelled => page(StatusCode::OK, &say("job-cancelled", &named), &say("page-job-cancelled-why", &[])),
         JobState::Available | JobState::Running | JobState::Retryable => {
-            page(StatusCode::OK, &format!("Your {name} is running again"), "Its result will follow in a new email.")
+            page(StatusCode::OK, &say("page-job-running-again", &named), &say("page-job-running-again-why", &[]))
         }
     }
 }

@@ -7,10 +7,11 @@
 use std::convert::Infallible;
 
 use actix_web::http::StatusCode;
-use actix_web::{HttpResponse, web};
+use actix_web::{HttpRequest, HttpResponse, web};
 
+use crate::domain::Arg;
 use crate::http::AppState;
-use crate::http::links::pages::{Extras, Pages, invalid_link};
+use crate::http::links::pages::{Extras, Pages};
 use crate::http::support::problem::AppError;
 
 /// Asks whether to pause: a page with a button that POSTs.
@@ -19,24 +20,30 @@ use crate::http::support::problem::AppError;
     responses((status = 200, description = "A page asking to confirm, with a button that POSTs; nothing changes", content_type = "text/html"),
         (status = 403, description = "A tampered or foreign link: a page", content_type = "text/html"),
         (status = 410, description = "The schedule was deleted: a page", content_type = "text/html")))]
-pub async fn ask(path: web::Path<String>, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
-    let Ok((caller, id)) = state.links.verify_pause(&path) else { return invalid_link() };
-    let pages = Pages::of(&state, &caller.tenant).await;
+pub async fn ask(
+    req: HttpRequest,
+    path: web::Path<String>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    let Ok((caller, id)) = state.links.verify_pause(&path) else { return Pages::errands(&state, &req).invalid_link() };
+    let pages = Pages::of(&state, &caller.tenant, &req).await;
     let Some(schedule) = state.store.schedules_for(&caller).get(id).await? else { return gone(&pages) };
     let action = format!("/schedules/pause/{path}");
-    let when = format!("{} ({})", schedule.cron, schedule.timezone);
+    let when = Arg::from(format!("{} ({})", schedule.cron, schedule.timezone));
     if schedule.paused.is_some() {
         return pages.page(
             StatusCode::OK,
-            "This schedule is paused",
-            &format!("Your schedule {when} makes no jobs until resumed."),
+            &pages.say("page-schedule-paused", &[]),
+            &pages.say("page-schedule-paused-why", &[("when", when)]),
         );
     }
+    let name = state.job_types.display_name(&schedule.job_type, pages.locale());
+    let button = pages.say("page-pause", &[]);
     pages.page_with(
         StatusCode::OK,
-        "Pause this schedule?",
-        &format!("Your {} schedule {when} will make no more jobs until you resume it.", schedule.job_type),
-        Extras { form: Some((&action, "Pause")), ..Extras::default() },
+        &pages.say("page-pause-schedule", &[]),
+        &pages.say("page-pause-schedule-why", &[("name", name.into()), ("when", when)]),
+        Extras { form: Some((&action, &button)), ..Extras::default() },
     )
 }
 
@@ -46,10 +53,14 @@ pub async fn ask(path: web::Path<String>, state: web::Data<AppState>) -> Result<
     responses((status = 200, description = "Paused (again, if it was already): a page", content_type = "text/html"),
         (status = 403, description = "A tampered or foreign link: a page", content_type = "text/html"),
         (status = 410, description = "The schedule was deleted: a page", content_type = "text/html")))]
-pub async fn confirm(path: web::Path<String>, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
-    let Ok((caller, id)) = state.links.verify_pause(&path) else { return invalid_link() };
+pub async fn confirm(
+    req: HttpRequest,
+    path: web::Path<String>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    let Ok((caller, id)) = state.links.verify_pause(&path) else { return Pages::errands(&state, &req).invalid_link() };
     crate::http::support::request_id::record_caller(&caller);
-    let pages = Pages::of(&state, &caller.tenant).await;
+    let pages = Pages::of(&state, &caller.tenant, &req).await;
     let paused = state
         .store
         .schedules_for(&caller)
@@ -61,8 +72,11 @@ pub async fn confirm(path: web::Path<String>, state: web::Data<AppState>) -> Res
     match paused {
         Some(Ok(schedule)) => pages.page(
             StatusCode::OK,
-            "Your schedule is paused",
-            &format!("It makes no jobs until you resume it: {} ({}).", schedule.cron, schedule.timezone),
+            &pages.say("page-schedule-now-paused", &[]),
+            &pages.say(
+                "page-schedule-now-paused-why",
+                &[("when", format!("{} ({})", schedule.cron, schedule.timezone).into())],
+            ),
         ),
         Some(Err(never)) => match never {},
         None => gone(&pages),
@@ -70,5 +84,5 @@ pub async fn confirm(path: web::Path<String>, state: web::Data<AppState>) -> Res
 }
 
 fn gone(pages: &Pages) -> Result<HttpResponse, AppError> {
-    pages.page(StatusCode::GONE, "This schedule no longer exists", "It was deleted: it makes no more jobs.")
+    pages.page(StatusCode::GONE, &pages.say("page-schedule-gone", &[]), &pages.say("page-schedule-gone-why", &[]))
 }

@@ -8,15 +8,15 @@
 //! (Microsoft Safe Links and others) GET every link in a mail.
 
 use actix_web::http::StatusCode;
-use actix_web::{HttpResponse, web};
+use actix_web::{HttpRequest, HttpResponse, web};
 
 use crate::http::AppState;
-use crate::http::links::pages::{Extras, Pages, invalid_link};
+use crate::http::links::pages::{Extras, Pages};
 use crate::http::support::problem::AppError;
 
 /// The link every page has: where people choose which emails they get.
-fn preferences_link(state: &AppState) -> Option<(&str, &str)> {
-    Some((state.settings.preferences_url.as_str(), "Choose which emails you get"))
+fn preferences_link<'a>(state: &'a AppState, text: &'a str) -> Option<(&'a str, &'a str)> {
+    Some((state.settings.preferences_url.as_str(), text))
 }
 
 /// Asks whether to unsubscribe: a page with a button that POSTs.
@@ -24,20 +24,23 @@ fn preferences_link(state: &AppState) -> Option<(&str, &str)> {
     params(("token" = String, Path, description = "From an email's List-Unsubscribe link: the only authorisation")),
     responses((status = 200, description = "A page asking to confirm, with a button that POSTs; nothing changes", content_type = "text/html"),
         (status = 403, description = "A tampered or foreign link: a page", content_type = "text/html")))]
-pub async fn ask(path: web::Path<String>, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
-    let Ok(holder) = state.links.verify_unsubscribe(&path) else { return invalid_link() };
-    let (category, pages) = (&holder.category, Pages::of(&state, &holder.caller.tenant).await);
+pub async fn ask(
+    req: HttpRequest,
+    path: web::Path<String>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    let Ok(holder) = state.links.verify_unsubscribe(&path) else { return Pages::errands(&state, &req).invalid_link() };
+    let (category, pages) = (&holder.category, Pages::of(&state, &holder.caller.tenant, &req).await);
     if state.store.notification_rules().is_required(category) {
         return required(category, &state, &pages);
     }
     let action = format!("/unsubscribe/{path}");
+    let (button, choose) = (pages.say("page-unsubscribe", &[]), pages.say("page-choose-emails", &[]));
     pages.page_with(
         StatusCode::OK,
-        &format!("Stop emails about {category}?"),
-        &format!(
-            "You will no longer get an email when a job of the category {category} ends. It still shows in the app."
-        ),
-        Extras { form: Some((&action, "Unsubscribe")), link: preferences_link(&state), ..Extras::default() },
+        &pages.say("page-unsubscribe-ask", &[("category", category.as_str().into())]),
+        &pages.say("page-unsubscribe-ask-why", &[("category", category.as_str().into())]),
+        Extras { form: Some((&action, &button)), link: preferences_link(&state, &choose), ..Extras::default() },
     )
 }
 
@@ -48,28 +51,34 @@ pub async fn ask(path: web::Path<String>, state: web::Data<AppState>) -> Result<
     responses((status = 200, description = "Unsubscribed (again, if it was already): a page", content_type = "text/html"),
         (status = 403, description = "A tampered or foreign link: a page", content_type = "text/html"),
         (status = 422, description = "A required category, which cannot be turned off: a page", content_type = "text/html")))]
-pub async fn confirm(path: web::Path<String>, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
-    let Ok(holder) = state.links.verify_unsubscribe(&path) else { return invalid_link() };
-    let (category, pages) = (&holder.category, Pages::of(&state, &holder.caller.tenant).await);
+pub async fn confirm(
+    req: HttpRequest,
+    path: web::Path<String>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, AppError> {
+    let Ok(holder) = state.links.verify_unsubscribe(&path) else { return Pages::errands(&state, &req).invalid_link() };
+    let (category, pages) = (&holder.category, Pages::of(&state, &holder.caller.tenant, &req).await);
     if state.store.notification_rules().is_required(category) {
         return required(category, &state, &pages);
     }
     crate::http::support::request_id::record_caller(&holder.caller);
     let email_off = crate::store::ChannelChoices { email: Some(false), ..Default::default() };
     state.store.preferences_for(&holder.caller).choose(category, email_off).await?;
+    let choose = pages.say("page-choose-emails", &[]);
     pages.page_with(
         StatusCode::OK,
-        "You are unsubscribed",
-        &format!("You will no longer get an email when a job of the category {category} ends."),
-        Extras { link: preferences_link(&state), ..Extras::default() },
+        &pages.say("page-unsubscribed", &[]),
+        &pages.say("page-unsubscribed-why", &[("category", category.as_str().into())]),
+        Extras { link: preferences_link(&state, &choose), ..Extras::default() },
     )
 }
 
 fn required(category: &str, state: &AppState, pages: &Pages) -> Result<HttpResponse, AppError> {
+    let choose = pages.say("page-choose-emails", &[]);
     pages.page_with(
         StatusCode::UNPROCESSABLE_ENTITY,
-        "These emails cannot be turned off",
-        &format!("Emails about {category} are required."),
-        Extras { link: preferences_link(state), ..Extras::default() },
+        &pages.say("page-required", &[]),
+        &pages.say("page-required-why", &[("category", category.into())]),
+        Extras { link: preferences_link(state, &choose), ..Extras::default() },
     )
 }

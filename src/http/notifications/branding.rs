@@ -6,7 +6,7 @@
 
 use actix_web::{HttpResponse, web};
 
-use crate::domain::{Branding, BrandingError, Operator, TenantId};
+use crate::domain::{Branding, BrandingError, Locale, Operator, TenantId};
 use crate::http::AppState;
 use crate::http::auth::TenantAdmin;
 use crate::http::support::problem::{AppError, OperatorReadProblems, Problem, UserRouteProblems};
@@ -54,13 +54,27 @@ pub async fn set(
 pub struct PreviewQuery {
     kind: String,
     tenant: Option<String>,
+    /// A shipped locale's tag; the asker's language (an operator's: the default) when absent.
+    locale: Option<String>,
+}
+
+impl PreviewQuery {
+    /// The language asked for, else `otherwise`; 400 for one errand does not ship.
+    fn locale_or(&self, otherwise: Locale) -> Result<Locale, AppError> {
+        let Some(tag) = &self.locale else { return Ok(otherwise) };
+        Locale::parse(tag).ok_or_else(|| {
+            let shipped: Vec<_> = Locale::all().map(Locale::as_str).collect();
+            AppError::BadRequest(format!("locale: one of {}", shipped.join(", ")))
+        })
+    }
 }
 
 /// `GET /tenant/templates/preview?kind=`: an email as the admin's tenant's users get it, with sample content.
 #[utoipa::path(get, path = "/tenant/templates/preview", tag = "tenant admins",
-    params(("kind" = String, Query, description = "job_completed, job_failed, batch_completed or digest")),
+    params(("kind" = String, Query, description = "job_completed, job_failed, batch_completed or digest"),
+        ("locale" = Option<String>, Query, description = "A shipped locale (`en`, `fr`); the admin's language when absent")),
     responses((status = 200, description = "`{from, subject, text, html}`, rendered in the tenant's branding", body = Object),
-        (status = 400, description = "An unknown kind (`bad_request`)", body = Problem, content_type = "application/problem+json"),
+        (status = 400, description = "An unknown kind or locale (`bad_request`)", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "Not a tenant admin's token (`forbidden`)", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "errand sends no email here (`email_not_enabled`)", body = Problem, content_type = "application/problem+json"),
         UserRouteProblems))]
@@ -70,15 +84,17 @@ pub async fn preview_for_tenant_admin(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
     let branding = state.store.branding_of(&admin.tenant).await?;
-    preview(&state, &query.kind, &PreviewFor { tenant: &admin.tenant, user: &admin.user, branding: &branding })
+    let locale = query.locale_or(admin.locale)?;
+    preview(&state, &query.kind, &PreviewFor { tenant: &admin.tenant, user: &admin.user, branding: &branding, locale })
 }
 
 /// `GET /admin/templates/preview?tenant=&kind=`: an email as a tenant's users get it, with sample content.
 #[utoipa::path(get, path = "/admin/templates/preview", tag = "operators",
     params(("tenant" = String, Query, description = "Whose branding"),
-        ("kind" = String, Query, description = "job_completed, job_failed, batch_completed or digest")),
+        ("kind" = String, Query, description = "job_completed, job_failed, batch_completed or digest"),
+        ("locale" = Option<String>, Query, description = "A shipped locale (`en`, `fr`); errand's default when absent")),
     responses((status = 200, description = "`{from, subject, text, html}`, rendered in the tenant's branding", body = Object),
-        (status = 400, description = "No or an invalid tenant, or an unknown kind (`bad_request`)", body = Problem, content_type = "application/problem+json"),
+        (status = 400, description = "No or an invalid tenant, or an unknown kind or locale (`bad_request`)", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "errand sends no email here (`email_not_enabled`)", body = Problem, content_type = "application/problem+json"),
         OperatorReadProblems))]
 pub async fn preview_for_operator(
@@ -89,7 +105,8 @@ pub async fn preview_for_operator(
     let tenant = query.tenant.clone().ok_or_else(|| AppError::BadRequest("tenant: whose branding to show".into()))?;
     let tenant = TenantId::parse(tenant).map_err(|e| AppError::BadRequest(format!("tenant: {e}")))?;
     let branding = state.store.branding_of(&tenant).await?;
-    preview(&state, &query.kind, &PreviewFor { tenant: &tenant, user: &operator.name, branding: &branding })
+    let locale = query.locale_or(state.auth.default_locale())?;
+    preview(&state, &query.kind, &PreviewFor { tenant: &tenant, user: &operator.name, branding: &branding, locale })
 }
 
 /// `kind`'s email with sample content for `viewer`.

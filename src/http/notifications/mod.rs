@@ -16,7 +16,7 @@ use uuid::Uuid;
 
 use super::AppState;
 use crate::actors::Subscribe;
-use crate::domain::{BatchCounts, BatchId, Caller, JobId, JobState, NotificationId, ScheduleId};
+use crate::domain::{Arg, BatchCounts, BatchId, Caller, JobId, JobState, NotificationId, ScheduleId};
 use crate::http::support::pagination::{self, rfc3339};
 use crate::http::support::problem::{AppError, Problem, Unauthenticated, UserRouteProblems};
 use crate::jobs::JobTypes;
@@ -98,58 +98,60 @@ impl NotificationView {
             seen_at: n.seen_at.map(rfc3339),
             archived_at: n.archived_at.map(rfc3339),
         };
+        let locale = n.locale;
+        let say = |id: &str, args: &[(&str, Arg<'_>)]| locale.say(id, args);
         (view.title, view.body) = match n.subject {
             NotificationSubject::Job { job, job_type, status, error_message, schedule } => {
-                let name = types.display_name(&job_type);
+                let name = types.display_name(&job_type, locale);
+                let named = [("name", Arg::from(name.as_str()))];
                 let (job_status, title, body) = match status {
                     JobState::Failed => {
-                        let reason = error_message.as_deref().unwrap_or("no reason was recorded");
-                        ("failed", format!("Your {name} failed"), format!("Your {name} failed: {reason}"))
+                        let reason = error_message.unwrap_or_else(|| say("no-reason", &[]));
+                        let body = say("feed-job-failed", &[("name", name.as_str().into()), ("reason", reason.into())]);
+                        ("failed", say("job-failed", &named), body)
                     }
                     JobState::Cancelled if n.kind == NotificationKind::JobCancelled => {
-                        ("cancelled", format!("Your {name} was cancelled"), format!("You cancelled your {name}."))
+                        ("cancelled", say("job-cancelled", &named), say("feed-job-cancelled-by-you", &named))
                     }
-                    JobState::Cancelled if n.kind == NotificationKind::JobSuperseded => (
-                        "cancelled",
-                        format!("Your {name} was replaced"),
-                        format!("A newer request for your {name} replaced this one."),
-                    ),
-                    JobState::Cancelled => (
-                        "cancelled",
-                        format!("Your {name} was cancelled"),
-                        format!("An operator cancelled your {name}."),
-                    ),
-                    _ => ("completed", format!("Your {name} is ready"), format!("Your {name} finished successfully.")),
+                    JobState::Cancelled if n.kind == NotificationKind::JobSuperseded => {
+                        ("cancelled", say("job-replaced", &named), say("feed-job-replaced", &named))
+                    }
+                    JobState::Cancelled => {
+                        ("cancelled", say("job-cancelled", &named), say("feed-job-cancelled-by-operator", &named))
+                    }
+                    _ => ("completed", say("job-ready", &named), say("feed-job-ready", &named)),
                 };
                 (view.job_id, view.job_type, view.job_status) = (Some(job), Some(job_type), Some(job_status));
                 view.schedule_id = schedule;
                 let body = match schedule {
-                    Some(_) => format!("{body} One of your schedules made it."),
+                    Some(_) => say("feed-made-by-schedule", &[("body", body.into())]),
                     None => body,
                 };
                 (title, body)
             }
             NotificationSubject::Batch { batch, job_type, counts } => {
-                let name = types.display_name(&job_type);
-                let title = format!("Your batch of {} {name} jobs is done", counts.total);
-                let report = if counts.completed < counts.total { "; the report lists the others" } else { "" };
-                let body = format!("{}{report}.", counts.outcome());
+                let name = types.display_name(&job_type, locale);
+                let title = say("batch-done", &[("total", u64::from(counts.total).into()), ("name", name.into())]);
+                let outcome = counts.outcome(locale);
+                let body = match counts.completed < counts.total {
+                    true => say("feed-batch-with-report", &[("outcome", outcome.into())]),
+                    false => say("feed-batch", &[("outcome", outcome.into())]),
+                };
                 (view.batch_id, view.job_type, view.counts) = (Some(batch), Some(job_type), Some(counts));
                 (title, body)
             }
             NotificationSubject::WebhookDisabled { endpoint, url, reason } => {
                 view.webhook_id = Some(endpoint);
-                ("A webhook endpoint was disabled".to_owned(), format!("Deliveries to {url} stopped: {reason}."))
+                let body = say("feed-webhook-disabled", &[("url", url.into()), ("reason", reason.into())]);
+                (say("feed-webhook-disabled-title", &[]), body)
             }
             NotificationSubject::SchedulePaused { schedule, job_type, seen_at } => {
-                let name = types.display_name(&job_type);
-                let since = seen_at.map_or_else(|| "a long time".to_owned(), |at| at.format("%-d %B %Y").to_string());
+                let name = types.display_name(&job_type, locale);
+                let since = seen_at.map_or_else(|| say("feed-a-long-time", &[]), |at| locale.date(at, chrono_tz::UTC));
                 (view.schedule_id, view.job_type) = (Some(schedule), Some(job_type));
                 (
-                    format!("Your {name} schedule was paused"),
-                    format!(
-                        "You had not signed in since {since}, so it stopped making jobs. Resume it if you still need it."
-                    ),
+                    say("feed-schedule-paused-title", &[("name", name.into())]),
+                    say("feed-schedule-paused", &[("since", since.into())]),
                 )
             }
         };

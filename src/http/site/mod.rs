@@ -1,11 +1,13 @@
 //! What errand serves about itself: the browser client and its pages
 //! (`client.rs`), the API's description (`openapi.rs`, `docs.rs`), health
-//! and metrics (`health.rs`).
+//! and metrics (`health.rs`), the elements' words in people's languages
+//! (`words.rs`).
 
 pub mod client;
 pub mod docs;
 pub mod health;
 pub mod openapi;
+pub mod words;
 
 use crate::http::support::routing::Routes;
 
@@ -19,5 +21,6 @@ pub fn routes(r: &mut Routes) {
         .get_or_head(&format!("/docs/{}", docs::REDOC_BUNDLE), docs::redoc)
         .get_or_head("/healthz", health::healthz)
         .get_or_head("/readyz", health::readyz)
-        .get("/metrics", health::metrics);
+        .get("/metrics", health::metrics)
+        .get_or_head("/i18n/elements", words::elements);
 }

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use utoipa::OpenApi;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityRequirement, SecurityScheme};
 
-use crate::http::site::health;
+use crate::http::site::{health, words};
 use crate::http::{admin, jobs, links, notifications, schedules, webhooks, worker_api};
 use crate::jobs::JobTypes;
 
@@ -30,7 +30,7 @@ use crate::jobs::JobTypes;
         notifications::branding::preview_for_operator,
         links::unsubscribe::ask, links::unsubscribe::confirm, webhooks::register, webhooks::list, webhooks::remove,
         webhooks::deliveries, webhooks::redeliver, webhooks::preferences::list, webhooks::preferences::set,
-        health::healthz, health::readyz, health::metrics,
+        health::healthz, health::readyz, health::metrics, words::elements,
         admin::list, admin::get, admin::retry, admin::cancel, admin::hold, admin::release, admin::bulk::retry_matching, admin::bulk::cancel_matching, admin::queues, admin::pauses::list, admin::pauses::pause, admin::pauses::resume, admin::quotas::get, admin::quotas::set, admin::retention::get, admin::retention::set, admin::actions::list, admin::overview::read,
         admin::erasures::erase_for_operator, admin::erasures::erase_for_tenant_admin,
         schedules::managed::list_for_operator, schedules::managed::pause_for_operator,

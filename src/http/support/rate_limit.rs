@@ -343,6 +343,7 @@ mod tests {
             user: UserId::parse(user).unwrap(),
             email: None,
             zoneinfo: None,
+            locale: crate::domain::Locale::default(),
         }
     }
 

@@ -12,7 +12,7 @@ use tokio_postgres::Row;
 use tokio_postgres::types::ToSql;
 use uuid::Uuid;
 
-use crate::domain::{BatchCounts, BatchId, Branding, JobId, JobState, JobTrace, ScheduleId, TenantId, UserId};
+use crate::domain::{BatchCounts, BatchId, Branding, JobId, JobState, JobTrace, Locale, ScheduleId, TenantId, UserId};
 use crate::store::StoreError;
 use crate::store::notifications::branding::branding_from_row;
 use crate::store::queue::lost_claims::LostClaim;
@@ -30,6 +30,12 @@ pub struct OutboxEmail {
     pub about: EmailAbout,
     /// How the tenant presents itself (as its admins set it when the email was claimed).
     pub branding: Branding,
+    /// The language it is written in: its job's or batch's (a digest's:
+    /// its latest job's).
+    pub locale: Locale,
+    /// The recipient's time zone (`/me/notification-settings`; UTC until
+    /// they set one), for the dates it gives.
+    pub zone: chrono_tz::Tz,
 }
 
 /// What an email tells of.
@@ -108,16 +114,18 @@ SELECT c.id, c.job_id, c.batch_id, c.digest_at, c.tenant_id, c.user_id, c.run, c
        j.traceparent, errand_trace_linked(j.run, j.scheduled_for) AS trace_linked, j.attempt AS job_attempts,
        b.total, b.completed, b.failed, b.cancelled,
        tb.name AS brand_name, tb.logo_url AS brand_logo_url, tb.primary_color AS brand_primary_color,
-       tb.from_name AS brand_from_name, tb.footer AS brand_footer
+       tb.from_name AS brand_from_name, tb.footer AS brand_footer,
+       coalesce(j.locale, b.locale) AS locale, ns.timezone AS zone
 FROM claimed c LEFT JOIN jobs j ON j.id = c.job_id
 LEFT JOIN batches b ON b.id = c.batch_id
 LEFT JOIN tenant_branding tb ON tb.tenant_id = c.tenant_id
+LEFT JOIN notification_settings ns ON ns.tenant_id = c.tenant_id AND ns.user_id = c.user_id
 LEFT JOIN schedules s ON s.id = j.schedule_id";
 
 /// What the digests `$1` list, oldest first in each. (A job's result file
 /// record is in clear beside any sealed member: nothing here needs opening.)
 const DIGEST_ITEMS: &str = "
-SELECT o.digest_id, o.job_id, o.job_type, o.job_status, o.error_message, j.result, j.finished_at
+SELECT o.digest_id, o.job_id, o.job_type, o.job_status, o.error_message, j.result, j.finished_at, j.locale
 FROM email_outbox o JOIN jobs j ON j.id = o.job_id
 WHERE o.digest_id = ANY($1)
 ORDER BY o.digest_id, o.id";
@@ -187,11 +195,15 @@ impl<'a> Outbox<'a> {
         let rows = client.query(&client.prepare_cached(DIGEST_ITEMS).await?, &[&digests]).await?;
         for row in &rows {
             let digest: Uuid = row.try_get("digest_id")?;
-            let Some(EmailAbout::Digest { items }) = emails.iter_mut().find(|e| e.id == digest).map(|e| &mut e.about)
-            else {
+            let Some((items, locale)) = emails.iter_mut().find(|e| e.id == digest).and_then(|e| match &mut e.about {
+                EmailAbout::Digest { items } => Some((items, &mut e.locale)),
+                _ => None,
+            }) else {
                 continue;
             };
             let status: String = row.try_get("job_status")?;
+            // Oldest first: the digest speaks the language of its latest job.
+            *locale = locale_from(row.try_get("locale")?);
             items.push(DigestItem {
                 job: JobId(row.try_get("job_id")?),
                 job_type: row.try_get("job_type")?,
@@ -256,7 +268,15 @@ fn email_from_row(row: &Row) -> Result<OutboxEmail, StoreError> {
         attempt: row.try_get("attempts")?,
         about,
         branding: branding_from_row(row)?,
+        locale: locale_from(row.try_get("locale")?),
+        // Zones are checked when set; one a newer tz database dropped reads as UTC.
+        zone: row.try_get::<_, Option<String>>("zone")?.and_then(|zone| zone.parse().ok()).unwrap_or(chrono_tz::UTC),
     })
+}
+
+/// A recorded locale (English for none, or for a catalogue no longer shipped).
+fn locale_from(tag: Option<String>) -> Locale {
+    tag.as_deref().and_then(Locale::parse).unwrap_or(Locale::ENGLISH)
 }
 
 fn job_email_from_row(row: &Row) -> Result<JobEmail, StoreError> {

@@ -22,7 +22,7 @@ use crate::store::StoreError;
 /// first, before the notification $4 if given, as filter $3 picks them
 /// (see [`FeedFilter`]); $5 rows.
 const FEED_PAGE: &str = "
-SELECT id, kind, job_id, job_type, job_status, error_message, batch_id, webhook_endpoint_id, details, created_at, read_at,
+SELECT id, kind, job_id, job_type, job_status, error_message, batch_id, webhook_endpoint_id, details, locale, created_at, read_at,
        seen_at, archived_at, (SELECT j.schedule_id FROM jobs j WHERE j.id = n.job_id) AS schedule_id
 FROM notifications n
 WHERE tenant_id = $1 AND user_id = $2 AND kind NOT IN ('job_cancelled', 'job_superseded')
@@ -36,7 +36,7 @@ LIMIT $5";
 
 /// The caller's notifications of every kind after $3 (all if NULL), oldest first, $4 rows.
 const NEWER_THAN: &str = "
-SELECT id, kind, job_id, job_type, job_status, error_message, batch_id, webhook_endpoint_id, details, created_at, read_at,
+SELECT id, kind, job_id, job_type, job_status, error_message, batch_id, webhook_endpoint_id, details, locale, created_at, read_at,
        seen_at, archived_at, (SELECT j.schedule_id FROM jobs j WHERE j.id = n.job_id) AS schedule_id
 FROM notifications n
 WHERE tenant_id = $1 AND user_id = $2 AND ($3::uuid IS NULL OR id > $3)
@@ -136,6 +136,8 @@ pub struct Notification {
     /// The bell was opened while it was in the feed (read implies seen).
     pub seen_at: Option<DateTime<Utc>>,
     pub archived_at: Option<DateTime<Utc>>,
+    /// The language it is told in (its job's, batch's or schedule's).
+    pub locale: crate::domain::Locale,
 }
 
 /// Which of the caller's feed a page lists: archived notifications are
@@ -341,6 +343,9 @@ fn notification_from_row(row: &Row, kind: NotificationKind) -> Result<Notificati
         read_at: row.try_get("read_at")?,
         seen_at: row.try_get("seen_at")?,
         archived_at: row.try_get("archived_at")?,
+        // One of a catalogue no longer shipped is told in English.
+        locale: crate::domain::Locale::parse(&row.try_get::<_, String>("locale")?)
+            .unwrap_or(crate::domain::Locale::ENGLISH),
     })
 }
 

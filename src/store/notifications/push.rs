@@ -13,7 +13,7 @@ use tokio_postgres::Row;
 use tokio_postgres::types::ToSql;
 use uuid::Uuid;
 
-use crate::domain::{Caller, JobId, JobState, TenantId, UserId};
+use crate::domain::{Caller, JobId, JobState, Locale, TenantId, UserId};
 use crate::store::StoreError;
 use crate::store::pool::tenant_scope::TenantPool;
 use crate::store::queue::lost_claims::LostClaim;
@@ -140,6 +140,8 @@ pub struct OutboxPush {
     pub error_message: Option<String>,
     pub result: Option<serde_json::Value>,
     pub finished_at: Option<DateTime<Utc>>,
+    /// The language its job was asked for in.
+    pub locale: Locale,
 }
 
 /// A subscribed device's endpoint and keys, as stored (its id is the
@@ -168,7 +170,7 @@ WITH due AS (
     RETURNING o.job_id, o.run, o.subscription_id, o.notification_id, o.job_type, o.job_status, o.attempts
 )
 SELECT c.job_id, c.run, c.subscription_id, c.notification_id, c.job_type, c.job_status, c.attempts,
-       s.endpoint, s.p256dh, s.auth, j.tenant_id, j.user_id, j.error_message, j.result, j.finished_at
+       s.endpoint, s.p256dh, s.auth, j.tenant_id, j.user_id, j.error_message, j.result, j.finished_at, j.locale
 FROM claimed c JOIN jobs j ON j.id = c.job_id
 LEFT JOIN push_subscriptions s ON s.id = c.subscription_id";
 
@@ -286,5 +288,6 @@ fn push_from_row(row: &Row) -> Result<OutboxPush, StoreError> {
         error_message: row.try_get("error_message")?,
         result: row.try_get("result")?,
         finished_at: row.try_get("finished_at")?,
+        locale: Locale::parse(&row.try_get::<_, String>("locale")?).unwrap_or(Locale::ENGLISH),
     })
 }

@@ -64,15 +64,15 @@ WITH dequeued AS (
         error_message = errand_cancel_error($2)
     FROM dequeued d
     WHERE j.id = d.job_id
-    RETURNING j.id, j.tenant_id, j.user_id, j.user_email, j.job_type, j.error_message, j.run, j.batch_id,
+    RETURNING j.id, j.tenant_id, j.user_id, j.user_email, j.locale, j.job_type, j.error_message, j.run, j.batch_id,
               errand_cancel_kind($2) AS kind
 ), wanted AS (
     SELECT f.*, w.in_app, w.email, w.push, w.digest, w.required
     FROM finished f
     CROSS JOIN LATERAL errand_channels(f.tenant_id, f.user_id, errand_category(f.job_type, $4), $4) w
 ), notified AS (
-    INSERT INTO notifications (tenant_id, user_id, kind, job_id, run, job_type, job_status, error_message)
-    SELECT tenant_id, user_id, kind, id, run, job_type, 'cancelled', error_message
+    INSERT INTO notifications (tenant_id, user_id, kind, job_id, run, job_type, job_status, error_message, locale)
+    SELECT tenant_id, user_id, kind, id, run, job_type, 'cancelled', error_message, locale
     FROM wanted
     -- A streams-only kind is their signal, not a notification; a batch's
     -- children are told of together, by the batch's notification.

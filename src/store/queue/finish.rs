@@ -178,7 +178,7 @@ WITH input AS (
                END AS expires_at
     ) f
     WHERE j.id = e.job_id AND e.state IN ('completed', 'failed', 'cancelled')
-    RETURNING j.id, j.tenant_id, j.user_id, j.user_email, j.job_type, j.state, j.error_message, j.run, j.batch_id,
+    RETURNING j.id, j.tenant_id, j.user_id, j.user_email, j.locale, j.job_type, j.state, j.error_message, j.run, j.batch_id,
               CASE WHEN j.state = 'cancelled' THEN errand_cancel_kind(e.cancel_requested_by) ELSE 'job_completed' END
                   AS kind
 ), wanted AS (
@@ -192,8 +192,8 @@ WITH input AS (
     WHERE e.attempt_error IS NOT NULL AND e.state <> 'cancelled'
     ON CONFLICT DO NOTHING
 ), notified AS (
-    INSERT INTO notifications (tenant_id, user_id, kind, job_id, run, job_type, job_status, error_message)
-    SELECT tenant_id, user_id, kind, id, run, job_type, state::text, error_message
+    INSERT INTO notifications (tenant_id, user_id, kind, job_id, run, job_type, job_status, error_message, locale)
+    SELECT tenant_id, user_id, kind, id, run, job_type, state::text, error_message, locale
     FROM wanted
     -- A streams-only kind (an owner's own cancel, a supersede) is their
     -- streams' signal, not a notification; a batch's children are told of

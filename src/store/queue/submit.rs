@@ -27,15 +27,15 @@ macro_rules! insert_or_find {
 WITH input AS (
     SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bytea[], $7::text[],
                          $8::jsonb[], $9::integer[], $10::smallint[], $11::integer[], $12::text[], $13::text[],
-                         $14::float8[], $15::text[])
+                         $14::float8[], $15::text[], $16::text[])
         WITH ORDINALITY AS i (id, tenant_id, user_id, user_email, idempotency_key, fingerprint, job_type, params,
                               max_attempts, priority, nth_of_owner, format, admission_key, start_after_ms, traceparent,
-                              n)
+                              locale, n)
 ), inserted AS (
     INSERT INTO jobs (id, tenant_id, user_id, user_email, idempotency_key, fingerprint, job_type, params, max_attempts,
-                      priority, format, run_at, traceparent)
+                      priority, format, run_at, traceparent, locale)
     SELECT id, tenant_id, user_id, user_email, idempotency_key, fingerprint, job_type, params, max_attempts, priority,
-           format, now() + coalesce(start_after_ms, 0) * interval '1 millisecond', traceparent
+           format, now() + coalesce(start_after_ms, 0) * interval '1 millisecond', traceparent, locale
     FROM input WHERE ",
             $insert_if,
             " ORDER BY n
@@ -77,7 +77,7 @@ WHERE NOT EXISTS (SELECT 1 FROM inserted x WHERE x.id = i.id)"
 pub(in crate::store) const INSERT_OR_FIND: &str = insert_or_find!("true");
 
 /// [`INSERT_OR_FIND`] when quotas are kept: the statement sets the caps that
-/// hold (`$16`, see `quota::BatchCaps`) for its own transaction, and the
+/// hold (`$17`, see `quota::BatchCaps`) for its own transaction, and the
 /// trigger that counts the queued jobs checks them on the counts it has just
 /// written (`errand_count_queued` in `migrations/V1__baseline.sql`). A batch
 /// that would take any count over its cap records nothing: the statement
@@ -85,7 +85,7 @@ pub(in crate::store) const INSERT_OR_FIND: &str = insert_or_find!("true");
 /// decides job by job. Far from the caps, the check costs no statement of its
 /// own.
 pub(in crate::store) const INSERT_OR_FIND_CAPPED: &str =
-    insert_or_find!("(SELECT set_config('errand.quota_caps', $16::text, true)) IS NOT NULL");
+    insert_or_find!("(SELECT set_config('errand.quota_caps', $17::text, true)) IS NOT NULL");
 
 /// The job the caller's key names, read with a fresh snapshot.
 pub(in crate::store) const FIND_BY_KEY: &str = "
@@ -344,6 +344,7 @@ pub(in crate::store) struct InsertBatch<'a> {
     admission_keys: Vec<Option<&'a str>>,
     start_after_ms: Vec<Option<f64>>,
     traces: Vec<Option<&'a str>>,
+    locales: Vec<&'static str>,
 }
 
 impl<'a> InsertBatch<'a> {
@@ -370,6 +371,7 @@ impl<'a> InsertBatch<'a> {
             admission_keys: order.iter().map(|&i| jobs[i].admission_key.as_ref().map(AdmissionKey::as_str)).collect(),
             start_after_ms: order.iter().map(|&i| jobs[i].start_after.map(super::millis)).collect(),
             traces: order.iter().map(|&i| jobs[i].trace.as_ref().map(TraceParent::as_str)).collect(),
+            locales: order.iter().map(|&i| jobs[i].caller.locale.as_str()).collect(),
             ids,
             fingerprints,
         }
@@ -385,7 +387,7 @@ impl<'a> InsertBatch<'a> {
         params
     }
 
-    pub(in crate::store) fn params(&self) -> [&(dyn tokio_postgres::types::ToSql + Sync); 15] {
+    pub(in crate::store) fn params(&self) -> [&(dyn tokio_postgres::types::ToSql + Sync); 16] {
         [
             &self.id_column,
             &self.tenants,
@@ -402,6 +404,7 @@ impl<'a> InsertBatch<'a> {
             &self.admission_keys,
             &self.start_after_ms,
             &self.traces,
+            &self.locales,
         ]
     }
 
@@ -464,6 +467,7 @@ mod tests {
             user: UserId::parse(user).unwrap(),
             email: None,
             zoneinfo: None,
+            locale: crate::domain::Locale::default(),
         };
         let callers =
             [caller("acme", "alice"), caller("acme", "alice"), caller("acme", "bob"), caller("globex", "bob")];

@@ -71,11 +71,11 @@ WITH away AS (
 ), paused AS (
     UPDATE schedules s SET paused_at = now(), paused_by = 'owner_inactive', updated_at = now()
     FROM away WHERE s.id = away.id
-    RETURNING s.id, s.tenant_id, s.user_id, s.job_type, away.seen_at
+    RETURNING s.id, s.tenant_id, s.user_id, s.job_type, away.seen_at, s.locale
 ), told AS (
-    INSERT INTO notifications (tenant_id, user_id, kind, job_type, details)
+    INSERT INTO notifications (tenant_id, user_id, kind, job_type, details, locale)
     SELECT tenant_id, user_id, 'schedule_paused', job_type,
-           jsonb_build_object('schedule_id', id, 'reason', 'owner_inactive', 'seen_at', seen_at)
+           jsonb_build_object('schedule_id', id, 'reason', 'owner_inactive', 'seen_at', seen_at), locale
     FROM paused
     RETURNING tenant_id, user_id
 )
@@ -94,10 +94,12 @@ WITH input AS (
 ), inserted AS (
     -- Linked to the trace of the request that made the schedule (being
     -- scheduled, never in it: `jobs.traceparent`).
+    -- In the language of the request that made the schedule.
     INSERT INTO jobs (id, tenant_id, user_id, user_email, idempotency_key, fingerprint, job_type, params, max_attempts,
-                      schedule_id, scheduled_for, priority, format, traceparent)
+                      schedule_id, scheduled_for, priority, format, traceparent, locale)
     SELECT id, tenant_id, user_id, user_email, idempotency_key, fingerprint, job_type, params, max_attempts,
-           schedule_id, scheduled_for, priority, format, traceparent
+           schedule_id, scheduled_for, priority, format, traceparent,
+           (SELECT s.locale FROM schedules s WHERE s.id = input.schedule_id)
     FROM input ORDER BY n
     ON CONFLICT (tenant_id, user_id, idempotency_key) DO NOTHING
     RETURNING id, tenant_id, user_id, job_type, run_at, schedule_id, priority

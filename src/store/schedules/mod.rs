@@ -168,8 +168,8 @@ const COUNT_OWN: &str = "SELECT count(*) FROM schedules WHERE tenant_id = $1 AND
 const INSERT: &str = concat!(
     "INSERT INTO schedules (tenant_id, user_id, user_email, idempotency_key, fingerprint, job_type, params, cron,
                             timezone, ends_at, missed, catch_up_limit, overlap, next_run_at, next_local,
-                            next_second_of_fold, format, traceparent)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
+                            next_second_of_fold, format, traceparent, locale)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
      RETURNING ",
     columns!()
 );
@@ -252,7 +252,8 @@ impl CallerSchedules<'_> {
         let (next_at, next_local, second) = next_columns(new.first);
         let format = new.format.map(ExportFormat::as_str);
         let trace = new.trace.as_ref().map(TraceParent::as_str);
-        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 18] = [
+        let locale = self.caller.locale.as_str();
+        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 19] = [
             &tenant,
             &user,
             &self.caller.email.as_deref(),
@@ -271,6 +272,7 @@ impl CallerSchedules<'_> {
             &second,
             &format,
             &trace,
+            &locale,
         ];
         let row = tx.query_one(&tx.prepare_cached(INSERT).await?, &params).await?;
         self.seen(&tx).await?;
