@@ -42,6 +42,16 @@ pub struct PreviewFor<'a> {
 impl SmtpMailer {
     /// `kind`'s email with sample content, for `viewer`.
     pub fn preview(&self, kind: PreviewKind, viewer: &PreviewFor<'_>) -> Result<Composed, MailError> {
+        self.preview_at(kind, viewer, chrono::Utc::now())
+    }
+
+    /// [`Self::preview`], its jobs ended at `now` (the template tests fix it).
+    fn preview_at(
+        &self,
+        kind: PreviewKind,
+        viewer: &PreviewFor<'_>,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> Result<Composed, MailError> {
         let to = Addressee {
             tenant: viewer.tenant,
             user: viewer.user,
@@ -53,7 +63,6 @@ impl SmtpMailer {
             locale: viewer.locale,
             zone: chrono_tz::UTC,
         };
-        let now = chrono::Utc::now();
         let file = json!({
             "storage_key": "preview", "size_bytes": 1_482_113, "row_count": 12_480, "content_type": "text/csv",
             "file_name": "sales_report-2026-11.csv", "expires_at": now + chrono::Duration::days(7),
@@ -97,6 +106,45 @@ impl SmtpMailer {
                 let items = vec![entry(JobState::Completed, Some(&file)), entry(JobState::Cancelled, None)];
                 let email = DigestEmail { to: to.clone(), id: Uuid::nil(), items };
                 self.compose(&self.digest_draft(&email), &email.to)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{EmailSettings, HttpUrl};
+    use crate::outbound::links::JobLinks;
+
+    fn mailer() -> SmtpMailer {
+        let settings: EmailSettings = serde_json::from_value(json!({"from": "Reports <reports@example.com>"})).unwrap();
+        let base = HttpUrl::parse("https://errand.example.com").unwrap();
+        let links = JobLinks::new(b"a template test's link key, 32 bytes or more".to_vec(), &base);
+        SmtpMailer::new(&settings, links, std::time::Duration::from_secs(7 * 24 * 3600)).unwrap()
+    }
+
+    /// Every kind of email in every shipped language, as people get it: a
+    /// message no catalogue has, or a template giving one the wrong
+    /// variables, fails the rendering; a change of wording shows in the
+    /// snapshots (`cargo insta review`).
+    #[test]
+    fn every_email_renders_in_every_language() {
+        let mailer = mailer();
+        let (tenant, user) = (TenantId::parse("acme").unwrap(), UserId::parse("ann").unwrap());
+        let branding = Branding { name: Some("Acme <b>Corp</b>".into()), ..Branding::default() };
+        let now = "2026-12-05T07:00:00Z".parse().unwrap();
+        for locale in Locale::all() {
+            let viewer = PreviewFor { tenant: &tenant, user: &user, branding: &branding, locale };
+            for (name, kind) in PreviewKind::NAMES.iter().map(|name| (name, PreviewKind::parse(name).unwrap())) {
+                let email = mailer.preview_at(kind, &viewer, now).unwrap_or_else(|e| panic!("{locale} {name}: {e}"));
+                assert!(email.html.contains(&format!("<html lang=\"{locale}\">")), "{locale} {name}");
+                assert!(!email.html.contains("<b>Corp"), "tenant copy is text, never markup");
+                let shown = format!(
+                    "From: {}\nSubject: {}\n\n{}\n---- html ----\n{}",
+                    email.from, email.subject, email.text, email.html
+                );
+                insta::assert_snapshot!(format!("{name}.{locale}"), shown);
             }
         }
     }

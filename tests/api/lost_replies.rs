@@ -139,6 +139,7 @@ async fn emails_taken_by_a_claim_whose_answer_was_lost_are_due_again_at_once() {
         user: UserId::parse("u").unwrap(),
         email: Some("u@example.com".into()),
         zoneinfo: None,
+        locale: errand::domain::Locale::default(),
     };
     store.submissions().submit(&job).await.unwrap();
     claim_and_complete(&store).await;

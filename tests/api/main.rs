@@ -26,6 +26,7 @@ mod feed_marks;
 mod helpers;
 mod job_detail;
 mod jwks;
+mod languages;
 mod lost_replies;
 mod notifications;
 mod operators;

@@ -224,6 +224,7 @@ pub fn new_job(tenant: &str, user: &str, key: &str, job_type: &str, params: Valu
         user: UserId::parse(user).unwrap(),
         email: None,
         zoneinfo: None,
+        locale: errand::domain::Locale::default(),
     };
     errand::store::NewJob {
         caller,
