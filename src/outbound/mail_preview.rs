@@ -134,6 +134,11 @@ mod tests {
         let (tenant, user) = (TenantId::parse("acme").unwrap(), UserId::parse("ann").unwrap());
         let branding = Branding { name: Some("Acme <b>Corp</b>".into()), ..Branding::default() };
         let now = "2026-12-05T07:00:00Z".parse().unwrap();
+        // Beside the tests, not in the source tree: `tests/snapshots/emails/{kind}.{locale}.snap`.
+        let mut snapshots = insta::Settings::clone_current();
+        snapshots.set_snapshot_path("../../tests/snapshots/emails");
+        snapshots.set_prepend_module_to_snapshot(false);
+        let _bound = snapshots.bind_to_scope();
         for locale in Locale::all() {
             let viewer = PreviewFor { tenant: &tenant, user: &user, branding: &branding, locale };
             for (name, kind) in PreviewKind::NAMES.iter().map(|name| (name, PreviewKind::parse(name).unwrap())) {
