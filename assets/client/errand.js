@@ -68,6 +68,8 @@ export class Errand {
   #locale;
   /** @type {Promise<Messages>|null} the components' words, read once (null again after a failed read) */
   #messages = null;
+  /** The tenant's branding, read once (`branding()`). */
+  #branding = null;
 
   /**
    * @param {object} options
@@ -115,6 +117,25 @@ export class Errand {
       });
     }
     return this.#messages;
+  }
+
+  /**
+   * How the signed-in user's tenant presents itself (`GET /tenant/branding`,
+   * as its admins set it: `{name, logo_url, primary_color, from_name,
+   * footer}`, each null until set), read once per client. The elements take
+   * its `primary_color` as their accent unless the page sets
+   * `--errand-accent` itself.
+   * @returns {Promise<{name: string|null, logo_url: string|null, primary_color: string|null}>}
+   */
+  branding() {
+    if (!this.#branding) {
+      const loading = this.#transport.request('GET', '/tenant/branding', { retries: 2 });
+      this.#branding = loading;
+      loading.catch(() => {
+        if (this.#branding === loading) this.#branding = null;
+      });
+    }
+    return this.#branding;
   }
 
   /**

@@ -290,8 +290,9 @@ impl Store {
         }
     }
 
-    /// What `tenant` set as its branding (for its pages, and the previews of
-    /// its emails; only its admins change it, `branding_for_tenant_admin`).
+    /// What `tenant` set as its branding (for its pages, its users' elements
+    /// and the previews of its emails; only its admins change it,
+    /// `branding_for_tenant_admin`).
     pub async fn branding_of(&self, tenant: &TenantId) -> Result<crate::domain::Branding, StoreError> {
         TenantBranding { pool: TenantPool::new(&self.pool, tenant), tenant, by: String::new() }.read().await
     }

@@ -29,6 +29,11 @@ async fn a_tenant_s_emails_carry_its_branding_as_text_and_another_tenant_s_do_no
     let read: Value = app.get(&admin, BRANDING).await.json().await.unwrap();
     assert_eq!(read["primary_color"], "#aa0000");
     assert_eq!(read["logo_url"], Value::Null);
+    // Its users read it too (their elements take its colour); another tenant's see their own.
+    let users: Value = app.get(&token("acme", "bob"), BRANDING).await.json().await.unwrap();
+    assert_eq!(users, read);
+    let others: Value = app.get(&token("globex", "gus"), BRANDING).await.json().await.unwrap();
+    assert_eq!(others["primary_color"], Value::Null);
 
     let alice = token_for("acme", "alice", "alice@example.com");
     let job = app.create(&alice, "noop", json!({})).await;

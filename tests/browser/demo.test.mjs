@@ -397,3 +397,24 @@ test("a required category's checkboxes are checked and disabled, with a note", {
   assert.deepEqual(problems, []);
   await context.close();
 });
+
+test("the elements take the tenant's colour, below the page's own --errand-accent", { timeout: 30_000 }, async () => {
+  const admin = await harness.adminApi('ada');
+  await admin.request('PUT', '/tenant/branding', { body: { name: 'Acme', primary_color: '#AA0000' } });
+  const context = await harness.browser.newContext();
+  try {
+    const { page, problems } = await openSignedIn(harness, context, 'kim');
+    await preferenceCategories(page);
+    const accent = () => page.evaluate(() => {
+      const box = document.querySelector('errand-preferences').shadowRoot.querySelector('input[type="checkbox"]');
+      return getComputedStyle(box).accentColor;
+    });
+    await eventually('the tenant colour on the elements', async () => (await accent()) === 'rgb(170, 0, 0)');
+    await page.evaluate(() => document.body.style.setProperty('--errand-accent', '#00aa00'));
+    assert.equal(await accent(), 'rgb(0, 170, 0)', "the page's own accent wins");
+    assert.deepEqual(problems, []);
+  } finally {
+    await admin.request('PUT', '/tenant/branding', { body: {} });
+    await context.close();
+  }
+});

@@ -318,6 +318,11 @@ export class Harness {
     return new ApiUser(this.baseUrl, await this.token(user));
   }
 
+  /** An API caller as a tenant admin (`scope: tenant_admin`) of the demo tenant. */
+  async adminApi(user) {
+    return new ApiUser(this.baseUrl, await this.#errandCommand(['token', '--tenant', TENANT, '--user', user, '--tenant-admin']));
+  }
+
   /** An API caller as `user` of `tenant` (another tenant than the demo's, say). */
   async tenantApi(tenant, user) {
     return new ApiUser(this.baseUrl, await this.#errandCommand(['token', '--tenant', tenant, '--user', user]));

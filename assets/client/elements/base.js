@@ -27,12 +27,12 @@ const SHARED_CSS = `
     border: 1px solid var(--errand-border, #e5e7eb); background: var(--errand-surface, #fff); color: inherit;
     padding: 0.45rem 0.9rem;
   }
-  button:hover { border-color: var(--errand-accent, #2563eb); }
+  button:hover { border-color: var(--errand-accent, var(--errand-brand, #2563eb)); }
   button:focus-visible, a:focus-visible, [tabindex="-1"]:focus-visible {
-    outline: 2px solid var(--errand-accent, #2563eb); outline-offset: 2px;
+    outline: 2px solid var(--errand-accent, var(--errand-brand, #2563eb)); outline-offset: 2px;
   }
   button:disabled, button[aria-disabled="true"] { opacity: 0.55; cursor: default; }
-  a { color: var(--errand-accent, #2563eb); }
+  a { color: var(--errand-accent, var(--errand-brand, #2563eb)); }
   :host(:not(:state(ready))) { visibility: hidden; }
   .sr-only { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
 `;
@@ -108,6 +108,17 @@ async function messagesOf(client) {
   }
 }
 
+/** The tenant's colour (`#rrggbb`, as errand checked it when set), or null. */
+async function brandingOf(client) {
+  if (typeof client.branding !== 'function') return null;
+  try {
+    const color = (await client.branding())?.primary_color;
+    return /^#[0-9a-f]{6}$/i.test(color ?? '') ? color : null;
+  } catch {
+    return null; // errand's own colour: a page is not refused for its colours
+  }
+}
+
 /**
  * Base of every element: a client property, a start/stop tied to being in
  * the document, and the client's words. `start(client)` runs once the
@@ -152,6 +163,10 @@ export class ClientElement extends HTMLElement {
     this.#running = true;
     const client = this.#client;
     const run = ++this.#runs;
+    brandingOf(client).then((color) => {
+      // Below the page's own --errand-accent, above errand's colour (see SHARED_CSS).
+      if (color) this.style.setProperty('--errand-brand', color);
+    });
     messagesOf(client).then((messages) => {
       if (run !== this.#runs) return; // stopped (or started again) meanwhile
       this.#useMessages(messages);

@@ -37,7 +37,7 @@ const BELL_CSS = `
   li { display: grid; grid-template-columns: 0.6rem 1fr fit-content(50%); gap: 0.6rem; padding: 0.75rem 1rem; align-items: start; }
   li + li { border-top: 1px solid var(--errand-border, #e5e7eb); }
   .dot { width: 0.5rem; height: 0.5rem; margin-top: 0.4rem; border-radius: 50%; }
-  li.unread .dot { background: var(--errand-accent, #2563eb); }
+  li.unread .dot { background: var(--errand-accent, var(--errand-brand, #2563eb)); }
   p { margin: 0; }
   .title { font-weight: 600; }
   li:not(.unread) .title { font-weight: 500; }

@@ -11,8 +11,8 @@ const EXPORT_CSS = `
   :host { display: inline-block; }
   .row { display: flex; flex-wrap: wrap; align-items: center; gap: 0.6rem 0.9rem; }
   .start, .download {
-    background: var(--errand-accent, #2563eb); color: var(--errand-accent-text, #fff);
-    border-color: var(--errand-accent, #2563eb); font-weight: 600;
+    background: var(--errand-accent, var(--errand-brand, #2563eb)); color: var(--errand-accent-text, #fff);
+    border-color: var(--errand-accent, var(--errand-brand, #2563eb)); font-weight: 600;
   }
   .download {
     display: inline-block; text-decoration: none; padding: 0.45rem 0.9rem; border-radius: var(--errand-radius, 8px);
@@ -26,7 +26,7 @@ const EXPORT_CSS = `
   }
   @keyframes spin { to { transform: rotate(360deg); } }
   @media (prefers-reduced-motion: reduce) { .status.working::before { animation: none; } }
-  progress { width: 8rem; accent-color: var(--errand-accent, #2563eb); }
+  progress { width: 8rem; accent-color: var(--errand-accent, var(--errand-brand, #2563eb)); }
 `;
 
 const EXPORT_SHEET = sheet(EXPORT_CSS);

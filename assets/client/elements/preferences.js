@@ -25,9 +25,9 @@ const PREFERENCES_CSS = `
   .channel { width: 6rem; text-align: center; }
   .channel label { display: inline-flex; padding: 0.2rem; cursor: pointer; }
   input[type="checkbox"] {
-    width: 1.1rem; height: 1.1rem; margin: 0; cursor: inherit; accent-color: var(--errand-accent, #2563eb);
+    width: 1.1rem; height: 1.1rem; margin: 0; cursor: inherit; accent-color: var(--errand-accent, var(--errand-brand, #2563eb));
   }
-  input:focus-visible { outline: 2px solid var(--errand-accent, #2563eb); outline-offset: 2px; }
+  input:focus-visible { outline: 2px solid var(--errand-accent, var(--errand-brand, #2563eb)); outline-offset: 2px; }
   input:disabled { cursor: default; }
   tr.required .channel label { cursor: default; opacity: 0.7; }
   .note {

@@ -29,9 +29,9 @@ const SCHEDULE_CSS = `
     padding: 0.4rem 0.6rem; border: 1px solid var(--errand-border, #e5e7eb); border-radius: var(--errand-radius, 8px);
   }
   input[type="number"] { width: 5rem; }
-  input:focus-visible, select:focus-visible { outline: 2px solid var(--errand-accent, #2563eb); outline-offset: 2px; }
+  input:focus-visible, select:focus-visible { outline: 2px solid var(--errand-accent, var(--errand-brand, #2563eb)); outline-offset: 2px; }
   [aria-invalid="true"] { border-color: var(--errand-danger, #b91c1c); }
-  .submit { background: var(--errand-accent, #2563eb); color: var(--errand-accent-text, #fff); border-color: transparent; font-weight: 600; }
+  .submit { background: var(--errand-accent, var(--errand-brand, #2563eb)); color: var(--errand-accent-text, #fff); border-color: transparent; font-weight: 600; }
   .problem { margin: 0.5rem 0 0; color: var(--errand-danger, #b91c1c); }
   .problem:empty { display: none; }
   .result { display: flex; flex-wrap: wrap; align-items: center; gap: 0.5rem 0.75rem; margin: 0.75rem 0 0; }

@@ -2,23 +2,25 @@
 //! name, name, logo, colour, footer), set by its admins, audited. Tenant
 //! copy is plain text (`domain::Branding::checked`), shown escaped; the
 //! logo is checked like a webhook's URL (https, public addresses). Its
-//! admins and operators preview each email in it.
+//! users read it (the elements take its colour); its admins and operators
+//! preview each email in it.
 
 use actix_web::{HttpResponse, web};
 
-use crate::domain::{Branding, BrandingError, Locale, Operator, TenantId};
+use crate::domain::{Branding, BrandingError, Caller, Locale, Operator, TenantId};
 use crate::http::AppState;
 use crate::http::auth::TenantAdmin;
 use crate::http::support::problem::{AppError, OperatorReadProblems, Problem, UserRouteProblems};
 use crate::outbound::mail_preview::{PreviewFor, PreviewKind};
 
-/// `GET /tenant/branding`: what the admin's tenant set (nulls: errand's own).
+/// `GET /tenant/branding`: what the caller's tenant set (nulls: errand's
+/// own). Any of its users may read it: it is what their emails show, and
+/// the browser's elements take its colour.
 #[utoipa::path(get, path = "/tenant/branding", tag = "tenant admins",
     responses((status = 200, description = "`{name, logo_url, primary_color, from_name, footer}`, each null until set", body = Object),
-        (status = 403, description = "Not a tenant admin's token (`forbidden`)", body = Problem, content_type = "application/problem+json"),
         UserRouteProblems))]
-pub async fn get(TenantAdmin(admin): TenantAdmin, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
-    Ok(HttpResponse::Ok().json(state.store.branding_for_tenant_admin(&admin).read().await?))
+pub async fn get(caller: Caller, state: web::Data<AppState>) -> Result<HttpResponse, AppError> {
+    Ok(HttpResponse::Ok().json(state.store.branding_of(&caller.tenant).await?))
 }
 
 /// `PUT /tenant/branding`: sets the tenant's branding whole (what is left
