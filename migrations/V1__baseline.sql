@@ -1481,8 +1481,10 @@ CREATE TABLE webhook_endpoints (
         CHECK (cardinality(events) > 0
                AND events <@ ARRAY['job.completed', 'job.failed', 'job.cancelled', 'type.paused']),
     secret          text NOT NULL,
-    -- The admin who registered it.
+    -- The admin who registered it, and their language (their notice that
+    -- it was disabled is in it).
     created_by      text NOT NULL,
+    locale          text NOT NULL DEFAULT 'en',
     created_at      timestamptz NOT NULL DEFAULT now(),
     -- Set when deliveries kept failing; a disabled endpoint gets nothing.
     disabled_at     timestamptz,

@@ -121,3 +121,32 @@ async fn previews_and_the_elements_words_come_in_the_language_asked_for() {
     assert!(fr.iter().any(|(id, text)| en[id] != *text), "and they are translated");
     assert!(fr.values().all(|text| !text.as_str().unwrap().contains('$')), "variables written {{name}}");
 }
+
+#[actix_web::test]
+async fn an_admin_hears_of_a_disabled_endpoint_in_the_language_they_registered_it_in() {
+    let app = TestApp::builder()
+        .configure(|s| {
+            s.webhooks.allow_hosts = vec!["127.0.0.1".into()];
+            s.webhooks.poll_interval = Duration::from_millis(50);
+            s.webhooks.max_attempts = std::num::NonZeroU32::new(1).unwrap();
+            s.webhooks.disable_after = std::num::NonZeroU32::new(1).unwrap();
+        })
+        .spawn()
+        .await;
+    let receiver = Receiver::start([500; 4]);
+    let claims =
+        json!({"sub": "ada", "tenant": "t1", "scope": "tenant_admin", "locale": "fr", "exp": now_secs() + 3600});
+    let admin = errand::domain::tokens::TokenIssuer::new(SECRET).unwrap().issue(&claims).unwrap();
+    let registered =
+        app.post_json(&admin, "/webhooks", json!({"url": receiver.url, "events": ["job.completed"]})).await;
+    assert_eq!(registered.status(), StatusCode::CREATED);
+    app.create(&token("t1", "bob"), "noop", json!({})).await;
+    // Read back in English: the notice keeps the language it was written in.
+    let english_admin = tenant_admin_token("t1", "ada");
+    eventually(WITHIN, "the notice", || async {
+        !app.notifications_of(&english_admin, "webhook_disabled").await.is_empty()
+    })
+    .await;
+    let notice = app.notifications_of(&english_admin, "webhook_disabled").await.remove(0);
+    assert_eq!(notice["title"], "Un point de terminaison de webhook a été désactivé", "{notice}");
+}

@@ -13,6 +13,7 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use crate::http::AppState;
 use crate::http::links::pages::{Extras, Pages};
 use crate::http::support::problem::AppError;
+use crate::outbound::links::Unsubscriber;
 
 /// The link every page has: where people choose which emails they get.
 fn preferences_link<'a>(state: &'a AppState, text: &'a str) -> Option<(&'a str, &'a str)> {
@@ -29,11 +30,11 @@ pub async fn ask(
     path: web::Path<String>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
-    let Ok(holder) = state.links.verify_unsubscribe(&path) else { return Pages::errands(&state, &req).invalid_link() };
-    let (category, pages) = (&holder.category, Pages::of(&state, &holder.caller.tenant, &req).await);
-    if state.store.notification_rules().is_required(category) {
-        return required(category, &state, &pages);
-    }
+    let (holder, pages) = match opened(&state, &req, &path).await {
+        Ok(opened) => opened,
+        Err(answer) => return answer,
+    };
+    let category = &holder.category;
     let action = format!("/unsubscribe/{path}");
     let (button, choose) = (pages.say("page-unsubscribe", &[]), pages.say("page-choose-emails", &[]));
     pages.page_with(
@@ -56,11 +57,11 @@ pub async fn confirm(
     path: web::Path<String>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
-    let Ok(holder) = state.links.verify_unsubscribe(&path) else { return Pages::errands(&state, &req).invalid_link() };
-    let (category, pages) = (&holder.category, Pages::of(&state, &holder.caller.tenant, &req).await);
-    if state.store.notification_rules().is_required(category) {
-        return required(category, &state, &pages);
-    }
+    let (holder, pages) = match opened(&state, &req, &path).await {
+        Ok(opened) => opened,
+        Err(answer) => return answer,
+    };
+    let category = &holder.category;
     crate::http::support::request_id::record_caller(&holder.caller);
     let email_off = crate::store::ChannelChoices { email: Some(false), ..Default::default() };
     state.store.preferences_for(&holder.caller).choose(category, email_off).await?;
@@ -71,6 +72,24 @@ pub async fn confirm(
         &pages.say("page-unsubscribed-why", &[("category", category.as_str().into())]),
         Extras { link: preferences_link(&state, &choose), ..Extras::default() },
     )
+}
+
+/// The link's holder and their tenant's pages; or the page that answers
+/// instead: an altered link's, or a required category's (which cannot be
+/// turned off).
+async fn opened(
+    state: &AppState,
+    req: &HttpRequest,
+    token: &str,
+) -> Result<(Unsubscriber, Pages), Result<HttpResponse, AppError>> {
+    let Ok(holder) = state.links.verify_unsubscribe(token) else {
+        return Err(Pages::errands(state, req).invalid_link());
+    };
+    let pages = Pages::of(state, &holder.caller.tenant, req).await;
+    if state.store.notification_rules().is_required(&holder.category) {
+        return Err(required(&holder.category, state, &pages));
+    }
+    Ok((holder, pages))
 }
 
 fn required(category: &str, state: &AppState, pages: &Pages) -> Result<HttpResponse, AppError> {

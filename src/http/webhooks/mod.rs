@@ -105,7 +105,7 @@ pub async fn register(
     let registered = state
         .store
         .webhooks_for_tenant(&admin.tenant)
-        .register(url.as_str(), &events, &secret, &admin.user, state.settings.max_webhook_endpoints)
+        .register(url.as_str(), &events, &secret, &admin, state.settings.max_webhook_endpoints)
         .await?;
     match registered {
         Registered::Created(endpoint) => {

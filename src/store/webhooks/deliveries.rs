@@ -130,10 +130,13 @@ WITH recent AS (
     FROM disabled
     WHERE d.endpoint_id = disabled.id AND d.state = 'pending'
 ), notified AS (
-    INSERT INTO notifications (tenant_id, user_id, kind, webhook_endpoint_id, details)
-    SELECT d.tenant_id, admins.created_by, 'webhook_disabled', d.id, jsonb_build_object('url', d.url, 'reason', $3::text)
+    -- Each admin in the language of the endpoint they registered last.
+    INSERT INTO notifications (tenant_id, user_id, kind, webhook_endpoint_id, details, locale)
+    SELECT d.tenant_id, admins.created_by, 'webhook_disabled', d.id, jsonb_build_object('url', d.url, 'reason', $3::text),
+           admins.locale
     FROM disabled d
-    CROSS JOIN LATERAL (SELECT DISTINCT created_by FROM webhook_endpoints e WHERE e.tenant_id = d.tenant_id) admins
+    CROSS JOIN LATERAL (SELECT DISTINCT ON (created_by) created_by, locale FROM webhook_endpoints e
+                        WHERE e.tenant_id = d.tenant_id ORDER BY created_by, created_at DESC) admins
     RETURNING tenant_id, user_id
 )
 SELECT url, (SELECT count(pg_notify('errand_notifications', errand_owner_tag(tenant_id, user_id))) FROM notified) AS told

@@ -10,7 +10,7 @@ use chrono::{DateTime, Utc};
 use tokio_postgres::Row;
 use uuid::Uuid;
 
-use crate::domain::{TenantId, UserId};
+use crate::domain::{Caller, TenantId};
 use crate::store::StoreError;
 
 /// An endpoint as its tenant's admins see it (its secret is shown once, when made).
@@ -40,8 +40,8 @@ pub enum Registered {
 /// same moment may each see room: the cap bounds what a tenant makes errand
 /// call, give or take a few; it is not a quota.)
 const REGISTER: &str = "
-INSERT INTO webhook_endpoints (tenant_id, url, events, secret, created_by)
-SELECT $1, $2, $3, $4, $5
+INSERT INTO webhook_endpoints (tenant_id, url, events, secret, created_by, locale)
+SELECT $1, $2, $3, $4, $5, $7
 WHERE (SELECT count(*) FROM webhook_endpoints WHERE tenant_id = $1) < $6
 RETURNING id, url, events, created_by, created_at, disabled_at, disabled_reason";
 
@@ -125,13 +125,14 @@ pub struct TenantWebhooks<'a> {
 }
 
 impl TenantWebhooks<'_> {
-    /// Registers an endpoint, if the tenant has fewer than `limit`.
+    /// Registers an endpoint for the tenant admin `by`, if the tenant has
+    /// fewer than `limit` (the notice that it was disabled is in `by`'s language).
     pub async fn register(
         &self,
         url: &str,
         events: &[String],
         secret: &str,
-        by: &UserId,
+        by: &Caller,
         limit: usize,
     ) -> Result<Registered, StoreError> {
         let keys = self.keys.ok_or_else(|| StoreError::Corrupt("this store seals no secrets: no keyring".into()))?;
@@ -139,8 +140,8 @@ impl TenantWebhooks<'_> {
         let sealed = sealed::seal_secret(keys, self.pool.unscoped(), self.tenant.as_str(), secret).await?;
         let statement = client.prepare_cached(REGISTER).await?;
         let cap = i64::try_from(limit).unwrap_or(i64::MAX);
-        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 6] =
-            [&self.tenant.as_str(), &url, &events, &sealed, &by.as_str(), &cap];
+        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 7] =
+            [&self.tenant.as_str(), &url, &events, &sealed, &by.user.as_str(), &cap, &by.locale.as_str()];
         let row = client.query_opt(&statement, &params).await?;
         client.commit().await?;
         Ok(match row {
