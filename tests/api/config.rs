@@ -44,6 +44,8 @@ fn bad_values_are_refused_naming_their_key() {
         ("ERRAND_TELEMETRY__TRACE_URL", "tempo/{trace_id}", "telemetry.trace_url"),
         ("ERRAND_ENCRYPTION__KEYS", "v1:c2hvcnQ=", "encryption.keys"),
         ("ERRAND_SCHEDULES__OWNER_INACTIVE_AFTER", "1h", "schedules.owner_inactive_after"),
+        ("ERRAND_I18N__DEFAULT_LOCALE", "tlh", "i18n.default_locale"),
+        ("ERRAND_JOB_TYPES__SLEEP__DISPLAY_NAMES__DE", "Schlaf", "job_types.sleep.display_names.de"),
     ];
     for (key, value, named) in cases {
         let (code, stderr) = errand_with(&[(key, value)]);

@@ -1,6 +1,6 @@
-// The web components' languages. First, without errand: the catalogues
-// (templates/locales/<tag>/elements.ftl) have the same ids in every
-// language, simple patterns only, and exactly the ids the elements use.
+// The web components' languages. First, without errand: the catalogue
+// (templates/locales/en/elements.ftl) has simple patterns only, both forms
+// of each plural, and exactly the ids the elements use.
 // Then in Chromium against a real errand (the environment of demo.test.mjs):
 // errand serves each catalogue at /i18n/elements as the files hold it, and
 // the demo page with `?locale=fr` shows the bell, the export button, the
@@ -14,6 +14,7 @@ import path from 'node:path';
 import { Harness, repoRoot } from './harness.mjs';
 import { exportLink, exportStatus, openBell, openSignedIn, preferenceCategories, waitForUnreadCount } from './demo-page.mjs';
 
+/** The shipped languages (`SHIPPED` in src/domain/notifications/locale.rs). */
 const LOCALES = ['en', 'fr'];
 const EXPORT = 'export_sales_report';
 /** CLDR's plural categories: `ui-x-one`, `ui-x-other`… are the forms of `ui-x`. */
@@ -62,18 +63,14 @@ async function idsInTheClient() {
   return ids;
 }
 
-test('every language has the same ids, and no variable English lacks', async () => {
-  const [english, ...others] = await Promise.all(LOCALES.map(catalogue));
+// That every language has English's ids and no variable English lacks is
+// `cargo test`'s to check (domain/notifications/words.rs), for both files.
+test('a plural has its one and other forms', async () => {
+  const english = await catalogue('en');
   assert.ok(english.size > 0);
-  others.forEach((messages, i) => {
-    const locale = LOCALES[i + 1];
-    assert.deepEqual([...messages.keys()].sort(), [...english.keys()].sort(), `${locale} has exactly English's ids`);
-    for (const [id, { vars }] of messages) {
-      for (const name of vars) assert.ok(english.get(id).vars.has(name), `${locale} ${id}: { $${name} } is one of English's`);
-    }
-  });
-  // A plural has its `one` and `other` forms (more where a language has them; `other` is the fallback).
+  // More forms where a language has them; `other` is the fallback.
   const plurals = new Set([...english.keys()].filter((id) => PLURAL.test(id)).map((id) => id.replace(PLURAL, '')));
+  assert.ok(plurals.size > 0);
   for (const base of plurals) {
     for (const form of ['one', 'other']) assert.ok(english.has(`${base}-${form}`), `${base}-${form}`);
   }

@@ -147,12 +147,12 @@ impl NotificationView {
             }
             NotificationSubject::SchedulePaused { schedule, job_type, seen_at } => {
                 let name = types.display_name(&job_type, locale);
-                let since = seen_at.map_or_else(|| say("feed-a-long-time", &[]), |at| locale.date(at, chrono_tz::UTC));
+                let body = match seen_at {
+                    Some(at) => say("feed-schedule-paused", &[("since", locale.date(at, chrono_tz::UTC).into())]),
+                    None => say("feed-schedule-paused-long-ago", &[]),
+                };
                 (view.schedule_id, view.job_type) = (Some(schedule), Some(job_type));
-                (
-                    say("feed-schedule-paused-title", &[("name", name.into())]),
-                    say("feed-schedule-paused", &[("since", since.into())]),
-                )
+                (say("feed-schedule-paused-title", &[("name", name.into())]), body)
             }
         };
         view

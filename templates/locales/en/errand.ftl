@@ -51,7 +51,7 @@ feed-webhook-disabled-title = A webhook endpoint was disabled
 feed-webhook-disabled = Deliveries to { $url } stopped: { $reason }.
 feed-schedule-paused-title = Your { $name } schedule was paused
 feed-schedule-paused = You had not signed in since { $since }, so it stopped making jobs. Resume it if you still need it.
-feed-a-long-time = a long time
+feed-schedule-paused-long-ago = You had not signed in for a long time, so it stopped making jobs. Resume it if you still need it.
 
 ## Web Push
 

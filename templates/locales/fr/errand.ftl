@@ -53,7 +53,7 @@ feed-webhook-disabled-title = Un point de terminaison de webhook a été désact
 feed-webhook-disabled = Les envois vers { $url } sont arrêtés : { $reason }.
 feed-schedule-paused-title = Votre planification de { $name } a été suspendue
 feed-schedule-paused = Vous ne vous étiez pas connecté depuis le { $since } : elle ne lance plus de tâches. Reprenez-la si vous en avez encore besoin.
-feed-a-long-time = longtemps
+feed-schedule-paused-long-ago = Vous ne vous étiez pas connecté depuis longtemps : elle ne lance plus de tâches. Reprenez-la si vous en avez encore besoin.
 
 ## Web Push
 
