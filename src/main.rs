@@ -12,8 +12,11 @@ use errand::startup::Application;
 use errand::store::Store;
 use secrecy::ExposeSecret;
 
+/// `0.1.0 (3dac1ba5e0f1)`: the release and the commit it was built from (`build.rs`).
+const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (", env!("ERRAND_GIT_COMMIT"), ")");
+
 #[derive(Parser)]
-#[command(version, about = "Durable, idempotent, tenant-scoped jobs for heavy user-initiated work")]
+#[command(version = VERSION, about = "Durable, idempotent, tenant-scoped jobs for heavy user-initiated work")]
 struct Cli {
     /// The configuration file; `ERRAND_SECTION__KEY` variables override it.
     #[arg(long, global = true, env = "ERRAND_CONFIG", default_value = "config.toml")]
@@ -27,7 +30,25 @@ enum Command {
     /// Run the service (migrates first).
     Serve,
     /// Apply database migrations and exit.
-    Migrate,
+    Migrate {
+        /// Apply nothing: exit 0 when the database has exactly this build's
+        /// migrations, 1 when it lacks some (listed), 2 when it has some this
+        /// build does not know (a newer errand migrated it).
+        #[arg(long, conflicts_with = "print_sql")]
+        check: bool,
+        /// Apply nothing: print the SQL of this build's migrations, for a
+        /// migration tool of your own (no database or configuration needed).
+        #[arg(long)]
+        print_sql: bool,
+        /// With `--print-sql`: only the migrations after this version.
+        #[arg(long, requires = "print_sql", default_value_t = 0)]
+        from: i64,
+    },
+    /// The configuration.
+    Config {
+        #[command(subcommand)]
+        command: ConfigCommand,
+    },
     /// The keys that seal secrets at rest (`[encryption] keys`).
     Keys {
         #[command(subcommand)]
@@ -94,6 +115,14 @@ enum KeysCommand {
 }
 
 #[derive(Subcommand)]
+enum ConfigCommand {
+    /// Check a configuration file and the environment without starting:
+    /// every problem found, each naming its key (exit 2), or a summary
+    /// (exit 0). No database is needed.
+    Check,
+}
+
+#[derive(Subcommand)]
 enum PushCommand {
     /// Print a new VAPID key pair, as `[push]` settings: errand's identity
     /// to push services. Keep the private key secret; changing the pair
@@ -118,6 +147,12 @@ fn main() -> ExitCode {
     // A key pair needs nothing else: no configuration is read.
     if let Command::Push { command: PushCommand::Keys } = &cli.command {
         return exit_code(push_keys());
+    }
+    if let Command::Migrate { print_sql: true, from, .. } = &cli.command {
+        return print_migrations(*from);
+    }
+    if let Command::Config { command: ConfigCommand::Check } = &cli.command {
+        return check_config(&cli.config);
     }
     // A token needs only the secret: from the environment it works in any
     // directory, without a configuration file.
@@ -163,6 +198,9 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if let Command::Migrate { check: true, .. } = &cli.command {
+        return actix_web::rt::System::new().block_on(check_schema(settings));
+    }
     exit_code(run(cli.command, settings))
 }
 
@@ -170,7 +208,9 @@ fn main() -> ExitCode {
 fn run(command: Command, settings: Settings) -> Result<(), AnyError> {
     match command {
         Command::Serve => actix_web::rt::System::new().block_on(serve(settings)),
-        Command::Migrate => actix_web::rt::System::new().block_on(migrate(settings)),
+        Command::Migrate { .. } => actix_web::rt::System::new().block_on(migrate(settings)),
+        // Answered before the configuration was loaded (see `main`).
+        Command::Config { .. } => Ok(()),
         Command::Keys { command: KeysCommand::Rotate } => actix_web::rt::System::new().block_on(rotate(settings)),
         Command::Push { command: PushCommand::Keys } => push_keys(),
         Command::Demo { command: DemoCommand::Seed { tenants, rows } } => {
@@ -239,6 +279,71 @@ async fn migrate(settings: Settings) -> Result<(), AnyError> {
     let applied = errand::store::migrations::migrate_as(&store, owner_url).await?;
     println!("applied {applied} migration(s)");
     Ok(())
+}
+
+/// `errand migrate --check`: 0 current, 1 behind (what is pending listed), 2 ahead.
+async fn check_schema(settings: Settings) -> ExitCode {
+    use errand::store::migrations::{SchemaStanding, schema_standing};
+    let standing = match Store::connect(settings.database.url.expose_secret(), 1) {
+        Ok(store) => schema_standing(&store).await.map_err(AnyError::from),
+        Err(error) => Err(error.into()),
+    };
+    let versions = |versions: &[i64]| versions.iter().map(|v| format!("V{v}")).collect::<Vec<_>>().join(", ");
+    match standing {
+        Ok(SchemaStanding::Current) => {
+            println!("the database has this build's migrations");
+            ExitCode::SUCCESS
+        }
+        Ok(SchemaStanding::Behind(pending)) => {
+            println!("the database lacks {} of this build's migrations: {}", pending.len(), versions(&pending));
+            ExitCode::from(1)
+        }
+        Ok(SchemaStanding::Ahead(unknown)) => {
+            println!("the database has migrations this build does not know (a newer errand's): {}", versions(&unknown));
+            ExitCode::from(2)
+        }
+        Err(error) => {
+            eprintln!("errand: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// `errand migrate --print-sql`: this build's migrations after `from`, each headed by its name.
+fn print_migrations(from: i64) -> ExitCode {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    for migration in errand::store::migrations::migrations_after(from) {
+        let (version, name, sql) = (migration.version, &migration.name, migration.sql.trim_end());
+        // A reader that stopped early (`| head`) is no error of errand's.
+        if writeln!(out, "-- V{version}__{name}.sql\n{sql}").is_err() {
+            break;
+        }
+    }
+    ExitCode::SUCCESS
+}
+
+/// `errand config check`: the file at `path` and the environment, checked
+/// as `serve` checks them (export queries aside: they are read when their
+/// types are built), each problem printed with its key.
+fn check_config(path: &std::path::Path) -> ExitCode {
+    let settings = match Settings::read(path) {
+        Ok(settings) => settings,
+        Err(error) => {
+            eprintln!("errand: {error}");
+            return ExitCode::from(2);
+        }
+    };
+    let mut problems: Vec<String> = settings.problems().iter().map(ToString::to_string).collect();
+    problems.extend(HandlerRegistry::builtin().unknown_handlers(&settings.job_types));
+    if problems.is_empty() {
+        println!("{}: valid; {} job type(s)", path.display(), settings.job_types.len());
+        return ExitCode::SUCCESS;
+    }
+    for problem in &problems {
+        eprintln!("errand: {problem}");
+    }
+    ExitCode::from(2)
 }
 
 async fn rotate(settings: Settings) -> Result<(), AnyError> {

@@ -105,6 +105,14 @@ fn check(ok: bool, key: impl Into<String>, reason: impl Into<String>) -> Result<
 impl Settings {
     /// Reads `path`, then `DATABASE_URL`, then `ERRAND_*` variables, and validates the result.
     pub fn load(path: &Path) -> Result<Self, ConfigError> {
+        let settings = Self::read(path)?;
+        settings.validate()?;
+        Ok(settings)
+    }
+
+    /// [`Self::load`] without the checks of [`Self::validate`]: the file and
+    /// the environment as they parse.
+    pub fn read(path: &Path) -> Result<Self, ConfigError> {
         let mut builder = config::Config::builder().add_source(config::File::from(path).required(true));
         if let Ok(url) = std::env::var("DATABASE_URL") {
             builder = builder.set_override("database.url", url)?;
@@ -125,25 +133,49 @@ impl Settings {
                     .source(Some(setting_variables())),
             )
             .build()?;
-        let settings: Settings = raw.try_deserialize()?;
-        settings.validate()?;
-        Ok(settings)
+        Ok(raw.try_deserialize()?)
     }
 
-    /// Checks what the types cannot: ranges, and rules across fields.
-    /// (Handler names are checked against the handler registry when the job
-    /// types are built.)
+    /// Checks what the types cannot: ranges, and rules across fields: the
+    /// first of [`Self::problems`]. (Handler names are checked against the
+    /// handler registry when the job types are built.)
     pub fn validate(&self) -> Result<(), ConfigError> {
-        self.validate_server()?;
-        self.validate_loops()?;
-        self.validate_email_and_storage()?;
-        self.push.validate()?;
-        if let Some(page) = self.telemetry.trace_page("0af7651916cd43dd8448eb211c80319c") {
-            let is_web = url::Url::parse(&page).is_ok_and(|url| matches!(url.scheme(), "http" | "https"));
-            let has_id = self.telemetry.trace_url.as_ref().is_some_and(|url| url.contains("{trace_id}"));
-            check(is_web && has_id, "telemetry.trace_url", "must be an http(s) URL with {trace_id} in it")?;
-        }
-        self.keyring().map_err(|why| invalid("encryption.keys", why))?;
+        self.problems().into_iter().next().map_or(Ok(()), Err)
+    }
+
+    /// Every problem of these settings, each naming its key (one a section,
+    /// as each check stops at its first): what `errand config check` prints.
+    pub fn problems(&self) -> Vec<ConfigError> {
+        let mut checked = vec![
+            self.validate_server(),
+            self.validate_loops(),
+            self.validate_email_and_storage(),
+            self.push.validate(),
+            self.validate_trace_url(),
+            self.keyring().map(drop).map_err(|why| invalid("encryption.keys", why)),
+            self.validate_languages(),
+            check(!self.job_types.is_empty(), "job_types", "configure at least one job type"),
+        ];
+        checked.extend(self.job_types.iter().map(|(name, job_type)| validate_job_type(name, job_type)));
+        checked.extend(self.notifications.preferences.required.iter().map(|required| {
+            check(
+                self.notification_rules().categories().contains(required.as_str()),
+                "notifications.preferences.required",
+                format!("no job type has the category {required:?}"),
+            )
+        }));
+        checked.into_iter().filter_map(Result::err).collect()
+    }
+
+    fn validate_trace_url(&self) -> Result<(), ConfigError> {
+        let Some(page) = self.telemetry.trace_page("0af7651916cd43dd8448eb211c80319c") else { return Ok(()) };
+        let is_web = url::Url::parse(&page).is_ok_and(|url| matches!(url.scheme(), "http" | "https"));
+        let has_id = self.telemetry.trace_url.as_ref().is_some_and(|url| url.contains("{trace_id}"));
+        check(is_web && has_id, "telemetry.trace_url", "must be an http(s) URL with {trace_id} in it")
+    }
+
+    /// The default locale and each type's translated names are of shipped catalogues.
+    fn validate_languages(&self) -> Result<(), ConfigError> {
         let shipped = || crate::domain::Locale::all().map(|l| l.as_str()).collect::<Vec<_>>().join(", ");
         check(
             crate::domain::Locale::parse(&self.i18n.default_locale).is_some(),
@@ -158,19 +190,6 @@ impl Settings {
                     format!("no catalogue for {tag:?}; errand ships {}", shipped()),
                 )?;
             }
-        }
-        check(!self.job_types.is_empty(), "job_types", "configure at least one job type")?;
-        for (name, job_type) in &self.job_types {
-            validate_job_type(name, job_type)?;
-        }
-        let rules = self.notification_rules();
-        let categories = rules.categories();
-        for required in &self.notifications.preferences.required {
-            check(
-                categories.contains(required.as_str()),
-                "notifications.preferences.required",
-                format!("no job type has the category {required:?}"),
-            )?;
         }
         Ok(())
     }

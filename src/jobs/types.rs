@@ -32,8 +32,20 @@ impl HandlerRegistry {
         self
     }
 
-    fn get(&self, name: &str) -> Option<Arc<dyn JobHandler>> {
-        self.handlers.get(name).cloned()
+    /// The registered handler job type `job` names (`handler = "…"`).
+    fn handler_of(&self, job: &str, settings: &JobTypeSettings) -> Result<Arc<dyn JobHandler>, ConfigError> {
+        let name = settings.handler.name();
+        let unknown = || invalid(format!("job_types.{job}.handler"), format!("unknown handler {name:?}"));
+        self.handlers.get(name).cloned().ok_or_else(unknown)
+    }
+
+    /// What `JobTypes::build` would refuse of `settings` for a handler this
+    /// registry lacks (`errand config check`, which builds nothing).
+    pub fn unknown_handlers(&self, settings: &BTreeMap<String, JobTypeSettings>) -> Vec<String> {
+        let registered = settings
+            .iter()
+            .filter(|(_, s)| s.export.is_none() && !matches!(s.handler, HandlerKind::External | HandlerKind::Http));
+        registered.filter_map(|(job, s)| self.handler_of(job, s).err()).map(|e| e.to_string()).collect()
     }
 }
 
@@ -226,9 +238,7 @@ impl JobTypes {
                         .map_err(|e| invalid(format!("job_types.{name}.http"), e))?;
                     Some(Arc::new(push))
                 }
-                None => Some(handlers.get(s.handler.name()).ok_or_else(|| {
-                    invalid(format!("job_types.{name}.handler"), format!("unknown handler {:?}", s.handler.name()))
-                })?),
+                None => Some(handlers.handler_of(name, s)?),
             };
             let schema = s
                 .params_schema

@@ -67,7 +67,12 @@ async fn run(store: &Store, target: refinery::Target) -> Result<usize, MigrateEr
     store.check_sessions().await?;
     let mut client = store.pool().get().await.map_err(StoreError::from)?;
     client.execute("SELECT pg_advisory_lock($1)", &[&MIGRATION_LOCK]).await.map_err(StoreError::from)?;
-    let report = embedded::migrations::runner().set_target(target).run_async(&mut **client).await;
+    // A newer release's migrations, already applied, do not stop this one:
+    // each release's schema works with the previous release's binary (expand
+    // now, contract a release later), so an old process restarting during a
+    // rolling upgrade starts (`errand migrate --check` tells it apart: 2).
+    let runner = embedded::migrations::runner().set_target(target).set_abort_missing(false);
+    let report = runner.run_async(&mut **client).await;
     client.execute("SELECT pg_advisory_unlock($1)", &[&MIGRATION_LOCK]).await.map_err(StoreError::from)?;
     Ok(report?.applied_migrations().len())
 }
@@ -91,4 +96,61 @@ pub async fn migrations_current(store: &Store) -> Result<bool, StoreError> {
         Err(e) if e.code() == Some(&tokio_postgres::error::SqlState::UNDEFINED_TABLE) => Ok(false),
         Err(e) => Err(e.into()),
     }
+}
+
+/// One of this build's migrations: `V{version}__{name}.sql`.
+pub struct KnownMigration {
+    pub version: i64,
+    pub name: String,
+    pub sql: String,
+}
+
+/// This build's migrations after version `from` (all for 0), oldest first:
+/// what `errand migrate --print-sql` prints for teams that run their own
+/// migration tool.
+pub fn migrations_after(from: i64) -> Vec<KnownMigration> {
+    let mut known: Vec<KnownMigration> = embedded::migrations::runner()
+        .get_migrations()
+        .iter()
+        .map(|m| KnownMigration {
+            version: i64::from(m.version()),
+            name: m.name().to_owned(),
+            sql: m.sql().unwrap_or_default().to_owned(),
+        })
+        .filter(|m| m.version > from)
+        .collect();
+    known.sort_by_key(|m| m.version);
+    known
+}
+
+/// How a database's schema stands against this build's migrations.
+#[derive(Debug, PartialEq, Eq)]
+pub enum SchemaStanding {
+    /// It has exactly this build's migrations.
+    Current,
+    /// Migrations of this build it lacks (versions, oldest first).
+    Behind(Vec<i64>),
+    /// Migrations it has that this build does not know: a newer errand migrated it.
+    Ahead(Vec<i64>),
+}
+
+/// The versions `refinery_schema_history` records (none before errand first migrated).
+const APPLIED: &str = "SELECT version::bigint FROM refinery_schema_history ORDER BY version";
+
+/// How the database stands (`errand migrate --check`, Oban's check at boot).
+pub async fn schema_standing(store: &Store) -> Result<SchemaStanding, StoreError> {
+    let client = store.pool().get().await?;
+    let applied: Vec<i64> = match client.query(APPLIED, &[]).await {
+        Ok(rows) => rows.iter().map(|row| row.get(0)).collect(),
+        Err(e) if e.code() == Some(&tokio_postgres::error::SqlState::UNDEFINED_TABLE) => Vec::new(),
+        Err(e) => return Err(e.into()),
+    };
+    let known: Vec<i64> = migrations_after(0).iter().map(|m| m.version).collect();
+    let ahead: Vec<i64> = applied.iter().copied().filter(|v| !known.contains(v)).collect();
+    let behind: Vec<i64> = known.iter().copied().filter(|v| !applied.contains(v)).collect();
+    Ok(match (ahead.is_empty(), behind.is_empty()) {
+        (false, _) => SchemaStanding::Ahead(ahead),
+        (true, false) => SchemaStanding::Behind(behind),
+        (true, true) => SchemaStanding::Current,
+    })
 }

@@ -46,6 +46,7 @@ mod quotas;
 mod ramps;
 mod rate_limits;
 mod read;
+mod release;
 mod resumable_exports;
 mod s3;
 mod schedule_dates;
