@@ -360,13 +360,17 @@ test("the overview lists pauses: an operator pauses a type of one tenant and res
     assert.deepEqual(viewer.problems, []);
     await viewer.page.context().close();
 
+    // One at a time: each action redraws the list, and a click on a button
+    // being replaced may land on the old one (it did under load).
     await pauses.getByRole('button', { name: 'Resume noop of tenant demo-2' }).click();
+    await pauses.getByRole('button', { name: 'End the ramp of noop of tenant demo-2' }).waitFor();
     await pauses.getByRole('button', { name: 'Resume sleep, every tenant' }).click();
     // Resumed, each scope ramps, until its ramp ends or an operator ends it.
     await pauses.getByRole('cell', { name: /^ramping up until/ }).nth(1).waitFor();
     assert.equal(await page.getByText(/A breaker paused/).count(), 0, 'the banner is gone with the pause');
     assert.deepEqual((await operator.get('/admin/pauses')).pauses.map((p) => p.state), ['ramping', 'ramping']);
     await pauses.getByRole('button', { name: 'End the ramp of noop of tenant demo-2' }).click();
+    await pauses.getByRole('button', { name: 'End the ramp of noop of tenant demo-2' }).waitFor({ state: 'detached' });
     await pauses.getByRole('button', { name: 'End the ramp of sleep, every tenant' }).click();
     await pauses.getByText('Nothing is paused.').waitFor();
     assert.deepEqual((await operator.get('/admin/pauses')).pauses, []);
