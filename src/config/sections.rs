@@ -80,6 +80,12 @@ pub struct DatabaseSettings {
     /// Absent: `url` migrates too.
     #[serde(default)]
     pub migration_url: Option<PostgresUrl>,
+    /// `serve` applies the migrations the database lacks as it starts. Off
+    /// for a team that applies `errand migrate --print-sql` with its own
+    /// tool: `serve` then only checks, and refuses to start on a database
+    /// that lacks some (one a newer release migrated is fine).
+    #[serde_inline_default(true)]
+    pub migrate_at_start: bool,
     /// At least 2: a claim and an end may need one each at once.
     #[serde_inline_default(16)]
     pub pool_size: usize,

@@ -77,7 +77,8 @@ impl Engine {
         let storage = storage_from(settings, &store)?;
         let job_types = job_types_from(settings, &handlers, &storage)?;
         let owner_url = settings.database.migration_url.as_ref().map(|url| url.expose_secret());
-        let applied = crate::store::migrations::migrate_as(&store, owner_url).await?;
+        let apply = settings.database.migrate_at_start;
+        let applied = crate::store::migrations::at_start(&store, owner_url, apply).await?;
         if applied > 0 {
             tracing::info!(applied, "applied migrations");
         }

@@ -28,11 +28,33 @@ pub enum MigrateError {
     RuntimeNotGranted(String),
     #[error("database.migration_url: {0}")]
     OwnerUrl(crate::store::UrlError),
+    /// `database.migrate_at_start` is off and the database lacks some.
+    #[error(
+        "database.migrate_at_start is false and the database lacks this build's migrations {0}: apply them \
+         (errand migrate --print-sql --from <its newest>, or errand migrate)"
+    )]
+    Behind(String),
 }
 
 /// Applies every migration not yet applied, holding a session advisory lock.
 pub async fn migrate(store: &Store) -> Result<usize, MigrateError> {
     run(store, refinery::Target::Latest).await
+}
+
+/// What `serve` does with migrations as it starts: applies what the database
+/// lacks ([`migrate_as`]), or with `apply` off only checks that it lacks
+/// nothing; the number applied.
+pub async fn at_start(runtime: &Store, owner_url: Option<&str>, apply: bool) -> Result<usize, MigrateError> {
+    if apply {
+        return migrate_as(runtime, owner_url).await;
+    }
+    match schema_standing(runtime).await? {
+        SchemaStanding::Behind(pending) => {
+            let pending: Vec<String> = pending.iter().map(|v| format!("V{v}")).collect();
+            Err(MigrateError::Behind(pending.join(", ")))
+        }
+        SchemaStanding::Current | SchemaStanding::Ahead(_) => Ok(0),
+    }
 }
 
 /// The runtime role (`current_user`): whether it owns the `jobs` table, and

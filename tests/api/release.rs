@@ -79,3 +79,36 @@ async fn migrate_check_tells_behind_current_and_ahead_apart() {
     let older = errand(&["migrate"], &[("DATABASE_URL", &db.url)]);
     assert_eq!(older.status.code(), Some(0), "{}", text(&older.stderr));
 }
+
+#[actix_web::test]
+async fn without_migrating_at_start_serve_refuses_a_database_that_lacks_migrations_and_runs_on_one_that_has_them() {
+    let db = TestDb::create_empty().await;
+    let mut serve = Command::new(env!("CARGO_BIN_EXE_errand"));
+    serve.args(["--config", concat!(env!("CARGO_MANIFEST_DIR"), "/config.toml"), "serve"]);
+    serve.env("DATABASE_URL", &db.url).env("ERRAND_DATABASE__MIGRATE_AT_START", "false");
+    serve.env("ERRAND_HTTP__BIND", "127.0.0.1:0").stdout(std::process::Stdio::null());
+    let mut child = serve.stderr(std::process::Stdio::piped()).spawn().expect("run errand serve");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if std::time::Instant::now() > deadline {
+            child.kill().unwrap();
+            panic!("errand served a database without its migrations");
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    };
+    let mut said = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut said).unwrap();
+    assert!(!status.success());
+    assert!(said.contains("database.migrate_at_start") && said.contains("V1"), "{said}");
+    let tables: i64 = db.scalar("SELECT count(*) FROM pg_tables WHERE tablename = 'jobs'", &[]).await;
+    assert_eq!(tables, 0, "nothing was migrated");
+
+    // Migrated by the team's own run, it serves (and applies nothing).
+    let migrated = TestDb::create().await;
+    let app = TestApp::builder().on(migrated).configure(|s| s.database.migrate_at_start = false).spawn().await;
+    let job = app.create(&token("t1", "alice"), "noop", serde_json::json!({})).await;
+    app.wait_until_finished(&token("t1", "alice"), &job, std::time::Duration::from_secs(30)).await;
+}
