@@ -23,7 +23,7 @@ use chrono::{DateTime, Utc};
 use serde::Deserialize;
 
 use crate::config::HttpUrl;
-use crate::domain::{Caller, JobId, ScheduleId, TenantId, UserId};
+use crate::domain::{Caller, JobId, Locale, ScheduleId, TenantId, UserId};
 
 /// Signs and checks job links.
 #[derive(Clone)]
@@ -40,6 +40,9 @@ pub struct LinkQuery {
     /// Seconds since the epoch.
     pub expires: i64,
     pub sig: String,
+    /// The language of the email or push that carried it (a shipped locale's tag).
+    #[serde(default)]
+    pub lang: Option<String>,
 }
 
 /// Why a link was refused.
@@ -71,8 +74,17 @@ impl JobLinks {
         Self { key: SigningKey::new(key), public_base_url: public_base_url.clone() }
     }
 
-    /// The link to `job` of `tenant`'s `user`, valid until `expires_at`.
-    pub fn link(&self, job: JobId, tenant: &TenantId, user: &UserId, expires_at: DateTime<Utc>) -> String {
+    /// The link to `job` of `tenant`'s `user`, valid until `expires_at`,
+    /// whose page speaks `locale` (the email's or the push's language; not
+    /// signed: changing it changes only the page's words).
+    pub fn link(
+        &self,
+        job: JobId,
+        tenant: &TenantId,
+        user: &UserId,
+        expires_at: DateTime<Utc>,
+        locale: Locale,
+    ) -> String {
         let expires = expires_at.timestamp();
         let sig = self.signature(&job.to_string(), tenant.as_str(), user.as_str(), expires);
         let query = url::form_urlencoded::Serializer::new(String::new())
@@ -80,6 +92,7 @@ impl JobLinks {
             .append_pair("user", user.as_str())
             .append_pair("expires", &expires.to_string())
             .append_pair("sig", &sig)
+            .append_pair("lang", locale.as_str())
             .finish();
         self.public_base_url.join_path(&format!("/links/jobs/{job}?{query}"))
     }
@@ -178,6 +191,7 @@ mod tests {
             user: pairs["user"].clone(),
             expires: pairs["expires"].parse().unwrap(),
             sig: pairs["sig"].clone(),
+            lang: pairs.get("lang").cloned(),
         };
         (job, query)
     }
@@ -191,7 +205,7 @@ mod tests {
             let (tenant_id, user_id) = (TenantId::parse(tenant.clone()).unwrap(), UserId::parse(user.clone()).unwrap());
             let job = JobId(uuid::Uuid::now_v7());
             let now = Utc::now();
-            let link = links(b"k").link(job, &tenant_id, &user_id, now + chrono::Duration::days(days));
+            let link = links(b"k").link(job, &tenant_id, &user_id, now + chrono::Duration::days(days), Locale::ENGLISH);
             prop_assert!(link.starts_with("https://errand.example.com/app/links/jobs/"));
             let (path_job, query) = query_of(&link);
             let holder = links(b"k").verify(&path_job, &query, now).unwrap();

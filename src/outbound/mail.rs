@@ -230,7 +230,7 @@ impl SmtpMailer {
             rows => file.as_ref().filter(|f| f.row_count > 0).map(|f| rows(f.row_count)),
             size => file.as_ref().map(|f| locale.size(f.size_bytes)),
             file_name => file.as_ref().map(|f| f.file_name.clone()),
-            link => self.links.link(email.job, to.tenant, to.user, link_expires),
+            link => self.links.link(email.job, to.tenant, to.user, link_expires, locale),
             link_expires => locale.date_time(link_expires, to.zone),
             job_id => email.job.to_string(),
             unsubscribe => unsubscribe.clone(),
@@ -275,7 +275,7 @@ impl SmtpMailer {
                     error_message => item.error_message.map_or_else(|| locale.say("no-reason", &[]), str::to_owned),
                     size => file.as_ref().map(|f| locale.size(f.size_bytes)),
                     file_name => file.as_ref().map(|f| f.file_name.clone()),
-                    link => self.links.link(item.job, to.tenant, to.user, link_expires),
+                    link => self.links.link(item.job, to.tenant, to.user, link_expires, locale),
                     link_expires => locale.date_time(link_expires, to.zone),
                 }
             })

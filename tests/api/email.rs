@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use errand::domain::Locale;
 use errand::jobs::HandlerRegistry;
 use serde_json::{Value, json};
 
@@ -92,9 +93,9 @@ async fn a_tampered_foreign_or_expired_link_is_refused_with_a_page_for_a_person(
     let (tenant, user) =
         (errand::domain::TenantId::parse("acme").unwrap(), errand::domain::UserId::parse("alice").unwrap());
     let job = errand::domain::JobId(uuid::Uuid::parse_str(&id).unwrap());
-    let fresh = links.link(job, &tenant, &user, chrono::Utc::now() + chrono::Duration::hours(1));
+    let fresh = links.link(job, &tenant, &user, chrono::Utc::now() + chrono::Duration::hours(1), Locale::ENGLISH);
     assert_eq!(app.open_link(&fresh).await.status(), 200, "the test signs links as errand does");
-    let expired = links.link(job, &tenant, &user, chrono::Utc::now() - chrono::Duration::seconds(1));
+    let expired = links.link(job, &tenant, &user, chrono::Utc::now() - chrono::Duration::seconds(1), Locale::ENGLISH);
     let refused = app.open_link(&expired).await;
     assert_eq!(refused.status(), 403);
     assert!(refused.text().await.unwrap().contains("This link has expired"));

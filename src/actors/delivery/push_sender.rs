@@ -267,7 +267,7 @@ impl Sender {
         let payload = json!({
             "title": title,
             "body": body.chars().take(BODY_CHARS).collect::<String>(),
-            "url": self.links.link(push.job, &push.tenant, &push.user, expires),
+            "url": self.links.link(push.job, &push.tenant, &push.user, expires, locale),
             "tag": tag,
             "job_id": push.job,
             "status": push.job_status.status().as_str(),

@@ -34,6 +34,7 @@ pub async fn open(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AppError> {
     let query = web::Query::<LinkQuery>::from_query(req.query_string()).map_err(|_| LinkError::Invalid);
+    let lang = query.as_ref().ok().and_then(|q| q.lang.clone());
     let holder = match query.and_then(|q| state.links.verify(&path, &q, chrono::Utc::now())) {
         Ok(holder) => holder,
         Err(refused) => {
@@ -47,7 +48,7 @@ pub async fn open(
     };
     crate::http::support::request_id::record_caller(&holder.caller);
     // The page is the tenant's as its emails are.
-    let pages = Pages::of(&state, &holder.caller.tenant, &req).await;
+    let pages = Pages::of_in(&state, &holder.caller.tenant, &req, lang.as_deref()).await;
     let say = |id: &str, args: &[(&str, Arg<'_>)]| pages.say(id, args);
     let page = |status, title: &str, message: &str| pages.page(status, title, message);
     let job = state.store.jobs_for(&holder.caller).get(holder.job).await?;

@@ -73,6 +73,7 @@ fn render(
 
 /// The pages of one tenant's links (what its users' emails link to), in
 /// its branding (its name or logo, its colour) and in the language of the
+/// email that carried them where the link says it (a job's link), else of the
 /// browser that opens them (`Accept-Language`, else errand's default: a link
 /// holds no token to read a locale claim from).
 pub struct Pages {
@@ -84,11 +85,18 @@ impl Pages {
     /// `tenant`'s pages; errand's own if its branding cannot be read now (a
     /// page is not refused for its colours).
     pub async fn of(state: &AppState, tenant: &TenantId, req: &HttpRequest) -> Self {
+        Self::of_in(state, tenant, req, None).await
+    }
+
+    /// [`Self::of`], in `lang` where it is a shipped locale (the language of
+    /// the email or push whose link was opened) rather than the browser's.
+    pub async fn of_in(state: &AppState, tenant: &TenantId, req: &HttpRequest, lang: Option<&str>) -> Self {
         let brand = state.store.branding_of(tenant).await.unwrap_or_else(|error| {
             tracing::warn!(%error, "could not read the tenant's branding; the page is errand's own");
             Branding::default()
         });
-        Self { brand, locale: locale_of(state, req) }
+        let locale = lang.and_then(Locale::parse).unwrap_or_else(|| locale_of(state, req));
+        Self { brand, locale }
     }
 
     /// errand's own pages, for a link that names no tenant it can trust.
