@@ -157,9 +157,11 @@ impl Settings {
             check(!self.job_types.is_empty(), "job_types", "configure at least one job type"),
         ];
         checked.extend(self.job_types.iter().map(|(name, job_type)| validate_job_type(name, job_type)));
+        let rules = self.notification_rules();
+        let categories = rules.categories();
         checked.extend(self.notifications.preferences.required.iter().map(|required| {
             check(
-                self.notification_rules().categories().contains(required.as_str()),
+                categories.contains(required.as_str()),
                 "notifications.preferences.required",
                 format!("no job type has the category {required:?}"),
             )

@@ -41,6 +41,12 @@ pub(super) const SHIPPED: [Shipped; 2] = [
     },
 ];
 
+/// [`SHIPPED`]'s tags, parsed once: every authenticated request negotiates
+/// against them.
+static SHIPPED_IDS: std::sync::LazyLock<Vec<LanguageIdentifier>> = std::sync::LazyLock::new(|| {
+    SHIPPED.iter().map(|s| s.tag.parse().expect("shipped tags are language tags")).collect()
+});
+
 /// One of the shipped catalogues (an index into [`SHIPPED`]).
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct Locale(u8);
@@ -86,9 +92,8 @@ impl Locale {
     }
 
     fn best_of(wanted: &[LanguageIdentifier]) -> Option<Self> {
-        let shipped: Vec<LanguageIdentifier> =
-            SHIPPED.iter().map(|s| s.tag.parse().expect("shipped tags are language tags")).collect();
-        let chosen = negotiate_languages(wanted, &shipped, None, NegotiationStrategy::Lookup);
+        let shipped = &*SHIPPED_IDS;
+        let chosen = negotiate_languages(wanted, shipped, None, NegotiationStrategy::Lookup);
         let chosen = chosen.first()?;
         shipped.iter().position(|s| s == *chosen).map(|i| Self(i as u8))
     }

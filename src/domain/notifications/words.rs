@@ -23,9 +23,19 @@ type Bundle = FluentBundle<FluentResource>;
 /// Each shipped locale's bundle, in [`SHIPPED`]'s order.
 static BUNDLES: LazyLock<Vec<Bundle>> = LazyLock::new(|| SHIPPED.iter().map(bundle_of).collect());
 
-/// Each shipped locale's elements' messages (see [`Locale::element_messages`]).
-static ELEMENTS: LazyLock<Vec<BTreeMap<String, String>>> =
-    LazyLock::new(|| SHIPPED.iter().map(|shipped| simple_messages(shipped.sources[1])).collect());
+/// Each shipped locale's elements' messages, English's where it lacks one
+/// (see [`Locale::element_messages`]); merged once, not per request.
+static ELEMENTS: LazyLock<Vec<BTreeMap<String, String>>> = LazyLock::new(|| {
+    let english = simple_messages(SHIPPED[0].sources[1]);
+    SHIPPED
+        .iter()
+        .map(|shipped| {
+            let mut messages = english.clone();
+            messages.extend(simple_messages(shipped.sources[1]));
+            messages
+        })
+        .collect()
+});
 
 fn bundle_of(shipped: &Shipped) -> Bundle {
     let language = shipped.tag.parse().expect("shipped tags are language tags");
@@ -178,10 +188,8 @@ impl Locale {
     /// The words of the browser's elements (`ui-*`, from `elements.ftl`),
     /// each variable written `{name}` for the client to fill in; English's
     /// where this catalogue lacks one.
-    pub fn element_messages(self) -> BTreeMap<String, String> {
-        let mut messages = ELEMENTS[Locale::ENGLISH.index()].clone();
-        messages.extend(ELEMENTS[self.index()].clone());
-        messages
+    pub fn element_messages(self) -> &'static BTreeMap<String, String> {
+        &ELEMENTS[self.index()]
     }
 }
 

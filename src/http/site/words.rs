@@ -24,7 +24,7 @@ pub struct ElementWords {
     #[schema(value_type = String)]
     locale: Locale,
     /// By message id (`ui-…`).
-    messages: BTreeMap<String, String>,
+    messages: &'static BTreeMap<String, String>,
 }
 
 /// The elements' words in a language: `locale` if errand ships it (or one
