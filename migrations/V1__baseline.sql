@@ -82,6 +82,10 @@ CREATE TABLE jobs (
     user_id           text NOT NULL,
     -- Captured from the caller's token when the job is created; used for the completion email.
     user_email        text,
+    -- The backend service that asked for it for its owner (a service token
+    -- with `Errand-On-Behalf-Of`, or an `act` claim): the audit of who
+    -- acted. NULL: the owner themselves, a schedule or an operator's retry.
+    acted_by          text,
     -- The owner's language when the job was asked for (`domain::Locale`: a
     -- shipped catalogue's tag, from their token, their browser or the
     -- default), copied onto its notifications: its feed entry, email and
@@ -398,6 +402,7 @@ SELECT j.id, j.tenant_id, j.user_id, j.idempotency_key, j.fingerprint, j.job_typ
        -- The running or latest attempt's (see `job_queue.resumed_from`).
        CASE WHEN q.job_id IS NULL THEN j.resumed_from ELSE q.resumed_from END AS resumed_from,
        q.held_by,
+       j.acted_by,
        j.traceparent,
        errand_trace_linked(j.run, j.scheduled_for) AS trace_linked
 FROM jobs j LEFT JOIN job_queue q ON q.job_id = j.id;
@@ -1711,6 +1716,8 @@ CREATE TABLE batches (
     user_email      text,
     -- The owner's language, for its children (as `jobs.locale`).
     locale          text NOT NULL DEFAULT 'en',
+    -- The service that asked for it, for its children (as `jobs.acted_by`).
+    acted_by        text,
     -- As for jobs: one batch per (tenant, user, key); the fingerprint is of
     -- the job type and the items, so a key reused for other items is refused.
     idempotency_key text NOT NULL,

@@ -2,11 +2,11 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 use errand::config::Settings;
-use errand::domain::tokens::{OperatorClaims, TokenIssuer, UserClaims, WorkerClaims};
+use errand::domain::tokens::TokenFor;
 use errand::jobs::HandlerRegistry;
 use errand::startup::Application;
 use errand::store::Store;
@@ -65,45 +65,88 @@ enum Command {
         command: DemoCommand,
     },
     /// Print a signed API token for local use: a tenant's user's, or with
-    /// `--operator` an operator's (for `/admin`, across tenants).
-    Token {
-        #[arg(long, required_unless_present_any = ["operator", "worker"])]
-        tenant: Option<String>,
-        #[arg(long)]
-        user: String,
-        #[arg(long)]
-        email: Option<String>,
-        /// How long the token is valid, e.g. `1h`, `30m`.
-        #[arg(long, default_value = "1h", value_parser = humantime::parse_duration)]
-        ttl: Duration,
-        /// Print a sign-in link instead (to the demo page, or with
-        /// `--operator` to the operators' console at `/admin`): the token
-        /// rides in the URL's `#fragment`, which browsers never send to a
-        /// server, so it stays out of every access log.
-        #[arg(long)]
-        link: bool,
-        /// A tenant admin's token (`scope: tenant_admin`): a user who may also
-        /// manage the tenant's webhooks.
-        #[arg(long, requires = "tenant", conflicts_with_all = ["operator", "worker"])]
-        tenant_admin: bool,
-        /// An operator's token (`scope: operator`): no tenant, the `/admin` routes only.
-        #[arg(long, conflicts_with_all = ["tenant", "email", "worker"])]
-        operator: bool,
-        /// With `--operator`: one who may only look (`scope: operator:read`):
-        /// every action route answers 403.
-        #[arg(long, requires = "operator")]
-        read_only: bool,
-        /// With `--operator`: one who also sees what job types redact
-        /// (`redact` in config; scope `operator:sensitive`).
-        #[arg(long, requires = "operator")]
-        sensitive: bool,
-        /// An external worker's token (`scope: worker`), for the `/worker/v1` routes only.
-        #[arg(long, requires = "types", conflicts_with_all = ["tenant", "email", "link"])]
-        worker: bool,
-        /// The job types a worker token may take, e.g. `render_invoice,send_batch`.
-        #[arg(long, value_delimiter = ',', requires = "worker")]
-        types: Vec<String>,
-    },
+    /// `--operator` an operator's (for `/admin`, across tenants), `--worker`
+    /// an external worker's, `--service` a backend service's.
+    Token(TokenArgs),
+}
+
+#[derive(clap::Args)]
+#[command(group(clap::ArgGroup::new("typed").args(["worker", "service"])))]
+struct TokenArgs {
+    #[arg(long, required_unless_present_any = ["operator", "worker", "service"])]
+    tenant: Option<String>,
+    /// Who: the user, operator, worker or service (`--name` says the same).
+    #[arg(long, visible_alias = "name")]
+    user: String,
+    #[arg(long)]
+    email: Option<String>,
+    /// How long the token is valid, e.g. `1h`, `30m`.
+    #[arg(long, default_value = "1h", value_parser = humantime::parse_duration)]
+    ttl: Duration,
+    /// Print a sign-in link instead (to the demo page, or with
+    /// `--operator` to the operators' console at `/admin`): the token
+    /// rides in the URL's `#fragment`, which browsers never send to a
+    /// server, so it stays out of every access log.
+    #[arg(long, conflicts_with_all = ["worker", "service"])]
+    link: bool,
+    /// A tenant admin's token (`scope: tenant_admin`): a user who may also
+    /// manage the tenant's webhooks.
+    #[arg(long, requires = "tenant", conflicts_with_all = ["operator", "worker", "service"])]
+    tenant_admin: bool,
+    /// An operator's token (`scope: operator`): no tenant, the `/admin` routes only.
+    #[arg(long, conflicts_with_all = ["tenant", "email", "worker", "service"])]
+    operator: bool,
+    /// With `--operator`: one who may only look (`scope: operator:read`):
+    /// every action route answers 403.
+    #[arg(long, requires = "operator")]
+    read_only: bool,
+    /// With `--operator`: one who also sees what job types redact
+    /// (`redact` in config; scope `operator:sensitive`).
+    #[arg(long, requires = "operator")]
+    sensitive: bool,
+    /// An external worker's token (`scope: worker`), for the `/worker/v1` routes only.
+    #[arg(long, requires = "types", conflicts_with_all = ["tenant", "email", "service"])]
+    worker: bool,
+    /// A backend service's token (`scope: service`): it starts and reads
+    /// jobs for a tenant's user named in `Errand-On-Behalf-Of: tenant/user`.
+    #[arg(long, conflicts_with_all = ["tenant", "email"])]
+    service: bool,
+    /// The job types a worker token may take, or a service token start
+    /// (any when a service's is absent), e.g. `render_invoice,send_batch`.
+    #[arg(long, value_delimiter = ',', requires = "typed")]
+    types: Vec<String>,
+    /// With `--service`: the tenants whose users it may act for (any when absent).
+    #[arg(long, value_delimiter = ',', requires = "service")]
+    tenants: Vec<String>,
+}
+
+impl TokenArgs {
+    /// Whose token these arguments ask for.
+    fn kind(&self) -> TokenFor {
+        let name = self.user.clone();
+        let listed = |list: &Vec<String>| (!list.is_empty()).then(|| list.clone());
+        if self.operator {
+            let scope = match (self.read_only, self.sensitive) {
+                (false, false) => "operator",
+                (true, false) => "operator:read",
+                (false, true) => "operator operator:sensitive",
+                (true, true) => "operator:read operator:sensitive",
+            };
+            TokenFor::Operator { name, scope }
+        } else if self.worker {
+            TokenFor::Worker { name, types: self.types.clone() }
+        } else if self.service {
+            TokenFor::Service { name, types: listed(&self.types), tenants: listed(&self.tenants) }
+        } else {
+            TokenFor::User {
+                // clap requires a tenant unless --operator, --worker or --service.
+                tenant: self.tenant.clone().unwrap_or_default(),
+                user: name,
+                email: self.email.clone(),
+                scope: self.tenant_admin.then(|| "tenant_admin".into()),
+            }
+        }
+    }
 }
 
 #[derive(Subcommand)]
@@ -157,31 +200,17 @@ fn main() -> ExitCode {
     // A token needs only the secret: from the environment it works in any
     // directory, without a configuration file.
     // (A link also needs `http.public_base_url`: it reads the configuration.)
-    if let Command::Token {
-        tenant,
-        user,
-        email,
-        ttl,
-        link: false,
-        tenant_admin,
-        operator,
-        read_only,
-        sensitive,
-        worker,
-        types,
-    } = &cli.command
+    if let Command::Token(args) = &cli.command
+        && !args.link
         && let Ok(secret) = std::env::var("ERRAND_AUTH__JWT_SECRET")
     {
-        let worker_types = worker.then(|| types.clone());
-        let operator = operator_scope(*operator, *read_only, *sensitive);
-        let kind = TokenFor::of(tenant.clone(), user.clone(), email.clone(), *tenant_admin, operator, worker_types);
-        return exit_code(token(&secret, kind, *ttl).map(|t| println!("{t}")));
+        return exit_code(args.kind().mint(&secret, args.ttl).map(|t| println!("{t}")).map_err(Into::into));
     }
     let settings = match Settings::load(&cli.config) {
         Ok(settings) => settings,
         Err(error) => {
             eprintln!("errand: {error}");
-            if matches!(cli.command, Command::Token { .. }) {
+            if matches!(cli.command, Command::Token(_)) {
                 eprintln!(
                     "errand: a token needs the JWT secret: set ERRAND_AUTH__JWT_SECRET, or pass --config with \
                      the path of errand's config.toml"
@@ -216,30 +245,16 @@ fn run(command: Command, settings: Settings) -> Result<(), AnyError> {
         Command::Demo { command: DemoCommand::Seed { tenants, rows } } => {
             actix_web::rt::System::new().block_on(seed(settings, tenants, rows))
         }
-        Command::Token {
-            tenant,
-            user,
-            email,
-            ttl,
-            link,
-            tenant_admin,
-            operator,
-            read_only,
-            sensitive,
-            worker,
-            types,
-        } => {
+        Command::Token(args) => {
             // Where a sign-in link goes: the operators' console, or the demo page.
-            let page = if operator { "/admin" } else { "/" };
-            let operator = operator_scope(operator, read_only, sensitive);
-            let kind = TokenFor::of(tenant, user, email, tenant_admin, operator, worker.then_some(types));
-            token(settings.auth.jwt_secret.expose_secret(), kind, ttl).map(|token| {
-                if link {
-                    println!("{}#token={token}", settings.http.public_base_url.join_path(page));
-                } else {
-                    println!("{token}");
-                }
-            })
+            let page = if args.operator { "/admin" } else { "/" };
+            let token = args.kind().mint(settings.auth.jwt_secret.expose_secret(), args.ttl)?;
+            if args.link {
+                println!("{}#token={token}", settings.http.public_base_url.join_path(page));
+            } else {
+                println!("{token}");
+            }
+            Ok(())
         }
     }
 }
@@ -360,58 +375,6 @@ async fn seed(settings: Settings, tenants: u32, rows: u64) -> Result<(), AnyErro
     let added = errand::store::demo::seed(&store, tenants, rows).await?;
     println!("added {added} rows to sales and to creator_earnings (tenants demo-1 to demo-{tenants})");
     Ok(())
-}
-
-/// Whose token `errand token` makes.
-enum TokenFor {
-    User { tenant: String, user: String, email: Option<String>, scope: Option<String> },
-    Operator { name: String, scope: &'static str },
-    Worker { name: String, types: Vec<String> },
-}
-
-impl TokenFor {
-    fn of(
-        tenant: Option<String>,
-        user: String,
-        email: Option<String>,
-        tenant_admin: bool,
-        operator: Option<&'static str>,
-        worker: Option<Vec<String>>,
-    ) -> Self {
-        match (operator, worker, tenant) {
-            (Some(scope), _, _) => Self::Operator { name: user, scope },
-            (None, Some(types), _) => Self::Worker { name: user, types },
-            (None, None, Some(tenant)) => {
-                Self::User { tenant, user, email, scope: tenant_admin.then(|| "tenant_admin".into()) }
-            }
-            // clap requires a tenant unless --operator or --worker.
-            (None, None, None) => Self::Operator { name: user, scope: "operator" },
-        }
-    }
-}
-
-/// The scope of `--operator` (`--read-only`: one who may only look).
-fn operator_scope(operator: bool, read_only: bool, sensitive: bool) -> Option<&'static str> {
-    operator.then_some(match (read_only, sensitive) {
-        (false, false) => "operator",
-        (true, false) => "operator:read",
-        (false, true) => "operator operator:sensitive",
-        (true, true) => "operator:read operator:sensitive",
-    })
-}
-
-fn token(secret: &str, kind: TokenFor, ttl: Duration) -> Result<String, AnyError> {
-    let exp = (SystemTime::now() + ttl).duration_since(UNIX_EPOCH)?.as_secs();
-    let issuer = TokenIssuer::new(secret)?;
-    Ok(match kind {
-        TokenFor::User { tenant, user, email, scope } => {
-            issuer.issue(&UserClaims { sub: user, tenant, email, scope, exp })?
-        }
-        TokenFor::Operator { name, scope } => issuer.issue(&OperatorClaims { sub: name, scope: scope.into(), exp })?,
-        TokenFor::Worker { name, types } => {
-            issuer.issue(&WorkerClaims { sub: name, scope: "worker".into(), types, exp })?
-        }
-    })
 }
 
 /// Resolves on SIGTERM or SIGINT.

@@ -22,7 +22,7 @@ pub use job_types::{
 pub use push::{PushServices, WebPushSettings};
 pub use sections::{
     AuthSettings, BatchSettings, DatabaseSettings, EmailSettings, EncryptionSettings, HistorySettings, HttpSettings,
-    I18nSettings, LogFormat, LogSettings, NotificationSettings, OWNER_INACTIVE_AFTER, OperatorAuthSettings,
+    I18nSettings, LogFormat, LogSettings, NotificationSettings, OWNER_INACTIVE_AFTER, TokenSourceSettings,
     OverloadSettings, PreferenceSettings, QuotaSettings, RateLimitSettings, S3Settings, ScheduleSettings, SmtpSecurity,
     StorageBackend, StorageSettings, TelemetrySettings, WebhookSettings, WorkerSettings,
 };
@@ -238,9 +238,11 @@ impl Settings {
         ] {
             check(!claim.trim().is_empty(), key, "must name a claim")?;
         }
-        for (key, audience) in
-            [("auth.audience", &auth.audience), ("auth.operators.audience", &auth.operators.audience)]
-        {
+        for (key, audience) in [
+            ("auth.audience", &auth.audience),
+            ("auth.operators.audience", &auth.operators.audience),
+            ("auth.services.audience", &auth.services.audience),
+        ] {
             check(
                 audience.as_deref() != Some("errand-stream"),
                 key,

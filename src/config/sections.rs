@@ -134,19 +134,25 @@ pub struct AuthSettings {
     /// Where operators' tokens come from, when not from the same issuer and
     /// audience as users'.
     #[serde(default)]
-    pub operators: OperatorAuthSettings,
+    pub operators: TokenSourceSettings,
+    /// Where backend services' tokens come from (the services that act for
+    /// a tenant's users with `Errand-On-Behalf-Of`), when not from the same
+    /// issuer and audience as users'.
+    #[serde(default)]
+    pub services: TokenSourceSettings,
 }
 
-/// `[auth.operators]`: an identity provider's operators apart from its end
-/// users. With either set, an operator's token must carry it, so no end
-/// user's token (whatever scope its client asked for) reaches `/admin`.
+/// `[auth.operators]`, `[auth.services]`: an identity provider's operators
+/// (or backend services) apart from its end users. With either set, such a
+/// token must carry it, so no end user's token (whatever scope its client
+/// asked for) reaches `/admin` or acts for another user.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct OperatorAuthSettings {
-    /// The `iss` operators' tokens must carry (instead of `auth.issuer`).
+pub struct TokenSourceSettings {
+    /// The `iss` these tokens must carry (instead of `auth.issuer`).
     #[serde(default)]
     pub issuer: Option<String>,
-    /// The `aud` operators' tokens must carry (instead of `auth.audience`).
+    /// The `aud` these tokens must carry (instead of `auth.audience`).
     #[serde(default)]
     pub audience: Option<String>,
 }

@@ -54,6 +54,12 @@ text_id!(
     UserId,
     "user"
 );
+text_id!(
+    /// A backend service that acts for a tenant's users: a service token's
+    /// `sub`, or the `sub` of an RFC 8693 `act` claim.
+    ServiceId,
+    "service"
+);
 
 /// A job's id: a UUID v7, so ids sort by creation time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -133,6 +139,11 @@ pub struct Caller {
     /// they make, see `Locale`). A caller that a link or a stream ticket
     /// names has English here: nothing is made in their name by those.
     pub locale: crate::domain::Locale,
+    /// The backend service making this request for the person (a service
+    /// token with `Errand-On-Behalf-Of`, or a token's RFC 8693 `act`
+    /// claim); `None`: the person themselves. Recorded with the jobs and
+    /// batches it makes, for the audit.
+    pub acted_by: Option<ServiceId>,
 }
 
 /// An operator: someone who runs errand, across tenants (a token whose

@@ -27,7 +27,8 @@ pub use export::format::{ExportFormat, UnknownFormat};
 pub use export::spreadsheet::{FORMULA_STARTS, defused};
 pub use idempotency::{Fingerprint, IdempotencyKey, InvalidIdempotencyKey};
 pub use ids::{
-    BatchId, Caller, InvalidId, JobId, LeaseId, NotificationId, Operator, OwnerTag, ScheduleId, TenantId, UserId,
+    BatchId, Caller, InvalidId, JobId, LeaseId, NotificationId, Operator, OwnerTag, ScheduleId, ServiceId, TenantId,
+    UserId,
 };
 pub use job::attempt::{Failure, Outcome, ProgressReport, foreign_result_refusal, holds_nul, storable};
 pub use job::log::{LogLevel, LogLine, MAX_LOG_BYTES, MAX_LOG_LINES, MAX_LOG_MESSAGE};

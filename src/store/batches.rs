@@ -21,22 +21,23 @@ use crate::store::queue::quota::{self, Submitter};
 /// the children queued, as for any submission (`submit.rs`): a batch over a
 /// cap records nothing. The children carry the request's trace $13. Its end's
 /// email: the category $14, the email default $15 (NULL: none), required $16.
-/// The owner's language $17 is the batch's and its children's.
+/// The owner's language $17 is the batch's and its children's, and so is
+/// the service $18 that asked for them (NULL: the owner).
 /// Answers the batch if it was recorded.
 const CREATE: &str = "
 WITH batch AS (
     INSERT INTO batches (id, tenant_id, user_id, user_email, idempotency_key, fingerprint, job_type, total,
-                         category, email_default, email_required, locale)
-    SELECT $1, $2, $3, $4, $5, $6, $7, cardinality($8::jsonb[]), $14, $15, $16, $17
+                         category, email_default, email_required, locale, acted_by)
+    SELECT $1, $2, $3, $4, $5, $6, $7, cardinality($8::jsonb[]), $14, $15, $16, $17, $18
     WHERE (SELECT set_config('errand.quota_caps', $11::text, true)) IS NOT NULL
     ON CONFLICT (tenant_id, user_id, idempotency_key) DO NOTHING
     RETURNING id, tenant_id, user_id, user_email, job_type, total, completed, failed, cancelled, created_at,
-              finished_at, locale
+              finished_at, locale, acted_by
 ), children AS (
     INSERT INTO jobs (id, tenant_id, user_id, user_email, idempotency_key, fingerprint, job_type, params, max_attempts,
-                      batch_id, priority, traceparent, locale)
+                      batch_id, priority, traceparent, locale, acted_by)
     SELECT errand_uuid_v7(), b.tenant_id, b.user_id, b.user_email, 'batch:' || b.id || ':' || i.n, i.fingerprint,
-           b.job_type, i.params, $10, b.id, $12::smallint, $13::text, b.locale
+           b.job_type, i.params, $10, b.id, $12::smallint, $13::text, b.locale, b.acted_by
     FROM batch b, unnest($8::jsonb[], $9::bytea[]) WITH ORDINALITY AS i (params, fingerprint, n)
     ORDER BY i.n
     RETURNING id, tenant_id, user_id, job_type, run_at, priority
@@ -192,7 +193,8 @@ impl CallerBatches<'_> {
         let email_default = (self.email_outbox && self.caller.email.is_some()).then(|| self.rules.email_default());
         let required = self.rules.is_required(category);
         let locale = self.caller.locale.as_str();
-        let params: [&(dyn ToSql + Sync); 17] = [
+        let acted_by = self.caller.acted_by.as_ref().map(crate::domain::ServiceId::as_str);
+        let params: [&(dyn ToSql + Sync); 18] = [
             &id.0,
             &tenant,
             &user,
@@ -210,6 +212,7 @@ impl CallerBatches<'_> {
             &email_default,
             &required,
             &locale,
+            &acted_by,
         ];
         let client = self.pool.get().await?;
         match client.query_opt(&client.prepare_cached(CREATE).await?, &params).await {

@@ -193,6 +193,7 @@ pub(super) fn job_from_row(row: &Row) -> Result<Job, StoreError> {
         resumed_from: row.try_get::<_, Option<i64>>("resumed_from")?.and_then(|n| u64::try_from(n).ok()),
         held_back: false,
         held_by: None,
+        acted_by: None,
     })
 }
 

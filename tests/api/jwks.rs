@@ -338,6 +338,26 @@ async fn operators_may_be_required_to_come_from_their_own_issuer() {
     assert_eq!(status(&app, &signed("one", claims())).await, StatusCode::OK, "users as before");
 }
 
+#[actix_web::test]
+async fn services_may_be_required_to_carry_an_audience_of_their_own() {
+    let provider = Provider::start(&["one"]);
+    let app = app_refreshing(&provider, Duration::from_secs(30), Duration::from_secs(600), |s| {
+        s.auth.services.audience = Some("errand-services".into());
+    })
+    .await;
+    let service = |aud: &str| {
+        signed("one", json!({"iss": ISSUER, "aud": aud, "sub": "billing", "scope": "service", "exp": now_secs() + 300}))
+    };
+    let for_alice = |token: String| {
+        let request = app.http.get(format!("{}/jobs", app.address)).bearer_auth(token);
+        request.header("Errand-On-Behalf-Of", "acme/alice").send()
+    };
+    let users_audience = for_alice(service(AUDIENCE)).await.unwrap();
+    assert_eq!(users_audience.status(), StatusCode::UNAUTHORIZED, "a token for users' audience acts for no one");
+    let own = for_alice(service("errand-services")).await.unwrap();
+    assert_eq!(own.status(), StatusCode::OK, "the services' audience");
+}
+
 async fn status_of(app: &TestApp, token: &str, path: &str) -> StatusCode {
     app.get(token, path).await.status()
 }

@@ -140,6 +140,7 @@ async fn emails_taken_by_a_claim_whose_answer_was_lost_are_due_again_at_once() {
         email: Some("u@example.com".into()),
         zoneinfo: None,
         locale: errand::domain::Locale::default(),
+        acted_by: None,
     };
     store.submissions().submit(&job).await.unwrap();
     claim_and_complete(&store).await;

@@ -52,6 +52,7 @@ mod s3;
 mod schedule_dates;
 mod schedules;
 mod sealed_params;
+mod services;
 mod shutdown;
 mod submit;
 mod tenant_defaults;

@@ -139,6 +139,7 @@ mod tests {
             email: email.map(str::to_owned),
             zoneinfo: None,
             locale: crate::domain::Locale::default(),
+            acted_by: None,
         }
     }
 

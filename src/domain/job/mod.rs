@@ -221,4 +221,8 @@ pub struct Job {
     /// The operator holding it (`POST /admin/jobs/{id}/hold`), where an
     /// operator's read of the one job says so; `None` elsewhere.
     pub held_by: Option<String>,
+    /// The backend service that asked for it for its owner, where an
+    /// operator's read of the one job says so; `None` elsewhere (and for a
+    /// job its owner asked for).
+    pub acted_by: Option<String>,
 }

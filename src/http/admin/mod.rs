@@ -47,6 +47,10 @@ pub struct AdminJobView {
     /// answers of its actions).
     #[serde(skip_serializing_if = "Option::is_none")]
     held_by: Option<String>,
+    /// The backend service that asked for the job for its owner (a service
+    /// token acting for them), where one did (`GET /admin/jobs/{id}`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    acted_by: Option<String>,
     /// Why each failed attempt failed, oldest first (`GET /admin/jobs/{id}` only).
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<Vec<Object>>)]
@@ -94,8 +98,10 @@ impl AdminJobView {
         state: &AppState,
     ) -> Result<Self, AppError> {
         let (tenant, user, held_by) = (job.tenant.to_string(), job.user.to_string(), job.held_by.take());
+        let acted_by = job.acted_by.take();
         let redacted = redact(&mut job, operator, state);
-        Ok(Self { tenant, user, held_by, job: job_view(job, state).await?, redacted, attempt_errors, history: None })
+        let job = job_view(job, state).await?;
+        Ok(Self { tenant, user, held_by, acted_by, job, redacted, attempt_errors, history: None })
     }
 }
 

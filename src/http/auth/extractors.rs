@@ -5,7 +5,8 @@
 use actix_web::{FromRequest, HttpMessage, HttpRequest, dev::Payload, http::header, web};
 use futures_util::future::LocalBoxFuture;
 
-use super::{Authenticator, TENANT_ADMIN};
+use super::services::ON_BEHALF_OF;
+use super::{Authenticator, Holder, TENANT_ADMIN};
 use crate::domain::{Caller, Operator, UserId};
 use crate::http::AppState;
 use crate::http::support::problem::AppError;
@@ -41,7 +42,7 @@ impl FromRequest for Caller {
     /// (leaving its standing on the request for the `RateLimit` headers).
     fn from_request(req: &HttpRequest, _payload: &mut Payload) -> Self::Future {
         let request = req.clone();
-        authenticated(req, move |auth, header| async move { Ok(user(&auth, header, &request).await?.0) })
+        authenticated(req, move |auth, header| async move { Ok(user(&auth, header, &request).await?.caller) })
     }
 }
 
@@ -58,8 +59,8 @@ impl FromRequest for TenantAdmin {
         let request = req.clone();
         authenticated(req, move |auth, header| async move {
             match user(&auth, header, &request).await? {
-                (caller, true) => Ok(Self(caller)),
-                (_, false) => Err(AppError::Forbidden(format!(
+                Holder { caller, tenant_admin: true, .. } => Ok(Self(caller)),
+                _ => Err(AppError::Forbidden(format!(
                     "this route is for a tenant's admins (a user token whose scope includes {TENANT_ADMIN})"
                 ))),
             }
@@ -68,16 +69,30 @@ impl FromRequest for TenantAdmin {
 }
 
 /// A tenant's user, authenticated, with a request of their rate limits spent
-/// (its standing left on the request for the `RateLimit` headers).
-async fn user(auth: &Authenticator, header: Option<String>, request: &HttpRequest) -> Result<(Caller, bool), AppError> {
-    let accept_language = request.headers().get(header::ACCEPT_LANGUAGE).and_then(|value| value.to_str().ok());
-    let (caller, admin) = auth.user(header.as_deref(), accept_language).await?;
-    crate::http::support::request_id::record_caller(&caller);
-    if let Some(state) = request.app_data::<web::Data<AppState>>() {
-        spend_a_request(state, &caller, request)?;
-        state.sightings.saw(&caller);
+/// (its standing left on the request for the `RateLimit` headers). A service
+/// acting for them must be on one of its routes; the person's email is the
+/// one errand last saw in their own token, and the request is no sighting of
+/// them (they did not sign in).
+async fn user(auth: &Authenticator, header: Option<String>, request: &HttpRequest) -> Result<Holder, AppError> {
+    let text = |name| request.headers().get(name).map(|value| value.to_str().unwrap_or_default());
+    let on_behalf_of = text(ON_BEHALF_OF);
+    let mut holder = auth.user(header.as_deref(), text(header::ACCEPT_LANGUAGE.as_str()), on_behalf_of).await?;
+    if let Some(service) = &holder.service {
+        service.admit_route(request)?;
     }
-    Ok((caller, admin))
+    crate::http::support::request_id::record_caller(&holder.caller);
+    if let Some(state) = request.app_data::<web::Data<AppState>>() {
+        spend_a_request(state, &holder.caller, request)?;
+        match holder.service {
+            None => state.sightings.saw(&holder.caller),
+            Some(_) if holder.caller.email.is_none() => {
+                let caller = &holder.caller;
+                holder.caller.email = state.store.people().email_of(&caller.tenant, &caller.user).await?;
+            }
+            Some(_) => {}
+        }
+    }
+    Ok(holder)
 }
 
 /// Spends a request of `caller`'s rate limits, leaving its standing on the

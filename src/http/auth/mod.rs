@@ -7,6 +7,7 @@
 //! who holds it (a user, a tenant's admin, an operator, an external worker).
 
 pub mod jwks;
+pub mod services;
 pub mod tickets;
 
 mod extractors;
@@ -22,6 +23,7 @@ use crate::config::AuthSettings;
 use crate::domain::tokens::TokenIssuer;
 use crate::domain::{Caller, Locale, Operator, TenantId, UserId};
 use crate::http::auth::jwks::JwksKeys;
+use crate::http::auth::services::{ON_BEHALF_OF, ServiceGrant};
 use crate::http::support::problem::AppError;
 
 pub use self::extractors::{ActingOperator, ExternalWorker, TenantAdmin, spend_a_request};
@@ -71,6 +73,8 @@ pub struct Authenticator {
     /// audience where set (an identity provider's operators apart from its
     /// end users, so no end user's token can be an operator's).
     operator_validation: Arc<Validation>,
+    /// The same for backend services' tokens, with `[auth.services]`'.
+    service_validation: Arc<Validation>,
     claim_names: Arc<ClaimNames>,
     key: Arc<DecodingKey>,
     ticket_validation: Arc<Validation>,
@@ -92,11 +96,12 @@ impl Authenticator {
         let validation = api_validation(&base, settings.issuer.as_deref(), settings.audience.as_deref());
         // Operators from an issuer or audience of their own, where one is
         // configured; otherwise from the same as users.
-        let operators = &settings.operators;
-        let operator_validation = match (&operators.issuer, &operators.audience) {
+        let apart = |source: &crate::config::TokenSourceSettings| match (&source.issuer, &source.audience) {
             (None, None) => validation.clone(),
             (issuer, audience) => api_validation(&base, issuer.as_deref(), audience.as_deref()),
         };
+        let operator_validation = apart(&settings.operators);
+        let service_validation = apart(&settings.services);
         let key = DecodingKey::from_secret(secret.as_bytes())?;
         let api_keys = match &settings.jwks_url {
             Some(url) => ApiKeys::Jwks {
@@ -114,6 +119,7 @@ impl Authenticator {
             api_keys: Arc::new(api_keys),
             validation: Arc::new(validation),
             operator_validation: Arc::new(operator_validation),
+            service_validation: Arc::new(service_validation),
             claim_names: Arc::new(claim_names),
             key: Arc::new(key),
             ticket_validation: Arc::new(ticket_validation),
@@ -154,6 +160,7 @@ impl Authenticator {
             email: None,
             zoneinfo: None,
             locale: crate::domain::Locale::default(),
+            acted_by: None,
         };
         Ok((caller, claims.jti))
     }
@@ -192,26 +199,53 @@ impl Authenticator {
         Ok(claims.claims)
     }
 
-    /// The caller an `Authorization: Bearer` API token names. A token of
-    /// another kind (an operator's) is no user of any tenant: 403.
-    pub async fn caller(&self, authorization: Option<&str>) -> Result<Caller, AppError> {
-        Ok(self.user(authorization, None).await?.0)
-    }
-
-    /// [`Self::caller`], and whether the token's `scope` holds `tenant_admin`;
-    /// the caller's language from the token's locale claim, else the
-    /// request's `accept_language`, else the default.
+    /// Who a user route's `Authorization: Bearer` API token names: a
+    /// tenant's user (a token of another kind, an operator's, gets 403), or
+    /// the person `on_behalf_of` names for a service token; their language
+    /// from the token's locale claim, else the request's `accept_language`,
+    /// else the default.
     async fn user(
         &self,
         authorization: Option<&str>,
         accept_language: Option<&str>,
-    ) -> Result<(Caller, bool), AppError> {
+        on_behalf_of: Option<&str>,
+    ) -> Result<Holder, AppError> {
+        let browser_or_default =
+            || accept_language.and_then(Locale::from_accept_language).unwrap_or(self.default_locale);
+        if let Some(person) = on_behalf_of {
+            let claims = self.claims(authorization, &self.service_validation).await?;
+            if self.special(&claims)? != Some(TokenKind::Service) {
+                return Err(AppError::Forbidden(format!("{ON_BEHALF_OF} is for service tokens (scope service)")));
+            }
+            let grant = ServiceGrant::of_token(&claims, &self.claim_names.user)?;
+            let (tenant, user) = services::person(person)?;
+            grant.admit_tenant(&tenant)?;
+            let caller = Caller {
+                tenant,
+                user,
+                // The person's address as errand last saw it: see `extractors::user`.
+                email: None,
+                zoneinfo: None,
+                locale: browser_or_default(),
+                acted_by: Some(grant.name.clone()),
+            };
+            return Ok(Holder { caller, tenant_admin: false, service: Some(grant) });
+        }
         let claims = self.claims(authorization, &self.validation).await?;
-        if let Some(kind) = self.special(&claims)? {
-            return Err(AppError::Forbidden(format!("{kind} tokens cannot use the routes of a tenant's users")));
+        match self.special(&claims)? {
+            Some(TokenKind::Service) => {
+                return Err(AppError::Forbidden(format!(
+                    "a service token acts for a user it names in {ON_BEHALF_OF}: tenant/user"
+                )));
+            }
+            Some(kind) => {
+                return Err(AppError::Forbidden(format!("{kind} tokens cannot use the routes of a tenant's users")));
+            }
+            None => {}
         }
         let names = &self.claim_names;
         let text = |name: &str| claims.get(name).and_then(Value::as_str).map(str::to_owned);
+        let service = ServiceGrant::of_act_claim(&claims)?;
         let caller = Caller {
             tenant: text(&names.tenant)
                 .and_then(|t| TenantId::parse(t).ok())
@@ -228,12 +262,11 @@ impl Authenticator {
             // A zone chrono-tz does not know is no zone: ignored, not refused.
             zoneinfo: text("zoneinfo").filter(|zone| zone.parse::<chrono_tz::Tz>().is_ok()),
             // A tag errand has no catalogue for (or no tag) is no choice: the browser's is next.
-            locale: text(&names.locale)
-                .and_then(|tag| Locale::negotiate([tag.as_str()]))
-                .or_else(|| accept_language.and_then(Locale::from_accept_language))
-                .unwrap_or(self.default_locale),
+            locale: text(&names.locale).and_then(|tag| Locale::negotiate([tag.as_str()])).unwrap_or_else(browser_or_default),
+            acted_by: service.as_ref().map(|grant| grant.name.clone()),
         };
-        Ok((caller, scopes(&claims).any(|scope| scope == TENANT_ADMIN)))
+        let tenant_admin = service.is_none() && scopes(&claims).any(|scope| scope == TENANT_ADMIN);
+        Ok(Holder { caller, tenant_admin, service })
     }
 
     /// The external worker an `Authorization: Bearer` token names: its
@@ -291,6 +324,15 @@ impl Authenticator {
     }
 }
 
+/// Who a user route's token names.
+struct Holder {
+    caller: Caller,
+    /// The token's `scope` holds `tenant_admin` (never with a service acting).
+    tenant_admin: bool,
+    /// The service acting for the caller, with its token's limits.
+    service: Option<ServiceGrant>,
+}
+
 /// API tokens' checks: `base`'s, with `iss` and `aud` required to be present
 /// and equal to `issuer` and `audience` when those are configured.
 /// (jsonwebtoken checks a configured one only where the token carries it.)
@@ -316,6 +358,8 @@ fn scopes(claims: &Map<String, Value>) -> impl Iterator<Item = &str> {
     claims.get("scope").and_then(Value::as_str).unwrap_or_default().split_ascii_whitespace()
 }
 
+/// The scope of a backend service acting for users (`services`).
+const SERVICE: &str = "service";
 /// The scope of a user who may also manage their tenant's webhooks.
 const TENANT_ADMIN: &str = "tenant_admin";
 /// The scope of an operator, who may look and act.
@@ -330,6 +374,7 @@ const OPERATOR_SENSITIVE: &str = "operator:sensitive";
 enum TokenKind {
     Operator,
     Worker,
+    Service,
 }
 
 impl TokenKind {
@@ -339,6 +384,8 @@ impl TokenKind {
             Some(Self::Operator)
         } else if has("worker") {
             Some(Self::Worker)
+        } else if has(SERVICE) {
+            Some(Self::Service)
         } else {
             None
         }
@@ -350,6 +397,7 @@ impl std::fmt::Display for TokenKind {
         f.write_str(match self {
             Self::Operator => "operator",
             Self::Worker => "worker",
+            Self::Service => "service",
         })
     }
 }

@@ -344,6 +344,7 @@ mod tests {
             email: None,
             zoneinfo: None,
             locale: crate::domain::Locale::default(),
+            acted_by: None,
         }
     }
 

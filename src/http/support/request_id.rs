@@ -39,6 +39,7 @@ pub async fn request_id(
         path = %req.path(),
         tenant = tracing::field::Empty,
         user = tracing::field::Empty,
+        acted_by = tracing::field::Empty,
         otel.name = tracing::field::Empty,
         otel.kind = "server",
         http.response.status_code = tracing::field::Empty,
@@ -78,6 +79,9 @@ pub fn record_caller(caller: &Caller) {
     let span = tracing::Span::current();
     span.record("tenant", caller.tenant.as_str());
     span.record("user", caller.user.as_str());
+    if let Some(service) = &caller.acted_by {
+        span.record("acted_by", service.as_str());
+    }
 }
 
 /// Up to 128 visible ASCII characters: anything else (or nothing) gets a fresh id,

@@ -109,7 +109,7 @@ const GET_ANY: &str = concat!(
     "
 SELECT id, tenant_id, user_id, job_type, params, state, attempt, max_attempts, run_at, result, error_message,
        created_at, finished_at, progress, cancel_requested_by, schedule_id, scheduled_for,
-       priority, format, resumed_from, held_by, ",
+       priority, format, resumed_from, held_by, acted_by, ",
     held_back!(),
     "
 FROM jobs_live l WHERE id = $1"
@@ -208,7 +208,8 @@ impl OperatorJobs<'_> {
         };
         let errors = client.query(&client.prepare_cached(ATTEMPT_ERRORS).await?, &[&id.0]).await?;
         let errors = errors.iter().map(attempt_error_from_row).collect::<Result<_, _>>()?;
-        let mut job = Job { held_by: row.try_get("held_by")?, ..held_job_from_row(&row)? };
+        let mut job =
+            Job { held_by: row.try_get("held_by")?, acted_by: row.try_get("acted_by")?, ..held_job_from_row(&row)? };
         self.sealer.open_job(&mut job).await?;
         Ok(Some((job, errors)))
     }

@@ -13,7 +13,8 @@ use deadpool_postgres::{Client, GenericClient, Pool};
 use tokio_postgres::Row;
 
 use crate::domain::{
-    AdmissionKey, Caller, ExportFormat, Fingerprint, IdempotencyKey, Job, JobId, QuotaExceeded, Quotas, TraceParent,
+    AdmissionKey, Caller, ExportFormat, Fingerprint, IdempotencyKey, Job, JobId, QuotaExceeded, Quotas, ServiceId,
+    TraceParent,
 };
 use crate::store::StoreError;
 use crate::store::jobs::job_from_row;
@@ -27,15 +28,15 @@ macro_rules! insert_or_find {
 WITH input AS (
     SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bytea[], $7::text[],
                          $8::jsonb[], $9::integer[], $10::smallint[], $11::integer[], $12::text[], $13::text[],
-                         $14::float8[], $15::text[], $16::text[])
+                         $14::float8[], $15::text[], $16::text[], $17::text[])
         WITH ORDINALITY AS i (id, tenant_id, user_id, user_email, idempotency_key, fingerprint, job_type, params,
                               max_attempts, priority, nth_of_owner, format, admission_key, start_after_ms, traceparent,
-                              locale, n)
+                              locale, acted_by, n)
 ), inserted AS (
     INSERT INTO jobs (id, tenant_id, user_id, user_email, idempotency_key, fingerprint, job_type, params, max_attempts,
-                      priority, format, run_at, traceparent, locale)
+                      priority, format, run_at, traceparent, locale, acted_by)
     SELECT id, tenant_id, user_id, user_email, idempotency_key, fingerprint, job_type, params, max_attempts, priority,
-           format, now() + coalesce(start_after_ms, 0) * interval '1 millisecond', traceparent, locale
+           format, now() + coalesce(start_after_ms, 0) * interval '1 millisecond', traceparent, locale, acted_by
     FROM input WHERE ",
             $insert_if,
             " ORDER BY n
@@ -77,7 +78,7 @@ WHERE NOT EXISTS (SELECT 1 FROM inserted x WHERE x.id = i.id)"
 pub(in crate::store) const INSERT_OR_FIND: &str = insert_or_find!("true");
 
 /// [`INSERT_OR_FIND`] when quotas are kept: the statement sets the caps that
-/// hold (`$17`, see `quota::BatchCaps`) for its own transaction, and the
+/// hold (`$18`, see `quota::BatchCaps`) for its own transaction, and the
 /// trigger that counts the queued jobs checks them on the counts it has just
 /// written (`errand_count_queued` in `migrations/V1__baseline.sql`). A batch
 /// that would take any count over its cap records nothing: the statement
@@ -85,7 +86,7 @@ pub(in crate::store) const INSERT_OR_FIND: &str = insert_or_find!("true");
 /// decides job by job. Far from the caps, the check costs no statement of its
 /// own.
 pub(in crate::store) const INSERT_OR_FIND_CAPPED: &str =
-    insert_or_find!("(SELECT set_config('errand.quota_caps', $17::text, true)) IS NOT NULL");
+    insert_or_find!("(SELECT set_config('errand.quota_caps', $18::text, true)) IS NOT NULL");
 
 /// The job the caller's key names, read with a fresh snapshot.
 pub(in crate::store) const FIND_BY_KEY: &str = "
@@ -345,6 +346,7 @@ pub(in crate::store) struct InsertBatch<'a> {
     start_after_ms: Vec<Option<f64>>,
     traces: Vec<Option<&'a str>>,
     locales: Vec<&'static str>,
+    acted_by: Vec<Option<&'a str>>,
 }
 
 impl<'a> InsertBatch<'a> {
@@ -372,6 +374,7 @@ impl<'a> InsertBatch<'a> {
             start_after_ms: order.iter().map(|&i| jobs[i].start_after.map(super::millis)).collect(),
             traces: order.iter().map(|&i| jobs[i].trace.as_ref().map(TraceParent::as_str)).collect(),
             locales: order.iter().map(|&i| jobs[i].caller.locale.as_str()).collect(),
+            acted_by: order.iter().map(|&i| jobs[i].caller.acted_by.as_ref().map(ServiceId::as_str)).collect(),
             ids,
             fingerprints,
         }
@@ -387,7 +390,7 @@ impl<'a> InsertBatch<'a> {
         params
     }
 
-    pub(in crate::store) fn params(&self) -> [&(dyn tokio_postgres::types::ToSql + Sync); 16] {
+    pub(in crate::store) fn params(&self) -> [&(dyn tokio_postgres::types::ToSql + Sync); 17] {
         [
             &self.id_column,
             &self.tenants,
@@ -405,6 +408,7 @@ impl<'a> InsertBatch<'a> {
             &self.start_after_ms,
             &self.traces,
             &self.locales,
+            &self.acted_by,
         ]
     }
 
@@ -468,6 +472,7 @@ mod tests {
             email: None,
             zoneinfo: None,
             locale: crate::domain::Locale::default(),
+            acted_by: None,
         };
         let callers =
             [caller("acme", "alice"), caller("acme", "alice"), caller("acme", "bob"), caller("globex", "bob")];

@@ -29,6 +29,9 @@ pub(super) const SEEN_NOW: &str = "
 INSERT INTO people (tenant_id, user_id, email, seen_at) VALUES ($1, $2, $3, now())
 ON CONFLICT (tenant_id, user_id) DO UPDATE SET email = excluded.email, seen_at = excluded.seen_at";
 
+/// The email address a person (`$1`, `$2`) last signed in with.
+const EMAIL_OF: &str = "SELECT email FROM people WHERE tenant_id = $1 AND user_id = $2";
+
 /// Up to `$2` people not seen since `$1` who own no schedule: what errand
 /// kept of them serves no one now.
 const PRUNE: &str = "
@@ -67,6 +70,14 @@ impl People<'_> {
         let client = self.pool.get().await?;
         client.execute(&client.prepare_cached(RECORD).await?, &[&tenants, &users, &emails, &times]).await?;
         Ok(())
+    }
+
+    /// The email address `tenant`'s `user` last signed in with, if errand
+    /// has seen them with one (for what a service starts for them).
+    pub async fn email_of(&self, tenant: &TenantId, user: &UserId) -> Result<Option<String>, StoreError> {
+        let client = self.pool.get().await?;
+        let row = client.query_opt(&client.prepare_cached(EMAIL_OF).await?, &[&tenant.as_str(), &user.as_str()]).await?;
+        Ok(row.and_then(|row| row.get(0)))
     }
 
     /// Forgets up to `limit` people not seen since `cutoff` who own no

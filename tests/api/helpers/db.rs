@@ -225,6 +225,7 @@ pub fn new_job(tenant: &str, user: &str, key: &str, job_type: &str, params: Valu
         email: None,
         zoneinfo: None,
         locale: errand::domain::Locale::default(),
+        acted_by: None,
     };
     errand::store::NewJob {
         caller,
