@@ -22,9 +22,9 @@ pub use job_types::{
 pub use push::{PushServices, WebPushSettings};
 pub use sections::{
     AuthSettings, BatchSettings, DatabaseSettings, EmailSettings, EncryptionSettings, HistorySettings, HttpSettings,
-    I18nSettings, LogFormat, LogSettings, NotificationSettings, OWNER_INACTIVE_AFTER, TokenSourceSettings,
-    OverloadSettings, PreferenceSettings, QuotaSettings, RateLimitSettings, S3Settings, ScheduleSettings, SmtpSecurity,
-    StorageBackend, StorageSettings, TelemetrySettings, WebhookSettings, WorkerSettings,
+    I18nSettings, LogFormat, LogSettings, NotificationSettings, OWNER_INACTIVE_AFTER, OverloadSettings,
+    PreferenceSettings, QuotaSettings, RateLimitSettings, S3Settings, ScheduleSettings, SmtpSecurity, StorageBackend,
+    StorageSettings, TelemetrySettings, TokenSourceSettings, WebhookSettings, WorkerSettings,
 };
 pub use values::{CountCap, LongSecret, PostgresUrl};
 

@@ -87,9 +87,13 @@ impl TokenFor {
         let exp = (std::time::SystemTime::now() + ttl).duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
         let exp = exp.as_secs();
         match self {
-            Self::User { tenant, user, email, scope } => issuer.issue(&UserClaims { sub: user, tenant, email, scope, exp }),
+            Self::User { tenant, user, email, scope } => {
+                issuer.issue(&UserClaims { sub: user, tenant, email, scope, exp })
+            }
             Self::Operator { name, scope } => issuer.issue(&OperatorClaims { sub: name, scope: scope.into(), exp }),
-            Self::Worker { name, types } => issuer.issue(&WorkerClaims { sub: name, scope: "worker".into(), types, exp }),
+            Self::Worker { name, types } => {
+                issuer.issue(&WorkerClaims { sub: name, scope: "worker".into(), types, exp })
+            }
             Self::Service { name, types, tenants } => {
                 issuer.issue(&ServiceClaims { sub: name, scope: "service".into(), types, tenants, exp })
             }

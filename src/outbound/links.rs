@@ -114,7 +114,14 @@ impl JobLinks {
         let user = UserId::parse(query.user.clone()).map_err(|_| LinkError::Invalid)?;
         Ok(LinkHolder {
             job,
-            caller: Caller { tenant, user, email: None, zoneinfo: None, locale: crate::domain::Locale::default(), acted_by: None },
+            caller: Caller {
+                tenant,
+                user,
+                email: None,
+                zoneinfo: None,
+                locale: crate::domain::Locale::default(),
+                acted_by: None,
+            },
         })
     }
 
@@ -162,7 +169,17 @@ impl JobLinks {
         }
         let tenant = TenantId::parse(tenant).map_err(|_| LinkError::Invalid)?;
         let user = UserId::parse(user).map_err(|_| LinkError::Invalid)?;
-        Ok((Caller { tenant, user, email: None, zoneinfo: None, locale: crate::domain::Locale::default(), acted_by: None }, third))
+        Ok((
+            Caller {
+                tenant,
+                user,
+                email: None,
+                zoneinfo: None,
+                locale: crate::domain::Locale::default(),
+                acted_by: None,
+            },
+            third,
+        ))
     }
 
     fn signature(&self, job: &str, tenant: &str, user: &str, expires: i64) -> String {

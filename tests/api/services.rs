@@ -35,7 +35,8 @@ async fn request_for(app: &TestApp, method: reqwest::Method, token: &str, person
 async fn a_service_starts_a_job_that_is_its_users_in_every_respect() {
     let app = spawn_app().await;
     // The address errand last saw in alice's own token (what a sighting writes).
-    let seen = "INSERT INTO people (tenant_id, user_id, email, seen_at) VALUES ('acme', 'alice', 'alice@example.com', now())";
+    let seen =
+        "INSERT INTO people (tenant_id, user_id, email, seen_at) VALUES ('acme', 'alice', 'alice@example.com', now())";
     app.db.client().await.execute(seen, &[]).await.unwrap();
     let billing = service_token("billing-backend", None, None);
     let alice = token("acme", "alice");

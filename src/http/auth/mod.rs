@@ -262,7 +262,9 @@ impl Authenticator {
             // A zone chrono-tz does not know is no zone: ignored, not refused.
             zoneinfo: text("zoneinfo").filter(|zone| zone.parse::<chrono_tz::Tz>().is_ok()),
             // A tag errand has no catalogue for (or no tag) is no choice: the browser's is next.
-            locale: text(&names.locale).and_then(|tag| Locale::negotiate([tag.as_str()])).unwrap_or_else(browser_or_default),
+            locale: text(&names.locale)
+                .and_then(|tag| Locale::negotiate([tag.as_str()]))
+                .unwrap_or_else(browser_or_default),
             acted_by: service.as_ref().map(|grant| grant.name.clone()),
         };
         let tenant_admin = service.is_none() && scopes(&claims).any(|scope| scope == TENANT_ADMIN);

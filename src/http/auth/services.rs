@@ -75,10 +75,9 @@ impl ServiceGrant {
     /// Refuses a tenant the token does not list.
     pub fn admit_tenant(&self, tenant: &TenantId) -> Result<(), AppError> {
         match &self.tenants {
-            Some(tenants) if !tenants.iter().any(|t| t == tenant.as_str()) => Err(AppError::Forbidden(format!(
-                "service {} may not act for tenant {tenant}'s users",
-                self.name
-            ))),
+            Some(tenants) if !tenants.iter().any(|t| t == tenant.as_str()) => {
+                Err(AppError::Forbidden(format!("service {} may not act for tenant {tenant}'s users", self.name)))
+            }
             _ => Ok(()),
         }
     }
@@ -139,7 +138,8 @@ mod tests {
         assert!(grant.admit_tenant(&TenantId::parse("globex").unwrap()).is_err());
         let odd = ServiceGrant::of_token(&claims(serde_json::json!({"sub": "billing", "types": "export"})), "sub");
         assert!(odd.is_err());
-        let act = ServiceGrant::of_act_claim(&claims(serde_json::json!({"act": {"sub": "billing", "act": {"sub": "x"}}})));
+        let act =
+            ServiceGrant::of_act_claim(&claims(serde_json::json!({"act": {"sub": "billing", "act": {"sub": "x"}}})));
         assert_eq!(act.unwrap().unwrap().name.as_str(), "billing");
         assert!(ServiceGrant::of_act_claim(&claims(serde_json::json!({"act": {}}))).is_err());
     }

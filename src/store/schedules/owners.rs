@@ -76,7 +76,8 @@ impl People<'_> {
     /// has seen them with one (for what a service starts for them).
     pub async fn email_of(&self, tenant: &TenantId, user: &UserId) -> Result<Option<String>, StoreError> {
         let client = self.pool.get().await?;
-        let row = client.query_opt(&client.prepare_cached(EMAIL_OF).await?, &[&tenant.as_str(), &user.as_str()]).await?;
+        let row =
+            client.query_opt(&client.prepare_cached(EMAIL_OF).await?, &[&tenant.as_str(), &user.as_str()]).await?;
         Ok(row.and_then(|row| row.get(0)))
     }
 
