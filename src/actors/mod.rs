@@ -43,6 +43,7 @@ pub use delivery::notifier::{
     StreamWakes, Subscribe, TooManyStreams,
 };
 pub use delivery::push_sender::{PushDue, PushSender};
+pub use delivery::rounds::FinishSending;
 pub use delivery::webhook_sender::{ResultUrls, WebhookSender};
 pub use running::dispatcher::{Dispatcher, DispatcherSettings, Drain};
 pub use running::intake::{

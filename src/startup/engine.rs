@@ -11,8 +11,8 @@ use secrecy::ExposeSecret;
 use sha2::{Digest, Sha256};
 
 use crate::actors::{
-    Broker, Completer, Dispatcher, DispatcherSettings, Intake, IntakeLinks, LeaseKeeper, ListenerHealth, Listeners,
-    Mailer, Notifier, OutboxSenders, PUBLISH_EVERY, ProgressWriter, Pruner, PushSender, Rescuer, ResultUrls,
+    Broker, Completer, Dispatcher, DispatcherSettings, FinishSending, Intake, IntakeLinks, LeaseKeeper, ListenerHealth,
+    Listeners, Mailer, Notifier, OutboxSenders, PUBLISH_EVERY, ProgressWriter, Pruner, PushSender, Rescuer, ResultUrls,
     Retentions, Scheduler, Shedding, Sightings, SightingsWriter, StreamLimits, SupervisorDeps, SupervisorRegistry,
     TotalsPublisher, WebhookSender, spawn_listener,
 };
@@ -44,6 +44,9 @@ pub struct Engine {
     pub sightings: std::sync::Arc<Sightings>,
     /// What renders emails (where email is enabled): the Mailer's, and the previews'.
     pub emails: Option<SmtpMailer>,
+    /// The outboxes' senders (the Mailer, the PushSender, where enabled),
+    /// told to finish their round when the process stops.
+    pub senders: Vec<Recipient<FinishSending>>,
 }
 
 /// Who tells people, and the one door every attempt's end goes through.
@@ -52,6 +55,7 @@ struct Delivery {
     emails: Option<SmtpMailer>,
     notifier: Addr<Notifier>,
     completer: Addr<Completer>,
+    senders: Vec<Recipient<FinishSending>>,
 }
 
 /// Who runs jobs: the supervisors' registry, the dispatcher that claims for
@@ -114,6 +118,7 @@ impl Engine {
             listener,
             sightings,
             emails: delivery.emails,
+            senders: delivery.senders,
         })
     }
 
@@ -150,15 +155,20 @@ impl Delivery {
             ),
             false => None,
         };
+        let mut senders = Vec::new();
         let mailer = emails.as_ref().map(|smtp| {
-            Mailer::new(store.clone(), smtp.clone(), job_types.clone(), settings.email.clone()).start().recipient()
+            let mailer = Mailer::new(store.clone(), smtp.clone(), job_types.clone(), settings.email.clone()).start();
+            senders.push(mailer.clone().recipient());
+            mailer.recipient()
         });
         let pusher = match settings.push.vapid()? {
             Some(vapid) => {
                 let (push, lifetime) = (settings.push.clone(), settings.storage.retention);
                 let sender = PushSender::new(store.clone(), vapid, push, job_types.clone(), links.clone(), lifetime)
-                    .map_err(|e| invalid("push", e.to_string()))?;
-                Some(sender.start().recipient())
+                    .map_err(|e| invalid("push", e.to_string()))?
+                    .start();
+                senders.push(sender.clone().recipient());
+                Some(sender.recipient())
             }
             None => None,
         };
@@ -169,7 +179,7 @@ impl Delivery {
         };
         let notifier = Notifier::new(OutboxSenders { mailer, pusher }, stream_limits).start();
         let completer = Completer::new(store.clone(), notifier.clone().recipient(), job_types.clone()).start();
-        Ok(Self { links, emails, notifier, completer })
+        Ok(Self { links, emails, notifier, completer, senders })
     }
 }
 

@@ -12,7 +12,8 @@ use actix_web::dev::Server;
 pub use engine::Engine;
 
 use crate::actors::{
-    Dispatcher, Drain, FireDue, Prune, PruneAsOf, RenewLeases, RescueExpired, SupervisorRegistry, WriteSightings,
+    Dispatcher, Drain, FinishSending, FireDue, Prune, PruneAsOf, RenewLeases, RescueExpired, SupervisorRegistry,
+    WriteSightings,
 };
 use crate::config::{ConfigError, Settings, invalid};
 use crate::http::{self, AppState};
@@ -39,6 +40,8 @@ pub struct Application {
     registry: Addr<SupervisorRegistry>,
     server: Server,
     dispatcher: Addr<Dispatcher>,
+    /// The outboxes' senders, told to finish their round at shutdown.
+    senders: Vec<Recipient<FinishSending>>,
     ticks: Ticks,
     settings: Settings,
     /// Cancelled at shutdown: open notification streams end, so that their
@@ -69,12 +72,13 @@ impl Application {
         let engine = Engine::start(&settings, handlers).await?;
         let closing_streams = tokio_util::sync::CancellationToken::new();
         let (registry, dispatcher, ticks) = (engine.registry.clone(), engine.dispatcher.clone(), engine.ticks.clone());
+        let senders = engine.senders.clone();
         let state = AppState::new(engine.into_parts(closing_streams.clone()), &settings)
             .map_err(|e| invalid("auth.jwt_secret", e.to_string()))?;
         share_rate_limits(state.store.clone(), state.rate_limits.clone());
         let bind = settings.http.bind;
         let (server, address) = http::serve(&settings, state).map_err(|source| StartupError::Bind { bind, source })?;
-        Ok(Self { address, registry, server, dispatcher, ticks, settings, closing_streams })
+        Ok(Self { address, registry, server, dispatcher, senders, ticks, settings, closing_streams })
     }
 
     /// The port the HTTP server listens on.
@@ -99,7 +103,9 @@ impl Application {
 
     /// Serves until `shutdown` resolves, then shuts down gracefully: stop
     /// accepting requests and claiming jobs, let running jobs finish within
-    /// `workers.shutdown_grace`, and release the rest to other processes.
+    /// `workers.shutdown_grace`, and release the rest to other processes;
+    /// then the emails and pushes a sender claimed go out (within the same
+    /// grace), and the rest wait for the other processes.
     pub async fn run_until(self, shutdown: impl Future<Output = ()>) -> std::io::Result<()> {
         let handle = self.server.handle();
         let server = actix_web::rt::spawn(self.server);
@@ -112,6 +118,10 @@ impl Application {
         let (_, drained) = futures_util::future::join(stop_http, drain).await;
         if drained.is_err() {
             tracing::warn!("the dispatcher stopped before draining");
+        }
+        let finishing = futures_util::future::join_all(self.senders.iter().map(|sender| sender.send(FinishSending)));
+        if tokio::time::timeout(grace, finishing).await.is_err() {
+            tracing::warn!("the outboxes' senders did not finish their round within the grace; its lock frees it");
         }
         server.await.map_err(std::io::Error::other)?
     }

@@ -16,7 +16,7 @@ use actix::prelude::*;
 use futures_util::future::join_all;
 use tracing::Instrument;
 
-use crate::actors::delivery::rounds::Rounds;
+use crate::actors::delivery::rounds::{FinishSending, Rounds};
 use crate::actors::delivery::until_recorded::until_answered;
 use crate::config::EmailSettings;
 use crate::domain::NotificationRules;
@@ -230,5 +230,13 @@ impl Handler<MailDue> for Mailer {
 
     fn handle(&mut self, _: MailDue, ctx: &mut Self::Context) {
         self.deliver_due(ctx);
+    }
+}
+
+impl Handler<FinishSending> for Mailer {
+    type Result = ResponseFuture<()>;
+
+    fn handle(&mut self, _: FinishSending, _: &mut Self::Context) -> Self::Result {
+        Box::pin(self.rounds.finish())
     }
 }

@@ -7,6 +7,6 @@
 pub mod mailer;
 pub mod notifier;
 pub mod push_sender;
-mod rounds;
+pub mod rounds;
 pub mod until_recorded;
 pub mod webhook_sender;

@@ -22,7 +22,7 @@ use futures_util::future::join_all;
 use serde_json::json;
 use url::Url;
 
-use crate::actors::delivery::rounds::Rounds;
+use crate::actors::delivery::rounds::{FinishSending, Rounds};
 use crate::actors::delivery::until_recorded::until_answered;
 use crate::config::WebPushSettings;
 use crate::domain::JobState;
@@ -294,5 +294,13 @@ impl Handler<PushDue> for PushSender {
 
     fn handle(&mut self, _: PushDue, ctx: &mut Self::Context) {
         self.deliver_due(ctx);
+    }
+}
+
+impl Handler<FinishSending> for PushSender {
+    type Result = ResponseFuture<()>;
+
+    fn handle(&mut self, _: FinishSending, _: &mut Self::Context) -> Self::Result {
+        Box::pin(self.rounds.finish())
     }
 }
