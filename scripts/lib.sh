@@ -234,3 +234,45 @@ errand_install_schemathesis() {
   dir=$(errand_pip_tool schemathesis tools/schemathesis bin/st "the API contract test") || return 1
   export ERRAND_TEST_SCHEMATHESIS="$dir/bin/st"
 }
+
+# The previous release, for the upgrade test (tests/api/upgrade.rs): its tag,
+# and the commit the tag names (a clone may come without tags). Until a
+# second release is tagged, main is tested against 0.1.0.
+ERRAND_PREVIOUS_RELEASE=v0.1.0
+ERRAND_PREVIOUS_RELEASE_COMMIT=1a91f51323fbb93d0ec54bb7c5cc02cb0bfe5b0c
+
+# Builds the previous release's errand once (from the commit, exported with
+# git archive, into a target dir of its own so that this checkout's build
+# is not overwritten) and keeps it with its config.toml in the tools cache;
+# exports ERRAND_TEST_PREVIOUS_RELEASE, that folder.
+errand_build_previous_release() {
+  local tag=$ERRAND_PREVIOUS_RELEASE commit=$ERRAND_PREVIOUS_RELEASE_COMMIT
+  local tools=${ERRAND_TOOLS_DIR:-$HOME/.cache/errand-tools}
+  local dir="$tools/errand-$tag-${commit:0:12}"
+  local target=${ERRAND_RELEASE_TARGET_DIR:-$HOME/.cache/errand-release-target}
+  if [ ! -x "$dir/errand" ]; then
+    if ! git cat-file -e "$commit^{commit}" 2>/dev/null; then
+      errand_log "the commit of $tag ($commit) is not in this clone: git fetch --unshallow, or fetch the tag"
+      return 1
+    fi
+    local tagged
+    if tagged=$(git rev-parse -q --verify "refs/tags/$tag^{commit}") && [ "$tagged" != "$commit" ]; then
+      errand_log "tag $tag names $tagged, scripts/lib.sh says $commit: which is the release?"
+      return 1
+    fi
+    local src
+    src=$(mktemp -d)
+    git archive "$commit" | tar -x -C "$src"
+    errand_log "building errand $tag once, for the upgrade test (into $target)"
+    if ! (cd "$src" && ERRAND_GIT_COMMIT=${commit:0:12} CARGO_TARGET_DIR=$target cargo build --quiet --bin errand); then
+      rm -rf "$src"
+      return 1
+    fi
+    rm -rf "$dir.part" && mkdir -p "$dir.part"
+    cp "$target/debug/errand" "$src/config.toml" "$dir.part/"
+    rm -rf "$src"
+    # Renamed last: a build interrupted before leaves no folder that looks done.
+    mv "$dir.part" "$dir"
+  fi
+  export ERRAND_TEST_PREVIOUS_RELEASE=$dir
+}

@@ -59,6 +59,7 @@ mod tenant_defaults;
 mod tls;
 mod traces;
 mod unsubscribe;
+mod upgrade;
 mod web_push;
 mod webhook_deliveries;
 mod webhooks;

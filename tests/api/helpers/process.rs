@@ -19,11 +19,16 @@ impl ErrandProcess {
 
     /// [`Self::start`] on the database of `url`.
     pub fn start_on(url: &str, env: &[(&str, &str)]) -> Self {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_errand"));
+        Self::start_build(Path::new(env!("CARGO_BIN_EXE_errand")), &repo_path("config.toml"), url, env)
+    }
+
+    /// [`Self::start_on`] with another build of errand (`binary`, with its own `config`).
+    pub fn start_build(binary: &Path, config: &Path, url: &str, env: &[(&str, &str)]) -> Self {
+        let mut command = Command::new(binary);
         command
             .arg("serve")
             .arg("--config")
-            .arg(repo_path("config.toml"))
+            .arg(config)
             .env_remove("DATABASE_URL")
             .env("ERRAND_DATABASE__URL", url)
             .env("ERRAND_DATABASE__POOL_SIZE", "8")
@@ -86,5 +91,39 @@ impl Api for ErrandProcess {
     }
     fn http(&self) -> &reqwest::Client {
         &self.http
+    }
+}
+
+/// The previous release's build, for the upgrade test: a folder holding its
+/// `errand` and its `config.toml`, which `scripts/test` builds once per
+/// release from its tag (`errand_build_previous_release` in `scripts/lib.sh`)
+/// and names in `ERRAND_TEST_PREVIOUS_RELEASE`.
+pub struct PreviousRelease {
+    dir: PathBuf,
+}
+
+impl PreviousRelease {
+    pub fn from_env() -> Self {
+        let dir = std::env::var("ERRAND_TEST_PREVIOUS_RELEASE").expect(
+            "ERRAND_TEST_PREVIOUS_RELEASE is not set: run the tests with scripts/test, which builds the previous release",
+        );
+        Self { dir: PathBuf::from(dir) }
+    }
+
+    /// `errand <args>` of the release on the database of `url`.
+    pub fn run(&self, args: &[&str], url: &str) -> std::process::Output {
+        Command::new(self.dir.join("errand"))
+            .args(args)
+            .arg("--config")
+            .arg(self.dir.join("config.toml"))
+            .env_remove("DATABASE_URL")
+            .env("ERRAND_DATABASE__URL", url)
+            .output()
+            .expect("run the previous release")
+    }
+
+    /// `errand serve` of the release, as [`ErrandProcess::start_on`].
+    pub fn start(&self, url: &str, env: &[(&str, &str)]) -> ErrandProcess {
+        ErrandProcess::start_build(&self.dir.join("errand"), &self.dir.join("config.toml"), url, env)
     }
 }
