@@ -213,23 +213,7 @@ impl Authenticator {
         let browser_or_default =
             || accept_language.and_then(Locale::from_accept_language).unwrap_or(self.default_locale);
         if let Some(person) = on_behalf_of {
-            let claims = self.claims(authorization, &self.service_validation).await?;
-            if self.special(&claims)? != Some(TokenKind::Service) {
-                return Err(AppError::Forbidden(format!("{ON_BEHALF_OF} is for service tokens (scope service)")));
-            }
-            let grant = ServiceGrant::of_token(&claims, &self.claim_names.user)?;
-            let (tenant, user) = services::person(person)?;
-            grant.admit_tenant(&tenant)?;
-            let caller = Caller {
-                tenant,
-                user,
-                // The person's address as errand last saw it: see `extractors::user`.
-                email: None,
-                zoneinfo: None,
-                locale: browser_or_default(),
-                acted_by: Some(grant.name.clone()),
-            };
-            return Ok(Holder { caller, tenant_admin: false, service: Some(grant) });
+            return self.service_for(authorization, person, browser_or_default()).await;
         }
         let claims = self.claims(authorization, &self.validation).await?;
         match self.special(&claims)? {
@@ -269,6 +253,27 @@ impl Authenticator {
         };
         let tenant_admin = service.is_none() && scopes(&claims).any(|scope| scope == TENANT_ADMIN);
         Ok(Holder { caller, tenant_admin, service })
+    }
+
+    /// The person `on_behalf_of` (`tenant/user`) names, for the service whose
+    /// token `authorization` is, in `locale` (their own token is not here).
+    async fn service_for(
+        &self,
+        authorization: Option<&str>,
+        on_behalf_of: &str,
+        locale: Locale,
+    ) -> Result<Holder, AppError> {
+        let claims = self.claims(authorization, &self.service_validation).await?;
+        if self.special(&claims)? != Some(TokenKind::Service) {
+            return Err(AppError::Forbidden(format!("{ON_BEHALF_OF} is for service tokens (scope service)")));
+        }
+        let grant = ServiceGrant::of_token(&claims, &self.claim_names.user)?;
+        let (tenant, user) = services::person(on_behalf_of)?;
+        grant.admit_tenant(&tenant)?;
+        // Their email: the address errand last saw in their own token, filled
+        // in by `extractors::user` once the route admits the service.
+        let caller = Caller { tenant, user, email: None, zoneinfo: None, locale, acted_by: Some(grant.name.clone()) };
+        Ok(Holder { caller, tenant_admin: false, service: Some(grant) })
     }
 
     /// The external worker an `Authorization: Bearer` token names: its
