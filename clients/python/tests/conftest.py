@@ -3,9 +3,7 @@ test, and workers run on threads that every test's teardown stops."""
 
 from __future__ import annotations
 
-import subprocess
 import threading
-import uuid
 from collections.abc import Iterator
 from typing import Any, Callable
 
@@ -17,21 +15,9 @@ from errand_worker import Worker
 
 @pytest.fixture(scope="session")
 def template_db() -> Iterator[str]:
-    """A database migrated once; each test's database is a copy of it, which
-    is much faster than migrating every time."""
-    name = f"errand_pyw_tpl_{uuid.uuid4().hex[:12]}"
-    harness.psql(f'CREATE DATABASE "{name}"')
-    try:
-        subprocess.run(
-            [harness.errand_bin(), "migrate", "--config", str(harness.CONFIG)],
-            env=harness.errand_env(harness.database_url(name)),
-            check=True,
-            capture_output=True,
-            text=True,
-        )
+    """A database migrated once per run, which each test's database copies."""
+    with harness.template_database() as name:
         yield name
-    finally:
-        harness.psql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 @pytest.fixture

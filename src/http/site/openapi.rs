@@ -85,8 +85,50 @@ pub fn document(job_types: &JobTypes) -> Value {
         }
         doc["paths"][format!("/jobs/{}", job_type.name)] = json!({ "post": operation });
     }
+    on_behalf_of(&mut doc);
     unique_operation_ids(&mut doc);
     doc
+}
+
+/// The routes a backend's service token may call for a tenant's user (the
+/// job and batch routes that take a token: `http/auth/services.rs`) take
+/// the header naming that user, and answer 400 for a malformed one and 403
+/// for one sent with another token, or for a person the service may not act for.
+fn on_behalf_of(doc: &mut Value) {
+    let problem = |description: &str| {
+        json!({
+            "description": description,
+            "content": { "application/problem+json": { "schema": { "$ref": "#/components/schemas/Problem" } } }
+        })
+    };
+    let malformed = problem(
+        "A malformed request: here, perhaps, an `Errand-On-Behalf-Of` that is not `tenant/user` (`bad_request`)",
+    );
+    let refused = problem(
+        "`Errand-On-Behalf-Of` with a token that is not a service's, or a tenant or job type the service token does not list (`forbidden`)",
+    );
+    let header = json!({
+        "name": crate::http::auth::services::ON_BEHALF_OF,
+        "in": "header",
+        "required": false,
+        "description": "With a service token (scope `service`): the tenant's user it acts for, `tenant/user`, each part percent-encoded where it holds `/`, `%` or anything but visible ASCII",
+        "schema": { "type": "string", "pattern": "^[!-~]+/[!-~]+$" }
+    });
+    let Some(paths) = doc["paths"].as_object_mut() else { return };
+    for operation in paths.values_mut().filter_map(Value::as_object_mut).flat_map(|ops| ops.values_mut()) {
+        let tagged =
+            operation["tags"].as_array().is_some_and(|tags| tags.iter().any(|t| t == "jobs" || t == "batches"));
+        if tagged && !operation["security"].is_null() {
+            match operation["parameters"].as_array_mut() {
+                Some(parameters) => parameters.push(header.clone()),
+                None => operation["parameters"] = json!([header.clone()]),
+            }
+            if let Some(responses) = operation["responses"].as_object_mut() {
+                responses.entry("400").or_insert_with(|| malformed.clone());
+                responses.entry("403").or_insert_with(|| refused.clone());
+            }
+        }
+    }
 }
 
 /// Gives each operation that shares its `operationId` (utoipa takes the
@@ -130,6 +172,21 @@ pub async fn json(state: actix_web::web::Data<crate::http::AppState>) -> actix_w
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_routes_a_service_may_call_take_the_header_naming_its_user() {
+        let doc = document(&JobTypes::default());
+        let takes = |path: &str, method: &str| {
+            let parameters = doc["paths"][path][method]["parameters"].as_array().cloned().unwrap_or_default();
+            parameters.iter().any(|p| p["name"] == "Errand-On-Behalf-Of")
+        };
+        for (path, method) in [("/jobs/{job_type}", "post"), ("/jobs/{id}", "get"), ("/batches/{id}/cancel", "post")] {
+            assert!(takes(path, method), "{method} {path}");
+        }
+        for (path, method) in [("/notifications", "get"), ("/files/{key}", "get"), ("/admin/jobs", "get")] {
+            assert!(!takes(path, method), "{method} {path}");
+        }
+    }
 
     #[test]
     fn every_operation_id_is_its_own() {

@@ -92,7 +92,6 @@ pub struct CheckpointBody {
     lease_id: Uuid,
     /// How far the attempt has come, in any JSON the worker reads back
     /// (`checkpoint` in the claim of the run's next attempt); `null` forgets it.
-    #[schema(value_type = Object)]
     checkpoint: Value,
     /// Its progress then (what the job's view shows a next attempt resumed from).
     #[serde(default)]

@@ -60,7 +60,6 @@ pub struct LeasedJob {
     /// What an earlier attempt of this run recorded with `/checkpoint`:
     /// go on from there (absent: start from the beginning).
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(value_type = Option<Object>)]
     checkpoint: Option<Value>,
     /// A first attempt's trace: the W3C `traceparent` of the request that
     /// recorded the job. Make the span that runs it a child of this one, and
