@@ -239,7 +239,7 @@ errand_install_schemathesis() {
 # and the commit the tag names (a clone may come without tags). Until a
 # second release is tagged, main is tested against 0.1.0.
 ERRAND_PREVIOUS_RELEASE=v0.1.0
-ERRAND_PREVIOUS_RELEASE_COMMIT=1a91f51323fbb93d0ec54bb7c5cc02cb0bfe5b0c
+ERRAND_PREVIOUS_RELEASE_COMMIT=0ab84b320da674d713c4633438c6cfbeba522ed2
 
 # Builds the previous release's errand once (from the commit, exported with
 # git archive, into a target dir of its own so that this checkout's build
