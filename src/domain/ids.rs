@@ -146,6 +146,15 @@ pub struct Caller {
     pub acted_by: Option<ServiceId>,
 }
 
+impl Caller {
+    /// The person a signed link or a stream ticket names: no email or zone
+    /// (nothing is sent or dated in their name from those), English, and
+    /// acting for themselves.
+    pub fn named(tenant: TenantId, user: UserId) -> Self {
+        Self { tenant, user, email: None, zoneinfo: None, locale: crate::domain::Locale::default(), acted_by: None }
+    }
+}
+
 /// An operator: someone who runs errand, across tenants (a token whose
 /// `scope` claim holds `operator`, or `operator:read` for one who may only
 /// look). An operator is no user of any tenant: the user routes refuse

@@ -112,17 +112,7 @@ impl JobLinks {
         let job = uuid::Uuid::parse_str(job).map(JobId).map_err(|_| LinkError::Invalid)?;
         let tenant = TenantId::parse(query.tenant.clone()).map_err(|_| LinkError::Invalid)?;
         let user = UserId::parse(query.user.clone()).map_err(|_| LinkError::Invalid)?;
-        Ok(LinkHolder {
-            job,
-            caller: Caller {
-                tenant,
-                user,
-                email: None,
-                zoneinfo: None,
-                locale: crate::domain::Locale::default(),
-                acted_by: None,
-            },
-        })
+        Ok(LinkHolder { job, caller: Caller::named(tenant, user) })
     }
 
     /// The link that turns off `category`'s emails for `tenant`'s `user`.
@@ -169,17 +159,7 @@ impl JobLinks {
         }
         let tenant = TenantId::parse(tenant).map_err(|_| LinkError::Invalid)?;
         let user = UserId::parse(user).map_err(|_| LinkError::Invalid)?;
-        Ok((
-            Caller {
-                tenant,
-                user,
-                email: None,
-                zoneinfo: None,
-                locale: crate::domain::Locale::default(),
-                acted_by: None,
-            },
-            third,
-        ))
+        Ok((Caller::named(tenant, user), third))
     }
 
     fn signature(&self, job: &str, tenant: &str, user: &str, expires: i64) -> String {

@@ -154,14 +154,8 @@ impl Authenticator {
         let claims = jsonwebtoken::decode::<TicketClaims>(ticket, &self.key, &self.ticket_validation)
             .map_err(|_| invalid())?
             .claims;
-        let caller = Caller {
-            tenant: TenantId::parse(claims.tenant).map_err(|_| invalid())?,
-            user: UserId::parse(claims.sub).map_err(|_| invalid())?,
-            email: None,
-            zoneinfo: None,
-            locale: crate::domain::Locale::default(),
-            acted_by: None,
-        };
+        let tenant = TenantId::parse(claims.tenant).map_err(|_| invalid())?;
+        let caller = Caller::named(tenant, UserId::parse(claims.sub).map_err(|_| invalid())?);
         Ok((caller, claims.jti))
     }
 
