@@ -44,8 +44,9 @@ pub struct Engine {
     pub sightings: std::sync::Arc<Sightings>,
     /// What renders emails (where email is enabled): the Mailer's, and the previews'.
     pub emails: Option<SmtpMailer>,
-    /// The outboxes' senders (the Mailer, the PushSender, where enabled),
-    /// told to finish their round when the process stops.
+    /// The outboxes' senders (the WebhookSender, and the Mailer and the
+    /// PushSender where enabled), told to finish what they claimed when the
+    /// process stops.
     pub senders: Vec<Recipient<FinishSending>>,
 }
 
@@ -144,7 +145,7 @@ impl Engine {
 impl Delivery {
     fn start(settings: &Settings, store: &Store, storage: &Storage, job_types: &JobTypes) -> Result<Self, ConfigError> {
         let urls = ResultUrls { storage: storage.clone(), expiry: settings.storage.url_expiry };
-        WebhookSender::new(store.clone(), settings.webhooks.clone(), urls)
+        let webhooks = WebhookSender::new(store.clone(), settings.webhooks.clone(), urls)
             .map_err(|e| invalid("webhooks", e.to_string()))?
             .start();
         let links = job_links_from(settings);
@@ -155,7 +156,7 @@ impl Delivery {
             ),
             false => None,
         };
-        let mut senders = Vec::new();
+        let mut senders = vec![webhooks.recipient()];
         let mailer = emails.as_ref().map(|smtp| {
             let mailer = Mailer::new(store.clone(), smtp.clone(), job_types.clone(), settings.email.clone()).start();
             senders.push(mailer.clone().recipient());

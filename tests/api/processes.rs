@@ -138,3 +138,29 @@ async fn tenant_and_type_limits_hold_across_two_processes_and_each_job_notifies_
         assert!(running.count() <= 3, "more sleep jobs ran at once than the type's concurrency");
     }
 }
+
+#[actix_web::test]
+async fn a_stopping_process_makes_and_records_the_webhook_deliveries_it_claimed() {
+    let db = TestDb::create().await;
+    let receiver = Receiver::holding();
+    let webhooks = [("ERRAND_WEBHOOKS__ALLOW_HOSTS", "127.0.0.1"), ("ERRAND_WEBHOOKS__POLL_INTERVAL", "50ms")];
+    let mut process = ErrandProcess::start(&db, &webhooks);
+    let ada = tenant_admin_token("acme", "ada");
+    let endpoint = json!({"url": receiver.url, "events": ["job.completed"]});
+    assert_eq!(process.post_json(&ada, "/webhooks", endpoint).await.status(), StatusCode::CREATED);
+    process.create(&ada, "noop", json!({})).await;
+    receiver.arrived(Duration::from_secs(15)).await;
+
+    // Stopped while its delivery is in flight: it stops listening, then
+    // waits for the attempt it claimed instead of leaving it to its lock.
+    process.ask_to_stop();
+    let health = format!("{}/healthz", process.address);
+    eventually(Duration::from_secs(10), "the process to stop listening", || async {
+        reqwest::get(&health).await.is_err()
+    })
+    .await;
+    receiver.release(1);
+    assert!(process.wait().success());
+    let state: String = db.scalar("SELECT state::text FROM webhook_deliveries", &[]).await;
+    assert_eq!(state, "delivered", "made and recorded before the process exited");
+}

@@ -24,6 +24,10 @@
 //! [`crate::outbound::policy`] (the client resolves through it: DNS can change after
 //! registration, or between a check and a connect). The request goes through
 //! no proxy, follows no redirect, and its answer's body is not read.
+//!
+//! A stopping process claims no more, and its attempts in flight are made and
+//! recorded before it answers [`FinishSending`]: what it claimed is not left
+//! to its lock (see `rounds.rs`).
 
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
@@ -35,6 +39,7 @@ use serde_json::json;
 use tracing::Instrument;
 use uuid::Uuid;
 
+use crate::actors::delivery::rounds::FinishSending;
 use crate::actors::delivery::until_recorded::until_answered;
 use crate::config::WebhookSettings;
 use crate::domain::{Job, TraceParent};
@@ -80,6 +85,10 @@ pub struct WebhookSender {
     /// Attempts made and not yet recorded.
     attempted: Vec<Attempted>,
     record_scheduled: bool,
+    /// Statements recording attempts, under way.
+    recording: usize,
+    /// Stopping: claim no more; tell these once nothing is in flight or unrecorded.
+    finishing: Option<Vec<tokio::sync::oneshot::Sender<()>>>,
 }
 
 /// One attempt of a delivery, made.
@@ -109,6 +118,8 @@ impl WebhookSender {
             more_due: false,
             attempted: Vec::new(),
             record_scheduled: false,
+            recording: 0,
+            finishing: None,
         })
     }
 
@@ -119,7 +130,7 @@ impl WebhookSender {
     /// Claims due deliveries into the free slots, if enough are free.
     fn claim(&mut self, ctx: &mut Context<Self>) {
         let room = IN_FLIGHT - self.in_flight();
-        if self.claiming || room < CLAIM_AT_LEAST {
+        if self.claiming || room < CLAIM_AT_LEAST || self.finishing.is_some() {
             return;
         }
         self.claiming = true;
@@ -131,7 +142,10 @@ impl WebhookSender {
                 act.claiming = false;
                 let due = match due {
                     Ok(due) => due,
-                    Err(error) => return tracing::warn!(%error, "could not read the webhook deliveries"),
+                    Err(error) => {
+                        act.tell_if_finished();
+                        return tracing::warn!(%error, "could not read the webhook deliveries");
+                    }
                 };
                 // Fewer than asked may still leave more due (passed over at an
                 // endpoint's cap): only a claim that found none says there is no more.
@@ -139,6 +153,7 @@ impl WebhookSender {
                 for delivery in due {
                     act.send(delivery, ctx);
                 }
+                act.tell_if_finished();
             })
             .spawn(ctx);
     }
@@ -160,7 +175,8 @@ impl WebhookSender {
                 }
             }
             act.attempted.push(attempted);
-            if act.attempted.len() >= RECORD_BATCH {
+            // Stopping: the last attempt in flight is recorded at once.
+            if act.attempted.len() >= RECORD_BATCH || (act.finishing.is_some() && act.in_flight() == 0) {
                 act.record(ctx);
             } else if !act.record_scheduled {
                 act.record_scheduled = true;
@@ -183,7 +199,38 @@ impl WebhookSender {
         }
         let attempted = std::mem::take(&mut self.attempted);
         let sender = self.sender.clone();
-        ctx.spawn(async move { sender.record(attempted).await }.into_actor(self));
+        self.recording += 1;
+        ctx.spawn(async move { sender.record(attempted).await }.into_actor(self).map(|(), act, _| {
+            act.recording -= 1;
+            act.tell_if_finished();
+        }));
+    }
+
+    /// While stopping, tells those waiting once no claim, attempt or record is under way.
+    fn tell_if_finished(&mut self) {
+        let idle = !self.claiming && self.in_flight() == 0 && self.attempted.is_empty() && self.recording == 0;
+        if idle && let Some(waiting) = self.finishing.as_mut() {
+            for waiter in waiting.drain(..) {
+                let _ = waiter.send(());
+            }
+        }
+    }
+}
+
+impl Handler<FinishSending> for WebhookSender {
+    type Result = ResponseFuture<()>;
+
+    fn handle(&mut self, _: FinishSending, ctx: &mut Self::Context) -> Self::Result {
+        let (told, finished) = tokio::sync::oneshot::channel();
+        self.finishing.get_or_insert_with(Vec::new).push(told);
+        if self.in_flight() == 0 {
+            self.record(ctx);
+        }
+        self.tell_if_finished();
+        // A dropped sender (the actor stopped) ends the wait as well.
+        Box::pin(async move {
+            let _ = finished.await;
+        })
     }
 }
 

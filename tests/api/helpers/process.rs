@@ -70,8 +70,18 @@ impl ErrandProcess {
 
     /// SIGTERM, then wait for the process to exit.
     pub fn terminate(&mut self) -> std::process::ExitStatus {
+        self.ask_to_stop();
+        self.child.wait().expect("reap")
+    }
+
+    /// SIGTERM, without waiting: the process shuts down gracefully meanwhile.
+    pub fn ask_to_stop(&self) {
         let pid = self.child.id().to_string();
         Command::new("kill").args(["-TERM", &pid]).status().expect("kill -TERM");
+    }
+
+    /// Waits until the process has exited.
+    pub fn wait(&mut self) -> std::process::ExitStatus {
         self.child.wait().expect("reap")
     }
 }
