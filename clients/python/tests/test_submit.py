@@ -46,3 +46,17 @@ def test_a_refusal_waiting_cannot_mend_is_raised_at_once(errand):
     with httpx.Client(timeout=5) as client:
         job = submit_job(errand.url, harness.user_token(), harness.JOB_TYPE, {}, "k2", client=client)
     assert job["status"] == "processing"
+
+
+def test_a_service_submits_for_a_user_whose_job_it_becomes(errand):
+    service = harness.mint_token("--service", "--name", "billing-backend", "--tenants", harness.TENANT)
+    job = submit_job(
+        errand.url, service, harness.JOB_TYPE, {"n": 7}, "for-alice", on_behalf_of=(harness.TENANT, harness.USER)
+    )
+    # Hers: her own token reads it, and her key names it.
+    assert errand.user.get(f"/jobs/{job['id']}").json()["id"] == job["id"]
+    again = submit_job(errand.url, harness.user_token(), harness.JOB_TYPE, {"n": 7}, "for-alice")
+    assert again["id"] == job["id"]
+    with pytest.raises(ApiError) as refused:
+        submit_job(errand.url, service, harness.JOB_TYPE, {}, "k", on_behalf_of=("globex", "gail"), retry_for=5)
+    assert refused.value.status == 403
