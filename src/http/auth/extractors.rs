@@ -70,9 +70,9 @@ impl FromRequest for TenantAdmin {
 
 /// A tenant's user, authenticated, with a request of their rate limits spent
 /// (its standing left on the request for the `RateLimit` headers). A service
-/// acting for them must be on one of its routes; the person's email is the
-/// one errand last saw in their own token, and the request is no sighting of
-/// them (they did not sign in).
+/// acting for them must be on one of its routes; the person's email (for
+/// what a `POST` starts) is the one errand last saw in their own token, and
+/// the request is no sighting of them (they did not sign in).
 async fn user(auth: &Authenticator, header: Option<String>, request: &HttpRequest) -> Result<Holder, AppError> {
     let text = |name| request.headers().get(name).map(|value| value.to_str().unwrap_or_default());
     let on_behalf_of = text(ON_BEHALF_OF);
@@ -85,7 +85,8 @@ async fn user(auth: &Authenticator, header: Option<String>, request: &HttpReques
         spend_a_request(state, &holder.caller, request)?;
         match holder.service {
             None => state.sightings.saw(&holder.caller),
-            Some(_) if holder.caller.email.is_none() => {
+            // Only what starts jobs needs it (their emails): reads skip the lookup.
+            Some(_) if holder.caller.email.is_none() && request.method() == actix_web::http::Method::POST => {
                 let caller = &holder.caller;
                 holder.caller.email = state.store.people().email_of(&caller.tenant, &caller.user).await?;
             }
