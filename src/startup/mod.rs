@@ -40,7 +40,7 @@ pub struct Application {
     registry: Addr<SupervisorRegistry>,
     server: Server,
     dispatcher: Addr<Dispatcher>,
-    /// The outboxes' senders, told to finish their round at shutdown.
+    /// The outboxes' senders, told at shutdown to finish what they claimed.
     senders: Vec<Recipient<FinishSending>>,
     ticks: Ticks,
     settings: Settings,
@@ -104,8 +104,8 @@ impl Application {
     /// Serves until `shutdown` resolves, then shuts down gracefully: stop
     /// accepting requests and claiming jobs, let running jobs finish within
     /// `workers.shutdown_grace`, and release the rest to other processes;
-    /// then the emails and pushes a sender claimed go out (within the same
-    /// grace), and the rest wait for the other processes.
+    /// then the emails, pushes and webhook deliveries the senders claimed go
+    /// out (within the same grace), and the rest wait for the other processes.
     pub async fn run_until(self, shutdown: impl Future<Output = ()>) -> std::io::Result<()> {
         let handle = self.server.handle();
         let server = actix_web::rt::spawn(self.server);
