@@ -108,12 +108,7 @@ test("a checkpoint under a lost lease throws LeaseLost and is not recorded", asy
   const id = await errand.submit({ invoice: 42 });
   await withTimeout(firstCheckpointed.promise, 15_000, "attempt 1's checkpoint");
 
-  await errand.waitForJob(
-    id,
-    (job) => !(job.state === "running" && job.attempts === 1),
-    20_000,
-    "errand to rescue the expired lease",
-  );
+  await errand.waitForRescue(id);
   rescued.resolve();
 
   assert.equal(await withTimeout(lateCheckpoint.promise, 15_000, "attempt 1's late checkpoint"), "lease lost");

@@ -257,6 +257,12 @@ export class Errand {
     }
   }
 
+  /** Poll the job until errand rescued its first attempt, whose lease ran out: attempt 1 no longer runs. */
+  waitForRescue(id: string): Promise<JobView> {
+    const rescued = (job: JobView) => !(job.state === "running" && job.attempts === 1);
+    return this.waitForJob(id, rescued, 20_000, "errand to rescue the expired lease");
+  }
+
   /** Poll the job until it ended (completed, failed or cancelled). */
   waitForEnd(id: string, timeoutMs = 15_000): Promise<JobView> {
     const ended = (job: JobView) => ["completed", "failed", "cancelled"].includes(job.status);

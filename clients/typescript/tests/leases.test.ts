@@ -44,12 +44,7 @@ test("a lost lease stops the handler and the rescued job runs again", async (t) 
   await withTimeout(firstStarted.promise, 15_000, "attempt 1 to start");
 
   // Rescued: no longer attempt 1 running (it waits, or attempt 2 runs or ran).
-  await errand.waitForJob(
-    id,
-    (job) => !(job.state === "running" && job.attempts === 1),
-    20_000,
-    "errand to rescue the expired lease",
-  );
+  await errand.waitForRescue(id);
   rescued.resolve();
 
   assert.deepEqual(await withTimeout(firstEnded.promise, 15_000, "attempt 1 to end"), ["lease lost", "signal aborted"]);
