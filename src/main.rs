@@ -298,12 +298,11 @@ async fn migrate(settings: Settings) -> Result<(), AnyError> {
 
 /// `errand migrate --check`: 0 current, 1 behind (what is pending listed), 2 ahead.
 async fn check_schema(settings: Settings) -> ExitCode {
-    use errand::store::migrations::{SchemaStanding, schema_standing};
+    use errand::store::migrations::{SchemaStanding, schema_standing, version_names as versions};
     let standing = match Store::connect(settings.database.url.expose_secret(), 1) {
         Ok(store) => schema_standing(&store).await.map_err(AnyError::from),
         Err(error) => Err(error.into()),
     };
-    let versions = |versions: &[i64]| versions.iter().map(|v| format!("V{v}")).collect::<Vec<_>>().join(", ");
     match standing {
         Ok(SchemaStanding::Current) => {
             println!("the database has this build's migrations");

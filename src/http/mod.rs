@@ -269,25 +269,10 @@ mod tests {
     use std::collections::BTreeSet;
 
     use super::*;
+    use crate::http::support::routing::shape;
 
     /// The pages and files people and browsers load: routed, not API operations.
     const UNDOCUMENTED: &[&str] = &["/", "/admin", "/client/{}", "/openapi.json", "/docs"];
-
-    /// A path with its parameters' names left out: `/jobs/{id}` and
-    /// `/jobs/{id_or_type}` are one route.
-    fn shape(path: &str) -> String {
-        let mut shape = String::new();
-        let mut in_parameter = false;
-        for c in path.chars() {
-            match c {
-                '{' => (in_parameter, shape) = (true, shape + "{}"),
-                '}' => in_parameter = false,
-                c if !in_parameter => shape.push(c),
-                _ => {}
-            }
-        }
-        shape
-    }
 
     #[test]
     fn the_route_table_and_the_openapi_document_name_the_same_operations() {

@@ -49,10 +49,7 @@ pub async fn at_start(runtime: &Store, owner_url: Option<&str>, apply: bool) -> 
         return migrate_as(runtime, owner_url).await;
     }
     match schema_standing(runtime).await? {
-        SchemaStanding::Behind(pending) => {
-            let pending: Vec<String> = pending.iter().map(|v| format!("V{v}")).collect();
-            Err(MigrateError::Behind(pending.join(", ")))
-        }
+        SchemaStanding::Behind(pending) => Err(MigrateError::Behind(version_names(&pending))),
         SchemaStanding::Current | SchemaStanding::Ahead(_) => Ok(0),
     }
 }
@@ -99,20 +96,27 @@ async fn run(store: &Store, target: refinery::Target) -> Result<usize, MigrateEr
     Ok(report?.applied_migrations().len())
 }
 
-/// The newest migration this build knows (read once: every `/readyz` asks).
-static LATEST: std::sync::LazyLock<refinery::SchemaVersion> = std::sync::LazyLock::new(|| {
-    embedded::migrations::runner().get_migrations().iter().map(|m| m.version()).max().unwrap_or(0)
+/// The versions of this build's migrations, oldest first (read once: every
+/// `/readyz` asks for the newest).
+static KNOWN: std::sync::LazyLock<Vec<i64>> = std::sync::LazyLock::new(|| {
+    let mut known: Vec<i64> =
+        embedded::migrations::runner().get_migrations().iter().map(|m| i64::from(m.version())).collect();
+    known.sort_unstable();
+    known
 });
+
+/// `V1, V2`: migrations as people name them.
+pub fn version_names(versions: &[i64]) -> String {
+    versions.iter().map(|v| format!("V{v}")).collect::<Vec<_>>().join(", ")
+}
 
 /// Whether the database has every migration this build knows.
 pub async fn migrations_current(store: &Store) -> Result<bool, StoreError> {
-    let latest = *LATEST;
+    let latest = KNOWN.last().copied().unwrap_or(0);
     let client = store.pool().get().await?;
     let row = client.query_opt("SELECT max(version) FROM refinery_schema_history", &[]).await;
     match row {
-        Ok(Some(row)) => {
-            Ok(row.get::<_, Option<i32>>(0).is_some_and(|applied| i64::from(applied) >= i64::from(latest)))
-        }
+        Ok(Some(row)) => Ok(row.get::<_, Option<i32>>(0).is_some_and(|applied| i64::from(applied) >= latest)),
         Ok(None) => Ok(false),
         // The history table does not exist yet.
         Err(e) if e.code() == Some(&tokio_postgres::error::SqlState::UNDEFINED_TABLE) => Ok(false),
@@ -167,7 +171,7 @@ pub async fn schema_standing(store: &Store) -> Result<SchemaStanding, StoreError
         Err(e) if e.code() == Some(&tokio_postgres::error::SqlState::UNDEFINED_TABLE) => Vec::new(),
         Err(e) => return Err(e.into()),
     };
-    let known: Vec<i64> = migrations_after(0).iter().map(|m| m.version).collect();
+    let known = &*KNOWN;
     let ahead: Vec<i64> = applied.iter().copied().filter(|v| !known.contains(v)).collect();
     let behind: Vec<i64> = known.iter().copied().filter(|v| !applied.contains(v)).collect();
     Ok(match (ahead.is_empty(), behind.is_empty()) {

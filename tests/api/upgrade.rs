@@ -5,7 +5,6 @@
 //! migrations being append-only is held here too: had this build edited one
 //! the release applied, its `migrate` would refuse the database.)
 
-use std::process::Command;
 use std::time::Duration;
 
 use serde_json::json;
@@ -29,12 +28,7 @@ async fn a_rolling_upgrade_from_the_previous_release_loses_nothing_and_runs_noth
         ids.push(old.create(&alice, "sleep", json!({"ms": 400})).await);
     }
 
-    let migrate = Command::new(env!("CARGO_BIN_EXE_errand"))
-        .args(["migrate", "--config", concat!(env!("CARGO_MANIFEST_DIR"), "/config.toml")])
-        .env_remove("DATABASE_URL")
-        .env("ERRAND_DATABASE__URL", &db.url)
-        .output()
-        .unwrap();
+    let migrate = run_errand(&["migrate"], &[("ERRAND_DATABASE__URL", &db.url)]);
     assert!(migrate.status.success(), "this build migrates the release's database: {migrate:?}");
     let new = ErrandProcess::start(&db, &settings);
     // Both serve: one intent sent to each is one job.

@@ -13,13 +13,15 @@ use serde_json::{Map, Value};
 
 use crate::domain::{ServiceId, TenantId, UserId};
 use crate::http::support::problem::AppError;
+use crate::http::support::routing::shape;
 
 /// The header naming the person a service token acts for.
 pub const ON_BEHALF_OF: &str = "Errand-On-Behalf-Of";
 
 /// The routes a service may use for a person, as (method, route pattern).
 /// Every other user route refuses it, so a route added later is closed to
-/// services until it is listed here.
+/// services until it is listed here; the OpenAPI document names the header
+/// on these operations ([`admits`]).
 const SERVICE_ROUTES: [(&str, &str); 9] = [
     ("GET", "/jobs"),
     ("GET", "/jobs/{id_or_type}"),
@@ -87,7 +89,7 @@ impl ServiceGrant {
     pub fn admit_route(&self, request: &HttpRequest) -> Result<(), AppError> {
         let method = request.method().as_str();
         let pattern = request.match_pattern().unwrap_or_default();
-        if !SERVICE_ROUTES.iter().any(|&(m, p)| m == method && p == pattern) {
+        if !admits(method, &pattern) {
             return Err(AppError::Forbidden(format!(
                 "a service acting for a user may start, read and cancel jobs and batches only, not {method} {pattern}"
             )));
@@ -101,6 +103,13 @@ impl ServiceGrant {
             _ => Ok(()),
         }
     }
+}
+
+/// Whether a service may use `method` on the route of `path` (a route
+/// pattern or an OpenAPI path: parameters' names do not matter).
+pub fn admits(method: &str, path: &str) -> bool {
+    let path = shape(path);
+    SERVICE_ROUTES.iter().any(|&(m, p)| m.eq_ignore_ascii_case(method) && shape(p) == path)
 }
 
 /// The person `Errand-On-Behalf-Of` names: `tenant/user`, each part

@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 use utoipa::OpenApi;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityRequirement, SecurityScheme};
 
+use crate::http::auth::services;
 use crate::http::site::{health, words};
 use crate::http::{admin, jobs, links, notifications, schedules, webhooks, worker_api};
 use crate::jobs::JobTypes;
@@ -70,6 +71,7 @@ impl utoipa::Modify for BearerJwt {
 /// The document, with an operation of its own for each job type.
 pub fn document(job_types: &JobTypes) -> Value {
     let mut doc = serde_json::to_value(ApiDoc::openapi()).unwrap_or_else(|_| json!({}));
+    on_behalf_of(&mut doc);
     let generic = doc["paths"]["/jobs/{job_type}"]["post"].clone();
     for job_type in job_types.iter() {
         let mut operation = generic.clone();
@@ -85,15 +87,15 @@ pub fn document(job_types: &JobTypes) -> Value {
         }
         doc["paths"][format!("/jobs/{}", job_type.name)] = json!({ "post": operation });
     }
-    on_behalf_of(&mut doc);
     unique_operation_ids(&mut doc);
     doc
 }
 
-/// The routes a backend's service token may call for a tenant's user (the
-/// job and batch routes that take a token: `http/auth/services.rs`) take
-/// the header naming that user, and answer 400 for a malformed one and 403
-/// for one sent with another token, or for a person the service may not act for.
+/// The routes a backend's service token may call for a tenant's user
+/// (`services::admits`; each job type's own operation is a copy of
+/// `POST /jobs/{job_type}`'s) take the header naming that user, and answer
+/// 400 for a malformed one and 403 for one sent with another token, or for a
+/// person the service may not act for.
 fn on_behalf_of(doc: &mut Value) {
     let problem = |description: &str| {
         json!({
@@ -108,17 +110,16 @@ fn on_behalf_of(doc: &mut Value) {
         "`Errand-On-Behalf-Of` with a token that is not a service's, or a tenant or job type the service token does not list (`forbidden`)",
     );
     let header = json!({
-        "name": crate::http::auth::services::ON_BEHALF_OF,
+        "name": services::ON_BEHALF_OF,
         "in": "header",
         "required": false,
         "description": "With a service token (scope `service`): the tenant's user it acts for, `tenant/user`, each part percent-encoded where it holds `/`, `%` or anything but visible ASCII",
         "schema": { "type": "string", "pattern": "^[!-~]+/[!-~]+$" }
     });
     let Some(paths) = doc["paths"].as_object_mut() else { return };
-    for operation in paths.values_mut().filter_map(Value::as_object_mut).flat_map(|ops| ops.values_mut()) {
-        let tagged =
-            operation["tags"].as_array().is_some_and(|tags| tags.iter().any(|t| t == "jobs" || t == "batches"));
-        if tagged && !operation["security"].is_null() {
+    for (path, operations) in paths.iter_mut() {
+        let Some(operations) = operations.as_object_mut() else { continue };
+        for (_, operation) in operations.iter_mut().filter(|(method, _)| services::admits(method, path)) {
             match operation["parameters"].as_array_mut() {
                 Some(parameters) => parameters.push(header.clone()),
                 None => operation["parameters"] = json!([header.clone()]),

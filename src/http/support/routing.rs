@@ -22,6 +22,23 @@ pub struct RouteEntry {
 /// Every route, in the order actix-web tries them.
 pub type RouteTable = Vec<RouteEntry>;
 
+/// A path with its parameters' names left out (`/jobs/{}`): the route table's
+/// `/jobs/{id_or_type}` and the OpenAPI document's `/jobs/{id}` and
+/// `/jobs/{job_type}` are one route.
+pub fn shape(path: &str) -> String {
+    let mut shape = String::new();
+    let mut in_parameter = false;
+    for c in path.chars() {
+        match c {
+            '{' => (in_parameter, shape) = (true, shape + "{}"),
+            '}' => in_parameter = false,
+            c if !in_parameter => shape.push(c),
+            _ => {}
+        }
+    }
+    shape
+}
+
 /// Registers routes and keeps the table of them.
 pub struct Routes<'a> {
     cfg: &'a mut web::ServiceConfig,

@@ -122,18 +122,27 @@ impl PreviousRelease {
 
     /// `errand <args>` of the release on the database of `url`.
     pub fn run(&self, args: &[&str], url: &str) -> std::process::Output {
-        Command::new(self.dir.join("errand"))
-            .args(args)
-            .arg("--config")
-            .arg(self.dir.join("config.toml"))
-            .env_remove("DATABASE_URL")
-            .env("ERRAND_DATABASE__URL", url)
-            .output()
-            .expect("run the previous release")
+        run_build(&self.dir.join("errand"), &self.dir.join("config.toml"), args, &[("ERRAND_DATABASE__URL", url)])
     }
 
     /// `errand serve` of the release, as [`ErrandProcess::start_on`].
     pub fn start(&self, url: &str, env: &[(&str, &str)]) -> ErrandProcess {
         ErrandProcess::start_build(&self.dir.join("errand"), &self.dir.join("config.toml"), url, env)
     }
+}
+
+/// `errand <args>` of `binary` with its `config` and `env` (the test's own
+/// `DATABASE_URL` left out), to its end.
+pub fn run_build(binary: &Path, config: &Path, args: &[&str], env: &[(&str, &str)]) -> std::process::Output {
+    let mut command = Command::new(binary);
+    command.arg("--config").arg(config).args(args).env_remove("DATABASE_URL");
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    command.output().expect("run errand")
+}
+
+/// [`run_build`] of this build, with the repository's `config.toml`.
+pub fn run_errand(args: &[&str], env: &[(&str, &str)]) -> std::process::Output {
+    run_build(Path::new(env!("CARGO_BIN_EXE_errand")), &repo_path("config.toml"), args, env)
 }
