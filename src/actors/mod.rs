@@ -60,3 +60,4 @@ pub use upkeep::rescuer::{RescueExpired, Rescuer};
 pub use upkeep::scheduler::{FireDue, Scheduler};
 pub use upkeep::sightings::{Sightings, SightingsWriter, WriteSightings};
 pub use upkeep::totals::{PUBLISH_EVERY, TotalsPublisher};
+pub use upkeep::vacuum::QueueVacuum;

@@ -280,6 +280,11 @@ impl Settings {
         check(w.lease >= Duration::from_millis(300), "workers.lease", "must be at least 300ms")?;
         check(!w.poll_interval.is_zero(), "workers.poll_interval", "must be more than zero")?;
         check(
+            self.database.vacuum_queue_every.is_none_or(|every| !every.is_zero()),
+            "database.vacuum_queue_every",
+            "must be more than zero (\"never\" leaves the queue to autovacuum)",
+        )?;
+        check(
             w.user_limit.is_none_or(|user| user <= w.tenant_limit),
             "workers.user_limit",
             format!("must be at most workers.tenant_limit ({})", w.tenant_limit),

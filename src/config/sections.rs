@@ -89,6 +89,14 @@ pub struct DatabaseSettings {
     /// At least 2: a claim and an end may need one each at once.
     #[serde_inline_default(16)]
     pub pool_size: usize,
+    /// How often errand looks at `job_queue`'s dead rows, and vacuums it
+    /// once they pass 1,000, rather than wait for autovacuum's visit (every
+    /// `autovacuum_naptime`, a minute by default); `"never"` leaves it to
+    /// autovacuum. Needs the tables' owner's rights: with a
+    /// `migration_url`, autovacuum alone keeps it.
+    #[serde_inline_default(Some(Duration::from_secs(2)))]
+    #[serde(with = "duration_or_never")]
+    pub vacuum_queue_every: Option<Duration>,
 }
 
 #[serde_inline_default]

@@ -12,9 +12,9 @@ use sha2::{Digest, Sha256};
 
 use crate::actors::{
     Broker, Completer, Dispatcher, DispatcherSettings, FinishSending, Intake, IntakeLinks, LeaseKeeper, ListenerHealth,
-    Listeners, Mailer, Notifier, OutboxSenders, PUBLISH_EVERY, ProgressWriter, Pruner, PushSender, Rescuer, ResultUrls,
-    Retentions, Scheduler, Shedding, Sightings, SightingsWriter, StreamLimits, SupervisorDeps, SupervisorRegistry,
-    TotalsPublisher, WebhookSender, spawn_listener,
+    Listeners, Mailer, Notifier, OutboxSenders, PUBLISH_EVERY, ProgressWriter, Pruner, PushSender, QueueVacuum,
+    Rescuer, ResultUrls, Retentions, Scheduler, Shedding, Sightings, SightingsWriter, StreamLimits, SupervisorDeps,
+    SupervisorRegistry, TotalsPublisher, WebhookSender, spawn_listener,
 };
 use crate::config::{ConfigError, Settings, StorageBackend, invalid};
 use crate::domain::sealing::DataKey;
@@ -87,11 +87,7 @@ impl Engine {
         if applied > 0 {
             tracing::info!(applied, "applied migrations");
         }
-        match store.vacuum_settings().await.map(|settings| settings.advice()) {
-            Ok(Some(advice)) => tracing::warn!("{advice}"),
-            Ok(None) => {}
-            Err(error) => tracing::debug!(%error, "could not read the server's autovacuum settings"),
-        }
+        start_queue_vacuum(settings, &store).await;
         let delivery = Delivery::start(settings, &store, &storage, &job_types)?;
         let running = Running::start(settings, &store, &job_types, &delivery.completer);
         let sightings = std::sync::Arc::new(Sightings::default());
@@ -263,6 +259,35 @@ fn start_upkeep(
         renew_leases: running.leases.clone().recipient(),
         fire_schedules: scheduler.recipient(),
         write_sightings: sightings.recipient(),
+    }
+}
+
+/// errand's own vacuum of the queue, where its role may run it; and what
+/// autovacuum must do (alone, if errand may not), told if its settings fall
+/// short.
+async fn start_queue_vacuum(settings: &Settings, store: &Store) {
+    let may_vacuum = match store.may_vacuum_queue().await {
+        Ok(may) => may,
+        Err(error) => {
+            tracing::debug!(%error, "could not tell whether errand may vacuum its queue");
+            false
+        }
+    };
+    let vacuums = match settings.database.vacuum_queue_every {
+        Some(every) if may_vacuum => {
+            QueueVacuum::new(store.clone(), every).start();
+            true
+        }
+        Some(_) => {
+            tracing::info!("errand's role does not own job_queue: vacuuming the queue is left to autovacuum");
+            false
+        }
+        None => false,
+    };
+    match store.vacuum_settings().await.map(|server| server.advice(vacuums)) {
+        Ok(Some(advice)) => tracing::warn!("{advice}"),
+        Ok(None) => {}
+        Err(error) => tracing::debug!(%error, "could not read the server's autovacuum settings"),
     }
 }
 

@@ -84,6 +84,8 @@ pub struct Metrics {
     pub scheduled_jobs: Counter,
     pub listener_reconnects: Counter,
     pub jobs_pruned: Counter,
+    /// Vacuums of the queue errand ran itself (`actors::upkeep::vacuum`).
+    pub queue_vacuums: Counter,
     attempts_ended: Family<[(&'static str, String); 2], Counter>,
     job_wait: Family<JobTypeLabel, WaitHistogram, fn() -> WaitHistogram>,
     /// How many submissions each of the Intake's statements recorded.
@@ -136,6 +138,7 @@ impl Metrics {
             scheduled_jobs: registered(&mut r, "errand_scheduled_jobs", "Jobs schedules made"),
             listener_reconnects: registered(&mut r, "errand_listener_reconnects", "Reconnections of the listener"),
             jobs_pruned: registered(&mut r, "errand_jobs_pruned", "Finished jobs pruned"),
+            queue_vacuums: registered(&mut r, "errand_queue_vacuums", "Vacuums of the queue table errand ran itself"),
             attempts_ended: registered(&mut r, "errand_job_attempts_ended", "Attempts ended, by job type and state"),
             job_wait: with(
                 &mut r,

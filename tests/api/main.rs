@@ -60,6 +60,7 @@ mod tls;
 mod traces;
 mod unsubscribe;
 mod upgrade;
+mod vacuum;
 mod web_push;
 mod webhook_deliveries;
 mod webhooks;

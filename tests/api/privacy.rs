@@ -595,4 +595,7 @@ async fn with_a_migration_url_errand_runs_as_a_role_that_owns_no_table_and_refus
         .column("SELECT DISTINCT usename::text FROM pg_stat_activity WHERE datname = current_database() AND application_name LIKE 'errand/%'", &[])
         .await;
     assert_eq!(sessions, ["errand_test_runtime"], "errand's own connections");
+    // Nor may it vacuum the queue: autovacuum alone keeps it then.
+    let runtime = errand::store::Store::connect(&runtime_url, 1).unwrap();
+    assert!(!runtime.may_vacuum_queue().await.unwrap(), "a role that owns no table may not vacuum");
 }

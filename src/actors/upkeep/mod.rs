@@ -1,7 +1,8 @@
 //! What keeps the engine going beside the jobs themselves: the Listener
 //! (NOTIFY wake-ups), the Rescuer (expired leases), the Pruner (what finished
 //! jobs leave), the Scheduler (due schedules), the SightingsWriter (who
-//! signed in) and the TotalsPublisher.
+//! signed in), the TotalsPublisher and the QueueVacuum (the queue's dead
+//! rows).
 
 pub mod listener;
 pub mod pruner;
@@ -9,3 +10,4 @@ pub mod rescuer;
 pub mod scheduler;
 pub mod sightings;
 pub mod totals;
+pub mod vacuum;
