@@ -131,8 +131,11 @@ impl Store {
         for row in client.query(DEAD_ROWS, &[&QUEUE_TABLES.as_slice()]).await? {
             let (name, dead): (String, i64) = (row.try_get("name")?, row.try_get("dead")?);
             let Some(table) = QUEUE_TABLES.into_iter().find(|t| *t == name) else { continue };
+            // No truncation: giving the table's empty last pages back takes
+            // a lock that stops every claim and submission while it is held,
+            // and a queue fills them again at once.
             if dead >= VACUUM_AT_DEAD_ROWS {
-                client.batch_execute(&format!("VACUUM (SKIP_LOCKED) {table}")).await?;
+                client.batch_execute(&format!("VACUUM (SKIP_LOCKED, TRUNCATE false) {table}")).await?;
                 pass.vacuumed.push(table);
             }
         }
