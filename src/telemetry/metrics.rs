@@ -84,7 +84,8 @@ pub struct Metrics {
     pub scheduled_jobs: Counter,
     pub listener_reconnects: Counter,
     pub jobs_pruned: Counter,
-    /// Vacuums of the queue errand ran itself (`actors::upkeep::vacuum`).
+    /// Vacuums of the queue errand started itself (`actors::upkeep::vacuum`;
+    /// one that found another vacuum at the table skipped it).
     pub queue_vacuums: Counter,
     attempts_ended: Family<[(&'static str, String); 2], Counter>,
     job_wait: Family<JobTypeLabel, WaitHistogram, fn() -> WaitHistogram>,
@@ -138,7 +139,11 @@ impl Metrics {
             scheduled_jobs: registered(&mut r, "errand_scheduled_jobs", "Jobs schedules made"),
             listener_reconnects: registered(&mut r, "errand_listener_reconnects", "Reconnections of the listener"),
             jobs_pruned: registered(&mut r, "errand_jobs_pruned", "Finished jobs pruned"),
-            queue_vacuums: registered(&mut r, "errand_queue_vacuums", "Vacuums of the queue table errand ran itself"),
+            queue_vacuums: registered(
+                &mut r,
+                "errand_queue_vacuums",
+                "Vacuums of the queue table errand started itself",
+            ),
             attempts_ended: registered(&mut r, "errand_job_attempts_ended", "Attempts ended, by job type and state"),
             job_wait: with(
                 &mut r,

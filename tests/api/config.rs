@@ -27,6 +27,8 @@ fn bad_values_are_refused_naming_their_key() {
         ("ERRAND_AUTH__JWKS_URL", "ftp://idp.example.com/jwks.json", "auth.jwks_url"),
         ("ERRAND_AUTH__JWT_SECRET", "short", "auth.jwt_secret"),
         ("ERRAND_WORKERS__LEASE", "soon", "lease"),
+        ("ERRAND_DATABASE__VACUUM_QUEUE_EVERY", "0s", "database.vacuum_queue_every"),
+        ("ERRAND_DATABASE__VACUUM_QUEUE_EVERY", "often", "vacuum_queue_every"),
         ("ERRAND_DATABASE__URL", "", "database.url"),
         ("ERRAND_DATABASE__URL", "postgres://u@db/e?sslmode=always", "database.url"),
         ("ERRAND_DATABASE__URL", "postgres://u@db/e?sslmode=verify-full", "sslrootcert"),
