@@ -100,6 +100,9 @@ pub struct Metrics {
     pub jobs_waiting: Gauge,
     pub jobs_running_all_processes: Gauge,
     pub oldest_due_job_wait_seconds: Gauge<f64, AtomicU64>,
+    /// How long the oldest open transaction holding a snapshot of errand's
+    /// database has been open (what vacuum may not remove since).
+    pub database_oldest_snapshot_seconds: Gauge<f64, AtomicU64>,
     /// Scopes paused, `by` an operator or a breaker.
     pub paused_scopes: Labelled<Gauge>,
 }
@@ -167,6 +170,11 @@ impl Metrics {
                 &mut r,
                 "errand_oldest_due_job_wait_seconds",
                 "How long the oldest due job has waited",
+            ),
+            database_oldest_snapshot_seconds: registered(
+                &mut r,
+                "errand_database_oldest_snapshot_seconds",
+                "How long the oldest transaction holding a snapshot of errand's database has been open",
             ),
             paused_scopes: labelled(&mut r, "errand_paused_scopes", "Scopes paused", "by"),
             registry: r,

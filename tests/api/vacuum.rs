@@ -1,6 +1,7 @@
 //! errand vacuums its own queue once jobs leave dead rows in it, rather than
 //! wait for autovacuum's visit (a minute apart by default), and only where
-//! its role owns the table.
+//! its role owns the table; and it tells of a transaction left open, which
+//! no vacuum gets past.
 
 use std::time::Duration;
 
@@ -11,6 +12,13 @@ use crate::helpers::*;
 const QUEUE_VACUUMS: &str = "SELECT vacuum_count FROM pg_stat_user_tables WHERE relname = 'job_queue'";
 
 const DEAD_ROWS: &str = "SELECT n_dead_tup FROM pg_stat_user_tables WHERE relname = 'job_queue'";
+
+/// `errand_database_oldest_snapshot_seconds` as `/metrics` says it now.
+async fn oldest_snapshot_seconds(app: &TestApp) -> f64 {
+    let text = app.get_without_token("/metrics").await.text().await.unwrap();
+    let line = text.lines().find(|l| l.starts_with("errand_database_oldest_snapshot_seconds "));
+    line.and_then(|l| l.split_whitespace().nth(1)).and_then(|v| v.parse().ok()).expect("the gauge is exported")
+}
 
 /// Runs `n` no-op jobs as one batch of alice's and waits until each ended.
 async fn run_jobs(app: &TestApp, key: &str, n: usize) {
@@ -54,6 +62,10 @@ async fn errand_vacuums_job_queue_once_the_jobs_that_ran_leave_a_thousand_dead_r
     let holder = app.db.client().await;
     holder.batch_execute("BEGIN ISOLATION LEVEL REPEATABLE READ; SELECT 1").await.unwrap();
     let holder_pid: i32 = holder.query_one("SELECT pg_backend_pid()", &[]).await.unwrap().get(0);
+    eventually(Duration::from_secs(10), "/metrics tells how long it has been open", || async {
+        oldest_snapshot_seconds(&app).await >= 1.0
+    })
+    .await;
     run_jobs(&app, "second", 600).await;
     eventually(Duration::from_secs(60), "a vacuum that names the open transaction", || async {
         let pass = store.vacuum_queue(Duration::ZERO).await.unwrap();
@@ -62,6 +74,10 @@ async fn errand_vacuums_job_queue_once_the_jobs_that_ran_leave_a_thousand_dead_r
     .await;
     assert!(app.db.scalar::<i64>(DEAD_ROWS, &[]).await >= 1000, "kept for the open transaction");
     holder.batch_execute("COMMIT").await.unwrap();
+    eventually(Duration::from_secs(10), "/metrics sees no transaction held open", || async {
+        oldest_snapshot_seconds(&app).await < 1.0
+    })
+    .await;
     eventually(Duration::from_secs(60), "the dead rows removed once it ended", || async {
         app.db.scalar::<i64>(DEAD_ROWS, &[]).await < 1000
     })

@@ -52,6 +52,7 @@ pub async fn metrics(state: web::Data<AppState>, request: HttpRequest) -> HttpRe
             metrics.jobs_waiting.set(depth.waiting);
             metrics.jobs_running_all_processes.set(depth.running);
             metrics.oldest_due_job_wait_seconds.set(depth.oldest_due_seconds);
+            metrics.database_oldest_snapshot_seconds.set(depth.oldest_snapshot_seconds);
             metrics.paused_scopes.set("operator", depth.paused_by_operators);
             metrics.paused_scopes.set("breaker", depth.paused_by_breakers);
         }

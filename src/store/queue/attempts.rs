@@ -34,6 +34,9 @@ pub struct QueueDepth {
     pub waiting: i64,
     pub running: i64,
     pub oldest_due_seconds: f64,
+    /// How long the oldest transaction holding a snapshot of errand's
+    /// database has been open.
+    pub oldest_snapshot_seconds: f64,
     /// Pauses that hold now: operators', and the breakers'.
     pub paused_by_operators: i64,
     pub paused_by_breakers: i64,
@@ -124,6 +127,13 @@ SELECT (SELECT count(*) FROM job_queue WHERE state IN ('available', 'retryable')
        (SELECT count(*) FROM job_queue WHERE state = 'running') AS running,
        coalesce((SELECT extract(epoch FROM now() - min(run_at)) FROM job_queue
                  WHERE state IN ('available', 'retryable') AND run_at <= now()), 0)::float8 AS oldest_due_seconds,
+       -- How long the oldest open transaction holding a snapshot of this
+       -- database has been open: what no vacuum may remove from then on
+       -- stays, and every claim walks past the jobs ended since (another
+       -- role's sessions are seen only with pg_read_all_stats).
+       greatest(0, coalesce((SELECT extract(epoch FROM now() - min(a.xact_start)) FROM pg_stat_activity a
+                             WHERE a.datname = current_database() AND a.backend_xmin IS NOT NULL
+                               AND a.pid <> pg_backend_pid()), 0))::float8 AS oldest_snapshot_seconds,
        count(*) FILTER (WHERE p.paused_by <> 'errand:breaker') AS paused_by_operators,
        count(*) FILTER (WHERE p.paused_by = 'errand:breaker') AS paused_by_breakers
 FROM job_pauses_now p";
@@ -232,6 +242,7 @@ impl Queue<'_> {
             waiting: row.try_get("waiting")?,
             running: row.try_get("running")?,
             oldest_due_seconds: row.try_get("oldest_due_seconds")?,
+            oldest_snapshot_seconds: row.try_get("oldest_snapshot_seconds")?,
             paused_by_operators: row.try_get("paused_by_operators")?,
             paused_by_breakers: row.try_get("paused_by_breakers")?,
         })
