@@ -35,8 +35,8 @@ impl QueueVacuum {
     }
 
     fn report(&mut self, pass: VacuumPass) {
-        if !pass.vacuumed.is_empty() {
-            crate::telemetry::metrics().queue_vacuums.inc_by(pass.vacuumed.len() as u64);
+        if pass.vacuumed {
+            crate::telemetry::metrics().queue_vacuums.inc();
         }
         let Some(held) = pass.horizon_held else { return };
         if self.last_warned.is_some_and(|at| at.elapsed() < WARN_EVERY) {

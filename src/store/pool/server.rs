@@ -63,34 +63,45 @@ impl Store {
     }
 }
 
-/// The tables errand vacuums itself: the queue, which every job enters and
+/// The table errand vacuums itself: the queue, which every job enters and
 /// leaves. (`unfinished_counts` is updated in place: its pages prune their
 /// own HOT chains as they are read.)
-const QUEUE_TABLES: [&str; 1] = ["job_queue"];
+const QUEUE_TABLE: &str = "job_queue";
 
-/// Dead rows in a queue table past which a pass vacuums it: below the
-/// table's own autovacuum threshold (2,000), so that errand gets there
-/// first, and about a second of a busy queue's churn.
+/// Dead rows in the queue past which a pass vacuums it: below the table's
+/// own autovacuum threshold (2,000), so that errand gets there first, and
+/// about a second of a busy queue's churn.
 const VACUUM_AT_DEAD_ROWS: i64 = 1000;
 
-const MAY_VACUUM: &str = "
-SELECT coalesce(bool_and(pg_has_role(c.relowner, 'USAGE')), false) AS may
-FROM pg_class c WHERE c.oid = ANY ($1::text[]::regclass[])";
+const MAY_VACUUM: &str = "SELECT pg_has_role(relowner, 'USAGE') AS may FROM pg_class WHERE oid = 'job_queue'::regclass";
 
-const DEAD_ROWS: &str = "
-SELECT relname::text AS name, n_dead_tup AS dead FROM pg_stat_user_tables WHERE relid = ANY ($1::text[]::regclass[])";
+const DEAD_ROWS: &str = "SELECT n_dead_tup AS dead FROM pg_stat_user_tables WHERE relid = 'job_queue'::regclass";
 
-/// The session of this database holding back the xmin horizon longest,
-/// when it has for over `$1` seconds: what no vacuum of this database's
-/// tables may remove while it lasts. (Another database's sessions do not
-/// hold its tables back.)
-const HORIZON_HELD: &str = "
-SELECT pid, coalesce(application_name, '') AS application, coalesce(state, '') AS state,
-       extract(epoch FROM now() - xact_start)::float8 AS seconds
-FROM pg_stat_activity
-WHERE datname = current_database() AND backend_xmin IS NOT NULL
-  AND xact_start <= now() - $1 * interval '1 second' AND pid <> pg_backend_pid()
-ORDER BY age(backend_xmin) DESC LIMIT 1";
+/// The sessions of this database that hold a snapshot (`a`, of
+/// `pg_stat_activity`), the one asking left out: what none of them may
+/// still see, no vacuum of this database's tables removes. (Another
+/// database's sessions do not hold its tables back; another role's are
+/// seen only with `pg_read_all_stats`.) Read by the queue's vacuum, which
+/// names the oldest, and by `/metrics` (`store/queue/attempts.rs`).
+macro_rules! horizon_holders {
+    () => {
+        "pg_stat_activity a
+         WHERE a.datname = current_database() AND a.backend_xmin IS NOT NULL AND a.pid <> pg_backend_pid()"
+    };
+}
+pub(in crate::store) use horizon_holders;
+
+/// The holder open longest, when it has been for over `$1` seconds.
+const HORIZON_HELD: &str = concat!(
+    "
+SELECT a.pid, coalesce(a.application_name, '') AS application, coalesce(a.state, '') AS state,
+       extract(epoch FROM now() - a.xact_start)::float8 AS seconds
+FROM ",
+    horizon_holders!(),
+    "
+  AND a.xact_start <= now() - $1 * interval '1 second'
+ORDER BY a.xact_start LIMIT 1"
+);
 
 /// A session whose open transaction keeps vacuums from removing dead rows.
 #[derive(Debug, Clone, PartialEq)]
@@ -104,52 +115,50 @@ pub struct HorizonHeld {
 /// What one pass of [`Store::vacuum_queue`] did.
 #[derive(Debug, Default)]
 pub struct VacuumPass {
-    /// The tables it vacuumed.
-    pub vacuumed: Vec<&'static str>,
+    /// Whether it started a vacuum of the queue.
+    pub vacuumed: bool,
     /// Who holds the horizon back, if a vacuum ran while someone did.
     pub horizon_held: Option<HorizonHeld>,
 }
 
 impl Store {
-    /// Whether errand's role may vacuum the queue tables (it owns them, or
-    /// is a member of their owner): not so when it runs as a role that owns
+    /// Whether errand's role may vacuum the queue (it owns it, or is a
+    /// member of its owner): not so when it runs as a role that owns
     /// nothing (`database.migration_url`), and autovacuum alone then keeps
-    /// them.
+    /// it.
     pub async fn may_vacuum_queue(&self) -> Result<bool, StoreError> {
         let client = self.pool.get().await?;
-        Ok(client.query_one(MAY_VACUUM, &[&QUEUE_TABLES.as_slice()]).await?.try_get("may")?)
+        Ok(client.query_one(MAY_VACUUM, &[]).await?.try_get("may")?)
     }
 
-    /// Vacuums each queue table whose dead rows passed
-    /// [`VACUUM_AT_DEAD_ROWS`], skipping one another vacuum (autovacuum,
-    /// or another errand process) is already at: the table's vacuum lock
-    /// makes one at a time, and several processes may pass at once. Then,
-    /// if it vacuumed, who has held the horizon back for `held_over`.
+    /// Vacuums the queue once its dead rows passed [`VACUUM_AT_DEAD_ROWS`],
+    /// unless another vacuum (autovacuum, or another errand process) is at
+    /// it: the table's vacuum lock makes one at a time, and several
+    /// processes may pass at once. Then, if it vacuumed, who has held the
+    /// horizon back for `held_over`.
     pub async fn vacuum_queue(&self, held_over: Duration) -> Result<VacuumPass, StoreError> {
         let client = self.pool.get().await?;
-        let mut pass = VacuumPass::default();
-        for row in client.query(DEAD_ROWS, &[&QUEUE_TABLES.as_slice()]).await? {
-            let (name, dead): (String, i64) = (row.try_get("name")?, row.try_get("dead")?);
-            let Some(table) = QUEUE_TABLES.into_iter().find(|t| *t == name) else { continue };
-            // No truncation: giving the table's empty last pages back takes
-            // a lock that stops every claim and submission while it is held,
-            // and a queue fills them again at once.
-            if dead >= VACUUM_AT_DEAD_ROWS {
-                client.batch_execute(&format!("VACUUM (SKIP_LOCKED, TRUNCATE false) {table}")).await?;
-                pass.vacuumed.push(table);
-            }
+        let dead: i64 = match client.query_opt(DEAD_ROWS, &[]).await? {
+            Some(row) => row.try_get("dead")?,
+            None => 0,
+        };
+        if dead < VACUUM_AT_DEAD_ROWS {
+            return Ok(VacuumPass::default());
         }
-        if !pass.vacuumed.is_empty()
-            && let Some(row) = client.query_opt(HORIZON_HELD, &[&held_over.as_secs_f64()]).await?
-        {
-            pass.horizon_held = Some(HorizonHeld {
+        // No truncation: giving the table's empty last pages back takes a
+        // lock that stops every claim and submission while it is held, and
+        // a queue fills them again at once.
+        client.batch_execute(&format!("VACUUM (SKIP_LOCKED, TRUNCATE false) {QUEUE_TABLE}")).await?;
+        let horizon_held = match client.query_opt(HORIZON_HELD, &[&held_over.as_secs_f64()]).await? {
+            Some(row) => Some(HorizonHeld {
                 pid: row.try_get("pid")?,
                 application: row.try_get("application")?,
                 state: row.try_get("state")?,
                 seconds: row.try_get("seconds")?,
-            });
-        }
-        Ok(pass)
+            }),
+            None => None,
+        };
+        Ok(VacuumPass { vacuumed: true, horizon_held })
     }
 }
 

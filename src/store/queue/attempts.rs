@@ -13,6 +13,7 @@ use uuid::Uuid;
 
 use crate::domain::ProgressReport;
 use crate::domain::{JobId, JobState, LeaseId, TenantId};
+use crate::store::pool::server::horizon_holders;
 use crate::store::queue::millis;
 use crate::store::{Queue, StoreError, WORK_CHANNEL};
 
@@ -122,21 +123,22 @@ WHERE lease_owner = $1 AND state = 'running' AND ($2::uuid IS NULL OR claim_id =
   AND ($3::uuid[] IS NULL OR lease_id = ANY ($3))";
 
 /// Jobs waiting (now or after a backoff), running, and the oldest due job's wait.
-const DEPTH: &str = "
+const DEPTH: &str = concat!(
+    "
 SELECT (SELECT count(*) FROM job_queue WHERE state IN ('available', 'retryable')) AS waiting,
        (SELECT count(*) FROM job_queue WHERE state = 'running') AS running,
        coalesce((SELECT extract(epoch FROM now() - min(run_at)) FROM job_queue
                  WHERE state IN ('available', 'retryable') AND run_at <= now()), 0)::float8 AS oldest_due_seconds,
-       -- How long the oldest open transaction holding a snapshot of this
-       -- database has been open: what no vacuum may remove from then on
-       -- stays, and every claim walks past the jobs ended since (another
-       -- role's sessions are seen only with pg_read_all_stats).
-       greatest(0, coalesce((SELECT extract(epoch FROM now() - min(a.xact_start)) FROM pg_stat_activity a
-                             WHERE a.datname = current_database() AND a.backend_xmin IS NOT NULL
-                               AND a.pid <> pg_backend_pid()), 0))::float8 AS oldest_snapshot_seconds,
+       -- How long the oldest transaction holding a snapshot of this database
+       -- has been open: what no vacuum may remove from then on stays, and
+       -- every claim walks past the jobs ended since.
+       greatest(0, coalesce((SELECT extract(epoch FROM now() - min(a.xact_start)) FROM ",
+    horizon_holders!(),
+    "), 0))::float8 AS oldest_snapshot_seconds,
        count(*) FILTER (WHERE p.paused_by <> 'errand:breaker') AS paused_by_operators,
        count(*) FILTER (WHERE p.paused_by = 'errand:breaker') AS paused_by_breakers
-FROM job_pauses_now p";
+FROM job_pauses_now p"
+);
 
 impl Queue<'_> {
     /// Extends the leases of `held` in one statement; returns the jobs whose
