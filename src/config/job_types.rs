@@ -11,7 +11,7 @@ use serde::Deserialize;
 use serde_inline_default::serde_inline_default;
 
 use super::HttpUrl;
-use super::values::{LongSecret, PostgresUrl, duration_text, optional_duration_text};
+use super::values::{LongSecret, PostgresUrl, duration_or_never, duration_text, optional_duration_text};
 use crate::domain::{AdmissionTemplate, ExportFormat, OnConflict, RetryPolicy};
 
 /// One job type: which handler runs it, how it retries, what params it takes.
@@ -260,6 +260,19 @@ pub struct ExportSettings {
     /// (An XLSX cell is never a formula: text is written as text.)
     #[serde(default = "defuse_formulas_by_default")]
     pub defuse_formulas: bool,
+    /// A text export with a `resume_key` reads in transactions of at most
+    /// this long: past it, the read goes on after the row of its last
+    /// checkpoint, in a new transaction. So however long the export, it
+    /// holds its database's vacuum back (the xmin horizon) for this long at
+    /// most, each read as of its own snapshot (as a resumed attempt's is).
+    /// `"never"`: one transaction, one snapshot. (A workbook is read in one
+    /// transaction whatever this says.)
+    #[serde(default = "a_minute", with = "duration_or_never")]
+    pub max_transaction: Option<Duration>,
+}
+
+fn a_minute() -> Option<Duration> {
+    Some(Duration::from_secs(60))
 }
 
 fn csv_only() -> Vec<ExportFormat> {

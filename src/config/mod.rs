@@ -441,6 +441,13 @@ fn validate_job_type(name: &str, job_type: &JobTypeSettings) -> Result<(), Confi
             format!("handler = {:?} needs an [{section}] section", owner.name()),
         )?;
     }
+    if let Some(export) = &job_type.export {
+        check(
+            export.max_transaction.is_none_or(|most| !most.is_zero()),
+            key("export.max_transaction"),
+            "must be more than zero (or \"never\")",
+        )?;
+    }
     if let Some(schema) = &job_type.params_schema {
         jsonschema::validator_for(schema).map_err(|e| invalid(key("params_schema"), e.to_string()))?;
     }

@@ -29,6 +29,11 @@ fn bad_values_are_refused_naming_their_key() {
         ("ERRAND_WORKERS__LEASE", "soon", "lease"),
         ("ERRAND_DATABASE__VACUUM_QUEUE_EVERY", "0s", "database.vacuum_queue_every"),
         ("ERRAND_DATABASE__VACUUM_QUEUE_EVERY", "often", "vacuum_queue_every"),
+        (
+            "ERRAND_JOB_TYPES__EXPORT_SALES_REPORT__EXPORT__MAX_TRANSACTION",
+            "0s",
+            "job_types.export_sales_report.export.max_transaction",
+        ),
         ("ERRAND_DATABASE__URL", "", "database.url"),
         ("ERRAND_DATABASE__URL", "postgres://u@db/e?sslmode=always", "database.url"),
         ("ERRAND_DATABASE__URL", "postgres://u@db/e?sslmode=verify-full", "sslrootcert"),

@@ -20,6 +20,7 @@ mod contract;
 mod digests;
 mod email;
 mod export_formats;
+mod export_reads;
 mod exports;
 mod failover;
 mod feed_marks;

@@ -2,8 +2,10 @@
 //! straight into storage, in constant memory whatever the row count, in the
 //! format the job asked for among its type's: CSV and NDJSON with
 //! PostgreSQL's `COPY (…) TO STDOUT`, csv.gz that CSV compressed as it
-//! streams, uploaded in parts and resumable from a checkpoint (`text`); XLSX
-//! from the rows read in pages (`xlsx`), which starts over when retried.
+//! streams, uploaded in parts and resumable from a checkpoint (`text`,
+//! `upload`), read in transactions of at most `max_transaction` (`reads`);
+//! XLSX from the rows read in pages in one transaction (`xlsx`), which
+//! starts over when retried.
 //!
 //! Values never enter the SQL text. The query's `:name` placeholders are
 //! rewritten once, at start-up, to `current_setting('errand.p.name')`, and each
@@ -17,8 +19,10 @@ mod copy;
 mod errors;
 mod part_buffer;
 mod query;
+mod reads;
 mod records;
 mod text;
+mod upload;
 mod xlsx;
 
 use std::pin::Pin;
@@ -27,7 +31,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use actix_web::web::Bytes;
 use chrono::Utc;
-use deadpool_postgres::{Pool, Transaction};
+use deadpool_postgres::{Client, Pool, Transaction};
 use futures_util::Stream;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
@@ -71,6 +75,9 @@ struct ExportPlan {
     defuse_formulas: bool,
     /// The query's columns a text export resumes after (none: it starts over).
     resume_key: Vec<String>,
+    /// How long one read of a text export with a resume key lasts at most
+    /// (`max_transaction`; `None`: one read).
+    max_transaction: Option<std::time::Duration>,
     /// The source's own setting that its row-level security reads the tenant from.
     tenant_setting: Option<String>,
     source: Pool,
@@ -102,6 +109,7 @@ impl SqlExport {
             formats: settings.formats.clone(),
             defuse_formulas: settings.defuse_formulas,
             resume_key: settings.resume_key.clone(),
+            max_transaction: settings.max_transaction,
             tenant_setting: settings.tenant_setting.clone(),
             source,
             storage: env.storage.clone(),
@@ -141,28 +149,10 @@ impl ExportPlan {
         let format = ctx.format.filter(|f| self.formats.contains(f)).unwrap_or(default);
         let key = ObjectKey::for_job(&ctx.tenant, ctx.job_id, format.extension());
         let job = ctx.job_id;
-        let classify = |error| classify(job, error);
         let mut client = self.source.get().await.map_err(|error| {
             tracing::warn!(%job, %error, "export: no connection to the source database");
             JobError::Retryable(COULD_NOT_RUN.into())
         })?;
-        let tx = client.build_transaction().read_only(true).start().await.map_err(classify)?;
-        // Dates as the workbook reads them back (the default, unless the
-        // source's own configuration says otherwise).
-        let mut names = vec!["DateStyle".to_owned()];
-        let mut values = vec!["ISO, YMD".to_owned()];
-        names.extend(self.placeholders.iter().map(|n| format!("errand.p.{n}")));
-        values.extend(self.placeholders.iter().map(|n| self.value_of(n, &ctx)));
-        if let Some(setting) = &self.tenant_setting {
-            names.push(setting.clone());
-            values.push(ctx.tenant.to_string());
-        }
-        tx.execute(
-            "SELECT set_config(name, value, true) FROM unnest($1::text[], $2::text[]) AS p(name, value)",
-            &[&names, &values],
-        )
-        .await
-        .map_err(classify)?;
         let rows = Arc::new(AtomicU64::new(0));
         let resuming = ctx.resumed().is_some();
         let phase = if resuming { "resuming the query from its checkpoint" } else { "running the query" };
@@ -170,8 +160,8 @@ impl ExportPlan {
         // The query, the file written and uploaded: a span of the attempt's trace.
         let span = tracing::info_span!("export", otel.name = format!("export {}", format.as_str()), rows = Empty);
         let stored = match format {
-            ExportFormat::Xlsx => self.workbook(&tx, &ctx, &key, &rows).instrument(span.clone()).await,
-            text => self.text(&tx, text, &ctx, &key, &rows).instrument(span.clone()).await,
+            ExportFormat::Xlsx => self.workbook(&mut client, &ctx, &key, &rows).instrument(span.clone()).await,
+            text => self.text(&mut client, text, &ctx, &key, &rows).instrument(span.clone()).await,
         };
         span.record("rows", rows.load(Ordering::Relaxed));
         let stored = stored.inspect_err(|error| {
@@ -183,7 +173,6 @@ impl ExportPlan {
             "file stored",
             Some(json!({"rows": rows.load(Ordering::Relaxed), "bytes": stored.size_bytes})),
         );
-        tx.commit().await.map_err(classify)?;
         let finished = Utc::now();
         let file_name = format!("{}-{}.{}", self.job_type, finished.format("%Y-%m-%d"), format.extension());
         let expires_at = finished + chrono::Duration::from_std(self.retention).unwrap_or(chrono::Duration::days(7));
@@ -200,17 +189,52 @@ impl ExportPlan {
         Ok(JobOutput { result: Some(result) })
     }
 
-    /// XLSX: rows read a page at a time, written by `xlsx::write` on a
-    /// blocking thread, its bytes uploaded as they come.
+    /// A read-only transaction of the source with the job's values set
+    /// (the query's placeholders, the tenant's setting), and `more`
+    /// settings (`name`, `value`) for this read.
+    async fn begin<'c>(
+        &self,
+        client: &'c mut Client,
+        ctx: &JobContext,
+        more: Vec<(String, String)>,
+    ) -> Result<Transaction<'c>, JobError> {
+        let classify = |error| classify(ctx.job_id, error);
+        let tx = client.build_transaction().read_only(true).start().await.map_err(classify)?;
+        // Dates as the workbook reads them back (the default, unless the
+        // source's own configuration says otherwise).
+        let mut names = vec!["DateStyle".to_owned()];
+        let mut values = vec!["ISO, YMD".to_owned()];
+        names.extend(self.placeholders.iter().map(|n| format!("errand.p.{n}")));
+        values.extend(self.placeholders.iter().map(|n| self.value_of(n, ctx)));
+        if let Some(setting) = &self.tenant_setting {
+            names.push(setting.clone());
+            values.push(ctx.tenant.to_string());
+        }
+        let (more_names, more_values): (Vec<String>, Vec<String>) = more.into_iter().unzip();
+        names.extend(more_names);
+        values.extend(more_values);
+        tx.execute(
+            "SELECT set_config(name, value, true) FROM unnest($1::text[], $2::text[]) AS p(name, value)",
+            &[&names, &values],
+        )
+        .await
+        .map_err(classify)?;
+        Ok(tx)
+    }
+
+    /// XLSX: rows read a page at a time, in one transaction, written by
+    /// `xlsx::write` on a blocking thread, its bytes uploaded as they come.
     async fn workbook(
         &self,
-        tx: &Transaction<'_>,
+        client: &mut Client,
         ctx: &JobContext,
         key: &ObjectKey,
         rows: &Arc<AtomicU64>,
     ) -> Result<StoredObject, JobError> {
         let job = ctx.job_id;
         let classify = |error| classify(job, error);
+        let transaction = self.begin(client, ctx, Vec::new()).await?;
+        let tx = &transaction;
         let described = tx.prepare(&self.query).await.map_err(classify)?;
         let header: Vec<String> = described.columns().iter().map(|c| c.name().to_owned()).collect();
         let (select, kinds) = xlsx::select(&self.query, described.columns());
@@ -243,7 +267,10 @@ impl ExportPlan {
         read.map_err(classify)?;
         let written = writer.await.map_err(|e| e.to_string()).and_then(|w| w);
         match (written, stored) {
-            (Ok(()), Ok(stored)) => Ok(stored),
+            (Ok(()), Ok(stored)) => {
+                transaction.commit().await.map_err(classify)?;
+                Ok(stored)
+            }
             (Err(error), _) => {
                 tracing::warn!(%job, %error, "export: writing the workbook failed");
                 Err(JobError::Retryable(COULD_NOT_SAVE.into()))

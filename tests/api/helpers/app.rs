@@ -159,6 +159,7 @@ pub fn export_settings(query: &str, format: errand::domain::ExportFormat) -> err
         defuse_formulas: true,
         resume_key: Vec::new(),
         tenant_setting: None,
+        max_transaction: Some(std::time::Duration::from_secs(60)),
     }
 }
 

@@ -1,0 +1,142 @@
+//! A long text export reads in transactions of at most `max_transaction`,
+//! each going on after the row of its last checkpoint: the file is the one
+//! a single read writes, and no read holds its snapshot (and with it the
+//! vacuum of its database) for longer.
+
+use std::time::Duration;
+
+use errand::config::ExportSettings;
+use errand::domain::ExportFormat;
+use serde_json::{Value, json};
+
+use crate::helpers::*;
+
+const WITHIN: Duration = Duration::from_secs(120);
+const ROWS: i64 = 20_000;
+
+/// The rows, each about 140 bytes, read at 0.2 ms or more each (a sleep
+/// every tenth row: a 64 KiB part every 0.1 s or so). `{first_row}`: SQL
+/// run once before the first row.
+fn slow_query(first_row: &str) -> String {
+    format!(
+        "WITH first AS MATERIALIZED (SELECT {first_row} AS done) \
+         SELECT n AS \"N\", t AS \"Text\" FROM slow_rows, first \
+         WHERE :tenant <> '' AND first.done IS NOT NULL AND (n % 10 <> 0 OR pg_sleep(0.002)::text = '') ORDER BY n"
+    )
+}
+
+/// A source database with `ROWS` rows, read in key order (no sort: the
+/// whole of a sort would come before a read's first row).
+async fn source() -> TestDb {
+    let source = TestDb::create_empty().await;
+    let client = source.client().await;
+    client
+        .batch_execute(&format!(
+            "CREATE TABLE slow_rows (n int PRIMARY KEY, t text NOT NULL); \
+             INSERT INTO slow_rows SELECT n, repeat(md5(n::text), 4) FROM generate_series(1, {ROWS}) AS n; \
+             ANALYZE slow_rows; ALTER DATABASE {} SET enable_sort = off",
+            source.name
+        ))
+        .await
+        .unwrap();
+    source
+}
+
+/// The export type `export_slow`: `query` from `source`, a resume key, reads of at most `most`.
+async fn exporting_app(source: &TestDb, query: String, most: Duration) -> (TestApp, TempDir) {
+    let settings = ExportSettings {
+        source_database_url: Some(source.url.clone().try_into().unwrap()),
+        resume_key: vec!["N".into()],
+        max_transaction: Some(most),
+        ..export_settings(&query, ExportFormat::Csv)
+    };
+    spawn_exporting_app(move |s| {
+        s.storage.part_size = 64 * 1024;
+        add_export_type(s, "export_slow", settings);
+        s.job_types.get_mut("export_slow").unwrap().timeout = WITHIN;
+    })
+    .await
+}
+
+/// The CSV a single read writes, by PostgreSQL's own COPY.
+async fn expected_csv(source: &TestDb) -> String {
+    let copy =
+        "COPY (SELECT n AS \"N\", t AS \"Text\" FROM slow_rows ORDER BY n) TO STDOUT WITH (FORMAT csv, HEADER true)";
+    let client = source.client().await;
+    let stream = client.copy_out(copy).await.unwrap();
+    let chunks: Vec<_> = futures_util::TryStreamExt::try_collect(stream).await.unwrap();
+    String::from_utf8(chunks.concat()).unwrap()
+}
+
+/// The job's file, once it completed.
+async fn exported(app: &TestApp, token: &str, id: &str) -> (Value, String) {
+    let job = app.wait_until_finished(token, id, WITHIN).await;
+    assert_eq!(job["status"], "completed", "{job}");
+    assert_eq!(job["attempts"], 1, "{job}");
+    assert_eq!(job["result"]["row_count"], ROWS);
+    let file = app.fetch_signed(job["result_url"].as_str().unwrap()).await;
+    (job, file.text().await.unwrap())
+}
+
+/// The messages its one attempt logged.
+async fn logged(app: &TestApp, id: &str) -> Vec<String> {
+    let detail: Value = app.get(&operator_token("olga"), &format!("/admin/jobs/{id}")).await.json().await.unwrap();
+    let attempts = detail["history"]["attempts"].as_array().unwrap();
+    let logs = attempts[0]["logs"].as_array().unwrap();
+    logs.iter().map(|l| l["message"].as_str().unwrap().to_owned()).collect()
+}
+
+#[actix_web::test]
+async fn a_long_export_reads_in_short_transactions_and_writes_every_row_once_in_order() {
+    let source = source().await;
+    let most = Duration::from_millis(500);
+    let (app, _dir) = exporting_app(&source, slow_query("1"), most).await;
+    let alice = token("demo-1", "alice");
+    let id = app.create(&alice, "export_slow", json!({})).await;
+
+    // While it runs: the oldest open transaction of the source, at its oldest.
+    let watcher = source.client().await;
+    let mut oldest = Duration::ZERO;
+    let mut seen = 0;
+    loop {
+        let age: Option<f64> = watcher
+            .query_one(
+                "SELECT extract(epoch FROM max(clock_timestamp() - xact_start))::float8 FROM pg_stat_activity \
+                 WHERE datname = current_database() AND pid <> pg_backend_pid() AND query LIKE 'COPY%'",
+                &[],
+            )
+            .await
+            .unwrap()
+            .get(0);
+        if let Some(age) = age {
+            seen += 1;
+            oldest = oldest.max(Duration::from_secs_f64(age));
+        }
+        if app.job(&alice, &id).await["status"] != "processing" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let (_, csv) = exported(&app, &alice, &id).await;
+    assert!(csv == expected_csv(&source).await, "the file is the one a single read writes");
+    let reads_on = logged(&app, &id).await.iter().filter(|m| *m == "read on in a new transaction").count();
+    // 20,000 rows at 0.2 ms or more: 4 s or more, in reads of 0.5 s.
+    assert!(reads_on >= 3, "it read on {reads_on} times");
+    assert!(seen > 0, "the export's reads were seen");
+    assert!(oldest < most * 4, "a read's transaction was open {oldest:?}, past its bound of {most:?}");
+}
+
+#[actix_web::test]
+async fn a_read_that_reaches_no_checkpoint_in_time_is_read_again_with_longer() {
+    let source = source().await;
+    // The first row comes after 1 s: reads of 0.3 s and 0.6 s reach nothing,
+    // and later reads are given four times that wait.
+    let (app, _dir) = exporting_app(&source, slow_query("pg_sleep(1)::text"), Duration::from_millis(300)).await;
+    let alice = token("demo-1", "alice");
+    let id = app.create(&alice, "export_slow", json!({})).await;
+    let (_, csv) = exported(&app, &alice, &id).await;
+    assert!(csv == expected_csv(&source).await, "the file is the one a single read writes");
+    let longer =
+        logged(&app, &id).await.iter().filter(|m| m.starts_with("no checkpoint within max_transaction")).count();
+    assert!(longer >= 2, "read again with longer {longer} times");
+}
