@@ -220,13 +220,11 @@ impl JobTypes {
                                 .map_err(|e| {
                                     invalid(format!("job_types.{name}.export.source_database_url"), e.to_string())
                                 })?
-                                .pool()
-                                .clone()
                         }
                         None => exports.default_source.clone(),
                     };
                     let retention = s.result_retention_within(exports.retention);
-                    let export = SqlExport::new(name, export, source, exports, retention)
+                    let export = SqlExport::new(name, export, &source, exports, retention)
                         .map_err(|e| invalid(format!("job_types.{name}.export.query"), e))?;
                     Some(Arc::new(export))
                 }

@@ -320,9 +320,7 @@ fn job_types_from(
         // Exports hold a connection for as long as they stream: a pool of
         // their own, so that running exports can never starve the API,
         // as large as this process can run exports at once.
-        default_source: Store::connect_for_handlers(settings.database.url.expose_secret(), export_slots(settings))?
-            .pool()
-            .clone(),
+        default_source: Store::connect_for_handlers(settings.database.url.expose_secret(), export_slots(settings))?,
         retention: settings.storage.retention,
         part_size: usize::try_from(settings.storage.part_size).unwrap_or(usize::MAX),
     };

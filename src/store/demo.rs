@@ -16,7 +16,10 @@ CREATE TABLE IF NOT EXISTS sales (
     unit_price  numeric(10, 2) NOT NULL,
     status      text NOT NULL
 );
-CREATE INDEX IF NOT EXISTS sales_tenant_sold_at ON sales (tenant_id, sold_at);
+-- In the export's key order (its ORDER BY, the type's resume_key): a read
+-- that goes on after a key finds the next row without sorting the rest.
+DROP INDEX IF EXISTS sales_tenant_sold_at;
+CREATE INDEX IF NOT EXISTS sales_tenant_sold_at_id ON sales (tenant_id, sold_at, id);
 CREATE TABLE IF NOT EXISTS creator_earnings (
     id          bigserial PRIMARY KEY,
     tenant_id   text NOT NULL,
@@ -26,7 +29,9 @@ CREATE TABLE IF NOT EXISTS creator_earnings (
     amount      numeric(10, 2) NOT NULL,
     currency    text NOT NULL
 );
-CREATE INDEX IF NOT EXISTS creator_earnings_tenant_earned_on ON creator_earnings (tenant_id, earned_on);
+DROP INDEX IF EXISTS creator_earnings_tenant_earned_on;
+CREATE INDEX IF NOT EXISTS creator_earnings_tenant_key
+    ON creator_earnings (tenant_id, earned_on, creator_id, id);
 ";
 
 /// The name of demo tenant `n` (1-based): `demo-1`, `demo-2`, …

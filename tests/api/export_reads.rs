@@ -1,7 +1,7 @@
-//! A long text export reads in transactions of at most `max_transaction`,
-//! each going on after the row of its last checkpoint: the file is the one
-//! a single read writes, and no read holds its snapshot (and with it the
-//! vacuum of its database) for longer.
+//! A long text export reads in transactions of about `max_transaction`,
+//! each cut at a checkpoint and the next going on from it: the file is the
+//! one a single read writes, and no read holds its snapshot (and with it
+//! the vacuum of its database) for much longer.
 
 use std::time::Duration;
 
@@ -127,16 +127,27 @@ async fn a_long_export_reads_in_short_transactions_and_writes_every_row_once_in_
 }
 
 #[actix_web::test]
-async fn a_read_that_reaches_no_checkpoint_in_time_is_read_again_with_longer() {
+async fn a_query_slow_to_its_first_row_is_cut_only_at_a_checkpoint_and_only_after_four_times_that_wait() {
     let source = source().await;
-    // The first row comes after 1 s: reads of 0.3 s and 0.6 s reach nothing,
-    // and later reads are given four times that wait.
+    // The first row comes 1 s after each read begins, past the bound of
+    // 0.3 s: each read goes on to a checkpoint 4 s or more in.
     let (app, _dir) = exporting_app(&source, slow_query("pg_sleep(1)::text"), Duration::from_millis(300)).await;
     let alice = token("demo-1", "alice");
     let id = app.create(&alice, "export_slow", json!({})).await;
     let (_, csv) = exported(&app, &alice, &id).await;
     assert!(csv == expected_csv(&source).await, "the file is the one a single read writes");
-    let longer =
-        logged(&app, &id).await.iter().filter(|m| m.starts_with("no checkpoint within max_transaction")).count();
-    assert!(longer >= 2, "read again with longer {longer} times");
+    let detail: Value = app.get(&operator_token("olga"), &format!("/admin/jobs/{id}")).await.json().await.unwrap();
+    let logs = detail["history"]["attempts"][0]["logs"].as_array().unwrap().clone();
+    let at = |l: &Value| chrono::DateTime::parse_from_rfc3339(l["at"].as_str().unwrap()).unwrap();
+    let began = logs.iter().find(|l| l["message"] == "running the query").map(at).unwrap();
+    let reads_on: Vec<&Value> = logs.iter().filter(|l| l["message"] == "read on in a new transaction").collect();
+    assert!(!reads_on.is_empty(), "it read on: {logs:?}");
+    let after: Vec<i64> = reads_on.iter().map(|l| l["fields"]["after_rows"].as_i64().unwrap()).collect();
+    assert!(after[0] > 0 && after.windows(2).all(|w| w[0] < w[1]), "each read went on from further: {after:?}");
+    // Each read lasted four times its 1 s wait, not the bound's 0.3 s.
+    let ends: Vec<_> = std::iter::once(began).chain(reads_on.iter().map(|l| at(l))).collect();
+    for read in ends.windows(2) {
+        let lasted = (read[1] - read[0]).to_std().unwrap();
+        assert!(lasted >= Duration::from_millis(3900), "a read lasted {lasted:?}: {logs:?}");
+    }
 }

@@ -3,7 +3,7 @@
 //! format the job asked for among its type's: CSV and NDJSON with
 //! PostgreSQL's `COPY (…) TO STDOUT`, csv.gz that CSV compressed as it
 //! streams, uploaded in parts and resumable from a checkpoint (`text`,
-//! `upload`), read in transactions of at most `max_transaction` (`reads`);
+//! `upload`), read in transactions of about `max_transaction` (`reads`);
 //! XLSX from the rows read in pages in one transaction (`xlsx`), which
 //! starts over when retried.
 //!
@@ -35,6 +35,7 @@ use deadpool_postgres::{Client, Pool, Transaction};
 use futures_util::Stream;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
+use tokio_postgres_rustls::MakeRustlsConnect;
 use tracing::Instrument;
 use tracing::field::Empty;
 
@@ -42,6 +43,7 @@ use super::{HandlerFuture, JobContext, JobError, JobHandler, JobOutput};
 use crate::config::ExportSettings;
 use crate::domain::{ExportFormat, LogLevel, ProgressReport};
 use crate::storage::{ObjectKey, ResultFile, Storage, StoredObject};
+use crate::store::Store;
 use errors::{COULD_NOT_RUN, COULD_NOT_SAVE, classify};
 
 /// Rows between two progress reports of an export.
@@ -53,7 +55,7 @@ const ROWS_PER_PAGE: i32 = 1000;
 pub struct ExportEnv {
     pub storage: Storage,
     /// errand's own database, read when a type names no `source_database_url`.
-    pub default_source: Pool,
+    pub default_source: Store,
     pub retention: std::time::Duration,
     /// Bytes per uploaded part (`storage.part_size`).
     pub part_size: usize,
@@ -75,12 +77,15 @@ struct ExportPlan {
     defuse_formulas: bool,
     /// The query's columns a text export resumes after (none: it starts over).
     resume_key: Vec<String>,
-    /// How long one read of a text export with a resume key lasts at most
-    /// (`max_transaction`; `None`: one read).
+    /// How long one read of a text export with a resume key lasts before
+    /// it is cut at its next checkpoint (`max_transaction`; `None`: one read).
     max_transaction: Option<std::time::Duration>,
     /// The source's own setting that its row-level security reads the tenant from.
     tenant_setting: Option<String>,
     source: Pool,
+    /// How to reach the source's server to cut a read short (a cancel
+    /// request goes over a connection of its own, with the pool's TLS).
+    source_tls: MakeRustlsConnect,
     storage: Storage,
     retention: std::time::Duration,
     /// Bytes per uploaded part, and between checkpoints.
@@ -96,7 +101,7 @@ impl SqlExport {
     pub fn new(
         job_type: &str,
         settings: &ExportSettings,
-        source: Pool,
+        source: &Store,
         env: &ExportEnv,
         retention: std::time::Duration,
     ) -> Result<Self, String> {
@@ -111,7 +116,8 @@ impl SqlExport {
             resume_key: settings.resume_key.clone(),
             max_transaction: settings.max_transaction,
             tenant_setting: settings.tenant_setting.clone(),
-            source,
+            source: source.pool().clone(),
+            source_tls: source.connection().tls.clone(),
             storage: env.storage.clone(),
             retention,
             part_size: env.part_size,

@@ -1,10 +1,18 @@
 //! A text export's reads of its query. A type with a resume key reads in
-//! transactions of at most `max_transaction` (the read's own
-//! `statement_timeout`), each from the last checkpoint on, so that a long
-//! export never holds its database's xmin horizon (and every vacuum of it)
-//! for longer; a type without one reads once. A checkpoint is the only
-//! point a read goes on from, because what is uploaded before it is
-//! exactly the rows up to its key.
+//! transactions of about `max_transaction`: once a read has lasted that
+//! long, errand cuts it at its next checkpoint (a cancel request for its
+//! `COPY`) and goes on from that checkpoint in a new transaction, so that a
+//! long export holds its database's xmin horizon (and every vacuum of it)
+//! for that long and one part more, not for its whole length. A type
+//! without one reads once.
+//!
+//! A read is cut only at a checkpoint, because what is uploaded before one
+//! is exactly the rows up to its key: nothing gathered is thrown away, and
+//! a query slow to its first row (a sort) is never cut before it gets there.
+//! The price is that query's start again on each read (a read lasts at
+//! least four times its wait for the first row, so that the wait is at most
+//! a quarter of it): give the resume key an index in its order and a read
+//! goes on where the last stopped.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -13,6 +21,7 @@ use std::time::{Duration, Instant};
 use deadpool_postgres::Client;
 use futures_util::StreamExt;
 use serde_json::json;
+use tokio_postgres::CancelToken;
 use tokio_postgres::error::SqlState;
 
 use super::copy::TextCopy;
@@ -21,6 +30,7 @@ use super::part_buffer::PartBuffer;
 use super::upload::{ExportCheckpoint, Uploading};
 use super::{ExportPlan, JobContext, JobError, PROGRESS_EVERY_ROWS, rows_written};
 use crate::domain::{ExportFormat, LogLevel};
+
 /// What a text export reads: the query's columns, its resume key's
 /// positions among them, and the format.
 pub(super) struct Source<'a> {
@@ -40,9 +50,8 @@ pub(super) struct ReadFrom {
 enum Read {
     /// It read the rest of the query.
     Whole,
-    /// It reached its bound, having recorded this checkpoint (the last) or
-    /// none, its query's first row this long after it began (if it came).
-    Bounded { checkpoint: Option<ExportCheckpoint>, first_row: Option<Duration> },
+    /// It was cut at this checkpoint, to go on from it in a new transaction.
+    Cut(ExportCheckpoint),
 }
 
 impl<'a> Source<'a> {
@@ -60,23 +69,18 @@ impl<'a> Source<'a> {
 }
 
 impl ReadFrom {
-    /// The read's own settings: the key it reads after, and its bound.
-    fn settings(&self, bound: Option<Duration>) -> Vec<(String, String)> {
+    /// The read's own settings: the key it reads after.
+    fn settings(&self) -> Vec<(String, String)> {
         let keys = self.after.iter().flatten().enumerate();
-        let mut settings: Vec<(String, String)> =
-            keys.map(|(n, value)| (format!("errand.key_{}", n + 1), value.clone())).collect();
-        if let Some(bound) = bound {
-            settings.push(("statement_timeout".to_owned(), bound.as_millis().to_string()));
-        }
-        settings
+        keys.map(|(n, value)| (format!("errand.key_{}", n + 1), value.clone())).collect()
     }
 }
 
 impl ExportPlan {
     /// Reads the query into the upload: one read, or (a type with a resume
     /// key and a `max_transaction`) as many as it takes, each in a
-    /// transaction of its own that lasts at most that long (its
-    /// `statement_timeout`), each going on after the last checkpoint.
+    /// transaction of its own, each going on from the checkpoint the last
+    /// was cut at.
     pub(super) async fn write_parts(
         &self,
         client: &mut Client,
@@ -86,52 +90,29 @@ impl ExportPlan {
         uploading: &mut Uploading,
         rows: &Arc<AtomicU64>,
     ) -> Result<(), JobError> {
+        let bound = if source.keys.is_empty() { None } else { self.max_transaction };
         let mut from = start;
-        let mut bound = if source.keys.is_empty() { None } else { self.max_transaction };
-        // The upload as it was at `from`.
-        let mut upload_at_from = uploading.upload.clone();
         loop {
-            let read = self.read(client, source, ctx, &from, bound, uploading, rows).await?;
-            let Read::Bounded { checkpoint, first_row } = read else {
-                return Ok(());
-            };
-            let cut = bound.unwrap_or_default();
-            // A read whose query takes long to its first row (a sort, say)
-            // spends that wait again on every read: the next is given four
-            // times as long, so that the wait is at most a quarter of it.
-            let at_least = first_row.map_or(Duration::ZERO, |wait| wait * 4);
-            match checkpoint {
-                Some(checkpoint) => {
+            match self.read(client, source, ctx, &from, bound, uploading, rows).await? {
+                Read::Whole => return Ok(()),
+                Read::Cut(checkpoint) => {
                     ctx.log(
                         LogLevel::Info,
                         "read on in a new transaction",
                         Some(json!({"after_rows": checkpoint.rows})),
                     );
-                    upload_at_from = checkpoint.upload.clone();
+                    // The upload as the checkpoint names it: a part that
+                    // went up after it (one a NULL key kept from being a
+                    // checkpoint) is written again under its number.
+                    uploading.upload = checkpoint.upload;
                     from = ReadFrom { after: Some(checkpoint.last_key), rows: checkpoint.rows };
-                    bound = Some(cut.max(at_least));
-                }
-                // No checkpoint within the bound (a slow first row, or a
-                // part that takes longer to gather): what this read wrote
-                // goes, and it is read again with twice as long, so the
-                // export always gets on.
-                None => {
-                    bound = Some((cut * 2).max(at_least));
-                    ctx.log(
-                        LogLevel::Warn,
-                        "no checkpoint within max_transaction: read again with longer",
-                        Some(json!({"after_rows": from.rows, "seconds": bound.map_or(0.0, |b| b.as_secs_f64())})),
-                    );
                 }
             }
-            // What went up after `from` is written again, under the same
-            // part numbers.
-            uploading.upload = upload_at_from.clone();
         }
     }
 
-    /// One read of the query, from `from`, in a transaction of its own
-    /// lasting at most `bound`.
+    /// One read of the query, from `from`, in a transaction of its own; cut
+    /// at its first checkpoint after `bound`.
     #[allow(clippy::too_many_arguments)]
     async fn read(
         &self,
@@ -145,35 +126,19 @@ impl ExportPlan {
     ) -> Result<Read, JobError> {
         let job = ctx.job_id;
         let classify = |error| classify(job, error);
-        let tx = self.begin(client, ctx, from.settings(bound)).await?;
+        let canceller = client.cancel_token();
+        let tx = self.begin(client, ctx, from.settings()).await?;
         let began = Instant::now();
-        // The read's own bound, not a cancel by someone else or a shorter
-        // timeout of the source's: those fail the attempt as before.
-        let bound_reached = |error: &tokio_postgres::Error| {
-            error.code() == Some(&SqlState::QUERY_CANCELED) && bound.is_some_and(|b| began.elapsed() >= b)
-        };
         let format = source.format;
         let spec = source.copy(self, from.after.is_some());
         let mut records = spec.records();
-        let (mut reached, mut first_row) = (None, None);
-        let copy = match tx.copy_out(spec.statement().as_str()).await {
-            Ok(copy) => copy,
-            Err(error) if bound_reached(&error) => return Ok(Read::Bounded { checkpoint: None, first_row: None }),
-            Err(error) => return Err(classify(error)),
-        };
+        let copy = tx.copy_out(spec.statement().as_str()).await.map_err(classify)?;
         let mut copy = std::pin::pin!(copy);
         let mut part = PartBuffer::new(format == ExportFormat::CsvGz, self.part_size);
         rows.store(from.rows, Ordering::Relaxed);
-        let mut reported = from.rows;
+        let (mut reported, mut first_row) = (from.rows, None);
         while let Some(chunk) = copy.next().await {
-            let chunk = match chunk {
-                Ok(chunk) => chunk,
-                Err(error) if bound_reached(&error) => {
-                    return Ok(Read::Bounded { checkpoint: reached, first_row });
-                }
-                Err(error) => return Err(classify(error)),
-            };
-            records.feed(&chunk, part.sink());
+            records.feed(&chunk.map_err(classify)?, part.sink());
             if first_row.is_none() && records.rows > 0 {
                 first_row = Some(began.elapsed());
             }
@@ -183,7 +148,16 @@ impl ExportPlan {
             if part.len() >= self.part_size {
                 let checkpoint =
                     self.flush_part(ctx, format, &mut part, uploading, source.keys, written, &records).await?;
-                reached = checkpoint.or(reached);
+                // A query slow to its first row (a sort) pays that wait
+                // again on every read: its reads last four times the wait,
+                // so that the wait is at most a quarter of each.
+                let long_enough = |bound: Duration| bound.max(first_row.unwrap_or_default() * 4);
+                if let Some(checkpoint) = checkpoint
+                    && bound.is_some_and(|bound| began.elapsed() >= long_enough(bound))
+                    && self.cut(ctx, &canceller, copy.as_mut()).await?
+                {
+                    return Ok(Read::Cut(checkpoint));
+                }
             }
             // Every thousand rows or so, not every row: progress, and
             // whether the process is stopping.
@@ -209,5 +183,33 @@ impl ExportPlan {
         }
         tx.commit().await.map_err(classify)?;
         Ok(Read::Whole)
+    }
+
+    /// Cuts a read's `COPY` short: asks its server to cancel it, and reads
+    /// (and drops) what comes until the cancel or the end. Answers whether
+    /// it was cut; a cancel request that cannot be sent leaves the read to
+    /// go on. (A `COPY` that ended before the cancel came is cut all the
+    /// same: what it sent after the checkpoint is read again.)
+    async fn cut<S>(
+        &self,
+        ctx: &JobContext,
+        canceller: &CancelToken,
+        mut copy: std::pin::Pin<&mut S>,
+    ) -> Result<bool, JobError>
+    where
+        S: futures_util::Stream<Item = Result<actix_web::web::Bytes, tokio_postgres::Error>>,
+    {
+        if let Err(error) = canceller.cancel_query(self.source_tls.clone()).await {
+            tracing::warn!(job = %ctx.job_id, %error, "export: could not cut a read short; it goes on");
+            return Ok(false);
+        }
+        while let Some(chunk) = copy.next().await {
+            match chunk {
+                Ok(_) => continue,
+                Err(error) if error.code() == Some(&SqlState::QUERY_CANCELED) => break,
+                Err(error) => return Err(classify(ctx.job_id, error)),
+            }
+        }
+        Ok(true)
     }
 }
