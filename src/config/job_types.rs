@@ -260,13 +260,13 @@ pub struct ExportSettings {
     /// (An XLSX cell is never a formula: text is written as text.)
     #[serde(default = "defuse_formulas_by_default")]
     pub defuse_formulas: bool,
-    /// A text export with a `resume_key` reads in transactions of about
-    /// this long: past it, the read is cut at its next checkpoint and goes
-    /// on from there in a new transaction. So however long the export, it
-    /// holds its database's vacuum back (the xmin horizon) for this long and
-    /// one part more, each read as of its own snapshot (as a resumed
-    /// attempt's is). `"never"`: one transaction, one snapshot. (A workbook
-    /// is read in one transaction whatever this says.)
+    /// An export with a `resume_key` reads in transactions of about this
+    /// long: past it, the read is cut at its next checkpoint (a workbook's:
+    /// after its page) and goes on from there in a new transaction. So
+    /// however long the export, it holds its database's vacuum back (the
+    /// xmin horizon) for this long and one part (or page) more, each read as
+    /// of its own snapshot (as a resumed attempt's is). `"never"`: one
+    /// transaction, one snapshot.
     #[serde(default = "a_minute", with = "duration_or_never")]
     pub max_transaction: Option<Duration>,
 }

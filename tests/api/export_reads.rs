@@ -1,10 +1,11 @@
-//! A long text export reads in transactions of about `max_transaction`,
+//! A long export reads in transactions of about `max_transaction`,
 //! each cut at a checkpoint and the next going on from it: the file is the
 //! one a single read writes, and no read holds its snapshot (and with it
 //! the vacuum of its database) for much longer.
 
 use std::time::Duration;
 
+use calamine::{DataType, Reader};
 use errand::config::ExportSettings;
 use errand::domain::ExportFormat;
 use serde_json::{Value, json};
@@ -42,13 +43,14 @@ async fn source() -> TestDb {
     source
 }
 
-/// The export type `export_slow`: `query` from `source`, a resume key, reads of at most `most`.
-async fn exporting_app(source: &TestDb, query: String, most: Duration) -> (TestApp, TempDir) {
+/// The export type `export_slow`: `query` from `source` in `format`, a
+/// resume key, reads of about `most`.
+async fn exporting_app(source: &TestDb, query: String, most: Duration, format: ExportFormat) -> (TestApp, TempDir) {
     let settings = ExportSettings {
         source_database_url: Some(source.url.clone().try_into().unwrap()),
         resume_key: vec!["N".into()],
         max_transaction: Some(most),
-        ..export_settings(&query, ExportFormat::Csv)
+        ..export_settings(&query, format)
     };
     spawn_exporting_app(move |s| {
         s.storage.part_size = 64 * 1024;
@@ -69,13 +71,13 @@ async fn expected_csv(source: &TestDb) -> String {
 }
 
 /// The job's file, once it completed.
-async fn exported(app: &TestApp, token: &str, id: &str) -> (Value, String) {
+async fn exported(app: &TestApp, token: &str, id: &str) -> (Value, Vec<u8>) {
     let job = app.wait_until_finished(token, id, WITHIN).await;
     assert_eq!(job["status"], "completed", "{job}");
     assert_eq!(job["attempts"], 1, "{job}");
     assert_eq!(job["result"]["row_count"], ROWS);
     let file = app.fetch_signed(job["result_url"].as_str().unwrap()).await;
-    (job, file.text().await.unwrap())
+    (job, file.bytes().await.unwrap().to_vec())
 }
 
 /// The messages its one attempt logged.
@@ -90,7 +92,7 @@ async fn logged(app: &TestApp, id: &str) -> Vec<String> {
 async fn a_long_export_reads_in_short_transactions_and_writes_every_row_once_in_order() {
     let source = source().await;
     let most = Duration::from_millis(500);
-    let (app, _dir) = exporting_app(&source, slow_query("1"), most).await;
+    let (app, _dir) = exporting_app(&source, slow_query("1"), most, ExportFormat::Csv).await;
     let alice = token("demo-1", "alice");
     let id = app.create(&alice, "export_slow", json!({})).await;
 
@@ -118,7 +120,7 @@ async fn a_long_export_reads_in_short_transactions_and_writes_every_row_once_in_
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     let (_, csv) = exported(&app, &alice, &id).await;
-    assert!(csv == expected_csv(&source).await, "the file is the one a single read writes");
+    assert!(csv == expected_csv(&source).await.into_bytes(), "the file is the one a single read writes");
     let reads_on = logged(&app, &id).await.iter().filter(|m| *m == "read on in a new transaction").count();
     // 20,000 rows at 0.2 ms or more: 4 s or more, in reads of 0.5 s.
     assert!(reads_on >= 3, "it read on {reads_on} times");
@@ -131,11 +133,12 @@ async fn a_query_slow_to_its_first_row_is_cut_only_at_a_checkpoint_and_only_afte
     let source = source().await;
     // The first row comes 1 s after each read begins, past the bound of
     // 0.3 s: each read goes on to a checkpoint 4 s or more in.
-    let (app, _dir) = exporting_app(&source, slow_query("pg_sleep(1)::text"), Duration::from_millis(300)).await;
+    let (app, _dir) =
+        exporting_app(&source, slow_query("pg_sleep(1)::text"), Duration::from_millis(300), ExportFormat::Csv).await;
     let alice = token("demo-1", "alice");
     let id = app.create(&alice, "export_slow", json!({})).await;
     let (_, csv) = exported(&app, &alice, &id).await;
-    assert!(csv == expected_csv(&source).await, "the file is the one a single read writes");
+    assert!(csv == expected_csv(&source).await.into_bytes(), "the file is the one a single read writes");
     let detail: Value = app.get(&operator_token("olga"), &format!("/admin/jobs/{id}")).await.json().await.unwrap();
     let logs = detail["history"]["attempts"][0]["logs"].as_array().unwrap().clone();
     let at = |l: &Value| chrono::DateTime::parse_from_rfc3339(l["at"].as_str().unwrap()).unwrap();
@@ -150,4 +153,29 @@ async fn a_query_slow_to_its_first_row_is_cut_only_at_a_checkpoint_and_only_afte
         let lasted = (read[1] - read[0]).to_std().unwrap();
         assert!(lasted >= Duration::from_millis(3900), "a read lasted {lasted:?}: {logs:?}");
     }
+}
+
+#[actix_web::test]
+async fn a_long_workbook_reads_in_short_transactions_each_after_the_last_pages_key() {
+    let source = source().await;
+    let (app, _dir) = exporting_app(&source, slow_query("1"), Duration::from_millis(500), ExportFormat::Xlsx).await;
+    let alice = token("demo-1", "alice");
+    let id = app.create(&alice, "export_slow", json!({})).await;
+    let (_, xlsx) = exported(&app, &alice, &id).await;
+    let mut workbook: calamine::Xlsx<_> = calamine::open_workbook_from_rs(std::io::Cursor::new(xlsx)).unwrap();
+    let sheet = workbook.worksheet_range("Sheet1").unwrap();
+    let cells: Vec<(f64, String)> =
+        sheet.rows().skip(1).map(|row| (row[0].as_f64().unwrap(), row[1].as_string().unwrap())).collect();
+    let expected: Vec<(f64, String)> = source
+        .client()
+        .await
+        .query("SELECT n::float8, t FROM slow_rows ORDER BY n", &[])
+        .await
+        .unwrap()
+        .iter()
+        .map(|row| (row.get(0), row.get(1)))
+        .collect();
+    assert!(cells == expected, "every row once, in order ({} rows)", cells.len());
+    let reads_on = logged(&app, &id).await.iter().filter(|m| *m == "read on in a new transaction").count();
+    assert!(reads_on >= 3, "it read on {reads_on} times");
 }

@@ -42,20 +42,7 @@ impl TextCopy<'_> {
                 _ => format!("COPY ({query}) TO STDOUT WITH (FORMAT csv, HEADER true, ENCODING 'UTF8')"),
             };
         }
-        let filter = if self.after_key {
-            let bounds: Vec<String> = self
-                .keys
-                .iter()
-                .enumerate()
-                .map(|(n, &i)| {
-                    format!("CAST(current_setting('errand.key_{}') AS {})", n + 1, type_name(self.columns[i].type_()))
-                })
-                .collect();
-            let columns: Vec<String> = self.keys.iter().map(|&i| format!("q.c{}", i + 1)).collect();
-            format!(" WHERE ({}) > ({})", columns.join(", "), bounds.join(", "))
-        } else {
-            String::new()
-        };
+        let filter = if self.after_key { after_key_filter(self.columns, self.keys) } else { String::new() };
         let aliases: Vec<String> = (1..=self.columns.len()).map(|i| format!("c{i}")).collect();
         let from = format!("FROM ({query}) AS q ({}){filter}", aliases.join(", "));
         match self.format {
@@ -99,6 +86,17 @@ impl TextCopy<'_> {
         let defused = self.columns.iter().map(|c| self.defuse && is_text(c.type_())).collect();
         Records::new(Dialect::CSV, 0, self.keys.to_vec(), defused, !self.after_key)
     }
+}
+
+/// ` WHERE (q.c<key>, …) > (…)`: the rows of `FROM (query) AS q (c1, c2, …)`
+/// after the resume key in the read's settings `errand.key_1`, `errand.key_2`, …
+/// (as PostgreSQL writes it, read back as its column's type).
+pub(super) fn after_key_filter(columns: &[Column], keys: &[usize]) -> String {
+    let bounds: Vec<String> = (keys.iter().enumerate())
+        .map(|(n, &i)| format!("CAST(current_setting('errand.key_{}') AS {})", n + 1, type_name(columns[i].type_())))
+        .collect();
+    let columns: Vec<String> = keys.iter().map(|&i| format!("q.c{}", i + 1)).collect();
+    format!(" WHERE ({}) > ({})", columns.join(", "), bounds.join(", "))
 }
 
 /// NDJSON's `COPY` options: CSV quoting with a quote and a delimiter that

@@ -4,8 +4,8 @@
 //! PostgreSQL's `COPY (…) TO STDOUT`, csv.gz that CSV compressed as it
 //! streams, uploaded in parts and resumable from a checkpoint (`text`,
 //! `upload`), read in transactions of about `max_transaction` (`reads`);
-//! XLSX from the rows read in pages in one transaction (`xlsx`), which
-//! starts over when retried.
+//! XLSX from the rows read in pages (`xlsx`, `reads`), which starts over
+//! when retried.
 //!
 //! Values never enter the SQL text. The query's `:name` placeholders are
 //! rewritten once, at start-up, to `current_setting('errand.p.name')`, and each
@@ -35,6 +35,7 @@ use deadpool_postgres::{Client, Pool, Transaction};
 use futures_util::Stream;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
+use tokio_postgres::Statement;
 use tokio_postgres_rustls::MakeRustlsConnect;
 use tracing::Instrument;
 use tracing::field::Empty;
@@ -48,8 +49,6 @@ use errors::{COULD_NOT_RUN, COULD_NOT_SAVE, classify};
 
 /// Rows between two progress reports of an export.
 const PROGRESS_EVERY_ROWS: u64 = 1000;
-/// Rows read per round trip for a workbook.
-const ROWS_PER_PAGE: i32 = 1000;
 
 /// What `sql_export` job types need: where to write, what to read by default.
 pub struct ExportEnv {
@@ -228,8 +227,18 @@ impl ExportPlan {
         Ok(tx)
     }
 
-    /// XLSX: rows read a page at a time, in one transaction, written by
-    /// `xlsx::write` on a blocking thread, its bytes uploaded as they come.
+    /// The query's columns, as its source describes them (in a
+    /// transaction of its own: each read has its own).
+    async fn describe(&self, client: &mut Client, ctx: &JobContext) -> Result<Statement, JobError> {
+        let classify = |error| classify(ctx.job_id, error);
+        let tx = self.begin(client, ctx, Vec::new()).await?;
+        let described = tx.prepare(&self.query).await.map_err(classify)?;
+        tx.commit().await.map_err(classify)?;
+        Ok(described)
+    }
+
+    /// XLSX: rows read a page at a time (`reads`), written by `xlsx::write`
+    /// on a blocking thread, its bytes uploaded as they come.
     async fn workbook(
         &self,
         client: &mut Client,
@@ -238,45 +247,23 @@ impl ExportPlan {
         rows: &Arc<AtomicU64>,
     ) -> Result<StoredObject, JobError> {
         let job = ctx.job_id;
-        let classify = |error| classify(job, error);
-        let transaction = self.begin(client, ctx, Vec::new()).await?;
-        let tx = &transaction;
-        let described = tx.prepare(&self.query).await.map_err(classify)?;
-        let header: Vec<String> = described.columns().iter().map(|c| c.name().to_owned()).collect();
-        let (select, kinds) = xlsx::select(&self.query, described.columns());
-        let statement = tx.prepare(&select).await.map_err(classify)?;
-        let portal = tx.bind(&statement, &[]).await.map_err(classify)?;
+        let described = self.describe(client, ctx).await?;
+        let columns = described.columns();
+        // A workbook starts over when retried: its key only bounds its reads.
+        let keys = if self.max_transaction.is_some() { self.key_columns(columns)? } else { Vec::new() };
+        let header: Vec<String> = columns.iter().map(|c| c.name().to_owned()).collect();
+        let kinds = xlsx::kinds(columns);
         let (feed, fed) = mpsc::channel(2);
         let (bytes, mut uploaded) = mpsc::channel(4);
         let writer = tokio::task::spawn_blocking(move || xlsx::write(header, kinds, fed, bytes));
-        let reading = async move {
-            let mut reported = 0;
-            loop {
-                let page = tx.query_portal(&portal, ROWS_PER_PAGE).await?;
-                let last = page.len() < ROWS_PER_PAGE as usize;
-                let written = rows.fetch_add(page.len() as u64, Ordering::Relaxed) + page.len() as u64;
-                if written >= reported + PROGRESS_EVERY_ROWS {
-                    reported = written;
-                    ctx.progress.report(rows_written(written));
-                }
-                // The writer stopped: its error fails the upload.
-                if feed.send(xlsx::Feed::Rows(page)).await.is_err() || last {
-                    break;
-                }
-            }
-            let _ = feed.send(xlsx::Feed::End).await;
-            Ok::<_, tokio_postgres::Error>(())
-        };
+        let reading = self.read_pages(client, ctx, columns, &keys, feed, rows);
         let body: Body = Box::pin(futures_util::stream::poll_fn(move |cx| uploaded.poll_recv(cx)));
         let (read, stored) =
             futures_util::future::join(reading, self.storage.put(key, ExportFormat::Xlsx.content_type(), body)).await;
-        read.map_err(classify)?;
+        read?;
         let written = writer.await.map_err(|e| e.to_string()).and_then(|w| w);
         match (written, stored) {
-            (Ok(()), Ok(stored)) => {
-                transaction.commit().await.map_err(classify)?;
-                Ok(stored)
-            }
+            (Ok(()), Ok(stored)) => Ok(stored),
             (Err(error), _) => {
                 tracing::warn!(%job, %error, "export: writing the workbook failed");
                 Err(JobError::Retryable(COULD_NOT_SAVE.into()))

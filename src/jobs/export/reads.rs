@@ -1,10 +1,12 @@
-//! A text export's reads of its query. A type with a resume key reads in
+//! An export's reads of its query. A type with a resume key reads in
 //! transactions of about `max_transaction`: once a read has lasted that
 //! long, errand cuts it at its next checkpoint (a cancel request for its
 //! `COPY`) and goes on from that checkpoint in a new transaction, so that a
 //! long export holds its database's xmin horizon (and every vacuum of it)
 //! for that long and one part more, not for its whole length. A type
-//! without one reads once.
+//! without one reads once. A workbook, whose rows are read a page at a time,
+//! is cut the same way after a page (it starts over when retried, so it
+//! needs no checkpoint: its key only says where the next read goes on).
 //!
 //! A read is cut only at a checkpoint, because what is uploaded before one
 //! is exactly the rows up to its key: nothing gathered is thrown away, and
@@ -21,15 +23,20 @@ use std::time::{Duration, Instant};
 use deadpool_postgres::Client;
 use futures_util::StreamExt;
 use serde_json::json;
-use tokio_postgres::CancelToken;
+use tokio::sync::mpsc;
 use tokio_postgres::error::SqlState;
+use tokio_postgres::{CancelToken, Column};
 
 use super::copy::TextCopy;
 use super::errors::classify;
 use super::part_buffer::PartBuffer;
 use super::upload::{ExportCheckpoint, Uploading};
+use super::xlsx;
 use super::{ExportPlan, JobContext, JobError, PROGRESS_EVERY_ROWS, rows_written};
 use crate::domain::{ExportFormat, LogLevel};
+
+/// Rows read per round trip for a workbook.
+const ROWS_PER_PAGE: i32 = 1000;
 
 /// What a text export reads: the query's columns, its resume key's
 /// positions among them, and the format.
@@ -70,7 +77,7 @@ impl<'a> Source<'a> {
 
 impl ReadFrom {
     /// The read's own settings: the key it reads after.
-    fn settings(&self) -> Vec<(String, String)> {
+    pub(super) fn settings(&self) -> Vec<(String, String)> {
         let keys = self.after.iter().flatten().enumerate();
         keys.map(|(n, value)| (format!("errand.key_{}", n + 1), value.clone())).collect()
     }
@@ -183,6 +190,60 @@ impl ExportPlan {
         }
         tx.commit().await.map_err(classify)?;
         Ok(Read::Whole)
+    }
+
+    /// A workbook's rows, read a page at a time and fed to its writer (an
+    /// error of the writer's fails the upload): in one transaction, or (a
+    /// resume key and a `max_transaction`) in transactions of about that
+    /// long, each after the last page's key.
+    pub(super) async fn read_pages(
+        &self,
+        client: &mut Client,
+        ctx: &JobContext,
+        columns: &[Column],
+        keys: &[usize],
+        feed: mpsc::Sender<xlsx::Feed>,
+        rows: &AtomicU64,
+    ) -> Result<(), JobError> {
+        let classify = |error| classify(ctx.job_id, error);
+        let bound = if keys.is_empty() { None } else { self.max_transaction };
+        let (mut from, mut reported) = (ReadFrom { after: None, rows: 0 }, 0);
+        loop {
+            let tx = self.begin(client, ctx, from.settings()).await?;
+            let began = Instant::now();
+            let select = xlsx::select(&self.query, columns, keys, from.after.is_some());
+            let statement = tx.prepare(&select).await.map_err(classify)?;
+            let portal = tx.bind(&statement, &[]).await.map_err(classify)?;
+            let mut first_page = None;
+            let cut_after = loop {
+                let page = tx.query_portal(&portal, ROWS_PER_PAGE).await.map_err(classify)?;
+                let waited = *first_page.get_or_insert(began.elapsed());
+                let whole = page.len() < ROWS_PER_PAGE as usize;
+                let last_key =
+                    page.last().filter(|_| !whole).and_then(|row| xlsx::key_of(row, columns.len(), keys.len()));
+                from.rows += page.len() as u64;
+                rows.store(from.rows, Ordering::Relaxed);
+                if from.rows >= reported + PROGRESS_EVERY_ROWS {
+                    reported = from.rows;
+                    ctx.progress.report(rows_written(from.rows));
+                }
+                // The writer stopped: its error fails the upload.
+                if feed.send(xlsx::Feed::Rows(page)).await.is_err() || whole {
+                    break None;
+                }
+                // As a text export's: past the bound, and four times the wait for the first page.
+                if bound.is_some_and(|bound| began.elapsed() >= bound.max(waited * 4)) && last_key.is_some() {
+                    break last_key;
+                }
+            };
+            tx.commit().await.map_err(classify)?;
+            let Some(key) = cut_after else {
+                let _ = feed.send(xlsx::Feed::End).await;
+                return Ok(());
+            };
+            ctx.log(LogLevel::Info, "read on in a new transaction", Some(json!({"after_rows": from.rows})));
+            from.after = Some(key);
+        }
     }
 
     /// Cuts a read's `COPY` short: asks its server to cancel it, and reads

@@ -17,7 +17,6 @@ use std::sync::atomic::AtomicU64;
 use deadpool_postgres::Client;
 
 use super::copy::can_be_key;
-use super::errors::classify;
 use super::reads::{ReadFrom, Source};
 use super::upload::{ExportCheckpoint, Uploading};
 use super::{ExportPlan, JobContext, JobError};
@@ -34,12 +33,7 @@ impl ExportPlan {
         rows: &Arc<AtomicU64>,
     ) -> Result<StoredObject, JobError> {
         let job = ctx.job_id;
-        let described = {
-            let tx = self.begin(client, ctx, Vec::new()).await?;
-            let described = tx.prepare(&self.query).await.map_err(|e| classify(job, e))?;
-            tx.commit().await.map_err(|e| classify(job, e))?;
-            described
-        };
+        let described = self.describe(client, ctx).await?;
         let columns = described.columns();
         let keys = self.key_columns(columns)?;
         let resumed = match keys.is_empty() {
@@ -71,7 +65,7 @@ impl ExportPlan {
     }
 
     /// The positions of the resume key's columns among the query's.
-    fn key_columns(&self, columns: &[tokio_postgres::Column]) -> Result<Vec<usize>, JobError> {
+    pub(super) fn key_columns(&self, columns: &[tokio_postgres::Column]) -> Result<Vec<usize>, JobError> {
         self.resume_key
             .iter()
             .map(|name| {

@@ -18,6 +18,7 @@ use tokio::sync::mpsc;
 use tokio_postgres::types::{Kind, Type};
 use tokio_postgres::{Column, Row};
 
+use super::copy::after_key_filter;
 use super::query::quote_identifier;
 
 /// Data rows of one sheet: Excel's 1,048,576 less the header.
@@ -54,29 +55,42 @@ impl Cell {
     }
 }
 
+/// How each of `columns`' cells is written.
+pub(super) fn kinds(columns: &[Column]) -> Vec<Cell> {
+    columns.iter().map(|c| Cell::of(c.type_())).collect()
+}
+
 /// The statement that reads `query`'s rows for a workbook: every column as
 /// text (read back by its kind), a timestamp with time zone as the wall
 /// clock of the session's time zone (Excel has no time zones; the CSV of
-/// the same export shows the same time with its offset).
-pub(super) fn select(query: &str, columns: &[Column]) -> (String, Vec<Cell>) {
-    let kinds: Vec<Cell> = columns.iter().map(|c| Cell::of(c.type_())).collect();
+/// the same export shows the same time with its offset); then the resume
+/// key's columns (by position, `keys`) as PostgreSQL writes them, which
+/// the writer leaves out (see [`key_of`]); only the rows after the key in
+/// the read's settings when `after_key`.
+pub(super) fn select(query: &str, columns: &[Column], keys: &[usize], after_key: bool) -> String {
     if columns.is_empty() {
-        return (query.to_owned(), kinds);
+        return query.to_owned();
     }
-    let cells: Vec<String> = columns
-        .iter()
-        .enumerate()
-        .map(|(i, column)| {
-            let cell = format!("q.c{}", i + 1);
-            let text = match *column.type_() {
-                Type::TIMESTAMPTZ => format!("({cell} AT TIME ZONE current_setting('TimeZone'))::text"),
-                _ => format!("{cell}::text"),
-            };
-            format!("{text} AS {}", quote_identifier(&format!("c{}", i + 1)))
-        })
-        .collect();
+    let cells = columns.iter().enumerate().map(|(i, column)| {
+        let cell = format!("q.c{}", i + 1);
+        let text = match *column.type_() {
+            Type::TIMESTAMPTZ => format!("({cell} AT TIME ZONE current_setting('TimeZone'))::text"),
+            _ => format!("{cell}::text"),
+        };
+        format!("{text} AS {}", quote_identifier(&format!("c{}", i + 1)))
+    });
+    let key_cells = keys.iter().map(|&i| format!("q.c{}::text", i + 1));
+    let cells: Vec<String> = cells.chain(key_cells).collect();
     let aliases: Vec<String> = (1..=columns.len()).map(|i| format!("c{i}")).collect();
-    (format!("SELECT {} FROM ({query}) AS q ({})", cells.join(", "), aliases.join(", ")), kinds)
+    let filter = if after_key { after_key_filter(columns, keys) } else { String::new() };
+    format!("SELECT {} FROM ({query}) AS q ({}){filter}", cells.join(", "), aliases.join(", "))
+}
+
+/// The resume key of a row read by [`select`] with `keys` key columns
+/// after its `cells` (`None` where a key is NULL: nothing can be read
+/// after it).
+pub(super) fn key_of(row: &Row, cells: usize, keys: usize) -> Option<Vec<String>> {
+    (cells..cells + keys).map(|i| row.try_get::<_, Option<String>>(i).ok().flatten()).collect()
 }
 
 /// What the feeding side sends the writer.
