@@ -127,7 +127,7 @@ impl ExportPlan {
         source: &Source<'_>,
         ctx: &JobContext,
         from: &ReadFrom,
-        bound: Option<Duration>,
+        mut bound: Option<Duration>,
         uploading: &mut Uploading,
         rows: &Arc<AtomicU64>,
     ) -> Result<Read, JobError> {
@@ -161,9 +161,13 @@ impl ExportPlan {
                 let long_enough = |bound: Duration| bound.max(first_row.unwrap_or_default() * 4);
                 if let Some(checkpoint) = checkpoint
                     && bound.is_some_and(|bound| began.elapsed() >= long_enough(bound))
-                    && self.cut(ctx, &canceller, copy.as_mut()).await?
                 {
-                    return Ok(Read::Cut(checkpoint));
+                    if self.cut(ctx, &canceller, copy.as_mut()).await? {
+                        return Ok(Read::Cut(checkpoint));
+                    }
+                    // The cancel could not be sent: this read goes on to
+                    // its end, without a warning at every part.
+                    bound = None;
                 }
             }
             // Every thousand rows or so, not every row: progress, and
