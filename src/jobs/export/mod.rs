@@ -227,14 +227,11 @@ impl ExportPlan {
         Ok(tx)
     }
 
-    /// The query's columns, as its source describes them (in a
-    /// transaction of its own: each read has its own).
+    /// The query's columns, as its source describes them. (Describing
+    /// runs nothing: no transaction or settings of its own; each read
+    /// has its own.)
     async fn describe(&self, client: &mut Client, ctx: &JobContext) -> Result<Statement, JobError> {
-        let classify = |error| classify(ctx.job_id, error);
-        let tx = self.begin(client, ctx, Vec::new()).await?;
-        let described = tx.prepare(&self.query).await.map_err(classify)?;
-        tx.commit().await.map_err(classify)?;
-        Ok(described)
+        client.prepare(&self.query).await.map_err(|error| classify(ctx.job_id, error))
     }
 
     /// XLSX: rows read a page at a time (`reads`), written by `xlsx::write`

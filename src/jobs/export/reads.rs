@@ -75,6 +75,31 @@ impl<'a> Source<'a> {
     }
 }
 
+/// How long a read has lasted, and how long its query took to its first row.
+struct ReadTime {
+    began: Instant,
+    first_row: Option<Duration>,
+}
+
+impl ReadTime {
+    fn start() -> Self {
+        Self { began: Instant::now(), first_row: None }
+    }
+
+    /// Rows came: the first time, how long they took is noted.
+    fn rows_came(&mut self) {
+        self.first_row.get_or_insert(self.began.elapsed());
+    }
+
+    /// Whether a read of at most about `bound` may be cut now: past the
+    /// bound, and past four times its wait for the first row (a query slow
+    /// to its first row, a sort, pays that wait again on every read: so it
+    /// is at most a quarter of each).
+    fn is_over(&self, bound: Option<Duration>) -> bool {
+        bound.is_some_and(|bound| self.began.elapsed() >= bound.max(self.first_row.unwrap_or_default() * 4))
+    }
+}
+
 impl ReadFrom {
     /// The read's own settings: the key it reads after.
     pub(super) fn settings(&self) -> Vec<(String, String)> {
@@ -84,6 +109,12 @@ impl ReadFrom {
 }
 
 impl ExportPlan {
+    /// How long a read of the query lasts at most before it is cut: only
+    /// with a resume key to go on after.
+    pub(super) fn read_bound(&self, keys: &[usize]) -> Option<Duration> {
+        if keys.is_empty() { None } else { self.max_transaction }
+    }
+
     /// Reads the query into the upload: one read, or (a type with a resume
     /// key and a `max_transaction`) as many as it takes, each in a
     /// transaction of its own, each going on from the checkpoint the last
@@ -97,7 +128,7 @@ impl ExportPlan {
         uploading: &mut Uploading,
         rows: &Arc<AtomicU64>,
     ) -> Result<(), JobError> {
-        let bound = if source.keys.is_empty() { None } else { self.max_transaction };
+        let bound = self.read_bound(source.keys);
         let mut from = start;
         loop {
             match self.read(client, source, ctx, &from, bound, uploading, rows).await? {
@@ -135,7 +166,7 @@ impl ExportPlan {
         let classify = |error| classify(job, error);
         let canceller = client.cancel_token();
         let tx = self.begin(client, ctx, from.settings()).await?;
-        let began = Instant::now();
+        let mut time = ReadTime::start();
         let format = source.format;
         let spec = source.copy(self, from.after.is_some());
         let mut records = spec.records();
@@ -143,11 +174,11 @@ impl ExportPlan {
         let mut copy = std::pin::pin!(copy);
         let mut part = PartBuffer::new(format == ExportFormat::CsvGz, self.part_size);
         rows.store(from.rows, Ordering::Relaxed);
-        let (mut reported, mut first_row) = (from.rows, None);
+        let mut reported = from.rows;
         while let Some(chunk) = copy.next().await {
             records.feed(&chunk.map_err(classify)?, part.sink());
-            if first_row.is_none() && records.rows > 0 {
-                first_row = Some(began.elapsed());
+            if records.rows > 0 {
+                time.rows_came();
             }
             part.settle().await.map_err(|e| self.save_failed(job, e.into()))?;
             let written = from.rows + records.rows;
@@ -155,12 +186,8 @@ impl ExportPlan {
             if part.len() >= self.part_size {
                 let checkpoint =
                     self.flush_part(ctx, format, &mut part, uploading, source.keys, written, &records).await?;
-                // A query slow to its first row (a sort) pays that wait
-                // again on every read: its reads last four times the wait,
-                // so that the wait is at most a quarter of each.
-                let long_enough = |bound: Duration| bound.max(first_row.unwrap_or_default() * 4);
                 if let Some(checkpoint) = checkpoint
-                    && bound.is_some_and(|bound| began.elapsed() >= long_enough(bound))
+                    && time.is_over(bound)
                 {
                     if self.cut(ctx, &canceller, copy.as_mut()).await? {
                         return Ok(Read::Cut(checkpoint));
@@ -210,18 +237,17 @@ impl ExportPlan {
         rows: &AtomicU64,
     ) -> Result<(), JobError> {
         let classify = |error| classify(ctx.job_id, error);
-        let bound = if keys.is_empty() { None } else { self.max_transaction };
+        let bound = self.read_bound(keys);
         let (mut from, mut reported) = (ReadFrom { after: None, rows: 0 }, 0);
         loop {
             let tx = self.begin(client, ctx, from.settings()).await?;
-            let began = Instant::now();
+            let mut time = ReadTime::start();
             let select = xlsx::select(&self.query, columns, keys, from.after.is_some());
             let statement = tx.prepare(&select).await.map_err(classify)?;
             let portal = tx.bind(&statement, &[]).await.map_err(classify)?;
-            let mut first_page = None;
             let cut_after = loop {
                 let page = tx.query_portal(&portal, ROWS_PER_PAGE).await.map_err(classify)?;
-                let waited = *first_page.get_or_insert(began.elapsed());
+                time.rows_came();
                 let whole = page.len() < ROWS_PER_PAGE as usize;
                 let last_key =
                     page.last().filter(|_| !whole).and_then(|row| xlsx::key_of(row, columns.len(), keys.len()));
@@ -235,8 +261,7 @@ impl ExportPlan {
                 if feed.send(xlsx::Feed::Rows(page)).await.is_err() || whole {
                     break None;
                 }
-                // As a text export's: past the bound, and four times the wait for the first page.
-                if bound.is_some_and(|bound| began.elapsed() >= bound.max(waited * 4)) && last_key.is_some() {
+                if time.is_over(bound) && last_key.is_some() {
                     break last_key;
                 }
             };
