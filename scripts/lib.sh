@@ -56,6 +56,8 @@ errand_pg_settings() {
   fi
 }
 
+# ERRAND_PG_EXTRA_SETTINGS: more `-c name=value` words for the server (e.g.
+# a benchmark's pg_stat_statements).
 errand_start_private_cluster() {
   local pgbin as_pg=()
   pgbin=$(errand_pg_bin) || return 1
@@ -67,7 +69,7 @@ errand_start_private_cluster() {
   "${as_pg[@]}" "$pgbin/initdb" -D "$ERRAND_PG_DIR/data" -U postgres --auth=trust -E UTF8 --locale=C.UTF-8 --no-sync >"$ERRAND_PG_DIR/initdb.log" 2>&1 \
     || { errand_log "initdb failed: see $ERRAND_PG_DIR/initdb.log"; return 1; }
   "${as_pg[@]}" "$pgbin/pg_ctl" -D "$ERRAND_PG_DIR/data" -l "$ERRAND_PG_DIR/server.log" -w -t 60 start -o \
-    "-p $ERRAND_PG_PORT -k $ERRAND_PG_DIR -c listen_addresses=127.0.0.1 -c max_connections=300 $(errand_pg_settings)" >/dev/null \
+    "-p $ERRAND_PG_PORT -k $ERRAND_PG_DIR -c listen_addresses=127.0.0.1 -c max_connections=300 $(errand_pg_settings) ${ERRAND_PG_EXTRA_SETTINGS:-}" >/dev/null \
     || { errand_log "the private cluster did not start: see $ERRAND_PG_DIR/server.log"; return 1; }
   ERRAND_PG_STARTED=1
 }
