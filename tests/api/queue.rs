@@ -259,6 +259,42 @@ async fn a_type_limit_holds_across_owners_while_other_types_run() {
     assert_eq!(third.iter().filter(|j| j.job_type == "export").count(), 1, "a freed slot is taken again");
 }
 
+/// A limited type's one slot, freed, goes to a tenant that waited for it,
+/// not to the older backlog of the tenant whose job just ended.
+#[tokio::test]
+async fn a_limited_types_slot_goes_to_its_waiting_tenants_in_turn() {
+    let (_db, store) = migrated_store().await;
+    submit_typed(&store, "acme", "export", 3).await;
+    submit_typed(&store, "globex", "export", 1).await;
+    submit_typed(&store, "acme", "export", 1).await;
+    let limits = TypeLimits::new([("export".to_owned(), 1)]);
+    let mut served = Vec::new();
+    for _ in 0..5 {
+        let jobs = store.queue().claim(&claim_request(Uuid::new_v4(), &limits)).await.unwrap().jobs;
+        assert_eq!(jobs.len(), 1, "one export at a time: {jobs:?}");
+        served.push(jobs[0].tenant.to_string());
+        store.queue().finish_many_if_running(&completed(&jobs)).await.unwrap();
+    }
+    assert_eq!(served, ["acme", "globex", "acme", "acme", "acme"]);
+}
+
+/// Among tenants waiting for a limited type, the one running fewest of it
+/// comes first, however many jobs of other types it runs.
+#[tokio::test]
+async fn a_limited_types_room_goes_first_to_the_tenant_running_fewest_of_it() {
+    let (_db, store) = migrated_store().await;
+    submit_typed(&store, "acme", "export", 1).await;
+    submit(&store, "globex", 3).await;
+    let limits = TypeLimits::new([("export".to_owned(), 2)]);
+    let first = store.queue().claim(&claim_request(Uuid::new_v4(), &limits)).await.unwrap().jobs;
+    assert_eq!(first.len(), 4, "acme's export and globex's three others: {first:?}");
+    submit_typed(&store, "acme", "export", 1).await;
+    submit_typed(&store, "globex", "export", 1).await;
+    let next = store.queue().claim(&claim_request(Uuid::new_v4(), &limits)).await.unwrap().jobs;
+    let tenants: Vec<String> = next.iter().map(|job| job.tenant.to_string()).collect();
+    assert_eq!(tenants, ["globex"], "the one free slot goes to the tenant running none of the type");
+}
+
 #[tokio::test]
 async fn one_statement_renews_every_lease_still_held_and_names_the_lost_ones() {
     let (_db, store) = migrated_store().await;
