@@ -21,8 +21,8 @@ export ERRAND_PG_EXTRA_SETTINGS
 errand_bench_database_server
 unset DATABASE_URL
 base=${ERRAND_PG_SERVER%/postgres}
-psql "$base/postgres" -Xqc "CREATE EXTENSION IF NOT EXISTS pg_stat_statements" \
-  || { echo "bench/held.sh: pg_stat_statements must be loaded (shared_preload_libraries)" >&2; exit 1; }
+psql "$base/postgres" -Xqc "CREATE EXTENSION IF NOT EXISTS pg_stat_statements" -c "SELECT pg_stat_statements_reset()" \
+  >/dev/null || { echo "bench/held.sh: pg_stat_statements must be loaded (shared_preload_libraries)" >&2; exit 1; }
 db="" errand_pid="" holder=""
 cleanup() {
   if [ -n "$holder" ]; then kill "$holder" 2>/dev/null; wait "$holder" 2>/dev/null || true; fi
