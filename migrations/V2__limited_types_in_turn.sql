@@ -17,10 +17,10 @@
 -- version call it unchanged during an upgrade. The claim beside submissions
 -- (store/queue/batch_claim.rs) leaves limited types to this claim.
 
--- When each tenant was last given a slot of a limited type. Written only
--- by the claim holding the type's lock (key space 0x65720002), a row a
--- claim that gives it slots: no contention, few versions (limited types'
--- jobs are the long ones). Not people's data, so no row-level security.
+-- When each tenant was last given a slot of a limited type. Written by the
+-- claim that gives the tenant slots of the type, which holds the type's
+-- lock (key space 0x65720002): no contention, and few versions (a limited
+-- type's jobs are the long ones). Not people's data: no row-level security.
 CREATE TABLE job_type_turns (
     job_type  text NOT NULL,
     tenant_id text NOT NULL,
