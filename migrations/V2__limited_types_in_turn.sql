@@ -137,11 +137,18 @@ BEGIN
                   UNION SELECT ramped.job_type FROM ramped) t
             LEFT JOIN unnest(limited_types, type_limits) AS l (job_type, concurrency) ON l.job_type = t.job_type
             LEFT JOIN ramped r ON r.job_type = t.job_type
+        ), type_running AS (
+            -- The limited types' running jobs, per tenant (at most their
+            -- limits): the room of each type, and each tenant's turn for it.
+            SELECT r.job_type, r.tenant_id, count(*) AS n FROM job_queue r
+            WHERE r.job_type = ANY (lock_types) AND r.state = 'running'
+            GROUP BY r.job_type, r.tenant_id
         ), type_room AS (
+            -- (A type not among lock_types has no lock here: its room is 0.)
             SELECT m.job_type,
                    CASE WHEN k.locked
-                        THEN m.concurrency - (SELECT count(*) FROM job_queue r
-                                              WHERE r.job_type = m.job_type AND r.state = 'running')
+                        THEN m.concurrency - (SELECT coalesce(sum(r.n), 0) FROM type_running r
+                                              WHERE r.job_type = m.job_type)
                         ELSE 0 END AS room
             FROM limits m
             LEFT JOIN unnest(lock_types, locked_types) AS k (job_type, locked) ON k.job_type = m.job_type
@@ -152,10 +159,6 @@ BEGIN
             FROM excluded e
             CROSS JOIN unnest(locked_tenants) AS t (tenant_id)
             CROSS JOIN LATERAL errand_tenant_next(t.tenant_id, tenant_limit, user_limit, max_jobs, e.types, only_types) c
-        ), type_running AS (  -- each tenant's running jobs of the limited types (at most their limits)
-            SELECT r.job_type, r.tenant_id, count(*) AS n FROM job_queue r
-            WHERE r.job_type = ANY (lock_types) AND r.state = 'running'
-            GROUP BY r.job_type, r.tenant_id
         ), type_places AS (
             -- A limited type's candidates: how many of the type their tenant
             -- would then run, and when it was last given a slot of it.

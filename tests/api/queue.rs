@@ -93,6 +93,11 @@ async fn claim_within(
     store.queue().claim(&request).await.unwrap().jobs
 }
 
+/// A claim by a fresh owner within `limits` (the helpers' `claim_request`).
+async fn claim_limited(store: &Store, limits: &TypeLimits) -> Vec<ClaimedJob> {
+    store.queue().claim(&claim_request(Uuid::new_v4(), limits)).await.unwrap().jobs
+}
+
 async fn renewed(store: &Store, job: &ClaimedJob, lease: Duration) -> bool {
     store.queue().renew_leases(&[(job.id, job.lease)], lease).await.unwrap() == [(job.id, false)]
 }
@@ -241,13 +246,8 @@ async fn a_type_limit_holds_across_owners_while_other_types_run() {
     submit_typed(&store, "globex", "export", 3).await;
     submit(&store, "acme", 2).await;
     let limits = TypeLimits::new([("export".to_owned(), 2)]);
-    let claim_as = |owner| {
-        let limits = &limits;
-        let store = &store;
-        async move { store.queue().claim(&claim_request(owner, limits)).await.unwrap().jobs }
-    };
-    let first = claim_as(Uuid::new_v4()).await;
-    let second = claim_as(Uuid::new_v4()).await;
+    let first = claim_limited(&store, &limits).await;
+    let second = claim_limited(&store, &limits).await;
     let exports = first.iter().chain(&second).filter(|j| j.job_type == "export").count();
     let noops = first.iter().chain(&second).filter(|j| j.job_type == "noop").count();
     assert_eq!((exports, noops), (2, 2), "two exports at most, and the noops are not held back");
@@ -255,7 +255,7 @@ async fn a_type_limit_holds_across_owners_while_other_types_run() {
     let export = first.iter().find(|j| j.job_type == "export").unwrap();
     let done = Outcome::Completed { result: None };
     finish_if_running(&store, export.id, export.lease, &done).await.unwrap().unwrap();
-    let third = claim_as(Uuid::new_v4()).await;
+    let third = claim_limited(&store, &limits).await;
     assert_eq!(third.iter().filter(|j| j.job_type == "export").count(), 1, "a freed slot is taken again");
 }
 
@@ -270,7 +270,7 @@ async fn a_limited_types_slot_goes_to_its_waiting_tenants_in_turn() {
     let limits = TypeLimits::new([("export".to_owned(), 1)]);
     let mut served = Vec::new();
     for _ in 0..5 {
-        let jobs = store.queue().claim(&claim_request(Uuid::new_v4(), &limits)).await.unwrap().jobs;
+        let jobs = claim_limited(&store, &limits).await;
         assert_eq!(jobs.len(), 1, "one export at a time: {jobs:?}");
         served.push(jobs[0].tenant.to_string());
         store.queue().finish_many_if_running(&completed(&jobs)).await.unwrap();
@@ -286,11 +286,11 @@ async fn a_limited_types_room_goes_first_to_the_tenant_running_fewest_of_it() {
     submit_typed(&store, "acme", "export", 1).await;
     submit(&store, "globex", 3).await;
     let limits = TypeLimits::new([("export".to_owned(), 2)]);
-    let first = store.queue().claim(&claim_request(Uuid::new_v4(), &limits)).await.unwrap().jobs;
+    let first = claim_limited(&store, &limits).await;
     assert_eq!(first.len(), 4, "acme's export and globex's three others: {first:?}");
     submit_typed(&store, "acme", "export", 1).await;
     submit_typed(&store, "globex", "export", 1).await;
-    let next = store.queue().claim(&claim_request(Uuid::new_v4(), &limits)).await.unwrap().jobs;
+    let next = claim_limited(&store, &limits).await;
     let tenants: Vec<String> = next.iter().map(|job| job.tenant.to_string()).collect();
     assert_eq!(tenants, ["globex"], "the one free slot goes to the tenant running none of the type");
 }
