@@ -300,3 +300,104 @@ async fn the_counts_follow_every_way_a_job_enters_or_leaves_the_queue() {
     app.create(&alice, "sleep", json!({"ms": 60_000})).await;
     assert_eq!(miscounted(&app.db).await, 0, "counted afresh");
 }
+
+/// The database's second, the generation a count written now belongs to.
+async fn count_gen(db: &TestDb) -> i64 {
+    db.scalar("SELECT errand_count_gen()", &[]).await
+}
+
+/// Waits until the database's clock is in a later second than `gen`.
+async fn next_gen(db: &TestDb, after: i64) {
+    eventually(std::time::Duration::from_secs(5), "the next second", || async move { count_gen(db).await > after })
+        .await;
+}
+
+/// Keys with more than one row visible: a count must live in one row.
+async fn split_counts(db: &TestDb) -> i64 {
+    db.scalar(
+        "SELECT count(*) FROM (SELECT 1 FROM unfinished_counts GROUP BY tenant_id, user_id, job_type
+                               HAVING count(*) > 1) s",
+        &[],
+    )
+    .await
+}
+
+#[actix_web::test]
+async fn a_count_written_in_a_later_second_moves_to_a_new_row_with_its_count_and_line_head() {
+    let app = TestApp::builder().configure(|s| s.workers.global_limit = 0).spawn().await;
+    let alice = token("acme", "alice");
+    let first = app.create(&alice, "noop", json!({})).await;
+    let second = app.create(&alice, "noop", json!({})).await;
+    // An end moves the tenant's line head to the turn it ended.
+    assert_eq!(app.post(&alice, &format!("/jobs/{first}/cancel")).await.status().as_u16() / 100, 2);
+    let tenant_row = "SELECT gen, jobs, line_head FROM unfinished_counts WHERE tenant_id = 'acme' AND user_id = ''";
+    let row = app.db.client().await.query_one(tenant_row, &[]).await.unwrap();
+    let (then, head): (i64, i64) = (row.get("gen"), row.get("line_head"));
+    assert_eq!(row.get::<_, i64>("jobs"), 1);
+
+    next_gen(&app.db, then).await;
+    app.create(&token("acme", "bob"), "noop", json!({})).await;
+    let row = app.db.client().await.query_one(tenant_row, &[]).await.unwrap();
+    assert!(row.get::<_, i64>("gen") > then, "moved to the second it was written in");
+    assert_eq!((row.get::<_, i64>("jobs"), row.get::<_, i64>("line_head")), (2, head), "carried");
+    assert_eq!(split_counts(&app.db).await, 0);
+    assert_eq!(miscounted(&app.db).await, 0);
+
+    // An end in a later second moves a key too, and a key at 0 stays a row.
+    next_gen(&app.db, count_gen(&app.db).await).await;
+    assert_eq!(app.post(&alice, &format!("/jobs/{second}/cancel")).await.status().as_u16() / 100, 2);
+    assert_eq!(split_counts(&app.db).await, 0);
+    assert_eq!(miscounted(&app.db).await, 0);
+    let alices: i64 = app
+        .db
+        .scalar(
+            "SELECT jobs FROM unfinished_counts WHERE tenant_id = 'acme' AND user_id = 'alice' AND job_type = ''",
+            &[],
+        )
+        .await;
+    assert_eq!(alices, 0);
+}
+
+#[actix_web::test]
+async fn counts_stay_exact_when_processes_queue_and_end_jobs_across_seconds() {
+    let db = TestDb::create().await;
+    let env = [
+        ("ERRAND_WORKERS__GLOBAL_LIMIT", "0"),
+        ("ERRAND_QUOTAS__MAX_UNFINISHED_PER_USER", "unlimited"),
+        ("ERRAND_QUOTAS__MAX_UNFINISHED_PER_TENANT", "unlimited"),
+    ];
+    let (a, b) = (ErrandProcess::start(&db, &env), ErrandProcess::start(&db, &env));
+    let users = [token("acme", "alice"), token("acme", "bob"), token("globex", "gina")];
+    let until = count_gen(&db).await + 2;
+    let mut round = 0;
+    // Rounds of submissions from both processes at once, with every other job
+    // of the round before cancelled beside them, until the clock has passed
+    // two seconds: every key is moved while others write it.
+    let mut earlier: Vec<(usize, String)> = Vec::new();
+    while count_gen(&db).await <= until {
+        let submissions = (0..12).map(|i| {
+            let process = if i % 2 == 0 { &a } else { &b };
+            let (user, key) = (&users[i % 3], format!("r{round}-{i}"));
+            async move { process.submit(user, "noop", &key, json!({})).await }
+        });
+        let cancels = earlier.iter().step_by(2).enumerate().map(|(i, (user, id))| {
+            let process = if i % 2 == 0 { &b } else { &a };
+            let (user, path) = (&users[*user], format!("/jobs/{id}/cancel"));
+            async move { process.post(user, &path).await }
+        });
+        let (submitted, cancelled) = futures_util::join!(join_all(submissions), join_all(cancels));
+        assert!(cancelled.iter().all(|r| r.status().is_success()));
+        earlier = Vec::new();
+        for (i, response) in submitted.into_iter().enumerate() {
+            assert_eq!(response.status(), StatusCode::ACCEPTED);
+            let body: Value = response.json().await.unwrap();
+            earlier.push((i % 3, body["id"].as_str().unwrap().to_owned()));
+        }
+        round += 1;
+    }
+    assert_eq!(miscounted(&db).await, 0);
+    assert_eq!(split_counts(&db).await, 0);
+    let queued: i64 = db.scalar("SELECT count(*) FROM job_queue", &[]).await;
+    let counted: i64 = db.scalar("SELECT sum(jobs)::bigint FROM unfinished_counts WHERE user_id = ''", &[]).await;
+    assert_eq!((counted, queued), (queued, 12 * round - 6 * (round - 1)));
+}

@@ -64,8 +64,9 @@ impl Store {
 }
 
 /// The table errand vacuums itself: the queue, which every job enters and
-/// leaves. (`unfinished_counts` is updated in place: its pages prune their
-/// own HOT chains as they are read.)
+/// leaves. (`unfinished_counts` is updated in place within a second: its
+/// pages prune their own HOT chains as they are read, and its rows of
+/// earlier seconds, one a key a second at most, are left to autovacuum.)
 const QUEUE_TABLE: &str = "job_queue";
 
 /// Dead rows in the queue past which a pass vacuums it: below the table's

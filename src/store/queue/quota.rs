@@ -5,9 +5,9 @@
 //! Two processes must not both let a cap's next job in. Most batches are
 //! far from every cap: `submit.rs`'s `INSERT_OR_FIND_CAPPED` records them
 //! in one statement, and the trigger that counts what it queued checks the
-//! caps on the counts it has just written, under their row locks
-//! (`errand_count_queued` in `migrations/V1__baseline.sql`): exact, and no
-//! statement of its own. A batch that would go over a cap fails whole
+//! caps on the counts it has just written, under its tenants' count locks
+//! (`errand_count_queued` in `migrations/V3__counts_by_generation.sql`):
+//! exact, and no statement of its own. A batch that would go over a cap fails whole
 //! ([`is_over_quota`]) and comes here ([`begin_admitting`]), to be decided job
 //! by job, in order, so that each submission gets its own answer (which cap,
 //! how full).
@@ -40,7 +40,8 @@ pub(in crate::store) const COMMIT: &str = "COMMIT";
 const ROLLBACK: &str = "ROLLBACK";
 
 /// The quota lock of each tenant in $1, in tenant order. Key space
-/// 0x65720003: claims use 0x65720001 (tenants) and 0x65720002 (job types).
+/// 0x65720003: claims use 0x65720001 (tenants) and 0x65720002 (job types),
+/// the triggers that count 0x65720004 (tenants).
 const LOCK_QUOTAS: &str = "
 SELECT count(pg_advisory_xact_lock(1701969923, hashtext(t.tenant_id))) AS locked
 FROM (SELECT DISTINCT tenant_id FROM unnest($1::text[]) AS u (tenant_id) ORDER BY tenant_id) t";

@@ -1,0 +1,313 @@
+-- The counts of unfinished jobs, a row per key and generation.
+--
+-- `unfinished_counts` kept one row per tenant, user and type, updated by
+-- every statement that queued or ended a job of it. While any session of the
+-- database holds a snapshot (a report, a transaction left open), no version
+-- of such a row can be removed, and every read of the row (the turn of each
+-- submission, the reach of a claim, each end's lock and update) follows its
+-- whole chain: one version for every statement since the snapshot was taken.
+-- Measured: 72 % of the statement time under a held snapshot, start latency
+-- p99 from 37 ms to 42 s (docs/benchmarks-log.md, "Under a held snapshot,
+-- statement by statement").
+--
+-- Now a key's count moves to a fresh row once a second (its generation, the
+-- second it was written in): the statement that first writes a key in a new
+-- second deletes the key's row and inserts the next one, carrying its count
+-- and line head. Every read takes the key's newest generation first and
+-- stops there (`ORDER BY gen DESC LIMIT 1`, a backward scan of the primary
+-- key), so it follows the versions of one second, never the generations
+-- before, whatever a snapshot holds. Without a held snapshot a key gets one
+-- insert and one delete a second more than before.
+--
+-- At most one row of a key is visible to any snapshot (the move deletes and
+-- inserts in one statement), so reads that take all of a key's rows (the
+-- operators' views, the idle rows' pruning) are unchanged.
+--
+-- Who may write: the statements that count take their tenants' count locks
+-- first (advisory, key space 0x65720004, in tenant order, until the
+-- transaction ends), as they took the tenant's count row's lock before (in
+-- key order a tenant's total row comes first), so the order of locks between
+-- statements is as it was. A row deleted meanwhile by the pruning of idle
+-- rows (jobs = 0, without the lock: a process of the previous version prunes
+-- as before) is written again as a fresh row.
+
+ALTER TABLE unfinished_counts ADD COLUMN gen bigint NOT NULL DEFAULT 0;
+ALTER TABLE unfinished_counts DROP CONSTRAINT unfinished_counts_pkey;
+ALTER TABLE unfinished_counts ADD PRIMARY KEY (tenant_id, user_id, job_type, gen);
+
+-- The generation a count written now belongs to: the database's second.
+CREATE FUNCTION errand_count_gen() RETURNS bigint LANGUAGE sql VOLATILE
+AS $$ SELECT floor(extract(epoch FROM clock_timestamp()))::bigint $$;
+
+-- A tenant's next due jobs for a claim (see the baseline): unchanged but
+-- for the reach's two reads of the counts, each key's newest generation.
+CREATE OR REPLACE FUNCTION errand_tenant_next(
+    tenant text, tenant_limit bigint, user_limit bigint, max_jobs bigint,
+    excluded_types text[], only_types text[])
+RETURNS TABLE (job_id uuid, job_type text, run_at timestamptz, priority smallint, rank bigint)
+LANGUAGE sql STABLE
+AS $$
+    WITH pauses AS (
+        -- The operators' pauses that hold for this tenant (`job_pauses`):
+        -- the whole tenant, or some of its types; and its scopes ramping
+        -- after one (`reached`): the whole tenant (its limit rises from 1),
+        -- or some of its types (each one's jobs running here rise from 1 to
+        -- the tenant's limit: `ramp_rooms`). One read of the pauses for both.
+        SELECT coalesce(bool_or(p.job_type IS NULL) FILTER (WHERE p.holding), false) AS all_types,
+               coalesce(array_agg(p.job_type) FILTER (WHERE p.holding AND p.job_type IS NOT NULL), '{}') AS types,
+               min(errand_ramp_cap(tenant_limit, p.reached))
+                   FILTER (WHERE p.reached IS NOT NULL AND p.tenant_id = tenant AND p.job_type IS NULL) AS tenant_cap,
+               coalesce(array_agg(p.job_type)
+                            FILTER (WHERE p.reached IS NOT NULL AND p.tenant_id = tenant AND p.job_type IS NOT NULL),
+                        '{}') AS ramp_types,
+               coalesce(array_agg(greatest(0, errand_ramp_cap(tenant_limit, p.reached)
+                                              - (SELECT count(*) FROM job_queue q
+                                                 WHERE q.tenant_id = tenant AND q.state = 'running'
+                                                   AND q.job_type = p.job_type)))
+                            FILTER (WHERE p.reached IS NOT NULL AND p.tenant_id = tenant AND p.job_type IS NOT NULL),
+                        '{}') AS ramp_rooms
+        FROM job_pause_ends p
+        WHERE p.tenant_id = tenant OR p.tenant_id IS NULL
+    ), running AS (
+        SELECT r.user_id, count(*) AS n FROM job_queue r
+        WHERE r.tenant_id = tenant AND r.state = 'running'
+        GROUP BY r.user_id
+    ), room AS (
+        SELECT coalesce(sum(r.n), 0)::bigint AS running,  -- bigint: sum's numeric is slower
+               least(max_jobs, greatest(0, tenant_limit - coalesce(sum(r.n), 0)::bigint)) AS room,
+               coalesce(array_agg(r.user_id), '{}') AS users,
+               coalesce(array_agg(r.n), '{}') AS counts,
+               coalesce(array_agg(r.user_id) FILTER (WHERE r.n >= user_limit), '{}') AS at_limit
+        FROM running r
+    ), capped AS (  -- the room, within a tenant's ramp
+        SELECT m.running, least(m.room, greatest(0, coalesce(p.tenant_cap, tenant_limit) - m.running)) AS room,
+               m.users, m.counts, m.at_limit, p.types AS paused_types, p.all_types, p.ramp_types, p.ramp_rooms
+        FROM room m CROSS JOIN pauses p
+    ), reach AS (
+        -- How far to read the line: its room, and 32 further while a user
+        -- at their limit holds its head and someone else has unfinished
+        -- jobs (by the quota counts: two key lookups; a tenant of one busy
+        -- user reads no further than its room).
+        SELECT m.*,
+               CASE WHEN m.room = 0 OR m.all_types THEN 0
+                    WHEN cardinality(m.at_limit) > 0
+                         AND (SELECT u.jobs FROM unfinished_counts u
+                              WHERE u.tenant_id = tenant AND u.user_id = '' AND u.job_type = ''
+                              ORDER BY u.gen DESC LIMIT 1)
+                             > (SELECT coalesce(sum((SELECT u.jobs FROM unfinished_counts u
+                                                     WHERE u.tenant_id = tenant AND u.user_id = a.user_id
+                                                       AND u.job_type = ''
+                                                     ORDER BY u.gen DESC LIMIT 1)), 0)
+                                FROM unnest(m.at_limit) AS a (user_id))
+                    THEN m.room + 32
+                    ELSE m.room END AS reach
+        FROM capped m
+    )
+    SELECT c.job_id, c.job_type, c.run_at, c.priority, m.running + c.position
+    FROM reach m
+    CROSS JOIN LATERAL (
+        WITH line AS (
+            -- Its line as read: the due jobs of types neither paused nor
+            -- excluded, not held, in order, as far as its reach.
+            SELECT q.job_id, q.job_type, q.run_at, q.priority, q.turn, q.user_id
+            FROM job_queue q
+            WHERE q.tenant_id = tenant AND q.state IN ('available', 'retryable') AND q.run_at <= now()
+              AND q.job_type <> ALL (excluded_types) AND q.job_type <> ALL (m.paused_types) AND q.held_by IS NULL
+              AND (only_types IS NULL OR q.job_type = ANY (only_types))
+            ORDER BY q.priority DESC, q.turn, q.run_at, q.job_id
+            LIMIT m.reach
+        )
+        SELECT e.job_id, e.job_type, e.run_at, e.priority, e.user_id,
+               row_number() OVER (ORDER BY e.priority DESC, e.turn, e.run_at, e.job_id) AS position
+        FROM line e
+        -- (The ramp's test is evaluated once: a tenant with no type ramping
+        -- reads its line alone, without counting each type's jobs.)
+        WHERE e.user_id <> ALL (m.at_limit) AND cardinality(m.ramp_types) = 0
+        UNION ALL
+        -- When some of its types ramp: each one's jobs within its room.
+        SELECT e.job_id, e.job_type, e.run_at, e.priority, e.user_id,
+               row_number() OVER (ORDER BY e.priority DESC, e.turn, e.run_at, e.job_id) AS position
+        FROM (SELECT w.*,
+                     row_number() OVER (PARTITION BY w.job_type ORDER BY w.priority DESC, w.turn, w.run_at, w.job_id)
+                         AS nth_of_type
+              FROM line w
+              WHERE w.user_id <> ALL (m.at_limit) AND cardinality(m.ramp_types) > 0) e
+        WHERE e.nth_of_type <= coalesce(m.ramp_rooms[array_position(m.ramp_types, e.job_type)], m.reach)
+    ) c
+    -- A user's jobs taken here are at most their place among those left
+    -- (fewer where others' come first): never past the user's limit, and
+    -- never past the tenant's room.
+    WHERE c.position <= m.room
+      AND coalesce(m.counts[array_position(m.users, c.user_id)], 0) + c.position <= user_limit
+$$;
+
+-- The turn (see the baseline): the line's head and the user's count, each
+-- its key's newest generation.
+CREATE OR REPLACE FUNCTION errand_turn(tenant text, "user" text) RETURNS TABLE (turn bigint)
+LANGUAGE sql STABLE
+AS $$
+    SELECT coalesce((SELECT u.line_head FROM unfinished_counts u
+                     WHERE u.tenant_id = tenant AND u.user_id = '' AND u.job_type = ''
+                     ORDER BY u.gen DESC LIMIT 1), 0)
+         + coalesce((SELECT u.jobs FROM unfinished_counts u
+                     WHERE u.tenant_id = tenant AND u.user_id = "user" AND u.job_type = ''
+                     ORDER BY u.gen DESC LIMIT 1), 0)
+$$;
+
+-- Whether a count is over its cap, as the quota check reports it (a row), or
+-- not (none). Caps as the recording statement set them (see the baseline); a
+-- type without a cap is never over. A set-returning SQL function of one
+-- row, so that a statement's `CROSS JOIN LATERAL` inlines it.
+CREATE FUNCTION errand_count_over(caps jsonb, tenant text, "user" text, type text, jobs bigint)
+RETURNS TABLE (over text) LANGUAGE sql STABLE
+AS $$
+    SELECT CASE WHEN "user" = '' THEN format('tenant %s: %s unfinished jobs', tenant, jobs)
+                WHEN type = '' THEN format('user %s of tenant %s: %s unfinished jobs', "user", tenant, jobs)
+                ELSE format('user %s of tenant %s: %s unfinished %s jobs', "user", tenant, jobs, type)
+           END
+    WHERE jobs > CASE
+        WHEN "user" = '' THEN coalesce((SELECT o.max_unfinished_per_tenant::bigint FROM tenant_quotas o
+                                        WHERE o.tenant_id = tenant), (caps ->> 'tenant')::bigint)
+        WHEN type = '' THEN coalesce((SELECT o.max_unfinished_per_user::bigint FROM tenant_quotas o
+                                      WHERE o.tenant_id = tenant), (caps ->> 'user')::bigint)
+        ELSE (caps -> 'types' ->> type)::bigint END
+$$;
+
+-- The counts of one statement's keys that its first statement did not
+-- write in place (see `errand_count_queued`): their newest rows moved
+-- to this second (`now_gen`), or updated in place where another backend
+-- moved one meanwhile, or, for queued jobs (`fresh`), written where a key
+-- has none. (An ended job's key always has one: only counts of 0 are
+-- pruned.) Called under the tenants' count locks; returns the broadest of
+-- the counts written over its cap, where `caps` are set.
+CREATE FUNCTION errand_count_rest(
+    tenants text[], users text[], types text[], ns bigint[], heads bigint[],
+    now_gen bigint, fresh boolean, caps jsonb)
+RETURNS text LANGUAGE plpgsql
+SET enable_hashjoin = off SET enable_mergejoin = off SET enable_seqscan = off
+AS $$
+DECLARE
+    over text;
+BEGIN
+    -- A statement of its own: its snapshot is taken under the locks, so it
+    -- sees every count written before them.
+    WITH newest AS (
+        SELECT d.*, c.gen, c.jobs AS was, c.line_head
+        FROM unnest(tenants, users, types, ns, heads) AS d (tenant_id, user_id, job_type, n, head)
+        LEFT JOIN LATERAL (
+            SELECT u.gen, u.jobs, u.line_head FROM unfinished_counts u
+            WHERE u.tenant_id = d.tenant_id AND u.user_id = d.user_id AND u.job_type = d.job_type
+            ORDER BY u.gen DESC LIMIT 1) c ON true
+    ), updated AS (
+        UPDATE unfinished_counts u
+        SET jobs = u.jobs + c.n, line_head = greatest(u.line_head, c.head)
+        FROM newest c
+        WHERE u.tenant_id = c.tenant_id AND u.user_id = c.user_id AND u.job_type = c.job_type
+          AND u.gen = c.gen AND c.gen >= now_gen
+        RETURNING u.tenant_id, u.user_id, u.job_type, u.jobs
+    ), moved AS (
+        DELETE FROM unfinished_counts u
+        USING newest c
+        WHERE u.tenant_id = c.tenant_id AND u.user_id = c.user_id AND u.job_type = c.job_type
+          AND u.gen = c.gen AND c.gen < now_gen
+    ), inserted AS (
+        INSERT INTO unfinished_counts AS u (tenant_id, user_id, job_type, gen, jobs, line_head)
+        SELECT c.tenant_id, c.user_id, c.job_type, now_gen,
+               coalesce(c.was, 0) + c.n, greatest(coalesce(c.line_head, 0), c.head)
+        FROM newest c
+        WHERE c.gen < now_gen OR (c.gen IS NULL AND fresh)
+        RETURNING u.tenant_id, u.user_id, u.job_type, u.jobs
+    ), counted AS (
+        SELECT * FROM updated UNION ALL SELECT * FROM inserted
+    )
+    SELECT o.over INTO over
+    FROM counted c CROSS JOIN LATERAL errand_count_over(caps, c.tenant_id, c.user_id, c.job_type, c.jobs) o
+    WHERE caps IS NOT NULL ORDER BY c.user_id <> '', c.job_type <> '' LIMIT 1;
+    RETURN over;
+END $$;
+
+-- One statement's queued jobs, counted, and checked against the caps the
+-- statement set (see the baseline). One statement, almost always: the
+-- tenants' count locks (a one-time filter, so taken before any row is
+-- read), then each key's row of this second (a later one's too: another
+-- backend's clock) updated in place. The UPDATE follows a row another
+-- statement updated meanwhile to its newest version, so the counts it
+-- returns are exact; a key it did not write (first written this second, or
+-- moved by another statement meanwhile) goes to `errand_count_rest`.
+CREATE OR REPLACE FUNCTION errand_count_queued() RETURNS trigger LANGUAGE plpgsql
+SET enable_hashjoin = off SET enable_mergejoin = off SET enable_seqscan = off
+AS $$
+DECLARE
+    caps jsonb := nullif(current_setting('errand.quota_caps', true), '')::jsonb;
+    now_gen bigint := errand_count_gen();
+    rest record;
+    over text;
+BEGIN
+    WITH g AS (
+        SELECT tenant_id, coalesce(user_id, '') AS user_id, coalesce(job_type, '') AS job_type, count(*) AS n
+        FROM queued
+        GROUP BY GROUPING SETS ((tenant_id), (tenant_id, user_id), (tenant_id, user_id, job_type))
+    ), updated AS (
+        UPDATE unfinished_counts u
+        SET jobs = u.jobs + g.n
+        FROM g
+        WHERE u.tenant_id = g.tenant_id AND u.user_id = g.user_id AND u.job_type = g.job_type AND u.gen >= now_gen
+          AND (SELECT count(pg_advisory_xact_lock(1701969924, hashtext(t.tenant_id)))
+               FROM (SELECT DISTINCT q.tenant_id FROM queued q ORDER BY 1) t) >= 0
+        RETURNING u.tenant_id, u.user_id, u.job_type, u.jobs
+    )
+    SELECT (SELECT o.over FROM updated c
+            CROSS JOIN LATERAL errand_count_over(caps, c.tenant_id, c.user_id, c.job_type, c.jobs) o
+            WHERE caps IS NOT NULL ORDER BY c.user_id <> '', c.job_type <> '' LIMIT 1) AS over,
+           array_agg(g.tenant_id) AS tenants, array_agg(g.user_id) AS users, array_agg(g.job_type) AS types,
+           array_agg(g.n) AS ns
+    INTO rest
+    FROM g
+    WHERE NOT EXISTS (SELECT 1 FROM updated w
+                      WHERE w.tenant_id = g.tenant_id AND w.user_id = g.user_id AND w.job_type = g.job_type);
+    over := rest.over;
+    IF rest.tenants IS NOT NULL THEN
+        over := coalesce(over, errand_count_rest(rest.tenants, rest.users, rest.types, rest.ns,
+                                                 array_fill(0::bigint, ARRAY[cardinality(rest.ns)]),
+                                                 now_gen, true, caps));
+    END IF;
+    IF over IS NOT NULL THEN
+        RAISE EXCEPTION 'over quota: %', over USING ERRCODE = 'ER019';
+    END IF;
+    RETURN NULL;
+END $$;
+
+-- One statement's ended jobs, uncounted as `errand_count_queued` counts;
+-- the tenant's line head moves to the highest turn ended.
+CREATE OR REPLACE FUNCTION errand_count_unqueued() RETURNS trigger LANGUAGE plpgsql
+SET enable_hashjoin = off SET enable_mergejoin = off SET enable_seqscan = off
+AS $$
+DECLARE
+    now_gen bigint := errand_count_gen();
+    rest record;
+BEGIN
+    WITH g AS (
+        SELECT tenant_id, coalesce(user_id, '') AS user_id, coalesce(job_type, '') AS job_type, count(*) AS n,
+               CASE WHEN user_id IS NULL THEN max(turn) ELSE 0 END AS head
+        FROM unqueued
+        GROUP BY GROUPING SETS ((tenant_id), (tenant_id, user_id), (tenant_id, user_id, job_type))
+    ), updated AS (
+        UPDATE unfinished_counts u
+        SET jobs = u.jobs - g.n, line_head = greatest(u.line_head, g.head)
+        FROM g
+        WHERE u.tenant_id = g.tenant_id AND u.user_id = g.user_id AND u.job_type = g.job_type AND u.gen >= now_gen
+          AND (SELECT count(pg_advisory_xact_lock(1701969924, hashtext(t.tenant_id)))
+               FROM (SELECT DISTINCT q.tenant_id FROM unqueued q ORDER BY 1) t) >= 0
+        RETURNING u.tenant_id, u.user_id, u.job_type
+    )
+    SELECT array_agg(g.tenant_id) AS tenants, array_agg(g.user_id) AS users, array_agg(g.job_type) AS types,
+           array_agg(-g.n) AS ns, array_agg(g.head) AS heads
+    INTO rest
+    FROM g
+    WHERE NOT EXISTS (SELECT 1 FROM updated w
+                      WHERE w.tenant_id = g.tenant_id AND w.user_id = g.user_id AND w.job_type = g.job_type);
+    IF rest.tenants IS NOT NULL THEN
+        PERFORM errand_count_rest(rest.tenants, rest.users, rest.types, rest.ns, rest.heads, now_gen, false, NULL);
+    END IF;
+    RETURN NULL;
+END $$;
