@@ -174,7 +174,7 @@ AS $$
 $$;
 
 -- The counts of one statement's keys that its first statement did not
--- write in place (see `errand_count_queued`): their newest rows moved
+-- write in place (see `errand_count_changed`): their newest rows moved
 -- to this second (`now_gen`), or updated in place where another backend
 -- moved one meanwhile, or, for queued jobs (`fresh`), written where a key
 -- has none. (An ended job's key always has one: only counts of 0 are
@@ -226,50 +226,55 @@ BEGIN
     RETURN over;
 END $$;
 
--- One statement's queued jobs, counted, and checked against the caps the
--- statement set (see the baseline). One statement, almost always: the
--- tenants' count locks (a one-time filter, so taken before any row is
--- read), then each key's row of this second (a later one's too: another
--- backend's clock) updated in place. The UPDATE follows a row another
--- statement updated meanwhile to its newest version, so the counts it
--- returns are exact; a key it did not write (first written this second, or
--- moved by another statement meanwhile) goes to `errand_count_rest`.
-CREATE OR REPLACE FUNCTION errand_count_queued() RETURNS trigger LANGUAGE plpgsql
+-- One statement's queued (INSERT) or ended (DELETE) jobs, counted, and
+-- queued ones checked against the caps the statement set (see the
+-- baseline); an end moves its tenant's line head to the highest turn it
+-- ended. One statement, almost always: the tenants' count locks (a
+-- one-time filter, so taken before any row is read), then each key's row
+-- of this second (a later one's too: another backend's clock) updated in
+-- place. The UPDATE follows a row another statement updated meanwhile to
+-- its newest version, so the counts it returns are exact; a key it did not
+-- write (first written this second, or moved by another statement
+-- meanwhile) goes to `errand_count_rest`. Both triggers name their
+-- transition table `changed`, so that one function serves them.
+CREATE FUNCTION errand_count_changed() RETURNS trigger LANGUAGE plpgsql
 SET enable_hashjoin = off SET enable_mergejoin = off SET enable_seqscan = off
 AS $$
 DECLARE
-    caps jsonb := nullif(current_setting('errand.quota_caps', true), '')::jsonb;
+    queuing boolean := TG_OP = 'INSERT';
+    caps jsonb := CASE WHEN TG_OP = 'INSERT' THEN nullif(current_setting('errand.quota_caps', true), '')::jsonb END;
     now_gen bigint := errand_count_gen();
     rest record;
     over text;
 BEGIN
     WITH g AS (
-        SELECT tenant_id, coalesce(user_id, '') AS user_id, coalesce(job_type, '') AS job_type, count(*) AS n
-        FROM queued
+        SELECT tenant_id, coalesce(user_id, '') AS user_id, coalesce(job_type, '') AS job_type,
+               CASE WHEN queuing THEN count(*) ELSE -count(*) END AS n,
+               CASE WHEN user_id IS NULL AND NOT queuing THEN max(turn) ELSE 0 END AS head
+        FROM changed
         GROUP BY GROUPING SETS ((tenant_id), (tenant_id, user_id), (tenant_id, user_id, job_type))
     ), updated AS (
         UPDATE unfinished_counts u
-        SET jobs = u.jobs + g.n
+        SET jobs = u.jobs + g.n, line_head = greatest(u.line_head, g.head)
         FROM g
         WHERE u.tenant_id = g.tenant_id AND u.user_id = g.user_id AND u.job_type = g.job_type AND u.gen >= now_gen
           AND (SELECT count(pg_advisory_xact_lock(1701969924, hashtext(t.tenant_id)))
-               FROM (SELECT DISTINCT q.tenant_id FROM queued q ORDER BY 1) t) >= 0
+               FROM (SELECT DISTINCT q.tenant_id FROM changed q ORDER BY 1) t) >= 0
         RETURNING u.tenant_id, u.user_id, u.job_type, u.jobs
     )
     SELECT (SELECT o.over FROM updated c
             CROSS JOIN LATERAL errand_count_over(caps, c.tenant_id, c.user_id, c.job_type, c.jobs) o
             WHERE caps IS NOT NULL ORDER BY c.user_id <> '', c.job_type <> '' LIMIT 1) AS over,
            array_agg(g.tenant_id) AS tenants, array_agg(g.user_id) AS users, array_agg(g.job_type) AS types,
-           array_agg(g.n) AS ns
+           array_agg(g.n) AS ns, array_agg(g.head) AS heads
     INTO rest
     FROM g
     WHERE NOT EXISTS (SELECT 1 FROM updated w
                       WHERE w.tenant_id = g.tenant_id AND w.user_id = g.user_id AND w.job_type = g.job_type);
     over := rest.over;
     IF rest.tenants IS NOT NULL THEN
-        over := coalesce(over, errand_count_rest(rest.tenants, rest.users, rest.types, rest.ns,
-                                                 array_fill(0::bigint, ARRAY[cardinality(rest.ns)]),
-                                                 now_gen, true, caps));
+        over := coalesce(over, errand_count_rest(rest.tenants, rest.users, rest.types, rest.ns, rest.heads,
+                                                 now_gen, queuing, caps));
     END IF;
     IF over IS NOT NULL THEN
         RAISE EXCEPTION 'over quota: %', over USING ERRCODE = 'ER019';
@@ -277,37 +282,11 @@ BEGIN
     RETURN NULL;
 END $$;
 
--- One statement's ended jobs, uncounted as `errand_count_queued` counts;
--- the tenant's line head moves to the highest turn ended.
-CREATE OR REPLACE FUNCTION errand_count_unqueued() RETURNS trigger LANGUAGE plpgsql
-SET enable_hashjoin = off SET enable_mergejoin = off SET enable_seqscan = off
-AS $$
-DECLARE
-    now_gen bigint := errand_count_gen();
-    rest record;
-BEGIN
-    WITH g AS (
-        SELECT tenant_id, coalesce(user_id, '') AS user_id, coalesce(job_type, '') AS job_type, count(*) AS n,
-               CASE WHEN user_id IS NULL THEN max(turn) ELSE 0 END AS head
-        FROM unqueued
-        GROUP BY GROUPING SETS ((tenant_id), (tenant_id, user_id), (tenant_id, user_id, job_type))
-    ), updated AS (
-        UPDATE unfinished_counts u
-        SET jobs = u.jobs - g.n, line_head = greatest(u.line_head, g.head)
-        FROM g
-        WHERE u.tenant_id = g.tenant_id AND u.user_id = g.user_id AND u.job_type = g.job_type AND u.gen >= now_gen
-          AND (SELECT count(pg_advisory_xact_lock(1701969924, hashtext(t.tenant_id)))
-               FROM (SELECT DISTINCT q.tenant_id FROM unqueued q ORDER BY 1) t) >= 0
-        RETURNING u.tenant_id, u.user_id, u.job_type
-    )
-    SELECT array_agg(g.tenant_id) AS tenants, array_agg(g.user_id) AS users, array_agg(g.job_type) AS types,
-           array_agg(-g.n) AS ns, array_agg(g.head) AS heads
-    INTO rest
-    FROM g
-    WHERE NOT EXISTS (SELECT 1 FROM updated w
-                      WHERE w.tenant_id = g.tenant_id AND w.user_id = g.user_id AND w.job_type = g.job_type);
-    IF rest.tenants IS NOT NULL THEN
-        PERFORM errand_count_rest(rest.tenants, rest.users, rest.types, rest.ns, rest.heads, now_gen, false, NULL);
-    END IF;
-    RETURN NULL;
-END $$;
+DROP TRIGGER job_queue_counted ON job_queue;
+DROP TRIGGER job_queue_uncounted ON job_queue;
+DROP FUNCTION errand_count_queued();
+DROP FUNCTION errand_count_unqueued();
+CREATE TRIGGER job_queue_counted AFTER INSERT ON job_queue
+    REFERENCING NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION errand_count_changed();
+CREATE TRIGGER job_queue_uncounted AFTER DELETE ON job_queue
+    REFERENCING OLD TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION errand_count_changed();

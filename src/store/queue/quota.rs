@@ -6,7 +6,7 @@
 //! far from every cap: `submit.rs`'s `INSERT_OR_FIND_CAPPED` records them
 //! in one statement, and the trigger that counts what it queued checks the
 //! caps on the counts it has just written, under its tenants' count locks
-//! (`errand_count_queued` in `migrations/V3__counts_by_generation.sql`):
+//! (`errand_count_changed` in `migrations/V3__counts_by_generation.sql`):
 //! exact, and no statement of its own. A batch that would go over a cap fails whole
 //! ([`is_over_quota`]) and comes here ([`begin_admitting`]), to be decided job
 //! by job, in order, so that each submission gets its own answer (which cap,

@@ -80,7 +80,7 @@ pub(in crate::store) const INSERT_OR_FIND: &str = insert_or_find!("true");
 /// [`INSERT_OR_FIND`] when quotas are kept: the statement sets the caps that
 /// hold (`$18`, see `quota::BatchCaps`) for its own transaction, and the
 /// trigger that counts the queued jobs checks them on the counts it has just
-/// written (`errand_count_queued` in `migrations/V3__counts_by_generation.sql`). A batch
+/// written (`errand_count_changed` in `migrations/V3__counts_by_generation.sql`). A batch
 /// that would take any count over its cap records nothing: the statement
 /// fails with SQLSTATE `ER019` (`quota::is_over_quota`) and the caller
 /// decides job by job. Far from the caps, the check costs no statement of its
