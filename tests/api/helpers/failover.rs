@@ -57,8 +57,12 @@ fn run(dir: &std::path::Path, args: &[&str], env: &[(&str, &str)]) -> String {
     for (key, value) in env {
         command.env(key, value);
     }
-    let output = command.stderr(Stdio::inherit()).output().expect("run scripts/failover.sh");
-    assert!(output.status.success(), "scripts/failover.sh {args:?} failed");
+    // Its stderr goes into the failure's message: the test's cleanup removes
+    // the formation's logs, and a suite's output may keep only the panic.
+    let output = command.stderr(Stdio::piped()).output().expect("run scripts/failover.sh");
+    let said = String::from_utf8_lossy(&output.stderr);
+    eprint!("{said}");
+    assert!(output.status.success(), "scripts/failover.sh {args:?} failed ({}); it said:\n{said}", output.status);
     String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
