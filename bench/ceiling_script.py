@@ -26,8 +26,8 @@ Each transaction of the script claims one batch (the claim's parameters bound
 as errand binds them: config.toml's in-process job types and cross-process
 limits, the tenant limit, the lease, one owner for the run, the tenant cursor
 each claim returns), then, if it got jobs, ends them all as `completed` with
-a null result (email off, as shipped) in one statement: two commits, as in
-errand. Prints the settings it used as `name=value` words on one line.
+a null result (email and Web Push off, as shipped; config.toml's breakers)
+in one statement: two commits, as in errand. Prints the settings it used as `name=value` words on one line.
 """
 
 import json
@@ -137,6 +137,14 @@ def statement_of(root, function, bindings):
 def bind(sql, name, variables):
     """`sql` with $1..$n replaced by the pgbench variables named in order
     (an entry starting with `=` is an SQL expression put in as it is)."""
+    # pgbench takes a `:name` for a variable inside a string literal or a
+    # comment too ('errand:breaker' would be sent as 'errand$13'): comments
+    # go, and such literals are split at the colon ('errand:' || 'breaker').
+    # (Comments are matched first: an apostrophe in one opens no literal.)
+    def split_colons(m):
+        token = m.group(0)
+        return "" if token.startswith("--") else re.sub(r":(?=[A-Za-z_])", ":' || '", token)
+    sql = re.sub(r"--[^\n]*|'(?:[^']|'')*'", split_colons, sql)
     used = {int(n) for n in re.findall(r"\$(\d+)", sql)}
     if used != set(range(1, len(variables) + 1)):
         sys.exit(f"ceiling: `{name}` takes parameters {sorted(used)}, the ceiling binds {len(variables)}: update bench/ceiling_script.py")
@@ -188,7 +196,8 @@ def main():
         "limit", "request.owner", "lease", "request.only_types", "claim_id"])
     finish_name = statement_of(root, "finish_many_if_running", [
         "ids", "leases", "states", "results", "errors", "delays", "rescues", "self.endings.email_outbox",
-        "self.endings.rules.as_sql()"])
+        "self.endings.rules.as_sql()", "self.endings.breaker_types", "self.endings.breaker_after",
+        "self.endings.push_outbox"])
     claim = rust_str_const(root, claim_name)
     finish = rust_str_const(root, finish_name)
     if "errand_claim_due(" not in claim:
@@ -208,6 +217,7 @@ def main():
     types = dict(sorted(config.get("job_types", {}).items()))  # errand keeps them in a BTreeMap
     in_process = [n for n, t in types.items() if t.get("handler", "external") != "external"]
     limited = [(n, t["concurrency"]) for n, t in types.items() if "concurrency" in t]
+    breakers = [(n, t["breaker_after"]) for n, t in types.items() if "breaker_after" in t]
 
     # Half the slots (see the module doc), and as many tenants as jobs, clamped.
     claim_jobs = -(-global_limit // 2)
@@ -220,7 +230,8 @@ def main():
         "after_tenant", "claim_tenants", "tenant_limit", "user_limit", "limited_types", "type_limits",
         "claim_jobs", "owner", "lease_ms", "only_types", "=gen_random_uuid()"])
     finish_sql = bind(finish.strip().rstrip(";"), "FINISH_FENCED", [
-        "ids", "leases", "states", "results", "errors", "delays", "rescues", "email", "rules"])
+        "ids", "leases", "states", "results", "errors", "delays", "rescues", "email", "rules",
+        "=:breaker_types::text[]", "=:breaker_after::int[]", "push"])
 
     job = "FILTER (WHERE c.kind = 'job')"
     script = f"""\\if :fresh
@@ -257,6 +268,9 @@ FROM (
         "type_limits": pg_array(c for _, c in limited),
         "only_types": pg_array(in_process),
         "email": "false",
+        "push": "false",
+        "breaker_types": pg_array(n for n, _ in breakers),
+        "breaker_after": pg_array(a for _, a in breakers),
         "rules": json.dumps(notification_rules(config, types), separators=(",", ":")),
     }
     print(" ".join(f"{k}={v}" for k, v in settings.items()))

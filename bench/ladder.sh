@@ -29,9 +29,9 @@
 #                 and updates the records to completed
 #   notification  + a notification row per job (errand's table, its unique
 #                 key and foreign key)
-#   counts        + errand's unfinished_counts, kept by its statement-level
-#                 triggers on the queue's insert (paid by the backlog's
-#                 insert) and delete (paid by the drain)
+#   counts        + errand's unfinished_counts (by generation, as V3), kept
+#                 by its statement-level triggers on the queue's insert (paid
+#                 by the backlog's insert) and delete (paid by the drain)
 #   pg_notify     + one pg_notify on errand_notifications a transaction,
 #                 naming the notified owners, as errand announces them
 #   lease         the same work as two transactions, as a worker that

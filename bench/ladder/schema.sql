@@ -12,9 +12,9 @@
 --   lease          a claim that commits on its own: queue rows leased to a
 --                  worker (state, lease), the end fenced on the lease
 --
--- Tables, indexes and trigger functions are errand's (migrations/V1__baseline.sql)
--- cut down to what the rung's statements use; what was left out, and why,
--- is said where it would be. Storage options (fillfactor, autovacuum) are
+-- Tables, indexes and trigger functions are errand's (migrations/V1__baseline.sql,
+-- the counts as V3__counts_by_generation.sql has them) cut down to what the
+-- rung's statements use; what was left out, and why, is said where it would be. Storage options (fillfactor, autovacuum) are
 -- errand's too: they are tuning any queue gets, not a guarantee.
 
 -- UUID v7, as errand's ids are: ids sort in creation order, and the claim
@@ -169,18 +169,23 @@ RETURN left(encode(sha256(convert_to(tenant || chr(31) || "user", 'UTF8')), 'hex
 
 \if :counts
 
--- errand's `unfinished_counts` and its two statement-level triggers on the
--- queue. Left out: `line_head` (the tenant's line for the claim's
--- fairness, kept by the same update in errand) and the quota check of the
--- insert side (errand checks only when the recording statement sets caps,
--- which a backlog inserted by psql does not; the quotas' override table
--- goes with it).
+-- errand's `unfinished_counts` by generation and its statement-level
+-- trigger on the queue, as migrations/V3__counts_by_generation.sql has them:
+-- a key's count in its newest row (`errand_count_row`), moved to a new row
+-- the first time a second writes it; writers serialised on an advisory lock
+-- per tenant; one `UPDATE` of this second's rows, the keys it did not write
+-- left to `errand_count_rest`. Left out: `line_head` (the tenant's line for
+-- the claim's fairness, kept by the same update in errand) and the quota
+-- check of the insert side (errand checks only when the recording statement
+-- sets caps, which a backlog inserted by psql does not; the quotas'
+-- override table goes with it).
 CREATE TABLE unfinished_counts (
     tenant_id text NOT NULL,
     user_id   text NOT NULL,
     job_type  text NOT NULL,
+    gen       bigint NOT NULL,
     jobs      bigint NOT NULL CHECK (jobs >= 0),
-    PRIMARY KEY (tenant_id, user_id, job_type),
+    PRIMARY KEY (tenant_id, user_id, job_type, gen),
     CHECK (user_id <> '' OR job_type = '')
 ) WITH (
     fillfactor = 50,
@@ -189,41 +194,83 @@ CREATE TABLE unfinished_counts (
     autovacuum_vacuum_cost_delay = 0
 );
 
-CREATE FUNCTION errand_count_queued() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-    INSERT INTO unfinished_counts AS u (tenant_id, user_id, job_type, jobs)
-    SELECT tenant_id, coalesce(user_id, ''), coalesce(job_type, ''), count(*) FROM queued
-    GROUP BY GROUPING SETS ((tenant_id), (tenant_id, user_id), (tenant_id, user_id, job_type))
-    ORDER BY 1, 2, 3
-    ON CONFLICT (tenant_id, user_id, job_type) DO UPDATE SET jobs = u.jobs + EXCLUDED.jobs;
-    RETURN NULL;
-END $$;
+CREATE FUNCTION errand_count_gen() RETURNS bigint LANGUAGE sql VOLATILE
+AS $$ SELECT floor(extract(epoch FROM clock_timestamp()))::bigint $$;
 
-CREATE FUNCTION errand_count_unqueued() RETURNS trigger LANGUAGE plpgsql
+CREATE FUNCTION errand_count_row(tenant text, "user" text, type text)
+RETURNS TABLE (gen bigint, jobs bigint) LANGUAGE sql STABLE
+AS $$
+    SELECT u.gen, u.jobs FROM unfinished_counts u
+    WHERE u.tenant_id = tenant AND u.user_id = "user" AND u.job_type = type
+    ORDER BY u.gen DESC LIMIT 1
+$$;
+
+CREATE FUNCTION errand_count_rest(
+    tenants text[], users text[], types text[], ns bigint[], now_gen bigint, fresh boolean)
+RETURNS void LANGUAGE plpgsql
 SET enable_hashjoin = off SET enable_mergejoin = off SET enable_seqscan = off
 AS $$
 BEGIN
-    PERFORM 1
-    FROM unfinished_counts u
-    JOIN (SELECT tenant_id, coalesce(user_id, '') AS user_id, coalesce(job_type, '') AS job_type
-          FROM unqueued
-          GROUP BY GROUPING SETS ((tenant_id), (tenant_id, user_id), (tenant_id, user_id, job_type))) g
-      USING (tenant_id, user_id, job_type)
-    ORDER BY u.tenant_id, u.user_id, u.job_type
-    FOR UPDATE OF u;
-    UPDATE unfinished_counts u
-    SET jobs = u.jobs - g.n
-    FROM (SELECT tenant_id, coalesce(user_id, '') AS user_id, coalesce(job_type, '') AS job_type, count(*) AS n
-          FROM unqueued
-          GROUP BY GROUPING SETS ((tenant_id), (tenant_id, user_id), (tenant_id, user_id, job_type))) g
-    WHERE u.tenant_id = g.tenant_id AND u.user_id = g.user_id AND u.job_type = g.job_type;
+    WITH newest AS (
+        SELECT d.*, c.gen, c.jobs AS was
+        FROM unnest(tenants, users, types, ns) AS d (tenant_id, user_id, job_type, n)
+        LEFT JOIN LATERAL errand_count_row(d.tenant_id, d.user_id, d.job_type) c ON true
+    ), updated AS (
+        UPDATE unfinished_counts u
+        SET jobs = u.jobs + c.n
+        FROM newest c
+        WHERE u.tenant_id = c.tenant_id AND u.user_id = c.user_id AND u.job_type = c.job_type
+          AND u.gen = c.gen AND c.gen >= now_gen
+    ), moved AS (
+        DELETE FROM unfinished_counts u
+        USING newest c
+        WHERE u.tenant_id = c.tenant_id AND u.user_id = c.user_id AND u.job_type = c.job_type
+          AND u.gen = c.gen AND c.gen < now_gen
+    )
+    INSERT INTO unfinished_counts (tenant_id, user_id, job_type, gen, jobs)
+    SELECT c.tenant_id, c.user_id, c.job_type, now_gen, coalesce(c.was, 0) + c.n
+    FROM newest c
+    WHERE c.gen < now_gen OR (c.gen IS NULL AND fresh);
+END $$;
+
+CREATE FUNCTION errand_count_changed() RETURNS trigger LANGUAGE plpgsql
+SET enable_hashjoin = off SET enable_mergejoin = off SET enable_seqscan = off
+AS $$
+DECLARE
+    queuing boolean := TG_OP = 'INSERT';
+    now_gen bigint := errand_count_gen();
+    rest record;
+BEGIN
+    WITH g AS (
+        SELECT tenant_id, coalesce(user_id, '') AS user_id, coalesce(job_type, '') AS job_type,
+               CASE WHEN queuing THEN count(*) ELSE -count(*) END AS n
+        FROM changed
+        GROUP BY GROUPING SETS ((tenant_id), (tenant_id, user_id), (tenant_id, user_id, job_type))
+    ), updated AS (
+        UPDATE unfinished_counts u
+        SET jobs = u.jobs + g.n
+        FROM g
+        WHERE u.tenant_id = g.tenant_id AND u.user_id = g.user_id AND u.job_type = g.job_type AND u.gen >= now_gen
+          AND (SELECT count(pg_advisory_xact_lock(1701969924, hashtext(t.tenant_id)))
+               FROM (SELECT DISTINCT q.tenant_id FROM changed q ORDER BY 1) t) >= 0
+        RETURNING u.tenant_id, u.user_id, u.job_type
+    )
+    SELECT array_agg(g.tenant_id) AS tenants, array_agg(g.user_id) AS users, array_agg(g.job_type) AS types,
+           array_agg(g.n) AS ns
+    INTO rest
+    FROM g
+    WHERE NOT EXISTS (SELECT 1 FROM updated w
+                      WHERE w.tenant_id = g.tenant_id AND w.user_id = g.user_id AND w.job_type = g.job_type);
+    IF rest.tenants IS NOT NULL THEN
+        PERFORM errand_count_rest(rest.tenants, rest.users, rest.types, rest.ns, now_gen, queuing);
+    END IF;
     RETURN NULL;
 END $$;
 
 CREATE TRIGGER job_queue_counted AFTER INSERT ON job_queue
-    REFERENCING NEW TABLE AS queued FOR EACH STATEMENT EXECUTE FUNCTION errand_count_queued();
+    REFERENCING NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION errand_count_changed();
 CREATE TRIGGER job_queue_uncounted AFTER DELETE ON job_queue
-    REFERENCING OLD TABLE AS unqueued FOR EACH STATEMENT EXECUTE FUNCTION errand_count_unqueued();
+    REFERENCING OLD TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION errand_count_changed();
 
 \endif
 
