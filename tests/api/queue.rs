@@ -209,6 +209,30 @@ async fn within_a_priority_users_take_turns_in_their_tenants_line() {
 }
 
 #[tokio::test]
+async fn a_claim_reads_each_line_from_its_head_then_the_lower_priorities() {
+    let (_db, store) = migrated_store().await;
+    // acme's line: two jobs of priority 0, then one of priority 5 queued
+    // later; the walk of the tenants finds the latter as acme's head.
+    let low = [submit_as(&store, "acme", "alice").await, submit_as(&store, "acme", "alice").await];
+    let mut urgent = new_job("acme", "alice", "urgent", "noop", json!({}));
+    urgent.priority = 5;
+    let Submission::Created(urgent) = store.submissions().submit(&urgent).await.unwrap() else { panic!("not created") };
+    let other = submit_as(&store, "globex", "gina").await;
+    let ids = |jobs: &[ClaimedJob]| {
+        let mut ids: Vec<JobId> = jobs.iter().map(|job| job.id).collect();
+        ids.sort_by_key(|id| id.0);
+        ids
+    };
+    let sorted = |mut ids: Vec<JobId>| {
+        ids.sort_by_key(|id| id.0);
+        ids
+    };
+    // Room for two of acme's: its head, then the oldest of the priority below.
+    assert_eq!(ids(&claim(&store, 10, 2, LEASE).await), sorted(vec![urgent.id, low[0], other]));
+    assert_eq!(ids(&claim(&store, 10, 3, LEASE).await), [low[1]]);
+}
+
+#[tokio::test]
 async fn claims_walk_the_tenants_a_window_at_a_time_and_come_round_again() {
     let (_db, store) = migrated_store().await;
     for tenant in ["t1", "t2", "t3", "t4", "t5"] {
