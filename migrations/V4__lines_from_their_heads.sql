@@ -87,10 +87,16 @@ AS $$
         WITH line AS (
             -- Its line as read: the due jobs of types neither paused nor
             -- excluded, not held, in order, as far as its reach; from its
-            -- head where the caller found it (the rest of its priority
-            -- from the head's key, then the lower priorities), else from
-            -- the start of its range (a head priority of NULL: the first
-            -- part reads nothing, the second everything).
+            -- head where the caller found it (the rest of the head's
+            -- priority from the head's key on, then the lower priorities),
+            -- else from the start of its range (a head priority of NULL: the
+            -- first part reads nothing, the second everything). The limit
+            -- takes the parts' rows in the order of the parts, each an
+            -- ordered walk of job_queue_due, and starts the second only if
+            -- the first ends short of the reach. (A merge of the two by the
+            -- line's order cost each tenant a sort and a second index walk,
+            -- and a limit on each part evaluated the reach once a part:
+            -- measured, 10-25 % of a claim without a held snapshot.)
             SELECT * FROM (
                 (SELECT q.job_id, q.job_type, q.run_at, q.priority, q.turn, q.user_id
                  FROM job_queue q
@@ -98,8 +104,7 @@ AS $$
                    AND q.priority = head_priority AND (q.turn, q.run_at, q.job_id) >= (head_turn, head_run_at, head_job)
                    AND q.job_type <> ALL (excluded_types) AND q.job_type <> ALL (m.paused_types) AND q.held_by IS NULL
                    AND (only_types IS NULL OR q.job_type = ANY (only_types))
-                 ORDER BY q.priority DESC, q.turn, q.run_at, q.job_id
-                 LIMIT m.reach)
+                 ORDER BY q.priority DESC, q.turn, q.run_at, q.job_id)
                 UNION ALL
                 (SELECT q.job_id, q.job_type, q.run_at, q.priority, q.turn, q.user_id
                  FROM job_queue q
@@ -107,10 +112,8 @@ AS $$
                    AND q.priority < coalesce(head_priority::integer, 32768)
                    AND q.job_type <> ALL (excluded_types) AND q.job_type <> ALL (m.paused_types) AND q.held_by IS NULL
                    AND (only_types IS NULL OR q.job_type = ANY (only_types))
-                 ORDER BY q.priority DESC, q.turn, q.run_at, q.job_id
-                 LIMIT m.reach)
+                 ORDER BY q.priority DESC, q.turn, q.run_at, q.job_id)
             ) w
-            ORDER BY w.priority DESC, w.turn, w.run_at, w.job_id
             LIMIT m.reach
         )
         SELECT e.job_id, e.job_type, e.run_at, e.priority, e.user_id,
