@@ -17,7 +17,11 @@
 -- stops there (`errand_count_row`: `ORDER BY gen DESC LIMIT 1`, a backward
 -- scan of the primary key), so it follows the versions of one second, never
 -- the generations before, whatever a snapshot holds. Without a held snapshot
--- a key gets one insert and one delete a second more than before.
+-- a key gets one insert and one delete a second more than before. (The
+-- claim's reach reads the counts in `errand_tenant_next`, which
+-- V4__lines_from_their_heads.sql replaces: its reads go through
+-- `errand_count_row` there. Until then the baseline's reads still see the
+-- one row of each key that any snapshot sees.)
 --
 -- At most one row of a key is visible to any snapshot (the move deletes and
 -- inserts in one statement), so reads that take all of a key's rows (the
@@ -52,103 +56,6 @@ AS $$
     SELECT u.gen, u.jobs, u.line_head FROM unfinished_counts u
     WHERE u.tenant_id = tenant AND u.user_id = "user" AND u.job_type = type
     ORDER BY u.gen DESC LIMIT 1
-$$;
-
--- A tenant's next due jobs for a claim (see the baseline): unchanged but
--- for the reach's two reads of the counts, each key's newest generation.
-CREATE OR REPLACE FUNCTION errand_tenant_next(
-    tenant text, tenant_limit bigint, user_limit bigint, max_jobs bigint,
-    excluded_types text[], only_types text[])
-RETURNS TABLE (job_id uuid, job_type text, run_at timestamptz, priority smallint, rank bigint)
-LANGUAGE sql STABLE
-AS $$
-    WITH pauses AS (
-        -- The operators' pauses that hold for this tenant (`job_pauses`):
-        -- the whole tenant, or some of its types; and its scopes ramping
-        -- after one (`reached`): the whole tenant (its limit rises from 1),
-        -- or some of its types (each one's jobs running here rise from 1 to
-        -- the tenant's limit: `ramp_rooms`). One read of the pauses for both.
-        SELECT coalesce(bool_or(p.job_type IS NULL) FILTER (WHERE p.holding), false) AS all_types,
-               coalesce(array_agg(p.job_type) FILTER (WHERE p.holding AND p.job_type IS NOT NULL), '{}') AS types,
-               min(errand_ramp_cap(tenant_limit, p.reached))
-                   FILTER (WHERE p.reached IS NOT NULL AND p.tenant_id = tenant AND p.job_type IS NULL) AS tenant_cap,
-               coalesce(array_agg(p.job_type)
-                            FILTER (WHERE p.reached IS NOT NULL AND p.tenant_id = tenant AND p.job_type IS NOT NULL),
-                        '{}') AS ramp_types,
-               coalesce(array_agg(greatest(0, errand_ramp_cap(tenant_limit, p.reached)
-                                              - (SELECT count(*) FROM job_queue q
-                                                 WHERE q.tenant_id = tenant AND q.state = 'running'
-                                                   AND q.job_type = p.job_type)))
-                            FILTER (WHERE p.reached IS NOT NULL AND p.tenant_id = tenant AND p.job_type IS NOT NULL),
-                        '{}') AS ramp_rooms
-        FROM job_pause_ends p
-        WHERE p.tenant_id = tenant OR p.tenant_id IS NULL
-    ), running AS (
-        SELECT r.user_id, count(*) AS n FROM job_queue r
-        WHERE r.tenant_id = tenant AND r.state = 'running'
-        GROUP BY r.user_id
-    ), room AS (
-        SELECT coalesce(sum(r.n), 0)::bigint AS running,  -- bigint: sum's numeric is slower
-               least(max_jobs, greatest(0, tenant_limit - coalesce(sum(r.n), 0)::bigint)) AS room,
-               coalesce(array_agg(r.user_id), '{}') AS users,
-               coalesce(array_agg(r.n), '{}') AS counts,
-               coalesce(array_agg(r.user_id) FILTER (WHERE r.n >= user_limit), '{}') AS at_limit
-        FROM running r
-    ), capped AS (  -- the room, within a tenant's ramp
-        SELECT m.running, least(m.room, greatest(0, coalesce(p.tenant_cap, tenant_limit) - m.running)) AS room,
-               m.users, m.counts, m.at_limit, p.types AS paused_types, p.all_types, p.ramp_types, p.ramp_rooms
-        FROM room m CROSS JOIN pauses p
-    ), reach AS (
-        -- How far to read the line: its room, and 32 further while a user
-        -- at their limit holds its head and someone else has unfinished
-        -- jobs (by the quota counts: two key lookups; a tenant of one busy
-        -- user reads no further than its room).
-        SELECT m.*,
-               CASE WHEN m.room = 0 OR m.all_types THEN 0
-                    WHEN cardinality(m.at_limit) > 0
-                         AND (SELECT u.jobs FROM errand_count_row(tenant, '', '') u)
-                             > (SELECT coalesce(sum((SELECT u.jobs FROM errand_count_row(tenant, a.user_id, '') u)), 0)
-                                FROM unnest(m.at_limit) AS a (user_id))
-                    THEN m.room + 32
-                    ELSE m.room END AS reach
-        FROM capped m
-    )
-    SELECT c.job_id, c.job_type, c.run_at, c.priority, m.running + c.position
-    FROM reach m
-    CROSS JOIN LATERAL (
-        WITH line AS (
-            -- Its line as read: the due jobs of types neither paused nor
-            -- excluded, not held, in order, as far as its reach.
-            SELECT q.job_id, q.job_type, q.run_at, q.priority, q.turn, q.user_id
-            FROM job_queue q
-            WHERE q.tenant_id = tenant AND q.state IN ('available', 'retryable') AND q.run_at <= now()
-              AND q.job_type <> ALL (excluded_types) AND q.job_type <> ALL (m.paused_types) AND q.held_by IS NULL
-              AND (only_types IS NULL OR q.job_type = ANY (only_types))
-            ORDER BY q.priority DESC, q.turn, q.run_at, q.job_id
-            LIMIT m.reach
-        )
-        SELECT e.job_id, e.job_type, e.run_at, e.priority, e.user_id,
-               row_number() OVER (ORDER BY e.priority DESC, e.turn, e.run_at, e.job_id) AS position
-        FROM line e
-        -- (The ramp's test is evaluated once: a tenant with no type ramping
-        -- reads its line alone, without counting each type's jobs.)
-        WHERE e.user_id <> ALL (m.at_limit) AND cardinality(m.ramp_types) = 0
-        UNION ALL
-        -- When some of its types ramp: each one's jobs within its room.
-        SELECT e.job_id, e.job_type, e.run_at, e.priority, e.user_id,
-               row_number() OVER (ORDER BY e.priority DESC, e.turn, e.run_at, e.job_id) AS position
-        FROM (SELECT w.*,
-                     row_number() OVER (PARTITION BY w.job_type ORDER BY w.priority DESC, w.turn, w.run_at, w.job_id)
-                         AS nth_of_type
-              FROM line w
-              WHERE w.user_id <> ALL (m.at_limit) AND cardinality(m.ramp_types) > 0) e
-        WHERE e.nth_of_type <= coalesce(m.ramp_rooms[array_position(m.ramp_types, e.job_type)], m.reach)
-    ) c
-    -- A user's jobs taken here are at most their place among those left
-    -- (fewer where others' come first): never past the user's limit, and
-    -- never past the tenant's room.
-    WHERE c.position <= m.room
-      AND coalesce(m.counts[array_position(m.users, c.user_id)], 0) + c.position <= user_limit
 $$;
 
 -- The turn (see the baseline): the line's head and the user's count, each

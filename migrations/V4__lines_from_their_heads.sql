@@ -20,9 +20,11 @@
 -- arguments (the claim beside submissions calls it) stays, as the line read
 -- from the start of its range.
 
--- A tenant's next due jobs for a claim (see the baseline and V3), its line
--- read from the head the caller found (`head_*`: the key of its first live
--- entry in `job_queue_due`), or from the start of its range (NULL).
+-- A tenant's next due jobs for a claim (see the baseline), its line read
+-- from the head the caller found (`head_*`: the key of its first live entry
+-- in `job_queue_due`), or from the start of its range (NULL); the reach's
+-- two reads of the counts each through `errand_count_row` (V3), a key's
+-- newest generation.
 CREATE FUNCTION errand_tenant_next(
     tenant text, tenant_limit bigint, user_limit bigint, max_jobs bigint,
     excluded_types text[], only_types text[],

@@ -218,15 +218,11 @@ async fn a_claim_reads_each_line_from_its_head_then_the_lower_priorities() {
     urgent.priority = 5;
     let Submission::Created(urgent) = store.submissions().submit(&urgent).await.unwrap() else { panic!("not created") };
     let other = submit_as(&store, "globex", "gina").await;
-    let ids = |jobs: &[ClaimedJob]| {
-        let mut ids: Vec<JobId> = jobs.iter().map(|job| job.id).collect();
-        ids.sort_by_key(|id| id.0);
-        ids
-    };
     let sorted = |mut ids: Vec<JobId>| {
         ids.sort_by_key(|id| id.0);
         ids
     };
+    let ids = |jobs: &[ClaimedJob]| sorted(jobs.iter().map(|job| job.id).collect());
     // Room for two of acme's: its head, then the oldest of the priority below.
     assert_eq!(ids(&claim(&store, 10, 2, LEASE).await), sorted(vec![urgent.id, low[0], other]));
     assert_eq!(ids(&claim(&store, 10, 3, LEASE).await), [low[1]]);
