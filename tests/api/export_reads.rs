@@ -179,3 +179,32 @@ async fn a_long_workbook_reads_in_short_transactions_each_after_the_last_pages_k
     let reads_on = logged(&app, &id).await.iter().filter(|m| *m == "read on in a new transaction").count();
     assert!(reads_on >= 3, "it read on {reads_on} times");
 }
+
+#[actix_web::test]
+async fn a_read_whose_copy_ended_before_its_cut_goes_on_on_a_new_connection() {
+    let source = source().await;
+    // The third row comes past the bound and fills a part: the read is cut
+    // after it, when the fourth row and the COPY's end were sent long
+    // before (a part's upload and checkpoint come first). The cancel finds
+    // no statement; it could hit the next one on that connection. (The
+    // first rows are big so that the server's send buffer lets the first go
+    // before the wait: a read is cut only past four times its first row's.)
+    let query = "SELECT n AS \"N\", repeat('x', (ARRAY[20000, 20000, 70000, 1])[n]) AS \"Text\" \
+                 FROM slow_rows WHERE n <= 4 AND :tenant <> '' AND (n <> 3 OR pg_sleep(0.5)::text = '') ORDER BY n";
+    let (app, _dir) = exporting_app(&source, query.into(), Duration::from_millis(300), ExportFormat::Csv).await;
+    let alice = token("demo-1", "alice");
+    let id = app.create(&alice, "export_slow", json!({})).await;
+    let job = app.wait_until_finished(&alice, &id, WITHIN).await;
+    assert_eq!(job["status"], "completed", "{job}");
+    assert_eq!(job["attempts"], 1, "{job}");
+    let file = app.fetch_signed(job["result_url"].as_str().unwrap()).await.text().await.unwrap();
+    let rows =
+        [20_000, 20_000, 70_000, 1].iter().enumerate().map(|(n, len)| format!("{},{}\n", n + 1, "x".repeat(*len)));
+    assert!(file == format!("N,Text\n{}", rows.collect::<String>()), "the file is the query's rows once each");
+
+    let detail: Value = app.get(&operator_token("olga"), &format!("/admin/jobs/{id}")).await.json().await.unwrap();
+    let logs = detail["history"]["attempts"][0]["logs"].as_array().unwrap().clone();
+    let reads_on: Vec<&Value> = logs.iter().filter(|l| l["message"] == "read on in a new transaction").collect();
+    assert_eq!(reads_on.len(), 1, "{logs:?}");
+    assert_eq!(reads_on[0]["fields"], json!({"after_rows": 3, "new_connection": true}), "{logs:?}");
+}

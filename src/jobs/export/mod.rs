@@ -42,7 +42,7 @@ use tracing::field::Empty;
 
 use super::{HandlerFuture, JobContext, JobError, JobHandler, JobOutput};
 use crate::config::ExportSettings;
-use crate::domain::{ExportFormat, LogLevel, ProgressReport};
+use crate::domain::{ExportFormat, JobId, LogLevel, ProgressReport};
 use crate::storage::{ObjectKey, ResultFile, Storage, StoredObject};
 use crate::store::Store;
 use errors::{COULD_NOT_RUN, COULD_NOT_SAVE, classify};
@@ -154,10 +154,7 @@ impl ExportPlan {
         let format = ctx.format.filter(|f| self.formats.contains(f)).unwrap_or(default);
         let key = ObjectKey::for_job(&ctx.tenant, ctx.job_id, format.extension());
         let job = ctx.job_id;
-        let mut client = self.source.get().await.map_err(|error| {
-            tracing::warn!(%job, %error, "export: no connection to the source database");
-            JobError::Retryable(COULD_NOT_RUN.into())
-        })?;
+        let mut client = self.connect(job).await?;
         let rows = Arc::new(AtomicU64::new(0));
         let resuming = ctx.resumed().is_some();
         let phase = if resuming { "resuming the query from its checkpoint" } else { "running the query" };
@@ -192,6 +189,14 @@ impl ExportPlan {
         };
         let result = serde_json::to_value(file).map_err(|e| JobError::Permanent(e.to_string()))?;
         Ok(JobOutput { result: Some(result) })
+    }
+
+    /// A connection of the source database, for the export's reads.
+    async fn connect(&self, job: JobId) -> Result<Client, JobError> {
+        self.source.get().await.map_err(|error| {
+            tracing::warn!(%job, %error, "export: no connection to the source database");
+            JobError::Retryable(COULD_NOT_RUN.into())
+        })
     }
 
     /// A read-only transaction of the source with the job's values set

@@ -57,8 +57,25 @@ pub(super) struct ReadFrom {
 enum Read {
     /// It read the rest of the query.
     Whole,
-    /// It was cut at this checkpoint, to go on from it in a new transaction.
-    Cut(ExportCheckpoint),
+    /// It was cut at this checkpoint, to go on from it in a new transaction
+    /// (on a new connection if the cut's cancel may still come).
+    Cut { checkpoint: ExportCheckpoint, cut: Cut },
+}
+
+/// How a cut of a read's `COPY` went.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Cut {
+    /// The cancel request could not be sent: the read goes on.
+    NotSent,
+    /// The server cancelled the `COPY`.
+    Cancelled,
+    /// The `COPY` ended before the cancel came. A cancel is a signal to the
+    /// connection's backend, not to a statement, and its request is sent
+    /// without waiting for it to be delivered: it may still come, to
+    /// whatever the connection runs next. So the connection is not used
+    /// again (nor given back to the pool, where it would cancel someone
+    /// else's statement).
+    Outran,
 }
 
 impl<'a> Source<'a> {
@@ -133,11 +150,17 @@ impl ExportPlan {
         loop {
             match self.read(client, source, ctx, &from, bound, uploading, rows).await? {
                 Read::Whole => return Ok(()),
-                Read::Cut(checkpoint) => {
+                Read::Cut { checkpoint, cut } => {
+                    let reconnect = cut == Cut::Outran;
+                    if reconnect {
+                        let fresh = self.connect(ctx.job_id).await?;
+                        // Out of the pool, and closed when dropped.
+                        drop(deadpool_postgres::Object::take(std::mem::replace(client, fresh)));
+                    }
                     ctx.log(
                         LogLevel::Info,
                         "read on in a new transaction",
-                        Some(json!({"after_rows": checkpoint.rows})),
+                        Some(json!({"after_rows": checkpoint.rows, "new_connection": reconnect})),
                     );
                     // The upload as the checkpoint names it: a part that
                     // went up after it (one a NULL key kept from being a
@@ -189,8 +212,9 @@ impl ExportPlan {
                 if let Some(checkpoint) = checkpoint
                     && time.is_over(bound)
                 {
-                    if self.cut(ctx, &canceller, copy.as_mut()).await? {
-                        return Ok(Read::Cut(checkpoint));
+                    let cut = self.cut(ctx, &canceller, copy.as_mut()).await?;
+                    if cut != Cut::NotSent {
+                        return Ok(Read::Cut { checkpoint, cut });
                     }
                     // The cancel could not be sent: this read goes on to
                     // its end, without a warning at every part.
@@ -276,30 +300,30 @@ impl ExportPlan {
     }
 
     /// Cuts a read's `COPY` short: asks its server to cancel it, and reads
-    /// (and drops) what comes until the cancel or the end. Answers whether
-    /// it was cut; a cancel request that cannot be sent leaves the read to
-    /// go on. (A `COPY` that ended before the cancel came is cut all the
-    /// same: what it sent after the checkpoint is read again.)
+    /// (and drops) what comes until the cancel or the end. A cancel request
+    /// that cannot be sent leaves the read to go on. (A `COPY` that ended
+    /// before the cancel came is cut all the same: what it sent after the
+    /// checkpoint is read again.)
     async fn cut<S>(
         &self,
         ctx: &JobContext,
         canceller: &CancelToken,
         mut copy: std::pin::Pin<&mut S>,
-    ) -> Result<bool, JobError>
+    ) -> Result<Cut, JobError>
     where
         S: futures_util::Stream<Item = Result<actix_web::web::Bytes, tokio_postgres::Error>>,
     {
         if let Err(error) = canceller.cancel_query(self.source_tls.clone()).await {
             tracing::warn!(job = %ctx.job_id, %error, "export: could not cut a read short; it goes on");
-            return Ok(false);
+            return Ok(Cut::NotSent);
         }
         while let Some(chunk) = copy.next().await {
             match chunk {
                 Ok(_) => continue,
-                Err(error) if error.code() == Some(&SqlState::QUERY_CANCELED) => break,
+                Err(error) if error.code() == Some(&SqlState::QUERY_CANCELED) => return Ok(Cut::Cancelled),
                 Err(error) => return Err(classify(ctx.job_id, error)),
             }
         }
-        Ok(true)
+        Ok(Cut::Outran)
     }
 }
