@@ -16,13 +16,7 @@ cd "$(dirname "$0")/.."
 source scripts/lib.sh
 errand=$1 rate=${2:-400} seconds=${3:-200} hold=${4:-160}
 SECRET=bench-secret-that-is-long-enough-0123456789
-ERRAND_PG_EXTRA_SETTINGS="-c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track=all"
-export ERRAND_PG_EXTRA_SETTINGS
-errand_bench_database_server
-unset DATABASE_URL
-base=${ERRAND_PG_SERVER%/postgres}
-psql "$base/postgres" -Xqc "CREATE EXTENSION IF NOT EXISTS pg_stat_statements" -c "SELECT pg_stat_statements_reset()" \
-  >/dev/null || { echo "bench/held.sh: pg_stat_statements must be loaded (shared_preload_libraries)" >&2; exit 1; }
+errand_bench_statements_server
 db="" errand_pid="" holder=""
 cleanup() {
   if [ -n "$holder" ]; then kill "$holder" 2>/dev/null; wait "$holder" 2>/dev/null || true; fi

@@ -24,14 +24,8 @@ out=${PROFILE_DIR:-/tmp/errand-profile}
 mkdir -p "$out"
 command -v perf >/dev/null || { echo "bench/profile.sh: needs perf (Debian's linux-perf)" >&2; exit 1; }
 SECRET=bench-secret-that-is-long-enough-0123456789
-ERRAND_PG_EXTRA_SETTINGS="-c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track=all -c pg_stat_statements.track_planning=on"
-export ERRAND_PG_EXTRA_SETTINGS
-errand_bench_database_server
-unset DATABASE_URL
-base=${ERRAND_PG_SERVER%/postgres}
+errand_bench_statements_server -c pg_stat_statements.track_planning=on
 source bench/drain.sh
-psql "$base/postgres" -Xqc "CREATE EXTENSION IF NOT EXISTS pg_stat_statements" >/dev/null \
-  || { echo "bench/profile.sh: pg_stat_statements must be loaded (shared_preload_libraries)" >&2; exit 1; }
 db=errand_profile_$$ errand_pid="" perf_pid=""
 cleanup() {
   if [ -n "$perf_pid" ]; then kill -INT "$perf_pid" 2>/dev/null; wait "$perf_pid" 2>/dev/null || true; fi

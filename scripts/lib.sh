@@ -97,6 +97,22 @@ errand_database_server() {
   errand_log "using PostgreSQL at ${ERRAND_PG_SERVER%%\?*}"
 }
 
+# The bench's own cluster (errand_bench_database_server) with
+# pg_stat_statements loaded, every nested statement tracked ("$@": more
+# settings, e.g. -c pg_stat_statements.track_planning=on), and its extension
+# made; sets base to the server's URL without a database. For bench/held.sh
+# and bench/profile.sh.
+errand_bench_statements_server() {
+  ERRAND_PG_EXTRA_SETTINGS="-c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track=all $*"
+  export ERRAND_PG_EXTRA_SETTINGS
+  errand_bench_database_server
+  # errand reads DATABASE_URL before its own variables: the bench's databases are its own.
+  unset DATABASE_URL
+  base=${ERRAND_PG_SERVER%/postgres}
+  psql "$base/postgres" -Xqc "CREATE EXTENSION IF NOT EXISTS pg_stat_statements" >/dev/null \
+    || { echo "$0: pg_stat_statements must be loaded (shared_preload_libraries)" >&2; exit 1; }
+}
+
 # Benchmarks' server: a private cluster of their own with the production
 # settings (above), on a port of its own, so that errand and its peers are
 # measured as they would run; BENCH_PG=shared measures on the server
