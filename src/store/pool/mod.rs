@@ -75,7 +75,7 @@ pub(super) fn build(
         // needs stay warm, the rest idle. Each PostgreSQL backend keeps its
         // own plan and catalog caches, and errand's long statements are
         // planned five times on each connection before their generic plan
-        // settles (about 1.2 ms each for the end batch); first-in first-out
+        // settles (about 2 ms each for the end batch); first-in first-out
         // sent every statement round all of the pool's connections.
         .queue_mode(deadpool_postgres::QueueMode::Lifo)
         // A request that cannot get a connection soon gets a 503, rather than hanging.
