@@ -14,7 +14,9 @@
 # (as `AB_WHAT=create bench/ab.sh`; build errand-loadgen too). The profile stays in $PROFILE_DIR (default
 # /tmp/errand-profile) for `perf report -i`. PROFILE_SQL: SQL run on the
 # database once the backlog is in, before errand starts (a change tried
-# without a build, e.g. a function's settings).
+# without a build, e.g. a function's settings); PROFILE_CONFIG: the
+# config file (default config.toml; an older build's own, for one that
+# does not know today's keys).
 # Build first: cargo build --release --features bench --bin errand
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -36,7 +38,7 @@ cleanup() {
 trap cleanup EXIT
 envs=(RUST_LOG=warn "ERRAND_DATABASE__URL=$base/$db?sslmode=disable" "ERRAND_AUTH__JWT_SECRET=$SECRET")
 psql "$base/postgres" -Xqc "CREATE DATABASE $db"
-env "${envs[@]}" "$errand" --config config.toml migrate >/dev/null
+env "${envs[@]}" "$errand" --config "${PROFILE_CONFIG:-config.toml}" migrate >/dev/null
 if [ "$what" = drain ]; then errand_drain_insert "$base/$db" "$jobs" "$tenants" noop '{}'; fi
 if [ -n "${PROFILE_SQL:-}" ]; then psql "$base/$db" -Xqc "$PROFILE_SQL"; fi
 psql "$base/postgres" -XAtqc "SELECT pg_stat_statements_reset()" >/dev/null
@@ -45,14 +47,14 @@ perf record -F 499 -a -g -e cpu-clock -o "$out/perf.data" -- sleep 3600 >/dev/nu
 perf_pid=$!
 if [ "$what" = drain ]; then
   started=$(psql "$base/$db" -XAtqc "SELECT clock_timestamp()")
-  env "${envs[@]}" ERRAND_HTTP__BIND=127.0.0.1:0 "$errand" --config config.toml serve >/dev/null 2>&1 &
+  env "${envs[@]}" ERRAND_HTTP__BIND=127.0.0.1:0 "$errand" --config "${PROFILE_CONFIG:-config.toml}" serve >/dev/null 2>&1 &
   errand_pid=$!
   line=$(errand_drain_timed "$base/$db" "$started" "errand")
 else
   fifo=$(mktemp -u); mkfifo "$fifo"
   env "${envs[@]}" ERRAND_WORKERS__GLOBAL_LIMIT=0 ERRAND_HTTP__BIND=127.0.0.1:0 ERRAND_RATE_LIMITS__PER_USER=unlimited \
     ERRAND_RATE_LIMITS__CREATES_PER_USER=unlimited ERRAND_RATE_LIMITS__PER_TENANT=unlimited \
-    "$errand" --config config.toml serve >"$fifo" 2>/dev/null &
+    "$errand" --config "${PROFILE_CONFIG:-config.toml}" serve >"$fifo" 2>/dev/null &
   errand_pid=$!
   read -r line <"$fifo"; rm -f "$fifo"
   line=$("${CARGO_TARGET_DIR:-target}/release/errand-loadgen" --url "http://${line##* }" --secret "$SECRET" \
