@@ -54,7 +54,7 @@ side_sql() {
   if [ -n "$sql" ]; then psql "$base/$db" -Xqc "$sql"; fi
 }
 create() {
-  local errand=$1 label=$2 fifo line cfg envs pg0 pg1 fields
+  local errand=$1 label=$2 fifo line cfg envs pg0 pg1 ticks
   psql "$base/postgres" -Xqc "CREATE DATABASE $db"
   side "$label"
   env "${envs[@]}" "$errand" --config "$cfg" migrate >/dev/null
@@ -66,10 +66,10 @@ create() {
   pg0=$(errand_postgres_ticks)
   line=$("${CARGO_TARGET_DIR:-target}/release/errand-loadgen" --url "http://${line##* }" --secret "$SECRET" \
     --run-id "ab-$label-$RANDOM" --phases create --requests "$jobs")
-  fields=$(cut -d' ' -f14,15 "/proc/$errand_pid/stat"); pg1=$(errand_postgres_ticks)
+  ticks=$(errand_process_ticks "$errand_pid"); pg1=$(errand_postgres_ticks)
   kill -TERM "$errand_pid"; wait "$errand_pid" 2>/dev/null || true; errand_pid=""
   # CPU per request (µs) steadies a comparison that throughput alone, on a noisy machine, does not.
-  echo "$label $line errand_cpu_us_per_req=$(((${fields% *} + ${fields#* }) * 10000 / jobs)) postgres_cpu_us_per_req=$(((pg1 - pg0) * 10000 / jobs))"
+  echo "$label $line errand_cpu_us_per_req=$((ticks * 10000 / jobs)) postgres_cpu_us_per_req=$(((pg1 - pg0) * 10000 / jobs))"
   psql "$base/postgres" -Xqc "DROP DATABASE $db WITH (FORCE)"
 }
 # Creation and running together: a process with workers, <jobs> requests
@@ -96,7 +96,7 @@ through() {
   psql "$base/postgres" -Xqc "DROP DATABASE $db WITH (FORCE)"
 }
 drain() {
-  local errand=$1 label=$2 pg0 pg1 x0 x1 started fields line cfg envs
+  local errand=$1 label=$2 pg0 pg1 x0 x1 started ticks line cfg envs
   psql "$base/postgres" -Xqc "CREATE DATABASE $db"
   side "$label"
   env "${envs[@]}" "$errand" --config "$cfg" migrate >/dev/null
@@ -107,10 +107,10 @@ drain() {
   env "${envs[@]}" ERRAND_HTTP__BIND=127.0.0.1:0 "$errand" --config "$cfg" serve >/dev/null 2>&1 &
   errand_pid=$!
   line=$(errand_drain_timed "$base/$db" "$started" "$label")
-  fields=$(cut -d' ' -f14,15 "/proc/$errand_pid/stat")
+  ticks=$(errand_process_ticks "$errand_pid")
   pg1=$(errand_postgres_ticks); x1=$(commits)
   kill -TERM "$errand_pid"; wait "$errand_pid" 2>/dev/null || true; errand_pid=""
-  echo "$line commits=$((x1 - x0)) errand_cpu_s=$(((${fields% *} + ${fields#* }) / 100)).$(printf '%02d' $(((${fields% *} + ${fields#* }) % 100))) postgres_cpu_s=$(((pg1 - pg0) / 100)).$(printf '%02d' $(((pg1 - pg0) % 100)))"
+  echo "$line commits=$((x1 - x0)) errand_cpu_s=$((ticks / 100)).$(printf '%02d' $((ticks % 100))) postgres_cpu_s=$(((pg1 - pg0) / 100)).$(printf '%02d' $(((pg1 - pg0) % 100)))"
   psql "$base/postgres" -Xqc "DROP DATABASE $db WITH (FORCE)"
 }
 what=${AB_WHAT:-drain}

@@ -21,7 +21,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh
-errand=$1 jobs=${2:-40000} tenants=${3:-32} what=${PROFILE_WHAT:-drain}
+errand=$1 jobs=${2:-40000} tenants=${3:-32} what=${PROFILE_WHAT:-drain} config=${PROFILE_CONFIG:-config.toml}
 out=${PROFILE_DIR:-/tmp/errand-profile}
 mkdir -p "$out"
 command -v perf >/dev/null || { echo "bench/profile.sh: needs perf (Debian's linux-perf)" >&2; exit 1; }
@@ -38,7 +38,7 @@ cleanup() {
 trap cleanup EXIT
 envs=(RUST_LOG=warn "ERRAND_DATABASE__URL=$base/$db?sslmode=disable" "ERRAND_AUTH__JWT_SECRET=$SECRET")
 psql "$base/postgres" -Xqc "CREATE DATABASE $db"
-env "${envs[@]}" "$errand" --config "${PROFILE_CONFIG:-config.toml}" migrate >/dev/null
+env "${envs[@]}" "$errand" --config "$config" migrate >/dev/null
 if [ "$what" = drain ]; then errand_drain_insert "$base/$db" "$jobs" "$tenants" noop '{}'; fi
 if [ -n "${PROFILE_SQL:-}" ]; then psql "$base/$db" -Xqc "$PROFILE_SQL"; fi
 psql "$base/postgres" -XAtqc "SELECT pg_stat_statements_reset()" >/dev/null
@@ -47,23 +47,23 @@ perf record -F 499 -a -g -e cpu-clock -o "$out/perf.data" -- sleep 3600 >/dev/nu
 perf_pid=$!
 if [ "$what" = drain ]; then
   started=$(psql "$base/$db" -XAtqc "SELECT clock_timestamp()")
-  env "${envs[@]}" ERRAND_HTTP__BIND=127.0.0.1:0 "$errand" --config "${PROFILE_CONFIG:-config.toml}" serve >/dev/null 2>&1 &
+  env "${envs[@]}" ERRAND_HTTP__BIND=127.0.0.1:0 "$errand" --config "$config" serve >/dev/null 2>&1 &
   errand_pid=$!
   line=$(errand_drain_timed "$base/$db" "$started" "errand")
 else
   fifo=$(mktemp -u); mkfifo "$fifo"
   env "${envs[@]}" ERRAND_WORKERS__GLOBAL_LIMIT=0 ERRAND_HTTP__BIND=127.0.0.1:0 ERRAND_RATE_LIMITS__PER_USER=unlimited \
     ERRAND_RATE_LIMITS__CREATES_PER_USER=unlimited ERRAND_RATE_LIMITS__PER_TENANT=unlimited \
-    "$errand" --config "${PROFILE_CONFIG:-config.toml}" serve >"$fifo" 2>/dev/null &
+    "$errand" --config "$config" serve >"$fifo" 2>/dev/null &
   errand_pid=$!
   read -r line <"$fifo"; rm -f "$fifo"
   line=$("${CARGO_TARGET_DIR:-target}/release/errand-loadgen" --url "http://${line##* }" --secret "$SECRET" \
     --run-id "profile-$$" --phases create --requests "$jobs")
 fi
 kill -INT "$perf_pid"; wait "$perf_pid" 2>/dev/null || true; perf_pid=""
-fields=$(cut -d' ' -f14,15 "/proc/$errand_pid/stat"); pg1=$(errand_postgres_ticks)
+ticks=$(errand_process_ticks "$errand_pid"); pg1=$(errand_postgres_ticks)
 kill -TERM "$errand_pid"; wait "$errand_pid" 2>/dev/null || true; errand_pid=""
-echo "$line errand_cpu_us_per_job=$(((${fields% *} + ${fields#* }) * 10000 / jobs)) postgres_cpu_us_per_job=$(((pg1 - pg0) * 10000 / jobs))"
+echo "$line errand_cpu_us_per_job=$((ticks * 10000 / jobs)) postgres_cpu_us_per_job=$(((pg1 - pg0) * 10000 / jobs))"
 echo "== statements, longest first (nested ones included: a function's statements are inside its own line)"
 psql "$base/postgres" -XAF' ' -c "
   SELECT calls, round((total_exec_time / greatest(calls, 1))::numeric, 3) AS ms_a_call,

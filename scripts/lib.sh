@@ -17,13 +17,21 @@ ERRAND_PG_STARTED=""
 
 errand_log() { printf 'errand: %s\n' "$*" >&2; }
 
+# CPU ticks (user and system, 1/100 s) process <pid> has used; fails if it
+# is gone.
+errand_process_ticks() {
+  local fields
+  fields=$(cut -d' ' -f14,15 "/proc/$1/stat" 2>/dev/null) || return 1
+  echo $((${fields% *} + ${fields#* }))
+}
+
 # CPU ticks (user and system) of the PostgreSQL processes running now: the
 # benchmarks read it before and after (a drain's backends are still running).
 errand_postgres_ticks() {
-  local total=0 pid fields
+  local total=0 pid ticks
   for pid in $(pgrep -x postgres); do
-    fields=$(cut -d' ' -f14,15 "/proc/$pid/stat" 2>/dev/null) || continue
-    total=$((total + ${fields% *} + ${fields#* }))
+    ticks=$(errand_process_ticks "$pid") || continue
+    total=$((total + ticks))
   done
   echo "$total"
 }
