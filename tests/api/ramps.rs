@@ -152,6 +152,31 @@ async fn a_type_resumed_in_one_tenant_ramps_there_alone() {
     }
 }
 
+/// A ramping type's backlog longer than the tenant's room does not hold its
+/// other types back: the line leaves out the type's jobs past its room
+/// (before V6 they filled the line's length, and a job of another type
+/// behind them waited for the whole ramp, an hour here).
+#[actix_web::test]
+async fn a_type_ramping_with_a_long_backlog_does_not_hold_the_tenants_other_types_back() {
+    let (app, gate) = quiet_app(|_| {}).await;
+    let pause = pause(&app, json!({"tenant": "acme", "type": "held"})).await;
+    let alice = token("acme", "alice");
+    let mut held = Vec::new();
+    for _ in 0..8 {
+        held.push(app.create(&alice, "held", json!({})).await);
+    }
+    resume(&app, &pause).await;
+    gate.started(1, WITHIN).await;
+    let other = app.create(&alice, "noop", json!({})).await;
+    let job = app.wait_until_finished(&alice, &other, WITHIN).await;
+    assert_eq!(job["status"], "completed");
+    assert_eq!(running(&app, Some("acme")).await, 1, "the ramp's cap holds: one job of the type");
+    gate.release(8);
+    for id in &held {
+        assert_eq!(app.wait_until_finished(&alice, id, WITHIN).await["status"], "completed");
+    }
+}
+
 /// Submissions during a type's ramp are not claimed beside their
 /// submission past the ramp: a type without `concurrency` ramps to the
 /// tenants' limit across all tenants.
