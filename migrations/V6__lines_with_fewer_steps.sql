@@ -102,9 +102,10 @@ AS $$
                     THEN m.room + 32
                     ELSE m.room END AS reach,
                -- The jobs of its ramping types that may start: each type's
-               -- first in the line, as many as its room (none read while
-               -- no type ramps here).
-               coalesce((SELECT array_agg(s.job_id)
+               -- first in the line, as many as its room (nothing read while
+               -- no type ramps here: a CASE runs its branch only when taken).
+               CASE WHEN cardinality(ramp_types) = 0 THEN '{}'::uuid[]
+               ELSE coalesce((SELECT array_agg(s.job_id)
                          FROM unnest(ramp_types, ramp_rooms) AS r (job_type, room)
                          CROSS JOIN LATERAL (
                              SELECT q.job_id FROM job_queue q
@@ -114,7 +115,7 @@ AS $$
                                AND (only_types IS NULL OR q.job_type = ANY (only_types))
                                AND q.user_id <> ALL (m.at_limit)
                              ORDER BY q.priority DESC, q.turn, q.run_at, q.job_id
-                             LIMIT r.room) s), '{}') AS ramp_starts
+                             LIMIT r.room) s), '{}') END AS ramp_starts
         FROM room m
     )
     SELECT c.job_id, c.job_type, c.run_at, c.priority, m.running + c.position
