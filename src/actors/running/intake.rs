@@ -126,8 +126,9 @@ const MAX_BATCH: usize = 128;
 /// statement of submissions costs about 0.4 ms plus 45 µs a job
 /// (docs/benchmarks-log.md, "One statement of submissions under way"): two
 /// always under way made each batch half as large, and creation from 32
-/// clients ran at 0.78 of its rate with one (PostgreSQL's CPU a request 134
-/// against 94 µs). The second keeps a backlog of full batches moving.
+/// clients ran at 0.76 of its rate with this rule (PostgreSQL's CPU a
+/// request 128-140 against 84-89 µs). The second keeps a backlog of full
+/// batches moving.
 const MAX_WRITING: usize = 2;
 
 type Reply = oneshot::Sender<Result<Submission, RecordError>>;

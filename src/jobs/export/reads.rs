@@ -57,9 +57,9 @@ pub(super) struct ReadFrom {
 enum Read {
     /// It read the rest of the query.
     Whole,
-    /// It was cut at this checkpoint, to go on from it in a new transaction
-    /// (on a new connection if the cut's cancel may still come).
-    Cut { checkpoint: ExportCheckpoint, cut: Cut },
+    /// It was cut at this checkpoint, to go on from it in a new
+    /// transaction on a new connection (see [`Cut::Sent`]).
+    Cut { checkpoint: ExportCheckpoint },
 }
 
 /// How a cut of a read's `COPY` went.
@@ -67,15 +67,16 @@ enum Read {
 enum Cut {
     /// The cancel request could not be sent: the read goes on.
     NotSent,
-    /// The server cancelled the `COPY`.
-    Cancelled,
-    /// The `COPY` ended before the cancel came. A cancel is a signal to the
-    /// connection's backend, not to a statement, and its request is sent
-    /// without waiting for it to be delivered: it may still come, to
-    /// whatever the connection runs next. So the connection is not used
-    /// again (nor given back to the pool, where it would cancel someone
-    /// else's statement).
-    Outran,
+    /// The cancel was sent, and the `COPY` ended: by the cancel, or before
+    /// it came. A cancel is a signal to the connection's backend, not to a
+    /// statement, and its request is answered before the signal is
+    /// delivered; PostgreSQL's postmaster sends it twice (to the backend,
+    /// then to its process group), so one may come after the other ended
+    /// the `COPY`, and when the `COPY` ended first, both may still come. Either
+    /// would cancel whatever the connection runs next, so the connection is
+    /// not used again (nor given back to the pool, where it would cancel
+    /// someone else's statement).
+    Sent,
 }
 
 impl<'a> Source<'a> {
@@ -150,17 +151,14 @@ impl ExportPlan {
         loop {
             match self.read(client, source, ctx, &from, bound, uploading, rows).await? {
                 Read::Whole => return Ok(()),
-                Read::Cut { checkpoint, cut } => {
-                    let reconnect = cut == Cut::Outran;
-                    if reconnect {
-                        let fresh = self.connect(ctx.job_id).await?;
-                        // Out of the pool, and closed when dropped.
-                        drop(deadpool_postgres::Object::take(std::mem::replace(client, fresh)));
-                    }
+                Read::Cut { checkpoint } => {
+                    let fresh = self.connect(ctx.job_id).await?;
+                    // Out of the pool, and closed when dropped (see `Cut::Sent`).
+                    drop(deadpool_postgres::Object::take(std::mem::replace(client, fresh)));
                     ctx.log(
                         LogLevel::Info,
                         "read on in a new transaction",
-                        Some(json!({"after_rows": checkpoint.rows, "new_connection": reconnect})),
+                        Some(json!({"after_rows": checkpoint.rows})),
                     );
                     // The upload as the checkpoint names it: a part that
                     // went up after it (one a NULL key kept from being a
@@ -212,9 +210,8 @@ impl ExportPlan {
                 if let Some(checkpoint) = checkpoint
                     && time.is_over(bound)
                 {
-                    let cut = self.cut(ctx, &canceller, copy.as_mut()).await?;
-                    if cut != Cut::NotSent {
-                        return Ok(Read::Cut { checkpoint, cut });
+                    if self.cut(ctx, &canceller, copy.as_mut()).await? == Cut::Sent {
+                        return Ok(Read::Cut { checkpoint });
                     }
                     // The cancel could not be sent: this read goes on to
                     // its end, without a warning at every part.
@@ -320,10 +317,10 @@ impl ExportPlan {
         while let Some(chunk) = copy.next().await {
             match chunk {
                 Ok(_) => continue,
-                Err(error) if error.code() == Some(&SqlState::QUERY_CANCELED) => return Ok(Cut::Cancelled),
+                Err(error) if error.code() == Some(&SqlState::QUERY_CANCELED) => return Ok(Cut::Sent),
                 Err(error) => return Err(classify(ctx.job_id, error)),
             }
         }
-        Ok(Cut::Outran)
+        Ok(Cut::Sent)
     }
 }
