@@ -95,6 +95,8 @@ through() {
   echo "$label $line through_jobs_per_s=$((jobs * 1000000000 / (t1 - t0)))"
   psql "$base/postgres" -Xqc "DROP DATABASE $db WITH (FORCE)"
 }
+# CPU ticks (1/100 s) as seconds, e.g. 123 -> 1.23.
+seconds() { printf '%d.%02d' $(($1 / 100)) $(($1 % 100)); }
 drain() {
   local errand=$1 label=$2 pg0 pg1 x0 x1 started ticks line cfg envs
   psql "$base/postgres" -Xqc "CREATE DATABASE $db"
@@ -110,7 +112,7 @@ drain() {
   ticks=$(errand_process_ticks "$errand_pid")
   pg1=$(errand_postgres_ticks); x1=$(commits)
   kill -TERM "$errand_pid"; wait "$errand_pid" 2>/dev/null || true; errand_pid=""
-  echo "$line commits=$((x1 - x0)) errand_cpu_s=$((ticks / 100)).$(printf '%02d' $((ticks % 100))) postgres_cpu_s=$(((pg1 - pg0) / 100)).$(printf '%02d' $(((pg1 - pg0) % 100)))"
+  echo "$line commits=$((x1 - x0)) errand_cpu_s=$(seconds "$ticks") postgres_cpu_s=$(seconds $((pg1 - pg0)))"
   psql "$base/postgres" -Xqc "DROP DATABASE $db WITH (FORCE)"
 }
 what=${AB_WHAT:-drain}
