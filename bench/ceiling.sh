@@ -31,7 +31,7 @@
 # the tenants the first holds, and may come back with fewer jobs.)
 #
 # Prints, timed on the database's clock as errand_drain times errand:
-#   ceiling claim+end jobs=<N> tenants=32 clients=<C> batch=<K> seconds=<S> jobs_per_s=<R> busy_seconds=<B> busy_jobs_per_s=<Q> cpu_us_per_job=<U>
+#   ceiling claim+end jobs=<N> tenants=32 clients=<C> batch=<K> seconds=<S> jobs_per_s=<R> busy_seconds=<B> busy_jobs_per_s=<Q> claim_to_end_ms=<H> cpu_us_per_job=<U>
 # seconds from just before pgbench starts to the last job's finished_at;
 # busy_seconds from the first job's started_at (its claim) to the same;
 # cpu_us_per_job the machine's CPU time over the drain (pgbench's and

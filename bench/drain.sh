@@ -9,7 +9,7 @@
 # <tenants> tenants (one statement, then ANALYZE), starts <processes> errand
 # processes on it (settings from the environment, e.g. ERRAND_WORKERS__TENANT_LIMIT),
 # waits until the queue is empty and prints
-#   errand <label> jobs=<N> tenants=<T> processes=<P> seconds=<S> jobs_per_s=<R> busy_seconds=<B> busy_jobs_per_s=<Q> cpu_us_per_job=<U> peak_rss_mb=<M>
+#   errand <label> jobs=<N> tenants=<T> processes=<P> seconds=<S> jobs_per_s=<R> busy_seconds=<B> busy_jobs_per_s=<Q> claim_to_end_ms=<H> cpu_us_per_job=<U> peak_rss_mb=<M>
 # timed twice on the database's clock (so the 200 ms wait between checks adds
 # nothing), and with the machine's CPU time over the drain (every process's:
 # errand's and PostgreSQL's alike, and the checks' psql) per job:
@@ -92,9 +92,14 @@ SQL
 }
 
 # Waits until database <url>'s queue is empty, then prints "<prefix>
-# jobs=<N> seconds=<S> jobs_per_s=<R> busy_seconds=<B> busy_jobs_per_s=<Q>",
-# timed on the database's clock from <started> to the last job's
-# finished_at, and from the first job's started_at to the same.
+# jobs=<N> seconds=<S> jobs_per_s=<R> busy_seconds=<B> busy_jobs_per_s=<Q>
+# claim_to_end_ms=<H>", timed on the database's clock from <started> to the
+# last job's finished_at, and from the first job's started_at to the same;
+# <H> is the median from a job's claim (started_at) to its end's statement
+# (finished_at): how long each job counted against its tenant's limit. A
+# drain of tenants at their limits goes at about their slots over this
+# (plus the wait for the next claim), so it says whether a change moved the
+# drain by its statements' cost or by the pipeline's latency.
 # It looks every 20 ms over one connection, with a query that stops at the
 # first row left, as bench/graphile/drain.mjs looks for graphile-worker's
 # end. (A psql started every 200 ms to count the whole queue took about 6 %
@@ -115,11 +120,12 @@ errand_drain_timed() {
   done
   eval "exec $poll_in>&-"
   wait "$poll_pid" 2>/dev/null || true
-  psql "$url" -XAtqc "SELECT format('%s jobs=%s seconds=%s jobs_per_s=%s busy_seconds=%s busy_jobs_per_s=%s', '$prefix', n,
-      round(s::numeric, 3), round(n / s), round(b::numeric, 3), round(n / b))
+  psql "$url" -XAtqc "SELECT format('%s jobs=%s seconds=%s jobs_per_s=%s busy_seconds=%s busy_jobs_per_s=%s claim_to_end_ms=%s',
+      '$prefix', n, round(s::numeric, 3), round(n / s), round(b::numeric, 3), round(n / b), round(m::numeric, 2))
     FROM (SELECT count(*) FILTER (WHERE state = 'completed') AS n,
                  extract(epoch FROM max(finished_at) - '$started'::timestamptz) AS s,
-                 extract(epoch FROM max(finished_at) - min(started_at)) AS b
+                 extract(epoch FROM max(finished_at) - min(started_at)) AS b,
+                 percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM finished_at - started_at) * 1000) AS m
           FROM jobs) t"
 }
 

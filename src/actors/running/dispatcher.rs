@@ -62,8 +62,13 @@ pub struct DispatcherSettings {
     pub work_arrived: Arc<tokio::sync::Notify>,
 }
 
-/// How long wake-ups (freed slots; submissions while busy) gather into one claim.
-const WAKE_UPS_GATHER: Duration = Duration::from_micros(500);
+/// How long wake-ups (freed slots; submissions while busy) gather into one
+/// claim: none beyond those already on their way (a timer of zero fires
+/// once what is ready to run has run: a batch of ends' freed rooms, a burst
+/// of submissions). A real wait is rounded up to the runtime timer's
+/// millisecond, and a tenant at its limit waited it on every freed room
+/// (see the Completer's `GATHER`).
+const WAKE_UPS_GATHER: Duration = Duration::ZERO;
 /// Telling other processes about work we cannot take ourselves happens at most this often.
 const ANNOUNCE_EVERY: Duration = Duration::from_millis(100);
 
