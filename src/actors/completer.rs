@@ -5,9 +5,9 @@
 //! reaches the Notifier from here, once its statement has committed.
 //!
 //! It records ends in batches, one statement for all that arrived while the
-//! previous batch was being written, or were on their way with the first
-//! (see [`GATHER`]). Under load that turns thousands of single-row
-//! transactions into a few dozen.
+//! previous batch was being written, or was on its way with the first (see
+//! `soon.rs`). Under load that turns thousands of single-row transactions
+//! into a few dozen.
 //! Each end is still fenced on its own lease, and each terminal end writes
 //! its notification in the same statement, so batching changes no guarantee.
 //!
@@ -23,6 +23,7 @@ use serde_json::Value;
 use tokio::sync::oneshot;
 
 use crate::actors::delivery::notifier::JobFinished;
+use crate::actors::soon::after_arrivals;
 use crate::domain::{Failure, JobId, JobState, LeaseId, Outcome, TenantId, storable};
 use crate::jobs::JobTypes;
 use crate::store::{Completion, EndedAttempt, Ender, Rescued, RunningAttempt, Store, StoreError};
@@ -122,17 +123,6 @@ impl From<StoreError> for CompletionFailed {
 const MAX_BATCH: usize = 500;
 /// Batches written at once (see the module doc).
 const LANES: usize = 2;
-/// How long the first completion waits for others to share its statement,
-/// when no batch is being written (while one is, the next gathers anyway):
-/// none beyond the ends already on their way (a timer of zero fires once
-/// what is ready to run has run). A claim's short jobs end within a few
-/// task polls of each other; any real wait holds their tenants' room
-/// (their rows count as running until written), and the runtime's timer
-/// rounds it up to its millisecond: 200 µs waited up to a millisecond a
-/// job. Without it one tenant's drain ran 21-27 % faster (2 pairs, with
-/// the dispatcher's gather also zero), 32 tenants' even (median 0.97 of 6).
-const GATHER: std::time::Duration = std::time::Duration::ZERO;
-
 type Answer = Result<Option<JobState>, CompletionFailed>;
 type Reply = oneshot::Sender<Answer>;
 
@@ -202,7 +192,10 @@ impl Completer {
         waiting.pending.push((completion, reply));
         if !waiting.writing && !waiting.scheduled {
             waiting.scheduled = true;
-            ctx.run_later(GATHER, move |act, ctx| {
+            // The others of its claim end within a few task polls of it
+            // when its jobs are short; waiting longer would only hold their
+            // tenants' room (their rows count as running until written).
+            after_arrivals(ctx, move |act, ctx| {
                 act.lanes[lane].scheduled = false;
                 act.write_batch(lane, ctx);
             });

@@ -33,6 +33,7 @@ mod completer;
 mod delivery;
 mod running;
 mod signals;
+mod soon;
 mod upkeep;
 
 pub use broker::{Broker, ClaimForWorker, Leased, RenewWorkerLease, Renewed, ReportProgress};
