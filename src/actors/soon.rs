@@ -4,8 +4,8 @@ use actix::prelude::*;
 
 /// Runs `step` on the actor once the tasks already woken have run, so that
 /// what is on its way now (the other ends of a claim's jobs, the rooms a
-/// batch of ends frees, a burst of submissions) arrives first and shares
-/// the step: one statement, one claim. A timer would not do: tokio rounds
+/// batch of ends frees) arrives first and shares the step: one statement,
+/// one claim. A timer would not do: tokio rounds
 /// every deadline up to the end of a millisecond, so a gather of 200 µs
 /// waited up to 1.2 ms, and a tenant at its limit waited it on every job's
 /// end and again on every room freed (docs/benchmarks-log.md, "What binds a
