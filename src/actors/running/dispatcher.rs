@@ -63,20 +63,16 @@ pub struct DispatcherSettings {
     pub work_arrived: Arc<tokio::sync::Notify>,
 }
 
-/// How long new work (submissions while busy, slots freed) gathers into one
-/// claim: until the runtime timer's next millisecond. (A timer of zero:
-/// tokio rounds every deadline up to the end of a millisecond, so the 500
-/// µs this was waited 0.5-1.5 ms.) Under a flood of submissions that wait
-/// makes claims fuller: claiming on the next turn instead ran creation with
-/// its jobs about 10 % slower (6 pairs; the Completer's next turn alone
-/// cost nothing). Rooms freed by ends do not wait for
-/// it ([`ClaimAfter`]).
-const WAKE_UPS_GATHER: Duration = Duration::ZERO;
-
 /// When a claim asked for runs.
 #[derive(Debug, Clone, Copy)]
 enum ClaimAfter {
-    /// New work: after [`WAKE_UPS_GATHER`].
+    /// New work (submissions while busy, slots freed): at the runtime
+    /// timer's next millisecond, a timer of zero (tokio rounds every
+    /// deadline up to the end of a millisecond, so the 500 µs this was
+    /// waited 0.5-1.5 ms). Under a flood of submissions that wait makes
+    /// claims fuller: claiming on the next turn instead ran creation with
+    /// its jobs about 10 % slower (6 pairs; the Completer's next turn alone
+    /// cost nothing).
     Gathering,
     /// Rooms freed by ends: once the other rooms freed with them have
     /// arrived (a batch of ends frees them in one burst: `soon.rs`), with no
@@ -213,7 +209,7 @@ impl Dispatcher {
         };
         match after {
             ClaimAfter::Gathering => {
-                ctx.run_later(WAKE_UPS_GATHER, claim);
+                ctx.run_later(Duration::ZERO, claim);
             }
             ClaimAfter::Arrivals => after_arrivals(ctx, claim),
         }
